@@ -1,0 +1,53 @@
+"""The ``ecngym`` command line.
+
+``ecngym <command> [args]``; commands that run experiments take Hydra overrides
+(``key=value``, ``-m`` for multirun) and compose their config from ``ecngym/configs``.
+
+Commands
+--------
+run             the main job on a small default scenario (see README)
+trace generate  generate a hashed traffic trace from Hydra overrides
+trace inspect   print a trace's flows, achieved load, size percentiles and hash
+bench fabric    replay the HPCC reference scenarios and print speed / fidelity figures
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# command words -> "module:function" (imported lazily: `ecngym --help` must stay instant)
+_COMMANDS: dict[tuple[str, ...], str] = {
+    ("run",): "ecngym.experiment:run_main",
+    ("trace", "generate"): "ecngym.workloads.cli:generate_main",
+    ("trace", "inspect"): "ecngym.workloads.cli:inspect_main",
+    ("bench", "fabric"): "ecngym.sim_backend.bench:main",
+}
+
+
+def _usage() -> str:
+    lines = ["usage: ecngym <command> [args]", "", "commands:"]
+    lines += [f"  {' '.join(words)}" for words in _COMMANDS]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch ``argv`` (default ``sys.argv[1:]``) to a command; return its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    for words, target in sorted(_COMMANDS.items(), key=lambda kv: -len(kv[0])):
+        if tuple(args[: len(words)]) == words:
+            module_name, func_name = target.split(":")
+            func = getattr(importlib.import_module(module_name), func_name)
+            # Hydra reads sys.argv itself: leave it exactly the command's own arguments.
+            sys.argv = [f"ecngym {' '.join(words)}", *args[len(words) :]]
+            result = func()
+            return int(result or 0)
+    print(f"ecngym: unknown command {' '.join(args)!r}\n\n{_usage()}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""The ecngym error hierarchy.
+
+Every error raised on bad user input names the offending field, what was given and what is
+allowed, so that a wrong config fails at start-up with a message a user can act on.
+"""
+
+from __future__ import annotations
+
+
+class EcnGymError(Exception):
+    """Base class of every error raised by ecngym."""
+
+
+class ConfigError(EcnGymError, ValueError):
+    """A configuration field is missing, malformed or out of its allowed range.
+
+    Args:
+        field: Dotted name of the offending field (``"fabric.buffer_bytes"``).
+        message: What is wrong and what is allowed.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
+class InvalidAction(EcnGymError, ValueError):
+    """An action given to an environment does not belong to its action space."""
+
+
+class SimulatorError(EcnGymError, RuntimeError):
+    """The simulator reached an inconsistent state (a bug, never a user error)."""
+
+
+def check_range(
+    field: str,
+    value: float,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+) -> float:
+    """Return ``value`` if it lies in the allowed range, else raise :class:`ConfigError`.
+
+    Args:
+        field: Name of the field, used in the error message.
+        value: The value to check.
+        low: Lower bound, or ``None`` for no lower bound.
+        high: Upper bound, or ``None`` for no upper bound.
+        low_inclusive: Whether ``low`` itself is allowed.
+        high_inclusive: Whether ``high`` itself is allowed.
+
+    Returns:
+        ``value`` unchanged (nothing is ever clamped).
+
+    Raises:
+        ConfigError: If ``value`` is NaN or outside the range.
+    """
+    lo_ok = low is None or (value >= low if low_inclusive else value > low)
+    hi_ok = high is None or (value <= high if high_inclusive else value < high)
+    if value != value or not (lo_ok and hi_ok):  # value != value catches NaN
+        lo = "-inf" if low is None else repr(low)
+        hi = "inf" if high is None else repr(high)
+        lb = "[" if low_inclusive and low is not None else "("
+        hb = "]" if high_inclusive and high is not None else ")"
+        raise ConfigError(field, f"got {value!r}, allowed range is {lb}{lo}, {hi}{hb}")
+    return value

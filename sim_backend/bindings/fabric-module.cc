@@ -1,0 +1,240 @@
+/*
+ * ecngym fabric: the Python module `ecngym.sim_backend._fabric` (nanobind).
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * A thin layer: arrays in, arrays out. Validation with user-facing messages and human units lives
+ * in ecngym.sim_backend (Python); C++ re-checks invariants and raises ValueError / RuntimeError.
+ */
+#include "../helper/fabric.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <vector>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using namespace ns3::ecngym;
+
+namespace
+{
+
+template <typename T>
+using Array1 = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
+
+template <typename T>
+using ArrayIn = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+/** Move a vector into a NumPy array that owns it. */
+template <typename T>
+Array1<T>
+ToNumpy(std::vector<T>&& v)
+{
+    auto* heap = new std::vector<T>(std::move(v));
+    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+    return Array1<T>(heap->data(), {heap->size()}, owner);
+}
+
+template <typename T>
+std::vector<T>
+FromNumpy(const ArrayIn<T>& a)
+{
+    return std::vector<T>(a.data(), a.data() + a.shape(0));
+}
+
+nb::dict
+TelemetryToDict(TelemetrySnapshot&& s)
+{
+    nb::dict d;
+    d["interval_start_ns"] = s.intervalStartNs;
+    d["interval_end_ns"] = s.intervalEndNs;
+    d["tx_bytes"] = ToNumpy(std::move(s.txBytes));
+    d["tx_data_bytes"] = ToNumpy(std::move(s.txDataBytes));
+    d["tx_data_packets"] = ToNumpy(std::move(s.txDataPackets));
+    d["tx_control_packets"] = ToNumpy(std::move(s.txControlPackets));
+    d["mean_queue_bytes"] = ToNumpy(std::move(s.meanQueueBytes));
+    d["max_queue_bytes"] = ToNumpy(std::move(s.maxQueueBytes));
+    d["queue_bytes"] = ToNumpy(std::move(s.queueBytes));
+    d["ecn_marked_packets"] = ToNumpy(std::move(s.ecnMarked));
+    d["pfc_pause_sent"] = ToNumpy(std::move(s.pfcPauseSent));
+    d["pfc_pause_received"] = ToNumpy(std::move(s.pfcPauseReceived));
+    d["paused_ns"] = ToNumpy(std::move(s.pausedNs));
+    d["drops"] = ToNumpy(std::move(s.drops));
+    d["distinct_flows"] = ToNumpy(std::move(s.distinctFlows));
+    return d;
+}
+
+nb::dict
+FlowsToDict(FlowRecords&& r)
+{
+    nb::dict d;
+    d["src"] = ToNumpy(std::move(r.src));
+    d["dst"] = ToNumpy(std::move(r.dst));
+    d["size_bytes"] = ToNumpy(std::move(r.sizeBytes));
+    d["start_ns"] = ToNumpy(std::move(r.startNs));
+    d["finish_ns"] = ToNumpy(std::move(r.finishNs));
+    d["ideal_fct_ns"] = ToNumpy(std::move(r.idealFctNs));
+    d["base_rtt_ns"] = ToNumpy(std::move(r.baseRttNs));
+    d["delivered_bytes"] = ToNumpy(std::move(r.deliveredBytes));
+    d["retransmitted_bytes"] = ToNumpy(std::move(r.retransmittedBytes));
+    d["finished"] = ToNumpy(std::move(r.finished));
+    return d;
+}
+
+} // namespace
+
+NB_MODULE(_fabric, m)
+{
+    m.doc() = "ecngym's packet-level RoCEv2 / DCTCP fabric on ns-3 (low-level bindings; use "
+              "ecngym.sim_backend.Fabric)";
+
+    nb::enum_<CcKind>(m, "CcKind").value("DCQCN", CcKind::Dcqcn).value("DCTCP", CcKind::Dctcp);
+    nb::enum_<EcnFeedback>(m, "EcnFeedback")
+        .value("CNP", EcnFeedback::Cnp)
+        .value("ACK_ECHO", EcnFeedback::AckEcho);
+
+    nb::class_<DcqcnConfig>(m, "DcqcnConfig")
+        .def(nb::init<>())
+        .def_rw("g", &DcqcnConfig::g)
+        .def_rw("initial_alpha", &DcqcnConfig::initialAlpha)
+        .def_rw("alpha_interval_ns", &DcqcnConfig::alphaIntervalNs)
+        .def_rw("decrease_interval_ns", &DcqcnConfig::decreaseIntervalNs)
+        .def_rw("increase_timer_ns", &DcqcnConfig::increaseTimerNs)
+        .def_rw("byte_counter_bytes", &DcqcnConfig::byteCounterBytes)
+        .def_rw("fast_recovery_steps", &DcqcnConfig::fastRecoverySteps)
+        .def_rw("ai_rate_bps", &DcqcnConfig::aiRateBps)
+        .def_rw("hai_rate_bps", &DcqcnConfig::haiRateBps)
+        .def_rw("min_rate_bps", &DcqcnConfig::minRateBps)
+        .def_rw("rate_on_first_cnp", &DcqcnConfig::rateOnFirstCnp)
+        .def_rw("clamp_target_rate", &DcqcnConfig::clampTargetRate)
+        .def_rw("cut_on_cnp", &DcqcnConfig::cutOnCnp);
+
+    nb::class_<DctcpConfig>(m, "DctcpConfig")
+        .def(nb::init<>())
+        .def_rw("g", &DctcpConfig::g)
+        .def_rw("initial_alpha", &DctcpConfig::initialAlpha)
+        .def_rw("initial_window_bytes", &DctcpConfig::initialWindowBytes)
+        .def_rw("min_window_bytes", &DctcpConfig::minWindowBytes)
+        .def_rw("mss_bytes", &DctcpConfig::mssBytes);
+
+    nb::class_<SharedBufferMmu::Config>(m, "MmuConfig")
+        .def(nb::init<>())
+        .def_rw("buffer_bytes", &SharedBufferMmu::Config::bufferBytes)
+        .def_rw("reserve_bytes", &SharedBufferMmu::Config::reserveBytes)
+        .def_rw("headroom_bytes", &SharedBufferMmu::Config::headroomBytes)
+        .def_rw("resume_offset_bytes", &SharedBufferMmu::Config::resumeOffsetBytes)
+        .def_rw("alpha", &SharedBufferMmu::Config::alpha)
+        .def_rw("pfc_enabled", &SharedBufferMmu::Config::pfcEnabled);
+
+    nb::class_<FabricConfig>(m, "FabricConfig")
+        .def(nb::init<>())
+        .def_rw("seed", &FabricConfig::seed)
+        .def_rw("num_queues", &FabricConfig::numQueues)
+        .def_rw("mtu_payload_bytes", &FabricConfig::mtuPayloadBytes)
+        .def_rw("data_header_bytes", &FabricConfig::dataHeaderBytes)
+        .def_rw("ack_bytes", &FabricConfig::ackBytes)
+        .def_rw("cnp_bytes", &FabricConfig::cnpBytes)
+        .def_rw("pfc_frame_bytes", &FabricConfig::pfcFrameBytes)
+        .def_rw("ack_interval_packets", &FabricConfig::ackIntervalPackets)
+        .def_rw("ecn_feedback", &FabricConfig::ecnFeedback)
+        .def_rw("cnp_interval_ns", &FabricConfig::cnpIntervalNs)
+        .def_rw("retransmit_timeout_ns", &FabricConfig::retransmitTimeoutNs)
+        .def_rw("pause_quanta", &FabricConfig::pauseQuanta)
+        .def_rw("cc", &FabricConfig::cc)
+        .def_rw("dcqcn", &FabricConfig::dcqcn)
+        .def_rw("dctcp", &FabricConfig::dctcp)
+        .def_rw("mmu", &FabricConfig::mmu)
+        .def_rw("kmin_bytes", &FabricConfig::kminBytes)
+        .def_rw("kmax_bytes", &FabricConfig::kmaxBytes)
+        .def_rw("pmax", &FabricConfig::pmax)
+        .def_rw("mark_at_dequeue", &FabricConfig::markAtDequeue);
+
+    nb::class_<Fabric>(m, "Fabric")
+        .def(nb::init<const FabricConfig&>(), "config"_a)
+        .def(
+            "build",
+            [](Fabric& f,
+               ArrayIn<uint8_t> isSwitch,
+               ArrayIn<uint32_t> a,
+               ArrayIn<uint32_t> b,
+               ArrayIn<double> rate,
+               ArrayIn<int64_t> delay) {
+                f.Build(FromNumpy(isSwitch), FromNumpy(a), FromNumpy(b), FromNumpy(rate),
+                        FromNumpy(delay));
+            },
+            "is_switch"_a, "link_a"_a, "link_b"_a, "rate_bps"_a, "delay_ns"_a)
+        .def(
+            "set_flows",
+            [](Fabric& f,
+               ArrayIn<uint32_t> src,
+               ArrayIn<uint32_t> dst,
+               ArrayIn<uint64_t> size,
+               ArrayIn<int64_t> start,
+               ArrayIn<uint8_t> queue) {
+                f.SetFlows(FromNumpy(src), FromNumpy(dst), FromNumpy(size), FromNumpy(start),
+                           FromNumpy(queue));
+            },
+            "src"_a, "dst"_a, "size_bytes"_a, "start_ns"_a, "priority"_a)
+        .def("run_until", &Fabric::RunUntil, "until_ns"_a,
+             nb::call_guard<nb::gil_scoped_release>())
+        .def("run_to_completion", &Fabric::RunToCompletion, "limit_ns"_a,
+             nb::call_guard<nb::gil_scoped_release>())
+        .def_prop_ro("now_ns", &Fabric::NowNs)
+        .def("read_telemetry", [](Fabric& f) { return TelemetryToDict(f.ReadTelemetry()); })
+        .def(
+            "set_red",
+            [](Fabric& f,
+               ArrayIn<uint32_t> ports,
+               ArrayIn<uint64_t> kmin,
+               ArrayIn<uint64_t> kmax,
+               ArrayIn<double> pmax) {
+                f.SetRed(FromNumpy(ports), FromNumpy(kmin), FromNumpy(kmax), FromNumpy(pmax));
+            },
+            "port_ids"_a, "kmin_bytes"_a, "kmax_bytes"_a, "pmax"_a)
+        .def("get_red",
+             [](const Fabric& f) {
+                 std::vector<uint64_t> kmin, kmax;
+                 std::vector<double> pmax;
+                 f.GetRed(kmin, kmax, pmax);
+                 nb::dict d;
+                 d["kmin_bytes"] = ToNumpy(std::move(kmin));
+                 d["kmax_bytes"] = ToNumpy(std::move(kmax));
+                 d["pmax"] = ToNumpy(std::move(pmax));
+                 return d;
+             })
+        .def(
+            "set_pfc",
+            [](Fabric& f, ArrayIn<uint32_t> sw, ArrayIn<double> alpha, ArrayIn<uint64_t> hdrm) {
+                f.SetPfc(FromNumpy(sw), FromNumpy(alpha), FromNumpy(hdrm));
+            },
+            "switch_ids"_a, "alpha"_a, "headroom_bytes"_a)
+        .def("flow_records", [](const Fabric& f) { return FlowsToDict(f.GetFlowRecords()); })
+        .def("counters",
+             [](const Fabric& f) {
+                 const FabricCounters& c = f.GetCounters();
+                 nb::dict d;
+                 d["data_packet_hops"] = c.dataPacketHops;
+                 d["control_packet_hops"] = c.controlPacketHops;
+                 d["drops"] = c.drops;
+                 d["retransmitted_bytes"] = c.retransmittedBytes;
+                 d["events"] = f.GetEventCount();
+                 d["flows_completed"] = f.GetFlowsCompleted();
+                 d["packets_in_flight"] = f.GetPacketsInFlight();
+                 return d;
+             })
+        .def("port_info",
+             [](const Fabric& f) {
+                 nb::dict d;
+                 d["node"] = ToNumpy(f.PortNode());
+                 d["peer_node"] = ToNumpy(f.PortPeerNode());
+                 d["local_index"] = ToNumpy(f.PortLocalIndex());
+                 d["is_switch"] = ToNumpy(f.PortIsSwitch());
+                 d["rate_bps"] = ToNumpy(f.PortRateBps());
+                 d["switch_index"] = ToNumpy(f.PortSwitchIndex());
+                 return d;
+             })
+        .def_prop_ro("num_hosts", &Fabric::NumHosts)
+        .def_prop_ro("num_switches", &Fabric::NumSwitches)
+        .def("destroy", &Fabric::Destroy);
+}

@@ -1,0 +1,321 @@
+"""Fabric configuration: typed, validated, in human units, converted once to the C++ config.
+
+Every field accepts human units ("100Gbps", "5KB", "10us") or plain numbers in the internal units
+(bits/s, bytes, ns). Validation raises :class:`ecngym.error.ConfigError` naming the field and the
+allowed range; nothing is clamped.
+
+Presets (``FabricConfig.preset(name)``):
+
+``hpcc``
+    The HPCC RDMA model's settings used by the reference runs in ``shared/reference/hpcc-model``:
+    Mellanox-style DCQCN (1 / 4 / 300 us timers, F = 1, AI / HAI 20 / 200 Mbps, Rmin 1 Gbps, no
+    cut on the first CNP), CE echoed on every ACK (no CNP packets), one ACK per data packet,
+    ECN 400 KB / 1600 KB / 0.2 marked at dequeue, 32 MiB buffer, PFC alpha 1/8, 37.5 KB headroom.
+``dcqcn_paper``
+    DCQCN as published (Zhu et al. 2015; specs/bytetuning.md Tab. 4): cut on every CNP, alpha decay
+    55 us, rate-increase timer 55 us, 10 MB byte counter, F = 5, AI 40 Mbps, CNPs paced at 50 us
+    per flow, ECN 5 KB / 200 KB / 1% at enqueue. HAI 100 Mbps is ours (the paper's table omits it).
+``dctcp``
+    Hardware-style DCTCP on the same NIC (g = 1/16, per-packet ECN echo, line-rate start, window =
+    path BDP) with step marking K = 65 packets' worth of bytes at enqueue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from ecngym.error import ConfigError, check_range
+from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
+
+NUM_QUEUES_MAX = 8
+
+
+@dataclass
+class DcqcnParams:
+    """DCQCN reaction-point parameters (see ``dcqcn-rate-control.h``)."""
+
+    g: float = 1.0 / 256
+    initial_alpha: float = 1.0
+    alpha_interval: Any = "1us"
+    decrease_interval: Any = "4us"
+    increase_timer: Any = "300us"
+    byte_counter: Any = "0B"
+    fast_recovery_steps: int = 1
+    ai_rate: Any = "20Mbps"
+    hai_rate: Any = "200Mbps"
+    min_rate: Any = "1Gbps"
+    rate_on_first_cnp: float = 1.0
+    clamp_target_rate: bool = False
+    cut_on_cnp: bool = False
+
+
+@dataclass
+class DctcpParams:
+    """Hardware-style DCTCP parameters (see ``dctcp-window-control.h``)."""
+
+    g: float = 1.0 / 16
+    initial_alpha: float = 1.0
+    initial_window: Any = "0B"  # 0 = the path's bandwidth-delay product
+    min_window: Any = "1000B"
+
+
+@dataclass
+class BufferParams:
+    """Shared-buffer MMU and PFC (see ``shared-buffer-mmu.h``)."""
+
+    buffer: Any = "32MiB"
+    reserve: Any = "4KiB"
+    headroom: Any = "37.5KB"
+    resume_offset: Any = "3KiB"
+    pfc_alpha: float = 0.125
+    pfc_enabled: bool = True
+    pause_quanta: int = 65535
+
+
+@dataclass
+class EcnParams:
+    """Initial RED / ECN setting of every switch egress port."""
+
+    kmin: Any = "5KB"
+    kmax: Any = "200KB"
+    pmax: float = 0.01
+    mark_at: str = "enqueue"  # "enqueue" or "dequeue"
+
+
+@dataclass
+class FabricConfig:
+    """Everything about a fabric except its topology and its flows.
+
+    Attributes:
+        cc: Host congestion control, ``"dcqcn"`` or ``"dctcp"``.
+        ecn_feedback: ``"cnp"`` (notification point sends CNPs) or ``"ack_echo"`` (every ACK
+            echoes CE, as the HPCC model does). DCTCP always reads the echo on ACKs.
+        seed: Seed of every random decision inside the fabric (ECMP salt, RED draws).
+        num_queues: Queues per port including the strict-priority control queue 0 (2..8).
+        mtu_payload: Payload bytes per data packet.
+        data_header: Wire overhead per data packet (RoCEv2 headers).
+        ack_size, cnp_size, pfc_frame_size: Wire sizes of control packets.
+        ack_interval_packets: One ACK per this many in-order data packets (and for the last one).
+        cnp_interval: Minimum gap between two CNPs of one flow (CNP mode).
+        retransmit_timeout: Go-back-N timeout without progress.
+    """
+
+    cc: str = "dcqcn"
+    ecn_feedback: str = "cnp"
+    seed: int = 1
+    num_queues: int = 8
+    mtu_payload: Any = "1000B"
+    data_header: Any = "52B"
+    ack_size: Any = "60B"
+    cnp_size: Any = "64B"
+    pfc_frame_size: Any = "64B"
+    ack_interval_packets: int = 1
+    cnp_interval: Any = "50us"
+    retransmit_timeout: Any = "1ms"
+    dcqcn: DcqcnParams = field(default_factory=DcqcnParams)
+    dctcp: DctcpParams = field(default_factory=DctcpParams)
+    buffer: BufferParams = field(default_factory=BufferParams)
+    ecn: EcnParams = field(default_factory=EcnParams)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> FabricConfig:
+        """Return a named preset (``hpcc``, ``dcqcn_paper``, ``dctcp``) with overrides applied.
+
+        Args:
+            name: Preset name.
+            **overrides: Top-level fields, or nested ones as dicts (``ecn={"kmin": "10KB"}``).
+
+        Raises:
+            ConfigError: If the preset is unknown or an override names an unknown field.
+        """
+        if name not in _PRESETS:
+            raise ConfigError("fabric.preset", f"unknown preset {name!r}; known: {sorted(_PRESETS)}")
+        cfg = cls.from_dict(_PRESETS[name])
+        return cfg.updated(overrides) if overrides else cfg
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None, field_prefix: str = "fabric") -> FabricConfig:
+        """Build from a (possibly nested, possibly partial) mapping such as a Hydra config.
+
+        A ``preset`` key selects the base preset; the other keys override it.
+
+        Raises:
+            ConfigError: On an unknown key (with the known ones listed).
+        """
+        data = dict(data or {})
+        preset = data.pop("preset", None)
+        base = cls.from_dict(_PRESETS[preset]) if preset is not None else cls()
+        if preset is not None and preset not in _PRESETS:
+            raise ConfigError(f"{field_prefix}.preset", f"unknown preset {preset!r}")
+        return base.updated(data, field_prefix)
+
+    def updated(self, overrides: dict[str, Any], field_prefix: str = "fabric") -> FabricConfig:
+        """Return a copy with (nested) overrides applied; unknown keys raise ConfigError."""
+        return _merge(self, overrides, field_prefix)
+
+    # ------------------------------------------------------------------ validation
+    def to_cpp(self) -> Any:
+        """Validate every field and return the C++ ``FabricConfig`` (internal units).
+
+        Raises:
+            ConfigError: Naming the first invalid field and its allowed range.
+        """
+        from ecngym.sim_backend import _fabric
+
+        c = _fabric.FabricConfig()
+        if self.cc not in ("dcqcn", "dctcp"):
+            raise ConfigError("fabric.cc", f"got {self.cc!r}, allowed: 'dcqcn', 'dctcp'")
+        c.cc = _fabric.CcKind.DCQCN if self.cc == "dcqcn" else _fabric.CcKind.DCTCP
+        if self.ecn_feedback not in ("cnp", "ack_echo"):
+            raise ConfigError(
+                "fabric.ecn_feedback", f"got {self.ecn_feedback!r}, allowed: 'cnp', 'ack_echo'"
+            )
+        c.ecn_feedback = (
+            _fabric.EcnFeedback.CNP if self.ecn_feedback == "cnp" else _fabric.EcnFeedback.ACK_ECHO
+        )
+        c.seed = int(check_range("fabric.seed", int(self.seed), 0, 2**64 - 1))
+        c.num_queues = int(check_range("fabric.num_queues", self.num_queues, 2, NUM_QUEUES_MAX))
+        c.mtu_payload_bytes = _bytes_in("fabric.mtu_payload", self.mtu_payload, 64, 9000)
+        c.data_header_bytes = _bytes_in("fabric.data_header", self.data_header, 0, 512)
+        c.ack_bytes = _bytes_in("fabric.ack_size", self.ack_size, 1, 1500)
+        c.cnp_bytes = _bytes_in("fabric.cnp_size", self.cnp_size, 1, 1500)
+        c.pfc_frame_bytes = _bytes_in("fabric.pfc_frame_size", self.pfc_frame_size, 1, 1500)
+        c.ack_interval_packets = int(
+            check_range("fabric.ack_interval_packets", self.ack_interval_packets, 1, 1 << 20)
+        )
+        c.cnp_interval_ns = _ns_in("fabric.cnp_interval", self.cnp_interval, 0, None)
+        c.retransmit_timeout_ns = _ns_in("fabric.retransmit_timeout", self.retransmit_timeout, 1, None)
+
+        d, dp = self.dcqcn, c.dcqcn
+        dp.g = check_range("fabric.dcqcn.g", float(d.g), 0, 1, low_inclusive=False)
+        dp.initial_alpha = check_range("fabric.dcqcn.initial_alpha", float(d.initial_alpha), 0, 1)
+        dp.alpha_interval_ns = _ns_in("fabric.dcqcn.alpha_interval", d.alpha_interval, 1, None)
+        dp.decrease_interval_ns = _ns_in(
+            "fabric.dcqcn.decrease_interval", d.decrease_interval, 1, None
+        )
+        dp.increase_timer_ns = _ns_in("fabric.dcqcn.increase_timer", d.increase_timer, 1, None)
+        dp.byte_counter_bytes = parse_bytes(d.byte_counter, "fabric.dcqcn.byte_counter")
+        dp.fast_recovery_steps = int(
+            check_range("fabric.dcqcn.fast_recovery_steps", d.fast_recovery_steps, 0, 1000)
+        )
+        dp.ai_rate_bps = parse_rate_bps(d.ai_rate, "fabric.dcqcn.ai_rate")
+        dp.hai_rate_bps = parse_rate_bps(d.hai_rate, "fabric.dcqcn.hai_rate")
+        dp.min_rate_bps = parse_rate_bps(d.min_rate, "fabric.dcqcn.min_rate")
+        dp.rate_on_first_cnp = check_range(
+            "fabric.dcqcn.rate_on_first_cnp", float(d.rate_on_first_cnp), 0, 1, low_inclusive=False
+        )
+        dp.clamp_target_rate = bool(d.clamp_target_rate)
+        dp.cut_on_cnp = bool(d.cut_on_cnp)
+
+        t, tp = self.dctcp, c.dctcp
+        tp.g = check_range("fabric.dctcp.g", float(t.g), 0, 1, low_inclusive=False)
+        tp.initial_alpha = check_range("fabric.dctcp.initial_alpha", float(t.initial_alpha), 0, 1)
+        tp.initial_window_bytes = parse_bytes(t.initial_window, "fabric.dctcp.initial_window")
+        tp.min_window_bytes = _bytes_in("fabric.dctcp.min_window", t.min_window, 1, None)
+        tp.mss_bytes = c.mtu_payload_bytes
+
+        b, mp = self.buffer, c.mmu
+        mp.buffer_bytes = _bytes_in("fabric.buffer.buffer", b.buffer, 1, None)
+        mp.reserve_bytes = _bytes_in("fabric.buffer.reserve", b.reserve, 0, mp.buffer_bytes)
+        mp.headroom_bytes = _bytes_in("fabric.buffer.headroom", b.headroom, 0, mp.buffer_bytes)
+        mp.resume_offset_bytes = _bytes_in(
+            "fabric.buffer.resume_offset", b.resume_offset, 0, mp.buffer_bytes
+        )
+        mp.alpha = check_range(
+            "fabric.buffer.pfc_alpha", float(b.pfc_alpha), 0, 64, low_inclusive=False
+        )
+        mp.pfc_enabled = bool(b.pfc_enabled)
+        c.pause_quanta = int(check_range("fabric.buffer.pause_quanta", b.pause_quanta, 1, 65535))
+
+        e = self.ecn
+        c.kmin_bytes = parse_bytes(e.kmin, "fabric.ecn.kmin")
+        c.kmax_bytes = parse_bytes(e.kmax, "fabric.ecn.kmax")
+        if c.kmax_bytes < c.kmin_bytes:
+            raise ConfigError(
+                "fabric.ecn.kmax", f"got {c.kmax_bytes} B, must be >= kmin ({c.kmin_bytes} B)"
+            )
+        c.pmax = check_range("fabric.ecn.pmax", float(e.pmax), 0, 1)
+        if e.mark_at not in ("enqueue", "dequeue"):
+            raise ConfigError("fabric.ecn.mark_at", f"got {e.mark_at!r}, allowed: 'enqueue', 'dequeue'")
+        c.mark_at_dequeue = e.mark_at == "dequeue"
+        return c
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the configuration as a plain nested dict (for logging and results)."""
+        return dataclasses.asdict(self)
+
+
+def _bytes_in(name: str, value: Any, low: int | None, high: int | None) -> int:
+    v = parse_bytes(value, name)
+    check_range(name, v, low, high)
+    return v
+
+
+def _ns_in(name: str, value: Any, low: int | None, high: int | None) -> int:
+    v = parse_time_ns(value, name)
+    check_range(name, v, low, high)
+    return v
+
+
+def _merge(obj: Any, overrides: dict[str, Any], prefix: str) -> Any:
+    known = {f.name: f for f in dataclasses.fields(obj)}
+    changes: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if key not in known:
+            raise ConfigError(f"{prefix}.{key}", f"unknown field; known fields: {sorted(known)}")
+        current = getattr(obj, key)
+        if dataclasses.is_dataclass(current):
+            if not isinstance(value, dict):
+                try:  # an OmegaConf DictConfig or another mapping
+                    value = dict(value)
+                except (TypeError, ValueError):
+                    raise ConfigError(f"{prefix}.{key}", f"expected a mapping, got {value!r}") from None
+            changes[key] = _merge(current, value, f"{prefix}.{key}")
+        else:
+            changes[key] = value
+    return dataclasses.replace(obj, **changes)
+
+
+_PRESETS: dict[str, dict[str, Any]] = {
+    "hpcc": {
+        "cc": "dcqcn",
+        "ecn_feedback": "ack_echo",
+        "ack_interval_packets": 1,
+        "dcqcn": {
+            "alpha_interval": "1us", "decrease_interval": "4us", "increase_timer": "300us",
+            "byte_counter": "0B", "fast_recovery_steps": 1, "ai_rate": "20Mbps",
+            "hai_rate": "200Mbps", "min_rate": "1Gbps", "rate_on_first_cnp": 1.0,
+            "clamp_target_rate": False, "cut_on_cnp": False,
+        },
+        "buffer": {
+            "buffer": "32MiB", "reserve": "4KiB", "headroom": "37.5KB", "resume_offset": "3KiB",
+            "pfc_alpha": 0.125, "pfc_enabled": True,
+        },
+        "ecn": {"kmin": "400KB", "kmax": "1600KB", "pmax": 0.2, "mark_at": "dequeue"},
+    },
+    "dcqcn_paper": {
+        "cc": "dcqcn",
+        "ecn_feedback": "cnp",
+        "cnp_interval": "50us",
+        "dcqcn": {
+            "alpha_interval": "55us", "decrease_interval": "50us", "increase_timer": "55us",
+            "byte_counter": "10MB", "fast_recovery_steps": 5, "ai_rate": "40Mbps",
+            "hai_rate": "100Mbps", "min_rate": "100Mbps", "rate_on_first_cnp": 1.0,
+            "clamp_target_rate": True, "cut_on_cnp": True,
+        },
+        "ecn": {"kmin": "5KB", "kmax": "200KB", "pmax": 0.01, "mark_at": "enqueue"},
+    },
+    "dctcp": {
+        "cc": "dctcp",
+        "ecn_feedback": "ack_echo",
+        "ecn": {"kmin": "65KB", "kmax": "65KB", "pmax": 1.0, "mark_at": "enqueue"},
+    },
+}
+
+
+def preset_names() -> list[str]:
+    """Return the names of the fabric presets."""
+    return sorted(_PRESETS)

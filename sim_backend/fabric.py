@@ -1,0 +1,278 @@
+"""The Python face of the ns-3 fabric: build, advance, observe, act, read results."""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ecngym.error import ConfigError, check_range
+from ecngym.sim_backend.config import FabricConfig
+from ecngym.sim_backend.flows import as_flow_table
+from ecngym.sim_backend.topology import Topology
+from ecngym.units import parse_bytes, parse_time_ns
+
+_live_fabric: weakref.ref[Fabric] | None = None
+
+
+@dataclass(frozen=True)
+class PortTable:
+    """Static facts about every port (index = fabric-wide port id).
+
+    Attributes:
+        node: Node the port belongs to.
+        peer_node: Node at the other end of its link.
+        is_switch: Whether the port is a switch port (only those have ECN settings).
+        switch_index: Index among switches (-1 for host ports).
+        layer: Layer of its switch ("leaf", "spine", ...) or "host".
+        rate_bps: Line rate.
+    """
+
+    node: np.ndarray
+    peer_node: np.ndarray
+    is_switch: np.ndarray
+    switch_index: np.ndarray
+    layer: np.ndarray
+    rate_bps: np.ndarray
+
+    def switch_ports(self, layer: str | None = None) -> np.ndarray:
+        """Return the ids of switch egress ports, optionally of one layer only."""
+        mask = self.is_switch if layer is None else (self.layer == layer)
+        return np.flatnonzero(mask).astype(np.uint32)
+
+    def __len__(self) -> int:
+        return len(self.node)
+
+
+class Fabric:
+    """A packet-level RoCEv2 / DCTCP datacenter fabric simulated by ns-3.
+
+    ns-3's simulator is a process-wide singleton, so one ``Fabric`` may be open per process
+    (``close()`` it, or drop every reference to it, before building another); run several
+    processes for parallelism (vector envs do). :meth:`reset` rebuilds in the same process.
+
+    Args:
+        topology: A :class:`Topology` or a topology config mapping (``{"kind": "leaf_spine", ...}``).
+        flows: The flow table: an ``ecngym.workloads.Trace``, a DataFrame with ``src, dst,
+            size_bytes, start_ns[, priority]``, or a path to a Parquet trace / HPCC flow file.
+        config: A :class:`FabricConfig`, a preset name (``"hpcc"``, ``"dcqcn_paper"``,
+            ``"dctcp"``) or a config mapping.
+        seed: Overrides ``config.seed`` if given.
+
+    Raises:
+        ConfigError: On any invalid topology, flow or config field.
+        RuntimeError: If another Fabric is still open in this process.
+    """
+
+    def __init__(
+        self,
+        topology: Topology | dict[str, Any],
+        flows: Any,
+        config: FabricConfig | str | dict[str, Any] | None = None,
+        *,
+        seed: int | None = None,
+    ) -> None:
+        self.topology = topology if isinstance(topology, Topology) else Topology.from_config(topology)
+        if config is None:
+            config = FabricConfig()
+        elif isinstance(config, str):
+            config = FabricConfig.preset(config)
+        elif isinstance(config, dict):
+            config = FabricConfig.from_dict(config)
+        if seed is not None:
+            config = config.updated({"seed": seed})
+        self.config: FabricConfig = config
+        self.flows = as_flow_table(flows, num_hosts=self.topology.num_hosts)
+        self._cpp_config = config.to_cpp()
+        self._sim: Any = None
+        self._build()
+
+    # ------------------------------------------------------------------ lifecycle
+    def _build(self) -> None:
+        global _live_fabric
+        from ecngym.sim_backend import _fabric
+
+        other = _live_fabric() if _live_fabric is not None else None
+        if other is not None and other is not self and other._sim is not None:
+            raise RuntimeError(
+                "another ecngym Fabric is open in this process (ns-3's simulator is a process-wide "
+                "singleton): call .close() on it first, or use one process per fabric "
+                "(e.g. gymnasium's AsyncVectorEnv)"
+            )
+        t = self.topology
+        sim = _fabric.Fabric(self._cpp_config)
+        try:
+            sim.build(t.is_switch(), t.link_a, t.link_b, t.rate_bps, t.delay_ns)
+            f = self.flows
+            sim.set_flows(
+                f["src"].to_numpy(np.uint32),
+                f["dst"].to_numpy(np.uint32),
+                f["size_bytes"].to_numpy(np.uint64),
+                f["start_ns"].to_numpy(np.int64),
+                f["priority"].to_numpy(np.uint8),
+            )
+        except BaseException:
+            sim.destroy()
+            raise
+        self._sim = sim
+        _live_fabric = weakref.ref(self)
+        info = sim.port_info()
+        sw_index = info["switch_index"].astype(np.int64)
+        sw_index[~info["is_switch"].astype(bool)] = -1
+        layers = np.array(t.switch_layers + ["host"], dtype=object)
+        self.ports = PortTable(
+            node=info["node"],
+            peer_node=info["peer_node"],
+            is_switch=info["is_switch"].astype(bool),
+            switch_index=sw_index,
+            layer=layers[np.where(sw_index >= 0, sw_index, len(t.switch_layers))],
+            rate_bps=info["rate_bps"],
+        )
+
+    def reset(self, seed: int | None = None) -> None:
+        """Tear down and rebuild the same fabric (same flows) at time 0, optionally reseeded."""
+        self.close()
+        if seed is not None:
+            self.config = self.config.updated({"seed": seed})
+            self._cpp_config = self.config.to_cpp()
+        self._build()
+
+    def close(self) -> None:
+        """Destroy the simulation (safe to call twice)."""
+        if self._sim is not None:
+            self._sim.destroy()
+            self._sim = None
+
+    def __enter__(self) -> Fabric:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def sim(self) -> Any:
+        """The low-level C++ fabric (raises if closed)."""
+        if self._sim is None:
+            raise RuntimeError("this Fabric is closed")
+        return self._sim
+
+    # ------------------------------------------------------------------ time
+    @property
+    def now_ns(self) -> int:
+        """Current simulated time in ns."""
+        return int(self.sim.now_ns)
+
+    def run_until(self, t: Any) -> None:
+        """Advance simulated time to ``t`` (absolute; ns or a duration string such as "2ms")."""
+        t_ns = parse_time_ns(t, "until")
+        if t_ns < self.now_ns:
+            raise ConfigError("until", f"got {t_ns} ns, must be >= now ({self.now_ns} ns)")
+        self.sim.run_until(t_ns)
+
+    def advance(self, dt: Any) -> None:
+        """Advance simulated time by ``dt`` (ns or a duration string)."""
+        dt_ns = parse_time_ns(dt, "dt")
+        self.sim.run_until(self.now_ns + dt_ns)
+
+    def run(self, limit: Any = "10s") -> bool:
+        """Run until every flow has finished or the absolute time ``limit``; return whether all did."""
+        return bool(self.sim.run_to_completion(parse_time_ns(limit, "limit")))
+
+    # ------------------------------------------------------------------ observe
+    def read_telemetry(self) -> dict[str, Any]:
+        """Per-port telemetry since the previous call (one array entry per port id).
+
+        Keys: ``interval_start_ns``, ``interval_end_ns`` and arrays ``tx_bytes``,
+        ``tx_data_bytes``, ``tx_data_packets``, ``tx_control_packets``, ``mean_queue_bytes``
+        (time-average of data-queue bytes), ``max_queue_bytes``, ``queue_bytes`` (now),
+        ``ecn_marked_packets``, ``pfc_pause_sent``, ``pfc_pause_received``, ``paused_ns``,
+        ``drops``, ``distinct_flows``, and ``utilization`` (tx bits / (rate x interval)).
+        """
+        tel = self.sim.read_telemetry()
+        span = tel["interval_end_ns"] - tel["interval_start_ns"]
+        tel["utilization"] = (
+            tel["tx_bytes"] * 8e9 / (self.ports.rate_bps * span) if span > 0
+            else np.zeros(len(self.ports))
+        )
+        return tel
+
+    def counters(self) -> dict[str, int]:
+        """Cumulative counters: data / control packet-hops, drops, events, flows completed."""
+        return dict(self.sim.counters())
+
+    # ------------------------------------------------------------------ act
+    def set_red(self, ports: Any, kmin: Any, kmax: Any, pmax: Any) -> None:
+        """Set the RED / ECN curve of switch egress ports, effective from now.
+
+        Args:
+            ports: Port ids (see ``self.ports``); scalars broadcast.
+            kmin: Kmin per port (bytes or size strings).
+            kmax: Kmax per port.
+            pmax: Marking probability at Kmax, in [0, 1].
+
+        Raises:
+            ConfigError: If a port is not a switch port, kmin > kmax or pmax outside [0, 1].
+        """
+        ports = np.atleast_1d(np.asarray(ports, dtype=np.int64))
+        n = len(ports)
+        if np.any((ports < 0) | (ports >= len(self.ports))):
+            raise ConfigError("ports", f"port ids must be in [0, {len(self.ports)})")
+        if not np.all(self.ports.is_switch[ports]):
+            bad = int(ports[~self.ports.is_switch[ports]][0])
+            raise ConfigError("ports", f"port {bad} is a host port; only switch ports mark ECN")
+        kmin_b = _broadcast_bytes(kmin, n, "kmin")
+        kmax_b = _broadcast_bytes(kmax, n, "kmax")
+        pmax_a = np.broadcast_to(np.asarray(pmax, dtype=np.float64), (n,)).copy()
+        for i in range(n):
+            check_range("pmax", float(pmax_a[i]), 0.0, 1.0)
+            if kmin_b[i] > kmax_b[i]:
+                raise ConfigError("kmax", f"got {kmax_b[i]} B below kmin {kmin_b[i]} B (port {ports[i]})")
+        self.sim.set_red(ports.astype(np.uint32), kmin_b, kmax_b, pmax_a)
+
+    def get_red(self) -> dict[str, np.ndarray]:
+        """Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of every port (0 for host ports)."""
+        return dict(self.sim.get_red())
+
+    def set_pfc(self, switches: Any, alpha: Any, headroom: Any) -> None:
+        """Set the PFC dynamic-threshold alpha and the per-port headroom of switches, from now.
+
+        Raises:
+            ConfigError: If a switch index is out of range or alpha <= 0.
+        """
+        sw = np.atleast_1d(np.asarray(switches, dtype=np.int64))
+        n = len(sw)
+        if np.any((sw < 0) | (sw >= self.topology.num_switches)):
+            raise ConfigError("switches", f"switch indices must be in [0, {self.topology.num_switches})")
+        alpha_a = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,)).copy()
+        for a in alpha_a:
+            check_range("alpha", float(a), 0.0, 64.0, low_inclusive=False)
+        self.sim.set_pfc(sw.astype(np.uint32), alpha_a, _broadcast_bytes(headroom, n, "headroom"))
+
+    # ------------------------------------------------------------------ results
+    def flow_records(self) -> pd.DataFrame:
+        """One row per flow: sizes, times, FCT, ideal FCT and slowdown.
+
+        ``fct_ns`` runs from the flow's start to the sender's receipt of the ACK of its last byte;
+        ``ideal_fct_ns`` = base RTT + (size + header x packets) x 8 / bottleneck rate (the HPCC
+        definition); ``slowdown`` = max(1, fct / ideal), NaN for unfinished flows.
+        """
+        r = self.sim.flow_records()
+        df = pd.DataFrame({k: v for k, v in r.items()})
+        df.insert(0, "flow_id", np.arange(len(df)))
+        df["finished"] = df["finished"].astype(bool)
+        fct = np.where(df["finished"], df["finish_ns"] - df["start_ns"], np.nan)
+        df["fct_ns"] = fct
+        df["slowdown"] = np.maximum(1.0, fct / df["ideal_fct_ns"].to_numpy())
+        return df
+
+
+def _broadcast_bytes(value: Any, n: int, name: str) -> np.ndarray:
+    if isinstance(value, (str, int, float, np.integer, np.floating)):
+        return np.full(n, parse_bytes(value, name), dtype=np.uint64)
+    values = list(value)
+    if len(values) != n:
+        raise ConfigError(name, f"expected {n} values (one per target), got {len(values)}")
+    return np.array([parse_bytes(v, f"{name}[{i}]") for i, v in enumerate(values)], dtype=np.uint64)

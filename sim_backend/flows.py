@@ -1,0 +1,122 @@
+"""Normalise a flow table (a Trace, a DataFrame, a Parquet / HPCC file) for the fabric."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ecngym.error import ConfigError
+
+REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
+DEFAULT_PRIORITY = 3
+
+
+def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
+    """Return a validated DataFrame with src, dst, size_bytes, start_ns, priority columns.
+
+    Args:
+        flows: An ``ecngym.workloads.Trace`` (anything with a ``flows`` DataFrame), a DataFrame,
+            a mapping of column arrays, or a path to a Parquet trace / HPCC flow file.
+        num_hosts: If given, host indices must lie in ``[0, num_hosts)``.
+
+    Raises:
+        ConfigError: Naming the column and the first bad row.
+    """
+    if isinstance(flows, (str, Path)):
+        flows = _load(Path(flows))
+    if hasattr(flows, "flows") and isinstance(flows.flows, pd.DataFrame):
+        flows = flows.flows
+    if isinstance(flows, dict):
+        flows = pd.DataFrame(flows)
+    if not isinstance(flows, pd.DataFrame):
+        raise ConfigError("flows", f"expected a Trace, DataFrame, mapping or path, got {type(flows).__name__}")
+    missing = [c for c in REQUIRED_COLUMNS if c not in flows.columns]
+    if missing:
+        raise ConfigError("flows", f"missing column(s) {missing}; need {list(REQUIRED_COLUMNS)}")
+    table = pd.DataFrame(
+        {
+            "src": flows["src"].to_numpy(),
+            "dst": flows["dst"].to_numpy(),
+            "size_bytes": flows["size_bytes"].to_numpy(),
+            "start_ns": flows["start_ns"].to_numpy(),
+            "priority": (
+                flows["priority"].to_numpy() if "priority" in flows.columns
+                else np.full(len(flows), DEFAULT_PRIORITY)
+            ),
+        }
+    )
+    for col in table.columns:
+        values = table[col].to_numpy()
+        if not np.issubdtype(values.dtype, np.integer):
+            if np.issubdtype(values.dtype, np.floating) and np.all(np.isfinite(values)) and np.all(
+                values == np.round(values)
+            ):
+                table[col] = values.astype(np.int64)
+            else:
+                bad = _first(~np.isfinite(values.astype(float)) | (values != np.round(values.astype(float))))
+                raise ConfigError(f"flows.{col}", f"row {bad}: expected whole numbers, got {values[bad]!r}")
+    _check(table, "size_bytes", table["size_bytes"] <= 0, "must be > 0")
+    _check(table, "start_ns", table["start_ns"] < 0, "must be >= 0")
+    _check(table, "src", table["src"] < 0, "must be >= 0")
+    _check(table, "dst", table["dst"] < 0, "must be >= 0")
+    _check(table, "dst", table["src"] == table["dst"], "equals src")
+    if num_hosts is not None:
+        _check(table, "src", table["src"] >= num_hosts, f"must be < {num_hosts} (hosts)")
+        _check(table, "dst", table["dst"] >= num_hosts, f"must be < {num_hosts} (hosts)")
+    _check(table, "priority", (table["priority"] < 1) | (table["priority"] > 7), "must be in [1, 7]")
+    return table
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _check(table: pd.DataFrame, col: str, bad: pd.Series, message: str) -> None:
+    mask = np.asarray(bad)
+    if mask.any():
+        row = _first(mask)
+        raise ConfigError(f"flows.{col}", f"row {row}: {table[col].iloc[row]!r} {message}")
+
+
+def _load(path: Path) -> Any:
+    if not path.exists():
+        raise ConfigError("flows", f"file not found: {path}")
+    if path.suffix == ".parquet":
+        from ecngym.workloads import Trace
+
+        return Trace.load(path)
+    return read_hpcc_flow_file(path)
+
+
+def read_hpcc_flow_file(path: str | Path) -> pd.DataFrame:
+    """Read the HPCC flow format: line 1 the count; then ``src dst priority dport size start_s``.
+
+    Raises:
+        ConfigError: Naming the file and line of a malformed entry.
+    """
+    path = Path(path)
+    lines = [ln.split() for ln in path.read_text().splitlines() if ln.strip()]
+    if not lines:
+        raise ConfigError(f"flows ({path})", "empty file")
+    try:
+        count = int(lines[0][0])
+    except ValueError:
+        raise ConfigError(f"flows ({path})", "line 1: expected the flow count") from None
+    rows = []
+    for ln_no, parts in enumerate(lines[1 : 1 + count], start=2):
+        try:
+            src, dst, prio, _dport, size = (int(x) for x in parts[:5])
+            # start in seconds with 9 decimals: parse exactly to ns (no float rounding)
+            whole, _, frac = parts[5].partition(".")
+            start_ns = int(whole) * 1_000_000_000 + int((frac + "000000000")[:9])
+        except (ValueError, IndexError):
+            raise ConfigError(
+                f"flows ({path})", f"line {ln_no}: expected 'src dst priority dport size start_s'"
+            ) from None
+        rows.append((src, dst, size, start_ns, prio))
+    if len(rows) != count:
+        raise ConfigError(f"flows ({path})", f"header says {count} flows, file has {len(rows)}")
+    return pd.DataFrame(rows, columns=["src", "dst", "size_bytes", "start_ns", "priority"])

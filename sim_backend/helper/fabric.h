@@ -1,0 +1,206 @@
+/*
+ * ecngym fabric: builds a fabric from a node / link / flow description and drives it.
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef ECNGYM_FABRIC_H
+#define ECNGYM_FABRIC_H
+
+#include "../model/fabric-config.h"
+#include "../model/rdma-host-node.h"
+#include "../model/switch-node.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+/** @brief Per-port telemetry of one interval, one entry per port (struct of arrays). */
+struct TelemetrySnapshot
+{
+    int64_t intervalStartNs{0};
+    int64_t intervalEndNs{0};
+    std::vector<uint64_t> txBytes, txDataBytes, txDataPackets, txControlPackets;
+    std::vector<double> meanQueueBytes;
+    std::vector<uint64_t> maxQueueBytes, queueBytes;
+    std::vector<uint64_t> ecnMarked, pfcPauseSent, pfcPauseReceived;
+    std::vector<int64_t> pausedNs;
+    std::vector<uint64_t> drops, distinctFlows;
+};
+
+/** @brief Per-flow results (struct of arrays). */
+struct FlowRecords
+{
+    std::vector<uint32_t> src, dst;
+    std::vector<uint64_t> sizeBytes;
+    std::vector<int64_t> startNs, finishNs;
+    std::vector<double> idealFctNs;
+    std::vector<int64_t> baseRttNs;
+    std::vector<uint64_t> deliveredBytes, retransmittedBytes;
+    std::vector<uint8_t> finished;
+};
+
+/**
+ * @brief One packet-level fabric on ns-3's simulator.
+ *
+ * ns-3's Simulator is a process-wide singleton, so at most one Fabric exists at a time; Destroy()
+ * (or the destructor) tears it down with Simulator::Destroy(), after which a new Fabric can be
+ * built in the same process.
+ */
+class Fabric
+{
+  public:
+    /**
+     * @brief Create an empty fabric.
+     * @param cfg all parameters
+     * @throws std::runtime_error if another Fabric is alive in this process
+     */
+    explicit Fabric(const FabricConfig& cfg);
+    ~Fabric();
+    Fabric(const Fabric&) = delete;
+    Fabric& operator=(const Fabric&) = delete;
+
+    /**
+     * @brief Build nodes, links and shortest-path ECMP routes.
+     * @param isSwitch one entry per node: 1 = switch, 0 = host (hosts are numbered in node order)
+     * @param linkA first end of each link (node index)
+     * @param linkB second end of each link
+     * @param rateBps rate of each link
+     * @param delayNs one-way delay of each link
+     * @throws std::invalid_argument on a malformed topology (naming the link or node)
+     */
+    void Build(const std::vector<uint8_t>& isSwitch,
+               const std::vector<uint32_t>& linkA,
+               const std::vector<uint32_t>& linkB,
+               const std::vector<double>& rateBps,
+               const std::vector<int64_t>& delayNs);
+
+    /**
+     * @brief Load the flow table (flows start at their start time, in order).
+     * @throws std::invalid_argument naming the first bad row
+     */
+    void SetFlows(const std::vector<uint32_t>& src,
+                  const std::vector<uint32_t>& dst,
+                  const std::vector<uint64_t>& sizeBytes,
+                  const std::vector<int64_t>& startNs,
+                  const std::vector<uint8_t>& queue);
+
+    /**
+     * @brief Advance simulated time to `untilNs` (events at exactly untilNs are not run).
+     * @param untilNs absolute simulation time in ns (>= Now())
+     */
+    void RunUntil(int64_t untilNs);
+
+    /**
+     * @brief Run until every flow has finished or `limitNs` is reached.
+     * @param limitNs absolute time limit in ns
+     * @return whether every flow finished
+     */
+    bool RunToCompletion(int64_t limitNs);
+
+    /** @return current simulation time in ns */
+    int64_t NowNs() const;
+
+    /** @return telemetry of every port since the previous read, and start a new interval */
+    TelemetrySnapshot ReadTelemetry();
+
+    /**
+     * @brief Set the RED / ECN curve of switch egress ports.
+     * @param portIds fabric-wide port ids (must be switch ports)
+     */
+    void SetRed(const std::vector<uint32_t>& portIds,
+                const std::vector<uint64_t>& kminBytes,
+                const std::vector<uint64_t>& kmaxBytes,
+                const std::vector<double>& pmax);
+
+    /** @brief Read back the RED / ECN curve of every port (0 for host ports). */
+    void GetRed(std::vector<uint64_t>& kminBytes,
+                std::vector<uint64_t>& kmaxBytes,
+                std::vector<double>& pmax) const;
+
+    /**
+     * @brief Set PFC alpha and headroom of switches while running.
+     * @param switchIds indices among switches
+     */
+    void SetPfc(const std::vector<uint32_t>& switchIds,
+                const std::vector<double>& alpha,
+                const std::vector<uint64_t>& headroomBytes);
+
+    /** @return the flows' records */
+    FlowRecords GetFlowRecords() const;
+
+    /** @return cumulative counters */
+    const FabricCounters& GetCounters() const
+    {
+        return m_ctx->counters;
+    }
+
+    /** @return simulator events executed so far */
+    uint64_t GetEventCount() const;
+
+    /** @return flows finished so far */
+    uint64_t GetFlowsCompleted() const
+    {
+        return m_ctx->flowsCompleted;
+    }
+
+    /** @return packets allocated and not yet released (in queues or on links) */
+    int64_t GetPacketsInFlight() const
+    {
+        return m_ctx->pool.GetLive();
+    }
+
+    // Port metadata, one entry per port.
+    std::vector<uint32_t> PortNode() const;
+    std::vector<uint32_t> PortPeerNode() const;
+    std::vector<uint16_t> PortLocalIndex() const;
+    std::vector<uint8_t> PortIsSwitch() const;
+    std::vector<double> PortRateBps() const;
+    std::vector<uint32_t> PortSwitchIndex() const; //!< index among switches, or UINT32_MAX
+
+    /** @return the number of hosts */
+    uint32_t NumHosts() const
+    {
+        return static_cast<uint32_t>(m_hosts.size());
+    }
+
+    /** @return the number of switches */
+    uint32_t NumSwitches() const
+    {
+        return static_cast<uint32_t>(m_switches.size());
+    }
+
+    /** @brief Tear down the simulation (Simulator::Destroy); the object is unusable after. */
+    void Destroy();
+
+  private:
+    void ComputeRoutes();
+    void ComputePathFacts(QueuePair& qp) const;
+    void StartDueFlows();
+    void CheckAlive() const;
+
+    std::unique_ptr<FabricContext> m_ctx;
+    std::vector<uint8_t> m_isSwitch;
+    std::vector<uint32_t> m_nodeToHost;   //!< node -> host index (or UINT32_MAX)
+    std::vector<uint32_t> m_nodeToSwitch; //!< node -> switch index (or UINT32_MAX)
+    std::vector<uint32_t> m_hostNode;     //!< host index -> node
+    std::vector<Ptr<RdmaHostNode>> m_hosts;
+    std::vector<Ptr<SwitchNode>> m_switches;
+    std::vector<Ptr<FabricNetDevice>> m_ports; //!< by fabric-wide port id
+    std::vector<uint32_t> m_portNode;
+    std::vector<std::vector<uint32_t>> m_nodePorts; //!< node -> its port ids, local order
+    std::vector<std::vector<uint32_t>> m_hopsToHost; //!< [host][node] = hops (BFS)
+    std::vector<uint32_t> m_flowOrder;  //!< flows sorted by start time
+    std::size_t m_nextFlow{0};
+    int64_t m_intervalStartNs{0};
+    bool m_built{false};
+    bool m_destroyed{false};
+};
+
+} // namespace ecngym
+} // namespace ns3
+
+#endif

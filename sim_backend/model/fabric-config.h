@@ -1,0 +1,85 @@
+/*
+ * ecngym fabric: every parameter of a fabric, and the state its nodes share.
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef ECNGYM_FABRIC_CONFIG_H
+#define ECNGYM_FABRIC_CONFIG_H
+
+#include "dcqcn-rate-control.h"
+#include "dctcp-window-control.h"
+#include "fabric-packet.h"
+#include "port-telemetry.h"
+#include "queue-pair.h"
+#include "shared-buffer-mmu.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+/** @brief The NIC's congestion control. */
+enum class CcKind : uint8_t
+{
+    Dcqcn = 0,
+    Dctcp = 1,
+};
+
+/**
+ * @brief How the receiver returns ECN marks to the sender.
+ */
+enum class EcnFeedback : uint8_t
+{
+    Cnp = 0,     //!< notification point sends at most one CNP per flow per cnpIntervalNs
+    AckEcho = 1, //!< every ACK echoes CE; each echo is a notification (HPCC model)
+};
+
+/**
+ * @brief All parameters of one fabric (validated in Python before they get here).
+ */
+struct FabricConfig
+{
+    uint64_t seed{1};
+    uint8_t numQueues{8};               //!< per port, including control queue 0
+    uint32_t mtuPayloadBytes{1000};     //!< data payload per packet
+    uint32_t dataHeaderBytes{52};       //!< wire overhead per data packet
+    uint32_t ackBytes{60};              //!< wire size of ACK / NACK
+    uint32_t cnpBytes{64};              //!< wire size of a CNP
+    uint32_t pfcFrameBytes{64};         //!< wire size of a PFC frame
+    uint32_t ackIntervalPackets{1};     //!< ACK coalescing: one ACK per this many data packets
+    EcnFeedback ecnFeedback{EcnFeedback::Cnp};
+    int64_t cnpIntervalNs{50000};       //!< notification point CNP pacing per flow
+    int64_t retransmitTimeoutNs{1000000}; //!< go-back-N retransmission timeout
+    uint32_t pauseQuanta{65535};        //!< PFC pause time in 512-bit quanta
+    CcKind cc{CcKind::Dcqcn};
+    DcqcnConfig dcqcn;
+    DctcpConfig dctcp;
+    SharedBufferMmu::Config mmu;
+    // Initial RED / ECN setting of every switch egress port.
+    uint64_t kminBytes{5000};
+    uint64_t kmaxBytes{200000};
+    double pmax{0.01};
+    bool markAtDequeue{false};
+};
+
+/**
+ * @brief What the nodes of one fabric share: parameters, packet pool, flows, counters.
+ */
+struct FabricContext
+{
+    FabricConfig cfg;
+    PacketPool pool;
+    FabricCounters counters;
+    std::vector<QueuePair> flows;
+    uint64_t epoch{1};           //!< telemetry interval number (distinct-flow stamps)
+    uint64_t flowsStarted{0};
+    uint64_t flowsCompleted{0};
+    bool stopWhenAllComplete{false};
+};
+
+} // namespace ecngym
+} // namespace ns3
+
+#endif

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "fabric-net-device.h"
+
+#include "ns3/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+NS_OBJECT_ENSURE_REGISTERED(FabricNetDevice);
+
+TypeId
+FabricNetDevice::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::ecngym::FabricNetDevice")
+                            .SetParent<NetDevice>()
+                            .SetGroupName("Ecngym")
+                            .AddConstructor<FabricNetDevice>();
+    return tid;
+}
+
+FabricNetDevice::FabricNetDevice() = default;
+
+void
+FabricNetDevice::Setup(FabricPortOwner* owner,
+                       uint32_t portId,
+                       uint16_t localIndex,
+                       double rateBps,
+                       uint8_t numQueues,
+                       FabricCounters* counters,
+                       PacketPool* pool)
+{
+    m_pool = pool;
+    m_owner = owner;
+    m_portId = portId;
+    m_localIndex = localIndex;
+    m_rateBps = rateBps;
+    m_psPerByte = 8.0e12 / rateBps;
+    m_numQueues = numQueues;
+    m_counters = counters;
+    m_lastQueueChangeNs = Simulator::Now().GetTimeStep();
+}
+
+void
+FabricNetDevice::SetChannel(Ptr<FabricChannel> channel)
+{
+    m_channel = channel;
+}
+
+void
+FabricNetDevice::Enqueue(FabricPacket* p)
+{
+    const int64_t now = Simulator::Now().GetTimeStep();
+    p->enqueueNs = now;
+    p->next = nullptr;
+    Fifo& f = m_queues[p->queue];
+    if (p->queue != 0)
+    {
+        AdvanceQueueIntegral(now);
+        m_dataBytes += p->wireBytes;
+        m_tel.maxQueueBytes = std::max(m_tel.maxQueueBytes, m_dataBytes);
+    }
+    if (f.tail == nullptr)
+    {
+        f.head = p;
+    }
+    else
+    {
+        f.tail->next = p;
+    }
+    f.tail = p;
+    f.bytes += p->wireBytes;
+    TryTransmit();
+}
+
+void
+FabricNetDevice::EnqueuePfcFrame(FabricPacket* p)
+{
+    p->enqueueNs = Simulator::Now().GetTimeStep();
+    Fifo& f = m_queues[0];
+    p->next = f.head;
+    f.head = p;
+    if (f.tail == nullptr)
+    {
+        f.tail = p;
+    }
+    f.bytes += p->wireBytes;
+    TryTransmit();
+}
+
+FabricPacket*
+FabricNetDevice::DequeueEligible()
+{
+    Fifo* chosen = nullptr;
+    uint8_t chosenQueue = 0;
+    if (m_queues[0].head != nullptr)
+    {
+        chosen = &m_queues[0];
+    }
+    else
+    {
+        const uint8_t nData = m_numQueues - 1;
+        for (uint8_t i = 0; i < nData; ++i)
+        {
+            const uint8_t q = 1 + (m_rrNext - 1 + i) % nData;
+            if (m_queues[q].head != nullptr && !m_paused[q])
+            {
+                chosen = &m_queues[q];
+                chosenQueue = q;
+                m_rrNext = 1 + q % nData;
+                break;
+            }
+        }
+        if (chosen == nullptr)
+        {
+            return nullptr;
+        }
+    }
+    FabricPacket* p = chosen->head;
+    chosen->head = p->next;
+    if (chosen->head == nullptr)
+    {
+        chosen->tail = nullptr;
+    }
+    chosen->bytes -= p->wireBytes;
+    p->next = nullptr;
+    if (chosenQueue != 0)
+    {
+        AdvanceQueueIntegral(Simulator::Now().GetTimeStep());
+        m_dataBytes -= p->wireBytes;
+        m_owner->NotifyDequeue(this, p);
+    }
+    return p;
+}
+
+void
+FabricNetDevice::TryTransmit()
+{
+    if (m_busy)
+    {
+        return;
+    }
+    FabricPacket* p = DequeueEligible();
+    if (p == nullptr)
+    {
+        p = m_owner->PullData(this);
+        if (p == nullptr)
+        {
+            return;
+        }
+    }
+    m_busy = true;
+    const int64_t totalPs =
+        std::llround(static_cast<double>(p->wireBytes) * m_psPerByte) + m_residualPs;
+    const int64_t txNs = totalPs / 1000;
+    m_residualPs = totalPs - txNs * 1000;
+    m_tel.txBytes += p->wireBytes;
+    if (p->kind == PacketKind::Data)
+    {
+        m_tel.txDataBytes += p->wireBytes;
+        ++m_tel.txDataPackets;
+        ++m_counters->dataPacketHops;
+    }
+    else
+    {
+        ++m_tel.txControlPackets;
+        ++m_counters->controlPacketHops;
+    }
+    Simulator::Schedule(NanoSeconds(txNs), &FabricNetDevice::TransmitComplete, this);
+    m_channel->Transmit(p, this, txNs);
+}
+
+void
+FabricNetDevice::TransmitComplete()
+{
+    m_busy = false;
+    TryTransmit();
+}
+
+void
+FabricNetDevice::Receive(FabricPacket* p)
+{
+    if (p->kind == PacketKind::Pfc)
+    {
+        HandlePfc(p);
+        return;
+    }
+    m_owner->ReceivePacket(this, p);
+}
+
+void
+FabricNetDevice::HandlePfc(FabricPacket* p)
+{
+    const uint8_t q = p->queue;
+    const int64_t pauseNs = p->pauseNs;
+    // The frame is consumed here: hop-by-hop flow control is never forwarded.
+    m_pool->Release(p);
+    if (pauseNs > 0)
+    {
+        ++m_tel.pfcPauseReceived;
+        if (!m_paused[q])
+        {
+            m_paused[q] = true;
+            if (m_pausedCount++ == 0)
+            {
+                m_pausedSinceNs = Simulator::Now().GetTimeStep();
+            }
+        }
+        m_pauseExpiry[q].Cancel();
+        m_pauseExpiry[q] =
+            Simulator::Schedule(NanoSeconds(pauseNs), &FabricNetDevice::Unpause, this, q);
+    }
+    else
+    {
+        m_pauseExpiry[q].Cancel();
+        Unpause(q);
+    }
+}
+
+void
+FabricNetDevice::Unpause(uint8_t queue)
+{
+    if (!m_paused[queue])
+    {
+        return;
+    }
+    m_paused[queue] = false;
+    if (--m_pausedCount == 0)
+    {
+        m_tel.pausedNs += Simulator::Now().GetTimeStep() - m_pausedSinceNs;
+    }
+    TryTransmit();
+}
+
+PortTelemetry
+FabricNetDevice::ReadInterval()
+{
+    const int64_t now = Simulator::Now().GetTimeStep();
+    AdvanceQueueIntegral(now);
+    if (m_pausedCount > 0)
+    {
+        m_tel.pausedNs += now - m_pausedSinceNs;
+        m_pausedSinceNs = now;
+    }
+    PortTelemetry out = m_tel;
+    m_tel = PortTelemetry{};
+    m_tel.maxQueueBytes = m_dataBytes;
+    return out;
+}
+
+uint64_t
+FabricNetDevice::DrainQueues(PacketPool& pool)
+{
+    uint64_t payload = 0;
+    for (Fifo& f : m_queues)
+    {
+        while (f.head != nullptr)
+        {
+            FabricPacket* p = f.head;
+            f.head = p->next;
+            payload += p->payloadBytes;
+            pool.Release(p);
+        }
+        f.tail = nullptr;
+        f.bytes = 0;
+    }
+    m_dataBytes = 0;
+    return payload;
+}
+
+void
+FabricNetDevice::DoDispose()
+{
+    for (auto& ev : m_pauseExpiry)
+    {
+        ev.Cancel();
+    }
+    m_channel = nullptr;
+    m_node = nullptr;
+    m_owner = nullptr;
+    NetDevice::DoDispose();
+}
+
+// --- ns3::NetDevice boilerplate ------------------------------------------------------------
+
+void
+FabricNetDevice::SetIfIndex(const uint32_t index)
+{
+    m_ifIndex = index;
+}
+
+uint32_t
+FabricNetDevice::GetIfIndex() const
+{
+    return m_ifIndex;
+}
+
+Ptr<Channel>
+FabricNetDevice::GetChannel() const
+{
+    return m_channel;
+}
+
+void
+FabricNetDevice::SetAddress(Address address)
+{
+    m_address = Mac48Address::ConvertFrom(address);
+}
+
+Address
+FabricNetDevice::GetAddress() const
+{
+    return m_address;
+}
+
+bool
+FabricNetDevice::SetMtu(const uint16_t mtu)
+{
+    return false;
+}
+
+uint16_t
+FabricNetDevice::GetMtu() const
+{
+    return 9000;
+}
+
+bool
+FabricNetDevice::IsLinkUp() const
+{
+    return m_channel != nullptr;
+}
+
+void
+FabricNetDevice::AddLinkChangeCallback(Callback<void> callback)
+{
+}
+
+bool
+FabricNetDevice::IsBroadcast() const
+{
+    return false;
+}
+
+Address
+FabricNetDevice::GetBroadcast() const
+{
+    return Mac48Address::GetBroadcast();
+}
+
+bool
+FabricNetDevice::IsMulticast() const
+{
+    return false;
+}
+
+Address
+FabricNetDevice::GetMulticast(Ipv4Address multicastGroup) const
+{
+    return Mac48Address::GetMulticast(multicastGroup);
+}
+
+Address
+FabricNetDevice::GetMulticast(Ipv6Address addr) const
+{
+    return Mac48Address::GetMulticast(addr);
+}
+
+bool
+FabricNetDevice::IsBridge() const
+{
+    return false;
+}
+
+bool
+FabricNetDevice::IsPointToPoint() const
+{
+    return true;
+}
+
+bool
+FabricNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber)
+{
+    return false;
+}
+
+bool
+FabricNetDevice::SendFrom(Ptr<Packet> packet,
+                          const Address& source,
+                          const Address& dest,
+                          uint16_t protocolNumber)
+{
+    return false;
+}
+
+Ptr<Node>
+FabricNetDevice::GetNode() const
+{
+    return m_node;
+}
+
+void
+FabricNetDevice::SetNode(Ptr<Node> node)
+{
+    m_node = node;
+}
+
+bool
+FabricNetDevice::NeedsArp() const
+{
+    return false;
+}
+
+void
+FabricNetDevice::SetReceiveCallback(NetDevice::ReceiveCallback cb)
+{
+}
+
+void
+FabricNetDevice::SetPromiscReceiveCallback(PromiscReceiveCallback cb)
+{
+}
+
+bool
+FabricNetDevice::SupportsSendFrom() const
+{
+    return false;
+}
+
+} // namespace ecngym
+} // namespace ns3

@@ -1,0 +1,304 @@
+/*
+ * ecngym fabric: an output-queued port with a strict-priority control queue and PFC.
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef ECNGYM_FABRIC_NET_DEVICE_H
+#define ECNGYM_FABRIC_NET_DEVICE_H
+
+#include "fabric-channel.h"
+#include "fabric-packet.h"
+#include "port-telemetry.h"
+
+#include "ns3/event-id.h"
+#include "ns3/mac48-address.h"
+#include "ns3/net-device.h"
+#include "ns3/node.h"
+
+#include <array>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+class FabricNetDevice;
+
+/** Most queues (priorities) a port has: queue 0 is the control queue, 1..7 carry data. */
+constexpr uint8_t kMaxQueues = 8;
+
+/**
+ * @brief What a FabricNetDevice needs from the node that owns it (switch or RDMA host).
+ */
+class FabricPortOwner
+{
+  public:
+    virtual ~FabricPortOwner() = default;
+
+    /**
+     * @brief A packet arrived on a port (PFC frames are consumed by the port and never get here).
+     * @param port the receiving port
+     * @param p the packet; the owner takes ownership
+     */
+    virtual void ReceivePacket(FabricNetDevice* port, FabricPacket* p) = 0;
+
+    /**
+     * @brief The port is idle and its queues hold nothing it may send: offer a data packet.
+     *
+     * Hosts generate data packets here, at the moment the wire is free, which is how a NIC's
+     * queue-pair scheduler works (and keeps no packets queued in the NIC).
+     * @param port the idle port
+     * @return a data packet to send now, or nullptr
+     */
+    virtual FabricPacket* PullData(FabricNetDevice* port)
+    {
+        return nullptr;
+    }
+
+    /**
+     * @brief A data packet left one of the port's queues and is about to be serialised.
+     * @param port the port
+     * @param p the packet (still owned by the port)
+     */
+    virtual void NotifyDequeue(FabricNetDevice* port, FabricPacket* p)
+    {
+    }
+};
+
+/**
+ * @brief A full-duplex port: output queues, serialisation at line rate, PFC pause state.
+ *
+ * Queue 0 is served with strict priority (ACK, NACK, CNP, PFC); data queues 1..n-1 are served
+ * round-robin, skipping any queue paused by PFC. A PAUSE frame for priority q received on this port
+ * stops queue q until its pause time expires or a RESUME arrives.
+ */
+class FabricNetDevice : public NetDevice
+{
+  public:
+    /**
+     * @brief Get the type ID.
+     * @return the object TypeId
+     */
+    static TypeId GetTypeId();
+
+    FabricNetDevice();
+
+    /**
+     * @brief Set up the port.
+     * @param owner the node logic that receives and offers packets
+     * @param portId fabric-wide port id (index into telemetry arrays)
+     * @param localIndex the port's index on its node
+     * @param rateBps line rate in bits per second
+     * @param numQueues number of queues including the control queue (2..8)
+     * @param counters fabric-wide cumulative counters
+     * @param pool the fabric's packet pool (PFC frames are released here)
+     */
+    void Setup(FabricPortOwner* owner,
+               uint32_t portId,
+               uint16_t localIndex,
+               double rateBps,
+               uint8_t numQueues,
+               FabricCounters* counters,
+               PacketPool* pool);
+
+    /** @param channel the link this port transmits on */
+    void SetChannel(Ptr<FabricChannel> channel);
+
+    /**
+     * @brief Append a packet to queue p->queue and start transmitting if idle.
+     * @param p the packet (ownership passes to the port)
+     */
+    void Enqueue(FabricPacket* p);
+
+    /**
+     * @brief Put a PFC frame at the head of the control queue.
+     * @param p the PFC frame
+     */
+    void EnqueuePfcFrame(FabricPacket* p);
+
+    /** @brief Start serialising the next eligible packet if the wire is idle. */
+    void TryTransmit();
+
+    /**
+     * @brief Called by the channel when a packet arrives at this port.
+     * @param p the packet
+     */
+    void Receive(FabricPacket* p);
+
+    /** @return fabric-wide id of this port */
+    uint32_t GetPortId() const
+    {
+        return m_portId;
+    }
+
+    /** @return index of this port on its node */
+    uint16_t GetLocalIndex() const
+    {
+        return m_localIndex;
+    }
+
+    /** @return line rate in bits per second */
+    double GetRateBps() const
+    {
+        return m_rateBps;
+    }
+
+    /** @return the device at the other end of the link */
+    FabricNetDevice* GetPeer() const
+    {
+        return m_peer;
+    }
+
+    /** @param peer the device at the other end of the link */
+    void SetPeer(FabricNetDevice* peer)
+    {
+        m_peer = peer;
+    }
+
+    /** @return the attached channel */
+    FabricChannel* GetFabricChannel() const
+    {
+        return PeekPointer(m_channel);
+    }
+
+    /**
+     * @param queue a queue index
+     * @return bytes waiting in that queue
+     */
+    uint64_t GetQueueBytes(uint8_t queue) const
+    {
+        return m_queues[queue].bytes;
+    }
+
+    /** @return bytes waiting in all data queues */
+    uint64_t GetDataQueueBytes() const
+    {
+        return m_dataBytes;
+    }
+
+    /**
+     * @param queue a data queue index
+     * @return whether the downstream has paused that queue
+     */
+    bool IsPaused(uint8_t queue) const
+    {
+        return m_paused[queue];
+    }
+
+    /** @return whether a packet is being serialised */
+    bool IsBusy() const
+    {
+        return m_busy;
+    }
+
+    /** @return the interval counters (mutable: the owner adds marks, drops, PFC sent) */
+    PortTelemetry& Telemetry()
+    {
+        return m_tel;
+    }
+
+    /**
+     * @brief Close the current interval: finish the time integrals at now and hand back the
+     *        counters, then start a new interval.
+     * @return the counters of the interval that just ended
+     */
+    PortTelemetry ReadInterval();
+
+    /**
+     * @brief Count a data packet of a flow leaving through this port, for the distinct-flow count.
+     * @param stamp the flow's stamp slot for this hop (fabric-owned)
+     * @param epoch the current telemetry epoch
+     */
+    void CountFlow(uint64_t* stamp, uint64_t epoch)
+    {
+        const uint64_t key = (static_cast<uint64_t>(m_portId) << 32) | (epoch & 0xffffffffULL);
+        if (*stamp != key)
+        {
+            *stamp = key;
+            ++m_tel.distinctFlows;
+        }
+    }
+
+    /** @return bytes of the packets queued at this port and never sent (for conservation) */
+    uint64_t DrainQueues(PacketPool& pool);
+
+    // ns3::NetDevice interface. The fabric forwards FabricPackets, not ns3::Packets, so Send()
+    // and friends refuse (return false) instead of silently dropping.
+    void SetIfIndex(const uint32_t index) override;
+    uint32_t GetIfIndex() const override;
+    Ptr<Channel> GetChannel() const override;
+    void SetAddress(Address address) override;
+    Address GetAddress() const override;
+    bool SetMtu(const uint16_t mtu) override;
+    uint16_t GetMtu() const override;
+    bool IsLinkUp() const override;
+    void AddLinkChangeCallback(Callback<void> callback) override;
+    bool IsBroadcast() const override;
+    Address GetBroadcast() const override;
+    bool IsMulticast() const override;
+    Address GetMulticast(Ipv4Address multicastGroup) const override;
+    Address GetMulticast(Ipv6Address addr) const override;
+    bool IsBridge() const override;
+    bool IsPointToPoint() const override;
+    bool Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber) override;
+    bool SendFrom(Ptr<Packet> packet,
+                  const Address& source,
+                  const Address& dest,
+                  uint16_t protocolNumber) override;
+    Ptr<Node> GetNode() const override;
+    void SetNode(Ptr<Node> node) override;
+    bool NeedsArp() const override;
+    void SetReceiveCallback(NetDevice::ReceiveCallback cb) override;
+    void SetPromiscReceiveCallback(PromiscReceiveCallback cb) override;
+    bool SupportsSendFrom() const override;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    struct Fifo
+    {
+        FabricPacket* head{nullptr};
+        FabricPacket* tail{nullptr};
+        uint64_t bytes{0};
+    };
+
+    FabricPacket* DequeueEligible();
+    void TransmitComplete();
+    void HandlePfc(FabricPacket* p);
+    void Unpause(uint8_t queue);
+    void AdvanceQueueIntegral(int64_t nowNs)
+    {
+        m_tel.queueByteNs += static_cast<double>(m_dataBytes) * (nowNs - m_lastQueueChangeNs);
+        m_lastQueueChangeNs = nowNs;
+    }
+
+    FabricPortOwner* m_owner{nullptr};
+    FabricCounters* m_counters{nullptr};
+    PacketPool* m_pool{nullptr};
+    Ptr<FabricChannel> m_channel;
+    FabricNetDevice* m_peer{nullptr};
+    Ptr<Node> m_node;
+    uint32_t m_ifIndex{0};
+    uint32_t m_portId{0};
+    uint16_t m_localIndex{0};
+    double m_rateBps{0};
+    double m_psPerByte{0};   //!< serialisation time of one byte, picoseconds
+    int64_t m_residualPs{0}; //!< sub-nanosecond serialisation time carried to the next packet
+    uint8_t m_numQueues{2};
+    uint8_t m_rrNext{1};
+    bool m_busy{false};
+    std::array<Fifo, kMaxQueues> m_queues;
+    uint64_t m_dataBytes{0};
+    std::array<bool, kMaxQueues> m_paused{};
+    std::array<EventId, kMaxQueues> m_pauseExpiry;
+    uint8_t m_pausedCount{0};
+    int64_t m_pausedSinceNs{0};
+    int64_t m_lastQueueChangeNs{0};
+    PortTelemetry m_tel;
+    Mac48Address m_address;
+};
+
+} // namespace ecngym
+} // namespace ns3
+
+#endif

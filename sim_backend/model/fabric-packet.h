@@ -1,0 +1,109 @@
+/*
+ * ecngym fabric: the lean packet descriptor that travels through the fabric.
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef ECNGYM_FABRIC_PACKET_H
+#define ECNGYM_FABRIC_PACKET_H
+
+#include <cstdint>
+#include <vector>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+/**
+ * @brief What a fabric packet is; decides its queue and who consumes it.
+ */
+enum class PacketKind : uint8_t
+{
+    Data = 0, //!< RoCEv2 data segment of a queue pair
+    Ack = 1,  //!< cumulative acknowledgement (may echo CE)
+    Nack = 2, //!< go-back-N negative acknowledgement
+    Cnp = 3,  //!< congestion notification packet (DCQCN notification point)
+    Pfc = 4,  //!< IEEE 802.1Qbb PAUSE (or RESUME when pauseNs == 0); hop-by-hop, never forwarded
+};
+
+/**
+ * @brief A packet descriptor.
+ *
+ * The fabric does not carry ns3::Packet objects: their byte buffers, header serialisation and tag
+ * lists cost more than the whole forwarding decision (profiled in DESIGN.md, "Speed budget").
+ * Instead each packet is a small plain struct from a free-list pool, moved (never copied) from
+ * queue to channel to queue. The wire size is still accounted exactly (headers included).
+ */
+struct FabricPacket
+{
+    FabricPacket* next{nullptr}; //!< intrusive FIFO link (egress queue or pool)
+    PacketKind kind{PacketKind::Data};
+    uint8_t queue{0};          //!< egress queue / PFC priority (0 = strict-priority control)
+    bool ecnCapable{false};    //!< ECT: may be CE-marked
+    bool ce{false};            //!< congestion experienced (data) / ECN echo (ACK)
+    uint16_t ingressPort{0};   //!< switch-local ingress port, for shared-buffer accounting
+    uint16_t hop{0};           //!< number of switches crossed so far
+    uint32_t wireBytes{0};     //!< size on the wire, headers included
+    uint32_t payloadBytes{0};  //!< data payload (0 for control packets)
+    uint32_t flowId{0};        //!< index of the flow (queue pair) in the flow table
+    uint32_t srcHost{0};       //!< source host index
+    uint32_t dstHost{0};       //!< destination host index
+    uint32_t flowHash{0};      //!< per-flow ECMP hash input
+    uint64_t seq{0};           //!< data: first byte; ACK/NACK: next expected byte
+    int64_t enqueueNs{0};      //!< time it joined its current egress queue
+    int64_t pauseNs{0};        //!< PFC: pause duration (0 = resume)
+};
+
+/**
+ * @brief Free-list allocator for FabricPacket.
+ *
+ * Packets are recycled instead of freed; the pool only grows (bounded by the peak number of
+ * packets in flight) and is released when the fabric is destroyed.
+ */
+class PacketPool
+{
+  public:
+    PacketPool() = default;
+    PacketPool(const PacketPool&) = delete;
+    PacketPool& operator=(const PacketPool&) = delete;
+    ~PacketPool();
+
+    /** @return a zero-initialised packet */
+    FabricPacket* Allocate()
+    {
+        if (m_free == nullptr)
+        {
+            Grow();
+        }
+        FabricPacket* p = m_free;
+        m_free = p->next;
+        *p = FabricPacket{};
+        ++m_live;
+        return p;
+    }
+
+    /** @param p a packet from Allocate() that nobody references any more */
+    void Release(FabricPacket* p)
+    {
+        p->next = m_free;
+        m_free = p;
+        --m_live;
+    }
+
+    /** @return packets allocated and not yet released */
+    int64_t GetLive() const
+    {
+        return m_live;
+    }
+
+  private:
+    void Grow();
+
+    FabricPacket* m_free{nullptr};
+    std::vector<FabricPacket*> m_chunks;
+    int64_t m_live{0};
+};
+
+} // namespace ecngym
+} // namespace ns3
+
+#endif

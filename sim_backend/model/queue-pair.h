@@ -1,0 +1,78 @@
+/*
+ * ecngym fabric: the state of one flow (an RDMA queue pair), sender and receiver side.
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef ECNGYM_QUEUE_PAIR_H
+#define ECNGYM_QUEUE_PAIR_H
+
+#include "ns3/event-id.h"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+class CongestionControl;
+class RdmaHostNode;
+
+/** Egress hops a flow may cross (host NIC + switches), for the per-port distinct-flow count. */
+constexpr uint16_t kMaxHops = 8;
+
+/**
+ * @brief One flow = one reliable-connection queue pair, with both ends' state.
+ */
+struct QueuePair
+{
+    // --- identity (from the flow table) ---
+    uint32_t flowId{0};
+    uint32_t srcHost{0};
+    uint32_t dstHost{0};
+    uint64_t sizeBytes{0};
+    int64_t startNs{0};
+    uint8_t queue{3};
+    uint32_t flowHash{0};
+
+    // --- path facts (for the ideal FCT) ---
+    double lineRateBps{0};     //!< sender NIC line rate
+    double bottleneckBps{0};   //!< slowest link on the path
+    int64_t baseRttNs{0};      //!< HPCC definition: 2 x propagation + per-hop MTU serialisation
+    double idealFctNs{0};      //!< FCT alone on an empty fabric
+
+    // --- sender ---
+    RdmaHostNode* host{nullptr};
+    std::unique_ptr<CongestionControl> cc;
+    double rateBps{0};         //!< pacing rate set by congestion control
+    uint64_t windowBytes{0};   //!< max bytes in flight (0 = no window)
+    uint64_t sndNxt{0};        //!< next byte to send
+    uint64_t sndUna{0};        //!< first unacknowledged byte
+    uint64_t maxSent{0};       //!< highest byte ever sent (retransmission accounting)
+    int64_t nextSendNs{0};     //!< pacing: earliest time of the next packet
+    int64_t lastProgressNs{0}; //!< last time snd_una advanced (retransmission timer)
+    bool rtoArmed{false};
+    EventId rtoEvent;
+    bool started{false};
+    bool finished{false};
+    int64_t finishNs{-1};
+    uint64_t retransmittedBytes{0};
+    uint32_t activeIndex{0};   //!< position in the host's active list
+
+    // --- receiver ---
+    uint64_t rcvNxt{0};        //!< next expected byte (bytes delivered in order)
+    uint32_t unackedPackets{0};
+    bool ceSinceAck{false};
+    int64_t lastCnpNs{std::numeric_limits<int64_t>::min() / 2};
+    uint64_t lastNackSeq{std::numeric_limits<uint64_t>::max()};
+
+    // --- telemetry: per-hop stamp for the distinct-flow count of each egress port ---
+    std::array<uint64_t, kMaxHops> portStamp{};
+};
+
+} // namespace ecngym
+} // namespace ns3
+
+#endif

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "rdma-host-node.h"
+
+#include "ns3/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+NS_OBJECT_ENSURE_REGISTERED(RdmaHostNode);
+
+TypeId
+RdmaHostNode::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::ecngym::RdmaHostNode")
+                            .SetParent<Node>()
+                            .SetGroupName("Ecngym")
+                            .AddConstructor<RdmaHostNode>();
+    return tid;
+}
+
+RdmaHostNode::RdmaHostNode() = default;
+
+void
+RdmaHostNode::Setup(uint32_t hostIndex, FabricContext* ctx)
+{
+    m_hostIndex = hostIndex;
+    m_ctx = ctx;
+}
+
+void
+RdmaHostNode::StartFlow(QueuePair& qp)
+{
+    const int64_t now = Simulator::Now().GetTimeStep();
+    qp.host = this;
+    qp.started = true;
+    qp.nextSendNs = now;
+    qp.lastProgressNs = now;
+    if (m_ctx->cfg.cc == CcKind::Dcqcn)
+    {
+        qp.cc = std::make_unique<DcqcnRateControl>(&m_ctx->cfg.dcqcn);
+    }
+    else
+    {
+        qp.cc = std::make_unique<DctcpWindowControl>(&m_ctx->cfg.dctcp);
+    }
+    qp.cc->Start(qp, now);
+    qp.activeIndex = static_cast<uint32_t>(m_active.size());
+    m_active.push_back(&qp);
+    ++m_ctx->flowsStarted;
+    m_port->TryTransmit();
+}
+
+void
+RdmaHostNode::OnRateChange(QueuePair& qp)
+{
+    // The pacing gap of the packet in flight was computed with the old rate; keep it (as NICs
+    // do), but a queue pair waiting on a wake-up may now be due earlier.
+    if (!qp.finished && qp.nextSendNs > Simulator::Now().GetTimeStep())
+    {
+        ScheduleWake(qp.nextSendNs);
+    }
+}
+
+FabricPacket*
+RdmaHostNode::PullData(FabricNetDevice* port)
+{
+    const std::size_t n = m_active.size();
+    if (n == 0)
+    {
+        return nullptr;
+    }
+    const int64_t now = Simulator::Now().GetTimeStep();
+    int64_t earliest = INT64_MAX;
+    QueuePair* chosen = nullptr;
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        const std::size_t idx = (m_rrNext + i) % n;
+        QueuePair* qp = m_active[idx];
+        if (qp->sndNxt >= qp->sizeBytes || port->IsPaused(qp->queue))
+        {
+            continue;
+        }
+        if (qp->windowBytes != 0 && qp->sndNxt - qp->sndUna >= qp->windowBytes)
+        {
+            continue; // window-limited: an ACK wakes the port
+        }
+        if (qp->nextSendNs > now)
+        {
+            earliest = std::min(earliest, qp->nextSendNs);
+            continue;
+        }
+        chosen = qp;
+        m_rrNext = static_cast<uint32_t>((idx + 1) % n);
+        break;
+    }
+    if (chosen == nullptr)
+    {
+        if (earliest != INT64_MAX)
+        {
+            ScheduleWake(earliest);
+        }
+        return nullptr;
+    }
+    QueuePair& qp = *chosen;
+    const FabricConfig& cfg = m_ctx->cfg;
+    const uint32_t payload =
+        static_cast<uint32_t>(std::min<uint64_t>(cfg.mtuPayloadBytes, qp.sizeBytes - qp.sndNxt));
+    FabricPacket* p = m_ctx->pool.Allocate();
+    p->kind = PacketKind::Data;
+    p->queue = qp.queue;
+    p->ecnCapable = true;
+    p->wireBytes = payload + cfg.dataHeaderBytes;
+    p->payloadBytes = payload;
+    p->flowId = qp.flowId;
+    p->srcHost = qp.srcHost;
+    p->dstHost = qp.dstHost;
+    p->flowHash = qp.flowHash;
+    p->seq = qp.sndNxt;
+    if (qp.sndNxt < qp.maxSent)
+    {
+        qp.retransmittedBytes += payload;
+        m_ctx->counters.retransmittedBytes += payload;
+    }
+    qp.sndNxt += payload;
+    qp.maxSent = std::max(qp.maxSent, qp.sndNxt);
+    qp.nextSendNs = now + std::llround(p->wireBytes * 8e9 / qp.rateBps);
+    port->CountFlow(&qp.portStamp[0], m_ctx->epoch);
+    qp.cc->OnDataSent(qp, payload, now);
+    if (!qp.rtoArmed)
+    {
+        qp.lastProgressNs = now;
+        ArmRetransmitTimer(qp, cfg.retransmitTimeoutNs);
+    }
+    return p;
+}
+
+void
+RdmaHostNode::ScheduleWake(int64_t atNs)
+{
+    if (m_wakeEvent.IsPending() && m_wakeAtNs <= atNs)
+    {
+        return;
+    }
+    m_wakeEvent.Cancel();
+    m_wakeAtNs = atNs;
+    m_wakeEvent = Simulator::Schedule(NanoSeconds(atNs - Simulator::Now().GetTimeStep()),
+                                      &RdmaHostNode::Wake,
+                                      this);
+}
+
+void
+RdmaHostNode::Wake()
+{
+    m_wakeAtNs = -1;
+    m_port->TryTransmit();
+}
+
+void
+RdmaHostNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
+{
+    switch (p->kind)
+    {
+    case PacketKind::Data:
+        ReceiveData(p);
+        break;
+    case PacketKind::Ack:
+        ReceiveAck(p);
+        break;
+    case PacketKind::Nack:
+        ReceiveNack(p);
+        break;
+    case PacketKind::Cnp: {
+        QueuePair& qp = m_ctx->flows[p->flowId];
+        if (!qp.finished)
+        {
+            qp.cc->OnCongestionNotification(qp, Simulator::Now().GetTimeStep());
+        }
+        break;
+    }
+    case PacketKind::Pfc:
+        break;
+    }
+    m_ctx->pool.Release(p);
+}
+
+void
+RdmaHostNode::SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bool ce)
+{
+    const FabricConfig& cfg = m_ctx->cfg;
+    FabricPacket* c = m_ctx->pool.Allocate();
+    c->kind = kind;
+    c->queue = 0;
+    c->wireBytes = kind == PacketKind::Cnp ? cfg.cnpBytes : cfg.ackBytes;
+    c->flowId = qp.flowId;
+    c->srcHost = qp.dstHost; // control packets travel receiver -> sender
+    c->dstHost = qp.srcHost;
+    c->flowHash = qp.flowHash ^ 0x5bd1e995U;
+    c->seq = seq;
+    c->ce = ce;
+    m_port->Enqueue(c);
+}
+
+void
+RdmaHostNode::ReceiveData(FabricPacket* p)
+{
+    QueuePair& qp = m_ctx->flows[p->flowId];
+    const FabricConfig& cfg = m_ctx->cfg;
+    const int64_t now = Simulator::Now().GetTimeStep();
+    if (p->ce && cfg.ecnFeedback == EcnFeedback::Cnp && now - qp.lastCnpNs >= cfg.cnpIntervalNs)
+    {
+        qp.lastCnpNs = now;
+        SendControl(PacketKind::Cnp, qp, 0, true);
+    }
+    if (p->seq == qp.rcvNxt)
+    {
+        qp.rcvNxt += p->payloadBytes;
+        qp.ceSinceAck |= p->ce;
+        if (++qp.unackedPackets >= cfg.ackIntervalPackets || qp.rcvNxt >= qp.sizeBytes)
+        {
+            SendControl(PacketKind::Ack, qp, qp.rcvNxt, qp.ceSinceAck);
+            qp.unackedPackets = 0;
+            qp.ceSinceAck = false;
+        }
+    }
+    else if (p->seq > qp.rcvNxt)
+    {
+        // Go-back-N: one NACK per gap; the sender's timer covers a lost NACK.
+        if (qp.lastNackSeq != qp.rcvNxt)
+        {
+            qp.lastNackSeq = qp.rcvNxt;
+            SendControl(PacketKind::Nack, qp, qp.rcvNxt, false);
+        }
+    }
+    else
+    {
+        SendControl(PacketKind::Ack, qp, qp.rcvNxt, false); // duplicate: re-acknowledge
+    }
+}
+
+void
+RdmaHostNode::ReceiveAck(FabricPacket* p)
+{
+    QueuePair& qp = m_ctx->flows[p->flowId];
+    if (qp.finished)
+    {
+        return;
+    }
+    const int64_t now = Simulator::Now().GetTimeStep();
+    uint64_t newly = 0;
+    if (p->seq > qp.sndUna)
+    {
+        newly = p->seq - qp.sndUna;
+        qp.sndUna = p->seq;
+        qp.lastProgressNs = now;
+        if (qp.sndNxt < qp.sndUna)
+        {
+            qp.sndNxt = qp.sndUna;
+        }
+    }
+    if (p->ce && m_ctx->cfg.ecnFeedback == EcnFeedback::AckEcho)
+    {
+        qp.cc->OnCongestionNotification(qp, now);
+    }
+    qp.cc->OnAck(qp, newly, p->ce, now);
+    if (qp.sndUna >= qp.sizeBytes)
+    {
+        FinishFlow(qp);
+        return;
+    }
+    if (qp.windowBytes != 0)
+    {
+        m_port->TryTransmit();
+    }
+}
+
+void
+RdmaHostNode::ReceiveNack(FabricPacket* p)
+{
+    QueuePair& qp = m_ctx->flows[p->flowId];
+    if (qp.finished)
+    {
+        return;
+    }
+    if (p->seq > qp.sndUna)
+    {
+        qp.sndUna = p->seq;
+        qp.lastProgressNs = Simulator::Now().GetTimeStep();
+    }
+    if (p->seq < qp.sndNxt)
+    {
+        qp.sndNxt = std::max(p->seq, qp.sndUna); // go back N
+    }
+    m_port->TryTransmit();
+}
+
+void
+RdmaHostNode::ArmRetransmitTimer(QueuePair& qp, int64_t delayNs)
+{
+    qp.rtoArmed = true;
+    qp.rtoEvent =
+        Simulator::Schedule(NanoSeconds(delayNs), &RdmaHostNode::RetransmitTimeout, this, &qp);
+}
+
+void
+RdmaHostNode::RetransmitTimeout(QueuePair* qp)
+{
+    qp->rtoArmed = false;
+    if (qp->finished || qp->sndUna >= qp->sndNxt)
+    {
+        return; // nothing outstanding: the next send re-arms the timer
+    }
+    const int64_t now = Simulator::Now().GetTimeStep();
+    const int64_t rto = m_ctx->cfg.retransmitTimeoutNs;
+    if (now - qp->lastProgressNs >= rto)
+    {
+        qp->sndNxt = qp->sndUna; // go back N
+        qp->lastProgressNs = now;
+        ArmRetransmitTimer(*qp, rto);
+        m_port->TryTransmit();
+    }
+    else
+    {
+        ArmRetransmitTimer(*qp, qp->lastProgressNs + rto - now);
+    }
+}
+
+void
+RdmaHostNode::FinishFlow(QueuePair& qp)
+{
+    qp.finished = true;
+    qp.finishNs = Simulator::Now().GetTimeStep();
+    qp.cc->Stop();
+    qp.rtoEvent.Cancel();
+    qp.rtoArmed = false;
+    // swap-remove from the active list
+    const uint32_t idx = qp.activeIndex;
+    QueuePair* last = m_active.back();
+    m_active[idx] = last;
+    last->activeIndex = idx;
+    m_active.pop_back();
+    if (m_rrNext >= m_active.size())
+    {
+        m_rrNext = 0;
+    }
+    qp.cc.reset();
+    if (++m_ctx->flowsCompleted == m_ctx->flows.size() && m_ctx->stopWhenAllComplete)
+    {
+        Simulator::Stop();
+    }
+}
+
+void
+RdmaHostNode::DoDispose()
+{
+    m_wakeEvent.Cancel();
+    m_active.clear();
+    m_port = nullptr;
+    Node::DoDispose();
+}
+
+} // namespace ecngym
+} // namespace ns3

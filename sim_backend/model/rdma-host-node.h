@@ -1,0 +1,107 @@
+/*
+ * ecngym fabric: a host with an RDMA NIC (queue pairs, pacing, go-back-N, CNP generation).
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef ECNGYM_RDMA_HOST_NODE_H
+#define ECNGYM_RDMA_HOST_NODE_H
+
+#include "fabric-config.h"
+#include "fabric-net-device.h"
+
+#include "ns3/node.h"
+
+#include <vector>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+/**
+ * @brief A server with one RoCEv2 NIC port.
+ *
+ * Sender: one queue pair per flow, started at line rate; when the wire is free the NIC picks the
+ * next queue pair round-robin among those whose pacing time has come and whose window allows,
+ * and builds one MTU-sized packet. Go-back-N: a NACK or a retransmission timeout rewinds snd_nxt
+ * to snd_una. Receiver: in-order delivery, one ACK per `ackIntervalPackets` packets (and for the
+ * last one), CE echoed on ACKs, CNPs at most once per `cnpIntervalNs` per flow (CNP mode), a NACK
+ * on the first out-of-order packet.
+ */
+class RdmaHostNode : public Node, public FabricPortOwner
+{
+  public:
+    /**
+     * @brief Get the type ID.
+     * @return the object TypeId
+     */
+    static TypeId GetTypeId();
+
+    RdmaHostNode();
+
+    /**
+     * @brief Set up the host.
+     * @param hostIndex index of this host in the flow table's host numbering
+     * @param ctx the fabric's shared state
+     */
+    void Setup(uint32_t hostIndex, FabricContext* ctx);
+
+    /** @param port the NIC port */
+    void SetPort(Ptr<FabricNetDevice> port)
+    {
+        m_port = port;
+    }
+
+    /** @return the NIC port */
+    FabricNetDevice* GetPort() const
+    {
+        return PeekPointer(m_port);
+    }
+
+    /** @return index of this host */
+    uint32_t GetHostIndex() const
+    {
+        return m_hostIndex;
+    }
+
+    /**
+     * @brief Start sending a flow now.
+     * @param qp the flow (sender side is this host)
+     */
+    void StartFlow(QueuePair& qp);
+
+    /**
+     * @brief Congestion control changed qp.rateBps: re-pace and make sure the NIC wakes up.
+     * @param qp the queue pair
+     */
+    void OnRateChange(QueuePair& qp);
+
+    void ReceivePacket(FabricNetDevice* port, FabricPacket* p) override;
+    FabricPacket* PullData(FabricNetDevice* port) override;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void ReceiveData(FabricPacket* p);
+    void ReceiveAck(FabricPacket* p);
+    void ReceiveNack(FabricPacket* p);
+    void SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bool ce);
+    void FinishFlow(QueuePair& qp);
+    void ArmRetransmitTimer(QueuePair& qp, int64_t delayNs);
+    void RetransmitTimeout(QueuePair* qp);
+    void ScheduleWake(int64_t atNs);
+    void Wake();
+
+    FabricContext* m_ctx{nullptr};
+    Ptr<FabricNetDevice> m_port;
+    uint32_t m_hostIndex{0};
+    std::vector<QueuePair*> m_active; //!< flows this host is sending
+    uint32_t m_rrNext{0};
+    EventId m_wakeEvent;
+    int64_t m_wakeAtNs{-1};
+};
+
+} // namespace ecngym
+} // namespace ns3
+
+#endif

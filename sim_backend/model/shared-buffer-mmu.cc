@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "shared-buffer-mmu.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+void
+SharedBufferMmu::Setup(uint32_t numPorts, uint8_t numQueues, const Config& config)
+{
+    m_cfg = config;
+    m_numPorts = numPorts;
+    m_numQueues = numQueues;
+    m_ingressBytes.assign(static_cast<std::size_t>(numPorts) * numQueues, 0);
+    m_headroomBytes.assign(static_cast<std::size_t>(numPorts) * numQueues, 0);
+    m_sharedUsed = 0;
+    m_usedBytes = 0;
+}
+
+void
+SharedBufferMmu::SetPfcParameters(double alpha, uint64_t headroomBytes)
+{
+    m_cfg.alpha = alpha;
+    m_cfg.headroomBytes = headroomBytes;
+}
+
+uint64_t
+SharedBufferMmu::GetPfcThreshold() const
+{
+    const uint64_t fixed = m_numPorts * (m_cfg.headroomBytes + m_cfg.reserveBytes) + m_sharedUsed;
+    if (fixed >= m_cfg.bufferBytes)
+    {
+        return 0;
+    }
+    return static_cast<uint64_t>(m_cfg.alpha * static_cast<double>(m_cfg.bufferBytes - fixed));
+}
+
+bool
+SharedBufferMmu::Admit(uint16_t port, uint8_t queue, uint32_t bytes)
+{
+    if (m_usedBytes + bytes > m_cfg.bufferBytes)
+    {
+        return false;
+    }
+    const std::size_t i = Index(port, queue);
+    const uint64_t newIngress = m_ingressBytes[i] + bytes;
+    if (newIngress <= m_cfg.reserveBytes)
+    {
+        m_ingressBytes[i] = newIngress;
+        m_usedBytes += bytes;
+        return true;
+    }
+    const uint64_t threshold = GetPfcThreshold();
+    const uint64_t newShared = newIngress - m_cfg.reserveBytes;
+    if (newShared <= threshold)
+    {
+        m_sharedUsed += newShared - SharedUse(i);
+        m_ingressBytes[i] = newIngress;
+        m_usedBytes += bytes;
+        return true;
+    }
+    if (m_cfg.pfcEnabled && m_headroomBytes[i] + bytes <= m_cfg.headroomBytes)
+    {
+        m_headroomBytes[i] += bytes;
+        m_usedBytes += bytes;
+        return true;
+    }
+    return false;
+}
+
+void
+SharedBufferMmu::Release(uint16_t port, uint8_t queue, uint32_t bytes)
+{
+    const std::size_t i = Index(port, queue);
+    // Headroom drains first: it holds the most recent arrivals of a paused (port, priority), and
+    // emptying it is what allows XON.
+    const uint64_t fromHeadroom = std::min<uint64_t>(m_headroomBytes[i], bytes);
+    m_headroomBytes[i] -= fromHeadroom;
+    const uint64_t rest = bytes - fromHeadroom;
+    if (rest > 0)
+    {
+        const uint64_t before = SharedUse(i);
+        m_ingressBytes[i] -= std::min<uint64_t>(m_ingressBytes[i], rest);
+        m_sharedUsed -= before - SharedUse(i);
+    }
+    m_usedBytes -= bytes;
+}
+
+bool
+SharedBufferMmu::ShouldPause(uint16_t port, uint8_t queue) const
+{
+    if (!m_cfg.pfcEnabled)
+    {
+        return false;
+    }
+    const std::size_t i = Index(port, queue);
+    return m_headroomBytes[i] > 0 || SharedUse(i) >= GetPfcThreshold();
+}
+
+bool
+SharedBufferMmu::ShouldResume(uint16_t port, uint8_t queue) const
+{
+    const std::size_t i = Index(port, queue);
+    return m_headroomBytes[i] == 0 && SharedUse(i) + m_cfg.resumeOffsetBytes <= GetPfcThreshold();
+}
+
+} // namespace ecngym
+} // namespace ns3

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "switch-node.h"
+
+#include "fast-random.h"
+#include "red-aqm-policy.h"
+
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+namespace ecngym
+{
+
+NS_OBJECT_ENSURE_REGISTERED(SwitchNode);
+
+TypeId
+SwitchNode::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::ecngym::SwitchNode")
+                            .SetParent<Node>()
+                            .SetGroupName("Ecngym")
+                            .AddConstructor<SwitchNode>();
+    return tid;
+}
+
+SwitchNode::SwitchNode() = default;
+
+void
+SwitchNode::Setup(uint32_t switchIndex, FabricContext* ctx, std::vector<Ptr<FabricNetDevice>> ports)
+{
+    m_switchIndex = switchIndex;
+    m_ctx = ctx;
+    m_ports = std::move(ports);
+    const FabricConfig& cfg = ctx->cfg;
+    m_hashSalt = SplitMix64(cfg.seed ^ (0xec3e000000000000ULL + switchIndex));
+    m_mmu.Setup(static_cast<uint32_t>(m_ports.size()), cfg.numQueues, cfg.mmu);
+    m_pause.assign(m_ports.size() * cfg.numQueues, PauseState{});
+    m_aqm.clear();
+    for (const auto& port : m_ports)
+    {
+        Ptr<RedAqmPolicy> red = CreateObject<RedAqmPolicy>();
+        red->SetThresholds(cfg.kminBytes, cfg.kmaxBytes, cfg.pmax);
+        red->SetMarkAtDequeue(cfg.markAtDequeue);
+        red->SetStreamSeed(SplitMix64(cfg.seed ^ (0xa9e0000000000000ULL + port->GetPortId())));
+        m_aqm.push_back(red);
+    }
+}
+
+void
+SwitchNode::SetRoutes(std::vector<std::vector<uint16_t>> routes)
+{
+    m_routes = std::move(routes);
+}
+
+FabricNetDevice*
+SwitchNode::Route(const FabricPacket* p) const
+{
+    const std::vector<uint16_t>& next = m_routes[p->dstHost];
+    if (next.size() == 1)
+    {
+        return PeekPointer(m_ports[next[0]]);
+    }
+    const uint64_t h = SplitMix64(m_hashSalt ^ p->flowHash);
+    return PeekPointer(m_ports[next[h % next.size()]]);
+}
+
+void
+SwitchNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
+{
+    FabricNetDevice* egress = Route(p);
+    if (p->kind != PacketKind::Data)
+    {
+        egress->Enqueue(p);
+        return;
+    }
+    const uint16_t inPort = port->GetLocalIndex();
+    const uint8_t q = p->queue;
+    p->ingressPort = inPort;
+    ++p->hop;
+    if (!m_mmu.Admit(inPort, q, p->wireBytes))
+    {
+        ++egress->Telemetry().drops;
+        ++m_ctx->counters.drops;
+        m_ctx->pool.Release(p);
+        return;
+    }
+    AqmContext ctx;
+    ctx.nowNs = Simulator::Now().GetTimeStep();
+    ctx.portId = egress->GetPortId();
+    ctx.queueBytes = egress->GetQueueBytes(q);
+    ctx.portDataBytes = egress->GetDataQueueBytes();
+    ctx.linkRateBps = egress->GetRateBps();
+    const bool wasCe = p->ce;
+    PortAqmPolicy* aqm = PeekPointer(m_aqm[egress->GetLocalIndex()]);
+    if (aqm->OnEnqueue(ctx, *p) == AqmVerdict::Drop)
+    {
+        m_mmu.Release(inPort, q, p->wireBytes);
+        ++egress->Telemetry().drops;
+        ++m_ctx->counters.drops;
+        m_ctx->pool.Release(p);
+        return;
+    }
+    if (p->ce && !wasCe)
+    {
+        ++egress->Telemetry().ecnMarked;
+    }
+    if (p->hop < kMaxHops)
+    {
+        egress->CountFlow(&m_ctx->flows[p->flowId].portStamp[p->hop], m_ctx->epoch);
+    }
+    egress->Enqueue(p);
+    CheckPause(inPort, q);
+}
+
+void
+SwitchNode::NotifyDequeue(FabricNetDevice* port, FabricPacket* p)
+{
+    const uint8_t q = p->queue;
+    m_mmu.Release(p->ingressPort, q, p->wireBytes);
+    AqmContext ctx;
+    ctx.nowNs = Simulator::Now().GetTimeStep();
+    ctx.portId = port->GetPortId();
+    ctx.queueBytes = port->GetQueueBytes(q);
+    ctx.portDataBytes = port->GetDataQueueBytes();
+    ctx.linkRateBps = port->GetRateBps();
+    const bool wasCe = p->ce;
+    m_aqm[port->GetLocalIndex()]->OnDequeue(ctx, *p);
+    if (p->ce && !wasCe)
+    {
+        ++port->Telemetry().ecnMarked;
+    }
+    CheckResume(p->ingressPort, q);
+}
+
+int64_t
+SwitchNode::PauseDurationNs(uint16_t inPort) const
+{
+    // One quantum is the time to send 512 bits at the port's rate.
+    return static_cast<int64_t>(m_ctx->cfg.pauseQuanta * 512.0e9 / m_ports[inPort]->GetRateBps());
+}
+
+void
+SwitchNode::CheckPause(uint16_t inPort, uint8_t queue)
+{
+    PauseState& s = m_pause[inPort * m_ctx->cfg.numQueues + queue];
+    if (s.paused || !m_mmu.ShouldPause(inPort, queue))
+    {
+        return;
+    }
+    s.paused = true;
+    SendPfc(inPort, queue, true);
+    // Real PFC refreshes XOFF before the pause time runs out while congestion lasts.
+    s.refresh = Simulator::Schedule(NanoSeconds(PauseDurationNs(inPort) / 2),
+                                    &SwitchNode::RefreshPause,
+                                    this,
+                                    inPort,
+                                    queue);
+}
+
+void
+SwitchNode::RefreshPause(uint16_t inPort, uint8_t queue)
+{
+    PauseState& s = m_pause[inPort * m_ctx->cfg.numQueues + queue];
+    if (!s.paused)
+    {
+        return;
+    }
+    if (m_mmu.ShouldResume(inPort, queue))
+    {
+        s.paused = false;
+        SendPfc(inPort, queue, false);
+        return;
+    }
+    SendPfc(inPort, queue, true);
+    s.refresh = Simulator::Schedule(NanoSeconds(PauseDurationNs(inPort) / 2),
+                                    &SwitchNode::RefreshPause,
+                                    this,
+                                    inPort,
+                                    queue);
+}
+
+void
+SwitchNode::CheckResume(uint16_t inPort, uint8_t queue)
+{
+    PauseState& s = m_pause[inPort * m_ctx->cfg.numQueues + queue];
+    if (!s.paused || !m_mmu.ShouldResume(inPort, queue))
+    {
+        return;
+    }
+    s.paused = false;
+    s.refresh.Cancel();
+    SendPfc(inPort, queue, false);
+}
+
+void
+SwitchNode::SendPfc(uint16_t inPort, uint8_t queue, bool pause)
+{
+    FabricPacket* f = m_ctx->pool.Allocate();
+    f->kind = PacketKind::Pfc;
+    f->queue = queue;
+    f->wireBytes = m_ctx->cfg.pfcFrameBytes;
+    f->pauseNs = pause ? PauseDurationNs(inPort) : 0;
+    FabricNetDevice* port = PeekPointer(m_ports[inPort]);
+    if (pause)
+    {
+        ++port->Telemetry().pfcPauseSent;
+    }
+    port->EnqueuePfcFrame(f);
+}
+
+void
+SwitchNode::DoDispose()
+{
+    for (auto& s : m_pause)
+    {
+        s.refresh.Cancel();
+    }
+    m_ports.clear();
+    m_aqm.clear();
+    Node::DoDispose();
+}
+
+} // namespace ecngym
+} // namespace ns3

@@ -1,0 +1,127 @@
+/*
+ * ecngym fabric: an output-queued switch with a shared-buffer MMU, PFC, ECN and ECMP.
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef ECNGYM_SWITCH_NODE_H
+#define ECNGYM_SWITCH_NODE_H
+
+#include "fabric-config.h"
+#include "fabric-net-device.h"
+#include "port-aqm-policy.h"
+#include "shared-buffer-mmu.h"
+
+#include "ns3/event-id.h"
+#include "ns3/node.h"
+
+#include <vector>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+/**
+ * @brief A datacenter switch.
+ *
+ * Forwarding: per-destination-host next-hop sets (all shortest paths), one chosen per flow by a
+ * salted hash (ECMP). Data packets are charged to the shared buffer by ingress (port, priority)
+ * (SharedBufferMmu), pass the egress port's AQM policy at enqueue and dequeue, and may trigger
+ * PFC PAUSE towards their ingress port; control packets skip the MMU and use the strict-priority
+ * queue.
+ */
+class SwitchNode : public Node, public FabricPortOwner
+{
+  public:
+    /**
+     * @brief Get the type ID.
+     * @return the object TypeId
+     */
+    static TypeId GetTypeId();
+
+    SwitchNode();
+
+    /**
+     * @brief Set up the switch once all its ports exist.
+     * @param switchIndex index among switches
+     * @param ctx the fabric's shared state
+     * @param ports the switch's ports, in local-index order
+     */
+    void Setup(uint32_t switchIndex, FabricContext* ctx, std::vector<Ptr<FabricNetDevice>> ports);
+
+    /**
+     * @brief Install the forwarding table.
+     * @param routes for each destination host, the local indices of the next-hop ports
+     */
+    void SetRoutes(std::vector<std::vector<uint16_t>> routes);
+
+    /**
+     * @param port local port index
+     * @return the AQM policy of that egress port
+     */
+    PortAqmPolicy* GetAqm(uint16_t port) const
+    {
+        return PeekPointer(m_aqm[port]);
+    }
+
+    /**
+     * @brief Replace the AQM policy of one egress port.
+     * @param port local port index
+     * @param policy the new policy
+     */
+    void SetAqm(uint16_t port, Ptr<PortAqmPolicy> policy)
+    {
+        m_aqm[port] = policy;
+    }
+
+    /** @return the shared-buffer MMU */
+    SharedBufferMmu& Mmu()
+    {
+        return m_mmu;
+    }
+
+    /** @return the switch's ports */
+    const std::vector<Ptr<FabricNetDevice>>& GetPorts() const
+    {
+        return m_ports;
+    }
+
+    /** @return index among switches */
+    uint32_t GetSwitchIndex() const
+    {
+        return m_switchIndex;
+    }
+
+    void ReceivePacket(FabricNetDevice* port, FabricPacket* p) override;
+    void NotifyDequeue(FabricNetDevice* port, FabricPacket* p) override;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    FabricNetDevice* Route(const FabricPacket* p) const;
+    void CheckPause(uint16_t inPort, uint8_t queue);
+    void CheckResume(uint16_t inPort, uint8_t queue);
+    void RefreshPause(uint16_t inPort, uint8_t queue);
+    void SendPfc(uint16_t inPort, uint8_t queue, bool pause);
+    int64_t PauseDurationNs(uint16_t inPort) const;
+
+    struct PauseState
+    {
+        bool paused{false};
+        EventId refresh;
+    };
+
+    FabricContext* m_ctx{nullptr};
+    uint32_t m_switchIndex{0};
+    uint64_t m_hashSalt{0};
+    std::vector<Ptr<FabricNetDevice>> m_ports;
+    std::vector<Ptr<PortAqmPolicy>> m_aqm;
+    std::vector<std::vector<uint16_t>> m_routes;
+    SharedBufferMmu m_mmu;
+    std::vector<PauseState> m_pause; //!< per (ingress port, queue)
+};
+
+} // namespace ecngym
+} // namespace ns3
+
+#endif

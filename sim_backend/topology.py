@@ -1,0 +1,256 @@
+"""Datacenter topologies as node / link tables the fabric builds from.
+
+Hosts come first (host ``i`` is node ``i``), then switches. Every switch has a *layer* name
+(``tor``, ``leaf``, ``spine``, ``edge``, ``agg``, ``core``) so that controllers can act per layer.
+Rates and delays accept human units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ecngym.error import ConfigError, check_range
+from ecngym.units import parse_rate_bps, parse_time_ns
+
+
+@dataclass
+class Topology:
+    """Nodes and full-duplex links.
+
+    Attributes:
+        name: Short description ("leaf_spine(4x4x4)").
+        num_hosts: Hosts are nodes ``0 .. num_hosts-1``.
+        switch_layers: Layer name of each switch, in switch order (node ``num_hosts + i``).
+        link_a, link_b: Node indices of each link's ends.
+        rate_bps: Rate of each link (bits/s).
+        delay_ns: One-way propagation delay of each link (ns).
+    """
+
+    name: str
+    num_hosts: int
+    switch_layers: list[str]
+    link_a: np.ndarray
+    link_b: np.ndarray
+    rate_bps: np.ndarray
+    delay_ns: np.ndarray
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def num_switches(self) -> int:
+        """Number of switches."""
+        return len(self.switch_layers)
+
+    @property
+    def num_nodes(self) -> int:
+        """Hosts plus switches."""
+        return self.num_hosts + self.num_switches
+
+    def is_switch(self) -> np.ndarray:
+        """Return a uint8 array, 1 for switch nodes."""
+        flags = np.zeros(self.num_nodes, dtype=np.uint8)
+        flags[self.num_hosts :] = 1
+        return flags
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> Topology:
+        """Build from a config mapping with a ``kind`` key and that builder's arguments.
+
+        Raises:
+            ConfigError: On an unknown kind or a bad argument.
+        """
+        cfg = dict(cfg)
+        kind = cfg.pop("kind", None)
+        builders = {
+            "incast_star": incast_star,
+            "star": incast_star,
+            "dumbbell": dumbbell,
+            "leaf_spine": leaf_spine,
+            "fat_tree": fat_tree,
+            "hpcc_file": lambda **kw: from_hpcc_file(kw.pop("path"), **kw),
+        }
+        if kind not in builders:
+            raise ConfigError("topology.kind", f"got {kind!r}, allowed: {sorted(builders)}")
+        try:
+            return builders[kind](**cfg)
+        except TypeError as exc:  # unknown or missing argument
+            raise ConfigError("topology", f"bad arguments for {kind!r}: {exc}") from None
+
+
+def _links(
+    pairs: list[tuple[int, int, float, int]], name: str, num_hosts: int, layers: list[str], **params: Any
+) -> Topology:
+    arr = np.array([(a, b) for a, b, _, _ in pairs], dtype=np.uint32).reshape(-1, 2)
+    return Topology(
+        name=name,
+        num_hosts=num_hosts,
+        switch_layers=layers,
+        link_a=np.ascontiguousarray(arr[:, 0]),
+        link_b=np.ascontiguousarray(arr[:, 1]),
+        rate_bps=np.array([r for _, _, r, _ in pairs], dtype=np.float64),
+        delay_ns=np.array([d for _, _, _, d in pairs], dtype=np.int64),
+        params=params,
+    )
+
+
+def _count(name: str, value: Any, low: int = 1, high: int = 100_000) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(name, f"expected an integer, got {value!r}")
+    return int(check_range(name, int(value), low, high))
+
+
+def incast_star(hosts: int = 16, link_rate: Any = "100Gbps", link_delay: Any = "1us") -> Topology:
+    """One switch with ``hosts`` hosts (the incast scenario, HPCC scenario A).
+
+    Raises:
+        ConfigError: If ``hosts`` < 2 or a rate / delay is malformed.
+    """
+    n = _count("topology.hosts", hosts, 2)
+    rate = parse_rate_bps(link_rate, "topology.link_rate")
+    delay = parse_time_ns(link_delay, "topology.link_delay")
+    pairs = [(h, n, rate, delay) for h in range(n)]
+    return _links(pairs, f"incast_star({n})", n, ["tor"], hosts=n, link_rate=rate, link_delay=delay)
+
+
+def dumbbell(
+    left_hosts: int = 4,
+    right_hosts: int = 1,
+    host_rate: Any = "100Gbps",
+    bottleneck_rate: Any = "100Gbps",
+    link_delay: Any = "1us",
+) -> Topology:
+    """Two switches joined by one bottleneck link; hosts ``0..left-1`` on the left.
+
+    Raises:
+        ConfigError: On a bad count, rate or delay.
+    """
+    nl = _count("topology.left_hosts", left_hosts)
+    nr = _count("topology.right_hosts", right_hosts)
+    hr = parse_rate_bps(host_rate, "topology.host_rate")
+    br = parse_rate_bps(bottleneck_rate, "topology.bottleneck_rate")
+    d = parse_time_ns(link_delay, "topology.link_delay")
+    n = nl + nr
+    s_left, s_right = n, n + 1
+    pairs = [(h, s_left, hr, d) for h in range(nl)]
+    pairs += [(nl + h, s_right, hr, d) for h in range(nr)]
+    pairs.append((s_left, s_right, br, d))
+    return _links(pairs, f"dumbbell({nl}x{nr})", n, ["tor", "tor"], left_hosts=nl, right_hosts=nr)
+
+
+def leaf_spine(
+    leaves: int = 4,
+    spines: int = 4,
+    hosts_per_leaf: int = 4,
+    host_rate: Any = "100Gbps",
+    fabric_rate: Any = "100Gbps",
+    host_delay: Any = "1us",
+    fabric_delay: Any = "1us",
+) -> Topology:
+    """A two-tier Clos: every leaf connects to every spine (HPCC scenario C is 4 x 4 x 4).
+
+    Oversubscription = hosts_per_leaf * host_rate / (spines * fabric_rate).
+
+    Raises:
+        ConfigError: On a bad count, rate or delay.
+    """
+    nl = _count("topology.leaves", leaves)
+    ns = _count("topology.spines", spines)
+    hpl = _count("topology.hosts_per_leaf", hosts_per_leaf)
+    hr = parse_rate_bps(host_rate, "topology.host_rate")
+    fr = parse_rate_bps(fabric_rate, "topology.fabric_rate")
+    hd = parse_time_ns(host_delay, "topology.host_delay")
+    fd = parse_time_ns(fabric_delay, "topology.fabric_delay")
+    n = nl * hpl
+    leaf0, spine0 = n, n + nl
+    pairs = [(leaf * hpl + h, leaf0 + leaf, hr, hd) for leaf in range(nl) for h in range(hpl)]
+    pairs += [(leaf0 + leaf, spine0 + s, fr, fd) for leaf in range(nl) for s in range(ns)]
+    return _links(
+        pairs,
+        f"leaf_spine({nl}x{ns}x{hpl})",
+        n,
+        ["leaf"] * nl + ["spine"] * ns,
+        leaves=nl,
+        spines=ns,
+        hosts_per_leaf=hpl,
+        oversubscription=hpl * hr / (ns * fr),
+    )
+
+
+def fat_tree(k: int = 4, link_rate: Any = "100Gbps", link_delay: Any = "1us") -> Topology:
+    """A k-ary fat-tree (Al-Fares et al.): k pods, k^3/4 hosts, 5k^2/4 switches.
+
+    Raises:
+        ConfigError: If ``k`` is not an even number >= 2.
+    """
+    k = _count("topology.k", k, 2, 64)
+    if k % 2:
+        raise ConfigError("topology.k", f"got {k}, must be even")
+    rate = parse_rate_bps(link_rate, "topology.link_rate")
+    d = parse_time_ns(link_delay, "topology.link_delay")
+    half = k // 2
+    n_hosts = k**3 // 4
+    edge0 = n_hosts
+    agg0 = edge0 + k * half
+    core0 = agg0 + k * half
+    pairs = []
+    for pod in range(k):
+        for e in range(half):
+            edge = edge0 + pod * half + e
+            for h in range(half):
+                pairs.append(((pod * half + e) * half + h, edge, rate, d))
+            for a in range(half):
+                pairs.append((edge, agg0 + pod * half + a, rate, d))
+        for a in range(half):
+            for c in range(half):
+                pairs.append((agg0 + pod * half + a, core0 + a * half + c, rate, d))
+    layers = ["edge"] * (k * half) + ["agg"] * (k * half) + ["core"] * (half * half)
+    return _links(pairs, f"fat_tree(k={k})", n_hosts, layers, k=k)
+
+
+def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
+    """Read the HPCC simulator's topology format.
+
+    Line 1: ``nodes switches links``; line 2: the switch ids; then ``src dst rate delay error``.
+    Non-switch nodes are hosts and keep their relative order. Switches directly attached to hosts
+    get layer ``tor`` (or ``host_layer``), the others ``spine``.
+
+    Raises:
+        ConfigError: Naming the file and line of a malformed entry.
+    """
+    path = Path(path)
+    field_name = f"topology.path ({path})"
+    try:
+        lines = [ln.split() for ln in path.read_text().splitlines() if ln.strip()]
+    except OSError as exc:
+        raise ConfigError(field_name, f"cannot read: {exc}") from None
+    try:
+        n_nodes, n_switches, n_links = (int(x) for x in lines[0][:3])
+        switch_ids = [int(x) for x in lines[1]]
+    except (ValueError, IndexError):
+        raise ConfigError(field_name, "line 1-2: expected 'nodes switches links' and switch ids") from None
+    if len(switch_ids) != n_switches or len(lines) - 2 < n_links:
+        raise ConfigError(field_name, "switch or link count does not match the header")
+    is_sw = np.zeros(n_nodes, dtype=bool)
+    is_sw[switch_ids] = True
+    hosts = [i for i in range(n_nodes) if not is_sw[i]]
+    order = hosts + switch_ids
+    new_index = {old: new for new, old in enumerate(order)}
+    pairs = []
+    for ln_no, parts in enumerate(lines[2 : 2 + n_links], start=3):
+        try:
+            a, b = int(parts[0]), int(parts[1])
+            rate = parse_rate_bps(parts[2], f"{field_name} line {ln_no}")
+            delay = parse_time_ns(parts[3], f"{field_name} line {ln_no}")
+        except (ValueError, IndexError):
+            raise ConfigError(field_name, f"line {ln_no}: expected 'src dst rate delay error'") from None
+        if a not in new_index or b not in new_index:
+            raise ConfigError(field_name, f"line {ln_no}: node id out of range")
+        pairs.append((new_index[a], new_index[b], rate, delay))
+    host_set = set(range(len(hosts)))
+    attached = {b for a, b, _, _ in pairs if a in host_set} | {a for a, b, _, _ in pairs if b in host_set}
+    n_h = len(hosts)
+    layers = [host_layer if (n_h + i) in attached else "spine" for i in range(n_switches)]
+    return _links(pairs, f"hpcc_file({path.name})", n_h, layers, path=str(path))

@@ -1,0 +1,92 @@
+"""Parse human units ("100Gbps", "5KB", "10us") into the fabric's internal units.
+
+Inside ecngym everything is bytes, nanoseconds and bits per second. Configs may use human units;
+they are parsed once, at the edge, and a malformed value raises :class:`~ecngym.error.ConfigError`
+naming the field.
+
+Conventions follow the networking literature and the HPCC simulator: ``KB`` = 1000 B, ``KiB`` =
+1024 B, ``MB`` = 10^6 B, ``MiB`` = 2^20 B; rates are decimal (``Gbps`` = 10^9 bit/s).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ecngym.error import ConfigError
+
+_NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+_PATTERN = re.compile(rf"^\s*{_NUMBER}\s*([A-Za-z/]*)\s*$")
+
+_BYTE_UNITS = {
+    "": 1, "b": 1, "B": 1,
+    "KB": 1_000, "kB": 1_000, "KiB": 1_024,
+    "MB": 1_000_000, "MiB": 1 << 20,
+    "GB": 1_000_000_000, "GiB": 1 << 30,
+    "cells": 256, "cell": 256,  # Broadcom Trident-class MMU cell (ByteTuning §2.1)
+}
+_TIME_UNITS = {
+    "": 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
+}
+_RATE_UNITS = {
+    "": 1, "bps": 1, "b/s": 1,
+    "Kbps": 1e3, "kbps": 1e3, "Kb/s": 1e3,
+    "Mbps": 1e6, "Mb/s": 1e6,
+    "Gbps": 1e9, "Gb/s": 1e9, "G": 1e9,
+    "Tbps": 1e12,
+}
+
+
+def _parse(field: str, value: object, units: dict[str, float], kind: str) -> float:
+    if isinstance(value, bool):
+        raise ConfigError(field, f"expected a {kind}, got the boolean {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not isinstance(value, str):
+        raise ConfigError(field, f"expected a {kind} such as {_example(kind)}, got {value!r}")
+    m = _PATTERN.match(value)
+    if m is None or m.group(2) not in units:
+        allowed = ", ".join(u for u in units if u)
+        raise ConfigError(
+            field, f"cannot parse {value!r} as a {kind}; use a number with one of: {allowed}"
+        )
+    return float(m.group(1)) * units[m.group(2)]
+
+
+def _example(kind: str) -> str:
+    return {"size": "'5KB'", "duration": "'10us'", "rate": "'100Gbps'"}[kind]
+
+
+def parse_bytes(value: object, field: str = "value") -> int:
+    """Parse a size ("5KB", "32MiB", 4000) into whole bytes.
+
+    Raises:
+        ConfigError: If the value is malformed, negative or not a whole number of bytes.
+    """
+    b = _parse(field, value, _BYTE_UNITS, "size")
+    if b < 0 or b != int(b):
+        raise ConfigError(field, f"expected a non-negative whole number of bytes, got {value!r}")
+    return int(b)
+
+
+def parse_time_ns(value: object, field: str = "value") -> int:
+    """Parse a duration ("10us", "1ms", 2500) into whole nanoseconds.
+
+    Raises:
+        ConfigError: If the value is malformed, negative or finer than 1 ns.
+    """
+    t = _parse(field, value, _TIME_UNITS, "duration")
+    if t < 0 or abs(t - round(t)) > 1e-6:
+        raise ConfigError(field, f"expected a non-negative whole number of ns, got {value!r}")
+    return int(round(t))
+
+
+def parse_rate_bps(value: object, field: str = "value") -> float:
+    """Parse a link rate ("100Gbps", 25e9) into bits per second.
+
+    Raises:
+        ConfigError: If the value is malformed or not positive.
+    """
+    r = _parse(field, value, _RATE_UNITS, "rate")
+    if not r > 0:
+        raise ConfigError(field, f"expected a positive rate, got {value!r}")
+    return r
