@@ -20,17 +20,15 @@ from rich.table import Table
 
 from ecngym import __version__
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
+from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import read_hpcc_flow_file
 
-HPCC_REFERENCE_FLOWS = (
-    Path(__file__).parent / "sim_backend" / "data" / "hpcc_reference" / "flow_ws50_16h_100g_10ms.txt"
-)
 
 
 def load_trace(spec: str) -> tuple[Any, str]:
     """Return (flow table or Trace, description) for the ``trace`` config field."""
     if spec == "hpcc_reference":
-        flows = read_hpcc_flow_file(HPCC_REFERENCE_FLOWS)
+        flows = read_hpcc_flow_file(hpcc_reference_path("flow_ws50_16h_100g_10ms.txt"))
         flows["start_ns"] -= flows["start_ns"].min()  # the file starts at t = 2 s
         return flows, "HPCC reference WebSearch 50% (605 flows)"
     return spec, spec

@@ -186,7 +186,8 @@ class Fabric:
         """Per-port telemetry since the previous call (one array entry per port id).
 
         Keys: ``interval_start_ns``, ``interval_end_ns`` and arrays ``tx_bytes``,
-        ``tx_data_bytes``, ``tx_data_packets``, ``tx_control_packets``, ``mean_queue_bytes``
+        ``tx_data_bytes``, ``tx_data_packets``, ``tx_control_packets``, ``enqueued_data_packets``
+        (data packets that joined the port's queues), ``mean_queue_bytes``
         (time-average of data-queue bytes), ``max_queue_bytes``, ``queue_bytes`` (now),
         ``ecn_marked_packets``, ``pfc_pause_sent``, ``pfc_pause_received``, ``paused_ns``,
         ``drops``, ``distinct_flows``, and ``utilization`` (tx bits / (rate x interval)).

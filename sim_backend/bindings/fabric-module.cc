@@ -53,6 +53,7 @@ TelemetryToDict(TelemetrySnapshot&& s)
     d["tx_data_bytes"] = ToNumpy(std::move(s.txDataBytes));
     d["tx_data_packets"] = ToNumpy(std::move(s.txDataPackets));
     d["tx_control_packets"] = ToNumpy(std::move(s.txControlPackets));
+    d["enqueued_data_packets"] = ToNumpy(std::move(s.enqueuedDataPackets));
     d["mean_queue_bytes"] = ToNumpy(std::move(s.meanQueueBytes));
     d["max_queue_bytes"] = ToNumpy(std::move(s.maxQueueBytes));
     d["queue_bytes"] = ToNumpy(std::move(s.queueBytes));

@@ -464,6 +464,7 @@ Fabric::ReadTelemetry()
     s.txDataBytes.resize(n);
     s.txDataPackets.resize(n);
     s.txControlPackets.resize(n);
+    s.enqueuedDataPackets.resize(n);
     s.meanQueueBytes.resize(n);
     s.maxQueueBytes.resize(n);
     s.queueBytes.resize(n);
@@ -480,6 +481,7 @@ Fabric::ReadTelemetry()
         s.txDataBytes[i] = t.txDataBytes;
         s.txDataPackets[i] = t.txDataPackets;
         s.txControlPackets[i] = t.txControlPackets;
+        s.enqueuedDataPackets[i] = t.enqueuedDataPackets;
         s.meanQueueBytes[i] = span > 0 ? t.queueByteNs / span : 0.0;
         s.maxQueueBytes[i] = t.maxQueueBytes;
         s.queueBytes[i] = m_ports[i]->GetDataQueueBytes();

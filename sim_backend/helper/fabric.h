@@ -23,7 +23,7 @@ struct TelemetrySnapshot
 {
     int64_t intervalStartNs{0};
     int64_t intervalEndNs{0};
-    std::vector<uint64_t> txBytes, txDataBytes, txDataPackets, txControlPackets;
+    std::vector<uint64_t> txBytes, txDataBytes, txDataPackets, txControlPackets, enqueuedDataPackets;
     std::vector<double> meanQueueBytes;
     std::vector<uint64_t> maxQueueBytes, queueBytes;
     std::vector<uint64_t> ecnMarked, pfcPauseSent, pfcPauseReceived;

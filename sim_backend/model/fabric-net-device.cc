@@ -62,6 +62,7 @@ FabricNetDevice::Enqueue(FabricPacket* p)
     {
         AdvanceQueueIntegral(now);
         m_dataBytes += p->wireBytes;
+        ++m_tel.enqueuedDataPackets;
         m_tel.maxQueueBytes = std::max(m_tel.maxQueueBytes, m_dataBytes);
     }
     if (f.tail == nullptr)

@@ -24,6 +24,7 @@ struct PortTelemetry
     uint64_t txDataBytes{0};      //!< wire bytes of data packets
     uint64_t txDataPackets{0};    //!< data packets sent
     uint64_t txControlPackets{0}; //!< ACK / NACK / CNP / PFC packets sent
+    uint64_t enqueuedDataPackets{0}; //!< data packets that joined a data queue of this port
     double queueByteNs{0};        //!< integral of data-queue bytes over time (byte·ns)
     uint64_t maxQueueBytes{0};    //!< maximum data-queue occupancy seen in the interval
     uint64_t ecnMarked{0};        //!< data packets CE-marked by this port's AQM policy
