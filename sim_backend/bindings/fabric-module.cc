@@ -151,6 +151,12 @@ NB_MODULE(_fabric, m)
         .def_rw("pmax", &FabricConfig::pmax)
         .def_rw("mark_at_dequeue", &FabricConfig::markAtDequeue);
 
+    m.def("bare_event_loop_rate",
+          &MeasureBareEventRate,
+          "events"_a,
+          "Events per second of a bare ns-3 event loop (self-rescheduling no-op events).",
+          nb::call_guard<nb::gil_scoped_release>());
+
     nb::class_<Fabric>(m, "Fabric")
         .def(nb::init<const FabricConfig&>(), "config"_a)
         .def(

@@ -8,6 +8,7 @@
 #include "ns3/simulator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -30,6 +31,17 @@ void
 StopSimulator()
 {
     Simulator::Stop();
+}
+
+uint64_t g_bareEventsLeft = 0;
+
+void
+BareTick()
+{
+    if (--g_bareEventsLeft > 0)
+    {
+        Simulator::Schedule(NanoSeconds(1), &BareTick);
+    }
 }
 
 std::string
@@ -681,6 +693,30 @@ Fabric::PortSwitchIndex() const
         v[i] = m_nodeToSwitch[m_portNode[i]];
     }
     return v;
+}
+
+double
+MeasureBareEventRate(uint64_t events)
+{
+    if (g_fabricAlive)
+    {
+        throw std::runtime_error("cannot measure the bare event loop while a Fabric is alive");
+    }
+    if (events == 0)
+    {
+        throw std::invalid_argument("events must be > 0");
+    }
+    ObjectFactory scheduler;
+    scheduler.SetTypeId("ns3::PriorityQueueScheduler");
+    Simulator::SetScheduler(scheduler);
+    g_bareEventsLeft = events;
+    Simulator::Schedule(NanoSeconds(1), &BareTick);
+    const auto start = std::chrono::steady_clock::now();
+    Simulator::Run();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Simulator::Destroy();
+    return static_cast<double>(events) / seconds;
 }
 
 void

@@ -200,6 +200,15 @@ class Fabric
     bool m_destroyed{false};
 };
 
+/**
+ * @brief Measure this machine's bare ns-3 event-loop rate: trivial self-rescheduling events on
+ *        the same scheduler the fabric uses. The limit the fabric's speed is read against.
+ * @param events number of events to run
+ * @return events per wall-clock second
+ * @throws std::runtime_error if a Fabric is alive (the simulator is a process-wide singleton)
+ */
+double MeasureBareEventRate(uint64_t events);
+
 } // namespace ecngym
 } // namespace ns3
 

@@ -104,7 +104,9 @@ bool
 SharedBufferMmu::ShouldResume(uint16_t port, uint8_t queue) const
 {
     const std::size_t i = Index(port, queue);
-    return m_headroomBytes[i] == 0 && SharedUse(i) + m_cfg.resumeOffsetBytes <= GetPfcThreshold();
+    const uint64_t shared = SharedUse(i);
+    return m_headroomBytes[i] == 0 &&
+           (shared == 0 || shared + m_cfg.resumeOffsetBytes <= GetPfcThreshold());
 }
 
 } // namespace ecngym

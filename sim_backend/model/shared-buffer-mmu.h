@@ -26,7 +26,8 @@ namespace ecngym
  * With PFC off, bytes beyond T are dropped (the dynamic threshold is then a drop threshold).
  *
  * PFC: a (port, priority) asks for XOFF when it uses headroom or its shared use reaches T, and for
- * XON once its headroom is empty and its shared use is at least `resumeOffsetBytes` below T.
+ * XON once its headroom is empty and its shared use is zero or at least `resumeOffsetBytes` below
+ * T.
  * Control packets (queue 0) are not charged.
  */
 class SharedBufferMmu
