@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+from ecngym.error import EcnGymError
+
 # command words -> "module:function" (imported lazily: `ecngym --help` must stay instant)
 _COMMANDS: dict[tuple[str, ...], str] = {
     ("run",): "ecngym.experiment:run_main",
@@ -43,7 +45,11 @@ def main(argv: list[str] | None = None) -> int:
             func = getattr(importlib.import_module(module_name), func_name)
             # Hydra reads sys.argv itself: leave it exactly the command's own arguments.
             sys.argv = [f"ecngym {' '.join(words)}", *args[len(words) :]]
-            result = func()
+            try:
+                result = func()
+            except EcnGymError as exc:  # bad input: a clear message, no traceback
+                print(f"ecngym {' '.join(words)}: error: {exc}", file=sys.stderr)
+                return 2
             return int(result or 0)
     print(f"ecngym: unknown command {' '.join(args)!r}\n\n{_usage()}", file=sys.stderr)
     return 2

@@ -1,0 +1,151 @@
+"""Flow-size distributions: empirical CDFs shipped with the package, user CDF files, fixed size.
+
+A CDF file has one ``size_bytes cdf`` pair per line, ``#`` comments allowed. The CDF column is in
+percent (HPCC ``traffic_gen`` format, last value 100) or a fraction (HKUST-SING TrafficGenerator
+format, last value 1). Sampling is inverse-CDF with *linear interpolation* between points, as both
+generators do; sizes are rounded up to whole bytes (at least 1).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ecngym.error import ConfigError
+
+CDF_DIR = Path(__file__).parent / "cdf"
+
+#: Built-in workloads: name -> CDF file in ``workloads/cdf`` (provenance in each file's header).
+BUILTIN_CDFS: dict[str, str] = {
+    "websearch": "websearch.txt",
+    "datamining": "datamining.txt",
+    "fb_hadoop": "fb_hadoop.txt",
+    "alibaba_storage": "alibaba_storage.txt",
+    "google_rpc": "google_rpc.txt",
+    "pred_workload1": "pred_workload1.txt",
+    "pred_workload2": "pred_workload2.txt",
+}
+
+
+@dataclass(frozen=True)
+class FlowSizeDistribution:
+    """A piecewise-linear flow-size CDF.
+
+    Attributes:
+        name: Workload name (or the CDF file's path).
+        sizes_bytes: Support points, non-decreasing.
+        cdf: Cumulative probability at each point, non-decreasing, ending at 1.
+    """
+
+    name: str
+    sizes_bytes: np.ndarray
+    cdf: np.ndarray
+
+    @property
+    def mean_bytes(self) -> float:
+        """Mean flow size of the piecewise-linear CDF (exact: segment midpoints)."""
+        s, p = self.sizes_bytes, self.cdf
+        return float(p[0] * s[0] + np.sum(np.diff(p) * (s[1:] + s[:-1]) / 2))
+
+    def cdf_at(self, size_bytes: np.ndarray | float) -> np.ndarray:
+        """The CDF evaluated at ``size_bytes`` (for goodness-of-fit tests)."""
+        return np.interp(size_bytes, self.sizes_bytes, self.cdf, left=0.0, right=1.0)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Draw ``n`` flow sizes (int64 bytes, >= 1) by inverse-CDF sampling."""
+        u = rng.random(n)
+        # np.interp needs strictly increasing xp: keep the last point of each flat CDF run.
+        keep = np.append(np.diff(self.cdf) > 0, True)
+        sizes = np.interp(u, self.cdf[keep], self.sizes_bytes[keep])
+        return np.maximum(1, np.ceil(sizes)).astype(np.int64)
+
+
+def fixed_size(size_bytes: int) -> FlowSizeDistribution:
+    """A degenerate distribution: every flow has ``size_bytes`` bytes.
+
+    Raises:
+        ConfigError: If the size is not a positive integer.
+    """
+    if isinstance(size_bytes, bool) or int(size_bytes) != size_bytes or size_bytes < 1:
+        raise ConfigError("workload.size", f"fixed flow size must be a positive integer, got {size_bytes!r}")
+    s = float(size_bytes)
+    return FlowSizeDistribution(f"fixed({int(size_bytes)}B)", np.array([s, s]), np.array([0.0, 1.0]))
+
+
+def load_cdf_file(path: str | Path, name: str | None = None) -> FlowSizeDistribution:
+    """Read and validate a CDF file.
+
+    Raises:
+        ConfigError: Naming the file and the line of a malformed, negative or non-monotone entry.
+    """
+    path = Path(path)
+    field = f"workload.cdf_file ({path})"
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(field, f"cannot read: {exc}") from None
+    sizes, probs, lines = [], [], []
+    for line_no, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        try:
+            if len(parts) < 2:
+                raise ValueError
+            size, prob = float(parts[0]), float(parts[1])
+        except ValueError:
+            raise ConfigError(field, f"line {line_no}: expected 'size_bytes cdf', got {raw.strip()!r}") from None
+        if not (np.isfinite(size) and np.isfinite(prob)) or size < 0 or prob < 0:
+            raise ConfigError(field, f"line {line_no}: size and cdf must be finite and >= 0")
+        if sizes and (size < sizes[-1] or prob < probs[-1]):
+            raise ConfigError(field, f"line {line_no}: not monotone (size {size:g} cdf {prob:g} after "
+                                     f"size {sizes[-1]:g} cdf {probs[-1]:g})")
+        sizes.append(size)
+        probs.append(prob)
+        lines.append(line_no)
+    if len(sizes) < 2:
+        raise ConfigError(field, "needs at least two points")
+    top = probs[-1]
+    if abs(top - 100.0) < 1e-9:
+        scale = 100.0
+    elif abs(top - 1.0) < 1e-12:
+        scale = 1.0
+    else:
+        raise ConfigError(field, f"line {lines[-1]}: the CDF must end at 100 (percent) or 1 (fraction), got {top:g}")
+    if sizes[-1] <= 0:
+        raise ConfigError(field, f"line {lines[-1]}: the largest flow size must be > 0")
+    return FlowSizeDistribution(name or str(path), np.array(sizes), np.array(probs) / scale)
+
+
+def get_distribution(
+    workload: str, *, cdf_file: str | Path | None = None, size_bytes: int | None = None
+) -> FlowSizeDistribution:
+    """Resolve a workload name to its distribution.
+
+    Args:
+        workload: A built-in name (see :data:`BUILTIN_CDFS`), ``"fixed"`` (needs ``size_bytes``)
+            or ``"custom"`` (needs ``cdf_file``).
+        cdf_file: A user CDF file for ``"custom"``.
+        size_bytes: The flow size for ``"fixed"``.
+
+    Raises:
+        ConfigError: On an unknown name (with the closest known one suggested) or missing argument.
+    """
+    if workload == "fixed":
+        if size_bytes is None:
+            raise ConfigError("workload.size", "workload 'fixed' needs a flow size (workload.size=64KB)")
+        return fixed_size(size_bytes)
+    if workload == "custom":
+        if cdf_file is None:
+            raise ConfigError("workload.cdf_file", "workload 'custom' needs a CDF file path")
+        return load_cdf_file(cdf_file)
+    if workload in BUILTIN_CDFS:
+        return load_cdf_file(CDF_DIR / BUILTIN_CDFS[workload], name=workload)
+    known = [*BUILTIN_CDFS, "fixed", "custom"]
+    close = difflib.get_close_matches(str(workload), known, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ConfigError("workload.name", f"unknown workload {workload!r}; known: {known}.{hint}")
