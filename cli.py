@@ -8,7 +8,10 @@ Commands
 run             the main job on a small default scenario (see README)
 trace generate  generate a hashed traffic trace from Hydra overrides
 trace inspect   print a trace's flows, achieved load, size percentiles and hash
+eval            run one controller on one scenario and print the summary (Hydra)
+train           train an SB3 algorithm (DQN / PPO) on an env (Hydra)
 bench fabric    replay the HPCC reference scenarios and print speed / fidelity figures
+bench env       env steps per second (1 and 2 processes), overhead share, peak RSS
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from ecngym.error import EcnGymError
 # command words -> "module:function" (imported lazily: `ecngym --help` must stay instant)
 _COMMANDS: dict[tuple[str, ...], str] = {
     ("run",): "ecngym.experiment:run_main",
+    ("eval",): "ecngym.experiment:eval_main",
+    ("train",): "ecngym.experiment:train_main",
+    ("bench", "env"): "ecngym.envs.bench:main",
     ("trace", "generate"): "ecngym.workloads.cli:generate_main",
     ("trace", "inspect"): "ecngym.workloads.cli:inspect_main",
     ("bench", "fabric"): "ecngym.sim_backend.bench:main",
@@ -50,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
             except EcnGymError as exc:  # bad input: a clear message, no traceback
                 print(f"ecngym {' '.join(words)}: error: {exc}", file=sys.stderr)
                 return 2
+            except SystemExit as exc:  # Hydra reports a failed job and exits
+                return exc.code if isinstance(exc.code, int) else 1
             return int(result or 0)
     print(f"ecngym: unknown command {' '.join(args)!r}\n\n{_usage()}", file=sys.stderr)
     return 2

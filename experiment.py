@@ -88,3 +88,106 @@ def run_main(cfg: DictConfig) -> None:
         {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
          "summary": summary.to_dict(orient="records")}, indent=2, default=str))
     console.print(f"results: {out}")
+
+
+# ---------------------------------------------------------------------- eval / train
+def make_controller(cfg: DictConfig) -> Any:
+    """Build the controller named by ``cfg.controller``.
+
+    Raises:
+        ConfigError: On an unknown kind.
+    """
+    from ecngym.error import ConfigError
+
+    kind = cfg.controller.kind
+    if kind == "static":
+        from ecngym.baselines import StaticEcnController
+
+        setting = cfg.controller.setting
+        setting = OmegaConf.to_container(setting) if OmegaConf.is_config(setting) else setting
+        return StaticEcnController(setting, dctcp_lambda=float(cfg.controller.get("dctcp_lambda", 1 / 7)))
+    if kind == "sb3":
+        from ecngym.agents import SB3Controller
+
+        return SB3Controller(cfg.controller.path, cfg.controller.algorithm,
+                             deterministic=bool(cfg.controller.get("deterministic", True)))
+    raise ConfigError("controller.kind", f"got {kind!r}, allowed: 'static', 'sb3'")
+
+
+def make_env(env_cfg: DictConfig, extra: dict[str, Any] | None = None) -> Any:
+    """``gymnasium.make`` the configured env id with its keyword overrides."""
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401  (registers the ids)
+
+    kwargs = OmegaConf.to_container(env_cfg.kwargs, resolve=True) if env_cfg.get("kwargs") else {}
+    if extra:
+        kwargs = {**kwargs, **extra}
+    return gym.make(env_cfg.id, **kwargs)
+
+
+def _env_for(controller: Any, cfg: DictConfig) -> Any:
+    """The eval env; a static controller's setting joins the ECN templates if it is not one."""
+    env = make_env(cfg.env)
+    if hasattr(controller, "target") and env.unwrapped.scenario.actions.cfg.type == "discrete":
+        from ecngym.envs.action import EcnSetting
+
+        kmin, kmax, pmax = controller.target(env)
+        if EcnSetting(kmin, kmax, pmax) not in env.unwrapped.scenario.actions.templates:
+            env.close()
+            action = dict(OmegaConf.to_container(cfg.env.kwargs, resolve=True).get("action", {})
+                          if cfg.env.get("kwargs") else {})
+            env = make_env(cfg.env, {"action": {**action, "static_default": [kmin, kmax, pmax]}})
+    return env
+
+
+@hydra.main(version_base="1.3", config_path="configs", config_name="eval")
+def eval_main(cfg: DictConfig) -> None:
+    """``ecngym eval``: run one controller on one scenario and print the summary."""
+    console = Console()
+    controller = make_controller(cfg)
+    env = _env_for(controller, cfg)
+    rows = []
+    try:
+        for episode in range(int(cfg.episodes)):
+            with console.status(f"{controller.name} on {cfg.env.id}: episode {episode + 1}/{cfg.episodes}"):
+                from ecngym.envs.rollout import run_episode
+
+                summary, _, ret = run_episode(env, controller, seed=int(cfg.seed) + episode)
+            rows.append({"controller": controller.name, "env": cfg.env.id, "episode": episode,
+                         "seed": int(cfg.seed) + episode, "return": ret, **summary})
+    finally:
+        env.close()
+    table = Table(title=f"{controller.name} on {cfg.env.id}")
+    table.add_column("metric")
+    for r in rows:
+        table.add_column(f"episode {r['episode']}", justify="right")
+    keys = ["return", "flows_finished", "flows_total", "slowdown_avg_all", "slowdown_p50_all",
+            "slowdown_p99_all", "slowdown_p99_<100KB", "slowdown_p99_100KB-1MB", "slowdown_p99_>1MB",
+            "queue_mean_bytes", "queue_p99_bytes", "utilization", "pfc_paused_fraction",
+            "marked_fraction", "trace_hash"]
+    for k in keys:
+        table.add_row(k, *[f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k])[:12] for r in rows])
+    console.print(table)
+    out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
+    pd.DataFrame(rows).to_csv(out / "eval.csv", index=False)
+    (out / "eval.json").write_text(json.dumps({"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
+                                               "episodes": rows}, indent=2, default=str))
+    console.print(f"results: {out}")
+
+
+@hydra.main(version_base="1.3", config_path="configs", config_name="train")
+def train_main(cfg: DictConfig) -> None:
+    """``ecngym train``: train an SB3 algorithm (DQN / PPO) on an env and save the model."""
+    from functools import partial
+
+    from ecngym.agents import train
+
+    out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
+    hyper = OmegaConf.to_container(cfg.hyperparams, resolve=True) if cfg.get("hyperparams") else {}
+    path = train(partial(make_env, cfg.env), cfg.algorithm, int(cfg.total_timesteps), int(cfg.seed), out,
+                 n_envs=int(cfg.n_envs), hyperparams=hyper, progress_bar=bool(cfg.progress_bar))
+    (out / "train.json").write_text(json.dumps({"version": __version__, "model": str(path),
+                                                "config": OmegaConf.to_container(cfg, resolve=True)}, indent=2))
+    Console().print(f"model: {path}\nevaluate: ecngym eval env={cfg.env.name} controller=sb3 "
+                    f"controller.algorithm={cfg.algorithm} controller.path={path}")

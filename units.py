@@ -10,6 +10,7 @@ Conventions follow the networking literature and the HPCC simulator: ``KB`` = 10
 
 from __future__ import annotations
 
+import numbers
 import re
 
 from ecngym.error import ConfigError
@@ -39,7 +40,7 @@ _RATE_UNITS = {
 def _parse(field: str, value: object, units: dict[str, float], kind: str) -> float:
     if isinstance(value, bool):
         raise ConfigError(field, f"expected a {kind}, got the boolean {value!r}")
-    if isinstance(value, (int, float)):
+    if isinstance(value, numbers.Real):  # int, float and numpy scalars
         return float(value)
     if not isinstance(value, str):
         raise ConfigError(field, f"expected a {kind} such as {_example(kind)}, got {value!r}")

@@ -227,10 +227,13 @@ class Fabric:
         kmin_b = _broadcast_bytes(kmin, n, "kmin")
         kmax_b = _broadcast_bytes(kmax, n, "kmax")
         pmax_a = np.broadcast_to(np.asarray(pmax, dtype=np.float64), (n,)).copy()
-        for i in range(n):
-            check_range("pmax", float(pmax_a[i]), 0.0, 1.0)
-            if kmin_b[i] > kmax_b[i]:
-                raise ConfigError("kmax", f"got {kmax_b[i]} B below kmin {kmin_b[i]} B (port {ports[i]})")
+        bad = np.flatnonzero(~((pmax_a >= 0.0) & (pmax_a <= 1.0)))
+        if len(bad):
+            raise ConfigError("pmax", f"got {pmax_a[bad[0]]!r} for port {ports[bad[0]]}, allowed range is [0, 1]")
+        bad = np.flatnonzero(kmin_b > kmax_b)
+        if len(bad):
+            i = bad[0]
+            raise ConfigError("kmax", f"got {kmax_b[i]} B below kmin {kmin_b[i]} B (port {ports[i]})")
         self.sim.set_red(ports.astype(np.uint32), kmin_b, kmax_b, pmax_a)
 
     def get_red(self) -> dict[str, np.ndarray]:
@@ -271,6 +274,12 @@ class Fabric:
 
 
 def _broadcast_bytes(value: Any, n: int, name: str) -> np.ndarray:
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":  # fast path: already bytes
+        if value.shape != (n,):
+            raise ConfigError(name, f"expected {n} values (one per target), got shape {value.shape}")
+        if np.any(value < 0) or np.any(value != np.round(value)):
+            raise ConfigError(name, "byte counts must be non-negative whole numbers")
+        return value.astype(np.uint64)
     if isinstance(value, (str, int, float, np.integer, np.floating)):
         return np.full(n, parse_bytes(value, name), dtype=np.uint64)
     values = list(value)

@@ -1,0 +1,102 @@
+"""Stable-Baselines3 policies as controllers, and the training entry point behind ``ecngym train``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ecngym.error import ConfigError
+
+ALGORITHMS = ("dqn", "ppo")
+
+
+def algorithm_class(name: str) -> Any:
+    """The SB3 class for ``"dqn"`` or ``"ppo"``.
+
+    Raises:
+        ConfigError: On another name.
+    """
+    from stable_baselines3 import DQN, PPO
+
+    classes = {"dqn": DQN, "ppo": PPO}
+    if name not in classes:
+        raise ConfigError("agent.algorithm", f"got {name!r}, allowed: {list(classes)}")
+    return classes[name]
+
+
+class SB3Controller:
+    """A trained SB3 model acting (deterministically) on the observation.
+
+    Args:
+        path: The ``.zip`` saved by ``ecngym train``.
+        algorithm: ``"dqn"`` or ``"ppo"`` (the model's class).
+        deterministic: Greedy actions (default) or sampled ones.
+        interval_steps: Act every this many env steps.
+
+    Raises:
+        ConfigError: If the file is missing.
+    """
+
+    def __init__(self, path: str | Path, algorithm: str = "ppo", deterministic: bool = True,
+                 interval_steps: int = 1) -> None:
+        path = Path(path)
+        if not path.exists() and not path.with_suffix(".zip").exists():
+            raise ConfigError("controller.path", f"no saved model at {path}")
+        self.model = algorithm_class(algorithm).load(str(path), device="cpu")
+        self.deterministic = deterministic
+        self.interval_steps = interval_steps
+        self.name = f"sb3_{algorithm}"
+
+    def reset(self, env: Any) -> None:
+        """Check that the model fits the env's spaces.
+
+        Raises:
+            ConfigError: If the observation or action space differs from the model's.
+        """
+        if self.model.observation_space.shape != env.observation_space.shape:
+            raise ConfigError("controller.path", f"model observes {self.model.observation_space.shape}, "
+                                                 f"env gives {env.observation_space.shape}")
+        if self.model.action_space != env.action_space:
+            raise ConfigError("controller.path", f"model acts in {self.model.action_space}, env expects "
+                                                 f"{env.action_space}")
+
+    def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
+        """The policy's action."""
+        action, _ = self.model.predict(observation, deterministic=self.deterministic)
+        return action.item() if np.ndim(action) == 0 else action
+
+
+def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out_dir: Path,
+          n_envs: int = 1, hyperparams: dict[str, Any] | None = None, progress_bar: bool = True) -> Path:
+    """Train an SB3 algorithm and save the model.
+
+    Args:
+        env_factory: Zero-argument callable returning a fresh env (one fabric per process).
+        algorithm: ``"dqn"`` or ``"ppo"``.
+        total_timesteps: Environment steps to train for.
+        seed: Seed of the algorithm and the envs.
+        out_dir: Where ``model.zip`` is written.
+        n_envs: Parallel envs (``SubprocVecEnv`` when > 1, one fabric per process).
+        hyperparams: Keyword arguments of the SB3 algorithm.
+        progress_bar: Show SB3's progress bar.
+
+    Returns:
+        The saved model's path.
+    """
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    cls = algorithm_class(algorithm)
+    vec_cls = SubprocVecEnv if n_envs > 1 else DummyVecEnv
+    venv = make_vec_env(env_factory, n_envs=n_envs, seed=seed, vec_env_cls=vec_cls)
+    try:
+        model = cls("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **(hyperparams or {}))
+        model.learn(total_timesteps=total_timesteps, progress_bar=progress_bar)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / "model.zip"
+        model.save(str(path))
+    finally:
+        venv.close()
+    return path

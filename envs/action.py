@@ -1,0 +1,146 @@
+"""Actions -> ECN settings: discrete templates or a continuous box, per port / layer / all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from gymnasium import spaces
+
+from ecngym.envs.config import ActionConfig
+from ecngym.error import ConfigError, InvalidAction, check_range
+from ecngym.units import parse_bytes
+
+REFERENCE_RATE_BPS = 100e9
+
+
+@dataclass
+class EcnSetting:
+    """One (Kmin, Kmax, Pmax) setting in bytes."""
+
+    kmin_bytes: int
+    kmax_bytes: int
+    pmax: float
+
+
+class EcnActionMapper:
+    """Builds the action space and turns actions into per-port ECN settings.
+
+    Args:
+        cfg: Action configuration.
+        ports: Controlled switch egress port ids.
+        port_layers: Layer name of each controlled port.
+        port_rates_bps: Line rate of each controlled port.
+        static_default: The fabric's own ECN setting (always a template).
+
+    Raises:
+        ConfigError: On a bad type, scope, template or range.
+    """
+
+    def __init__(self, cfg: ActionConfig, ports: np.ndarray, port_layers: np.ndarray,
+                 port_rates_bps: np.ndarray, static_default: EcnSetting) -> None:
+        self.cfg = cfg
+        self.ports = ports
+        if cfg.type not in ("discrete", "continuous"):
+            raise ConfigError("env.action.type", f"got {cfg.type!r}, allowed: 'discrete', 'continuous'")
+        if cfg.scope not in ("all", "layer", "port"):
+            raise ConfigError("env.action.scope", f"got {cfg.scope!r}, allowed: 'all', 'layer', 'port'")
+        if cfg.scope == "all":
+            self.groups = np.zeros(len(ports), dtype=np.int64)
+            self.group_names = ["all"]
+        elif cfg.scope == "layer":
+            self.group_names = sorted(set(port_layers))
+            self.groups = np.array([self.group_names.index(layer) for layer in port_layers])
+        else:
+            self.groups = np.arange(len(ports))
+            self.group_names = [f"port{p}" for p in ports]
+        self.n_units = len(self.group_names)
+        self.rate_scale = (port_rates_bps / REFERENCE_RATE_BPS) if cfg.scale_with_rate else np.ones(len(ports))
+        if cfg.type == "discrete":
+            self.templates = self._templates(static_default)
+            n = len(self.templates)
+            self.space = spaces.Discrete(n) if self.n_units == 1 else spaces.MultiDiscrete([n] * self.n_units)
+        else:
+            self.kmin_lo, self.kmin_hi = self._range("kmin_range", cfg.kmin_range)
+            self.span_lo, self.span_hi = self._range("kmax_span_range", cfg.kmax_span_range)
+            self.pmax_lo, self.pmax_hi = (float(check_range("env.action.pmax_range", float(v), 0, 1))
+                                          for v in cfg.pmax_range)
+            if self.pmax_lo > self.pmax_hi:
+                raise ConfigError("env.action.pmax_range", "low must be <= high")
+            self.space = spaces.Box(-1.0, 1.0, shape=(self.n_units, 3), dtype=np.float32)
+        self.static_index = 0 if cfg.type == "continuous" else self._index_of(static_default)
+
+    # ------------------------------------------------------------------ construction
+    def _templates(self, default: EcnSetting) -> list[EcnSetting]:
+        out = []
+        entries = list(self.cfg.templates) + [self.cfg.static_default or
+                                              [default.kmin_bytes, default.kmax_bytes, default.pmax]]
+        for i, t in enumerate(entries):
+            field = f"env.action.templates[{i}]"
+            if len(t) != 3:
+                raise ConfigError(field, f"expected [kmin, kmax, pmax], got {t!r}")
+            kmin, kmax = parse_bytes(t[0], field), parse_bytes(t[1], field)
+            pmax = float(check_range(field + ".pmax", float(t[2]), 0.0, 1.0))
+            if kmax < kmin:
+                raise ConfigError(field, f"kmax {kmax} B < kmin {kmin} B")
+            setting = EcnSetting(kmin, kmax, pmax)
+            if setting not in out:
+                out.append(setting)
+        return out
+
+    def _index_of(self, default: EcnSetting) -> int:
+        target = self.cfg.static_default
+        if target is not None:
+            default = EcnSetting(parse_bytes(target[0]), parse_bytes(target[1]), float(target[2]))
+        return self.templates.index(default)
+
+    def _range(self, name: str, pair: list) -> tuple[int, int]:
+        lo, hi = parse_bytes(pair[0], f"env.action.{name}"), parse_bytes(pair[1], f"env.action.{name}")
+        if lo > hi:
+            raise ConfigError(f"env.action.{name}", f"low {lo} > high {hi}")
+        return lo, hi
+
+    # ------------------------------------------------------------------ mapping
+    def static_action(self) -> np.ndarray | int:
+        """The action that applies the static default everywhere."""
+        if self.cfg.type == "discrete":
+            return self.static_index if self.n_units == 1 else np.full(self.n_units, self.static_index)
+        raise InvalidAction("a continuous action space has no designated static action")
+
+    def to_settings(self, action: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Validate ``action`` and return per-port (kmin_bytes, kmax_bytes, pmax) arrays.
+
+        Raises:
+            InvalidAction: If the action is not in the action space (never clamped).
+        """
+        a = np.asarray(action)
+        if self.cfg.type == "discrete":
+            if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and np.all(a == np.round(a))):
+                raise InvalidAction(f"expected integer template indices in [0, {len(self.templates)}), got {action!r}")
+            idx = a.astype(np.int64).reshape(-1)
+            if idx.size != self.n_units or np.any(idx < 0) or np.any(idx >= len(self.templates)):
+                raise InvalidAction(f"expected {self.n_units} template index(es) in [0, {len(self.templates)}) "
+                                    f"(space {self.space}), got {action!r}")
+            chosen = [self.templates[i] for i in idx[self.groups]]
+            kmin = np.array([c.kmin_bytes for c in chosen], dtype=np.float64)
+            kmax = np.array([c.kmax_bytes for c in chosen], dtype=np.float64)
+            pmax = np.array([c.pmax for c in chosen])
+        else:
+            if a.shape != self.space.shape or not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1.0):
+                raise InvalidAction(f"expected a float array of shape {self.space.shape} in [-1, 1], got {action!r}")
+            u = (a.astype(np.float64) + 1.0) / 2.0
+            kmin = (self.kmin_lo + u[:, 0] * (self.kmin_hi - self.kmin_lo))[self.groups]
+            kmax = kmin + (self.span_lo + u[:, 1] * (self.span_hi - self.span_lo))[self.groups]
+            pmax = (self.pmax_lo + u[:, 2] * (self.pmax_hi - self.pmax_lo))[self.groups]
+        kmin = np.round(kmin * self.rate_scale).astype(np.uint64)
+        kmax = np.maximum(np.round(kmax * self.rate_scale).astype(np.uint64), kmin)
+        return kmin, kmax, pmax
+
+    @property
+    def kmax_bound_bytes(self) -> float:
+        """Largest Kmax this mapper can produce (for feature normalisation)."""
+        if self.cfg.type == "discrete":
+            top = max(t.kmax_bytes for t in self.templates)
+        else:
+            top = self.kmin_hi + self.span_hi
+        return float(top * self.rate_scale.max())

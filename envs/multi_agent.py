@@ -1,0 +1,137 @@
+"""A PettingZoo ParallelEnv with one agent per switch (or per controlled port)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from ecngym.envs.config import EnvConfig, merge
+from ecngym.envs.scenario import EcnScenario
+from ecngym.error import ConfigError
+
+
+class EcnTuningParallelEnv(ParallelEnv):
+    """Distributed ECN tuning: every switch (or port) is an agent with local observations.
+
+    Agents: ``switch_<i>`` (``agent_granularity="switch"``) or ``port_<id>`` (``"port"``). All
+    agents share one observation and action space, so one policy can serve them all (ACC's
+    per-switch agents with shared weights; specs/laecn.md §3.1).
+
+    Observation of an agent: for each of the last k intervals and each feature, the mean and the
+    maximum over the agent's ports (``Box(0, high, (k × 2F,))``); for port agents the port's own
+    features (``(k × F,)``). Action: one template index (``Discrete(T)``) or one
+    ``Box(-1, 1, (3,))`` applied to all the agent's ports. Reward: the mean per-port reward
+    (``acc`` / ``pred``) over the agent's ports; the ``fct`` reward is shared. Episodes end by
+    truncation for every agent at once. Arguments are those of :class:`EcnTuningEnv` plus
+    ``agent_granularity``.
+    """
+
+    metadata = {"render_modes": [], "name": "ecngym_ecn_tuning_v0", "is_parallelizable": True}
+
+    def __init__(self, config: EnvConfig | dict[str, Any] | None = None, agent_granularity: str = "switch",
+                 **overrides: Any) -> None:
+        if agent_granularity not in ("switch", "port"):
+            raise ConfigError("env.agent_granularity", f"got {agent_granularity!r}, allowed: 'switch', 'port'")
+        base = config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config or {})
+        # one action unit per port, so each agent can set its own ports
+        cfg = merge(base, {**overrides, "action": {**(overrides.get("action") or {}), "scope": "port"}}, "env")
+        self.config = cfg
+        self.granularity = agent_granularity
+        self.scenario = EcnScenario(cfg)
+        sc = self.scenario
+        if agent_granularity == "switch":
+            owners = sc.port_nodes - sc.topology.num_hosts
+            self.possible_agents = [f"switch_{s}" for s in sorted(set(owners.tolist()))]
+            self._agent_ports = {f"switch_{s}": np.flatnonzero(owners == s) for s in sorted(set(owners.tolist()))}
+        else:
+            self.possible_agents = [f"port_{p}" for p in sc.ports]
+            self._agent_ports = {f"port_{p}": np.array([i]) for i, p in enumerate(sc.ports)}
+        f = sc.features
+        per_port_high = f.high[0]
+        high = per_port_high if agent_granularity == "port" else np.concatenate(
+            [per_port_high.reshape(f.history, -1)] * 2, axis=1).reshape(-1)
+        self._obs_space = spaces.Box(np.zeros_like(high), high, dtype=np.float32)
+        mapper = sc.actions
+        self._act_space = (spaces.Discrete(len(mapper.templates)) if mapper.cfg.type == "discrete"
+                           else spaces.Box(-1.0, 1.0, shape=(3,), dtype=np.float32))
+        self.agents: list[str] = []
+        self.render_mode = None
+        self._np_random = np.random.default_rng(cfg.seed)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """Every agent has the same observation space."""
+        return self._obs_space
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """Every agent has the same action space."""
+        return self._act_space
+
+    def _agent_obs(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        out = {}
+        k = self.scenario.features.history
+        for agent, rows in self._agent_ports.items():
+            block = obs[rows]  # (ports, k*F)
+            if self.granularity == "port":
+                out[agent] = block[0].astype(np.float32)
+            else:
+                per = block.reshape(len(rows), k, -1)
+                out[agent] = np.concatenate([per.mean(axis=0), per.max(axis=0)], axis=1).reshape(-1).astype(np.float32)
+        return out
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start an episode; returns (observations, infos) per agent."""
+        if seed is not None:
+            self._np_random = np.random.default_rng(seed)
+        episode_seed = int(self._np_random.integers(0, 2**31 - 1))
+        obs = self.scenario.start_episode(episode_seed)
+        self.agents = list(self.possible_agents)
+        info = {"episode_seed": episode_seed, "trace_hash": self.scenario.trace.hash}
+        return self._agent_obs(obs), {a: dict(info) for a in self.agents}
+
+    def step(self, actions: dict[str, Any]):
+        """Apply every agent's action for one interval."""
+        if not self.agents:
+            raise RuntimeError("the episode is over; call reset()")
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            from ecngym.error import InvalidAction
+
+            raise InvalidAction(f"missing actions for agents {missing[:3]}{'...' if len(missing) > 3 else ''}")
+        sc = self.scenario
+        n_ports = len(sc.ports)
+        if sc.actions.cfg.type == "discrete":
+            per_port = np.zeros(n_ports, dtype=np.int64)
+        else:
+            per_port = np.zeros((n_ports, 3), dtype=np.float32)
+        for agent, rows in self._agent_ports.items():
+            a = actions[agent]
+            if not self._act_space.contains(np.asarray(a, dtype=self._act_space.dtype)
+                                            if isinstance(self._act_space, spaces.Box) else a):
+                from ecngym.error import InvalidAction
+
+                raise InvalidAction(f"{agent}: expected an action in {self._act_space}, got {a!r}")
+            per_port[rows] = a
+        sc.apply(per_port)
+        obs, tel, per_port_reward = sc.advance()
+        done = sc.done
+        rewards = {a: float(per_port_reward[rows].mean()) for a, rows in self._agent_ports.items()}
+        infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        if done:
+            records, summary = sc.finish()
+            end = sc.reward.episode_end(records)
+            rewards = {a: r + end for a, r in rewards.items()}
+            for a in self.agents:
+                infos[a] = {"summary": summary}
+        observations = self._agent_obs(obs)
+        terminations = {a: False for a in self.agents}
+        truncations = {a: done for a in self.agents}
+        if done:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def close(self) -> None:
+        """Destroy the fabric (safe to call twice)."""
+        self.scenario.close()

@@ -1,0 +1,118 @@
+"""Per-port features from fabric telemetry, stacked over the last k intervals.
+
+Every feature lies in [0, 1] (utilisation in [0, 2]: a packet's bytes count when it starts on the
+wire, so a busy interval can read slightly above 1), which keeps observations bounded float32.
+
+| feature | meaning |
+|---|---|
+| queue | time-averaged data-queue bytes: linear (q / queue_scale, at most 1) or ACC step mapping |
+| max_queue | the interval's maximum queue, same mapping |
+| utilization | bytes sent x 8 / (rate x interval) |
+| marked_rate | CE-marked / data packets the marking decision saw |
+| kmin, kmax | current thresholds / the largest Kmax the action space can set |
+| pmax | current Pmax |
+| paused_fraction | share of the interval a data priority was PFC-paused |
+| flows | distinct flows f as f / (f + flow_scale) |
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from ecngym.envs.config import FEATURES, ObservationConfig
+from ecngym.error import ConfigError, check_range
+from ecngym.units import parse_bytes
+
+FEATURE_HIGH = {"utilization": 2.0}
+
+
+class FeatureBuilder:
+    """Turns telemetry of the controlled ports into a (ports, history x features) float32 array.
+
+    Args:
+        cfg: Observation configuration.
+        ports: Controlled port ids.
+        bdp_bytes: Bandwidth-delay product of each controlled port (for the step mapping).
+        kmax_bound_bytes: Normaliser of kmin / kmax features.
+        mark_at_dequeue: Whether marking is decided at dequeue (sets marked_rate's denominator).
+
+    Raises:
+        ConfigError: On an unknown feature or a bad mapping.
+    """
+
+    def __init__(self, cfg: ObservationConfig, ports: np.ndarray, bdp_bytes: np.ndarray,
+                 kmax_bound_bytes: float, mark_at_dequeue: bool) -> None:
+        bad = [f for f in cfg.features if f not in FEATURES]
+        if bad or not cfg.features:
+            raise ConfigError("env.observation.features", f"unknown {bad}; allowed: {list(FEATURES)}")
+        if cfg.queue_mapping not in ("linear", "step"):
+            raise ConfigError("env.observation.queue_mapping", f"got {cfg.queue_mapping!r}, allowed: 'linear', 'step'")
+        self.history = int(check_range("env.observation.history", int(cfg.history), 1, 64))
+        if len(cfg.step_breakpoints_bdp) != len(cfg.step_values):
+            raise ConfigError("env.observation.step_values", "needs one value per breakpoint")
+        self.cfg = cfg
+        self.ports = ports
+        self.queue_scale = float(parse_bytes(cfg.queue_scale, "env.observation.queue_scale")) or 1.0
+        self.breakpoints = np.outer(bdp_bytes, np.asarray(cfg.step_breakpoints_bdp, dtype=np.float64))
+        self.step_values = np.asarray(cfg.step_values, dtype=np.float64)
+        self.kmax_bound = max(kmax_bound_bytes, 1.0)
+        self.count_key = "tx_data_packets" if mark_at_dequeue else "enqueued_data_packets"
+        self.n_features = len(cfg.features)
+        self.low = np.zeros((len(ports), self.history * self.n_features), dtype=np.float32)
+        per_feature_high = np.array([FEATURE_HIGH.get(f, 1.0) for f in cfg.features], dtype=np.float32)
+        self.high = np.tile(per_feature_high, (len(ports), self.history))
+        self._frames: deque[np.ndarray] = deque(maxlen=self.history)
+
+    def map_queue(self, queue_bytes: np.ndarray) -> np.ndarray:
+        """Queue feature: linear (q / scale, at most 1) or ACC's step mapping (1 = empty)."""
+        if self.cfg.queue_mapping == "linear":
+            return np.minimum(queue_bytes / self.queue_scale, 1.0)
+        above = queue_bytes[:, None] > self.breakpoints  # (ports, breakpoints)
+        level = above.sum(axis=1)
+        values = np.append(self.step_values, 0.0)
+        return values[level]
+
+    def frame(self, tel: dict, red: dict, span_ns: int) -> np.ndarray:
+        """Features of one interval, shape (ports, features)."""
+        p = self.ports
+        cols = []
+        for name in self.cfg.features:
+            if name == "queue":
+                cols.append(self.map_queue(tel["mean_queue_bytes"][p]))
+            elif name == "max_queue":
+                cols.append(self.map_queue(tel["max_queue_bytes"][p].astype(np.float64)))
+            elif name == "utilization":
+                cols.append(np.minimum(tel["utilization"][p], FEATURE_HIGH["utilization"]))
+            elif name == "marked_rate":
+                n = tel[self.count_key][p].astype(np.float64)
+                cols.append(np.minimum(tel["ecn_marked_packets"][p] / np.maximum(n, 1.0), 1.0))
+            elif name == "kmin":
+                cols.append(np.minimum(red["kmin_bytes"][p] / self.kmax_bound, 1.0))
+            elif name == "kmax":
+                cols.append(np.minimum(red["kmax_bytes"][p] / self.kmax_bound, 1.0))
+            elif name == "pmax":
+                cols.append(red["pmax"][p])
+            elif name == "paused_fraction":
+                cols.append(np.minimum(tel["paused_ns"][p] / max(span_ns, 1), 1.0))
+            elif name == "flows":
+                f = tel["distinct_flows"][p].astype(np.float64)
+                cols.append(f / (f + self.cfg.flow_scale))
+        return np.stack(cols, axis=1).astype(np.float32)
+
+    def reset(self, first: np.ndarray) -> np.ndarray:
+        """Start a new history filled with ``first``; return the observation."""
+        self._frames.clear()
+        for _ in range(self.history):
+            self._frames.append(first)
+        return self.observation()
+
+    def push(self, frame: np.ndarray) -> np.ndarray:
+        """Append one interval's frame; return the stacked observation (oldest first)."""
+        self._frames.append(frame)
+        return self.observation()
+
+    def observation(self) -> np.ndarray:
+        """The stacked history, shape (ports, history x features)."""
+        return np.clip(np.concatenate(list(self._frames), axis=1), self.low, self.high)

@@ -1,0 +1,45 @@
+"""The end-of-episode summary put in ``info`` (and printed by ``ecngym eval``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ecngym.sim_backend.metrics import SIZE_BUCKETS
+
+
+def episode_summary(records: pd.DataFrame, queue_samples: np.ndarray, util_samples: np.ndarray,
+                    paused_ns: float, marked: int, packets: int, span_ns: int, n_ports: int) -> dict[str, Any]:
+    """Flow and port statistics of one episode.
+
+    Args:
+        records: Flow records of the episode's fabric.
+        queue_samples: Per-step mean queue bytes of every controlled port (steps x ports).
+        util_samples: Per-step utilisation of every controlled port.
+        paused_ns: Total PFC-paused time over controlled ports.
+        marked: CE-marked packets at controlled ports.
+        packets: Data packets the marking decisions saw.
+        span_ns: Episode length in simulated time.
+        n_ports: Number of controlled ports.
+
+    Returns:
+        ``flows_finished``, ``flows_total``, per-bucket ``slowdown_{avg,p50,p99}_<bucket>`` (and
+        ``_all``), ``queue_mean_bytes``, ``queue_p99_bytes``, ``utilization``,
+        ``pfc_paused_fraction``, ``marked_fraction``.
+    """
+    done = records[records["finished"]]
+    out: dict[str, Any] = {"flows_finished": int(len(done)), "flows_total": int(len(records))}
+    for name, (lo, hi) in [*SIZE_BUCKETS.items(), ("all", (0, float("inf")))]:
+        s = done.loc[(done["size_bytes"] >= lo) & (done["size_bytes"] < hi), "slowdown"].to_numpy()
+        out[f"slowdown_avg_{name}"] = float(s.mean()) if len(s) else float("nan")
+        out[f"slowdown_p50_{name}"] = float(np.median(s)) if len(s) else float("nan")
+        out[f"slowdown_p99_{name}"] = float(np.percentile(s, 99)) if len(s) else float("nan")
+    q = queue_samples.reshape(-1)
+    out["queue_mean_bytes"] = float(q.mean()) if q.size else 0.0
+    out["queue_p99_bytes"] = float(np.percentile(q, 99)) if q.size else 0.0
+    out["utilization"] = float(util_samples.mean()) if util_samples.size else 0.0
+    out["pfc_paused_fraction"] = float(paused_ns / max(span_ns * n_ports, 1))
+    out["marked_fraction"] = float(marked / max(packets, 1))
+    return out

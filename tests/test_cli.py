@@ -1,0 +1,45 @@
+"""The command line end to end: run, train -> eval, multirun, bench commands' JSON lines."""
+
+import json
+
+from ecngym import cli
+
+
+def test_train_writes_a_model_that_eval_loads(tmp_path):
+    train_dir, eval_dir = tmp_path / "train", tmp_path / "eval"
+    assert cli.main(["train", "algorithm=ppo", "total_timesteps=64", "progress_bar=false",
+                     "+hyperparams.n_steps=32", "+hyperparams.batch_size=32",
+                     "+env.kwargs.episode_steps=16", f"hydra.run.dir={train_dir}"]) == 0
+    model = train_dir / "model.zip"
+    assert model.exists()
+    assert cli.main(["eval", "controller=sb3", f"controller.path={model}", "controller.algorithm=ppo",
+                     "+env.kwargs.episode_steps=16", f"hydra.run.dir={eval_dir}"]) == 0
+    result = json.loads((eval_dir / "eval.json").read_text())
+    assert result["episodes"][0]["controller"] == "sb3_ppo"
+    assert result["episodes"][0]["flows_total"] > 0
+
+
+def test_dqn_trains_too(tmp_path):
+    assert cli.main(["train", "algorithm=dqn", "total_timesteps=40", "progress_bar=false",
+                     "+hyperparams.learning_starts=10", "+env.kwargs.episode_steps=10",
+                     f"hydra.run.dir={tmp_path}"]) == 0
+    assert (tmp_path / "model.zip").exists()
+
+
+def test_eval_multirun_over_static_controllers(tmp_path):
+    assert cli.main(["eval", "-m", "controller=static_default,static_dcqcn,static_dctcp",
+                     "+env.kwargs.episode_steps=10", f"hydra.sweep.dir={tmp_path}"]) == 0
+    runs = sorted(tmp_path.glob("*/eval.json"))
+    names = {json.loads(r.read_text())["episodes"][0]["controller"] for r in runs}
+    assert names == {"static_env_default", "static_dcqcn", "static_dctcp"}
+
+
+def test_eval_rejects_a_missing_model(tmp_path, capsys):
+    assert cli.main(["eval", "controller=sb3", f"controller.path={tmp_path}/nope.zip",
+                     f"hydra.run.dir={tmp_path}"]) != 0
+    assert "controller.path" in capsys.readouterr().err
+
+
+def test_unknown_command(capsys):
+    assert cli.main(["fly"]) == 2
+    assert "unknown command" in capsys.readouterr().err
