@@ -55,3 +55,19 @@ def test_rllib_wrapper_steps():
     obs, rewards, terms, truncs, _ = env.step({a: 0 for a in obs})
     assert set(rewards) == set(obs) and not terms["__all__"]
     env.close()
+
+
+def test_rllib_trains_the_multi_agent_env_with_a_shared_policy():
+    ray = pytest.importorskip("ray")
+    from ecngym.agents.rllib import shared_policy_ppo
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = shared_policy_ppo(SMALL, train_batch_size=120, minibatch_size=30, num_epochs=1).build_algo()
+        result = algo.train()
+        algo.stop()
+    finally:
+        ray.shutdown()
+    runners = result["env_runners"]
+    assert runners["num_env_steps_sampled_lifetime"] >= 120
+    assert np.isfinite(runners["episode_return_mean"])
