@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecngym.error import ConfigError
+from ecngym.sim_backend.config import merge_dataclass
 
 #: Per-port features an observation can hold (see :mod:`ecngym.envs.observation`).
 FEATURES = ("queue", "max_queue", "utilization", "marked_rate", "kmin", "kmax", "pmax",
@@ -134,17 +134,9 @@ class EnvConfig:
 
 
 def merge(obj: Any, overrides: dict[str, Any], prefix: str) -> Any:
-    """Return a copy of dataclass ``obj`` with nested ``overrides``; unknown keys raise."""
-    known = {f.name for f in dataclasses.fields(obj)}
-    changes: dict[str, Any] = {}
-    for key, value in overrides.items():
-        if key not in known:
-            raise ConfigError(f"{prefix}.{key}", f"unknown field; known fields: {sorted(known)}")
-        current = getattr(obj, key)
-        if dataclasses.is_dataclass(current):
-            changes[key] = merge(current, dict(value or {}), f"{prefix}.{key}")
-        elif isinstance(current, dict) and isinstance(value, dict) and key != "topology":
-            changes[key] = {**current, **value}
-        else:
-            changes[key] = value
-    return dataclasses.replace(obj, **changes)
+    """Return a copy of dataclass ``obj`` with nested ``overrides``; unknown keys raise.
+
+    The ``fabric`` and ``workload`` mappings merge key by key (override one field of a preset);
+    ``topology`` is replaced whole (another kind takes other arguments).
+    """
+    return merge_dataclass(obj, overrides, prefix, frozenset({"fabric", "workload"}))

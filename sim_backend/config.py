@@ -154,7 +154,7 @@ class FabricConfig:
 
     def updated(self, overrides: dict[str, Any], field_prefix: str = "fabric") -> FabricConfig:
         """Return a copy with (nested) overrides applied; unknown keys raise ConfigError."""
-        return _merge(self, overrides, field_prefix)
+        return merge_dataclass(self, overrides, field_prefix)
 
     # ------------------------------------------------------------------ validation
     def to_cpp(self) -> Any:
@@ -260,20 +260,30 @@ def _ns_in(name: str, value: Any, low: int | None, high: int | None) -> int:
     return v
 
 
-def _merge(obj: Any, overrides: dict[str, Any], prefix: str) -> Any:
-    known = {f.name: f for f in dataclasses.fields(obj)}
+def merge_dataclass(obj: Any, overrides: dict[str, Any], prefix: str,
+                    merge_dict_fields: frozenset[str] = frozenset()) -> Any:
+    """Return a copy of dataclass ``obj`` with (nested) ``overrides`` applied.
+
+    Nested dataclass fields merge recursively; plain dict fields named in ``merge_dict_fields``
+    merge key by key, other fields are replaced.
+
+    Raises:
+        ConfigError: On an unknown key (listing the known ones) or a non-mapping for a section.
+    """
+    known = {f.name for f in dataclasses.fields(obj)}
     changes: dict[str, Any] = {}
     for key, value in overrides.items():
         if key not in known:
             raise ConfigError(f"{prefix}.{key}", f"unknown field; known fields: {sorted(known)}")
         current = getattr(obj, key)
-        if dataclasses.is_dataclass(current):
+        if dataclasses.is_dataclass(current) or (key in merge_dict_fields and isinstance(current, dict)):
             if not isinstance(value, dict):
                 try:  # an OmegaConf DictConfig or another mapping
-                    value = dict(value)
+                    value = dict(value or {})
                 except (TypeError, ValueError):
                     raise ConfigError(f"{prefix}.{key}", f"expected a mapping, got {value!r}") from None
-            changes[key] = _merge(current, value, f"{prefix}.{key}")
+            changes[key] = (merge_dataclass(current, value, f"{prefix}.{key}") if dataclasses.is_dataclass(current)
+                            else {**current, **value})
         else:
             changes[key] = value
     return dataclasses.replace(obj, **changes)
