@@ -59,6 +59,9 @@ class EcnActionMapper:
         if cfg.type == "discrete":
             self.templates = self._templates(static_default)
             n = len(self.templates)
+            self._template_kmin = np.array([t.kmin_bytes for t in self.templates], dtype=np.float64)
+            self._template_kmax = np.array([t.kmax_bytes for t in self.templates], dtype=np.float64)
+            self._template_pmax = np.array([t.pmax for t in self.templates], dtype=np.float64)
             self.space = spaces.Discrete(n) if self.n_units == 1 else spaces.MultiDiscrete([n] * self.n_units)
         else:
             self.kmin_lo, self.kmin_hi = self._range("kmin_range", cfg.kmin_range)
@@ -121,10 +124,9 @@ class EcnActionMapper:
             if idx.size != self.n_units or np.any(idx < 0) or np.any(idx >= len(self.templates)):
                 raise InvalidAction(f"expected {self.n_units} template index(es) in [0, {len(self.templates)}) "
                                     f"(space {self.space}), got {action!r}")
-            chosen = [self.templates[i] for i in idx[self.groups]]
-            kmin = np.array([c.kmin_bytes for c in chosen], dtype=np.float64)
-            kmax = np.array([c.kmax_bytes for c in chosen], dtype=np.float64)
-            pmax = np.array([c.pmax for c in chosen])
+            per_port = idx[self.groups]
+            kmin, kmax = self._template_kmin[per_port], self._template_kmax[per_port]
+            pmax = self._template_pmax[per_port]
         else:
             if a.shape != self.space.shape or not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1.0):
                 raise InvalidAction(f"expected a float array of shape {self.space.shape} in [-1, 1], got {action!r}")

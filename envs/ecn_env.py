@@ -56,7 +56,9 @@ class EcnTuningEnv(gym.Env):
 
     ## Episode End
     Truncation after ``episode_steps`` intervals (the trace covers exactly that much time). There
-    is no termination. At the end, ``info`` holds ``summary`` (FCT slowdown avg / p50 / p99 per
+    is no termination. Every step's ``info`` holds ``telemetry`` (the fabric's per-port arrays for
+    the interval; rows ``info["ports"]`` are the controlled ports) and ``time_ns``. At the end,
+    ``info`` also holds ``summary`` (FCT slowdown avg / p50 / p99 per
     size bucket, mean / p99 queue, utilisation, PFC-paused fraction, marked fraction, trace hash)
     and ``flow_records`` (a DataFrame).
 
@@ -115,9 +117,8 @@ class EcnTuningEnv(gym.Env):
         self.scenario.apply(action)
         obs, tel, per_port = self.scenario.advance()
         reward = float(per_port.mean())
-        info: dict[str, Any] = {"telemetry": {k: (v[self.ports] if isinstance(v, np.ndarray) else v)
-                                              for k, v in tel.items()},
-                                "time_ns": self.scenario.fabric.now_ns}
+        # raw telemetry of every port (index with info["ports"] for the controlled ones)
+        info: dict[str, Any] = {"telemetry": tel, "ports": self.ports, "time_ns": tel["interval_end_ns"]}
         truncated = self.scenario.done
         if truncated:
             records, summary = self.scenario.finish()
