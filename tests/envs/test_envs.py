@@ -146,3 +146,22 @@ def test_async_vector_env_steps_two_fabrics():
         assert np.all(np.isfinite(rewards))
     finally:
         venv.close()
+
+
+def test_sb3_subproc_vec_env_runs_one_fabric_per_process():
+    from functools import partial
+
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    from ecngym.envs import make
+
+    venv = SubprocVecEnv([partial(make, "ecngym/RoceIncast-v0", episode_steps=6)] * 2)
+    try:
+        venv.seed(3)
+        obs = venv.reset()
+        assert obs.shape[0] == 2
+        for _ in range(7):  # crosses an episode end: auto-reset in the workers
+            obs, rewards, dones, infos = venv.step(np.array([0, 1]))
+        assert np.all(np.isfinite(rewards))
+    finally:
+        venv.close()
