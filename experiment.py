@@ -7,6 +7,7 @@ resolved config, per-flow records and the summary land in the Hydra run director
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -129,16 +130,16 @@ def make_env(env_cfg: DictConfig, extra: dict[str, Any] | None = None) -> Any:
 def _env_for(controller: Any, cfg: DictConfig) -> Any:
     """The eval env; a static controller's setting joins the ECN templates if it is not one."""
     env = make_env(cfg.env)
-    if hasattr(controller, "target") and env.unwrapped.scenario.actions.cfg.type == "discrete":
-        from ecngym.envs.action import EcnSetting
+    if not hasattr(controller, "target") or env.unwrapped.scenario.actions.cfg.type != "discrete":
+        return env
+    from ecngym.envs.action import EcnSetting
 
-        kmin, kmax, pmax = controller.target(env)
-        if EcnSetting(kmin, kmax, pmax) not in env.unwrapped.scenario.actions.templates:
-            env.close()
-            action = dict(OmegaConf.to_container(cfg.env.kwargs, resolve=True).get("action", {})
-                          if cfg.env.get("kwargs") else {})
-            env = make_env(cfg.env, {"action": {**action, "static_default": [kmin, kmax, pmax]}})
-    return env
+    setting = controller.target(env)
+    if EcnSetting(*setting) in env.unwrapped.scenario.actions.templates:
+        return env
+    action = {**dataclasses.asdict(env.unwrapped.config.action), "static_default": list(setting)}
+    env.close()
+    return make_env(cfg.env, {"action": action})
 
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="eval")

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ecngym.envs.action import EcnSetting
 from ecngym.error import ConfigError, InvalidAction
+from ecngym.units import parse_bytes
 
 
 @dataclass(frozen=True)
@@ -86,48 +88,42 @@ class StaticEcnController:
     def target(self, env: Any) -> tuple[int, int, float]:
         """The (kmin_bytes, kmax_bytes, pmax) this controller wants on ``env``'s ports."""
         scenario = env.unwrapped.scenario
-        rate = float(np.min(env.unwrapped.scenario.topology.rate_bps))
+        rate = float(np.min(scenario.topology.rate_bps))
         if isinstance(self.setting, (list, tuple)):
-            from ecngym.units import parse_bytes
-
-            return parse_bytes(self.setting[0], "controller.setting"), parse_bytes(self.setting[1], "controller.setting"), float(self.setting[2])
-        if self.setting == "env_default":
-            t = scenario.actions.templates[scenario.actions.static_index] if scenario.actions.cfg.type == "discrete" \
-                else None
-            if t is None:
-                from ecngym.units import parse_bytes
-
-                ecn = scenario.fabric_config.ecn
-                return parse_bytes(ecn.kmin), parse_bytes(ecn.kmax), float(ecn.pmax)
-            return t.kmin_bytes, t.kmax_bytes, t.pmax
+            kmin, kmax, pmax = self.setting
+            return parse_bytes(kmin, "controller.setting"), parse_bytes(kmax, "controller.setting"), float(pmax)
+        if self.setting == "env_default":  # the fabric preset's own static setting
+            ecn = scenario.fabric_config.ecn
+            return parse_bytes(ecn.kmin), parse_bytes(ecn.kmax), float(ecn.pmax)
         if self.setting == "dctcp":
             k = dctcp_k_bytes(rate, scenario.base_rtt_ns, self.dctcp_lambda)
             return k, k, 1.0
         return STATIC_SETTINGS[self.setting].at_rate(rate)
 
     def reset(self, env: Any) -> None:
-        """Encode the target setting as an action of ``env``'s action space."""
+        """Encode the target setting as an action of ``env``'s action space.
+
+        Raises:
+            InvalidAction: If the setting is not one of the env's discrete templates, or lies
+                outside its continuous ranges.
+        """
         mapper = env.unwrapped.scenario.actions
         kmin, kmax, pmax = self.target(env)
         if mapper.cfg.type == "discrete":
-            from ecngym.envs.action import EcnSetting
-
             want = EcnSetting(kmin, kmax, pmax)
             if want not in mapper.templates:
                 raise InvalidAction(f"{self.name}: ({kmin} B, {kmax} B, {pmax}) is not one of the env's ECN templates; "
                                     "add it via env.action.static_default or env.action.templates")
             idx = mapper.templates.index(want)
             self._action = idx if mapper.n_units == 1 else np.full(mapper.n_units, idx)
-        else:
-            span = kmax - kmin
-            vals = [(kmin, mapper.kmin_lo, mapper.kmin_hi), (span, mapper.span_lo, mapper.span_hi),
-                    (pmax, mapper.pmax_lo, mapper.pmax_hi)]
-            enc = []
-            for v, lo, hi in vals:
-                if not lo <= v <= hi:
-                    raise InvalidAction(f"{self.name}: {v} outside the continuous action range [{lo}, {hi}]")
-                enc.append(0.0 if hi == lo else 2 * (v - lo) / (hi - lo) - 1)
-            self._action = np.tile(np.array(enc, dtype=np.float32), (mapper.n_units, 1))
+            return
+        encoded = []
+        for v, lo, hi in ((kmin, mapper.kmin_lo, mapper.kmin_hi), (kmax - kmin, mapper.span_lo, mapper.span_hi),
+                          (pmax, mapper.pmax_lo, mapper.pmax_hi)):
+            if not lo <= v <= hi:
+                raise InvalidAction(f"{self.name}: {v} outside the continuous action range [{lo}, {hi}]")
+            encoded.append(0.0 if hi == lo else 2 * (v - lo) / (hi - lo) - 1)
+        self._action = np.tile(np.array(encoded, dtype=np.float32), (mapper.n_units, 1))
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
         """The same action every step."""

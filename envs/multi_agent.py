@@ -10,7 +10,7 @@ from pettingzoo import ParallelEnv
 
 from ecngym.envs.config import EnvConfig, merge
 from ecngym.envs.scenario import EcnScenario
-from ecngym.error import ConfigError
+from ecngym.error import ConfigError, InvalidAction
 
 
 class EcnTuningParallelEnv(ParallelEnv):
@@ -97,8 +97,6 @@ class EcnTuningParallelEnv(ParallelEnv):
             raise RuntimeError("the episode is over; call reset()")
         missing = [a for a in self.agents if a not in actions]
         if missing:
-            from ecngym.error import InvalidAction
-
             raise InvalidAction(f"missing actions for agents {missing[:3]}{'...' if len(missing) > 3 else ''}")
         sc = self.scenario
         n_ports = len(sc.ports)
@@ -110,8 +108,6 @@ class EcnTuningParallelEnv(ParallelEnv):
             a = actions[agent]
             if not self._act_space.contains(np.asarray(a, dtype=self._act_space.dtype)
                                             if isinstance(self._act_space, spaces.Box) else a):
-                from ecngym.error import InvalidAction
-
                 raise InvalidAction(f"{agent}: expected an action in {self._act_space}, got {a!r}")
             per_port[rows] = a
         sc.apply(per_port)

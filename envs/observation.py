@@ -56,7 +56,7 @@ class FeatureBuilder:
         self.ports = ports
         self.queue_scale = float(parse_bytes(cfg.queue_scale, "env.observation.queue_scale")) or 1.0
         self.breakpoints = np.outer(bdp_bytes, np.asarray(cfg.step_breakpoints_bdp, dtype=np.float64))
-        self.step_values = np.asarray(cfg.step_values, dtype=np.float64)
+        self._step_levels = np.append(np.asarray(cfg.step_values, dtype=np.float64), 0.0)
         self.kmax_bound = max(kmax_bound_bytes, 1.0)
         self.count_key = "tx_data_packets" if mark_at_dequeue else "enqueued_data_packets"
         self.n_features = len(cfg.features)
@@ -65,14 +65,17 @@ class FeatureBuilder:
         self.high = np.tile(per_feature_high, (len(ports), self.history))
         self._frames: deque[np.ndarray] = deque(maxlen=self.history)
 
+    def step_map(self, queue_bytes: np.ndarray) -> np.ndarray:
+        """ACC's step mapping of per-port queue bytes: 1 for an (almost) empty queue, 0 past the
+        last breakpoint (breakpoints in units of each port's BDP)."""
+        level = (queue_bytes[:, None] > self.breakpoints).sum(axis=1)  # breakpoints passed
+        return self._step_levels[level]
+
     def map_queue(self, queue_bytes: np.ndarray) -> np.ndarray:
-        """Queue feature: linear (q / scale, at most 1) or ACC's step mapping (1 = empty)."""
+        """Queue feature: linear (q / scale, at most 1) or ACC's step mapping."""
         if self.cfg.queue_mapping == "linear":
             return np.minimum(queue_bytes / self.queue_scale, 1.0)
-        above = queue_bytes[:, None] > self.breakpoints  # (ports, breakpoints)
-        level = above.sum(axis=1)
-        values = np.append(self.step_values, 0.0)
-        return values[level]
+        return self.step_map(queue_bytes)
 
     def frame(self, tel: dict, red: dict, span_ns: int) -> np.ndarray:
         """Features of one interval, shape (ports, features)."""

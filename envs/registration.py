@@ -6,7 +6,8 @@ from typing import Any
 
 from gymnasium.envs.registration import register, registry
 
-#: Registered scenarios: id -> (constructor kwargs, max_episode_steps).
+#: Registered scenarios: id -> constructor kwargs. The env truncates itself after
+#: ``episode_steps`` (a keyword of gymnasium.make), so no TimeLimit wrapper is registered.
 SCENARIOS: dict[str, dict[str, Any]] = {
     # 16 hosts on one 100 Gbps switch, DCQCN + PFC (HPCC settings), WebSearch 30 % + incasts.
     "ecngym/RoceIncast-v0": {},
@@ -35,5 +36,4 @@ def register_envs() -> None:
     """Register every scenario (idempotent)."""
     for env_id, kwargs in SCENARIOS.items():
         if env_id not in registry:
-            register(id=env_id, entry_point=ENTRY_POINT, kwargs=kwargs,
-                     max_episode_steps=kwargs.get("episode_steps", 100) + 0)
+            register(id=env_id, entry_point=ENTRY_POINT, kwargs=kwargs)

@@ -94,8 +94,7 @@ class EcnScenario:
         bdp = rates * self.base_rtt_ns / 8e9
         self.features = FeatureBuilder(cfg.observation, self.ports, bdp, self.actions.kmax_bound_bytes,
                                        self.fabric_config.ecn.mark_at == "dequeue")
-        self.reward = RewardFunction(cfg.reward, self.features.map_queue if cfg.observation.queue_mapping == "step"
-                                     else _step_map(self.features, bdp, cfg))
+        self.reward = RewardFunction(cfg.reward, self.features.step_map)
         self._fixed_trace = Trace.load(cfg.trace) if cfg.trace and str(cfg.trace).endswith(".parquet") else (
             Trace.from_hpcc_flow_file(cfg.trace) if cfg.trace else None)
         self.make_trace(0)  # validate the workload now, not at the first reset
@@ -187,15 +186,3 @@ class EcnScenario:
         if self.fabric is not None:
             self.fabric.close()
             self.fabric = None
-
-
-def _step_map(features: FeatureBuilder, bdp: np.ndarray, cfg: EnvConfig):
-    """ACC's step mapping for the acc reward even when observations use the linear mapping."""
-    breakpoints = np.outer(bdp, np.asarray(cfg.observation.step_breakpoints_bdp, dtype=np.float64))
-    values = np.append(np.asarray(cfg.observation.step_values, dtype=np.float64), 0.0)
-
-    def step_map(queue_bytes: np.ndarray) -> np.ndarray:
-        return values[(queue_bytes[:, None] > breakpoints).sum(axis=1)]
-
-    return step_map
-

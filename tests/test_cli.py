@@ -43,3 +43,11 @@ def test_eval_rejects_a_missing_model(tmp_path, capsys):
 def test_unknown_command(capsys):
     assert cli.main(["fly"]) == 2
     assert "unknown command" in capsys.readouterr().err
+
+
+def test_eval_static_setting_keeps_the_env_action_scope(tmp_path):
+    # the leaf-spine env acts per layer; adding the DCQCN setting as a template must keep that
+    assert cli.main(["eval", "env=roce_leaf_spine", "controller=static_dcqcn", "+env.kwargs.episode_steps=5",
+                     f"hydra.run.dir={tmp_path}"]) == 0
+    result = json.loads((tmp_path / "eval.json").read_text())
+    assert result["episodes"][0]["controller"] == "static_dcqcn"
