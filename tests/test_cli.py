@@ -51,3 +51,20 @@ def test_eval_static_setting_keeps_the_env_action_scope(tmp_path):
                      f"hydra.run.dir={tmp_path}"]) == 0
     result = json.loads((tmp_path / "eval.json").read_text())
     assert result["episodes"][0]["controller"] == "static_dcqcn"
+
+
+def test_static_setting_added_as_template_keeps_scope():
+    from omegaconf import OmegaConf
+
+    from ecngym.baselines import StaticEcnController
+    from ecngym.experiment import _env_for
+
+    cfg = OmegaConf.create({"env": {"id": "ecngym/RoceLeafSpine-v0", "kwargs": {"episode_steps": 5}}})
+    env = _env_for(StaticEcnController("dcqcn"), cfg)
+    try:
+        assert env.unwrapped.config.action.scope == "layer"
+        assert env.action_space.shape == (2,)  # leaf and spine
+        assert (12_500, 500_000, 0.01) in [(t.kmin_bytes, t.kmax_bytes, t.pmax)
+                                           for t in env.unwrapped.scenario.actions.templates]
+    finally:
+        env.close()
