@@ -71,7 +71,7 @@ def print_summary(summary: pd.DataFrame, console: Console) -> None:
     table.add_column("flows done", justify="right")
     table.add_column("wall s", justify="right")
     for _, r in summary.iterrows():
-        cells = [f"{r[f'{b} p50']:.2f} / {r[f'{b} p99']:.2f}"
+        cells = [f"{r[f'{b} p50']:.2f}/{r[f'{b} p99']:.1f}"
                  for b in ("<100KB", "100KB-1MB", ">1MB", "all")]
         table.add_row(r["setting"], *cells, f"{r['flows_done']}/{r['flows']}", f"{r['wall_s']:.1f}")
     console.print(table)
@@ -80,7 +80,7 @@ def print_summary(summary: pd.DataFrame, console: Console) -> None:
 @hydra.main(version_base="1.3", config_path="configs", config_name="run")
 def run_main(cfg: DictConfig) -> None:
     """Entry point of ``ecngym run`` (Hydra overrides accepted, e.g. ``topology=leaf_spine``)."""
-    console = Console()
+    console = Console(width=max(Console().width, 100))  # the comparison table needs ~100 columns
     summary = compare_static_settings(cfg, console)
     print_summary(summary, console)
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
