@@ -2,7 +2,8 @@
 
 Measured on ``ecngym/RoceLeafSpine-v0`` at its default interval with the static action:
 * ``steps_per_s_1`` / ``steps_per_s_2``: total env steps per wall second of a Gymnasium
-  ``AsyncVectorEnv`` with 1 and with 2 worker processes (one fabric each);
+  ``AsyncVectorEnv`` with 1 and with 2 worker processes (one fabric each), medians of
+  alternating rounds;
 * ``overhead_fraction``: in one process, the share of step time spent outside the simulator's
   event loop (Python, bindings, feature building, reward);
 * ``reset_s``: wall time of one ``reset`` (new trace + new fabric);
@@ -99,18 +100,28 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``ecngym bench env``."""
     parser = argparse.ArgumentParser(prog="ecngym bench env", description=__doc__.split("\n")[0])
     parser.add_argument("--env", default=ENV_ID, help=f"env id (default {ENV_ID})")
-    parser.add_argument("--steps", type=int, default=600, help="steps per measurement (default 600)")
+    parser.add_argument("--steps", type=int, default=400, help="steps per measurement (default 400)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating 1/2-worker rounds (default 3)")
     parser.add_argument("--json-only", action="store_true")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.steps < 10:
         parser.error("--steps must be >= 10")
+    if args.rounds < 1:
+        parser.error("--rounds must be >= 1")
     from rich.console import Console
     from rich.table import Table
 
-    with Console(stderr=True).status("measuring ..."):
+    with Console(stderr=True).status("measuring ...") as status:
         single = in_process(args.env, args.steps)
-        one = vectorised(args.env, 1, args.steps)
-        two = vectorised(args.env, 2, args.steps)
+        # 1 and 2 workers alternate over several rounds (medians): this VM's speed drifts by tens of
+        # percent over seconds, and back-to-back blocks would fold that drift into the ratio.
+        rounds: dict[int, list[dict[str, float]]] = {1: [], 2: []}
+        for r in range(args.rounds):
+            for n in (1, 2):
+                status.update(f"round {r + 1}/{args.rounds}: {n} worker(s) ...")
+                rounds[n].append(vectorised(args.env, n, args.steps))
+        one, two = ({"steps_per_s": float(np.median([m["steps_per_s"] for m in rounds[n]])),
+                     "peak_rss_mb": max(m["peak_rss_mb"] for m in rounds[n])} for n in (1, 2))
     result = {
         "steps_per_s_1": round(one["steps_per_s"], 1),
         "steps_per_s_2": round(two["steps_per_s"], 1),
