@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -m "not slow"
 
-.PHONY: demo test test-all install bench clean
+.PHONY: demo test test-all install bench lint check clean
 
 install:
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,14 @@ test: install
 ## Everything, including the slow learning / reproduction tests.
 test-all: PYTEST_ARGS =
 test-all: test
+
+## Style and static checks (ruff: pycodestyle, pyflakes, isort, bugbear, pydocstyle).
+lint: install
+	$(PY) -m pip install --quiet ruff
+	$(PY) -m ruff check .
+
+## Everything a commit should pass.
+check: lint test
 
 ## The fabric benchmark (speed and fidelity against the HPCC reference runs).
 bench: install

@@ -15,15 +15,13 @@ from typing import Any
 
 import hydra
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
-from rich.console import Console
-from rich.table import Table
-
 from ecngym import __version__
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import read_hpcc_flow_file
-
+from omegaconf import DictConfig, OmegaConf
+from rich.console import Console
+from rich.table import Table
 
 
 def load_trace(spec: str) -> tuple[Any, str]:
@@ -117,9 +115,8 @@ def make_controller(cfg: DictConfig) -> Any:
 
 def make_env(env_cfg: DictConfig, extra: dict[str, Any] | None = None) -> Any:
     """``gymnasium.make`` the configured env id with its keyword overrides."""
-    import gymnasium as gym
-
     import ecngym.envs  # noqa: F401  (registers the ids)
+    import gymnasium as gym
 
     kwargs = OmegaConf.to_container(env_cfg.kwargs, resolve=True) if env_cfg.get("kwargs") else {}
     if extra:
@@ -172,8 +169,8 @@ def eval_main(cfg: DictConfig) -> None:
     console.print(table)
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     pd.DataFrame(rows).to_csv(out / "eval.csv", index=False)
-    (out / "eval.json").write_text(json.dumps({"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
-                                               "episodes": rows}, indent=2, default=str))
+    record = {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True), "episodes": rows}
+    (out / "eval.json").write_text(json.dumps(record, indent=2, default=str))
     console.print(f"results: {out}")
 
 

@@ -16,17 +16,18 @@ def shared_policy_ppo(env_config: dict[str, Any], *, train_batch_size: int = 400
 
     Args:
         env_config: :class:`~ecngym.envs.EnvConfig` mapping, plus ``agent_granularity``.
-        train_batch_size, minibatch_size, num_epochs: PPO batch settings.
+        train_batch_size: Environment steps per training iteration.
+        minibatch_size: SGD minibatch size.
+        num_epochs: Passes over each batch.
         num_env_runners: Remote sampling workers (0 = sample in the driver).
         seed: RLlib's seed.
 
     Returns:
         The config; ``.build_algo()`` then ``.train()``.
     """
+    from ecngym.envs.adapters import rllib_env_creator
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.tune.registry import register_env
-
-    from ecngym.envs.adapters import rllib_env_creator
 
     register_env(ENV_NAME, rllib_env_creator)
     return (PPOConfig()

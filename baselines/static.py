@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from ecngym.envs.action import EcnSetting
 from ecngym.error import ConfigError, InvalidAction
 from ecngym.units import parse_bytes

@@ -1,0 +1,1 @@
+"""The Hydra config tree, shipped as package data (``pkg://ecngym.configs``)."""

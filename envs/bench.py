@@ -36,9 +36,8 @@ def _vm_hwm_mb(pid: int) -> float:
 
 
 def _make(env_id: str) -> Any:
-    import gymnasium as gym
-
     import ecngym.envs  # noqa: F401
+    import gymnasium as gym
 
     return gym.make(env_id)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections import deque
 
 import numpy as np
-
 from ecngym.envs.config import FEATURES, ObservationConfig
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes
@@ -66,8 +65,11 @@ class FeatureBuilder:
         self._frames: deque[np.ndarray] = deque(maxlen=self.history)
 
     def step_map(self, queue_bytes: np.ndarray) -> np.ndarray:
-        """ACC's step mapping of per-port queue bytes: 1 for an (almost) empty queue, 0 past the
-        last breakpoint (breakpoints in units of each port's BDP)."""
+        """ACC's step mapping of per-port queue bytes.
+
+        1 for an (almost) empty queue, down to 0 past the last breakpoint; breakpoints are in
+        units of each port's BDP.
+        """
         level = (queue_bytes[:, None] > self.breakpoints).sum(axis=1)  # breakpoints passed
         return self._step_levels[level]
 

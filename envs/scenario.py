@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
 from ecngym.envs.action import EcnActionMapper, EcnSetting
 from ecngym.envs.config import EnvConfig
 from ecngym.envs.observation import FeatureBuilder
@@ -35,7 +34,7 @@ def port_table(topology: Topology) -> dict[str, np.ndarray]:
 def max_base_rtt_ns(topology: Topology, mtu_payload_bytes: int = 1000) -> int:
     """Largest host-to-host base RTT (2 x propagation + per-hop MTU serialisation), by BFS."""
     adj: dict[int, list[tuple[int, int, float]]] = {}
-    for a, b, d, r in zip(topology.link_a, topology.link_b, topology.delay_ns, topology.rate_bps):
+    for a, b, d, r in zip(topology.link_a, topology.link_b, topology.delay_ns, topology.rate_bps, strict=True):
         adj.setdefault(int(a), []).append((int(b), int(d), float(r)))
         adj.setdefault(int(b), []).append((int(a), int(d), float(r)))
     worst = 0.0

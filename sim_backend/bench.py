@@ -21,7 +21,6 @@ import time
 from typing import Any
 
 import numpy as np
-
 from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table
 
 BARE_EVENTS = 5_000_000

@@ -54,10 +54,9 @@ def test_eval_static_setting_keeps_the_env_action_scope(tmp_path):
 
 
 def test_static_setting_added_as_template_keeps_scope():
-    from omegaconf import OmegaConf
-
     from ecngym.baselines import StaticEcnController
     from ecngym.experiment import _env_for
+    from omegaconf import OmegaConf
 
     cfg = OmegaConf.create({"env": {"id": "ecngym/RoceLeafSpine-v0", "kwargs": {"episode_steps": 5}}})
     env = _env_for(StaticEcnController("dcqcn"), cfg)

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import hydra
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
-from rich.console import Console
-from rich.table import Table
-
 from ecngym.units import parse_rate_bps
 from ecngym.workloads.generator import generate_trace_from_config
 from ecngym.workloads.trace import Trace
+from omegaconf import DictConfig, OmegaConf
+from rich.console import Console
+from rich.table import Table
 
 
 @hydra.main(version_base="1.3", config_path="../configs", config_name="trace")
@@ -46,14 +45,16 @@ def inspect_main(argv: list[str] | None = None) -> int:
     facts = Table(title=f"trace {path.name}", show_header=False)
     facts.add_row("hash", trace.hash)
     facts.add_row("seed / version", f"{trace.seed} / {trace.version}")
-    facts.add_row("flows", f"{len(trace):,} ({', '.join(f'{k}: {v:,}' for k, v in trace.flows['tag'].value_counts().items())})")
+    by_tag = ", ".join(f"{k}: {v:,}" for k, v in trace.flows["tag"].value_counts().items())
+    facts.add_row("flows", f"{len(trace):,} ({by_tag})")
     facts.add_row("hosts", str(trace.n_hosts))
     facts.add_row("window", f"{trace.duration_ns / 1e6:.3f} ms")
     facts.add_row("bytes", f"{trace.flows['size_bytes'].sum():,}")
     facts.add_row("achieved load", f"{trace.achieved_load(rate):.3f} of {rate / 1e9:g} Gbps host links"
                   + (f" (target {trace.params['load']})" if "load" in trace.params else ""))
     q = np.percentile(trace.flows["size_bytes"], [1, 10, 50, 90, 99, 99.9])
-    facts.add_row("size percentiles", "  ".join(f"p{p}: {v:,.0f}" for p, v in zip([1, 10, 50, 90, 99, 99.9], q)))
+    levels = [1, 10, 50, 90, 99, 99.9]
+    facts.add_row("size percentiles", "  ".join(f"p{p}: {v:,.0f}" for p, v in zip(levels, q, strict=True)))
     console.print(facts)
     console.print(trace.flows.head(args.head).to_string(index=False))
     return 0

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
 from ecngym.workloads import arrivals
@@ -104,12 +103,12 @@ def generate_trace(
                                        high_inclusive=False)))
     bounds.append(end_ns)
     expected = sum(ld * hosts_n * rate / (8 * dist.mean_bytes) * (b - a) / 1e9
-                   for ld, a, b in zip(loads, bounds[:-1], bounds[1:]))
+                   for ld, a, b in zip(loads, bounds[:-1], bounds[1:], strict=True))
     show = progress if progress is not None else expected > _PROGRESS_MIN_FLOWS
     parts: list[pd.DataFrame] = []
     with _Progress(show, len(loads) + 4) as bar:
         phase_rngs = [np.random.default_rng(s) for s in children[_STREAMS["background"]].spawn(len(loads))]
-        for ld, a, b, prng in zip(loads, bounds[:-1], bounds[1:], phase_rngs):
+        for ld, a, b, prng in zip(loads, bounds[:-1], bounds[1:], phase_rngs, strict=True):
             parts.append(arrivals.poisson_background(prng, dist, hosts_n, rate, ld, a, b))
             bar.advance("background")
         degree = int(_opt(incast, "degree", 0))
@@ -147,7 +146,8 @@ def generate_trace(
             receiver = _opt(long_lived, "receiver")
             check_range("trace.long_lived.flows", n_long, 1, hosts_n - 1 if receiver is not None else 10**6)
             parts.append(arrivals.long_lived(
-                rngs["long_lived"], hosts_n, n_long, parse_bytes(_opt(long_lived, "size", "1GB"), "trace.long_lived.size"),
+                rngs["long_lived"], hosts_n, n_long,
+                parse_bytes(_opt(long_lived, "size", "1GB"), "trace.long_lived.size"),
                 start_ns + parse_time_ns(_opt(long_lived, "at", 0), "trace.long_lived.at"),
                 None if receiver is None else int(receiver)))
         bar.advance("long_lived")
@@ -156,7 +156,7 @@ def generate_trace(
     params = {
         "workload": dist.name, "load": load_f, "hosts": hosts_n, "link_rate_bps": rate,
         "duration_ns": duration_ns, "start_ns": start_ns, "mean_flow_bytes": dist.mean_bytes,
-        "phases": [{"at_ns": int(b - start_ns), "load": ld} for b, ld in zip(bounds[1:-1], loads[1:])],
+        "phases": [{"at_ns": int(b - start_ns), "load": ld} for b, ld in zip(bounds[1:-1], loads[1:], strict=True)],
         "incast": dict(incast) if degree else None,
         "permutation": dict(permutation) if _opt(permutation, "size") else None,
         "all_to_all": dict(all_to_all) if _opt(all_to_all, "size") else None,

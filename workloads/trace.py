@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 from ecngym.error import ConfigError
 
 #: Columns and dtypes of a trace table, in hashing order.
@@ -40,7 +39,8 @@ def content_hash(flows: pd.DataFrame) -> str:
         if dtype == "str":
             h.update("\0".join(flows[col].astype(str)).encode())
         else:
-            h.update(np.ascontiguousarray(flows[col].to_numpy(dtype), dtype=np.dtype(dtype).newbyteorder("<")).tobytes())
+            little_endian = np.dtype(dtype).newbyteorder("<")
+            h.update(np.ascontiguousarray(flows[col].to_numpy(dtype), dtype=little_endian).tobytes())
     return h.hexdigest()
 
 

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-
 from ecngym.sim_backend import Fabric
 
 

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from ecngym.sim_backend import FabricConfig, topology
 
 LINE_RATE = 100e9

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from ecngym.sim_backend import FabricConfig, topology
 
 # A wide linear region: ~1900 departures sample it (binomial noise shrinks with the count).

@@ -1,6 +1,5 @@
 """ECN and PFC settings changed while the fabric runs take effect from that moment."""
 
-import numpy as np
 
 from ecngym.sim_backend import FabricConfig, topology
 

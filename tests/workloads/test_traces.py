@@ -1,9 +1,7 @@
 """Traces: target load, exact incast, reproducible hashes, HPCC round trip, clear errors."""
 
-import numpy as np
 import pandas as pd
 import pytest
-
 from ecngym import cli
 from ecngym.error import ConfigError
 from ecngym.sim_backend.data import hpcc_reference_path
