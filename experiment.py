@@ -15,13 +15,14 @@ from typing import Any
 
 import hydra
 import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+from rich.console import Console
+from rich.table import Table
+
 from ecngym import __version__
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import read_hpcc_flow_file
-from omegaconf import DictConfig, OmegaConf
-from rich.console import Console
-from rich.table import Table
 
 
 def load_trace(spec: str) -> tuple[Any, str]:
@@ -113,20 +114,35 @@ def make_controller(cfg: DictConfig) -> Any:
     raise ConfigError("controller.kind", f"got {kind!r}, allowed: 'static', 'sb3'")
 
 
-def make_env(env_cfg: DictConfig, extra: dict[str, Any] | None = None) -> Any:
+def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
+    """EcnTuningEnv overrides: ``env.kwargs`` plus any chosen fabric / topology / workload group.
+
+    ``ecngym eval fabric=dcqcn_paper topology=leaf_spine workload=datamining`` replaces those parts
+    of the env's scenario by the group's config.
+    """
+    kwargs = OmegaConf.to_container(cfg.env.kwargs, resolve=True) if cfg.env.get("kwargs") else {}
+    if cfg.get("fabric"):
+        kwargs["fabric"] = OmegaConf.to_container(cfg.fabric, resolve=True)
+    if cfg.get("topology"):
+        kwargs["topology"] = OmegaConf.to_container(cfg.topology, resolve=True)
+    if cfg.get("workload"):
+        workload = OmegaConf.to_container(cfg.workload, resolve=True)
+        kwargs["workload"] = {**kwargs.get("workload", {}), "workload": workload.pop("name"), **workload}
+    return kwargs
+
+
+def make_env(cfg: DictConfig, extra: dict[str, Any] | None = None) -> Any:
     """``gymnasium.make`` the configured env id with its keyword overrides."""
-    import ecngym.envs  # noqa: F401  (registers the ids)
     import gymnasium as gym
 
-    kwargs = OmegaConf.to_container(env_cfg.kwargs, resolve=True) if env_cfg.get("kwargs") else {}
-    if extra:
-        kwargs = {**kwargs, **extra}
-    return gym.make(env_cfg.id, **kwargs)
+    import ecngym.envs  # noqa: F401  (registers the ids)
+
+    return gym.make(cfg.env.id, **{**env_kwargs(cfg), **(extra or {})})
 
 
 def _env_for(controller: Any, cfg: DictConfig) -> Any:
     """The eval env; a static controller's setting joins the ECN templates if it is not one."""
-    env = make_env(cfg.env)
+    env = make_env(cfg)
     if not hasattr(controller, "target") or env.unwrapped.scenario.actions.cfg.type != "discrete":
         return env
     from ecngym.envs.action import EcnSetting
@@ -136,7 +152,7 @@ def _env_for(controller: Any, cfg: DictConfig) -> Any:
         return env
     action = {**dataclasses.asdict(env.unwrapped.config.action), "static_default": list(setting)}
     env.close()
-    return make_env(cfg.env, {"action": action})
+    return make_env(cfg, {"action": action})
 
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="eval")
@@ -183,7 +199,7 @@ def train_main(cfg: DictConfig) -> None:
 
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     hyper = OmegaConf.to_container(cfg.hyperparams, resolve=True) if cfg.get("hyperparams") else {}
-    path = train(partial(make_env, cfg.env), cfg.algorithm, int(cfg.total_timesteps), int(cfg.seed), out,
+    path = train(partial(make_env, cfg), cfg.algorithm, int(cfg.total_timesteps), int(cfg.seed), out,
                  n_envs=int(cfg.n_envs), hyperparams=hyper, progress_bar=bool(cfg.progress_bar))
     (out / "train.json").write_text(json.dumps({"version": __version__, "model": str(path),
                                                 "config": OmegaConf.to_container(cfg, resolve=True)}, indent=2))

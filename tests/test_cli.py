@@ -54,9 +54,10 @@ def test_eval_static_setting_keeps_the_env_action_scope(tmp_path):
 
 
 def test_static_setting_added_as_template_keeps_scope():
+    from omegaconf import OmegaConf
+
     from ecngym.baselines import StaticEcnController
     from ecngym.experiment import _env_for
-    from omegaconf import OmegaConf
 
     cfg = OmegaConf.create({"env": {"id": "ecngym/RoceLeafSpine-v0", "kwargs": {"episode_steps": 5}}})
     env = _env_for(StaticEcnController("dcqcn"), cfg)
@@ -67,3 +68,12 @@ def test_static_setting_added_as_template_keeps_scope():
                                            for t in env.unwrapped.scenario.actions.templates]
     finally:
         env.close()
+
+
+def test_fabric_topology_and_workload_groups_compose_into_the_env(tmp_path):
+    assert cli.main(["eval", "fabric=dctcp", "topology=dumbbell", "workload=pred_workload1",
+                     "controller=static_dctcp", "+env.kwargs.episode_steps=5",
+                     "+env.kwargs.workload.incast.degree=2", f"hydra.run.dir={tmp_path}"]) == 0
+    cfg = json.loads((tmp_path / "eval.json").read_text())["config"]
+    assert cfg["fabric"]["preset"] == "dctcp" and cfg["topology"]["kind"] == "dumbbell"
+    assert cfg["workload"]["name"] == "pred_workload1"

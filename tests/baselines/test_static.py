@@ -1,6 +1,7 @@
 """Static controllers compute the literature's settings and encode them as actions."""
 
 import pytest
+
 from ecngym.baselines import STATIC_SETTINGS, StaticEcnController, dctcp_k_bytes
 from ecngym.envs import EcnTuningEnv
 from ecngym.error import ConfigError, InvalidAction

@@ -1,12 +1,13 @@
 """The Gymnasium envs: API conformance, determinism, actions that matter, clear errors."""
 
-import ecngym.envs  # noqa: F401  (registers the ids)
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import check_env
+
+import ecngym.envs  # noqa: F401  (registers the ids)
 from ecngym.envs import SCENARIOS, EcnTuningEnv
 from ecngym.error import ConfigError, InvalidAction
-from gymnasium.utils.env_checker import check_env
 
 SHORT = {"episode_steps": 12}
 
@@ -150,8 +151,9 @@ def test_async_vector_env_steps_two_fabrics():
 def test_sb3_subproc_vec_env_runs_one_fabric_per_process():
     from functools import partial
 
-    from ecngym.envs import make
     from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    from ecngym.envs import make
 
     venv = SubprocVecEnv([partial(make, "ecngym/RoceIncast-v0", episode_steps=6)] * 2)
     try:

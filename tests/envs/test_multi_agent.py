@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from pettingzoo.test import parallel_api_test
+
 from ecngym.envs.adapters import SharedPolicyVecEnv
 from ecngym.envs.multi_agent import EcnTuningParallelEnv
-from pettingzoo.test import parallel_api_test
 
 SMALL = {"topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 5},
          "episode_steps": 15}

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+
 from ecngym.sim_backend import Fabric
 
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 from ecngym.sim_backend import FabricConfig, topology
 
 LINE_RATE = 100e9

@@ -1,6 +1,7 @@
 """Bytes are conserved, PFC is lossless, and a lossy fabric drops but recovers."""
 
 import numpy as np
+
 from ecngym.sim_backend import FabricConfig, topology
 
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+
 from ecngym.sim_backend import topology
 
 

@@ -2,6 +2,7 @@
 
 import pandas as pd
 import pytest
+
 from ecngym.error import ConfigError
 from ecngym.sim_backend import Fabric, FabricConfig, topology
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns

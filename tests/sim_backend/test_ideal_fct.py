@@ -1,6 +1,7 @@
 """A flow alone on an idle fabric finishes in size/rate + base RTT: the slowdown baseline is right."""
 
 import pytest
+
 from ecngym.sim_backend import topology
 
 

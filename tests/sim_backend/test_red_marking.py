@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 from ecngym.sim_backend import FabricConfig, topology
 
 # A wide linear region: ~1900 departures sample it (binomial noise shrinks with the count).

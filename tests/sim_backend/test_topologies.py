@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+
 from ecngym.sim_backend import topology
 from ecngym.sim_backend.data import hpcc_reference_path
 

@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from scipy import stats
+
 from ecngym.error import ConfigError
 from ecngym.workloads import BUILTIN_CDFS, get_distribution, load_cdf_file
-from scipy import stats
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN_CDFS))

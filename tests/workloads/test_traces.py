@@ -2,6 +2,7 @@
 
 import pandas as pd
 import pytest
+
 from ecngym import cli
 from ecngym.error import ConfigError
 from ecngym.sim_backend.data import hpcc_reference_path
