@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 import numpy as np
+
 from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table
 
 BARE_EVENTS = 5_000_000

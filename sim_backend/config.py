@@ -9,7 +9,8 @@ Presets (``FabricConfig.preset(name)``):
 ``hpcc``
     The HPCC RDMA model's settings used by the reference runs in ``shared/reference/hpcc-model``:
     Mellanox-style DCQCN (1 / 4 / 300 us timers, F = 1, AI / HAI 20 / 200 Mbps, Rmin 1 Gbps, no
-    cut on the first CNP), CE echoed on every ACK (no CNP packets), one ACK per data packet,
+    cut on the first CNP), CE echoed on every ACK (no CNP packets), one ACK per data packet, its
+    NIC's pacing wake-up rule (``nic_pacing_wake="hpcc"``),
     ECN 400 KB / 1600 KB / 0.2 marked at dequeue, 32 MiB buffer, PFC alpha 1/8, 37.5 KB headroom.
 ``dcqcn_paper``
     DCQCN as published (Zhu et al. 2015; specs/bytetuning.md Tab. 4): cut on every CNP, alpha decay
@@ -100,6 +101,10 @@ class FabricConfig:
         ack_interval_packets: One ACK per this many in-order data packets (and for the last one).
         cnp_interval: Minimum gap between two CNPs of one flow (CNP mode).
         retransmit_timeout: Go-back-N timeout without progress.
+        nic_pacing_wake: ``"exact"`` (the NIC wakes at the earliest pacing time of its queue pairs)
+            or ``"hpcc"`` (as the HPCC model's ns-3.36 port: no wake-up is scheduled while a
+            queue pair has sent everything and awaits ACKs; paced queue pairs then wait for the
+            next ACK or completion). The ``hpcc`` preset uses ``"hpcc"`` to match the reference runs.
     """
 
     cc: str = "dcqcn"
@@ -114,6 +119,7 @@ class FabricConfig:
     ack_interval_packets: int = 1
     cnp_interval: Any = "50us"
     retransmit_timeout: Any = "1ms"
+    nic_pacing_wake: str = "exact"
     dcqcn: DcqcnParams = field(default_factory=DcqcnParams)
     dctcp: DctcpParams = field(default_factory=DctcpParams)
     buffer: BufferParams = field(default_factory=BufferParams)
@@ -188,6 +194,9 @@ class FabricConfig:
         )
         c.cnp_interval_ns = _ns_in("fabric.cnp_interval", self.cnp_interval, 0, None)
         c.retransmit_timeout_ns = _ns_in("fabric.retransmit_timeout", self.retransmit_timeout, 1, None)
+        if self.nic_pacing_wake not in ("exact", "hpcc"):
+            raise ConfigError("fabric.nic_pacing_wake", f"got {self.nic_pacing_wake!r}, allowed: 'exact', 'hpcc'")
+        c.hpcc_nic_wake = self.nic_pacing_wake == "hpcc"
 
         d, dp = self.dcqcn, c.dcqcn
         dp.g = check_range("fabric.dcqcn.g", float(d.g), 0, 1, low_inclusive=False)
@@ -294,6 +303,7 @@ _PRESETS: dict[str, dict[str, Any]] = {
         "cc": "dcqcn",
         "ecn_feedback": "ack_echo",
         "ack_interval_packets": 1,
+        "nic_pacing_wake": "hpcc",
         "dcqcn": {
             "alpha_interval": "1us", "decrease_interval": "4us", "increase_timer": "300us",
             "byte_counter": "0B", "fast_recovery_steps": 1, "ai_rate": "20Mbps",

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from ecngym.error import ConfigError, check_range
 from ecngym.sim_backend.config import FabricConfig
 from ecngym.sim_backend.flows import as_flow_table

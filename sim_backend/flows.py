@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from ecngym.error import ConfigError
 
 REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")

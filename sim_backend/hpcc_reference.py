@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
 from ecngym.error import ConfigError
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import read_hpcc_flow_file

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_rate_bps, parse_time_ns
 

@@ -52,6 +52,13 @@ struct FabricConfig
     EcnFeedback ecnFeedback{EcnFeedback::Cnp};
     int64_t cnpIntervalNs{50000};       //!< notification point CNP pacing per flow
     int64_t retransmitTimeoutNs{1000000}; //!< go-back-N retransmission timeout
+    /**
+     * NIC pacing wake-up as in the HPCC model's ns-3.36 port (the reference runs): when no queue
+     * pair may send yet, the NIC schedules no wake-up while one of its queue pairs has sent all its
+     * bytes and awaits ACKs (its last send time counts as "already due"); a paced queue pair then
+     * waits for the next ACK or completion. false = wake exactly at the earliest pacing time.
+     */
+    bool hpccNicWake{false};
     uint32_t pauseQuanta{65535};        //!< PFC pause time in 512-bit quanta
     CcKind cc{CcKind::Dcqcn};
     DcqcnConfig dcqcn;

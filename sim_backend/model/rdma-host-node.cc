@@ -83,6 +83,10 @@ RdmaHostNode::PullData(FabricNetDevice* port)
         QueuePair* qp = m_active[idx];
         if (qp->sndNxt >= qp->sizeBytes || port->IsPaused(qp->queue))
         {
+            if (qp->sndNxt >= qp->sizeBytes && m_ctx->cfg.hpccNicWake)
+            {
+                earliest = std::min(earliest, qp->nextSendNs);
+            }
             continue;
         }
         if (qp->windowBytes != 0 && qp->sndNxt - qp->sndUna >= qp->windowBytes)
@@ -100,7 +104,7 @@ RdmaHostNode::PullData(FabricNetDevice* port)
     }
     if (chosen == nullptr)
     {
-        if (earliest != INT64_MAX)
+        if (earliest != INT64_MAX && earliest > now)
         {
             ScheduleWake(earliest);
         }
@@ -270,12 +274,10 @@ RdmaHostNode::ReceiveAck(FabricPacket* p)
     if (qp.sndUna >= qp.sizeBytes)
     {
         FinishFlow(qp);
-        return;
     }
-    if (qp.windowBytes != 0)
-    {
-        m_port->TryTransmit();
-    }
+    // An ACK may open a window or end a flow: give the NIC a chance to send (HPCC's NIC does the
+    // same on every ACK).
+    m_port->TryTransmit();
 }
 
 void

@@ -1,17 +1,20 @@
 """Bytes are conserved, PFC is lossless, and a lossy fabric drops but recovers."""
 
 import numpy as np
+import pytest
 
 from ecngym.sim_backend import FabricConfig, topology
 
 
-def test_every_flow_completes_and_delivers_its_bytes(make_fabric, h):
+@pytest.mark.parametrize("wake", ["hpcc", "exact"])
+def test_every_flow_completes_and_delivers_its_bytes(make_fabric, h, wake):
     rng = np.random.default_rng(7)
     rows = []
     for i in range(60):
         src, dst = rng.choice(16, size=2, replace=False)
         rows.append((int(src), int(dst), int(rng.integers(1, 400_000)), int(i * 3_000)))
-    fab = make_fabric(topology.leaf_spine(leaves=4, spines=2, hosts_per_leaf=4), h.flows(rows), "hpcc")
+    cfg = FabricConfig.preset("hpcc", nic_pacing_wake=wake)
+    fab = make_fabric(topology.leaf_spine(leaves=4, spines=2, hosts_per_leaf=4), h.flows(rows), cfg)
     assert fab.run("50ms")
     rec = fab.flow_records()
     assert rec["finished"].all()

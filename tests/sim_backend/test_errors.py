@@ -36,6 +36,7 @@ def test_units_parse_human_values():
      ({"dcqcn": {"g": 2.0}}, "fabric.dcqcn.g"),
      ({"num_queues": 9}, "fabric.num_queues"),
      ({"mtu_payload": "10B"}, "fabric.mtu_payload"),
+     ({"nic_pacing_wake": "sometimes"}, "fabric.nic_pacing_wake"),
      ({"no_such_field": 1}, "fabric.no_such_field"),
      ({"ecn": {"kmin_typo": 1}}, "fabric.ecn.kmin_typo")],
 )
