@@ -5,6 +5,7 @@ Importing this package registers ``ecngym/RoceIncast-v0``, ``ecngym/RoceLeafSpin
 """
 
 import gymnasium as gym
+
 from ecngym.envs.config import ActionConfig, EnvConfig, ObservationConfig, RewardConfig
 from ecngym.envs.ecn_env import EcnTuningEnv
 from ecngym.envs.registration import SCENARIOS, register_envs

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from gymnasium import spaces
+
 from ecngym.envs.config import ActionConfig
 from ecngym.error import ConfigError, InvalidAction, check_range
 from ecngym.units import parse_bytes
-from gymnasium import spaces
 
 REFERENCE_RATE_BPS = 100e9
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ecngym.envs.multi_agent import EcnTuningParallelEnv
 from stable_baselines3.common.vec_env import VecEnv
+
+from ecngym.envs.multi_agent import EcnTuningParallelEnv
 
 
 class SharedPolicyVecEnv(VecEnv):

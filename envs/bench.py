@@ -36,8 +36,9 @@ def _vm_hwm_mb(pid: int) -> float:
 
 
 def _make(env_id: str) -> Any:
-    import ecngym.envs  # noqa: F401
     import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401
 
     return gym.make(env_id)
 

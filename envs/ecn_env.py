@@ -6,9 +6,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
+
 from ecngym.envs.config import EnvConfig, merge
 from ecngym.envs.scenario import EcnScenario
-from gymnasium import spaces
 
 
 class EcnTuningEnv(gym.Env):

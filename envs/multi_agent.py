@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
 from ecngym.envs.config import EnvConfig, merge
 from ecngym.envs.scenario import EcnScenario
 from ecngym.error import ConfigError, InvalidAction
-from gymnasium import spaces
-from pettingzoo import ParallelEnv
 
 
 class EcnTuningParallelEnv(ParallelEnv):

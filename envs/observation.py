@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import deque
 
 import numpy as np
+
 from ecngym.envs.config import FEATURES, ObservationConfig
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes
@@ -79,30 +80,44 @@ class FeatureBuilder:
             return np.minimum(queue_bytes / self.queue_scale, 1.0)
         return self.step_map(queue_bytes)
 
-    def frame(self, tel: dict, red: dict, span_ns: int) -> np.ndarray:
-        """Features of one interval, shape (ports, features)."""
+    #: Telemetry arrays the features (and the env's reward and summary) read.
+    TELEMETRY_KEYS = ("mean_queue_bytes", "max_queue_bytes", "utilization", "ecn_marked_packets",
+                      "tx_data_packets", "enqueued_data_packets", "paused_ns", "distinct_flows")
+
+    def controlled(self, tel: dict) -> dict[str, np.ndarray]:
+        """The telemetry arrays of the controlled ports only (indexed once per step)."""
         p = self.ports
+        return {k: tel[k][p] for k in self.TELEMETRY_KEYS}
+
+    def frame(self, pt: dict, red: dict, span_ns: int) -> np.ndarray:
+        """Features of one interval, shape (ports, features).
+
+        Args:
+            pt: Telemetry of the controlled ports (:meth:`controlled`).
+            red: Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of the controlled ports.
+            span_ns: Length of the interval.
+        """
         cols = []
         for name in self.cfg.features:
             if name == "queue":
-                cols.append(self.map_queue(tel["mean_queue_bytes"][p]))
+                cols.append(self.map_queue(pt["mean_queue_bytes"]))
             elif name == "max_queue":
-                cols.append(self.map_queue(tel["max_queue_bytes"][p].astype(np.float64)))
+                cols.append(self.map_queue(pt["max_queue_bytes"].astype(np.float64)))
             elif name == "utilization":
-                cols.append(np.minimum(tel["utilization"][p], FEATURE_HIGH["utilization"]))
+                cols.append(np.minimum(pt["utilization"], FEATURE_HIGH["utilization"]))
             elif name == "marked_rate":
-                n = tel[self.count_key][p].astype(np.float64)
-                cols.append(np.minimum(tel["ecn_marked_packets"][p] / np.maximum(n, 1.0), 1.0))
+                n = pt[self.count_key].astype(np.float64)
+                cols.append(np.minimum(pt["ecn_marked_packets"] / np.maximum(n, 1.0), 1.0))
             elif name == "kmin":
-                cols.append(np.minimum(red["kmin_bytes"][p] / self.kmax_bound, 1.0))
+                cols.append(np.minimum(red["kmin_bytes"] / self.kmax_bound, 1.0))
             elif name == "kmax":
-                cols.append(np.minimum(red["kmax_bytes"][p] / self.kmax_bound, 1.0))
+                cols.append(np.minimum(red["kmax_bytes"] / self.kmax_bound, 1.0))
             elif name == "pmax":
-                cols.append(red["pmax"][p])
+                cols.append(red["pmax"])
             elif name == "paused_fraction":
-                cols.append(np.minimum(tel["paused_ns"][p] / max(span_ns, 1), 1.0))
+                cols.append(np.minimum(pt["paused_ns"] / max(span_ns, 1), 1.0))
             elif name == "flows":
-                f = tel["distinct_flows"][p].astype(np.float64)
+                f = pt["distinct_flows"].astype(np.float64)
                 cols.append(f / (f + self.cfg.flow_scale))
         return np.stack(cols, axis=1).astype(np.float32)
 

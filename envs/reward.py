@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+
 from ecngym.envs.config import RewardConfig
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from ecngym.envs.action import EcnActionMapper, EcnSetting
 from ecngym.envs.config import EnvConfig
 from ecngym.envs.observation import FeatureBuilder
@@ -135,19 +136,19 @@ class EcnScenario:
         self.sim_wall_s = 0.0
         self._stats = {"queue": [], "util": [], "paused_ns": 0.0, "marked": 0, "packets": 0}
         # time 0: empty queues, the fabric's static ECN setting (mirrored here: only apply() sets it)
-        self.red = self.fabric.get_red()
-        first = self.features.frame(self.fabric.read_telemetry(), self.red, 1)
+        self.red = {k: v[self.ports] for k, v in self.fabric.get_red().items()}
+        first = self.features.frame(self.features.controlled(self.fabric.read_telemetry()), self.red, 1)
         return self.features.reset(first)
 
     def apply(self, action: object) -> None:
         """Validate ``action`` and set the ECN curve of the controlled ports (if it changed)."""
         kmin, kmax, pmax = self.actions.to_settings(action)
-        p = self.ports
-        if (np.array_equal(kmin, self.red["kmin_bytes"][p]) and np.array_equal(kmax, self.red["kmax_bytes"][p])
-                and np.array_equal(pmax, self.red["pmax"][p])):
+        red = self.red  # the controlled ports' current setting
+        if (np.array_equal(kmin, red["kmin_bytes"]) and np.array_equal(kmax, red["kmax_bytes"])
+                and np.array_equal(pmax, red["pmax"])):
             return  # unchanged: skip the call (a held action is the common case)
-        self.fabric.set_red(p, kmin, kmax, pmax)
-        self.red["kmin_bytes"][p], self.red["kmax_bytes"][p], self.red["pmax"][p] = kmin, kmax, pmax
+        self.fabric.set_red(self.ports, kmin, kmax, pmax)
+        self.red = {"kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax}
 
     def advance(self) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
         """Run one interval; return (observation, telemetry, per-port reward)."""
@@ -156,14 +157,14 @@ class EcnScenario:
         self.sim_wall_s += time.perf_counter() - start
         self.step_count += 1
         tel = self.fabric.read_telemetry()
-        obs = self.features.push(self.features.frame(tel, self.red, self.interval_ns))
-        p = self.ports
-        self._stats["queue"].append(tel["mean_queue_bytes"][p])
-        self._stats["util"].append(np.minimum(tel["utilization"][p], 1.0))
-        self._stats["paused_ns"] += float(tel["paused_ns"][p].sum())
-        self._stats["marked"] += int(tel["ecn_marked_packets"][p].sum())
-        self._stats["packets"] += int(tel[self.features.count_key][p].sum())
-        reward = self.reward.per_port(tel["utilization"][p], tel["mean_queue_bytes"][p])
+        pt = self.features.controlled(tel)
+        obs = self.features.push(self.features.frame(pt, self.red, self.interval_ns))
+        self._stats["queue"].append(pt["mean_queue_bytes"])
+        self._stats["util"].append(np.minimum(pt["utilization"], 1.0))
+        self._stats["paused_ns"] += float(pt["paused_ns"].sum())
+        self._stats["marked"] += int(pt["ecn_marked_packets"].sum())
+        self._stats["packets"] += int(pt[self.features.count_key].sum())
+        reward = self.reward.per_port(pt["utilization"], pt["mean_queue_bytes"])
         return obs, tel, reward
 
     @property

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from ecngym.sim_backend.metrics import SIZE_BUCKETS
 
 

@@ -26,7 +26,7 @@ def test_agents_act_independently():
     actions = {a: i % env.action_space(a).n for i, a in enumerate(env.agents)}
     env.step(actions)
     red = env.scenario.red
-    settings = {tuple(red[k][env.scenario.ports[rows]].tolist()[0] for k in ("kmin_bytes", "kmax_bytes"))
+    settings = {tuple(red[k][rows].tolist()[0] for k in ("kmin_bytes", "kmax_bytes"))  # rows: controlled ports
                 for rows in env._agent_ports.values()}
     assert len(settings) > 1  # different agents set different thresholds
     env.close()
