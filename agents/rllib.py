@@ -25,9 +25,10 @@ def shared_policy_ppo(env_config: dict[str, Any], *, train_batch_size: int = 400
     Returns:
         The config; ``.build_algo()`` then ``.train()``.
     """
-    from ecngym.envs.adapters import rllib_env_creator
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.tune.registry import register_env
+
+    from ecngym.envs.adapters import rllib_env_creator
 
     register_env(ENV_NAME, rllib_env_creator)
     return (PPOConfig()

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from ecngym.error import ConfigError
 
 ALGORITHMS = ("dqn", "ppo")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from ecngym.envs.action import EcnSetting
 from ecngym.error import ConfigError, InvalidAction
 from ecngym.units import parse_bytes

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
 from ecngym.workloads.distributions import FlowSizeDistribution
 
 _EMPTY = {"src": [], "dst": [], "size_bytes": [], "start_ns": [], "tag": []}

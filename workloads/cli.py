@@ -8,12 +8,13 @@ from pathlib import Path
 
 import hydra
 import numpy as np
-from ecngym.units import parse_rate_bps
-from ecngym.workloads.generator import generate_trace_from_config
-from ecngym.workloads.trace import Trace
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.table import Table
+
+from ecngym.units import parse_rate_bps
+from ecngym.workloads.generator import generate_trace_from_config
+from ecngym.workloads.trace import Trace
 
 
 @hydra.main(version_base="1.3", config_path="../configs", config_name="trace")

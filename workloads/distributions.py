@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from ecngym.error import ConfigError
 
 CDF_DIR = Path(__file__).parent / "cdf"

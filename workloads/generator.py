@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
 from ecngym.workloads import arrivals

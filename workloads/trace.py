@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from ecngym.error import ConfigError
 
 #: Columns and dtypes of a trace table, in hashing order.
