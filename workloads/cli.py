@@ -22,7 +22,7 @@ def generate_main(cfg: DictConfig) -> None:
     """Generate a trace from Hydra overrides and write it as Parquet.
 
     Example: ``ecngym trace generate workload=datamining load=0.7 hosts=32 seed=2
-    incast.degree=16 incast.size=64KB incast.period=1ms``
+    incast.degree=16 incast.size=64KB incast.interval=1ms incast.arrival=periodic``
     """
     trace = generate_trace_from_config(OmegaConf.to_container(cfg, resolve=True))
     out = Path(cfg.output)
