@@ -77,3 +77,12 @@ def test_fabric_topology_and_workload_groups_compose_into_the_env(tmp_path):
     cfg = json.loads((tmp_path / "eval.json").read_text())["config"]
     assert cfg["fabric"]["preset"] == "dctcp" and cfg["topology"]["kind"] == "dumbbell"
     assert cfg["workload"]["name"] == "pred_workload1"
+
+
+def test_train_experiment_preset_with_two_worker_processes(tmp_path):
+    # experiment=incast_ppo: PPO with n_envs=2 (SubprocVecEnv, one fabric per process)
+    assert cli.main(["train", "experiment=incast_ppo", "total_timesteps=64", "hyperparams.n_steps=32",
+                     "hyperparams.batch_size=32", "+env.kwargs.episode_steps=10", "progress_bar=false",
+                     f"hydra.run.dir={tmp_path}"]) == 0
+    record = json.loads((tmp_path / "train.json").read_text())
+    assert record["config"]["n_envs"] == 2 and (tmp_path / "model.zip").exists()
