@@ -148,13 +148,20 @@ SwitchNode::CheckPause(uint16_t inPort, uint8_t queue)
         return;
     }
     s.paused = true;
+    SendPauseAndArmRefresh(inPort, queue);
+}
+
+void
+SwitchNode::SendPauseAndArmRefresh(uint16_t inPort, uint8_t queue)
+{
     SendPfc(inPort, queue, true);
     // Real PFC refreshes XOFF before the pause time runs out while congestion lasts.
-    s.refresh = Simulator::Schedule(NanoSeconds(PauseDurationNs(inPort) / 2),
-                                    &SwitchNode::RefreshPause,
-                                    this,
-                                    inPort,
-                                    queue);
+    m_pause[inPort * m_ctx->cfg.numQueues + queue].refresh =
+        Simulator::Schedule(NanoSeconds(PauseDurationNs(inPort) / 2),
+                            &SwitchNode::RefreshPause,
+                            this,
+                            inPort,
+                            queue);
 }
 
 void
@@ -171,12 +178,7 @@ SwitchNode::RefreshPause(uint16_t inPort, uint8_t queue)
         SendPfc(inPort, queue, false);
         return;
     }
-    SendPfc(inPort, queue, true);
-    s.refresh = Simulator::Schedule(NanoSeconds(PauseDurationNs(inPort) / 2),
-                                    &SwitchNode::RefreshPause,
-                                    this,
-                                    inPort,
-                                    queue);
+    SendPauseAndArmRefresh(inPort, queue);
 }
 
 void

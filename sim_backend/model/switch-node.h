@@ -102,6 +102,7 @@ class SwitchNode : public Node, public FabricPortOwner
     void CheckPause(uint16_t inPort, uint8_t queue);
     void CheckResume(uint16_t inPort, uint8_t queue);
     void RefreshPause(uint16_t inPort, uint8_t queue);
+    void SendPauseAndArmRefresh(uint16_t inPort, uint8_t queue);
     void SendPfc(uint16_t inPort, uint8_t queue, bool pause);
     int64_t PauseDurationNs(uint16_t inPort) const;
 
