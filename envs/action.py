@@ -56,48 +56,46 @@ class EcnActionMapper:
             self.group_names = [f"port{p}" for p in ports]
         self.n_units = len(self.group_names)
         self.rate_scale = (port_rates_bps / REFERENCE_RATE_BPS) if cfg.scale_with_rate else np.ones(len(ports))
+        # both representations are checked whichever is used: a bad field fails now, not after a switch
+        self.templates = self._templates(static_default)
+        self.kmin_lo, self.kmin_hi = self._range("kmin_range", cfg.kmin_range)
+        self.span_lo, self.span_hi = self._range("kmax_span_range", cfg.kmax_span_range)
+        if len(cfg.pmax_range) != 2:
+            raise ConfigError("env.action.pmax_range", f"expected [low, high], got {cfg.pmax_range!r}")
+        self.pmax_lo, self.pmax_hi = (float(check_range("env.action.pmax_range", float(v), 0, 1))
+                                      for v in cfg.pmax_range)
+        if self.pmax_lo > self.pmax_hi:
+            raise ConfigError("env.action.pmax_range", f"low {self.pmax_lo} > high {self.pmax_hi}")
         if cfg.type == "discrete":
-            self.templates = self._templates(static_default)
             n = len(self.templates)
             self._template_kmin = np.array([t.kmin_bytes for t in self.templates], dtype=np.float64)
             self._template_kmax = np.array([t.kmax_bytes for t in self.templates], dtype=np.float64)
             self._template_pmax = np.array([t.pmax for t in self.templates], dtype=np.float64)
             self.space = spaces.Discrete(n) if self.n_units == 1 else spaces.MultiDiscrete([n] * self.n_units)
         else:
-            self.kmin_lo, self.kmin_hi = self._range("kmin_range", cfg.kmin_range)
-            self.span_lo, self.span_hi = self._range("kmax_span_range", cfg.kmax_span_range)
-            self.pmax_lo, self.pmax_hi = (float(check_range("env.action.pmax_range", float(v), 0, 1))
-                                          for v in cfg.pmax_range)
-            if self.pmax_lo > self.pmax_hi:
-                raise ConfigError("env.action.pmax_range", "low must be <= high")
             self.space = spaces.Box(-1.0, 1.0, shape=(self.n_units, 3), dtype=np.float32)
         self.static_index = 0 if cfg.type == "continuous" else self._index_of(static_default)
 
     # ------------------------------------------------------------------ construction
     def _templates(self, default: EcnSetting) -> list[EcnSetting]:
         out = []
-        entries = list(self.cfg.templates) + [self.cfg.static_default or
-                                              [default.kmin_bytes, default.kmax_bytes, default.pmax]]
-        for i, t in enumerate(entries):
-            field = f"env.action.templates[{i}]"
-            if len(t) != 3:
-                raise ConfigError(field, f"expected [kmin, kmax, pmax], got {t!r}")
-            kmin, kmax = parse_bytes(t[0], field), parse_bytes(t[1], field)
-            pmax = float(check_range(field + ".pmax", float(t[2]), 0.0, 1.0))
-            if kmax < kmin:
-                raise ConfigError(field, f"kmax {kmax} B < kmin {kmin} B")
-            setting = EcnSetting(kmin, kmax, pmax)
+        fields = [f"env.action.templates[{i}]" for i in range(len(self.cfg.templates))]
+        entries = [*self.cfg.templates, self.cfg.static_default or [default.kmin_bytes, default.kmax_bytes,
+                                                                     default.pmax]]
+        fields.append("env.action.static_default")
+        for field, t in zip(fields, entries, strict=True):
+            setting = _setting(field, t)
             if setting not in out:
                 out.append(setting)
+        self._static = out.index(_setting(fields[-1], entries[-1]))
         return out
 
     def _index_of(self, default: EcnSetting) -> int:
-        target = self.cfg.static_default
-        if target is not None:
-            default = EcnSetting(parse_bytes(target[0]), parse_bytes(target[1]), float(target[2]))
-        return self.templates.index(default)
+        return self._static
 
     def _range(self, name: str, pair: list) -> tuple[int, int]:
+        if len(pair) != 2:
+            raise ConfigError(f"env.action.{name}", f"expected [low, high], got {pair!r}")
         lo, hi = parse_bytes(pair[0], f"env.action.{name}"), parse_bytes(pair[1], f"env.action.{name}")
         if lo > hi:
             raise ConfigError(f"env.action.{name}", f"low {lo} > high {hi}")
@@ -146,3 +144,22 @@ class EcnActionMapper:
         else:
             top = self.kmin_hi + self.span_hi
         return float(top * self.rate_scale.max())
+
+
+def _setting(field: str, entry: object) -> EcnSetting:
+    """Parse one ``[kmin, kmax, pmax]`` entry (bytes or size strings, a probability).
+
+    Raises:
+        ConfigError: Naming ``field`` if the entry is malformed or out of range.
+    """
+    if isinstance(entry, (str, bytes)) or not hasattr(entry, "__len__") or len(entry) != 3:
+        raise ConfigError(field, f"expected [kmin, kmax, pmax], got {entry!r}")
+    kmin, kmax = parse_bytes(entry[0], field + ".kmin"), parse_bytes(entry[1], field + ".kmax")
+    try:
+        pmax = float(entry[2])
+    except (TypeError, ValueError):
+        raise ConfigError(field + ".pmax", f"expected a probability in [0, 1], got {entry[2]!r}") from None
+    check_range(field + ".pmax", pmax, 0.0, 1.0)
+    if kmax < kmin:
+        raise ConfigError(field, f"kmax {kmax} B < kmin {kmin} B")
+    return EcnSetting(kmin, kmax, pmax)

@@ -92,11 +92,13 @@ class SharedPolicyVecEnv(VecEnv):
 def rllib_env_creator(env_config: dict[str, Any]) -> Any:
     """RLlib env factory: the multi-agent env wrapped as an RLlib ``MultiAgentEnv``.
 
-    Register with ``ray.tune.registry.register_env("ecngym_ma", rllib_env_creator)``; pass the
-    :class:`~ecngym.envs.EnvConfig` mapping (plus ``agent_granularity``) as ``env_config``.
+    Register with ``ray.tune.registry.register_env("ecngym_ma", rllib_env_creator)``; pass as
+    ``env_config`` :class:`~ecngym.envs.EnvConfig` fields, plus optionally ``scenario`` (a
+    registered scenario to start from, e.g. ``"RoceLeafSpine-v0"``) and ``agent_granularity``.
     """
     from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 
     cfg = dict(env_config)
     granularity = cfg.pop("agent_granularity", "switch")
-    return ParallelPettingZooEnv(EcnTuningParallelEnv(cfg, agent_granularity=granularity))
+    scenario = cfg.pop("scenario", None)
+    return ParallelPettingZooEnv(EcnTuningParallelEnv(scenario, agent_granularity=granularity, **cfg))

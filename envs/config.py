@@ -6,6 +6,7 @@ environments are presets of it. Unknown keys raise :class:`ecngym.error.ConfigEr
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,9 @@ class ObservationConfig:
         step_breakpoints_bdp: Step-mapping breakpoints in units of the port's BDP.
         step_values: Step-mapping value at or below each breakpoint (0 beyond the last).
         flow_scale: Distinct-flow count f is reported as f / (f + flow_scale).
+        flatten: Return the observation as one vector of ports x history x features (row-major:
+            ``obs.reshape(ports, history, features)`` recovers the table); ``False`` keeps it
+            2-D, ``(ports, history x features)``, which SB3's checker flags as unconventional.
     """
 
     features: list[str] = field(default_factory=lambda: ["queue", "utilization", "marked_rate",
@@ -41,6 +45,7 @@ class ObservationConfig:
     step_breakpoints_bdp: list[float] = field(default_factory=lambda: [0.25, 0.5, 1.0, 2.0, 4.0])
     step_values: list[float] = field(default_factory=lambda: [1.0, 0.8, 0.6, 0.4, 0.2])
     flow_scale: float = 16.0
+    flatten: bool = True
 
 
 @dataclass
@@ -52,6 +57,8 @@ class ActionConfig:
         scope: ``"all"`` (one setting shared by every controlled port), ``"layer"`` (one per
             switch layer) or ``"port"`` (one per controlled port).
         layers: Switch layers under control (``None`` = every switch layer).
+        ports: Fabric-wide ids of the switch egress ports under control (``None`` = every port of
+            the chosen layers); e.g. ``[p]`` with any scope controls one port.
         templates: Discrete (kmin, kmax, pmax) templates; the static default must be one of them.
         static_default: The fabric's static setting, forced into the template list.
         kmin_range: Continuous Kmin bounds [low, high].
@@ -63,6 +70,7 @@ class ActionConfig:
     type: str = "discrete"
     scope: str = "all"
     layers: list[str] | None = None
+    ports: list[int] | None = None
     # Kmin in {20, 80, 320} KB x Kmax in {2, 4} x Kmin x Pmax in {5 %, 20 %} (bytes; a LAECN-style
     # grid at 100 Gbps, specs/laecn.md §3.3 [OURS]) plus the fabric's static setting.
     templates: list[list[Any]] = field(default_factory=lambda: [
@@ -79,19 +87,19 @@ class RewardConfig:
     """Reward by name (formulas in :mod:`ecngym.envs.reward`).
 
     Attributes:
-        name: ``"acc"`` (ω·U + (1−ω)·Q_step), ``"pred"`` (β·U + (1−β)·Φ(q̄)) or ``"fct"``
-            (episode-level: −mean FCT slowdown at the end).
-        omega: ACC/LAECN utilisation weight.
-        beta: PRED utilisation weight.
-        q_left: PRED Φ is 1 up to this queue ("15KB", 15 packets of 1 KB).
-        q_max: PRED Φ reaches 0 here ("1MB").
+        name: ``"acc"`` (ω·U + (1−ω)·Q_step(q̄)), ``"pred"`` (β·R/C + (1−β)·Φ(q̄)) or ``"fct"``
+            (episode-level: −mean FCT slowdown of the episode's flows at the last step).
+        omega: ACC/LAECN utilisation weight ω (laecn.md §3.4: [UNSPEC], 0.5 is [OURS]).
+        beta: PRED goodput weight β (pred.md §3.3: 0.4).
+        q_left: PRED Φ is 1 up to this queue ("15KB": q_left = 15 packets of 1 KB, pred.md §3.3).
+        q_max: PRED Φ reaches 0 here ("500KB": PRED's fixed maxK, pred.md §3.3 [OUR CHOICE]).
     """
 
     name: str = "acc"
     omega: float = 0.5
     beta: float = 0.4
     q_left: Any = "15KB"
-    q_max: Any = "1MB"
+    q_max: Any = "500KB"
 
 
 @dataclass
@@ -126,7 +134,7 @@ class EnvConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, prefix: str = "env") -> EnvConfig:
         """Build from a nested mapping (e.g. a Hydra config); unknown keys raise ConfigError."""
-        return merge(cls(), dict(data or {}), prefix)
+        return merge(cls(), copy.deepcopy(dict(data or {})), prefix)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain nested dict (for logging and results)."""

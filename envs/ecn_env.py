@@ -18,60 +18,128 @@ class EcnTuningEnv(gym.Env):
     ## Description
     Each step is one control interval Δt of simulated time on a RoCEv2 (DCQCN + PFC) or DCTCP
     fabric replaying a traffic trace. The agent sets the RED/ECN curve of the controlled switch
-    egress ports; the fabric runs Δt; the agent observes per-port telemetry. Identical seeds give
-    identical traces and bit-identical telemetry.
+    egress ports (marking probability 0 below Kmin, rising linearly to Pmax at Kmax, 1 above);
+    the fabric runs Δt; the agent observes per-port telemetry of that interval. Identical seeds
+    and actions give identical traces and bit-identical telemetry.
+
+    Registered scenarios (``import ecngym.envs`` registers them; Gymnasium ≥ 1.0 has no plug-in
+    entry points, so ``gymnasium.make("ecngym.envs:ecngym/RoceIncast-v0")`` is the import-free
+    spelling):
+
+    | id | fabric | topology (100 Gbps, 1 µs links) | Δt | ports | action |
+    |---|---|---|---|---|---|
+    | ``RoceIncast-v0`` | RoCEv2, DCQCN + PFC | 16 hosts, 1 switch | 20.8 µs | 16 | ``Discrete(13)`` |
+    | ``RoceLeafSpine-v0`` | RoCEv2, DCQCN + PFC | 4 x 4 leaf-spine | 41.6 µs | 48 | ``MultiDiscrete([13, 13])`` |
+    | ``DctcpLeafSpine-v0`` | DCTCP, step marking | 4 x 4 leaf-spine | 41.6 µs | 48 | ``MultiDiscrete([7, 7])`` |
+
+    (ids prefixed with ``ecngym/``; RoCEv2 with the HPCC fabric preset; Δt = 5 base RTTs; "ports"
+    are the controlled switch egress ports; the leaf-spine has 4 hosts per leaf (16 hosts) and
+    takes one action per layer, leaf then spine; the DCTCP templates are step marking, Kmin =
+    Kmax = K ∈ {10, 20, 40, 65, 100, 200, 400} KB, Pmax = 1.)
+
+    Every scenario runs 100 steps per episode on a fresh trace: WebSearch background traffic
+    (30 % load on the star, 40 % on the leaf-spine) plus Poisson 64 KB incasts (8-way on the
+    star, 6-way on the leaf-spine, one every 200 µs on average).
 
     ## Action Space
-    ``action.type = "discrete"``: ``Discrete(T)`` (``MultiDiscrete([T] * units)`` for several
-    units): an index into the ECN templates (Kmin bytes, Kmax bytes, Pmax) of the config, which
-    always include the fabric's static setting. ``action.type = "continuous"``: ``Box(-1, 1,
-    (units, 3))`` rescaled to Kmin ∈ kmin_range, Kmax − Kmin ∈ kmax_span_range, Pmax ∈
-    pmax_range. Units: 1 (``scope="all"``), one per switch layer (``"layer"``) or one per
-    controlled port (``"port"``). An action outside the space raises
-    :class:`ecngym.error.InvalidAction` (never clamped).
+    A *unit* is what one action entry sets: all controlled ports (``action.scope="all"``), the
+    ports of one switch layer (``"layer"``, units in sorted layer order) or one port
+    (``"port"``, units in :attr:`ports` order). ``action.ports`` / ``action.layers`` choose the
+    controlled ports (e.g. ``action.ports=[p]`` for a single port).
+
+    ``action.type="discrete"``: ``Discrete(T)`` for one unit, else ``MultiDiscrete([T] * units)``;
+    each entry indexes the (Kmin, Kmax, Pmax) templates of ``action.templates``, which always
+    include the fabric's static setting (:meth:`static_action`). Default grid (bytes at 100 Gbps,
+    laecn.md §3.3 [OURS]): Kmin ∈ {20, 80, 320} KB x Kmax ∈ {2, 4} x Kmin x Pmax ∈ {0.05, 0.2},
+    plus the HPCC preset's 400 KB / 1600 KB / 0.2.
+
+    ``action.type="continuous"``: ``Box(-1, 1, (units, 3), float32)``; each row a ∈ [-1, 1]³ maps
+    linearly (u = (a + 1) / 2) to:
+
+    | index | quantity | unit | at a = -1 | at a = +1 |
+    |---|---|---|---|---|
+    | 0 | Kmin | bytes | ``kmin_range[0]`` (1 KB) | ``kmin_range[1]`` (1 MB) |
+    | 1 | Kmax − Kmin | bytes | ``kmax_span_range[0]`` (0 B) | ``kmax_span_range[1]`` (2 MB) |
+    | 2 | Pmax | probability | ``pmax_range[0]`` (0.01) | ``pmax_range[1]`` (1.0) |
+
+    Byte values are rounded to whole bytes and, with ``action.scale_with_rate``, multiplied by
+    (port rate / 100 Gbps). An action outside the space (wrong shape, index out of range,
+    non-integer index, value outside [-1, 1], NaN) raises :class:`ecngym.error.InvalidAction`
+    naming the expected space; nothing is clamped.
 
     ## Observation Space
-    ``Box(0, high, (ports, k × F), float32)``: for each controlled port, the last k intervals
-    (oldest first) of F features:
+    ``Box(0, high, (ports x k x F,), float32)`` (``observation.flatten=True``, the default;
+    ``obs.reshape(ports, k, F)`` gives the table) or ``(ports, k x F)`` with ``flatten=False``.
+    For each controlled port (rows in :attr:`ports` order), the last k intervals (oldest first,
+    ``observation.history``, default 3) of the F features of ``observation.features`` (default
+    all but ``max_queue``, in this order):
 
     | feature | quantity | unit | min | max |
     |---|---|---|---|---|
-    | queue | mean data-queue occupancy (linear: / queue_scale; or ACC step map) | bytes → 1 | 0 | 1 |
-    | max_queue | max occupancy in the interval, same mapping | bytes → 1 | 0 | 1 |
-    | utilization | bytes sent × 8 / (line rate × Δt) | 1 | 0 | 2 |
-    | marked_rate | CE-marked / data packets seen by the marker | 1 | 0 | 1 |
-    | kmin, kmax | current threshold / largest settable Kmax | 1 | 0 | 1 |
-    | pmax | current Pmax | 1 | 0 | 1 |
-    | paused_fraction | share of Δt with a PFC-paused data priority | 1 | 0 | 1 |
-    | flows | distinct flows f, reported as f / (f + flow_scale) | 1 | 0 | 1 |
+    | queue | time-averaged data-queue bytes q̄ / queue_scale (1 MB), ≤ 1; or ACC's step map (*) | bytes/bytes | 0 | 1 |
+    | max_queue | largest occupancy in the interval, same mapping | bytes / bytes | 0 | 1 |
+    | utilization | bytes sent (all frames) x 8 / (line rate x Δt), at most 2 | bits / bits | 0 | 2 |
+    | marked_rate | CE-marked / data packets seen by the marking decision | packets / packets | 0 | 1 |
+    | kmin, kmax | current threshold / largest Kmax the action space can set | bytes / bytes | 0 | 1 |
+    | pmax | current Pmax | probability | 0 | 1 |
+    | paused_fraction | time a data priority was PFC-paused / Δt | ns / ns | 0 | 1 |
+    | flows | distinct flows f seen in the interval, as f / (f + flow_scale) (16) | flows | 0 | 1 |
+
+    (*) ``observation.queue_mapping="step"``: 1 for q̄ ≤ 0.25 BDP, 0.8 ≤ 0.5, 0.6 ≤ 1, 0.4 ≤ 2, 0.2 ≤ 4 BDP,
+    else 0 (the port's BDP at the largest base RTT). At reset the history is filled with the frame
+    of t = 0 (empty queues, static ECN setting).
 
     ## Rewards
-    Mean over controlled ports of ``acc``: ω·U + (1−ω)·Q_step(q̄) (ACC/LAECN), or ``pred``:
-    β·U + (1−β)·Φ(q̄) (PRED's utility), with U = min(utilisation, 1); or ``fct``: 0 per step and
-    −(mean FCT slowdown of finished flows) at the last step. See :mod:`ecngym.envs.reward`.
+    Chosen by ``reward.name``; per-port values averaged over the controlled ports
+    (:mod:`ecngym.envs.reward` has the details):
+
+    * ``acc`` (default; ACC / LAECN, laecn.md eq. 2): r = ω·U + (1 − ω)·Q_step(q̄), U = min(util, 1),
+      ω = 0.5. In [0, 1].
+    * ``pred`` (PRED's utility, pred.md §3.3): r = β·R/C + (1 − β)·Φ(q̄), R/C = data bytes x 8 /
+      (rate x Δt) at most 1, Φ = 1 up to q_left (15 KB), linear to 0 at q_max (500 KB), β = 0.4.
+      In [0, 1].
+    * ``fct`` (episode level): 0 per step; at the last step −(mean FCT slowdown of all flows of
+      the episode, unfinished ones at their slowdown so far). At most −1.
 
     ## Starting State
-    A new trace (from the workload config and a seed drawn from ``np_random``, unless a fixed
-    trace is given), a fresh fabric at t = 0 with the static ECN setting, empty queues.
+    A new trace (from ``workload`` and a seed drawn from ``np_random``, unless ``trace`` fixes
+    one), a fresh fabric at t = 0 with the fabric's static ECN setting on every port, empty queues.
 
     ## Episode End
-    Truncation after ``episode_steps`` intervals (the trace covers exactly that much time). There
-    is no termination. Every step's ``info`` holds ``telemetry`` (the fabric's per-port arrays for
-    the interval; rows ``info["ports"]`` are the controlled ports) and ``time_ns``. At the end,
-    ``info`` also holds ``summary`` (FCT slowdown avg / p50 / p99 per
-    size bucket, mean / p99 queue, utilisation, PFC-paused fraction, marked fraction, trace hash)
-    and ``flow_records`` (a DataFrame).
+    * Truncation: after ``episode_steps`` intervals (the trace's arrivals cover exactly that
+      much simulated time; flows still running are reported unfinished).
+    * Termination: none.
+
+    Every step's ``info`` holds ``telemetry`` (the fabric's raw per-port arrays for the interval,
+    every port; ``info["ports"]`` are the rows of the controlled ones) and ``time_ns``. The last
+    step's ``info`` also holds ``summary`` (flows finished / total; average, p50, p99 FCT slowdown
+    for < 100 KB, 100 KB - 1 MB, > 1 MB and all flows; mean and p99 queue bytes; utilisation;
+    PFC-paused fraction; marked fraction; trace hash) and ``flow_records`` (a DataFrame: one row
+    per flow with ``fct_ns``, ``ideal_fct_ns``, ``slowdown``, ``finished`` ...). ``reset`` returns
+    ``info`` with ``episode_seed`` and ``trace_hash``.
 
     ## Arguments
-    | argument | default | meaning |
-    |---|---|---|
-    | config | ``EnvConfig()`` | an :class:`EnvConfig` or mapping; keyword overrides merge into it |
-    | topology | 16-host star, 100 Gbps, 1 µs | ``{"kind": ..., ...}`` of :mod:`ecngym.sim_backend.topology` |
-    | fabric | ``{"preset": "hpcc"}`` | fabric preset and overrides |
-    | workload | WebSearch 30 % + 8-way 64 KB incasts | :func:`ecngym.workloads.generate_trace` arguments |
-    | interval | ``"5rtt"`` | Δt, a duration ("20us") or base RTTs (LAECN short-flow Δt = 5 RTT) |
-    | episode_steps | 100 | intervals per episode |
-    | observation / action / reward | see :mod:`ecngym.envs.config` | |
+    ``gymnasium.make(id, **overrides)``: the overrides merge into the scenario's preset (nested
+    mappings key by key; ``topology`` and ``trace`` are replaced whole). ``config=`` replaces the
+    preset.
+
+    | argument | default (``RoceIncast-v0``) | unit | meaning |
+    |---|---|---|---|
+    | config | the scenario preset | | an :class:`EnvConfig` or mapping to start from |
+    | topology | incast star, 16 hosts, 100 Gbps, 1 µs | | ``{"kind": ..., ...}``, see ``Topology.from_config`` |
+    | fabric | ``{"preset": "hpcc"}`` | | fabric preset plus field overrides |
+    | workload | WebSearch, load 0.3, incasts (†) | | :func:`ecngym.workloads.generate_trace` arguments |
+    | trace | ``None`` | path | a fixed Parquet trace or HPCC flow file, replayed every episode |
+    | interval | ``"5rtt"`` | µs / RTTs | Δt: a duration ("20us") or a multiple of the largest base RTT |
+    | episode_steps | 100 | steps | intervals per episode |
+    | observation | see above | | :class:`~ecngym.envs.config.ObservationConfig` |
+    | action | see above | | :class:`~ecngym.envs.config.ActionConfig` |
+    | reward | ``{"name": "acc"}`` | | :class:`~ecngym.envs.config.RewardConfig` |
+    | seed | ``None`` | | seed of the first ``reset()`` called without one |
+
+    (†) 8-way 64 KB incasts, Poisson, one every 200 µs on average; the hosts, link rate, arrival
+    window (``interval x episode_steps``) and seed of the trace come from the scenario. A bad value
+    raises :class:`ecngym.error.ConfigError` naming the field (``env.action.scope``).
 
     ## Version History
     * v0: initial release.
@@ -80,24 +148,27 @@ class EcnTuningEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, config: EnvConfig | dict[str, Any] | None = None, **overrides: Any) -> None:
-        if isinstance(config, EnvConfig):
-            cfg = merge(config, overrides, "env") if overrides else config
-        else:
-            cfg = EnvConfig.from_dict({**(config or {}), **overrides})
+        base = config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config)
+        cfg = merge(base, overrides, "env") if overrides else base
         self.config = cfg
         self.scenario = EcnScenario(cfg)
         f = self.scenario.features
-        self.observation_space = spaces.Box(f.low, f.high, dtype=np.float32)
+        self._flatten = bool(cfg.observation.flatten)
+        low, high = (f.low.reshape(-1), f.high.reshape(-1)) if self._flatten else (f.low, f.high)
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self.action_space = self.scenario.actions.space
 
     @property
     def ports(self) -> np.ndarray:
-        """Fabric-wide ids of the controlled ports (rows of the observation)."""
+        """Fabric-wide ids of the controlled ports (rows of the observation table)."""
         return self.scenario.ports
 
     def static_action(self) -> Any:
         """The action that keeps the fabric's static ECN setting (discrete action spaces)."""
         return self.scenario.actions.static_action()
+
+    def _obs(self, obs: np.ndarray) -> np.ndarray:
+        return obs.reshape(-1) if self._flatten else obs
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start an episode on a new trace; the simulator seed derives from ``np_random``."""
@@ -106,10 +177,14 @@ class EcnTuningEnv(gym.Env):
         super().reset(seed=seed)
         episode_seed = int(self.np_random.integers(0, 2**31 - 1))
         obs = self.scenario.start_episode(episode_seed)
-        return obs, {"episode_seed": episode_seed, "trace_hash": self.scenario.trace.hash}
+        return self._obs(obs), {"episode_seed": episode_seed, "trace_hash": self.scenario.trace.hash}
 
     def step(self, action: Any):
-        """Apply ``action`` for one interval."""
+        """Apply ``action`` for one interval.
+
+        Raises:
+            InvalidAction: If ``action`` is not in :attr:`action_space`.
+        """
         if self.scenario.fabric is None:
             raise RuntimeError("call reset() before step()")
         if self.scenario.done:
@@ -118,14 +193,14 @@ class EcnTuningEnv(gym.Env):
         obs, tel, per_port = self.scenario.advance()
         reward = float(per_port.mean())
         # raw telemetry of every port (index with info["ports"] for the controlled ones)
-        info: dict[str, Any] = {"telemetry": tel, "ports": self.ports, "time_ns": tel["interval_end_ns"]}
+        info: dict[str, Any] = {"telemetry": tel, "ports": self.scenario.ports, "time_ns": tel["interval_end_ns"]}
         truncated = self.scenario.done
         if truncated:
             records, summary = self.scenario.finish()
-            reward += self.scenario.reward.episode_end(records)
+            reward += self.scenario.end_reward(records)
             info["summary"] = summary
             info["flow_records"] = records
-        return obs, reward, False, truncated, info
+        return self._obs(obs), reward, False, truncated, info
 
     def close(self) -> None:
         """Destroy the fabric (safe to call twice)."""

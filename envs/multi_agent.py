@@ -9,6 +9,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from ecngym.envs.config import EnvConfig, merge
+from ecngym.envs.registration import scenario_config
 from ecngym.envs.scenario import EcnScenario
 from ecngym.error import ConfigError, InvalidAction
 
@@ -16,26 +17,57 @@ from ecngym.error import ConfigError, InvalidAction
 class EcnTuningParallelEnv(ParallelEnv):
     """Distributed ECN tuning: every switch (or port) is an agent with local observations.
 
-    Agents: ``switch_<i>`` (``agent_granularity="switch"``) or ``port_<id>`` (``"port"``). All
-    agents share one observation and action space, so one policy can serve them all (ACC's
-    per-switch agents with shared weights; specs/laecn.md §3.1).
+    ## Description
+    The fabric, trace, interval and telemetry of :class:`~ecngym.envs.EcnTuningEnv`, with one
+    agent per switch (ACC's and LAECN's per-switch agents, laecn.md §3.1) or per controlled
+    egress port. All agents share one observation and action space, so one policy can serve them
+    all (parameter sharing): :class:`~ecngym.envs.adapters.SharedPolicyVecEnv` for SB3,
+    :func:`~ecngym.envs.adapters.rllib_env_creator` and :mod:`ecngym.agents.rllib` for RLlib.
 
-    Observation of an agent: for each of the last k intervals and each feature, the mean and the
-    maximum over the agent's ports (``Box(0, high, (k × 2F,))``); for port agents the port's own
-    features (``(k × F,)``). Action: one template index (``Discrete(T)``) or one
-    ``Box(-1, 1, (3,))`` applied to all the agent's ports. Reward: the mean per-port reward
-    (``acc`` / ``pred``) over the agent's ports; the ``fct`` reward is shared. Episodes end by
-    truncation for every agent at once. Arguments are those of :class:`EcnTuningEnv` plus
-    ``agent_granularity``.
+    ## Agents
+    ``switch_<i>`` (``agent_granularity="switch"``, i = switch index, the controlled ports'
+    switches) or ``port_<id>`` (``"port"``, fabric-wide port id).
+
+    ## Action Space
+    Per agent: one template index (``Discrete(T)``, the templates of ``action.templates`` plus the
+    static setting) or one ``Box(-1, 1, (3,), float32)`` row (Kmin, Kmax − Kmin, Pmax; same
+    mapping and bounds as the single-agent env), applied to every port of the agent. An action
+    outside the space, or a missing agent, raises :class:`ecngym.error.InvalidAction`.
+
+    ## Observation Space
+    Port agents: the port's own k x F features (``Box(0, high, (k x F,), float32)``, the rows of
+    the single-agent table). Switch agents: for each of the last k intervals and each feature,
+    the mean and then the maximum over the switch's controlled ports (``(k x 2F,)``): the
+    same size whatever the switch's port count.
+
+    ## Rewards
+    ``acc`` / ``pred``: the mean per-port reward over the agent's ports. ``fct``: the episode-level
+    term, shared by every agent at the last step.
+
+    ## Episode End
+    Truncation for every agent at once after ``episode_steps`` intervals (no termination); the
+    last step's infos hold the episode ``summary``.
+
+    ## Arguments
+    | argument | default | meaning |
+    |---|---|---|
+    | config | ``EnvConfig()`` | an ``EnvConfig``, a mapping or a scenario name (``"RoceLeafSpine-v0"``) |
+    | agent_granularity | ``"switch"`` | ``"switch"`` or ``"port"`` |
+    | overrides | | ``EnvConfig`` fields merged into ``config`` (``action.scope`` is forced to ``"port"``) |
+
+    ## Version History
+    * v0: initial release.
     """
 
     metadata = {"render_modes": [], "name": "ecngym_ecn_tuning_v0", "is_parallelizable": True}
 
-    def __init__(self, config: EnvConfig | dict[str, Any] | None = None, agent_granularity: str = "switch",
+    def __init__(self, config: EnvConfig | dict[str, Any] | str | None = None, agent_granularity: str = "switch",
                  **overrides: Any) -> None:
         if agent_granularity not in ("switch", "port"):
             raise ConfigError("env.agent_granularity", f"got {agent_granularity!r}, allowed: 'switch', 'port'")
-        base = config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config or {})
+        if isinstance(config, str):
+            config = scenario_config(config)
+        base = config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config)
         # one action unit per port, so each agent can set its own ports
         cfg = merge(base, {**overrides, "action": {**(overrides.get("action") or {}), "scope": "port"}}, "env")
         self.config = cfg
@@ -117,7 +149,7 @@ class EcnTuningParallelEnv(ParallelEnv):
         infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         if done:
             records, summary = sc.finish()
-            end = sc.reward.episode_end(records)
+            end = sc.end_reward(records)
             rewards = {a: r + end for a, r in rewards.items()}
             for a in self.agents:
                 infos[a] = {"summary": summary}

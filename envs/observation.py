@@ -17,8 +17,6 @@ wire, so a busy interval can read slightly above 1), which keeps observations bo
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
 from ecngym.envs.config import FEATURES, ObservationConfig
@@ -31,30 +29,42 @@ FEATURE_HIGH = {"utilization": 2.0}
 class FeatureBuilder:
     """Turns telemetry of the controlled ports into a (ports, history x features) float32 array.
 
+    Every feature is built inside its bounds (``low`` / ``high``), so no clipping is needed.
+
     Args:
         cfg: Observation configuration.
         ports: Controlled port ids.
         bdp_bytes: Bandwidth-delay product of each controlled port (for the step mapping).
         kmax_bound_bytes: Normaliser of kmin / kmax features.
         mark_at_dequeue: Whether marking is decided at dequeue (sets marked_rate's denominator).
+        extra_telemetry: Further telemetry keys :meth:`controlled` must extract (for the reward).
 
     Raises:
         ConfigError: On an unknown feature or a bad mapping.
     """
 
     def __init__(self, cfg: ObservationConfig, ports: np.ndarray, bdp_bytes: np.ndarray,
-                 kmax_bound_bytes: float, mark_at_dequeue: bool) -> None:
+                 kmax_bound_bytes: float, mark_at_dequeue: bool, extra_telemetry: tuple[str, ...] = ()) -> None:
         bad = [f for f in cfg.features if f not in FEATURES]
         if bad or not cfg.features:
             raise ConfigError("env.observation.features", f"unknown {bad}; allowed: {list(FEATURES)}")
+        if len(set(cfg.features)) != len(cfg.features):
+            raise ConfigError("env.observation.features", f"lists a feature twice: {list(cfg.features)}")
         if cfg.queue_mapping not in ("linear", "step"):
             raise ConfigError("env.observation.queue_mapping", f"got {cfg.queue_mapping!r}, allowed: 'linear', 'step'")
         self.history = int(check_range("env.observation.history", int(cfg.history), 1, 64))
         if len(cfg.step_breakpoints_bdp) != len(cfg.step_values):
             raise ConfigError("env.observation.step_values", "needs one value per breakpoint")
+        for i, v in enumerate(cfg.step_values):
+            check_range(f"env.observation.step_values[{i}]", float(v), 0.0, 1.0)
+        if list(cfg.step_breakpoints_bdp) != sorted(cfg.step_breakpoints_bdp):
+            raise ConfigError("env.observation.step_breakpoints_bdp", "must be increasing")
+        check_range("env.observation.flow_scale", float(cfg.flow_scale), 0, None, low_inclusive=False)
         self.cfg = cfg
         self.ports = ports
-        self.queue_scale = float(parse_bytes(cfg.queue_scale, "env.observation.queue_scale")) or 1.0
+        self.queue_scale = float(parse_bytes(cfg.queue_scale, "env.observation.queue_scale"))
+        if self.queue_scale <= 0:
+            raise ConfigError("env.observation.queue_scale", f"must be > 0 bytes, got {cfg.queue_scale!r}")
         self.breakpoints = np.outer(bdp_bytes, np.asarray(cfg.step_breakpoints_bdp, dtype=np.float64))
         self._step_levels = np.append(np.asarray(cfg.step_values, dtype=np.float64), 0.0)
         self.kmax_bound = max(kmax_bound_bytes, 1.0)
@@ -63,7 +73,17 @@ class FeatureBuilder:
         self.low = np.zeros((len(ports), self.history * self.n_features), dtype=np.float32)
         per_feature_high = np.array([FEATURE_HIGH.get(f, 1.0) for f in cfg.features], dtype=np.float32)
         self.high = np.tile(per_feature_high, (len(ports), self.history))
-        self._frames: deque[np.ndarray] = deque(maxlen=self.history)
+        # telemetry the features, the rewards and the episode summary read (nothing else is indexed)
+        needed = {"mean_queue_bytes", "utilization", "ecn_marked_packets", "paused_ns", self.count_key}
+        needed |= {_FEATURE_KEY[f] for f in cfg.features if f in _FEATURE_KEY}
+        needed |= set(extra_telemetry)
+        self.telemetry_keys = tuple(sorted(needed))
+        # history ring: (ports, history, features), oldest first
+        self._hist = np.zeros((len(ports), self.history, self.n_features), dtype=np.float32)
+        self._frame = np.zeros((len(ports), self.n_features), dtype=np.float64)
+        self._ecn_cols: tuple[int, ...] = tuple(i for i, f in enumerate(cfg.features) if f in ("kmin", "kmax", "pmax"))
+        self._red_seen: dict | None = None  # the ECN setting the ECN columns of _frame show
+        self._plans: dict[int, tuple[list[str], np.ndarray, np.ndarray, list[int]]] = {}
 
     def step_map(self, queue_bytes: np.ndarray) -> np.ndarray:
         """ACC's step mapping of per-port queue bytes.
@@ -80,59 +100,86 @@ class FeatureBuilder:
             return np.minimum(queue_bytes / self.queue_scale, 1.0)
         return self.step_map(queue_bytes)
 
-    #: Telemetry arrays the features (and the env's reward and summary) read.
-    TELEMETRY_KEYS = ("mean_queue_bytes", "max_queue_bytes", "utilization", "ecn_marked_packets",
-                      "tx_data_packets", "enqueued_data_packets", "paused_ns", "distinct_flows")
-
     def controlled(self, tel: dict) -> dict[str, np.ndarray]:
-        """The telemetry arrays of the controlled ports only (indexed once per step)."""
-        p = self.ports
-        return {k: tel[k][p] for k in self.TELEMETRY_KEYS}
+        """The telemetry arrays the env reads, for the controlled ports only, as float64.
+
+        One gather for all of them (the values are rows of one array): this runs every step.
+        """
+        block = np.stack([tel[k] for k in self.telemetry_keys]).astype(np.float64, copy=False)[:, self.ports]
+        return dict(zip(self.telemetry_keys, block, strict=True))
+
+    def _plan(self, span_ns: int) -> tuple[list[str], np.ndarray, np.ndarray, list[int]]:
+        """Features that are min(telemetry x scale, cap): their keys, scales, caps and columns."""
+        plan = self._plans.get(span_ns)
+        if plan is None:
+            keys, scales, caps, cols = [], [], [], []
+            for i, name in enumerate(self.cfg.features):
+                if name in ("queue", "max_queue") and self.cfg.queue_mapping == "linear":
+                    keys.append("mean_queue_bytes" if name == "queue" else "max_queue_bytes")
+                    scales.append(1.0 / self.queue_scale)
+                elif name == "utilization":
+                    keys.append("utilization")
+                    scales.append(1.0)
+                elif name == "paused_fraction":
+                    keys.append("paused_ns")
+                    scales.append(1.0 / max(span_ns, 1))
+                else:
+                    continue
+                caps.append(FEATURE_HIGH.get(name, 1.0))
+                cols.append(i)
+            plan = (keys, np.array(scales)[:, None], np.array(caps)[:, None], cols)
+            self._plans[span_ns] = plan
+        return plan
 
     def frame(self, pt: dict, red: dict, span_ns: int) -> np.ndarray:
-        """Features of one interval, shape (ports, features).
+        """Features of one interval, shape (ports, features), float64, each inside its bounds.
+
+        The returned array is reused by the next call: copy it to keep it.
 
         Args:
             pt: Telemetry of the controlled ports (:meth:`controlled`).
-            red: Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of the controlled ports.
+            red: Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of the controlled ports (the
+                ECN columns are recomputed only when this mapping is another object).
             span_ns: Length of the interval.
         """
-        cols = []
-        for name in self.cfg.features:
-            if name == "queue":
-                cols.append(self.map_queue(pt["mean_queue_bytes"]))
-            elif name == "max_queue":
-                cols.append(self.map_queue(pt["max_queue_bytes"].astype(np.float64)))
-            elif name == "utilization":
-                cols.append(np.minimum(pt["utilization"], FEATURE_HIGH["utilization"]))
+        out = self._frame
+        keys, scales, caps, cols = self._plan(span_ns)
+        if keys:  # the linear features, in one pass
+            out[:, cols] = np.minimum(np.stack([pt[k] for k in keys]) * scales, caps).T
+        for i, name in enumerate(self.cfg.features):
+            if name == "queue" and self.cfg.queue_mapping == "step":
+                out[:, i] = self.step_map(pt["mean_queue_bytes"])
+            elif name == "max_queue" and self.cfg.queue_mapping == "step":
+                out[:, i] = self.step_map(pt["max_queue_bytes"])
             elif name == "marked_rate":
-                n = pt[self.count_key].astype(np.float64)
-                cols.append(np.minimum(pt["ecn_marked_packets"] / np.maximum(n, 1.0), 1.0))
-            elif name == "kmin":
-                cols.append(np.minimum(red["kmin_bytes"] / self.kmax_bound, 1.0))
-            elif name == "kmax":
-                cols.append(np.minimum(red["kmax_bytes"] / self.kmax_bound, 1.0))
-            elif name == "pmax":
-                cols.append(red["pmax"])
-            elif name == "paused_fraction":
-                cols.append(np.minimum(pt["paused_ns"] / max(span_ns, 1), 1.0))
+                np.minimum(pt["ecn_marked_packets"] / np.maximum(pt[self.count_key], 1.0), 1.0, out=out[:, i])
             elif name == "flows":
-                f = pt["distinct_flows"].astype(np.float64)
-                cols.append(f / (f + self.cfg.flow_scale))
-        return np.stack(cols, axis=1).astype(np.float32)
+                f = pt["distinct_flows"]
+                np.divide(f, f + self.cfg.flow_scale, out=out[:, i])
+        if self._ecn_cols and red is not self._red_seen:
+            for i in self._ecn_cols:
+                name = self.cfg.features[i]
+                out[:, i] = red["pmax"] if name == "pmax" else np.minimum(red[f"{name}_bytes"] / self.kmax_bound, 1.0)
+            self._red_seen = red
+        return out
 
     def reset(self, first: np.ndarray) -> np.ndarray:
         """Start a new history filled with ``first``; return the observation."""
-        self._frames.clear()
-        for _ in range(self.history):
-            self._frames.append(first)
+        self._hist[:] = first[:, None, :]
         return self.observation()
 
     def push(self, frame: np.ndarray) -> np.ndarray:
         """Append one interval's frame; return the stacked observation (oldest first)."""
-        self._frames.append(frame)
+        h = self._hist
+        if self.history > 1:
+            h[:, :-1] = h[:, 1:]
+        h[:, -1] = frame
         return self.observation()
 
     def observation(self) -> np.ndarray:
-        """The stacked history, shape (ports, history x features)."""
-        return np.clip(np.concatenate(list(self._frames), axis=1), self.low, self.high)
+        """The stacked history, shape (ports, history x features): a new array every call."""
+        return self._hist.reshape(len(self.ports), -1).copy()
+
+
+#: Telemetry array each feature reads (beyond those every env reads).
+_FEATURE_KEY = {"max_queue": "max_queue_bytes", "flows": "distinct_flows"}

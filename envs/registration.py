@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from gymnasium.envs.registration import register, registry
 
-#: Registered scenarios: id -> constructor kwargs. The env truncates itself after
-#: ``episode_steps`` (a keyword of gymnasium.make), so no TimeLimit wrapper is registered.
+from ecngym.error import ConfigError
+
+#: Registered scenarios: id -> the :class:`~ecngym.envs.EnvConfig` overrides of its preset. The preset is
+#: registered as the ``config`` argument, so keywords of ``gymnasium.make`` merge into it key by key
+#: (``gymnasium.make("ecngym/DctcpLeafSpine-v0", action={"scope": "port"})`` keeps the DCTCP templates).
+#: The env truncates itself after ``episode_steps`` (a keyword of gymnasium.make), so no TimeLimit
+#: wrapper is registered (one would cut a longer episode asked for with ``episode_steps``).
 SCENARIOS: dict[str, dict[str, Any]] = {
     # 16 hosts on one 100 Gbps switch, DCQCN + PFC (HPCC settings), WebSearch 30 % + incasts.
     "ecngym/RoceIncast-v0": {},
@@ -34,6 +40,21 @@ ENTRY_POINT = "ecngym.envs.ecn_env:EcnTuningEnv"
 
 def register_envs() -> None:
     """Register every scenario (idempotent)."""
-    for env_id, kwargs in SCENARIOS.items():
+    for env_id, preset in SCENARIOS.items():
         if env_id not in registry:
-            register(id=env_id, entry_point=ENTRY_POINT, kwargs=kwargs)
+            register(id=env_id, entry_point=ENTRY_POINT, kwargs={"config": preset})
+
+
+def scenario_config(name: str) -> dict[str, Any]:
+    """The preset of a registered scenario, as a fresh nested dict.
+
+    Args:
+        name: Its id (``"ecngym/RoceLeafSpine-v0"``) or short name (``"RoceLeafSpine-v0"``).
+
+    Raises:
+        ConfigError: On an unknown scenario (listing the known ones).
+    """
+    env_id = name if name in SCENARIOS else f"ecngym/{name}"
+    if env_id not in SCENARIOS:
+        raise ConfigError("env.scenario", f"unknown scenario {name!r}; known: {sorted(SCENARIOS)}")
+    return copy.deepcopy(SCENARIOS[env_id])

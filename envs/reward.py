@@ -1,12 +1,22 @@
-"""Rewards, chosen by name. Per-port values are averaged over the controlled ports.
+"""Rewards, chosen by name (``env.reward.name``). Per-port values are averaged over the controlled ports.
 
-``acc``  (ACC / LAECN, specs/laecn.md eq. 2 without the trigger penalty)
-    r = ω · U + (1 − ω) · Q_step(q̄), U = utilisation (at most 1), Q_step = ACC's step mapping
-    (1 for a queue under 0.25 BDP, falling to 0 beyond 4 BDP; the polarity choice of laecn.md §3.2).
+``acc``  (ACC / LAECN, specs/laecn.md §3.4 eq. 2 without LAECN's trigger penalty α)
+    r = ω · U + (1 − ω) · Q_step(q̄)
+
+    U = min(utilisation, 1): bytes sent (data and control, headers included) x 8 / (line rate x Δt).
+    q̄ = the port's time-averaged data-queue bytes over the interval. Q_step = ACC's step mapping
+    (1 for q̄ ≤ 0.25 BDP, 0.8 ≤ 0.5 BDP, 0.6 ≤ 1 BDP, 0.4 ≤ 2 BDP, 0.2 ≤ 4 BDP, else 0; the
+    "lower queue is better" polarity of laecn.md §3.2; breakpoints in ``env.observation``). ω = 0.5.
 ``pred`` (PRED's utility, specs/pred.md §3.3)
-    r = β · U + (1 − β) · Φ(q̄), Φ(q) = 1 for q ≤ q_left, then linear down to 0 at q_max.
+    r = β · R / C + (1 − β) · Φ(q̄)
+
+    R / C = min(data bytes sent x 8 / (line rate x Δt), 1) (goodput: payload and data headers,
+    no ACK / CNP / PFC frames). Φ(q) = 1 for q ≤ q_left, then linear down to 0 at q_max
+    (pred.md's [OUR CHOICE] shape, q_left = 15 KB, q_max = PRED's maxK = 500 KB). β = 0.4.
 ``fct``  (episode level)
-    0 at every step but the last; at the last, −mean FCT slowdown of the flows that finished.
+    0 at every step but the last; at the last, −(mean FCT slowdown of the episode's flows).
+    A flow still running at the end counts with its slowdown so far, max(1, (t_end − start) /
+    ideal FCT), a lower bound: an agent cannot gain by starving flows until the episode ends.
 """
 
 from __future__ import annotations
@@ -22,6 +32,9 @@ from ecngym.units import parse_bytes
 
 REWARDS = ("acc", "pred", "fct")
 
+#: Telemetry keys each reward reads beyond ``utilization`` and ``mean_queue_bytes``.
+REWARD_TELEMETRY = {"acc": (), "pred": ("tx_data_bytes",), "fct": ()}
+
 
 class RewardFunction:
     """Computes the per-step reward.
@@ -29,39 +42,68 @@ class RewardFunction:
     Args:
         cfg: Reward configuration.
         step_queue_map: The ACC step mapping of queue bytes (from the observation builder).
+        goodput_per_byte: Per controlled port, R / C contributed by one data byte sent in an
+            interval (8 / (line rate x Δt)).
 
     Raises:
         ConfigError: On an unknown name or out-of-range weight.
     """
 
-    def __init__(self, cfg: RewardConfig, step_queue_map: Callable[[np.ndarray], np.ndarray]) -> None:
+    def __init__(self, cfg: RewardConfig, step_queue_map: Callable[[np.ndarray], np.ndarray],
+                 goodput_per_byte: np.ndarray | None = None) -> None:
         if cfg.name not in REWARDS:
             raise ConfigError("env.reward.name", f"got {cfg.name!r}, allowed: {list(REWARDS)}")
         self.cfg = cfg
+        self.name = cfg.name
         self.omega = float(check_range("env.reward.omega", float(cfg.omega), 0.0, 1.0))
         self.beta = float(check_range("env.reward.beta", float(cfg.beta), 0.0, 1.0))
         self.q_left = parse_bytes(cfg.q_left, "env.reward.q_left")
         self.q_max = parse_bytes(cfg.q_max, "env.reward.q_max")
         if self.q_max <= self.q_left:
-            raise ConfigError("env.reward.q_max", f"must exceed q_left ({self.q_left} B)")
+            raise ConfigError("env.reward.q_max", f"must exceed q_left ({self.q_left} B), got {self.q_max} B")
         self.step_queue_map = step_queue_map
+        self.goodput_per_byte = goodput_per_byte
 
     def phi(self, queue_bytes: np.ndarray) -> np.ndarray:
         """PRED's Φ: 1 up to q_left, linear to 0 at q_max."""
         return np.clip((self.q_max - queue_bytes) / (self.q_max - self.q_left), 0.0, 1.0)
 
-    def per_port(self, utilization: np.ndarray, queue_bytes: np.ndarray) -> np.ndarray:
-        """Per-port step reward for the acc / pred rewards (zeros for fct)."""
-        u = np.minimum(utilization, 1.0)
-        if self.cfg.name == "acc":
-            return self.omega * u + (1 - self.omega) * self.step_queue_map(queue_bytes)
-        if self.cfg.name == "pred":
-            return self.beta * u + (1 - self.beta) * self.phi(queue_bytes)
-        return np.zeros_like(u)
+    def per_port(self, pt: dict[str, np.ndarray]) -> np.ndarray:
+        """Per-port step reward (zeros for ``fct``).
 
-    def episode_end(self, records: pd.DataFrame) -> float:
-        """The fct reward's terminal value: −mean slowdown of finished flows (0 if none)."""
-        if self.cfg.name != "fct":
+        Args:
+            pt: The controlled ports' telemetry of the interval (``utilization``,
+                ``mean_queue_bytes``, ``tx_data_bytes``).
+        """
+        if self.name == "acc":
+            u = np.minimum(pt["utilization"], 1.0)
+            return self.omega * u + (1 - self.omega) * self.step_queue_map(pt["mean_queue_bytes"])
+        if self.name == "pred":
+            if self.goodput_per_byte is None:
+                raise ConfigError("env.reward.name", "the pred reward needs the ports' goodput scale")
+            r = np.minimum(pt["tx_data_bytes"] * self.goodput_per_byte, 1.0)
+            return self.beta * r + (1 - self.beta) * self.phi(pt["mean_queue_bytes"])
+        return np.zeros(len(pt["utilization"]))
+
+    def episode_end(self, records: pd.DataFrame, end_ns: int) -> float:
+        """The ``fct`` reward's terminal value (0 for the other rewards).
+
+        Args:
+            records: The episode's flow records.
+            end_ns: Simulated time at the end of the episode.
+
+        Returns:
+            −mean slowdown over every flow that started, unfinished ones at their slowdown so far.
+        """
+        if self.name != "fct":
             return 0.0
-        done = records.loc[records["finished"], "slowdown"]
-        return -float(done.mean()) if len(done) else 0.0
+        return -float(np.mean(slowdown_so_far(records, end_ns))) if len(records) else 0.0
+
+
+def slowdown_so_far(records: pd.DataFrame, end_ns: int) -> np.ndarray:
+    """Each started flow's slowdown; unfinished flows at max(1, (end − start) / ideal FCT)."""
+    started = records[records["start_ns"] <= end_ns]
+    finished = started["finished"].to_numpy(bool)
+    elapsed = end_ns - started["start_ns"].to_numpy(np.float64)
+    running = np.maximum(1.0, elapsed / started["ideal_fct_ns"].to_numpy(np.float64))
+    return np.where(finished, started["slowdown"].to_numpy(np.float64), running)

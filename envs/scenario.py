@@ -11,7 +11,7 @@ import pandas as pd
 from ecngym.envs.action import EcnActionMapper, EcnSetting
 from ecngym.envs.config import EnvConfig
 from ecngym.envs.observation import FeatureBuilder
-from ecngym.envs.reward import RewardFunction
+from ecngym.envs.reward import REWARD_TELEMETRY, RewardFunction
 from ecngym.envs.summary import episode_summary
 from ecngym.error import ConfigError, check_range
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
@@ -56,6 +56,53 @@ def max_base_rtt_ns(topology: Topology, mtu_payload_bytes: int = 1000) -> int:
     return int(round(worst))
 
 
+def controlled_ports(ports: dict[str, np.ndarray], switch_layers: list[str], layers: list[str] | None,
+                     explicit: list[int] | None) -> np.ndarray:
+    """Fabric-wide ids of the switch egress ports under control.
+
+    Args:
+        ports: :func:`port_table` of the topology.
+        switch_layers: Layer name of each switch.
+        layers: Keep only these layers (``None`` = all).
+        explicit: Keep only these port ids (``None`` = all).
+
+    Raises:
+        ConfigError: On an unknown layer, a port that is not a switch egress port, or an empty set.
+    """
+    mask = ports["is_switch"].copy()
+    if layers is not None:
+        unknown = sorted(set(layers) - set(switch_layers))
+        if unknown:
+            raise ConfigError("env.action.layers", f"unknown {unknown}; this topology has {sorted(set(switch_layers))}")
+        mask &= np.isin(ports["layer"], list(layers))
+    if explicit is not None:
+        ids = np.asarray(list(explicit))
+        if ids.size == 0 or ids.dtype.kind not in "iu" or len(set(ids.tolist())) != ids.size:
+            raise ConfigError("env.action.ports", f"expected distinct integer port ids, got {explicit!r}")
+        n = len(mask)
+        bad = [int(p) for p in ids if not (0 <= p < n and mask[p])]
+        if bad:
+            switch_ports = np.flatnonzero(mask)
+            raise ConfigError("env.action.ports", f"{bad} are not switch egress ports of the chosen layers; "
+                                                  f"allowed ids: {switch_ports.min()}..{switch_ports.max()} where "
+                                                  f"the port's node is a switch (see Fabric.ports)")
+        keep = np.zeros_like(mask)
+        keep[ids] = True
+        mask &= keep
+    if not mask.any():
+        raise ConfigError("env.action.layers", "no switch egress port is under control")
+    return np.flatnonzero(mask).astype(np.uint32)
+
+
+def _action_key(action: object) -> object:
+    """A hashable, exact identity of an action (``None`` when it is not cheap to build)."""
+    if isinstance(action, np.ndarray):
+        return (action.dtype.str, action.shape, action.tobytes())
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    return None
+
+
 class EcnScenario:
     """Builds and drives the fabric for an ECN-tuning environment.
 
@@ -76,15 +123,7 @@ class EcnScenario:
         self.episode_steps = int(check_range("env.episode_steps", int(cfg.episode_steps), 1, 10**7))
         self.episode_ns = self.interval_ns * self.episode_steps
         ports = port_table(self.topology)
-        layers = cfg.action.layers
-        mask = ports["is_switch"].copy()
-        if layers is not None:
-            unknown = sorted(set(layers) - set(self.topology.switch_layers))
-            if unknown:
-                raise ConfigError("env.action.layers", f"unknown {unknown}; this topology has "
-                                                       f"{sorted(set(self.topology.switch_layers))}")
-            mask &= np.isin(ports["layer"], list(layers))
-        self.ports = np.flatnonzero(mask).astype(np.uint32)
+        self.ports = controlled_ports(ports, self.topology.switch_layers, cfg.action.layers, cfg.action.ports)
         self.port_layers = ports["layer"][self.ports]
         self.port_nodes = ports["node"][self.ports]
         rates = ports["rate_bps"][self.ports]
@@ -93,8 +132,11 @@ class EcnScenario:
         self.actions = EcnActionMapper(cfg.action, self.ports, self.port_layers, rates, default)
         bdp = rates * self.base_rtt_ns / 8e9
         self.features = FeatureBuilder(cfg.observation, self.ports, bdp, self.actions.kmax_bound_bytes,
-                                       self.fabric_config.ecn.mark_at == "dequeue")
-        self.reward = RewardFunction(cfg.reward, self.features.step_map)
+                                       self.fabric_config.ecn.mark_at == "dequeue",
+                                       REWARD_TELEMETRY.get(cfg.reward.name, ()))
+        # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
+        goodput_per_byte = 8e9 / (rates * self.interval_ns)
+        self.reward = RewardFunction(cfg.reward, self.features.step_map, goodput_per_byte)
         self._fixed_trace = Trace.load(cfg.trace) if cfg.trace and str(cfg.trace).endswith(".parquet") else (
             Trace.from_hpcc_flow_file(cfg.trace) if cfg.trace else None)
         self.make_trace(0)  # validate the workload now, not at the first reset
@@ -102,7 +144,8 @@ class EcnScenario:
         self.trace: Trace | None = None
         self.step_count = 0
         self.sim_wall_s = 0.0
-        self._stats: dict[str, Any] = {}
+        self._stats: dict[str, list[np.ndarray]] = {}
+        self._last_action_key: object = None
 
     def _interval(self, value: Any) -> int:
         if isinstance(value, str) and value.strip().lower().endswith("rtt"):
@@ -134,19 +177,30 @@ class EcnScenario:
         self.fabric = Fabric(self.topology, self.trace, self.fabric_config, seed=seed)
         self.step_count = 0
         self.sim_wall_s = 0.0
-        self._stats = {"queue": [], "util": [], "paused_ns": 0.0, "marked": 0, "packets": 0}
+        # per-step arrays of the controlled ports, reduced once at the end (see finish)
+        self._stats = {k: [] for k in ("mean_queue_bytes", "utilization", "paused_ns", "ecn_marked_packets",
+                                       self.features.count_key)}
+        self._last_action_key = None
         # time 0: empty queues, the fabric's static ECN setting (mirrored here: only apply() sets it)
         self.red = {k: v[self.ports] for k, v in self.fabric.get_red().items()}
         first = self.features.frame(self.features.controlled(self.fabric.read_telemetry()), self.red, 1)
         return self.features.reset(first)
 
     def apply(self, action: object) -> None:
-        """Validate ``action`` and set the ECN curve of the controlled ports (if it changed)."""
+        """Validate ``action`` and set the ECN curve of the controlled ports (if it changed).
+
+        Raises:
+            InvalidAction: If ``action`` is not in the action space (nothing is applied).
+        """
+        key = _action_key(action)
+        if key is not None and key == self._last_action_key:
+            return  # the action applied last step (validated then): a held action is the common case
         kmin, kmax, pmax = self.actions.to_settings(action)
+        self._last_action_key = key
         red = self.red  # the controlled ports' current setting
         if (np.array_equal(kmin, red["kmin_bytes"]) and np.array_equal(kmax, red["kmax_bytes"])
                 and np.array_equal(pmax, red["pmax"])):
-            return  # unchanged: skip the call (a held action is the common case)
+            return  # same setting: skip the call
         self.fabric.set_red(self.ports, kmin, kmax, pmax)
         self.red = {"kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax}
 
@@ -159,13 +213,9 @@ class EcnScenario:
         tel = self.fabric.read_telemetry()
         pt = self.features.controlled(tel)
         obs = self.features.push(self.features.frame(pt, self.red, self.interval_ns))
-        self._stats["queue"].append(pt["mean_queue_bytes"])
-        self._stats["util"].append(np.minimum(pt["utilization"], 1.0))
-        self._stats["paused_ns"] += float(pt["paused_ns"].sum())
-        self._stats["marked"] += int(pt["ecn_marked_packets"].sum())
-        self._stats["packets"] += int(pt[self.features.count_key].sum())
-        reward = self.reward.per_port(pt["utilization"], pt["mean_queue_bytes"])
-        return obs, tel, reward
+        for k, v in self._stats.items():
+            v.append(pt[k])
+        return obs, tel, self.reward.per_port(pt)
 
     @property
     def done(self) -> bool:
@@ -175,11 +225,17 @@ class EcnScenario:
     def finish(self) -> tuple[pd.DataFrame, dict[str, Any]]:
         """Flow records and the episode summary."""
         records = self.fabric.flow_records()
-        s = self._stats
-        summary = episode_summary(records, np.array(s["queue"]), np.array(s["util"]), s["paused_ns"],
-                                  s["marked"], s["packets"], self.episode_ns, len(self.ports))
+        s = {k: np.array(v) for k, v in self._stats.items()}  # (steps, ports)
+        summary = episode_summary(records, s["mean_queue_bytes"], np.minimum(s["utilization"], 1.0),
+                                  float(s["paused_ns"].sum()), int(s["ecn_marked_packets"].sum()),
+                                  int(s[self.features.count_key].sum()), self.step_count * self.interval_ns,
+                                  len(self.ports))
         summary["trace_hash"] = self.trace.hash
         return records, summary
+
+    def end_reward(self, records: pd.DataFrame) -> float:
+        """The reward's episode-level term (``fct``; 0 for the others)."""
+        return self.reward.episode_end(records, self.fabric.now_ns)
 
     def close(self) -> None:
         """Destroy the fabric (safe to call twice)."""

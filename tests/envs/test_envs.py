@@ -1,5 +1,7 @@
 """The Gymnasium envs: API conformance, determinism, actions that matter, clear errors."""
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -12,13 +14,33 @@ from ecngym.error import ConfigError, InvalidAction
 SHORT = {"episode_steps": 12}
 
 
+@pytest.mark.parametrize("action_type", ["discrete", "continuous"])
 @pytest.mark.parametrize("env_id", sorted(SCENARIOS))
-def test_check_env_passes(env_id):
-    env = gym.make(env_id, **SHORT)
+def test_gymnasium_and_sb3_checkers_pass_without_warnings(env_id, action_type):
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    env = gym.make(env_id, action={"type": action_type}, **SHORT)
     try:
-        check_env(env.unwrapped, skip_render_check=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(env.unwrapped, skip_render_check=True)
+            sb3_check_env(env.unwrapped, warn=True)
+        assert [str(w.message) for w in caught] == []
     finally:
         env.close()
+
+
+def test_make_overrides_merge_into_the_scenario_preset():
+    # a nested override keeps the rest of the preset: the DCTCP env keeps its step-marking templates
+    env = gym.make("ecngym/DctcpLeafSpine-v0", action={"scope": "port"}, workload={"load": 0.2}, **SHORT)
+    cfg = env.unwrapped.config
+    assert cfg.action.scope == "port" and len(cfg.action.templates) == 7
+    assert cfg.workload["load"] == 0.2 and cfg.workload["incast"]["degree"] == 6
+    assert cfg.fabric["preset"] == "dctcp" and cfg.topology["kind"] == "leaf_spine"
+    assert env.action_space.shape == (len(env.unwrapped.ports),)
+    env.close()
+    # and the registry's preset is untouched
+    assert gym.make("ecngym/DctcpLeafSpine-v0").unwrapped.config.action.scope == "layer"
 
 
 def _rollout(env, actions, seed):
@@ -110,7 +132,15 @@ def test_continuous_actions_map_to_documented_bounds():
      ({"action": {"scope": "switch"}}, "env.action.scope"), ({"action": {"layers": ["core"]}}, "env.action.layers"),
      ({"observation": {"features": ["queue", "mood"]}}, "env.observation.features"),
      ({"no_such": 1}, "env.no_such"), ({"fabric": {"preset": "hpcc", "ecn": {"pmax": 3}}}, "fabric.ecn.pmax"),
-     ({"workload": {"load": 1.2}}, "trace.load")],
+     ({"workload": {"load": 1.2}}, "trace.load"), ({"action": {"ports": [0]}}, "env.action.ports"),
+     ({"action": {"ports": []}}, "env.action.ports"), ({"action": {"type": "box"}}, "env.action.type"),
+     ({"action": {"templates": [[5000, 1000, 0.1]]}}, r"env.action.templates\[0\]"),
+     ({"action": {"pmax_range": [0.5, 0.1]}}, "env.action.pmax_range"),
+     ({"observation": {"queue_scale": "0B"}}, "env.observation.queue_scale"),
+     ({"observation": {"history": 0}}, "env.observation.history"),
+     ({"observation": {"queue_mapping": "log"}}, "env.observation.queue_mapping"),
+     ({"reward": {"omega": 1.5}}, "env.reward.omega"),
+     ({"reward": {"q_left": "1MB", "q_max": "500KB"}}, "env.reward.q_max")],
 )
 def test_bad_env_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError, match=field):
@@ -140,10 +170,12 @@ def test_async_vector_env_steps_two_fabrics():
     venv = gym.vector.AsyncVectorEnv([lambda: gym.make("ecngym/RoceIncast-v0", **SHORT)] * 2)
     try:
         obs, _ = venv.reset(seed=[1, 2])
-        assert obs.shape[0] == 2 and not np.array_equal(obs[0], obs[1]) or True
+        assert obs.shape == (2, *venv.single_observation_space.shape)
         for _ in range(5):
-            obs, rewards, _, _, _ = venv.step(np.array([0, 1]))
+            obs, rewards, _, _, info = venv.step(np.array([0, 1]))
         assert np.all(np.isfinite(rewards))
+        assert not np.array_equal(obs[0], obs[1])  # two seeds, two traces, two fabrics
+        assert info["telemetry"]["mean_queue_bytes"].shape[0] == 2
     finally:
         venv.close()
 
@@ -165,3 +197,124 @@ def test_sb3_subproc_vec_env_runs_one_fabric_per_process():
         assert np.all(np.isfinite(rewards))
     finally:
         venv.close()
+
+
+def _table(env, obs):
+    f = env.scenario.features
+    return obs.reshape(len(env.ports), f.history, f.n_features)
+
+
+def test_observation_features_come_from_the_interval_telemetry():
+    env = EcnTuningEnv(**SHORT)
+    obs, _ = env.reset(seed=2)
+    assert obs.shape == env.observation_space.shape == (len(env.ports) * 3 * 8,)
+    previous = obs.copy()
+    for _ in range(6):
+        obs, _, _, _, info = env.step(env.static_action())
+        table, prev = _table(env, obs), _table(env, previous)
+        np.testing.assert_array_equal(table[:, :-1], prev[:, 1:])  # the history shifts by one interval
+        tel = {k: v[info["ports"]] for k, v in info["telemetry"].items() if isinstance(v, np.ndarray)}
+        names = env.config.observation.features
+        latest = table[:, -1]
+        np.testing.assert_allclose(latest[:, names.index("queue")], np.minimum(tel["mean_queue_bytes"] / 1e6, 1),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(latest[:, names.index("utilization")], np.minimum(tel["utilization"], 2),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(latest[:, names.index("kmin")], 400_000 / 1_600_000)
+        np.testing.assert_allclose(latest[:, names.index("pmax")], 0.2, rtol=1e-6)
+        np.testing.assert_allclose(latest[:, names.index("paused_fraction")],
+                                   np.minimum(tel["paused_ns"] / env.scenario.interval_ns, 1), rtol=1e-6, atol=1e-7)
+        assert np.shares_memory(obs, previous) is False
+        previous = obs
+    assert env.observation_space.contains(obs)
+    env.close()
+
+
+def test_unflattened_observation_is_a_port_table():
+    env = EcnTuningEnv(observation={"flatten": False, "features": ["queue", "flows"], "history": 2}, **SHORT)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == env.observation_space.shape == (len(env.ports), 4)
+    env.close()
+
+
+@pytest.mark.parametrize("name", ["acc", "pred"])
+def test_step_rewards_follow_their_formulas(name):
+    env = EcnTuningEnv(reward={"name": name}, **SHORT)
+    env.reset(seed=3)
+    sc = env.scenario
+    bdp = sc.topology.rate_bps.min() * sc.base_rtt_ns / 8e9
+    for _ in range(8):
+        _, reward, _, _, info = env.step(env.static_action())
+        tel = {k: v[info["ports"]].astype(float) for k, v in info["telemetry"].items() if isinstance(v, np.ndarray)}
+        q = tel["mean_queue_bytes"]
+        if name == "acc":  # ω·U + (1−ω)·Q_step, ω = 0.5, steps at 0.25/0.5/1/2/4 BDP
+            levels = np.array([1.0, 0.8, 0.6, 0.4, 0.2, 0.0])
+            q_step = levels[(q[:, None] > bdp * np.array([0.25, 0.5, 1, 2, 4])).sum(axis=1)]
+            expected = 0.5 * np.minimum(tel["utilization"], 1) + 0.5 * q_step
+        else:  # β·R/C + (1−β)·Φ(q̄), β = 0.4, Φ linear from 15 KB to 500 KB
+            goodput = np.minimum(tel["tx_data_bytes"] * 8e9 / (100e9 * sc.interval_ns), 1)
+            expected = 0.4 * goodput + 0.6 * np.clip((500_000 - q) / (500_000 - 15_000), 0, 1)
+        assert reward == pytest.approx(expected.mean(), rel=1e-9)
+        assert 0.0 <= reward <= 1.0
+    env.close()
+
+
+def test_fct_reward_is_paid_at_the_episode_end():
+    from ecngym.envs.reward import slowdown_so_far
+
+    env = EcnTuningEnv(reward={"name": "fct"}, **SHORT)
+    env.reset(seed=3)
+    rewards = []
+    for _ in range(12):
+        _, reward, _, truncated, info = env.step(env.static_action())
+        rewards.append(reward)
+    assert truncated and rewards[:-1] == [0.0] * 11
+    records = info["flow_records"]
+    expected = slowdown_so_far(records, int(info["time_ns"]))
+    assert rewards[-1] == pytest.approx(-expected.mean()) and rewards[-1] <= -1.0
+    assert len(expected) == len(records)  # unfinished flows count too
+    env.close()
+
+
+def test_single_port_scope_sets_only_that_port():
+    probe = EcnTuningEnv(**SHORT)
+    port = int(probe.ports[3])
+    probe.close()
+    env = EcnTuningEnv(action={"ports": [port]}, **SHORT)
+    assert list(env.ports) == [port] and env.action_space == gym.spaces.Discrete(13)
+    env.reset(seed=0)
+    env.step(0)  # template 0: 20 KB / 40 KB / 5 %
+    red = env.scenario.fabric.get_red()
+    assert red["kmin_bytes"][port] == 20_000 and red["kmax_bytes"][port] == 40_000
+    others = [p for p in range(len(red["kmin_bytes"])) if p != port and env.scenario.fabric.ports.is_switch[p]]
+    assert (red["kmin_bytes"][others] == 400_000).all()  # untouched: the preset's static setting
+    env.close()
+
+
+def test_invalid_action_applies_nothing():
+    env = EcnTuningEnv(action={"scope": "port"}, **SHORT)
+    env.reset(seed=0)
+    good = np.zeros(len(env.ports), dtype=np.int64)
+    env.step(good)
+    bad = good.copy()
+    bad[-1] = 13
+    before = {k: v.copy() for k, v in env.scenario.fabric.get_red().items()}
+    with pytest.raises(InvalidAction, match=r"\[0, 13\)"):
+        env.step(bad)
+    after = env.scenario.fabric.get_red()
+    for k in before:
+        np.testing.assert_array_equal(before[k], after[k])
+    with pytest.raises(InvalidAction):
+        env.step(good[:-1])  # wrong shape
+    env.step(good)  # a valid action still works after the refusals
+    env.close()
+
+
+def test_gymnasium_module_prefix_makes_without_importing_ecngym_envs():
+    import subprocess
+    import sys
+
+    code = ("import gymnasium as gym; env = gym.make('ecngym.envs:ecngym/RoceIncast-v0', episode_steps=2); "
+            "env.reset(seed=0); env.step(0); env.close(); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", timeout=120)
+    assert out.stdout.strip().endswith("ok"), out.stderr

@@ -20,6 +20,42 @@ def test_parallel_api(granularity):
         env.close()
 
 
+def test_same_seed_and_actions_give_identical_agent_observations():
+    # (pettingzoo.test.parallel_seed_test needs two live envs: one fabric per process forbids that)
+    env = EcnTuningParallelEnv(SMALL)
+    runs = []
+    for _ in range(2):
+        obs, _ = env.reset(seed=5)
+        trajectory = [obs]
+        for t in range(6):
+            obs, rewards, _, _, _ = env.step({a: (t + i) % 13 for i, a in enumerate(env.agents)})
+            trajectory.append({**obs, **{f"r_{a}": np.array([r]) for a, r in rewards.items()}})
+        runs.append(trajectory)
+    env.close()
+    for first, second in zip(*runs, strict=True):
+        assert first.keys() == second.keys()
+        for key in first:
+            np.testing.assert_array_equal(first[key], second[key])
+
+
+def test_scenario_name_and_missing_or_bad_actions():
+    from ecngym.error import ConfigError, InvalidAction
+
+    env = EcnTuningParallelEnv("RoceLeafSpine-v0", episode_steps=3)
+    assert len(env.possible_agents) == 8 and env.action_space("switch_0").n == 13
+    obs, _ = env.reset(seed=0)
+    assert all(env.observation_space(a).contains(o) for a, o in obs.items())
+    with pytest.raises(InvalidAction, match="missing"):
+        env.step({"switch_0": 0})
+    with pytest.raises(InvalidAction, match="switch_1"):
+        env.step({a: (99 if a == "switch_1" else 0) for a in env.agents})
+    env.close()
+    with pytest.raises(ConfigError, match="env.scenario"):
+        EcnTuningParallelEnv("NoSuchScenario-v0")
+    with pytest.raises(ConfigError, match="env.agent_granularity"):
+        EcnTuningParallelEnv(SMALL, agent_granularity="rack")
+
+
 def test_agents_act_independently():
     env = EcnTuningParallelEnv(SMALL)
     env.reset(seed=1)
@@ -52,8 +88,15 @@ def test_rllib_wrapper_steps():
     env = rllib_env_creator(SMALL)
     obs, _ = env.reset(seed=0)
     assert set(obs) == {"switch_0", "switch_1", "switch_2", "switch_3"}
-    obs, rewards, terms, truncs, _ = env.step({a: 0 for a in obs})
-    assert set(rewards) == set(obs) and not terms["__all__"]
+    for _ in range(SMALL["episode_steps"]):
+        obs, rewards, terms, truncs, _ = env.step({a: 0 for a in obs})
+        assert set(rewards) == {"switch_0", "switch_1", "switch_2", "switch_3"} and not terms["__all__"]
+    assert truncs["__all__"]
+    env.close()
+    # a registered scenario as the starting point, with overrides
+    env = rllib_env_creator({"scenario": "RoceLeafSpine-v0", "episode_steps": 2, "agent_granularity": "port"})
+    obs, _ = env.reset(seed=0)
+    assert len(obs) == 48
     env.close()
 
 
