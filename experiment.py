@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
@@ -155,10 +156,45 @@ def _env_for(controller: Any, cfg: DictConfig) -> Any:
     return make_env(cfg, {"action": action})
 
 
+def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
+    """The episode summaries of ``ecngym eval`` as a rich table (one column per episode, plus the mean)."""
+    from ecngym.sim_backend.metrics import SIZE_BUCKETS
+
+    def fmt(x: Any) -> str:
+        return f"{x:.3g}" if isinstance(x, float) else str(x)
+
+    table = Table(title=title)
+    table.add_column("metric")
+    for r in rows:
+        table.add_column(f"episode {r['episode']}", justify="right")
+    if len(rows) > 1:
+        table.add_column("mean", justify="right")
+
+    def add(label: str, cell: Any, numeric: list[str] | None = None) -> None:
+        cells = [cell(r) for r in rows]
+        if len(rows) > 1:
+            mean = {k: float(np.nanmean([r[k] for r in rows])) for k in numeric or []}
+            cells.append(cell(mean) if numeric else "")
+        table.add_row(label, *cells)
+
+    add("return", lambda r: fmt(r["return"]), ["return"])
+    add("flows finished/total", lambda r: f"{fmt(r['flows_finished'])}/{fmt(r['flows_total'])}",
+        ["flows_finished", "flows_total"])
+    for bucket in [*SIZE_BUCKETS, "all"]:
+        keys = [f"slowdown_{s}_{bucket}" for s in ("avg", "p50", "p99")]
+        add(f"slowdown {bucket} avg/p50/p99", lambda r, keys=keys: "/".join(fmt(r[k]) for k in keys), keys)
+    add("queue mean/p99, KB", lambda r: f"{r['queue_mean_bytes'] / 1e3:.3g}/{r['queue_p99_bytes'] / 1e3:.3g}",
+        ["queue_mean_bytes", "queue_p99_bytes"])
+    for key in ("utilization", "pfc_paused_fraction", "marked_fraction"):
+        add(key, lambda r, key=key: fmt(r[key]), [key])
+    add("seed/trace hash", lambda r: f"{r['seed']}/{str(r['trace_hash'])[:12]}")
+    return table
+
+
 @hydra.main(version_base="1.3", config_path="configs", config_name="eval")
 def eval_main(cfg: DictConfig) -> None:
     """``ecngym eval``: run one controller on one scenario and print the summary."""
-    console = Console()
+    console = Console(width=max(Console().width, 100))  # the summary table needs ~100 columns
     controller = make_controller(cfg)
     env = _env_for(controller, cfg)
     rows = []
@@ -172,20 +208,12 @@ def eval_main(cfg: DictConfig) -> None:
                          "seed": int(cfg.seed) + episode, "return": ret, **summary})
     finally:
         env.close()
-    table = Table(title=f"{controller.name} on {cfg.env.id}")
-    table.add_column("metric")
-    for r in rows:
-        table.add_column(f"episode {r['episode']}", justify="right")
-    keys = ["return", "flows_finished", "flows_total", "slowdown_avg_all", "slowdown_p50_all",
-            "slowdown_p99_all", "slowdown_p99_<100KB", "slowdown_p99_100KB-1MB", "slowdown_p99_>1MB",
-            "queue_mean_bytes", "queue_p99_bytes", "utilization", "pfc_paused_fraction",
-            "marked_fraction", "trace_hash"]
-    for k in keys:
-        table.add_row(k, *[f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k])[:12] for r in rows])
-    console.print(table)
+    console.print(summary_table(rows, f"{controller.name} on {cfg.env.id}"))
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     pd.DataFrame(rows).to_csv(out / "eval.csv", index=False)
-    record = {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True), "episodes": rows}
+    record = {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
+              "env_config": env.unwrapped.config.as_dict(),  # the resolved scenario (preset + overrides)
+              "episodes": rows}
     (out / "eval.json").write_text(json.dumps(record, indent=2, default=str))
     console.print(f"results: {out}")
 
@@ -199,9 +227,13 @@ def train_main(cfg: DictConfig) -> None:
 
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     hyper = OmegaConf.to_container(cfg.hyperparams, resolve=True) if cfg.get("hyperparams") else {}
+    probe = make_env(cfg)  # fails fast on a bad env config; records the resolved scenario (opens no fabric)
+    env_config = probe.unwrapped.config.as_dict()
+    probe.close()
     path = train(partial(make_env, cfg), cfg.algorithm, int(cfg.total_timesteps), int(cfg.seed), out,
                  n_envs=int(cfg.n_envs), hyperparams=hyper, progress_bar=bool(cfg.progress_bar))
-    (out / "train.json").write_text(json.dumps({"version": __version__, "model": str(path),
-                                                "config": OmegaConf.to_container(cfg, resolve=True)}, indent=2))
+    (out / "train.json").write_text(json.dumps({"version": __version__, "model": str(path), "seed": int(cfg.seed),
+                                                "config": OmegaConf.to_container(cfg, resolve=True),
+                                                "env_config": env_config}, indent=2, default=str))
     Console().print(f"model: {path}\nevaluate: ecngym eval env={cfg.env.name} controller=sb3 "
                     f"controller.algorithm={cfg.algorithm} controller.path={path}")

@@ -17,6 +17,12 @@ def test_train_writes_a_model_that_eval_loads(tmp_path):
     result = json.loads((eval_dir / "eval.json").read_text())
     assert result["episodes"][0]["controller"] == "sb3_ppo"
     assert result["episodes"][0]["flows_total"] > 0
+    # each run records what it ran: resolved config, trace hash, version, seed
+    trained = json.loads((train_dir / "train.json").read_text())
+    assert trained["seed"] == 1 and trained["version"] and trained["env_config"]["episode_steps"] == 16
+    assert result["version"] and result["env_config"]["topology"]["kind"] == "incast_star"
+    assert len(result["episodes"][0]["trace_hash"]) >= 12 and result["episodes"][0]["seed"] == 1
+    assert (eval_dir / ".hydra" / "config.yaml").exists()
 
 
 def test_dqn_trains_too(tmp_path):
