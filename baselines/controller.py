@@ -9,19 +9,47 @@ import numpy as np
 
 @runtime_checkable
 class Controller(Protocol):
-    """A controller decides the ECN action of an :class:`~ecngym.envs.EcnTuningEnv` each step.
+    """A controller decides the ECN action of an :class:`~ecngym.envs.EcnTuningEnv`.
 
-    It may act on the observation (what a learning agent sees) or on the raw per-port telemetry
-    in ``info["telemetry"]`` (what a classic tuner such as PRED reads). ``interval_steps`` lets a
-    controller act at its own interval: the runner calls :meth:`act` every ``interval_steps`` env
-    steps and repeats the last action in between.
+    The contract, as :func:`ecngym.envs.rollout.run_episode` (and ``ecngym eval``) drives it::
+
+        obs, info = env.reset(seed=seed)
+        controller.reset(env)
+        for step in count():
+            if step % controller.interval_steps == 0:
+                action = controller.act(obs, info)      # else the last action is held
+            obs, reward, terminated, truncated, info = env.step(action)
+
+    * It may act on the **observation** (what a learning agent sees) or on the **raw telemetry**
+      of the last interval, ``info["telemetry"]`` (per-port arrays of every fabric port, e.g.
+      ``mean_queue_bytes``, ``utilization``, ``ecn_marked_packets``, ``distinct_flows``; the
+      controlled ports are the rows ``info["ports"]``; ``info["time_ns"]`` is the simulated
+      time). The info that ``reset`` returns carries the same keys for t = 0.
+    * It acts at **its own interval**: every ``interval_steps`` env steps (one env step is
+      ``env.unwrapped.scenario.interval_ns`` of simulated time); in between, its last action is
+      held. A controller whose period is a time (PRED's T_QLA = 5 RTT) sets ``interval_steps``
+      in :meth:`reset` from the env's interval.
+    * :meth:`act` returns an element of ``env.action_space``; the env raises
+      :class:`ecngym.error.InvalidAction` otherwise.
+
+    Attributes:
+        name: Short name for tables and results (``"static_dcqcn"``, ``"sb3_ppo"``).
+        interval_steps: Act every this many env steps (≥ 1).
     """
 
     name: str
     interval_steps: int
 
     def reset(self, env: Any) -> None:
-        """Prepare for a new episode of ``env`` (read its action space, ports, templates)."""
+        """Prepare for a new episode of ``env`` (read its action space, ports, templates, interval).
+
+        Called after ``env.reset``, before the first :meth:`act`.
+        """
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
-        """Return an action from ``env.action_space``."""
+        """Return an action from ``env.action_space`` for the next ``interval_steps`` steps.
+
+        Args:
+            observation: The env's observation after the last step (or the reset).
+            info: The info of that step (or the reset): ``telemetry``, ``ports``, ``time_ns``.
+        """

@@ -116,7 +116,7 @@ class EcnTuningEnv(gym.Env):
     for < 100 KB, 100 KB - 1 MB, > 1 MB and all flows; mean and p99 queue bytes; utilisation;
     PFC-paused fraction; marked fraction; trace hash) and ``flow_records`` (a DataFrame: one row
     per flow with ``fct_ns``, ``ideal_fct_ns``, ``slowdown``, ``finished`` ...). ``reset`` returns
-    ``info`` with ``episode_seed`` and ``trace_hash``.
+    ``info`` with ``episode_seed``, ``trace_hash`` and the t = 0 ``telemetry`` / ``ports`` / ``time_ns``.
 
     ## Arguments
     ``gymnasium.make(id, **overrides)``: the overrides merge into the scenario's preset (nested
@@ -177,7 +177,9 @@ class EcnTuningEnv(gym.Env):
         super().reset(seed=seed)
         episode_seed = int(self.np_random.integers(0, 2**31 - 1))
         obs = self.scenario.start_episode(episode_seed)
-        return self._obs(obs), {"episode_seed": episode_seed, "trace_hash": self.scenario.trace.hash}
+        tel = self.scenario.first_telemetry
+        return self._obs(obs), {"episode_seed": episode_seed, "trace_hash": self.scenario.trace.hash,
+                                "telemetry": tel, "ports": self.scenario.ports, "time_ns": tel["interval_end_ns"]}
 
     def step(self, action: Any):
         """Apply ``action`` for one interval.

@@ -146,6 +146,7 @@ class EcnScenario:
         self.sim_wall_s = 0.0
         self._stats: dict[str, list[np.ndarray]] = {}
         self._last_action_key: object = None
+        self.first_telemetry: dict[str, Any] = {}
 
     def _interval(self, value: Any) -> int:
         if isinstance(value, str) and value.strip().lower().endswith("rtt"):
@@ -183,7 +184,8 @@ class EcnScenario:
         self._last_action_key = None
         # time 0: empty queues, the fabric's static ECN setting (mirrored here: only apply() sets it)
         self.red = {k: v[self.ports] for k, v in self.fabric.get_red().items()}
-        first = self.features.frame(self.features.controlled(self.fabric.read_telemetry()), self.red, 1)
+        self.first_telemetry = self.fabric.read_telemetry()  # t = 0: empty queues, no traffic yet
+        first = self.features.frame(self.features.controlled(self.first_telemetry), self.red, 1)
         return self.features.reset(first)
 
     def apply(self, action: object) -> None:
