@@ -29,13 +29,19 @@ def episode_summary(records: pd.DataFrame, queue_samples: np.ndarray, util_sampl
         ``_all``), ``queue_mean_bytes``, ``queue_p99_bytes``, ``utilization``,
         ``pfc_paused_fraction``, ``marked_fraction``.
     """
-    done = records[records["finished"]]
-    out: dict[str, Any] = {"flows_finished": int(len(done)), "flows_total": int(len(records))}
+    finished = records["finished"].to_numpy(bool)
+    sizes = records["size_bytes"].to_numpy()[finished]
+    slowdown = records["slowdown"].to_numpy(np.float64)[finished]
+    out: dict[str, Any] = {"flows_finished": int(finished.sum()), "flows_total": int(len(records))}
     for name, (lo, hi) in [*SIZE_BUCKETS.items(), ("all", (0, float("inf")))]:
-        s = done.loc[(done["size_bytes"] >= lo) & (done["size_bytes"] < hi), "slowdown"].to_numpy()
-        out[f"slowdown_avg_{name}"] = float(s.mean()) if len(s) else float("nan")
-        out[f"slowdown_p50_{name}"] = float(np.median(s)) if len(s) else float("nan")
-        out[f"slowdown_p99_{name}"] = float(np.percentile(s, 99)) if len(s) else float("nan")
+        s = slowdown[(sizes >= lo) & (sizes < hi)]
+        if len(s):
+            p50, p99 = np.percentile(s, [50, 99])
+            out[f"slowdown_avg_{name}"], out[f"slowdown_p50_{name}"] = float(s.mean()), float(p50)
+            out[f"slowdown_p99_{name}"] = float(p99)
+        else:
+            for stat in ("avg", "p50", "p99"):
+                out[f"slowdown_{stat}_{name}"] = float("nan")
     q = queue_samples.reshape(-1)
     out["queue_mean_bytes"] = float(q.mean()) if q.size else 0.0
     out["queue_p99_bytes"] = float(np.percentile(q, 99)) if q.size else 0.0
