@@ -10,6 +10,7 @@ Conventions follow the networking literature and the HPCC simulator: ``KB`` = 10
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 
@@ -41,16 +42,20 @@ def _parse(field: str, value: object, units: dict[str, float], kind: str) -> flo
     if isinstance(value, bool):
         raise ConfigError(field, f"expected a {kind}, got the boolean {value!r}")
     if isinstance(value, numbers.Real):  # int, float and numpy scalars
-        return float(value)
-    if not isinstance(value, str):
+        number = float(value)
+    elif not isinstance(value, str):
         raise ConfigError(field, f"expected a {kind} such as {_example(kind)}, got {value!r}")
-    m = _PATTERN.match(value)
-    if m is None or m.group(2) not in units:
-        allowed = ", ".join(u for u in units if u)
-        raise ConfigError(
-            field, f"cannot parse {value!r} as a {kind}; use a number with one of: {allowed}"
-        )
-    return float(m.group(1)) * units[m.group(2)]
+    else:
+        m = _PATTERN.match(value)
+        if m is None or m.group(2) not in units:
+            allowed = ", ".join(u for u in units if u)
+            raise ConfigError(
+                field, f"cannot parse {value!r} as a {kind}; use a number with one of: {allowed}"
+            )
+        number = float(m.group(1)) * units[m.group(2)]
+    if not math.isfinite(number):  # NaN, inf, or a literal beyond float range ("1e400KB")
+        raise ConfigError(field, f"expected a finite {kind}, got {value!r}")
+    return number
 
 
 def _example(kind: str) -> str:

@@ -24,8 +24,12 @@ Presets (``FabricConfig.preset(name)``):
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
@@ -153,9 +157,9 @@ class FabricConfig:
         """
         data = dict(data or {})
         preset = data.pop("preset", None)
-        base = cls.from_dict(_PRESETS[preset]) if preset is not None else cls()
         if preset is not None and preset not in _PRESETS:
-            raise ConfigError(f"{field_prefix}.preset", f"unknown preset {preset!r}")
+            raise ConfigError(f"{field_prefix}.preset", f"unknown preset {preset!r}; known: {sorted(_PRESETS)}")
+        base = cls.from_dict(_PRESETS[preset]) if preset is not None else cls()
         return base.updated(data, field_prefix)
 
     def updated(self, overrides: dict[str, Any], field_prefix: str = "fabric") -> FabricConfig:
@@ -182,16 +186,14 @@ class FabricConfig:
         c.ecn_feedback = (
             _fabric.EcnFeedback.CNP if self.ecn_feedback == "cnp" else _fabric.EcnFeedback.ACK_ECHO
         )
-        c.seed = int(check_range("fabric.seed", int(self.seed), 0, 2**64 - 1))
-        c.num_queues = int(check_range("fabric.num_queues", self.num_queues, 2, NUM_QUEUES_MAX))
+        c.seed = _int_in("fabric.seed", self.seed, 0, 2**64 - 1)
+        c.num_queues = _int_in("fabric.num_queues", self.num_queues, 2, NUM_QUEUES_MAX)
         c.mtu_payload_bytes = _bytes_in("fabric.mtu_payload", self.mtu_payload, 64, 9000)
         c.data_header_bytes = _bytes_in("fabric.data_header", self.data_header, 0, 512)
         c.ack_bytes = _bytes_in("fabric.ack_size", self.ack_size, 1, 1500)
         c.cnp_bytes = _bytes_in("fabric.cnp_size", self.cnp_size, 1, 1500)
         c.pfc_frame_bytes = _bytes_in("fabric.pfc_frame_size", self.pfc_frame_size, 1, 1500)
-        c.ack_interval_packets = int(
-            check_range("fabric.ack_interval_packets", self.ack_interval_packets, 1, 1 << 20)
-        )
+        c.ack_interval_packets = _int_in("fabric.ack_interval_packets", self.ack_interval_packets, 1, 1 << 20)
         c.cnp_interval_ns = _ns_in("fabric.cnp_interval", self.cnp_interval, 0, None)
         c.retransmit_timeout_ns = _ns_in("fabric.retransmit_timeout", self.retransmit_timeout, 1, None)
         if self.nic_pacing_wake not in ("exact", "hpcc"):
@@ -199,29 +201,35 @@ class FabricConfig:
         c.hpcc_nic_wake = self.nic_pacing_wake == "hpcc"
 
         d, dp = self.dcqcn, c.dcqcn
-        dp.g = check_range("fabric.dcqcn.g", float(d.g), 0, 1, low_inclusive=False)
-        dp.initial_alpha = check_range("fabric.dcqcn.initial_alpha", float(d.initial_alpha), 0, 1)
+        dp.g = check_range("fabric.dcqcn.g", _real("fabric.dcqcn.g", d.g), 0, 1, low_inclusive=False)
+        dp.initial_alpha = check_range(
+            "fabric.dcqcn.initial_alpha", _real("fabric.dcqcn.initial_alpha", d.initial_alpha), 0, 1
+        )
         dp.alpha_interval_ns = _ns_in("fabric.dcqcn.alpha_interval", d.alpha_interval, 1, None)
         dp.decrease_interval_ns = _ns_in(
             "fabric.dcqcn.decrease_interval", d.decrease_interval, 1, None
         )
         dp.increase_timer_ns = _ns_in("fabric.dcqcn.increase_timer", d.increase_timer, 1, None)
         dp.byte_counter_bytes = parse_bytes(d.byte_counter, "fabric.dcqcn.byte_counter")
-        dp.fast_recovery_steps = int(
-            check_range("fabric.dcqcn.fast_recovery_steps", d.fast_recovery_steps, 0, 1000)
-        )
+        dp.fast_recovery_steps = _int_in("fabric.dcqcn.fast_recovery_steps", d.fast_recovery_steps, 0, 1000)
         dp.ai_rate_bps = parse_rate_bps(d.ai_rate, "fabric.dcqcn.ai_rate")
         dp.hai_rate_bps = parse_rate_bps(d.hai_rate, "fabric.dcqcn.hai_rate")
         dp.min_rate_bps = parse_rate_bps(d.min_rate, "fabric.dcqcn.min_rate")
         dp.rate_on_first_cnp = check_range(
-            "fabric.dcqcn.rate_on_first_cnp", float(d.rate_on_first_cnp), 0, 1, low_inclusive=False
+            "fabric.dcqcn.rate_on_first_cnp",
+            _real("fabric.dcqcn.rate_on_first_cnp", d.rate_on_first_cnp),
+            0,
+            1,
+            low_inclusive=False,
         )
-        dp.clamp_target_rate = bool(d.clamp_target_rate)
-        dp.cut_on_cnp = bool(d.cut_on_cnp)
+        dp.clamp_target_rate = _bool("fabric.dcqcn.clamp_target_rate", d.clamp_target_rate)
+        dp.cut_on_cnp = _bool("fabric.dcqcn.cut_on_cnp", d.cut_on_cnp)
 
         t, tp = self.dctcp, c.dctcp
-        tp.g = check_range("fabric.dctcp.g", float(t.g), 0, 1, low_inclusive=False)
-        tp.initial_alpha = check_range("fabric.dctcp.initial_alpha", float(t.initial_alpha), 0, 1)
+        tp.g = check_range("fabric.dctcp.g", _real("fabric.dctcp.g", t.g), 0, 1, low_inclusive=False)
+        tp.initial_alpha = check_range(
+            "fabric.dctcp.initial_alpha", _real("fabric.dctcp.initial_alpha", t.initial_alpha), 0, 1
+        )
         tp.initial_window_bytes = parse_bytes(t.initial_window, "fabric.dctcp.initial_window")
         tp.min_window_bytes = _bytes_in("fabric.dctcp.min_window", t.min_window, 1, None)
         tp.mss_bytes = c.mtu_payload_bytes
@@ -234,10 +242,10 @@ class FabricConfig:
             "fabric.buffer.resume_offset", b.resume_offset, 0, mp.buffer_bytes
         )
         mp.alpha = check_range(
-            "fabric.buffer.pfc_alpha", float(b.pfc_alpha), 0, 64, low_inclusive=False
+            "fabric.buffer.pfc_alpha", _real("fabric.buffer.pfc_alpha", b.pfc_alpha), 0, 64, low_inclusive=False
         )
-        mp.pfc_enabled = bool(b.pfc_enabled)
-        c.pause_quanta = int(check_range("fabric.buffer.pause_quanta", b.pause_quanta, 1, 65535))
+        mp.pfc_enabled = _bool("fabric.buffer.pfc_enabled", b.pfc_enabled)
+        c.pause_quanta = _int_in("fabric.buffer.pause_quanta", b.pause_quanta, 1, 65535)
 
         e = self.ecn
         c.kmin_bytes = parse_bytes(e.kmin, "fabric.ecn.kmin")
@@ -246,7 +254,7 @@ class FabricConfig:
             raise ConfigError(
                 "fabric.ecn.kmax", f"got {c.kmax_bytes} B, must be >= kmin ({c.kmin_bytes} B)"
             )
-        c.pmax = check_range("fabric.ecn.pmax", float(e.pmax), 0, 1)
+        c.pmax = check_range("fabric.ecn.pmax", _real("fabric.ecn.pmax", e.pmax), 0, 1)
         if e.mark_at not in ("enqueue", "dequeue"):
             raise ConfigError("fabric.ecn.mark_at", f"got {e.mark_at!r}, allowed: 'enqueue', 'dequeue'")
         c.mark_at_dequeue = e.mark_at == "dequeue"
@@ -255,6 +263,49 @@ class FabricConfig:
     def as_dict(self) -> dict[str, Any]:
         """Return the configuration as a plain nested dict (for logging and results)."""
         return dataclasses.asdict(self)
+
+
+def _real(name: str, value: Any) -> float:
+    """Return a real-number field as a float (numbers and numeric strings such as "0.5").
+
+    Raises:
+        ConfigError: If the value is a boolean, not a number, or not a numeric string.
+    """
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise ConfigError(name, f"expected a number, got {value!r}")
+
+
+def _int_in(name: str, value: Any, low: int, high: int) -> int:
+    """Return an integer field checked against [low, high]; 4.0 is 4, but 2.5 is refused.
+
+    Raises:
+        ConfigError: If the value is not a whole number or lies outside the range.
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        v = int(value)  # exact, even beyond float precision (64-bit seeds)
+    else:
+        x = _real(name, value)
+        if not (math.isfinite(x) and x == math.floor(x)):
+            raise ConfigError(name, f"expected a whole number, got {value!r}")
+        v = int(x)
+    return int(check_range(name, v, low, high))
+
+
+def _bool(name: str, value: Any) -> bool:
+    """Return a boolean field; strings such as "false" are refused rather than read as True.
+
+    Raises:
+        ConfigError: If the value is not a bool (Python or numpy).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ConfigError(name, f"expected true or false, got {value!r}")
 
 
 def _bytes_in(name: str, value: Any, low: int | None, high: int | None) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from pathlib import Path
 from typing import Any
 
@@ -49,15 +51,7 @@ def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
         }
     )
     for col in table.columns:
-        values = table[col].to_numpy()
-        if not np.issubdtype(values.dtype, np.integer):
-            if np.issubdtype(values.dtype, np.floating) and np.all(np.isfinite(values)) and np.all(
-                values == np.round(values)
-            ):
-                table[col] = values.astype(np.int64)
-            else:
-                bad = _first(~np.isfinite(values.astype(float)) | (values != np.round(values.astype(float))))
-                raise ConfigError(f"flows.{col}", f"row {bad}: expected whole numbers, got {values[bad]!r}")
+        table[col] = _whole_numbers(col, table[col].to_numpy())
     _check(table, "size_bytes", table["size_bytes"] <= 0, "must be > 0")
     _check(table, "start_ns", table["start_ns"] < 0, "must be >= 0")
     _check(table, "src", table["src"] < 0, "must be >= 0")
@@ -68,6 +62,32 @@ def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
         _check(table, "dst", table["dst"] >= num_hosts, f"must be < {num_hosts} (hosts)")
     _check(table, "priority", (table["priority"] < 1) | (table["priority"] > 7), "must be in [1, 7]")
     return table
+
+
+def _whole_numbers(col: str, values: np.ndarray) -> np.ndarray:
+    """Return a column as integers; whole-valued floats convert, anything else is refused.
+
+    Raises:
+        ConfigError: Naming the column and the first row that is not a whole number (a fraction,
+            NaN, a string, a boolean, a timestamp ...).
+    """
+    if np.issubdtype(values.dtype, np.integer):
+        return values
+    if values.dtype.kind == "f":
+        ok = np.isfinite(values) & (values == np.round(values))
+    elif values.dtype == object:
+        ok = np.array([_is_whole(v) for v in values], dtype=bool)
+    else:
+        ok = np.zeros(len(values), dtype=bool)
+    if not ok.all():
+        bad = _first(~ok)
+        raise ConfigError(f"flows.{col}", f"row {bad}: expected whole numbers, got {values[bad]!r}")
+    return values.astype(np.int64)
+
+
+def _is_whole(value: Any) -> bool:
+    return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+            and math.isfinite(value) and value == int(value))
 
 
 def _first(mask: np.ndarray) -> int:

@@ -1,5 +1,6 @@
 """Bad input raises an error that names the field; nothing is silently clamped."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -13,7 +14,12 @@ FLOWS = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": 
 @pytest.mark.parametrize(
     "parse,value,field",
     [(parse_bytes, "5XB", "kmin"), (parse_bytes, "-1KB", "kmin"), (parse_time_ns, "-1us", "interval"),
-     (parse_time_ns, "0.5ns", "interval"), (parse_rate_bps, "0Gbps", "rate"), (parse_rate_bps, True, "rate")],
+     (parse_time_ns, "0.5ns", "interval"), (parse_rate_bps, "0Gbps", "rate"), (parse_rate_bps, True, "rate"),
+     (parse_bytes, "5 K B", "kmin"), (parse_bytes, None, "kmin"), (parse_bytes, 2.5, "kmin"),
+     # non-finite values: no OverflowError, no infinite link
+     (parse_bytes, "1e400KB", "kmin"), (parse_bytes, float("inf"), "kmin"), (parse_bytes, float("nan"), "kmin"),
+     (parse_time_ns, float("inf"), "interval"), (parse_time_ns, "1e400s", "interval"),
+     (parse_rate_bps, float("inf"), "rate"), (parse_rate_bps, "1e400Gbps", "rate")],
 )
 def test_units_reject_malformed_values(parse, value, field):
     with pytest.raises(ConfigError, match=field):
@@ -38,16 +44,62 @@ def test_units_parse_human_values():
      ({"mtu_payload": "10B"}, "fabric.mtu_payload"),
      ({"nic_pacing_wake": "sometimes"}, "fabric.nic_pacing_wake"),
      ({"no_such_field": 1}, "fabric.no_such_field"),
-     ({"ecn": {"kmin_typo": 1}}, "fabric.ecn.kmin_typo")],
+     ({"ecn": {"kmin_typo": 1}}, "fabric.ecn.kmin_typo"),
+     ({"ecn": {"kmin": "5XB"}}, "fabric.ecn.kmin"),
+     ({"ecn": {"kmin": "-1KB"}}, "fabric.ecn.kmin"),
+     ({"ecn": 5}, "fabric.ecn"),
+     ({"retransmit_timeout": "-1us"}, "fabric.retransmit_timeout"),
+     ({"retransmit_timeout": 0}, "fabric.retransmit_timeout"),
+     ({"dcqcn": {"ai_rate": "fast"}}, "fabric.dcqcn.ai_rate"),
+     ({"dcqcn": {"min_rate": "0Gbps"}}, "fabric.dcqcn.min_rate"),
+     ({"buffer": {"buffer": "-5MB"}}, "fabric.buffer.buffer"),
+     ({"buffer": {"reserve": "64MiB"}}, "fabric.buffer.reserve"),
+     ({"seed": -1}, "fabric.seed"),
+     # malformed values of numeric / boolean fields name the field too (no bare ValueError / TypeError)
+     ({"ecn": {"pmax": "high"}}, "fabric.ecn.pmax"),
+     ({"ecn": {"pmax": None}}, "fabric.ecn.pmax"),
+     ({"buffer": {"pfc_alpha": "big"}}, "fabric.buffer.pfc_alpha"),
+     ({"dcqcn": {"g": [0.5]}}, "fabric.dcqcn.g"),
+     ({"num_queues": "8x"}, "fabric.num_queues"),
+     ({"seed": "x"}, "fabric.seed"),
+     # ...and nothing is silently truncated or coerced
+     ({"num_queues": 2.5}, "fabric.num_queues"),
+     ({"seed": 1.5}, "fabric.seed"),
+     ({"dcqcn": {"fast_recovery_steps": 1.5}}, "fabric.dcqcn.fast_recovery_steps"),
+     ({"buffer": {"pfc_enabled": "false"}}, "fabric.buffer.pfc_enabled"),
+     ({"dcqcn": {"cut_on_cnp": "no"}}, "fabric.dcqcn.cut_on_cnp")],
 )
 def test_bad_fabric_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
         FabricConfig.preset("hpcc").updated(overrides).to_cpp()
 
 
+def test_good_fabric_configs_convert():
+    for name in ("hpcc", "dcqcn_paper", "dctcp"):
+        FabricConfig.preset(name).to_cpp()
+    c = FabricConfig.from_dict({"preset": "dctcp", "seed": 2**64 - 1, "num_queues": 4.0,
+                                "ecn": {"pmax": "0.5", "kmin": "1KiB"}}).to_cpp()
+    assert (c.seed, c.num_queues, c.pmax, c.kmin_bytes) == (2**64 - 1, 4, 0.5, 1024)
+
+
 def test_unknown_preset():
-    with pytest.raises(ConfigError, match="fabric.preset"):
+    with pytest.raises(ConfigError, match=r"fabric\.preset"):
         FabricConfig.preset("hpcc2")
+    with pytest.raises(ConfigError, match=r"fabric\.preset"):
+        FabricConfig.from_dict({"preset": "hpcc2"})
+    with pytest.raises(ConfigError, match=r"env\.fabric\.preset"):
+        FabricConfig.from_dict({"preset": "hpcc2"}, "env.fabric")
+    with pytest.raises(ConfigError, match=r"fabric\.preset"):
+        Fabric(topology.incast_star(hosts=2), FLOWS, "hpcc2")
+
+
+def test_fabric_rejects_a_bad_config_mapping_before_building():
+    with pytest.raises(ConfigError, match=r"fabric\.ecn\.kmin"):
+        Fabric(topology.incast_star(hosts=2), FLOWS, {"preset": "hpcc", "ecn": {"kmin": "5XB"}})
+    with pytest.raises(ConfigError, match=r"fabric\.seed"):
+        Fabric(topology.incast_star(hosts=2), FLOWS, "hpcc", seed=-3)
+    with Fabric(topology.incast_star(hosts=2), FLOWS, "hpcc") as fab:  # nothing was left open
+        assert fab.run("1ms")
 
 
 @pytest.mark.parametrize(
@@ -55,22 +107,37 @@ def test_unknown_preset():
     [(topology.incast_star, {"hosts": 1}, "topology.hosts"),
      (topology.fat_tree, {"k": 3}, "topology.k"),
      (topology.leaf_spine, {"spines": 0}, "topology.spines"),
-     (topology.incast_star, {"link_rate": "fast"}, "topology.link_rate")],
+     (topology.incast_star, {"link_rate": "fast"}, "topology.link_rate"),
+     (topology.incast_star, {"link_rate": float("inf")}, "topology.link_rate"),
+     (topology.incast_star, {"link_delay": "-1us"}, "topology.link_delay"),
+     (topology.incast_star, {"hosts": 4.0}, "topology.hosts"),
+     (topology.fat_tree, {"k": 0}, "topology.k"),
+     (topology.dumbbell, {"left_hosts": 0}, "topology.left_hosts"),
+     (topology.dumbbell, {"bottleneck_rate": "0Gbps"}, "topology.bottleneck_rate"),
+     (topology.leaf_spine, {"hosts_per_leaf": 1.5}, "topology.hosts_per_leaf"),
+     (topology.leaf_spine, {"fabric_delay": "1xs"}, "topology.fabric_delay")],
 )
 def test_bad_topology_names_the_field(builder, kwargs, field):
     with pytest.raises(ConfigError, match=field):
         builder(**kwargs)
 
 
-def test_unknown_topology_kind():
+def test_unknown_topology_kind_or_argument():
     with pytest.raises(ConfigError, match="topology.kind"):
         topology.Topology.from_config({"kind": "torus"})
+    with pytest.raises(ConfigError, match="topology"):
+        topology.Topology.from_config({"kind": "fat_tree", "kk": 4})
+    with pytest.raises(ConfigError, match="topology.k"):
+        Fabric({"kind": "fat_tree", "k": 5}, FLOWS, "hpcc")
 
 
 @pytest.mark.parametrize(
     "column,value,field",
     [("dst", 0, "flows.dst"), ("dst", 9, "flows.dst"), ("size_bytes", 0, "flows.size_bytes"),
-     ("start_ns", -5, "flows.start_ns"), ("priority", 0, "flows.priority"), ("size_bytes", 1.5, "flows.size_bytes")],
+     ("start_ns", -5, "flows.start_ns"), ("priority", 0, "flows.priority"), ("size_bytes", 1.5, "flows.size_bytes"),
+     ("src", 2, "flows.src"), ("src", -1, "flows.src"), ("priority", 8, "flows.priority"),
+     ("size_bytes", -1000, "flows.size_bytes"), ("size_bytes", float("nan"), "flows.size_bytes"),
+     ("src", "a", "flows.src"), ("start_ns", "1us", "flows.start_ns")],
 )
 def test_bad_flows_name_the_column(column, value, field):
     flows = FLOWS.copy()
@@ -78,6 +145,13 @@ def test_bad_flows_name_the_column(column, value, field):
     flows[column] = value
     with pytest.raises(ConfigError, match=field):
         Fabric(topology.incast_star(hosts=2), flows, "hpcc")
+
+
+def test_priority_beyond_the_configured_queues():
+    # 4 queues = control queue 0 + data priorities 1..3; the C++ check names the column
+    flows = FLOWS.assign(priority=5)
+    with pytest.raises(ValueError, match="priority"):
+        Fabric(topology.incast_star(hosts=2), flows, FabricConfig.preset("hpcc", num_queues=4))
 
 
 def test_missing_flow_column():
@@ -89,19 +163,56 @@ def test_bad_runtime_settings(make_fabric):
     fab = make_fabric(topology.incast_star(hosts=2), FLOWS, "hpcc")
     host_port = int((~fab.ports.is_switch).nonzero()[0][0])
     switch_port = int(fab.ports.is_switch.nonzero()[0][0])
+    before = fab.get_red()
     with pytest.raises(ConfigError, match="host port"):
         fab.set_red([host_port], "5KB", "10KB", 0.1)
+    with pytest.raises(ConfigError, match="ports"):
+        fab.set_red([len(fab.ports)], "5KB", "10KB", 0.1)
     with pytest.raises(ConfigError, match="pmax"):
         fab.set_red([switch_port], "5KB", "10KB", 1.1)
+    with pytest.raises(ConfigError, match="pmax"):
+        fab.set_red([switch_port], "5KB", "10KB", -0.1)
+    with pytest.raises(ConfigError, match="pmax"):
+        fab.set_red([switch_port], "5KB", "10KB", float("nan"))
     with pytest.raises(ConfigError, match="kmax"):
         fab.set_red([switch_port], "50KB", "10KB", 0.1)
+    with pytest.raises(ConfigError, match="kmin"):
+        fab.set_red([switch_port], "5XB", "10KB", 0.1)
+    with pytest.raises(ConfigError, match="kmin"):
+        fab.set_red([switch_port], ["5KB", "6KB"], "10KB", 0.1)  # one value per port
+    with pytest.raises(ConfigError, match="kmin"):
+        fab.set_red([switch_port], np.array([-1.0]), "10KB", 0.1)
+    for key, value in fab.get_red().items():  # a refused setting changed nothing
+        np.testing.assert_array_equal(value, before[key], err_msg=key)
     with pytest.raises(ConfigError, match="alpha"):
         fab.set_pfc([0], alpha=0, headroom="10KB")
+    with pytest.raises(ConfigError, match="alpha"):
+        fab.set_pfc([0], alpha=-0.5, headroom="10KB")
+    with pytest.raises(ConfigError, match="alpha"):
+        fab.set_pfc([0], alpha=float("nan"), headroom="10KB")
+    with pytest.raises(ConfigError, match="alpha"):
+        fab.set_pfc([0], alpha=65, headroom="10KB")
+    with pytest.raises(ConfigError, match="headroom"):
+        fab.set_pfc([0], alpha=0.5, headroom="-10KB")
     with pytest.raises(ConfigError, match="switches"):
         fab.set_pfc([3], alpha=0.5, headroom="10KB")
     fab.advance("10us")
     with pytest.raises(ConfigError, match="until"):
         fab.run_until("5us")
+    with pytest.raises(ConfigError, match="dt"):
+        fab.advance("-1us")
+    with pytest.raises(ConfigError, match="limit"):
+        fab.run("soon")
+    assert fab.now_ns == 10_000
+
+
+def test_a_closed_fabric_refuses_work():
+    fab = Fabric(topology.incast_star(hosts=2), FLOWS, "hpcc")
+    fab.close()
+    for call in (lambda: fab.advance("1us"), fab.read_telemetry, fab.flow_records, fab.counters,
+                 lambda: fab.now_ns):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
 
 
 def test_one_fabric_per_process(make_fabric):
