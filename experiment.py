@@ -8,8 +8,11 @@ resolved config, per-flow records and the summary land in the Hydra run director
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ecngym import __version__
+from ecngym.error import EcnGymError
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import read_hpcc_flow_file
@@ -191,7 +195,25 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
     return table
 
 
+def _user_errors(task: Callable[[DictConfig], None]) -> Callable[[DictConfig], None]:
+    """Report bad input (an :class:`~ecngym.error.EcnGymError`) in one line and exit with status 2.
+
+    Hydra would otherwise print the traceback of any exception and exit with status 1.
+    """
+
+    @functools.wraps(task)
+    def wrapper(cfg: DictConfig) -> None:
+        try:
+            task(cfg)
+        except EcnGymError as exc:
+            print(f"ecngym {task.__name__.removesuffix('_main')}: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    return wrapper
+
+
 @hydra.main(version_base="1.3", config_path="configs", config_name="eval")
+@_user_errors
 def eval_main(cfg: DictConfig) -> None:
     """``ecngym eval``: run one controller on one scenario and print the summary."""
     console = Console(width=max(Console().width, 100))  # the summary table needs ~100 columns
@@ -219,6 +241,7 @@ def eval_main(cfg: DictConfig) -> None:
 
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="train")
+@_user_errors
 def train_main(cfg: DictConfig) -> None:
     """``ecngym train``: train an SB3 algorithm (DQN / PPO) on an env and save the model."""
     from functools import partial

@@ -12,8 +12,12 @@ from ecngym.error import ConfigError
 ALGORITHMS = ("dqn", "ppo")
 
 
-def algorithm_class(name: str) -> Any:
+def algorithm_class(name: str, field: str = "algorithm") -> Any:
     """The SB3 class for ``"dqn"`` or ``"ppo"``.
+
+    Args:
+        name: The algorithm's name.
+        field: The config field it came from (for the error message).
 
     Raises:
         ConfigError: On another name.
@@ -22,7 +26,7 @@ def algorithm_class(name: str) -> Any:
 
     classes = {"dqn": DQN, "ppo": PPO}
     if name not in classes:
-        raise ConfigError("agent.algorithm", f"got {name!r}, allowed: {list(classes)}")
+        raise ConfigError(field, f"got {name!r}, allowed: {list(classes)}")
     return classes[name]
 
 
@@ -44,7 +48,7 @@ class SB3Controller:
         path = Path(path)
         if not path.exists() and not path.with_suffix(".zip").exists():
             raise ConfigError("controller.path", f"no saved model at {path}")
-        self.model = algorithm_class(algorithm).load(str(path), device="cpu")
+        self.model = algorithm_class(algorithm, "controller.algorithm").load(str(path), device="cpu")
         self.deterministic = deterministic
         self.interval_steps = interval_steps
         self.name = f"sb3_{algorithm}"

@@ -9,11 +9,11 @@ def test_train_writes_a_model_that_eval_loads(tmp_path):
     train_dir, eval_dir = tmp_path / "train", tmp_path / "eval"
     assert cli.main(["train", "algorithm=ppo", "total_timesteps=64", "progress_bar=false",
                      "+hyperparams.n_steps=32", "+hyperparams.batch_size=32",
-                     "+env.kwargs.episode_steps=16", f"hydra.run.dir={train_dir}"]) == 0
+                     "env.kwargs.episode_steps=16", f"hydra.run.dir={train_dir}"]) == 0
     model = train_dir / "model.zip"
     assert model.exists()
     assert cli.main(["eval", "controller=sb3", f"controller.path={model}", "controller.algorithm=ppo",
-                     "+env.kwargs.episode_steps=16", f"hydra.run.dir={eval_dir}"]) == 0
+                     "env.kwargs.episode_steps=16", f"hydra.run.dir={eval_dir}"]) == 0
     result = json.loads((eval_dir / "eval.json").read_text())
     assert result["episodes"][0]["controller"] == "sb3_ppo"
     assert result["episodes"][0]["flows_total"] > 0
@@ -27,14 +27,14 @@ def test_train_writes_a_model_that_eval_loads(tmp_path):
 
 def test_dqn_trains_too(tmp_path):
     assert cli.main(["train", "algorithm=dqn", "total_timesteps=40", "progress_bar=false",
-                     "+hyperparams.learning_starts=10", "+env.kwargs.episode_steps=10",
+                     "+hyperparams.learning_starts=10", "env.kwargs.episode_steps=10",
                      f"hydra.run.dir={tmp_path}"]) == 0
     assert (tmp_path / "model.zip").exists()
 
 
 def test_eval_multirun_over_static_controllers(tmp_path):
     assert cli.main(["eval", "-m", "controller=static_default,static_dcqcn,static_dctcp",
-                     "+env.kwargs.episode_steps=10", f"hydra.sweep.dir={tmp_path}"]) == 0
+                     "env.kwargs.episode_steps=10", f"hydra.sweep.dir={tmp_path}"]) == 0
     runs = sorted(tmp_path.glob("*/eval.json"))
     names = {json.loads(r.read_text())["episodes"][0]["controller"] for r in runs}
     assert names == {"static_env_default", "static_dcqcn", "static_dctcp"}
@@ -53,7 +53,7 @@ def test_unknown_command(capsys):
 
 def test_eval_static_setting_keeps_the_env_action_scope(tmp_path):
     # the leaf-spine env acts per layer; adding the DCQCN setting as a template must keep that
-    assert cli.main(["eval", "env=roce_leaf_spine", "controller=static_dcqcn", "+env.kwargs.episode_steps=5",
+    assert cli.main(["eval", "env=roce_leaf_spine", "controller=static_dcqcn", "env.kwargs.episode_steps=5",
                      f"hydra.run.dir={tmp_path}"]) == 0
     result = json.loads((tmp_path / "eval.json").read_text())
     assert result["episodes"][0]["controller"] == "static_dcqcn"
@@ -78,7 +78,7 @@ def test_static_setting_added_as_template_keeps_scope():
 
 def test_fabric_topology_and_workload_groups_compose_into_the_env(tmp_path):
     assert cli.main(["eval", "fabric=dctcp", "topology=dumbbell", "workload=pred_workload1",
-                     "controller=static_dctcp", "+env.kwargs.episode_steps=5",
+                     "controller=static_dctcp", "env.kwargs.episode_steps=5",
                      "+env.kwargs.workload.incast.degree=2", f"hydra.run.dir={tmp_path}"]) == 0
     cfg = json.loads((tmp_path / "eval.json").read_text())["config"]
     assert cfg["fabric"]["preset"] == "dctcp" and cfg["topology"]["kind"] == "dumbbell"
@@ -88,7 +88,16 @@ def test_fabric_topology_and_workload_groups_compose_into_the_env(tmp_path):
 def test_train_experiment_preset_with_two_worker_processes(tmp_path):
     # experiment=incast_ppo: PPO with n_envs=2 (SubprocVecEnv, one fabric per process)
     assert cli.main(["train", "experiment=incast_ppo", "total_timesteps=64", "hyperparams.n_steps=32",
-                     "hyperparams.batch_size=32", "+env.kwargs.episode_steps=10", "progress_bar=false",
+                     "hyperparams.batch_size=32", "env.kwargs.episode_steps=10", "progress_bar=false",
                      f"hydra.run.dir={tmp_path}"]) == 0
     record = json.loads((tmp_path / "train.json").read_text())
     assert record["config"]["n_envs"] == 2 and (tmp_path / "model.zip").exists()
+
+
+def test_bad_config_fails_with_the_field_named(tmp_path, capsys):
+    assert cli.main(["eval", "env.kwargs.reward.name=joy", f"hydra.run.dir={tmp_path}/a"]) == 2
+    assert "env.reward.name" in capsys.readouterr().err
+    assert cli.main(["train", "algorithm=a2c", "progress_bar=false", f"hydra.run.dir={tmp_path}/b"]) == 2
+    assert "algorithm" in capsys.readouterr().err
+    assert cli.main(["eval", "+env.kwargs.action.scope=rack", f"hydra.run.dir={tmp_path}/c"]) == 2
+    assert "env.action.scope" in capsys.readouterr().err
