@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from ecngym.error import ConfigError
 
@@ -96,6 +97,9 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
     vec_cls = SubprocVecEnv if n_envs > 1 else DummyVecEnv
     venv = make_vec_env(env_factory, n_envs=n_envs, seed=seed, vec_env_cls=vec_cls)
     try:
+        if algorithm == "dqn" and not isinstance(venv.action_space, spaces.Discrete):
+            raise ConfigError("algorithm", f"dqn needs a Discrete action space, this env has {venv.action_space}; "
+                                           "use ppo, or one action unit (env.kwargs.action.scope=all, type discrete)")
         model = cls("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **(hyperparams or {}))
         model.learn(total_timesteps=total_timesteps, progress_bar=progress_bar)
         out_dir.mkdir(parents=True, exist_ok=True)
