@@ -111,7 +111,12 @@ class EnvConfig:
         fabric: Fabric config (``{"preset": "hpcc", ...}``).
         workload: Arguments of :func:`ecngym.workloads.generate_trace` except hosts, link rate,
             duration and seed, which come from the scenario.
-        trace: Path of a fixed trace to replay instead (every episode the same flows).
+        trace: Path of a fixed trace (Parquet from ``ecngym trace generate``, or an HPCC flow file)
+            to replay instead of generating one per episode.
+        trace_window: Which window of a fixed trace an episode replays (flows starting in
+            [offset, offset + interval x episode_steps), shifted to start at 0): ``"start"``
+            (offset 0), ``"random"`` (a uniform offset per episode, drawn from the episode seed,
+            up to the trace's last start minus the episode length) or a duration ("2ms").
         interval: Control interval: a duration ("20us") or base RTTs ("5rtt").
         episode_steps: Intervals per episode (the episode replays that much simulated time).
         seed: Default seed when ``reset`` is called without one.
@@ -124,6 +129,7 @@ class EnvConfig:
         "workload": "websearch", "load": 0.3,
         "incast": {"degree": 8, "size": "64KB", "interval": "200us", "arrival": "poisson"}})
     trace: str | None = None
+    trace_window: Any = "start"
     interval: Any = "5rtt"
     episode_steps: int = 100
     observation: ObservationConfig = field(default_factory=ObservationConfig)

@@ -102,8 +102,9 @@ class EcnTuningEnv(gym.Env):
       the episode, unfinished ones at their slowdown so far). At most −1.
 
     ## Starting State
-    A new trace (from ``workload`` and a seed drawn from ``np_random``, unless ``trace`` fixes
-    one), a fresh fabric at t = 0 with the fabric's static ECN setting on every port, empty queues.
+    A new trace (from ``workload`` and a seed drawn from ``np_random``; or the window
+    ``trace_window`` of the fixed ``trace``), a fresh fabric at t = 0 with the fabric's static ECN
+    setting on every port, empty queues.
 
     ## Episode End
     * Truncation: after ``episode_steps`` intervals (the trace's arrivals cover exactly that
@@ -116,7 +117,8 @@ class EcnTuningEnv(gym.Env):
     for < 100 KB, 100 KB - 1 MB, > 1 MB and all flows; mean and p99 queue bytes; utilisation;
     PFC-paused fraction; marked fraction; trace hash) and ``flow_records`` (a DataFrame: one row
     per flow with ``fct_ns``, ``ideal_fct_ns``, ``slowdown``, ``finished`` ...). ``reset`` returns
-    ``info`` with ``episode_seed``, ``trace_hash`` and the t = 0 ``telemetry`` / ``ports`` / ``time_ns``.
+    ``info`` with ``episode_seed``, ``trace_hash``, the t = 0 ``telemetry`` / ``ports`` / ``time_ns``
+    and, for a window of a fixed trace, ``source_trace_hash`` and ``trace_offset_ns``.
 
     ## Arguments
     ``gymnasium.make(id, **overrides)``: the overrides merge into the scenario's preset (nested
@@ -130,6 +132,7 @@ class EcnTuningEnv(gym.Env):
     | fabric | ``{"preset": "hpcc"}`` | | fabric preset plus field overrides |
     | workload | WebSearch, load 0.3, incasts (†) | | :func:`ecngym.workloads.generate_trace` arguments |
     | trace | ``None`` | path | a fixed Parquet trace or HPCC flow file, replayed every episode |
+    | trace_window | ``"start"`` | | window of a fixed trace: ``"start"``, ``"random"`` or an offset ("2ms") |
     | interval | ``"5rtt"`` | µs / RTTs | Δt: a duration ("20us") or a multiple of the largest base RTT |
     | episode_steps | 100 | steps | intervals per episode |
     | observation | see above | | :class:`~ecngym.envs.config.ObservationConfig` |
@@ -177,9 +180,13 @@ class EcnTuningEnv(gym.Env):
         super().reset(seed=seed)
         episode_seed = int(self.np_random.integers(0, 2**31 - 1))
         obs = self.scenario.start_episode(episode_seed)
-        tel = self.scenario.first_telemetry
-        return self._obs(obs), {"episode_seed": episode_seed, "trace_hash": self.scenario.trace.hash,
-                                "telemetry": tel, "ports": self.scenario.ports, "time_ns": tel["interval_end_ns"]}
+        sc = self.scenario
+        tel = sc.first_telemetry
+        info = {"episode_seed": episode_seed, "trace_hash": sc.trace.hash,
+                "telemetry": tel, "ports": sc.ports, "time_ns": tel["interval_end_ns"]}
+        if sc.source_trace is not None:  # a window of a fixed trace
+            info.update(source_trace_hash=sc.source_trace.hash, trace_offset_ns=sc.trace_offset_ns)
+        return self._obs(obs), info
 
     def step(self, action: Any):
         """Apply ``action`` for one interval.

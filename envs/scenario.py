@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -137,8 +138,10 @@ class EcnScenario:
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
         goodput_per_byte = 8e9 / (rates * self.interval_ns)
         self.reward = RewardFunction(cfg.reward, self.features.step_map, goodput_per_byte)
-        self._fixed_trace = Trace.load(cfg.trace) if cfg.trace and str(cfg.trace).endswith(".parquet") else (
-            Trace.from_hpcc_flow_file(cfg.trace) if cfg.trace else None)
+        self._fixed_trace = self._load_trace(cfg.trace) if cfg.trace else None
+        self._window = self._trace_window(cfg.trace_window)
+        self.trace_offset_ns = 0
+        self.source_trace: Trace | None = None
         self.make_trace(0)  # validate the workload now, not at the first reset
         self.fabric: Fabric | None = None
         self.trace: Trace | None = None
@@ -162,14 +165,55 @@ class EcnScenario:
         return ns
 
     # ------------------------------------------------------------------ episode
+    def _load_trace(self, path: str) -> Trace:
+        if not Path(path).is_file():
+            raise ConfigError("env.trace", f"no trace file at {path!r} (a Parquet trace or an HPCC flow file)")
+        trace = Trace.load(path) if str(path).endswith(".parquet") else Trace.from_hpcc_flow_file(path)
+        if len(trace):
+            top = int(max(trace.flows["src"].max(), trace.flows["dst"].max()))
+            if top >= self.topology.num_hosts:
+                raise ConfigError("env.trace", f"uses host {top}; the topology has hosts "
+                                               f"0..{self.topology.num_hosts - 1}")
+        return trace
+
+    def _trace_window(self, value: Any) -> str | int:
+        if value in ("start", "random"):
+            return value
+        try:
+            ns = parse_time_ns(value, "env.trace_window")
+        except ConfigError:
+            raise ConfigError("env.trace_window", f"got {value!r}; allowed: 'start', 'random' or a duration") from None
+        if ns < 0:
+            raise ConfigError("env.trace_window", f"must be >= 0, got {value!r}")
+        return ns
+
     def make_trace(self, seed: int) -> Trace:
-        """The episode's trace: the fixed one, or a fresh one from the workload config and seed."""
+        """The episode's trace: a window of the fixed one, or a fresh one from the workload config and seed."""
         if self._fixed_trace is not None:
-            return self._fixed_trace
+            return self._windowed(self._fixed_trace, seed)
         wl = dict(self.cfg.workload)
         name = wl.pop("workload", "websearch")
         return generate_trace(name, hosts=self.topology.num_hosts, link_rate=float(self.topology.rate_bps.min()),
                               duration=self.episode_ns, seed=seed, **wl)
+
+    def _windowed(self, trace: Trace, seed: int) -> Trace:
+        """The flows of ``trace`` that start inside this episode's window, shifted to start at 0."""
+        starts = trace.flows["start_ns"].to_numpy()
+        last = int(starts.max()) if len(starts) else 0
+        if self._window == "start":
+            offset = 0
+        elif self._window == "random":
+            offset = int(np.random.default_rng(seed).integers(0, max(last - self.episode_ns, 0) + 1))
+        else:
+            offset = int(self._window)
+        self.trace_offset_ns, self.source_trace = offset, trace
+        if offset == 0 and last < self.episode_ns:
+            return trace  # the whole trace fits
+        inside = (starts >= offset) & (starts < offset + self.episode_ns)
+        flows = trace.flows.loc[inside].copy()
+        flows["start_ns"] -= offset
+        return Trace.from_flows(flows, params={"source": "window", "of_trace": trace.hash, "offset_ns": offset,
+                                               "duration_ns": self.episode_ns, "hosts": trace.n_hosts})
 
     def start_episode(self, seed: int) -> np.ndarray:
         """Build a fresh fabric for a new episode; return the first observation."""

@@ -318,3 +318,35 @@ def test_gymnasium_module_prefix_makes_without_importing_ecngym_envs():
             "env.reset(seed=0); env.step(0); env.close(); print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", timeout=120)
     assert out.stdout.strip().endswith("ok"), out.stderr
+
+
+def test_fixed_trace_windows(tmp_path):
+    from ecngym.workloads import generate_trace
+
+    trace = generate_trace("websearch", load=0.3, hosts=16, duration="4ms", seed=1)
+    path = str(trace.save(tmp_path / "long.parquet"))
+    span = 50 * 20_800  # 50 steps of 5 base RTTs on the 16-host star
+    env = EcnTuningEnv(trace=path, trace_window="random", episode_steps=50)
+    offsets, hashes = [], []
+    for seed in range(3):
+        _, info = env.reset(seed=seed)
+        flows = env.scenario.trace.flows
+        assert info["source_trace_hash"] == trace.hash
+        assert flows["start_ns"].between(0, span - 1).all()
+        original = trace.flows[(trace.flows["start_ns"] >= info["trace_offset_ns"])
+                               & (trace.flows["start_ns"] < info["trace_offset_ns"] + span)]
+        assert len(flows) == len(original) > 0
+        offsets.append(info["trace_offset_ns"])
+        hashes.append(info["trace_hash"])
+    assert len(set(offsets)) == 3 and len(set(hashes)) == 3
+    env.close()
+    env = EcnTuningEnv(trace=path, trace_window="2ms", episode_steps=50)
+    _, info = env.reset(seed=0)
+    assert info["trace_offset_ns"] == 2_000_000
+    env.close()
+    with pytest.raises(ConfigError, match="env.trace_window"):
+        EcnTuningEnv(trace=path, trace_window="middle")
+    with pytest.raises(ConfigError, match="env.trace"):
+        EcnTuningEnv(trace=str(tmp_path / "missing.parquet"))
+    with pytest.raises(ConfigError, match="env.trace"):  # 16-host trace on a 4-host star
+        EcnTuningEnv(trace=path, topology={"kind": "incast_star", "hosts": 4})
