@@ -15,7 +15,8 @@ def shared_policy_ppo(env_config: dict[str, Any], *, train_batch_size: int = 400
     separate processes when ``num_env_runners > 0`` (one fabric each).
 
     Args:
-        env_config: :class:`~ecngym.envs.EnvConfig` mapping, plus ``agent_granularity``.
+        env_config: :class:`~ecngym.envs.EnvConfig` fields, plus optionally ``scenario`` (a registered
+            scenario to start from, e.g. ``"RoceLeafSpine-v0"``) and ``agent_granularity``.
         train_batch_size: Environment steps per training iteration.
         minibatch_size: SGD minibatch size.
         num_epochs: Passes over each batch.
