@@ -104,3 +104,29 @@ def test_bad_config_fails_with_the_field_named(tmp_path, capsys):
     assert cli.main(["train", "algorithm=dqn", "env=roce_leaf_spine", "progress_bar=false",
                      f"hydra.run.dir={tmp_path}/d"]) == 2  # one action per layer: MultiDiscrete
     assert "dqn needs a Discrete action space" in capsys.readouterr().err
+
+
+def test_every_experiment_preset_composes_into_an_env_and_an_algorithm():
+    from pathlib import Path
+
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    import ecngym
+    from ecngym.agents import algorithm_class
+    from ecngym.experiment import make_env
+
+    configs = Path(ecngym.__file__).parent / "configs"
+    names = sorted(p.stem for p in (configs / "experiment").glob("*.yaml"))
+    assert {"incast_dqn", "incast_ppo", "leaf_spine_ppo", "incast_ppo_continuous"} <= set(names)
+    with initialize_config_dir(config_dir=str(configs), version_base="1.3"):
+        for name in names:
+            cfg = compose("train", overrides=[f"experiment={name}"])
+            env = make_env(cfg)
+            try:
+                if name.endswith("continuous"):
+                    assert env.action_space.shape == (1, 3)
+                hyper = OmegaConf.to_container(cfg.hyperparams, resolve=True)
+                algorithm_class(cfg.algorithm)("MlpPolicy", env, device="cpu", **hyper)  # hyperparameters fit
+            finally:
+                env.close()
