@@ -1,7 +1,8 @@
 """Arrival patterns. Each returns a flow DataFrame (src, dst, size_bytes, start_ns, tag).
 
 All randomness comes from the ``numpy.random.Generator`` passed in, so a trace is a pure function
-of its parameters and seed.
+of its parameters and seed. Hosts are indices ``0 .. hosts-1``; a flow's source and destination
+always differ.
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ def _frame(src, dst, size, start, tag: str) -> pd.DataFrame:
         "size_bytes": np.asarray(size, dtype=np.int64), "start_ns": np.asarray(start, dtype=np.int64),
         "tag": tag,
     })
+
+
+def no_flows() -> pd.DataFrame:
+    """An empty flow table with the arrival patterns' columns and dtypes."""
+    return _frame([], [], [], [], "none")
 
 
 def _poisson_times(rng: np.random.Generator, rate_per_ns: float, start_ns: int, end_ns: int) -> np.ndarray:
@@ -54,8 +60,21 @@ def poisson_background(
 ) -> pd.DataFrame:
     """Poisson flow arrivals offering ``load`` of every host link on [start, end).
 
-    Aggregate rate = load x hosts x link_rate / (8 x mean flow size); uniform random source and
-    destination (distinct).
+    The aggregate arrival rate is ``load x hosts x link_rate / (8 x mean flow size)``, so the
+    expected offered bytes are ``load x hosts x link_rate x (end - start) / 8``. Each flow's source
+    is uniform over the hosts and its destination uniform over the other hosts.
+
+    Args:
+        rng: Random generator (arrival gaps, then hosts, then sizes).
+        sizes: Flow-size distribution.
+        hosts: Number of hosts.
+        link_rate_bps: Host link rate in bit/s.
+        load: Target load in [0, 1).
+        start_ns: Window start.
+        end_ns: Window end (exclusive).
+
+    Returns:
+        The flows, tagged ``"background"``, in start order.
     """
     rate_per_ns = load * hosts * link_rate_bps / (8.0 * sizes.mean_bytes) / 1e9
     start = _poisson_times(rng, rate_per_ns, start_ns, end_ns)
@@ -75,10 +94,22 @@ def incast(
     mean_interval_ns: int | None = None,
     receiver: int | None = None,
 ) -> pd.DataFrame:
-    """Incast bursts: ``degree`` distinct senders each send ``size_bytes`` to one receiver.
+    """Incast bursts: ``degree`` distinct senders each send ``size_bytes`` to one receiver at once.
 
-    Bursts come every ``period_ns`` (fixed) or at Poisson times with ``mean_interval_ns``; the
-    receiver is ``receiver`` or drawn per burst; senders are drawn among the other hosts.
+    Args:
+        rng: Random generator (burst times, receivers, senders).
+        hosts: Number of hosts.
+        degree: Senders per burst, 1 .. hosts-1.
+        size_bytes: Bytes per sender.
+        start_ns: Window start (the first periodic burst starts here).
+        end_ns: Window end (exclusive).
+        period_ns: Fixed time between bursts, or ``None`` for Poisson bursts.
+        mean_interval_ns: Mean time between Poisson bursts (when ``period_ns`` is ``None``).
+        receiver: The receiver of every burst, or ``None`` for a uniformly random one per burst.
+            Senders are drawn without replacement among the other hosts.
+
+    Returns:
+        The flows, tagged ``"incast"``.
     """
     if period_ns:
         times = np.arange(start_ns, end_ns, period_ns, dtype=np.int64)
@@ -93,13 +124,19 @@ def incast(
         rows_dst.append(np.full(degree, rcv))
         rows_t.append(np.full(degree, t))
     if not rows_src:
-        return _frame(*[[]] * 4, "incast")
+        return no_flows()
     src = np.concatenate(rows_src)
     return _frame(src, np.concatenate(rows_dst), np.full(len(src), size_bytes), np.concatenate(rows_t), "incast")
 
 
 def permutation(rng: np.random.Generator, hosts: int, size_bytes: int, start_ns: int) -> pd.DataFrame:
-    """Every host sends one flow to a distinct other host (a random derangement)."""
+    """Every host sends one ``size_bytes`` flow to another host, each host receiving one.
+
+    The destinations are a uniformly random derangement (a permutation with no fixed point).
+
+    Returns:
+        ``hosts`` flows tagged ``"permutation"``, all starting at ``start_ns``.
+    """
     while True:
         perm = rng.permutation(hosts)
         if not np.any(perm == np.arange(hosts)):
@@ -108,7 +145,11 @@ def permutation(rng: np.random.Generator, hosts: int, size_bytes: int, start_ns:
 
 
 def all_to_all(hosts: int, size_bytes: int, start_ns: int) -> pd.DataFrame:
-    """Every ordered pair of distinct hosts exchanges one flow at ``start_ns`` (a shuffle)."""
+    """Every ordered pair of distinct hosts exchanges one ``size_bytes`` flow (a shuffle).
+
+    Returns:
+        ``hosts x (hosts - 1)`` flows tagged ``"all_to_all"``, all starting at ``start_ns``.
+    """
     src, dst = np.nonzero(~np.eye(hosts, dtype=bool))
     return _frame(src, dst, np.full(len(src), size_bytes), np.full(len(src), start_ns), "all_to_all")
 
@@ -116,10 +157,24 @@ def all_to_all(hosts: int, size_bytes: int, start_ns: int) -> pd.DataFrame:
 def long_lived(
     rng: np.random.Generator, hosts: int, flows: int, size_bytes: int, start_ns: int, receiver: int | None
 ) -> pd.DataFrame:
-    """``flows`` large flows from distinct senders (to ``receiver``, or random pairs) for steady state."""
+    """``flows`` large flows from distinct senders, all starting at ``start_ns`` (steady-state tests).
+
+    Args:
+        rng: Random generator (sender choice, and destinations when ``receiver`` is ``None``).
+        hosts: Number of hosts.
+        flows: Number of flows (at most ``hosts - 1`` with a receiver, ``hosts`` without).
+        size_bytes: Size of every flow: make it large enough to outlast the run.
+        start_ns: Start time of every flow.
+        receiver: Common destination (an N-to-1 bottleneck), or ``None`` for a uniformly random
+            destination other than each sender.
+
+    Returns:
+        The flows, tagged ``"long_lived"``.
+    """
     if receiver is not None:
         src = rng.choice(np.delete(np.arange(hosts), receiver), size=flows, replace=False)
         dst = np.full(flows, receiver)
     else:
-        src, dst = _random_pairs(rng, flows, hosts)
+        src = rng.choice(hosts, size=flows, replace=False)
+        dst = (src + rng.integers(1, hosts, flows)) % hosts  # uniform over the other hosts
     return _frame(src, dst, np.full(flows, size_bytes), np.full(flows, start_ns), "long_lived")

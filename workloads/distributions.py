@@ -1,9 +1,14 @@
 """Flow-size distributions: empirical CDFs shipped with the package, user CDF files, fixed size.
 
-A CDF file has one ``size_bytes cdf`` pair per line, ``#`` comments allowed. The CDF column is in
+A CDF file has one ``size_bytes cdf`` pair per line; ``#`` starts a comment. The CDF column is in
 percent (HPCC ``traffic_gen`` format, last value 100) or a fraction (HKUST-SING TrafficGenerator
-format, last value 1). Sampling is inverse-CDF with *linear interpolation* between points, as both
-generators do; sizes are rounded up to whole bytes (at least 1).
+format, last value 1); sizes and CDF values must both be non-decreasing.
+
+Sampling is inverse-CDF with *linear interpolation* between the points, as both generators do:
+draw ``u ~ U[0, 1)``, find the segment ``cdf[i] <= u < cdf[i+1]`` and return
+``size[i] + (u - cdf[i]) / (cdf[i+1] - cdf[i]) * (size[i+1] - size[i])``; a first point with a
+CDF above 0 is an atom at that size. The size is then rounded *up* to whole bytes, at least 1.
+So ``P(size <= k) = F(k)`` for every whole ``k >= 1``, with ``F`` the piecewise-linear CDF.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ import numpy as np
 from ecngym.error import ConfigError
 
 CDF_DIR = Path(__file__).parent / "cdf"
+
+#: Workload name meaning "no background flows" (only the other arrival patterns of a trace).
+NO_BACKGROUND = "none"
 
 #: Built-in workloads: name -> CDF file in ``workloads/cdf`` (provenance in each file's header).
 BUILTIN_CDFS: dict[str, str] = {
@@ -54,17 +62,45 @@ class FlowSizeDistribution:
         """The CDF evaluated at ``size_bytes`` (for goodness-of-fit tests)."""
         return np.interp(size_bytes, self.sizes_bytes, self.cdf, left=0.0, right=1.0)
 
+    def quantile(self, u: np.ndarray | float) -> np.ndarray:
+        """The inverse CDF at probabilities ``u`` in [0, 1], in bytes (float).
+
+        Linear between consecutive points: for ``cdf[i] <= u < cdf[i+1]`` the size is
+        ``size[i] + (u - cdf[i]) * slope_i``. A flat CDF run (no flows between two sizes) is a
+        jump: ``u`` equal to the run's value maps to its largest size. ``u`` below the first
+        point's CDF maps to the first size (an atom there); ``u >= 1`` to the largest size.
+        """
+        s, p = self.sizes_bytes, self.cdf
+        u = np.asarray(u, dtype=float)
+        i = np.clip(np.searchsorted(p, u, side="right") - 1, 0, len(p) - 2)  # last point with cdf <= u
+        p0, p1, s0, s1 = p[i], p[i + 1], s[i], s[i + 1]
+        inside = (u >= p0) & (u < p1)  # then p1 > p0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = (s1 - s0) / (p1 - p0)  # the same arithmetic as np.interp
+            between = slope * (u - p0) + s0
+        return np.where(inside, between, np.where(u < p[0], s[0], s[-1]))
+
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """Draw ``n`` flow sizes (int64 bytes, >= 1) by inverse-CDF sampling."""
-        u = rng.random(n)
-        # np.interp needs strictly increasing xp: keep the last point of each flat CDF run.
-        keep = np.append(np.diff(self.cdf) > 0, True)
-        sizes = np.interp(u, self.cdf[keep], self.sizes_bytes[keep])
-        return np.maximum(1, np.ceil(sizes)).astype(np.int64)
+        """Draw ``n`` flow sizes by inverse-CDF sampling.
+
+        Args:
+            rng: The random generator (one uniform draw per flow).
+            n: Number of flows.
+
+        Returns:
+            int64 sizes in bytes: ``max(1, ceil(quantile(u)))``.
+        """
+        return np.maximum(1, np.ceil(self.quantile(rng.random(n)))).astype(np.int64)
 
 
 def fixed_size(size_bytes: int) -> FlowSizeDistribution:
     """A degenerate distribution: every flow has ``size_bytes`` bytes.
+
+    Args:
+        size_bytes: The flow size.
+
+    Returns:
+        The distribution.
 
     Raises:
         ConfigError: If the size is not a positive integer.
@@ -76,7 +112,14 @@ def fixed_size(size_bytes: int) -> FlowSizeDistribution:
 
 
 def load_cdf_file(path: str | Path, name: str | None = None) -> FlowSizeDistribution:
-    """Read and validate a CDF file.
+    """Read and validate a CDF file (format in the module docstring).
+
+    Args:
+        path: The file.
+        name: Name of the distribution (default: the path).
+
+    Returns:
+        The distribution, CDF scaled to end at 1.
 
     Raises:
         ConfigError: Naming the file and the line of a malformed, negative or non-monotone entry.
@@ -121,6 +164,17 @@ def load_cdf_file(path: str | Path, name: str | None = None) -> FlowSizeDistribu
     return FlowSizeDistribution(name or str(path), np.array(sizes), np.array(probs) / scale)
 
 
+def known_workloads() -> list[str]:
+    """Every workload name :func:`get_distribution` and the generator accept."""
+    return [*BUILTIN_CDFS, "fixed", "custom", NO_BACKGROUND]
+
+
+def suggest(name: str, known: list[str]) -> str:
+    """A " Did you mean 'x'?" hint with the closest known name, or ``""``."""
+    close = difflib.get_close_matches(str(name), known, n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
 def get_distribution(
     workload: str, *, cdf_file: str | Path | None = None, size_bytes: int | None = None
 ) -> FlowSizeDistribution:
@@ -128,9 +182,12 @@ def get_distribution(
 
     Args:
         workload: A built-in name (see :data:`BUILTIN_CDFS`), ``"fixed"`` (needs ``size_bytes``)
-            or ``"custom"`` (needs ``cdf_file``).
+            or ``"custom"`` (needs ``cdf_file``). (``"none"``, no background, has no distribution.)
         cdf_file: A user CDF file for ``"custom"``.
         size_bytes: The flow size for ``"fixed"``.
+
+    Returns:
+        The distribution.
 
     Raises:
         ConfigError: On an unknown name (with the closest known one suggested) or missing argument.
@@ -145,7 +202,7 @@ def get_distribution(
         return load_cdf_file(cdf_file)
     if workload in BUILTIN_CDFS:
         return load_cdf_file(CDF_DIR / BUILTIN_CDFS[workload], name=workload)
-    known = [*BUILTIN_CDFS, "fixed", "custom"]
-    close = difflib.get_close_matches(str(workload), known, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise ConfigError("workload.name", f"unknown workload {workload!r}; known: {known}.{hint}")
+    if workload == NO_BACKGROUND:
+        raise ConfigError("workload.name", "workload 'none' (no background flows) has no size distribution")
+    known = known_workloads()
+    raise ConfigError("workload.name", f"unknown workload {workload!r}; known: {known}.{suggest(workload, known)}")

@@ -1,9 +1,20 @@
-"""Compose arrival patterns into one hashed :class:`~ecngym.workloads.trace.Trace`."""
+"""Compose arrival patterns into one hashed :class:`~ecngym.workloads.trace.Trace`.
+
+Randomness: the seed feeds one ``numpy.random.SeedSequence``, spawned into one child per
+component (background, incast, permutation, long-lived; the background's child is spawned again
+per load phase), each driving its own PCG64 generator. So adding a component (say, incast) never
+changes the flows of another (the background), and the same parameters and seed give the same
+table, and hash, on any machine. (NumPy guarantees PCG64's bit stream across versions, not its
+distribution algorithms, e.g. ``Generator.exponential``; so traces are recorded with the NumPy
+version, ``params["rng"]``, and a trace's Parquet file, not its recipe, is the durable artefact.)
+"""
 
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,20 +23,61 @@ import pandas as pd
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
 from ecngym.workloads import arrivals
-from ecngym.workloads.distributions import get_distribution
-from ecngym.workloads.trace import Trace
+from ecngym.workloads.distributions import NO_BACKGROUND, FlowSizeDistribution, get_distribution
+from ecngym.workloads.trace import DEFAULT_PRIORITY, Trace
 
-# Each component draws from its own child of the seed, so adding one (say, incast) never changes
-# the flows of another (the background).
+# Child index of each component's random stream: never reorder (it would change every trace).
 _STREAMS = {"background": 0, "incast": 1, "permutation": 2, "long_lived": 3}
-_PROGRESS_MIN_FLOWS = 200_000
+#: Above this many expected flows, generation shows a progress bar (on stderr).
+PROGRESS_MIN_FLOWS = 100_000
+
+# The keys each arrival-pattern section accepts, with their defaults.
+SECTION_DEFAULTS: dict[str, dict[str, Any]] = {
+    "incast": {"degree": 0, "size": "64KB", "interval": None, "load": None, "arrival": "poisson",
+               "receiver": None, "at": "0ns"},
+    "permutation": {"size": 0, "at": "0ns"},
+    "all_to_all": {"size": 0, "at": "0ns"},
+    "long_lived": {"flows": 0, "size": "1GB", "receiver": None, "at": "0ns"},
+}
+_DEFAULT_INCAST_INTERVAL = "1ms"
 
 
-def _opt(section: Mapping[str, Any] | None, key: str, default: Any = None) -> Any:
-    if not section:
-        return default
-    value = section.get(key, default)
-    return default if value is None else value
+def _section(name: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A pattern section with defaults filled in (``None`` values mean "default").
+
+    Raises:
+        ConfigError: On a key the section does not have (naming it and listing the known ones).
+    """
+    defaults = SECTION_DEFAULTS[name]
+    if given is None:
+        return dict(defaults)
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"trace.{name}", f"expected a mapping of {sorted(defaults)}, got {given!r}")
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        raise ConfigError(f"trace.{name}.{unknown[0]}", f"unknown key; {name} has {sorted(defaults)}")
+    return {k: (given.get(k) if given.get(k) is not None else d) for k, d in defaults.items()}
+
+
+def _whole(field: str, value: Any, low: int, high: int | None = None) -> int:
+    """An integer parameter in [low, high]; floats must be whole, booleans are refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or (
+            not math.isfinite(value) or value != int(value)):
+        raise ConfigError(field, f"expected a whole number, got {value!r}")
+    return int(check_range(field, int(value), low, high))
+
+
+def _positive_ns(field: str, value: Any) -> int:
+    ns = parse_time_ns(value, field)
+    if ns <= 0:
+        raise ConfigError(field, f"must be > 0, got {value!r}")
+    return ns
+
+
+def _load(field: str, value: Any, *, allow_zero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ConfigError(field, f"expected a number in {'[' if allow_zero else '('}0, 1), got {value!r}")
+    return float(check_range(field, float(value), 0.0, 1.0, low_inclusive=allow_zero, high_inclusive=False))
 
 
 def generate_trace(
@@ -33,142 +85,214 @@ def generate_trace(
     *,
     load: float = 0.5,
     hosts: int = 16,
-    link_rate: Any = "100Gbps",
-    duration: Any = "10ms",
-    start: Any = "0ns",
+    link_rate: str | float = "100Gbps",
+    duration: str | int = "10ms",
+    start: str | int = "0ns",
     seed: int = 1,
-    size: Any = None,
-    cdf_file: str | None = None,
+    size: str | int | None = None,
+    cdf_file: str | Path | None = None,
     phases: list[Mapping[str, Any]] | None = None,
     incast: Mapping[str, Any] | None = None,
     permutation: Mapping[str, Any] | None = None,
     all_to_all: Mapping[str, Any] | None = None,
     long_lived: Mapping[str, Any] | None = None,
-    priority: int = 3,
+    priority: int = DEFAULT_PRIORITY,
     progress: bool | None = None,
 ) -> Trace:
-    """Generate a trace.
+    """Generate a trace: Poisson background flows plus any of the other arrival patterns.
+
+    Sizes accept human units (``"64KB"`` = 64 000 B, ``"1MiB"``), times too (``"10ms"``, or an
+    integer in ns), rates too (``"100Gbps"``, or a number in bit/s); see :mod:`ecngym.units`.
 
     Args:
         workload: Flow-size distribution of the Poisson background: a built-in name
             (``websearch``, ``datamining``, ``fb_hadoop``, ``alibaba_storage``, ``google_rpc``,
-            ``pred_workload1``, ``pred_workload2``), ``fixed`` (with ``size``) or ``custom``
-            (with ``cdf_file``).
-        load: Target offered load of the host links by the background, in [0, 1).
-        hosts: Number of hosts (indices 0 .. hosts-1).
-        link_rate: Host link rate ("100Gbps").
-        duration: Length of the arrival window ("10ms").
-        start: Time of the window's start ("0ns").
-        seed: Seed of every random draw.
-        size: Flow size of the ``fixed`` workload ("64KB").
-        cdf_file: CDF file of the ``custom`` workload.
-        phases: Load changes: ``[{"at": "100ms", "load": 0.7}, ...]`` (``at`` relative to start).
-        incast: ``{"degree": N, "size": "64KB", "interval": "1ms", "arrival": "poisson" |
-            "periodic", "receiver": None, "at": "0ns"}``: bursts of N senders to one receiver,
-            at Poisson times with that mean interval or every interval; degree 0 disables it.
-        permutation: ``{"size": "1MB", "at": "0ns"}``: one flow per host to a derangement.
-        all_to_all: ``{"size": "100KB", "at": "0ns"}``: one flow per ordered host pair.
-        long_lived: ``{"flows": 2, "size": "1GB", "receiver": 0, "at": "0ns"}`` for steady state.
-        priority: Priority (queue) of every flow, 1..7.
-        progress: Show a progress bar (default: only for traces over 200 000 flows).
+            ``pred_workload1``, ``pred_workload2``), ``fixed`` (with ``size``), ``custom`` (with
+            ``cdf_file``), or ``none`` for no background (then ``load`` is ignored).
+        load: Target offered load of every host link by the background, in (0, 1): offered
+            bytes x 8 / (hosts x link rate x duration).
+        hosts: Number of hosts (indices 0 .. hosts-1), at least 2.
+        link_rate: Host link rate.
+        duration: Length of the arrival window (> 0). Flows start in [start, start + duration).
+        start: Start of the window.
+        seed: Seed (>= 0) of every random draw.
+        size: Flow size of the ``fixed`` workload.
+        cdf_file: CDF file of the ``custom`` workload (HPCC ``size cdf_percent`` or
+            TrafficGenerator ``size cdf_fraction`` lines).
+        phases: Background load changes, e.g. ``[{"at": "100ms", "load": 0.7}]``: from ``at``
+            (relative to ``start``, increasing, inside the window) the background runs at that
+            load, in [0, 1) (0 = an idle phase). ``load`` applies before the first phase.
+        incast: ``{"degree": N, "size": "64KB", "interval": "1ms" | "load": 0.02, "arrival":
+            "poisson" | "periodic", "receiver": None, "at": "0ns"}``: bursts of N distinct
+            senders each sending ``size`` to one receiver (never a sender): every ``interval``
+            (periodic) or at Poisson times with that mean. Instead of ``interval``, ``load``
+            sets the mean interval so that the incasts offer that load of the host links
+            (HPCC's recipe: 60 x 500 KB at 2 %). ``receiver`` None = random per burst. Bursts
+            start at ``start + at``. Degree 0 (default) = no incast.
+        permutation: ``{"size": "1MB", "at": "0ns"}``: every host sends one flow to another,
+            every host receiving one (a random derangement). Size 0 = none.
+        all_to_all: ``{"size": "100KB", "at": "0ns"}``: one flow per ordered host pair (a
+            shuffle). Size 0 = none.
+        long_lived: ``{"flows": 2, "size": "1GB", "receiver": 0, "at": "0ns"}``: flows from
+            distinct senders to ``receiver`` (None = a random other host each) for steady-state
+            tests. Flows 0 = none.
+        priority: Priority (queue) of every flow, 1..7 (3 as in the HPCC simulator).
+        progress: Show a progress bar; default: only when over :data:`PROGRESS_MIN_FLOWS` flows
+            are expected.
 
     Returns:
-        The trace, its parameters and hash.
+        The trace; its ``params`` hold every parameter with units resolved (bytes, ns, bit/s).
 
     Raises:
-        ConfigError: Naming the first bad parameter (load >= 1, zero hosts, negative duration,
-            unknown workload, bad CDF file, ...).
+        ConfigError: Naming the first bad parameter: load >= 1 or <= 0, fewer than two hosts, a
+            duration <= 0, an unknown workload (with the closest name suggested), a bad CDF file
+            (with its line), an incast degree >= hosts, an unknown section key, ...
     """
-    hosts_n = int(check_range("trace.hosts", int(hosts), 2, 1_000_000))
-    load_f = float(check_range("trace.load", float(load), 0.0, 1.0, high_inclusive=False))
+    hosts_n = _whole("trace.hosts", hosts, 2, 10**7)
     rate = parse_rate_bps(link_rate, "trace.link_rate")
-    duration_ns = parse_time_ns(duration, "trace.duration")
-    if duration_ns <= 0:
-        raise ConfigError("trace.duration", f"must be > 0, got {duration!r}")
+    duration_ns = _positive_ns("trace.duration", duration)
     start_ns = parse_time_ns(start, "trace.start")
     end_ns = start_ns + duration_ns
-    prio = int(check_range("trace.priority", int(priority), 1, 7))
-    size_b = parse_bytes(size, "workload.size") if size is not None else None
-    dist = get_distribution(workload, cdf_file=cdf_file, size_bytes=size_b)
-    children = np.random.SeedSequence(int(check_range("trace.seed", int(seed), 0, None))).spawn(len(_STREAMS))
-    rngs = {name: np.random.default_rng(children[i]) for name, i in _STREAMS.items()}
+    prio = _whole("trace.priority", priority, 1, 7)
+    seed_i = _whole("trace.seed", seed, 0)
+    background = workload != NO_BACKGROUND
+    dist: FlowSizeDistribution | None = None
+    if background:
+        if isinstance(load, (int, float)) and not isinstance(load, bool) and load == 0:
+            raise ConfigError("trace.load", "got 0, allowed range is (0, 1); for a trace without background "
+                                            "flows use workload=none")
+        load_f = _load("trace.load", load)
+        size_b = parse_bytes(size, "workload.size") if size is not None else None
+        dist = get_distribution(str(workload), cdf_file=cdf_file, size_bytes=size_b)
+    elif phases:
+        raise ConfigError("trace.phases", "load phases need a background workload (workload is 'none')")
 
     # background load phases: [start, at_1) at `load`, [at_1, at_2) at phase 1's load, ...
-    bounds, loads = [start_ns], [load_f]
+    bounds, loads = [start_ns], [load_f] if background else []
     for i, ph in enumerate(phases or []):
-        at = start_ns + parse_time_ns(ph.get("at"), f"trace.phases[{i}].at")
+        if not isinstance(ph, Mapping) or set(ph) != {"at", "load"}:
+            raise ConfigError(f"trace.phases[{i}]", f"expected {{at: <time>, load: <0..1>}}, got {ph!r}")
+        at = start_ns + parse_time_ns(ph["at"], f"trace.phases[{i}].at")
         if not bounds[-1] < at < end_ns:
-            raise ConfigError(f"trace.phases[{i}].at", "phase starts must increase and lie inside the window")
+            raise ConfigError(f"trace.phases[{i}].at", f"got {ph['at']!r}: phase starts must increase and lie "
+                                                       f"inside the window (0, {duration_ns} ns)")
         bounds.append(at)
-        loads.append(float(check_range(f"trace.phases[{i}].load", float(ph.get("load")), 0.0, 1.0,
-                                       high_inclusive=False)))
+        loads.append(_load(f"trace.phases[{i}].load", ph["load"], allow_zero=True))
     bounds.append(end_ns)
-    expected = sum(ld * hosts_n * rate / (8 * dist.mean_bytes) * (b - a) / 1e9
-                   for ld, a, b in zip(loads, bounds[:-1], bounds[1:], strict=True))
-    show = progress if progress is not None else expected > _PROGRESS_MIN_FLOWS
+
+    inc = _section("incast", incast)
+    degree = _whole("trace.incast.degree", inc["degree"], 0, hosts_n - 1)
+    if degree:
+        inc_size = parse_bytes(inc["size"], "trace.incast.size")
+        if inc_size <= 0:
+            raise ConfigError("trace.incast.size", f"must be > 0, got {inc['size']!r}")
+        if inc["arrival"] not in ("poisson", "periodic"):
+            raise ConfigError("trace.incast.arrival", f"got {inc['arrival']!r}, allowed: 'poisson', 'periodic'")
+        if inc["load"] is not None and inc["interval"] is not None:
+            raise ConfigError("trace.incast.load", "give incast.interval or incast.load, not both")
+        if inc["load"] is not None:
+            inc_load = _load("trace.incast.load", inc["load"])
+            interval_ns = max(1, round(degree * inc_size * 8e9 / (inc_load * hosts_n * rate)))
+        else:
+            interval = inc["interval"] if inc["interval"] is not None else _DEFAULT_INCAST_INTERVAL
+            interval_ns = _positive_ns("trace.incast.interval", interval)
+        inc_receiver = None if inc["receiver"] is None else _whole("trace.incast.receiver", inc["receiver"],
+                                                                   0, hosts_n - 1)
+        inc_at = start_ns + parse_time_ns(inc["at"], "trace.incast.at")
+    perm = _section("permutation", permutation)
+    perm_size = parse_bytes(perm["size"], "trace.permutation.size")
+    a2a = _section("all_to_all", all_to_all)
+    a2a_size = parse_bytes(a2a["size"], "trace.all_to_all.size")
+    ll = _section("long_lived", long_lived)
+    ll_receiver = None if ll["receiver"] is None else _whole("trace.long_lived.receiver", ll["receiver"],
+                                                             0, hosts_n - 1)
+    n_long = _whole("trace.long_lived.flows", ll["flows"], 0, hosts_n - (ll_receiver is not None))
+    if n_long:
+        ll_size = parse_bytes(ll["size"], "trace.long_lived.size")
+        if ll_size <= 0:
+            raise ConfigError("trace.long_lived.size", f"must be > 0, got {ll['size']!r}")
+
+    expected = 0.0
+    if dist is not None:
+        expected = sum(ld * hosts_n * rate / (8 * dist.mean_bytes) * (b - a) / 1e9
+                       for ld, a, b in zip(loads, bounds[:-1], bounds[1:], strict=True))
+    if degree:
+        expected += degree * max(0, end_ns - inc_at) / interval_ns
+    expected += (hosts_n if perm_size else 0) + (hosts_n * (hosts_n - 1) if a2a_size else 0) + n_long
+    show = progress if progress is not None else expected > PROGRESS_MIN_FLOWS
+
+    children = np.random.SeedSequence(seed_i).spawn(len(_STREAMS))
+    rngs = {name: np.random.default_rng(children[i]) for name, i in _STREAMS.items()}
     parts: list[pd.DataFrame] = []
-    with _Progress(show, len(loads) + 4) as bar:
-        phase_rngs = [np.random.default_rng(s) for s in children[_STREAMS["background"]].spawn(len(loads))]
-        for ld, a, b, prng in zip(loads, bounds[:-1], bounds[1:], phase_rngs, strict=True):
-            parts.append(arrivals.poisson_background(prng, dist, hosts_n, rate, ld, a, b))
-            bar.advance("background")
-        degree = int(_opt(incast, "degree", 0))
+    params: dict[str, Any] = {
+        "workload": dist.name if dist is not None else NO_BACKGROUND,
+        "load": load_f if background else None,
+        "hosts": hosts_n, "link_rate_bps": rate, "duration_ns": duration_ns, "start_ns": start_ns,
+        "mean_flow_bytes": dist.mean_bytes if dist is not None else None,
+        "phases": [{"at_ns": int(b - start_ns), "load": ld} for b, ld in zip(bounds[1:-1], loads[1:], strict=True)],
+        "incast": None, "permutation": None, "all_to_all": None, "long_lived": None, "priority": prio,
+        "rng": f"numpy {np.__version__} PCG64, SeedSequence({seed_i}).spawn({len(_STREAMS)})",
+    }
+    with _Progress(show, len(loads) + 5) as bar:
+        if dist is not None:
+            phase_rngs = [np.random.default_rng(s) for s in children[_STREAMS["background"]].spawn(len(loads))]
+            for i, (ld, a, b, prng) in enumerate(zip(loads, bounds[:-1], bounds[1:], phase_rngs, strict=True)):
+                bar.start(f"background (phase {i + 1}/{len(loads)}, ~{expected:,.0f} flows in all)")
+                parts.append(arrivals.poisson_background(prng, dist, hosts_n, rate, ld, a, b))
+        bar.start("incast")
         if degree:
-            check_range("trace.incast.degree", degree, 1, hosts_n - 1)
-            arrival = _opt(incast, "arrival", "poisson")
-            if arrival not in ("poisson", "periodic"):
-                raise ConfigError("trace.incast.arrival", f"got {arrival!r}, allowed: 'poisson', 'periodic'")
-            interval_ns = parse_time_ns(_opt(incast, "interval", "1ms"), "trace.incast.interval")
-            if interval_ns <= 0:
-                raise ConfigError("trace.incast.interval", "must be > 0")
-            receiver = _opt(incast, "receiver")
-            if receiver is not None:
-                check_range("trace.incast.receiver", int(receiver), 0, hosts_n - 1)
+            arrival = inc["arrival"]
             parts.append(arrivals.incast(
-                rngs["incast"], hosts_n, degree, parse_bytes(_opt(incast, "size", "64KB"), "trace.incast.size"),
-                start_ns + parse_time_ns(_opt(incast, "at", 0), "trace.incast.at"), end_ns,
+                rngs["incast"], hosts_n, degree, inc_size, inc_at, end_ns,
                 period_ns=interval_ns if arrival == "periodic" else None,
                 mean_interval_ns=interval_ns if arrival == "poisson" else None,
-                receiver=None if receiver is None else int(receiver),
-            ))
-        bar.advance("incast")
-        if _opt(permutation, "size"):
-            parts.append(arrivals.permutation(
-                rngs["permutation"], hosts_n, parse_bytes(permutation["size"], "trace.permutation.size"),
-                start_ns + parse_time_ns(_opt(permutation, "at", 0), "trace.permutation.at")))
-        bar.advance("permutation")
-        if _opt(all_to_all, "size"):
-            parts.append(arrivals.all_to_all(
-                hosts_n, parse_bytes(all_to_all["size"], "trace.all_to_all.size"),
-                start_ns + parse_time_ns(_opt(all_to_all, "at", 0), "trace.all_to_all.at")))
-        bar.advance("all_to_all")
-        n_long = int(_opt(long_lived, "flows", 0))
+                receiver=inc_receiver))
+            params["incast"] = {"degree": degree, "size_bytes": inc_size, "interval_ns": interval_ns,
+                                "load": inc["load"], "arrival": arrival, "receiver": inc_receiver,
+                                "at_ns": inc_at - start_ns}
+        bar.start("permutation")
+        if perm_size:
+            at = parse_time_ns(perm["at"], "trace.permutation.at")
+            parts.append(arrivals.permutation(rngs["permutation"], hosts_n, perm_size, start_ns + at))
+            params["permutation"] = {"size_bytes": perm_size, "at_ns": at}
+        bar.start("all-to-all")
+        if a2a_size:
+            at = parse_time_ns(a2a["at"], "trace.all_to_all.at")
+            parts.append(arrivals.all_to_all(hosts_n, a2a_size, start_ns + at))
+            params["all_to_all"] = {"size_bytes": a2a_size, "at_ns": at}
+        bar.start("long-lived")
         if n_long:
-            receiver = _opt(long_lived, "receiver")
-            check_range("trace.long_lived.flows", n_long, 1, hosts_n - 1 if receiver is not None else 10**6)
-            parts.append(arrivals.long_lived(
-                rngs["long_lived"], hosts_n, n_long,
-                parse_bytes(_opt(long_lived, "size", "1GB"), "trace.long_lived.size"),
-                start_ns + parse_time_ns(_opt(long_lived, "at", 0), "trace.long_lived.at"),
-                None if receiver is None else int(receiver)))
-        bar.advance("long_lived")
-        flows = pd.concat([p for p in parts if len(p)] or [parts[0]], ignore_index=True)
+            at = parse_time_ns(ll["at"], "trace.long_lived.at")
+            parts.append(arrivals.long_lived(rngs["long_lived"], hosts_n, n_long, ll_size, start_ns + at, ll_receiver))
+            params["long_lived"] = {"flows": n_long, "size_bytes": ll_size, "receiver": ll_receiver, "at_ns": at}
+        bar.start("sorting and hashing")
+        nonempty = [p for p in parts if len(p)]
+        flows = pd.concat(nonempty, ignore_index=True) if nonempty else arrivals.no_flows()
         flows["priority"] = prio
-    params = {
-        "workload": dist.name, "load": load_f, "hosts": hosts_n, "link_rate_bps": rate,
-        "duration_ns": duration_ns, "start_ns": start_ns, "mean_flow_bytes": dist.mean_bytes,
-        "phases": [{"at_ns": int(b - start_ns), "load": ld} for b, ld in zip(bounds[1:-1], loads[1:], strict=True)],
-        "incast": dict(incast) if degree else None,
-        "permutation": dict(permutation) if _opt(permutation, "size") else None,
-        "all_to_all": dict(all_to_all) if _opt(all_to_all, "size") else None,
-        "long_lived": dict(long_lived) if n_long else None,
-        "priority": prio,
-    }
-    return Trace(flows, params=params, seed=int(seed))
+        trace = Trace(flows, params=params, seed=seed_i)
+    return trace
+
+
+#: Keys of a workload mapping that describe its flow sizes (the rest are arrival patterns: a mix).
+_SIZE_KEYS = ("name", "size", "cdf_file", "description")
+_MIX_KEYS = ("phases", *SECTION_DEFAULTS)
 
 
 def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
-    """Generate from a (Hydra) mapping: ``workload`` is ``{name, size?, cdf_file?}`` or a name.
+    """Generate from a (Hydra) mapping of :func:`generate_trace` arguments.
+
+    ``workload`` is a name or a mapping ``{name, size?, cdf_file?, description?}``. A workload
+    mapping may also carry arrival-pattern sections (``incast``, ``permutation``, ``all_to_all``,
+    ``long_lived``, ``phases``): a *mix*. They are the base for the top-level sections: a
+    top-level field that is set (not ``None``) overrides the mix's field, so
+    ``workload=hpcc_incast incast.degree=16`` keeps the mix's incast size and load. An ``output``
+    key is ignored (the CLI's).
+
+    Args:
+        cfg: The mapping (an ``OmegaConf.to_container`` of ``configs/trace.yaml``).
+
+    Returns:
+        The trace.
 
     Raises:
         ConfigError: On an unknown key or a bad value.
@@ -178,40 +302,56 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
     cfg.pop("output", None)
     if isinstance(workload, Mapping):
         wl = dict(workload)
-        cfg.setdefault("size", wl.pop("size", None))
-        cfg.setdefault("cdf_file", wl.pop("cdf_file", None))
-        name = wl.pop("name", None)
-        wl.pop("description", None)
-        if wl:
-            raise ConfigError("workload", f"unknown key(s) {sorted(wl)}")
+        unknown = sorted(set(wl) - set(_SIZE_KEYS) - set(_MIX_KEYS))
+        if unknown:
+            raise ConfigError(f"workload.{unknown[0]}", f"unknown key; a workload has {[*_SIZE_KEYS, *_MIX_KEYS]}")
+        for key in ("size", "cdf_file"):
+            if cfg.get(key) is None and wl.get(key) is not None:
+                cfg[key] = wl[key]
+        for key in SECTION_DEFAULTS:
+            if wl.get(key) is not None:
+                top = {k: v for k, v in (cfg.get(key) or {}).items() if v is not None}
+                cfg[key] = {**wl[key], **top}
+        if wl.get("phases") and not cfg.get("phases"):
+            cfg["phases"] = wl["phases"]
+        if "name" not in wl or wl["name"] is None:
+            raise ConfigError("workload.name", "missing: the workload's name (e.g. websearch)")
+        name = wl["name"]
     else:
         name = workload
     known = set(inspect.signature(generate_trace).parameters) - {"workload"}
     unknown = sorted(set(cfg) - known)
     if unknown:
         raise ConfigError(f"trace.{unknown[0]}", f"unknown field; known: {sorted(known)}")
+    cfg = {k: v for k, v in cfg.items() if v is not None}  # None = the generator's default
     return generate_trace(name, **cfg)
 
 
 class _Progress:
-    """A rich progress bar over generation steps, or nothing."""
+    """A rich progress bar (on stderr) over the generation steps, or nothing."""
 
     def __init__(self, show: bool, total: int) -> None:
         self._show, self._total = show, total
         self._progress: Any = None
+        self._started = False
 
     def __enter__(self) -> _Progress:
         if self._show:
-            from rich.progress import Progress
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            self._progress = Progress(transient=True)
+            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                      TimeElapsedColumn(), console=Console(stderr=True), transient=True)
             self._progress.start()
             self._task = self._progress.add_task("generating trace", total=self._total)
         return self
 
-    def advance(self, what: str) -> None:
+    def start(self, step: str) -> None:
+        """Mark the running step (if any) done and show ``step`` as running."""
         if self._progress is not None:
-            self._progress.update(self._task, advance=1, description=f"generating trace: {what}")
+            self._progress.update(self._task, advance=1 if self._started else 0,
+                                  description=f"generating trace: {step}")
+            self._started = True
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:

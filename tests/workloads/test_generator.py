@@ -1,0 +1,184 @@
+"""The generator: target load, exact incast, composable patterns, reproducible hashes, clear errors."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ecngym.error import ConfigError
+from ecngym.workloads import generate_trace, generate_trace_from_config
+
+
+@pytest.mark.parametrize("workload,hosts,duration", [("websearch", 16, "1s"), ("fb_hadoop", 16, "50ms"),
+                                                     ("pred_workload2", 8, "20ms")])
+def test_achieved_load_within_3_percent_of_target(workload, hosts, duration):
+    trace = generate_trace(workload, load=0.6, hosts=hosts, duration=duration, seed=4)
+    assert len(trace) > 3_000
+    assert trace.achieved_load(100e9) == pytest.approx(0.6, rel=0.03)
+    f = trace.flows
+    assert (f["src"] != f["dst"]).all()
+    assert f["src"].between(0, hosts - 1).all() and f["dst"].between(0, hosts - 1).all()
+    # sources and destinations uniform over the hosts
+    counts = np.bincount(f["src"], minlength=hosts)
+    assert counts.min() > 0.9 * len(f) / hosts and counts.max() < 1.1 * len(f) / hosts
+
+
+def test_load_phases_change_the_rate():
+    trace = generate_trace("pred_workload2", load=0.3, hosts=8, duration="200ms", seed=2,
+                           phases=[{"at": "100ms", "load": 0.7}])
+    f = trace.flows
+    first = f.loc[f["start_ns"] < 100_000_000, "size_bytes"].sum()
+    second = f.loc[f["start_ns"] >= 100_000_000, "size_bytes"].sum()
+    assert second / first == pytest.approx(0.7 / 0.3, rel=0.05)
+    assert trace.params["phases"] == [{"at_ns": 100_000_000, "load": 0.7}]
+
+
+def test_an_idle_phase_has_no_background():
+    f = generate_trace("websearch", load=0.5, hosts=8, duration="3ms", seed=2,
+                       phases=[{"at": "1ms", "load": 0.0}, {"at": "2ms", "load": 0.5}]).flows
+    assert not f["start_ns"].between(1_000_000, 1_999_999).any()
+    assert (f["start_ns"] < 1_000_000).any() and (f["start_ns"] >= 2_000_000).any()
+
+
+def test_incast_flows_have_exactly_the_requested_degree_and_size():
+    trace = generate_trace("websearch", load=0.3, hosts=32, duration="20ms", seed=9,
+                           incast={"degree": 12, "size": "48KB", "interval": "2ms", "arrival": "periodic"})
+    inc = trace.flows[trace.flows["tag"] == "incast"]
+    bursts = inc.groupby("start_ns")
+    assert sorted(bursts.groups) == list(range(0, 20_000_000, 2_000_000))
+    for _, burst in bursts:
+        assert len(burst) == 12
+        assert burst["dst"].nunique() == 1
+        assert burst["src"].nunique() == 12
+        assert (burst["src"] != burst["dst"]).all()
+        assert (burst["size_bytes"] == 48_000).all()
+
+
+def test_poisson_incast_to_a_fixed_receiver():
+    inc = generate_trace("websearch", load=0.2, hosts=16, duration="50ms", seed=5,
+                         incast={"degree": 15, "size": "10KB", "interval": "1ms", "receiver": 4}).flows
+    inc = inc[inc["tag"] == "incast"]
+    bursts = inc.groupby("start_ns")
+    assert 30 < len(bursts) < 70  # Poisson, mean 50 bursts
+    assert (inc["dst"] == 4).all() and all(sorted(b["src"]) == [h for h in range(16) if h != 4] for _, b in bursts)
+    gaps = np.diff(sorted(bursts.groups))
+    assert gaps.std() > 0.5 * gaps.mean()  # exponential gaps, not a fixed period
+
+
+def test_incast_load_sets_the_interval():
+    # the HPCC recipe: 60 senders x 500 KB, incasts offering 2 % of the host links
+    trace = generate_trace("fb_hadoop", load=0.3, hosts=128, duration="20ms", seed=1,
+                           incast={"degree": 60, "size": "500KB", "load": 0.02, "arrival": "periodic"})
+    interval_ns = trace.params["incast"]["interval_ns"]
+    assert interval_ns == round(60 * 500_000 * 8e9 / (0.02 * 128 * 100e9))
+    inc = trace.flows[trace.flows["tag"] == "incast"]
+    incast_load = inc["size_bytes"].sum() * 8e9 / (128 * 100e9 * 20e6)
+    assert incast_load == pytest.approx(0.02, abs=60 * 500_000 * 8e9 / (128 * 100e9 * 20e6))  # one burst
+
+
+def test_adding_incast_keeps_the_background():
+    base = generate_trace("websearch", load=0.5, hosts=16, duration="5ms", seed=3)
+    mixed = generate_trace("websearch", load=0.5, hosts=16, duration="5ms", seed=3,
+                           incast={"degree": 4, "size": "10KB", "interval": "1ms"})
+    assert (mixed.flows["tag"] == "incast").sum() > 0
+    cols = ["src", "dst", "size_bytes", "start_ns"]
+    bg = mixed.flows[mixed.flows["tag"] == "background"][cols].reset_index(drop=True)
+    pd.testing.assert_frame_equal(bg, base.flows[cols].reset_index(drop=True))
+
+
+def test_permutation_all_to_all_and_long_lived_without_background():
+    t = generate_trace("none", hosts=6, duration="1ms", seed=1,
+                       permutation={"size": "1MB"}, all_to_all={"size": "10KB", "at": "100us"},
+                       long_lived={"flows": 3, "size": "1GB", "receiver": 0})
+    assert "background" not in set(t.flows["tag"]) and t.params["load"] is None
+    perm = t.flows[t.flows["tag"] == "permutation"]
+    assert sorted(perm["src"]) == list(range(6)) and sorted(perm["dst"]) == list(range(6))
+    assert (perm["src"] != perm["dst"]).all() and (perm["size_bytes"] == 1_000_000).all()
+    a2a = t.flows[t.flows["tag"] == "all_to_all"]
+    assert len(a2a) == 30 and len(set(zip(a2a["src"], a2a["dst"], strict=True))) == 30
+    assert (a2a["start_ns"] == 100_000).all()
+    ll = t.flows[t.flows["tag"] == "long_lived"]
+    assert len(ll) == 3 and (ll["dst"] == 0).all() and ll["src"].nunique() == 3 and (ll["src"] != 0).all()
+
+
+def test_long_lived_random_destinations_have_distinct_senders():
+    ll = generate_trace("none", hosts=8, duration="1ms", seed=2, long_lived={"flows": 8, "size": "1MB"}).flows
+    assert sorted(ll["src"]) == list(range(8)) and (ll["src"] != ll["dst"]).all()
+
+
+def test_same_seed_same_hash_and_table_different_seed_or_param_different_hash():
+    kw = dict(load=0.5, hosts=16, duration="5ms", incast={"degree": 3, "interval": "1ms"})
+    a, b = generate_trace(seed=1, **kw), generate_trace(seed=1, **kw)
+    assert a.hash == b.hash and len(a.hash) == 64
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+    variants = [generate_trace(seed=2, **kw), generate_trace(seed=1, **{**kw, "load": 0.51}),
+                generate_trace("datamining", seed=1, **kw), generate_trace(seed=1, **{**kw, "hosts": 17}),
+                generate_trace(seed=1, **{**kw, "link_rate": "40Gbps"}),
+                generate_trace(seed=1, **{**kw, "priority": 4}),
+                generate_trace(seed=1, **{**kw, "incast": {"degree": 4, "interval": "1ms"}})]
+    hashes = {v.hash for v in variants}
+    assert a.hash not in hashes and len(hashes) == len(variants)
+
+
+def test_hash_and_flows_do_not_depend_on_the_progress_bar():
+    kw = dict(load=0.3, hosts=8, duration="2ms", seed=3)
+    assert generate_trace(progress=True, **kw).hash == generate_trace(progress=False, **kw).hash
+
+
+def test_params_record_what_made_the_trace():
+    t = generate_trace("fixed", size="64KB", load=0.4, hosts=8, link_rate="25Gbps", duration="2ms", seed=6,
+                       incast={"degree": 2, "size": "1KB", "interval": "500us", "arrival": "periodic"})
+    p = t.params
+    assert (p["workload"], p["load"], p["hosts"], p["link_rate_bps"], p["duration_ns"]) == (
+        "fixed(64000B)", 0.4, 8, 25e9, 2_000_000)
+    assert p["incast"] == {"degree": 2, "size_bytes": 1000, "interval_ns": 500_000, "load": None,
+                           "arrival": "periodic", "receiver": None, "at_ns": 0}
+    assert t.seed == 6 and (t.flows[t.flows["tag"] == "background"]["size_bytes"] == 64_000).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [({"load": 1.0}, "trace.load"), ({"load": 1.5}, "trace.load"), ({"load": 0}, "trace.load.*workload=none"),
+     ({"load": -0.1}, "trace.load"), ({"hosts": 0}, "trace.hosts"), ({"hosts": 1}, "trace.hosts"),
+     ({"hosts": 2.5}, "trace.hosts"), ({"duration": "-1ms"}, "trace.duration"), ({"duration": 0}, "trace.duration"),
+     ({"seed": -1}, "trace.seed"), ({"workload": "websaerch"}, "workload.name.*Did you mean 'websearch'"),
+     ({"link_rate": "fast"}, "trace.link_rate"), ({"priority": 0}, "trace.priority"),
+     ({"incast": {"degree": 16, "interval": "1ms"}, "hosts": 8}, "trace.incast.degree"),
+     ({"incast": {"degree": 2, "interval": "1ms", "load": 0.1}}, "trace.incast.load"),
+     ({"incast": {"degree": 2, "arrival": "bursty"}}, "trace.incast.arrival"),
+     ({"incast": {"degree": 2, "interval": 0}}, "trace.incast.interval"),
+     ({"incast": {"degree": 2, "load": 1.5}}, "trace.incast.load"),
+     ({"incast": {"degre": 2}}, "trace.incast.degre"),
+     ({"long_lived": {"flows": 8, "receiver": 0}, "hosts": 8}, "trace.long_lived.flows"),
+     ({"phases": [{"at": "20ms", "load": 0.5}]}, r"trace.phases\[0\].at"),
+     ({"phases": [{"at": "5ms", "load": 1.2}]}, r"trace.phases\[0\].load"),
+     ({"workload": "none", "phases": [{"at": "5ms", "load": 0.2}]}, "trace.phases"),
+     ({"workload": "fixed"}, "workload.size")],
+)
+def test_bad_parameters_name_the_field(kwargs, field):
+    kwargs = {"duration": "10ms", **kwargs}
+    with pytest.raises(ConfigError, match=field):
+        generate_trace(**kwargs)
+
+
+def test_bad_cdf_file_through_the_generator(tmp_path):
+    bad = tmp_path / "my.cdf"
+    bad.write_text("0 0\n1000 70\n500 100\n")
+    with pytest.raises(ConfigError, match=r"workload\.cdf_file.*my\.cdf.*line 3"):
+        generate_trace("custom", cdf_file=bad, duration="1ms")
+
+
+def test_config_mix_is_the_base_and_set_fields_override_it():
+    mix = {"name": "fb_hadoop", "incast": {"degree": 6, "size": "20KB", "interval": "1ms", "arrival": "periodic"}}
+    unset = {"degree": None, "size": None, "interval": None, "load": None, "arrival": None, "receiver": None,
+             "at": None}
+    base = {"load": 0.3, "hosts": 16, "duration": "3ms", "seed": 2, "output": "ignored.parquet", "phases": None}
+    t = generate_trace_from_config({**base, "workload": mix, "incast": unset})
+    inc = t.flows[t.flows["tag"] == "incast"]
+    assert len(inc) == 3 * 6 and (inc["size_bytes"] == 20_000).all()
+    t2 = generate_trace_from_config({**base, "workload": mix, "incast": {**unset, "degree": 2}})
+    inc2 = t2.flows[t2.flows["tag"] == "incast"]
+    assert len(inc2) == 3 * 2 and (inc2["size_bytes"] == 20_000).all()  # the mix's size is kept
+    with pytest.raises(ConfigError, match="trace.bogus"):
+        generate_trace_from_config({**base, "bogus": 1})
+    with pytest.raises(ConfigError, match="workload.incats"):
+        generate_trace_from_config({**base, "workload": {"name": "websearch", "incats": {}}})

@@ -1,0 +1,160 @@
+"""The Trace: canonical table and hash, Parquet storage with tamper detection, HPCC format, user tables."""
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ecngym.error import ConfigError
+from ecngym.sim_backend.data import hpcc_reference_path
+from ecngym.workloads import Trace, generate_trace
+
+SHARED_FLOWS = Path("/work/shared/reference/hpcc-model/inputs/flow_ws50_16h_100g_10ms.txt")
+
+
+def _reference_flow_file() -> Path:
+    return SHARED_FLOWS if SHARED_FLOWS.exists() else hpcc_reference_path("flow_ws50_16h_100g_10ms.txt")
+
+
+def test_hash_follows_the_documented_serialisation():
+    t = Trace.from_flows(pd.DataFrame({"src": [2, 0], "dst": [1, 3], "size_bytes": [500, 70_000],
+                                       "start_ns": [10, 5], "tag": ["incast", "background"]}))
+    # written out by hand from content_hash's docstring: header, then little-endian values / NUL-joined tags
+    h = hashlib.sha256()
+    for header, payload in [
+        ("flow_id:int64", (0).to_bytes(8, "little") + (1).to_bytes(8, "little")),
+        ("src:int32", (0).to_bytes(4, "little") + (2).to_bytes(4, "little")),
+        ("dst:int32", (3).to_bytes(4, "little") + (1).to_bytes(4, "little")),
+        ("size_bytes:int64", (70_000).to_bytes(8, "little") + (500).to_bytes(8, "little")),
+        ("start_ns:int64", (5).to_bytes(8, "little") + (10).to_bytes(8, "little")),
+        ("priority:int8", bytes([3, 3])),
+        ("tag:str", b"background\0incast"),
+    ]:
+        h.update(header.encode() + b"\n" + payload)
+    assert t.hash == h.hexdigest()
+
+
+def test_canonical_order_does_not_depend_on_input_order():
+    t = generate_trace(load=0.5, hosts=8, duration="2ms", seed=2,
+                       incast={"degree": 5, "size": "8KB", "interval": "500us", "arrival": "periodic"})
+    shuffled = Trace.from_flows(t.flows.sample(frac=1, random_state=3).drop(columns="flow_id"))
+    assert shuffled.hash == t.hash
+    assert list(t.flows["flow_id"]) == list(range(len(t))) and t.flows["start_ns"].is_monotonic_increasing
+    assert dict(t.flows.dtypes.astype(str)) | {"tag": "str"} == {
+        "flow_id": "int64", "src": "int32", "dst": "int32", "size_bytes": "int64", "start_ns": "int64",
+        "priority": "int8", "tag": "str"}
+
+
+def test_parquet_round_trip(tmp_path):
+    t = generate_trace(load=0.4, hosts=8, duration="3ms", seed=5, incast={"degree": 2, "interval": "1ms"})
+    path = t.save(tmp_path / "sub" / "t.parquet")
+    back = Trace.load(path)
+    assert back.hash == t.hash and back.seed == 5 and back.version == t.version
+    assert back.params == t.params
+    pd.testing.assert_frame_equal(back.flows, t.flows)
+    meta = pq.read_schema(path).metadata
+    assert meta[b"ecngym.hash"].decode() == t.hash and b"ecngym.params" in meta
+
+
+def _rewrite(path, table):
+    pq.write_table(table, path)
+
+
+@pytest.mark.parametrize("edit", ["size", "swap_rows", "flow_id", "drop_row"])
+def test_an_altered_table_fails_the_hash_check(tmp_path, edit):
+    path = generate_trace(load=0.4, hosts=8, duration="3ms", seed=5).save(tmp_path / "t.parquet")
+    table = pq.read_table(path)
+    meta = table.schema.metadata
+    if edit == "size":
+        sizes = table.column("size_bytes").to_numpy().copy()
+        sizes[0] += 1
+        table = table.set_column(table.schema.get_field_index("size_bytes"), "size_bytes", [sizes])
+    elif edit == "swap_rows":
+        order = np.arange(table.num_rows)
+        order[[0, 1]] = order[[1, 0]]
+        table = table.take(pa.array(order))
+    elif edit == "flow_id":
+        ids = table.column("flow_id").to_numpy().copy()
+        ids[[0, 1]] = ids[[1, 0]]
+        table = table.set_column(0, "flow_id", [ids])
+    else:
+        table = table.slice(1)
+    _rewrite(path, table.replace_schema_metadata(meta))
+    with pytest.raises(ConfigError, match="altered"):
+        Trace.load(path)
+
+
+def test_load_refuses_what_is_not_a_trace(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        Trace.load(tmp_path / "missing.parquet")
+    junk = tmp_path / "junk.parquet"
+    junk.write_text("not parquet")
+    with pytest.raises(ConfigError, match="not a readable Parquet file"):
+        Trace.load(junk)
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({"src": [0], "dst": [1]}), plain)
+    with pytest.raises(ConfigError, match="not an ecngym trace"):
+        Trace.load(plain)
+
+
+def test_the_real_hpcc_flow_file():
+    ref = Trace.from_hpcc_flow_file(_reference_flow_file())
+    assert len(ref) == 605 and ref.n_hosts == 16
+    assert ref.flows["size_bytes"].sum() == pytest.approx(876.5e6, rel=0.0001)
+    first = ref.flows.iloc[0]  # "13 3 3 100 5101961 2.000000577"
+    assert (first["src"], first["dst"], first["priority"], first["size_bytes"], first["start_ns"]) == (
+        13, 3, 3, 5_101_961, 2_000_000_577)
+    assert ref.achieved_load(100e9) == pytest.approx(0.44, abs=0.01)  # "realised load 0.44" (README)
+
+
+def test_hpcc_format_round_trips(tmp_path):
+    ref = Trace.from_hpcc_flow_file(_reference_flow_file())
+    out = ref.to_hpcc_flow_file(tmp_path / "flows.txt")
+    assert Trace.from_hpcc_flow_file(out).hash == ref.hash
+    # byte-identical to the original apart from line endings / trailing blanks
+    assert out.read_text().split() == _reference_flow_file().read_text().split()
+    gen = generate_trace(load=0.3, hosts=8, duration="2ms", start="1500ms", seed=3, priority=5)
+    lines = gen.to_hpcc_flow_file(tmp_path / "gen.txt").read_text().splitlines()
+    assert lines[0] == str(len(gen)) and len(lines) == len(gen) + 1
+    r = gen.flows.iloc[0]
+    assert lines[1] == f"{r.src} {r.dst} 5 100 {r.size_bytes} 1.{r.start_ns - 1_000_000_000:09d}"
+    back = Trace.from_hpcc_flow_file(tmp_path / "gen.txt")
+    cols = ["src", "dst", "size_bytes", "start_ns", "priority"]
+    pd.testing.assert_frame_equal(back.flows[cols], gen.flows[cols])
+
+
+def test_user_table_validation():
+    good = pd.DataFrame({"src": [0, 1], "dst": [1, 0], "size_bytes": [10, 20], "start_ns": [5, 0]})
+    t = Trace.from_flows(good)
+    assert list(t.flows["start_ns"]) == [0, 5] and list(t.flows["flow_id"]) == [0, 1]
+    assert set(t.flows["priority"]) == {3} and set(t.flows["tag"]) == {"custom"}
+    assert t.params["source"] == "user table" and t.seed is None
+    assert Trace.from_flows(good.astype({"size_bytes": float})).hash == t.hash  # whole floats are fine
+    bad_cases = [
+        (good.drop(columns="start_ns"), r"flows: missing column\(s\) \['start_ns'\]"),
+        (good.assign(dst=[1, 1]), r"flows\.dst: row 1: .*equals src"),
+        (good.assign(size_bytes=[10, 0]), r"flows\.size_bytes: row 1"),
+        (good.assign(start_ns=[-1, 0]), r"flows\.start_ns: row 0"),
+        (good.assign(src=[0, -2]), r"flows\.src: row 1"),
+        (good.assign(size_bytes=[10.5, 20]), r"flows\.size_bytes: row 0: expected a whole number"),
+        (good.assign(start_ns=[0, np.nan]), r"flows\.start_ns: row 1"),
+        (good.assign(priority=[3, 9]), r"flows\.priority: row 1"),
+    ]
+    for table, message in bad_cases:
+        with pytest.raises(ConfigError, match=message):
+            Trace.from_flows(table)
+
+
+def test_facts():
+    t = generate_trace(load=0.5, hosts=12, link_rate="25Gbps", duration="4ms", seed=8)
+    assert t.n_hosts == 12 and t.duration_ns == 4_000_000
+    expected = t.flows["size_bytes"].sum() * 8 / (12 * 25e9 * 4e-3)
+    assert t.achieved_load(25e9) == pytest.approx(expected)
+    assert t.achieved_load(25e9, n_hosts=24) == pytest.approx(expected / 2)
+    one = Trace.from_flows(pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [1], "start_ns": [0]}))
+    with pytest.raises(ConfigError, match="spans no time"):
+        one.achieved_load(1e9)
