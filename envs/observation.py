@@ -67,6 +67,8 @@ class FeatureBuilder:
             raise ConfigError("env.observation.queue_scale", f"must be > 0 bytes, got {cfg.queue_scale!r}")
         self.breakpoints = np.outer(bdp_bytes, np.asarray(cfg.step_breakpoints_bdp, dtype=np.float64))
         self._step_levels = np.append(np.asarray(cfg.step_values, dtype=np.float64), 0.0)
+        same = len(bdp_bytes) > 0 and bool(np.all(self.breakpoints == self.breakpoints[0]))
+        self._shared_breakpoints = self.breakpoints[0].copy() if same else None
         self.kmax_bound = max(kmax_bound_bytes, 1.0)
         self.count_key = "tx_data_packets" if mark_at_dequeue else "enqueued_data_packets"
         self.n_features = len(cfg.features)
@@ -83,7 +85,6 @@ class FeatureBuilder:
         self._frame = np.zeros((len(ports), self.n_features), dtype=np.float64)
         self._ecn_cols: tuple[int, ...] = tuple(i for i, f in enumerate(cfg.features) if f in ("kmin", "kmax", "pmax"))
         self._red_seen: dict | None = None  # the ECN setting the ECN columns of _frame show
-        self._plans: dict[int, tuple[list[str], np.ndarray, np.ndarray, list[int]]] = {}
 
     def step_map(self, queue_bytes: np.ndarray) -> np.ndarray:
         """ACC's step mapping of per-port queue bytes.
@@ -91,6 +92,8 @@ class FeatureBuilder:
         1 for an (almost) empty queue, down to 0 past the last breakpoint; breakpoints are in
         units of each port's BDP.
         """
+        if self._shared_breakpoints is not None:  # every port has the same BDP: one search
+            return self._step_levels[np.searchsorted(self._shared_breakpoints, queue_bytes, side="left")]
         level = (queue_bytes[:, None] > self.breakpoints).sum(axis=1)  # breakpoints passed
         return self._step_levels[level]
 
@@ -101,40 +104,15 @@ class FeatureBuilder:
         return self.step_map(queue_bytes)
 
     def controlled(self, tel: dict) -> dict[str, np.ndarray]:
-        """The telemetry arrays the env reads, for the controlled ports only, as float64.
-
-        One gather for all of them (the values are rows of one array): this runs every step.
-        """
-        block = np.stack([tel[k] for k in self.telemetry_keys]).astype(np.float64, copy=False)[:, self.ports]
-        return dict(zip(self.telemetry_keys, block, strict=True))
-
-    def _plan(self, span_ns: int) -> tuple[list[str], np.ndarray, np.ndarray, list[int]]:
-        """Features that are min(telemetry x scale, cap): their keys, scales, caps and columns."""
-        plan = self._plans.get(span_ns)
-        if plan is None:
-            keys, scales, caps, cols = [], [], [], []
-            for i, name in enumerate(self.cfg.features):
-                if name in ("queue", "max_queue") and self.cfg.queue_mapping == "linear":
-                    keys.append("mean_queue_bytes" if name == "queue" else "max_queue_bytes")
-                    scales.append(1.0 / self.queue_scale)
-                elif name == "utilization":
-                    keys.append("utilization")
-                    scales.append(1.0)
-                elif name == "paused_fraction":
-                    keys.append("paused_ns")
-                    scales.append(1.0 / max(span_ns, 1))
-                else:
-                    continue
-                caps.append(FEATURE_HIGH.get(name, 1.0))
-                cols.append(i)
-            plan = (keys, np.array(scales)[:, None], np.array(caps)[:, None], cols)
-            self._plans[span_ns] = plan
-        return plan
+        """The telemetry arrays the env reads (only those), for the controlled ports only."""
+        p = self.ports
+        return {k: tel[k][p] for k in self.telemetry_keys}
 
     def frame(self, pt: dict, red: dict, span_ns: int) -> np.ndarray:
         """Features of one interval, shape (ports, features), float64, each inside its bounds.
 
-        The returned array is reused by the next call: copy it to keep it.
+        The returned array is reused by the next call: copy it to keep it. (Written column by
+        column in place: this runs every step, and a handful of small NumPy calls is its cost.)
 
         Args:
             pt: Telemetry of the controlled ports (:meth:`controlled`).
@@ -143,19 +121,26 @@ class FeatureBuilder:
             span_ns: Length of the interval.
         """
         out = self._frame
-        keys, scales, caps, cols = self._plan(span_ns)
-        if keys:  # the linear features, in one pass
-            out[:, cols] = np.minimum(np.stack([pt[k] for k in keys]) * scales, caps).T
+        linear = self.cfg.queue_mapping == "linear"
         for i, name in enumerate(self.cfg.features):
-            if name == "queue" and self.cfg.queue_mapping == "step":
-                out[:, i] = self.step_map(pt["mean_queue_bytes"])
-            elif name == "max_queue" and self.cfg.queue_mapping == "step":
-                out[:, i] = self.step_map(pt["max_queue_bytes"])
+            col = out[:, i]
+            if name in ("queue", "max_queue"):
+                q = pt["mean_queue_bytes" if name == "queue" else "max_queue_bytes"]
+                if linear:
+                    np.multiply(q, 1.0 / self.queue_scale, out=col)
+                    np.minimum(col, 1.0, out=col)
+                else:
+                    col[:] = self.step_map(q)
+            elif name == "utilization":
+                np.minimum(pt["utilization"], FEATURE_HIGH["utilization"], out=col)
             elif name == "marked_rate":
-                np.minimum(pt["ecn_marked_packets"] / np.maximum(pt[self.count_key], 1.0), 1.0, out=out[:, i])
+                np.minimum(pt["ecn_marked_packets"] / np.maximum(pt[self.count_key], 1.0), 1.0, out=col)
+            elif name == "paused_fraction":
+                np.multiply(pt["paused_ns"], 1.0 / max(span_ns, 1), out=col)
+                np.minimum(col, 1.0, out=col)
             elif name == "flows":
                 f = pt["distinct_flows"]
-                np.divide(f, f + self.cfg.flow_scale, out=out[:, i])
+                np.divide(f, f + self.cfg.flow_scale, out=col)
         if self._ecn_cols and red is not self._red_seen:
             for i in self._ecn_cols:
                 name = self.cfg.features[i]
