@@ -7,7 +7,9 @@ Measured on ``ecngym/RoceLeafSpine-v0`` at its default interval with the static 
 * ``overhead_fraction``: in one process, the share of step time spent outside the simulator's
   event loop (Python, bindings, feature building, reward);
 * ``reset_s``: wall time of one ``reset`` (new trace + new fabric);
-* ``peak_rss_mb``: the largest peak resident set (VmHWM) of an env worker process.
+* ``peak_rss_mb``: the largest peak resident set (VmHWM) of an env worker process;
+* ``cpus``, ``load_avg_before``: the machine's CPUs and its 1-minute load average before the run
+  (work of other processes depresses the 2-worker figure).
 The last line is one JSON object.
 """
 
@@ -108,9 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--steps must be >= 10")
     if args.rounds < 1:
         parser.error("--rounds must be >= 1")
+    import os
+
     from rich.console import Console
     from rich.table import Table
 
+    load_before = os.getloadavg()[0]  # other work on the machine depresses the parallel figures
     with Console(stderr=True).status("measuring ...") as status:
         single = in_process(args.env, args.steps)
         # 1 and 2 workers alternate over several rounds (medians): this VM's speed drifts by tens of
@@ -130,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         "reset_s": round(single["reset_s"], 4),
         "speedup_2": round(two["steps_per_s"] / one["steps_per_s"], 3),
         "steps_per_s_in_process": round(single["steps_per_s"], 1),
+        "cpus": os.cpu_count(),
+        "load_avg_before": round(load_before, 2),
     }
     if not args.json_only:
         table = Table(title=f"{args.env}: env speed ({args.steps} steps per measurement)")
@@ -144,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
                            ("peak_rss_mb", "peak RSS per env worker, MB")]:
             table.add_row(label, str(result[key]))
         Console().print(table)
+        if load_before > 0.5:
+            Console().print(f"[yellow]note:[/] the 1-minute load average was {load_before:.2f} on {os.cpu_count()} "
+                            "CPUs before the run: other processes compete for the cores, so the 2-worker figure is low")
     print(json.dumps(result))
     return 0
 
