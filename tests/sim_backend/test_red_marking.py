@@ -35,33 +35,59 @@ def _ramp(make_fabric, h, mark_at, pmax, kmin=KMIN, kmax=KMAX, steps=190):
 
 @pytest.mark.parametrize("mark_at", ["enqueue", "dequeue"])
 @pytest.mark.parametrize("pmax", [0.2, 0.6])
-def test_marking_fraction_follows_red_curve(make_fabric, h, mark_at, pmax):
-    q, n, m = _ramp(make_fabric, h, mark_at, pmax)
+# a wide curve, and one whose Kmin is half its Kmax (a slope of pmax / Kmax instead of
+# pmax / (Kmax - Kmin), or a curve starting at 0 instead of Kmin, would be off by 2x there)
+@pytest.mark.parametrize("kmin,kmax", [(KMIN, KMAX), (1_000_000, 2_000_000)], ids=["wide", "high_kmin"])
+def test_marking_fraction_follows_red_curve(make_fabric, h, mark_at, pmax, kmin, kmax):
+    q, n, m = _ramp(make_fabric, h, mark_at, pmax, kmin=kmin, kmax=kmax)
     margin = 15_000  # the queue moves 12.5 KB per interval
-    below = q < KMIN - margin
-    above = q > KMAX + margin
-    inside = (q > KMIN + margin) & (q < KMAX - margin)
+    below = q < kmin - margin
+    above = q > kmax + margin
+    inside = (q > kmin + margin) & (q < kmax - margin)
     assert below.sum() >= 5 and inside.sum() >= 20 and above.sum() >= 3, "ramp did not cover the curve"
     assert m[below].sum() == 0
     assert m[above].sum() == n[above].sum()  # everything above Kmax is marked
     # inside: marks are Binomial(n_i, p(q_i)); compare the total with its expectation
-    p = pmax * (q[inside] - KMIN) / (KMAX - KMIN)
+    p = pmax * (q[inside] - kmin) / (kmax - kmin)
     expected = (n[inside] * p).sum()
     sigma = np.sqrt((n[inside] * p * (1 - p)).sum())
     assert abs(m[inside].sum() - expected) < 4 * sigma + 0.05 * expected
     # and the slope of the marked fraction against the queue is pmax / (Kmax - Kmin)
     frac = m[inside] / n[inside]
     slope = np.polyfit(q[inside], frac, 1, w=np.sqrt(n[inside]))[0]
-    assert slope == pytest.approx(pmax / (KMAX - KMIN), rel=0.25)
+    assert slope == pytest.approx(pmax / (kmax - kmin), rel=0.25)
 
 
-def test_no_marks_when_curve_is_out_of_reach(make_fabric, h):
-    _, _, m = _ramp(make_fabric, h, "dequeue", pmax=0.0, kmin=10**9, kmax=10**9, steps=40)
+@pytest.mark.parametrize("mark_at", ["enqueue", "dequeue"])
+def test_pmax_zero_marks_nothing_between_kmin_and_kmax(make_fabric, h, mark_at):
+    q, n, m = _ramp(make_fabric, h, mark_at, pmax=0.0, steps=150)
+    assert (q > KMIN + 15_000).sum() >= 50 and q.max() < KMAX, "ramp did not stay inside the curve"
+    assert n.sum() > 1_500  # ~12 data packets leave per microsecond
     assert m.sum() == 0
 
 
-def test_zero_threshold_marks_every_queued_packet(make_fabric, h):
-    q, n, m = _ramp(make_fabric, h, "enqueue", pmax=1.0, kmin=0, kmax=0, steps=40)
+def test_no_marks_when_curve_is_out_of_reach(make_fabric, h):
+    q, n, m = _ramp(make_fabric, h, "dequeue", pmax=1.0, kmin=10**9, kmax=10**9, steps=40)
+    assert q.max() > 300_000 and n.sum() > 400
+    assert m.sum() == 0
+
+
+@pytest.mark.parametrize("mark_at", ["enqueue", "dequeue"])
+def test_zero_threshold_marks_every_queued_packet(make_fabric, h, mark_at):
+    q, n, m = _ramp(make_fabric, h, mark_at, pmax=1.0, kmin=0, kmax=0, steps=40)
     busy = q > 30_000  # from the third microsecond on the queue is never empty
-    assert busy.sum() > 10
-    assert (m[busy] == n[busy]).all()
+    assert busy.sum() > 30
+    np.testing.assert_array_equal(m[busy], n[busy])
+    assert m.sum() <= n.sum()
+
+
+@pytest.mark.parametrize("mark_at", ["enqueue", "dequeue"])
+def test_step_marking_at_k(make_fabric, h, mark_at):
+    # kmin = kmax = K, pmax = 1 (DCTCP-style): mark exactly when the queue exceeds K.
+    k = 500_000
+    q, n, m = _ramp(make_fabric, h, mark_at, pmax=1.0, kmin=k, kmax=k, steps=80)
+    below = q < k - 15_000
+    above = q > k + 15_000
+    assert below.sum() >= 20 and above.sum() >= 20
+    assert m[below].sum() == 0
+    np.testing.assert_array_equal(m[above], n[above])
