@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.envs.config import ActionConfig
+from ecngym.envs.config import ActionConfig, number
 from ecngym.error import ConfigError, InvalidAction, check_range
 from ecngym.units import parse_bytes
 
@@ -62,8 +62,8 @@ class EcnActionMapper:
         self.span_lo, self.span_hi = self._range("kmax_span_range", cfg.kmax_span_range)
         if len(cfg.pmax_range) != 2:
             raise ConfigError("env.action.pmax_range", f"expected [low, high], got {cfg.pmax_range!r}")
-        self.pmax_lo, self.pmax_hi = (float(check_range("env.action.pmax_range", float(v), 0, 1))
-                                      for v in cfg.pmax_range)
+        field = "env.action.pmax_range"
+        self.pmax_lo, self.pmax_hi = (float(check_range(field, number(field, v), 0, 1)) for v in cfg.pmax_range)
         if self.pmax_lo > self.pmax_hi:
             raise ConfigError("env.action.pmax_range", f"low {self.pmax_lo} > high {self.pmax_hi}")
         if cfg.type == "discrete":

@@ -11,6 +11,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from ecngym.error import ConfigError
 from ecngym.sim_backend.config import merge_dataclass
 
 #: Per-port features an observation can hold (see :mod:`ecngym.envs.observation`).
@@ -145,6 +148,19 @@ class EnvConfig:
     def as_dict(self) -> dict[str, Any]:
         """Plain nested dict (for logging and results)."""
         return dataclasses.asdict(self)
+
+
+def number(field: str, value: Any, integer: bool = False) -> float | int:
+    """``value`` as a float (or an int), or a :class:`ConfigError` naming ``field``.
+
+    Integers must be whole (``3`` or ``3.0``, not ``2.5``); strings and booleans are refused.
+    """
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if ok and integer:
+        ok = float(value).is_integer()
+    if not ok:
+        raise ConfigError(field, f"expected {'an integer' if integer else 'a number'}, got {value!r}")
+    return int(value) if integer else float(value)
 
 
 def merge(obj: Any, overrides: dict[str, Any], prefix: str) -> Any:

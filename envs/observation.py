@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecngym.envs.config import FEATURES, ObservationConfig
+from ecngym.envs.config import FEATURES, ObservationConfig, number
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes
 
@@ -52,14 +52,17 @@ class FeatureBuilder:
             raise ConfigError("env.observation.features", f"lists a feature twice: {list(cfg.features)}")
         if cfg.queue_mapping not in ("linear", "step"):
             raise ConfigError("env.observation.queue_mapping", f"got {cfg.queue_mapping!r}, allowed: 'linear', 'step'")
-        self.history = int(check_range("env.observation.history", int(cfg.history), 1, 64))
+        history = number("env.observation.history", cfg.history, integer=True)
+        self.history = int(check_range("env.observation.history", history, 1, 64))
         if len(cfg.step_breakpoints_bdp) != len(cfg.step_values):
             raise ConfigError("env.observation.step_values", "needs one value per breakpoint")
         for i, v in enumerate(cfg.step_values):
-            check_range(f"env.observation.step_values[{i}]", float(v), 0.0, 1.0)
+            name = f"env.observation.step_values[{i}]"
+            check_range(name, number(name, v), 0.0, 1.0)
         if list(cfg.step_breakpoints_bdp) != sorted(cfg.step_breakpoints_bdp):
             raise ConfigError("env.observation.step_breakpoints_bdp", "must be increasing")
-        check_range("env.observation.flow_scale", float(cfg.flow_scale), 0, None, low_inclusive=False)
+        check_range("env.observation.flow_scale", number("env.observation.flow_scale", cfg.flow_scale), 0, None,
+                    low_inclusive=False)
         self.cfg = cfg
         self.ports = ports
         self.queue_scale = float(parse_bytes(cfg.queue_scale, "env.observation.queue_scale"))

@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ecngym.envs.config import RewardConfig
+from ecngym.envs.config import RewardConfig, number
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes
 
@@ -55,8 +55,8 @@ class RewardFunction:
             raise ConfigError("env.reward.name", f"got {cfg.name!r}, allowed: {list(REWARDS)}")
         self.cfg = cfg
         self.name = cfg.name
-        self.omega = float(check_range("env.reward.omega", float(cfg.omega), 0.0, 1.0))
-        self.beta = float(check_range("env.reward.beta", float(cfg.beta), 0.0, 1.0))
+        self.omega = float(check_range("env.reward.omega", number("env.reward.omega", cfg.omega), 0.0, 1.0))
+        self.beta = float(check_range("env.reward.beta", number("env.reward.beta", cfg.beta), 0.0, 1.0))
         self.q_left = parse_bytes(cfg.q_left, "env.reward.q_left")
         self.q_max = parse_bytes(cfg.q_max, "env.reward.q_max")
         if self.q_max <= self.q_left:

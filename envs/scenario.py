@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.envs.action import EcnActionMapper, EcnSetting
-from ecngym.envs.config import EnvConfig
+from ecngym.envs.config import EnvConfig, number
 from ecngym.envs.observation import FeatureBuilder
 from ecngym.envs.reward import REWARD_TELEMETRY, RewardFunction
 from ecngym.envs.summary import episode_summary
@@ -121,7 +121,8 @@ class EcnScenario:
         cpp = self.fabric_config.to_cpp()  # validates every fabric field now
         self.base_rtt_ns = max_base_rtt_ns(self.topology, cpp.mtu_payload_bytes)
         self.interval_ns = self._interval(cfg.interval)
-        self.episode_steps = int(check_range("env.episode_steps", int(cfg.episode_steps), 1, 10**7))
+        steps = number("env.episode_steps", cfg.episode_steps, integer=True)
+        self.episode_steps = int(check_range("env.episode_steps", steps, 1, 10**7))
         self.episode_ns = self.interval_ns * self.episode_steps
         ports = port_table(self.topology)
         self.ports = controlled_ports(ports, self.topology.switch_layers, cfg.action.layers, cfg.action.ports)

@@ -140,7 +140,10 @@ def test_continuous_actions_map_to_documented_bounds():
      ({"observation": {"history": 0}}, "env.observation.history"),
      ({"observation": {"queue_mapping": "log"}}, "env.observation.queue_mapping"),
      ({"reward": {"omega": 1.5}}, "env.reward.omega"),
-     ({"reward": {"q_left": "1MB", "q_max": "500KB"}}, "env.reward.q_max")],
+     ({"reward": {"q_left": "1MB", "q_max": "500KB"}}, "env.reward.q_max"),
+     ({"episode_steps": "many"}, "env.episode_steps"), ({"episode_steps": 2.5}, "env.episode_steps"),
+     ({"observation": {"history": "3"}}, "env.observation.history"), ({"reward": {"beta": "x"}}, "env.reward.beta"),
+     ({"trace_window": "middle"}, "env.trace_window")],
 )
 def test_bad_env_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError, match=field):
