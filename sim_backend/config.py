@@ -9,9 +9,13 @@ Presets (``FabricConfig.preset(name)``):
 ``hpcc``
     The HPCC RDMA model's settings used by the reference runs in ``shared/reference/hpcc-model``:
     Mellanox-style DCQCN (1 / 4 / 300 us timers, F = 1, AI / HAI 20 / 200 Mbps, Rmin 1 Gbps, no
-    cut on the first CNP), CE echoed on every ACK (no CNP packets), one ACK per data packet, its
-    NIC's pacing wake-up rule (``nic_pacing_wake="hpcc"``),
-    ECN 400 KB / 1600 KB / 0.2 marked at dequeue, 32 MiB buffer, PFC alpha 1/8, 37.5 KB headroom.
+    cut on the first CNP), CE echoed on every ACK (no CNP packets), one 60 B ACK per 1052 B data
+    packet, ECN 400 KB / 1600 KB / 0.2 marked at dequeue, 32 MiB buffer, PFC alpha 1/8, 37.5 KB
+    headroom, 4 KiB reserve, resume 3 KiB below the threshold; and four behaviours of that model
+    (checked against its source and its FCT output): its NIC's pacing wake-up rule
+    (``nic_pacing_wake="hpcc"``), switches queueing ACKs behind data in the flow's queue
+    (``switch_ack_queue="flow"``), its ECMP hash (``ecmp_hash="hpcc"``) and ns-3.36's
+    whole-ns serialisation times (``tx_time_rounding="truncate"``).
 ``dcqcn_paper``
     DCQCN as published (Zhu et al. 2015; specs/bytetuning.md Tab. 4): cut on every CNP, alpha decay
     55 us, rate-increase timer 55 us, 10 MB byte counter, F = 5, AI 40 Mbps, CNPs paced at 50 us
@@ -109,6 +113,23 @@ class FabricConfig:
             or ``"hpcc"`` (as the HPCC model's ns-3.36 port: no wake-up is scheduled while a
             queue pair has sent everything and awaits ACKs; paced queue pairs then wait for the
             next ACK or completion). The ``hpcc`` preset uses ``"hpcc"`` to match the reference runs.
+        switch_ack_queue: Where switches queue ACKs / NACKs: ``"control"`` (the strict-priority
+            queue 0, with CNPs and PFC frames) or ``"flow"`` (the data queue of the flow's
+            priority, FIFO behind data and charged to the shared buffer, as the HPCC model's
+            switch does: its ``AckHighPrio`` attribute defaults to 0 and its reference driver
+            never sets it; ACK_HIGH_PRIO there only raises the NIC's ACK queue). Hosts always send
+            ACKs first.
+        ecmp_hash: ``"salted"`` (a per-flow hash mixed with a per-switch salt from ``seed``) or
+            ``"hpcc"`` (the HPCC model's MurmurHash3 of (source IP, destination IP, ports) seeded
+            by the switch's node id, with its addressing: host IP 11.0.x.1 from the node id,
+            source ports 10000, 10001, ... per host pair in flow-table order, destination port
+            100; next hops in node order). ``"hpcc"`` reproduces the reference runs' paths; it
+            does not depend on ``seed``.
+        tx_time_rounding: ``"carry"`` (a packet's serialisation time is rounded to the ns clock
+            and the remainder carried to the next packet: the exact line rate on average) or
+            ``"truncate"`` (each serialisation and pacing time is truncated to whole ns, as
+            ns-3.36's ``DataRate::CalculateBytesTxTime`` does in the HPCC model: 1052 B take
+            84 ns at 100 Gbps instead of 84.16, so links run ~0.2% fast).
     """
 
     cc: str = "dcqcn"
@@ -124,6 +145,9 @@ class FabricConfig:
     cnp_interval: Any = "50us"
     retransmit_timeout: Any = "1ms"
     nic_pacing_wake: str = "exact"
+    switch_ack_queue: str = "control"
+    ecmp_hash: str = "salted"
+    tx_time_rounding: str = "carry"
     dcqcn: DcqcnParams = field(default_factory=DcqcnParams)
     dctcp: DctcpParams = field(default_factory=DctcpParams)
     buffer: BufferParams = field(default_factory=BufferParams)
@@ -199,6 +223,11 @@ class FabricConfig:
         if self.nic_pacing_wake not in ("exact", "hpcc"):
             raise ConfigError("fabric.nic_pacing_wake", f"got {self.nic_pacing_wake!r}, allowed: 'exact', 'hpcc'")
         c.hpcc_nic_wake = self.nic_pacing_wake == "hpcc"
+        c.ack_in_flow_queue = _choice("fabric.switch_ack_queue", self.switch_ack_queue, ("control", "flow")) == "flow"
+        hpcc_hash = _choice("fabric.ecmp_hash", self.ecmp_hash, ("salted", "hpcc")) == "hpcc"
+        c.ecmp_hash = _fabric.EcmpHash.HPCC if hpcc_hash else _fabric.EcmpHash.SALTED
+        c.truncate_tx_time = _choice(
+            "fabric.tx_time_rounding", self.tx_time_rounding, ("carry", "truncate")) == "truncate"
 
         d, dp = self.dcqcn, c.dcqcn
         dp.g = check_range("fabric.dcqcn.g", _real("fabric.dcqcn.g", d.g), 0, 1, low_inclusive=False)
@@ -263,6 +292,17 @@ class FabricConfig:
     def as_dict(self) -> dict[str, Any]:
         """Return the configuration as a plain nested dict (for logging and results)."""
         return dataclasses.asdict(self)
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    """Return a string field that must be one of ``allowed``.
+
+    Raises:
+        ConfigError: Naming the field and the allowed values.
+    """
+    if value not in allowed:
+        raise ConfigError(name, f"got {value!r}, allowed: {', '.join(repr(a) for a in allowed)}")
+    return value
 
 
 def _real(name: str, value: Any) -> float:
@@ -355,6 +395,12 @@ _PRESETS: dict[str, dict[str, Any]] = {
         "ecn_feedback": "ack_echo",
         "ack_interval_packets": 1,
         "nic_pacing_wake": "hpcc",
+        "switch_ack_queue": "flow",
+        "ecmp_hash": "hpcc",
+        "tx_time_rounding": "truncate",
+        "mtu_payload": "1000B",
+        "data_header": "52B",
+        "ack_size": "60B",
         "dcqcn": {
             "alpha_interval": "1us", "decrease_interval": "4us", "increase_timer": "300us",
             "byte_counter": "0B", "fast_recovery_steps": 1, "ai_rate": "20Mbps",

@@ -95,6 +95,8 @@ NB_MODULE(_fabric, m)
         .value("CNP", EcnFeedback::Cnp)
         .value("ACK_ECHO", EcnFeedback::AckEcho);
 
+    nb::enum_<EcmpHash>(m, "EcmpHash").value("SALTED", EcmpHash::Salted).value("HPCC", EcmpHash::Hpcc);
+
     nb::class_<DcqcnConfig>(m, "DcqcnConfig")
         .def(nb::init<>())
         .def_rw("g", &DcqcnConfig::g)
@@ -142,6 +144,9 @@ NB_MODULE(_fabric, m)
         .def_rw("cnp_interval_ns", &FabricConfig::cnpIntervalNs)
         .def_rw("retransmit_timeout_ns", &FabricConfig::retransmitTimeoutNs)
         .def_rw("hpcc_nic_wake", &FabricConfig::hpccNicWake)
+        .def_rw("ack_in_flow_queue", &FabricConfig::ackInFlowQueue)
+        .def_rw("ecmp_hash", &FabricConfig::ecmpHash)
+        .def_rw("truncate_tx_time", &FabricConfig::truncateTxTime)
         .def_rw("pause_quanta", &FabricConfig::pauseQuanta)
         .def_rw("cc", &FabricConfig::cc)
         .def_rw("dcqcn", &FabricConfig::dcqcn)

@@ -26,6 +26,8 @@ namespace
 {
 bool g_fabricAlive = false;
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kHpccFirstPort = 10000; //!< third.cc: each host pair's ports start here
+constexpr uint16_t kHpccDstPort = 100;     //!< HPCC's traffic generator's destination port
 
 void
 StopSimulator()
@@ -181,6 +183,7 @@ Fabric::Build(const std::vector<uint8_t>& isSwitch,
                            m_ctx->cfg.numQueues,
                            &m_ctx->counters,
                            &m_ctx->pool);
+            ends[e]->SetTruncateTxTime(m_ctx->cfg.truncateTxTime);
             ends[e]->SetAddress(Mac48Address::Allocate());
             nodes[n]->AddDevice(ends[e]);
             m_nodePorts[n].push_back(portId);
@@ -203,7 +206,10 @@ Fabric::Build(const std::vector<uint8_t>& isSwitch,
             {
                 ports.push_back(m_ports[pid]);
             }
-            m_switches[m_nodeToSwitch[n]]->Setup(m_nodeToSwitch[n], m_ctx.get(), std::move(ports));
+            m_switches[m_nodeToSwitch[n]]->Setup(m_nodeToSwitch[n],
+                                                 static_cast<uint32_t>(n),
+                                                 m_ctx.get(),
+                                                 std::move(ports));
         }
         else
         {
@@ -258,13 +264,25 @@ Fabric::ComputeRoutes()
                 continue;
             }
             auto& next = routes[m_nodeToSwitch[s]][h];
+            std::vector<std::pair<uint32_t, uint16_t>> byPeer; // (peer node, local port)
             for (uint32_t pid : m_nodePorts[s])
             {
                 const uint32_t v = m_portNode[m_ports[pid]->GetPeer()->GetPortId()];
                 if (dist[v] + 1 == dist[s] && (m_isSwitch[v] || v == n))
                 {
-                    next.push_back(m_ports[pid]->GetLocalIndex());
+                    byPeer.emplace_back(v, m_ports[pid]->GetLocalIndex());
                 }
+            }
+            if (m_ctx->cfg.ecmpHash == EcmpHash::Hpcc)
+            {
+                // The HPCC model lists next hops in node order (its BFS visits neighbours so).
+                std::stable_sort(byPeer.begin(), byPeer.end(), [](const auto& a, const auto& b) {
+                    return a.first < b.first;
+                });
+            }
+            for (const auto& [peer, local] : byPeer)
+            {
+                next.push_back(local);
             }
         }
     }
@@ -371,6 +389,7 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
         }
     }
     m_ctx->flows.resize(n);
+    std::unordered_map<uint64_t, uint32_t> pairFlows; // (src, dst) -> flows so far
     for (std::size_t i = 0; i < n; ++i)
     {
         QueuePair& qp = m_ctx->flows[i];
@@ -381,6 +400,15 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
         qp.startNs = startNs[i];
         qp.queue = queue[i];
         qp.flowHash = static_cast<uint32_t>(SplitMix64(m_ctx->cfg.seed * 0x9E3779B97F4A7C15ULL + i));
+        // HPCC addressing (EcmpHash::Hpcc): its node-id-derived IPs, per-pair source ports
+        const auto hpccIp = [](uint32_t node) {
+            return 0x0b000001U + (node / 256) * 0x00010000U + (node % 256) * 0x00000100U;
+        };
+        qp.srcAddr = hpccIp(m_hostNode[qp.srcHost]);
+        qp.dstAddr = hpccIp(m_hostNode[qp.dstHost]);
+        qp.srcPort = static_cast<uint16_t>(
+            kHpccFirstPort + pairFlows[(static_cast<uint64_t>(qp.srcHost) << 32) | qp.dstHost]++);
+        qp.dstPort = kHpccDstPort;
         ComputePathFacts(qp);
     }
     m_flowOrder.resize(n);

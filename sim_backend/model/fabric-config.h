@@ -36,6 +36,13 @@ enum class EcnFeedback : uint8_t
     AckEcho = 1, //!< every ACK echoes CE; each echo is a notification (HPCC model)
 };
 
+/** @brief How switches pick one of several equal-cost next hops for a flow. */
+enum class EcmpHash : uint8_t
+{
+    Salted = 0, //!< SplitMix64 of a per-flow hash and a per-switch salt drawn from the seed
+    Hpcc = 1,   //!< the HPCC model's: MurmurHash3 of its IPs and ports, seeded by the node id
+};
+
 /**
  * @brief All parameters of one fabric (validated in Python before they get here).
  */
@@ -59,6 +66,25 @@ struct FabricConfig
      * waits for the next ACK or completion. false = wake exactly at the earliest pacing time.
      */
     bool hpccNicWake{false};
+    /**
+     * Where switches queue ACKs and NACKs. false: the strict-priority control queue 0. true: the
+     * data queue of the flow's priority, behind its data and charged to the shared buffer like
+     * data, as the HPCC model's switch does unless its AckHighPrio attribute is set (its reference
+     * driver, third.cc, never sets it: its ACK_HIGH_PRIO key only raises the NIC's ACK queue).
+     */
+    bool ackInFlowQueue{false};
+    /**
+     * ECMP hash. Hpcc reproduces the reference runs' path choices: each host has the IP
+     * 0x0b000001 + (node / 256) << 16 + (node % 256) << 8, flows of one host pair take source
+     * ports 10000, 10001, ... in flow-table order, the destination port is 100 (HPCC's traffic
+     * generator), ACKs hash the reversed tuple, and next hops are ordered by their node index.
+     */
+    EcmpHash ecmpHash{EcmpHash::Salted};
+    /**
+     * Truncate serialisation and pacing times to whole ns per packet, as ns-3.36's
+     * DataRate::CalculateBytesTxTime does in the HPCC model's port (false: exact on average).
+     */
+    bool truncateTxTime{false};
     uint32_t pauseQuanta{65535};        //!< PFC pause time in 512-bit quanta
     CcKind cc{CcKind::Dcqcn};
     DcqcnConfig dcqcn;

@@ -40,6 +40,7 @@ FabricNetDevice::Setup(FabricPortOwner* owner,
     m_localIndex = localIndex;
     m_rateBps = rateBps;
     m_psPerByte = 8.0e12 / rateBps;
+    m_rateBpsInt = static_cast<uint64_t>(rateBps);
     m_numQueues = numQueues;
     m_counters = counters;
     m_lastQueueChangeNs = Simulator::Now().GetTimeStep();
@@ -62,7 +63,10 @@ FabricNetDevice::Enqueue(FabricPacket* p)
     {
         AdvanceQueueIntegral(now);
         m_dataBytes += p->wireBytes;
-        ++m_tel.enqueuedDataPackets;
+        if (p->kind == PacketKind::Data)
+        {
+            ++m_tel.enqueuedDataPackets;
+        }
         m_tel.maxQueueBytes = std::max(m_tel.maxQueueBytes, m_dataBytes);
     }
     if (f.tail == nullptr)
@@ -155,10 +159,18 @@ FabricNetDevice::TryTransmit()
         }
     }
     m_busy = true;
-    const int64_t totalPs =
-        std::llround(static_cast<double>(p->wireBytes) * m_psPerByte) + m_residualPs;
-    const int64_t txNs = totalPs / 1000;
-    m_residualPs = totalPs - txNs * 1000;
+    int64_t txNs;
+    if (m_truncateTxTime)
+    {
+        txNs = static_cast<int64_t>(p->wireBytes * 8000000000ULL / m_rateBpsInt);
+    }
+    else
+    {
+        const int64_t totalPs =
+            std::llround(static_cast<double>(p->wireBytes) * m_psPerByte) + m_residualPs;
+        txNs = totalPs / 1000;
+        m_residualPs = totalPs - txNs * 1000;
+    }
     m_tel.txBytes += p->wireBytes;
     if (p->kind == PacketKind::Data)
     {

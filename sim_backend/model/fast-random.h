@@ -27,6 +27,39 @@ SplitMix64(uint64_t x)
 }
 
 /**
+ * @brief MurmurHash3 (x86, 32-bit) of three 32-bit words: the ECMP hash of the HPCC model's
+ *        switches, which hash (source IP, destination IP, source port | destination port << 16)
+ *        with the switch's node id as the seed.
+ * @param w0 first word
+ * @param w1 second word
+ * @param w2 third word
+ * @param seed the seed
+ * @return the 32-bit hash
+ */
+inline uint32_t
+Murmur3Of3Words(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed)
+{
+    const uint32_t words[3] = {w0, w1, w2};
+    uint32_t h = seed;
+    for (uint32_t k : words)
+    {
+        k *= 0xcc9e2d51U;
+        k = (k << 15) | (k >> 17);
+        k *= 0x1b873593U;
+        h ^= k;
+        h = (h << 13) | (h >> 19);
+        h = h * 5 + 0xe6546b64U;
+    }
+    h ^= 12U; // key length in bytes
+    h ^= h >> 16;
+    h *= 0x85ebca6bU;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35U;
+    h ^= h >> 16;
+    return h;
+}
+
+/**
  * @brief xoshiro256** generator.
  *
  * ns-3's MRG32k3a streams are heavier than a marking decision warrants (one draw per packet per

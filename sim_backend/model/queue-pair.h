@@ -36,6 +36,11 @@ struct QueuePair
     int64_t startNs{0};
     uint8_t queue{3};
     uint32_t flowHash{0};
+    // HPCC-style addressing, for EcmpHash::Hpcc (see FabricConfig::ecmpHash)
+    uint32_t srcAddr{0};
+    uint32_t dstAddr{0};
+    uint16_t srcPort{0};
+    uint16_t dstPort{0};
 
     // --- path facts (for the ideal FCT) ---
     double lineRateBps{0};     //!< sender NIC line rate
@@ -59,7 +64,6 @@ struct QueuePair
     bool finished{false};
     int64_t finishNs{-1};
     uint64_t retransmittedBytes{0};
-    uint32_t activeIndex{0};   //!< position in the host's active list
 
     // --- receiver ---
     uint64_t rcvNxt{0};        //!< next expected byte (bytes delivered in order)

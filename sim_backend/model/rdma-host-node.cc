@@ -49,7 +49,6 @@ RdmaHostNode::StartFlow(QueuePair& qp)
         qp.cc = std::make_unique<DctcpWindowControl>(&m_ctx->cfg.dctcp);
     }
     qp.cc->Start(qp, now);
-    qp.activeIndex = static_cast<uint32_t>(m_active.size());
     m_active.push_back(&qp);
     ++m_ctx->flowsStarted;
     m_port->TryTransmit();
@@ -59,7 +58,13 @@ void
 RdmaHostNode::OnRateChange(QueuePair& qp)
 {
     // The pacing gap of the packet in flight was computed with the old rate; keep it (as NICs
-    // do), but a queue pair waiting on a wake-up may now be due earlier.
+    // do, and as the HPCC model's DCQCN does: it writes the rate without touching m_nextAvail),
+    // but a queue pair waiting on a wake-up may now be due earlier. The HPCC model's NIC
+    // schedules nothing on a DCQCN rate change, so in that mode neither do we.
+    if (m_ctx->cfg.hpccNicWake)
+    {
+        return;
+    }
     if (!qp.finished && qp.nextSendNs > Simulator::Now().GetTimeStep())
     {
         ScheduleWake(qp.nextSendNs);
@@ -75,41 +80,54 @@ RdmaHostNode::PullData(FabricNetDevice* port)
         return nullptr;
     }
     const int64_t now = Simulator::Now().GetTimeStep();
-    int64_t earliest = INT64_MAX;
-    QueuePair* chosen = nullptr;
-    for (std::size_t i = 0; i < n; ++i)
+    // Round-robin from the queue pair after the one served last (the HPCC model's NIC scan).
+    // Finished queue pairs leave the list lazily: those the scan passes before finding one to
+    // serve are compacted out afterwards, keeping the others' order.
+    std::size_t chosenIdx = n;
+    std::size_t firstFinished = n;
+    for (std::size_t i = 1; i <= n; ++i)
     {
-        const std::size_t idx = (m_rrNext + i) % n;
+        const std::size_t idx = (m_rrLast + i) % n;
         QueuePair* qp = m_active[idx];
-        if (qp->sndNxt >= qp->sizeBytes || port->IsPaused(qp->queue))
+        const bool blocked = qp->sndNxt >= qp->sizeBytes || port->IsPaused(qp->queue) ||
+                             (qp->windowBytes != 0 && qp->sndNxt - qp->sndUna >= qp->windowBytes);
+        if (!blocked)
         {
-            if (qp->sndNxt >= qp->sizeBytes && m_ctx->cfg.hpccNicWake)
+            if (qp->nextSendNs > now)
             {
-                earliest = std::min(earliest, qp->nextSendNs);
+                continue;
             }
-            continue;
+            chosenIdx = idx;
+            break;
         }
-        if (qp->windowBytes != 0 && qp->sndNxt - qp->sndUna >= qp->windowBytes)
+        if (qp->finished)
         {
-            continue; // window-limited: an ACK wakes the port
+            firstFinished = std::min(firstFinished, idx);
         }
-        if (qp->nextSendNs > now)
-        {
-            earliest = std::min(earliest, qp->nextSendNs);
-            continue;
-        }
-        chosen = qp;
-        m_rrNext = static_cast<uint32_t>((idx + 1) % n);
-        break;
     }
-    if (chosen == nullptr)
+    if (firstFinished < n)
     {
-        if (earliest != INT64_MAX && earliest > now)
+        std::size_t kept = firstFinished;
+        for (std::size_t i = firstFinished + 1; i < n; ++i)
         {
-            ScheduleWake(earliest);
+            if (!m_active[i]->finished)
+            {
+                if (i == chosenIdx)
+                {
+                    chosenIdx = kept;
+                }
+                m_active[kept++] = m_active[i];
+            }
         }
+        m_active.resize(kept);
+    }
+    if (chosenIdx >= m_active.size())
+    {
+        ScheduleWakeForPacing(port, now);
         return nullptr;
     }
+    m_rrLast = static_cast<uint32_t>(chosenIdx);
+    QueuePair* chosen = m_active[chosenIdx];
     QueuePair& qp = *chosen;
     const FabricConfig& cfg = m_ctx->cfg;
     const uint32_t payload =
@@ -132,7 +150,8 @@ RdmaHostNode::PullData(FabricNetDevice* port)
     }
     qp.sndNxt += payload;
     qp.maxSent = std::max(qp.maxSent, qp.sndNxt);
-    qp.nextSendNs = now + std::llround(p->wireBytes * 8e9 / qp.rateBps);
+    const double gapNs = p->wireBytes * 8e9 / qp.rateBps;
+    qp.nextSendNs = now + (cfg.truncateTxTime ? static_cast<int64_t>(gapNs) : std::llround(gapNs));
     port->CountFlow(&qp.portStamp[0], m_ctx->epoch);
     qp.cc->OnDataSent(qp, payload, now);
     if (!qp.rtoArmed)
@@ -141,6 +160,35 @@ RdmaHostNode::PullData(FabricNetDevice* port)
         ArmRetransmitTimer(qp, cfg.retransmitTimeoutNs);
     }
     return p;
+}
+
+void
+RdmaHostNode::ScheduleWakeForPacing(FabricNetDevice* port, int64_t now)
+{
+    // Nothing may be sent now: wake up when the earliest paced queue pair becomes due.
+    int64_t earliest = INT64_MAX;
+    const bool hpcc = m_ctx->cfg.hpccNicWake;
+    for (const QueuePair* qp : m_active)
+    {
+        if (hpcc)
+        {
+            // The HPCC model's ns-3.36 port takes the minimum over every queue pair in the NIC's
+            // list, including those that have sent everything (or finished and are not yet
+            // compacted out): one of those in the past means no wake-up is scheduled at all.
+            earliest = std::min(earliest, qp->nextSendNs);
+        }
+        else if (qp->sndNxt < qp->sizeBytes && !port->IsPaused(qp->queue) &&
+                 !(qp->windowBytes != 0 && qp->sndNxt - qp->sndUna >= qp->windowBytes))
+        {
+            // (a window-limited queue pair is woken by the ACK that opens its window, a paused
+            // one by the RESUME)
+            earliest = std::min(earliest, qp->nextSendNs);
+        }
+    }
+    if (earliest != INT64_MAX && earliest > now)
+    {
+        ScheduleWake(earliest);
+    }
 }
 
 void
@@ -339,16 +387,7 @@ RdmaHostNode::FinishFlow(QueuePair& qp)
     qp.cc->Stop();
     qp.rtoEvent.Cancel();
     qp.rtoArmed = false;
-    // swap-remove from the active list
-    const uint32_t idx = qp.activeIndex;
-    QueuePair* last = m_active.back();
-    m_active[idx] = last;
-    last->activeIndex = idx;
-    m_active.pop_back();
-    if (m_rrNext >= m_active.size())
-    {
-        m_rrNext = 0;
-    }
+    // The queue pair stays in m_active until a PullData scan compacts it out (HPCC's NIC does).
     qp.cc.reset();
     if (++m_ctx->flowsCompleted == m_ctx->flows.size() && m_ctx->stopWhenAllComplete)
     {

@@ -21,8 +21,9 @@ namespace ecngym
  * @brief A server with one RoCEv2 NIC port.
  *
  * Sender: one queue pair per flow, started at line rate; when the wire is free the NIC picks the
- * next queue pair round-robin among those whose pacing time has come and whose window allows,
- * and builds one MTU-sized packet. Go-back-N: a NACK or a retransmission timeout rewinds snd_nxt
+ * next queue pair round-robin (in start order, after the one served last) among those whose
+ * pacing time has come and whose window allows, and builds one MTU-sized packet; as in the HPCC
+ * model's NIC, finished queue pairs leave the round-robin list lazily. Go-back-N: a NACK or a retransmission timeout rewinds snd_nxt
  * to snd_una. Receiver: in-order delivery, one ACK per `ackIntervalPackets` packets (and for the
  * last one), CE echoed on ACKs, CNPs at most once per `cnpIntervalNs` per flow (CNP mode), a NACK
  * on the first out-of-order packet.
@@ -89,14 +90,16 @@ class RdmaHostNode : public Node, public FabricPortOwner
     void FinishFlow(QueuePair& qp);
     void ArmRetransmitTimer(QueuePair& qp, int64_t delayNs);
     void RetransmitTimeout(QueuePair* qp);
+    void ScheduleWakeForPacing(FabricNetDevice* port, int64_t now);
     void ScheduleWake(int64_t atNs);
     void Wake();
 
     FabricContext* m_ctx{nullptr};
     Ptr<FabricNetDevice> m_port;
     uint32_t m_hostIndex{0};
-    std::vector<QueuePair*> m_active; //!< flows this host is sending
-    uint32_t m_rrNext{0};
+    std::vector<QueuePair*> m_active; //!< flows this host sends, in start order (finished ones
+                                      //!< linger until a scan compacts them out)
+    uint32_t m_rrLast{0};             //!< index in m_active of the queue pair served last
     EventId m_wakeEvent;
     int64_t m_wakeAtNs{-1};
 };

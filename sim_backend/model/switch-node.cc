@@ -26,9 +26,13 @@ SwitchNode::GetTypeId()
 SwitchNode::SwitchNode() = default;
 
 void
-SwitchNode::Setup(uint32_t switchIndex, FabricContext* ctx, std::vector<Ptr<FabricNetDevice>> ports)
+SwitchNode::Setup(uint32_t switchIndex,
+                  uint32_t nodeIndex,
+                  FabricContext* ctx,
+                  std::vector<Ptr<FabricNetDevice>> ports)
 {
     m_switchIndex = switchIndex;
+    m_nodeIndex = nodeIndex;
     m_ctx = ctx;
     m_ports = std::move(ports);
     const FabricConfig& cfg = ctx->cfg;
@@ -60,6 +64,21 @@ SwitchNode::Route(const FabricPacket* p) const
     {
         return PeekPointer(m_ports[next[0]]);
     }
+    if (m_ctx->cfg.ecmpHash == EcmpHash::Hpcc)
+    {
+        const QueuePair& qp = m_ctx->flows[p->flowId];
+        const uint32_t h =
+            p->kind == PacketKind::Data
+                ? Murmur3Of3Words(qp.srcAddr,
+                                  qp.dstAddr,
+                                  qp.srcPort | (static_cast<uint32_t>(qp.dstPort) << 16),
+                                  m_nodeIndex)
+                : Murmur3Of3Words(qp.dstAddr,
+                                  qp.srcAddr,
+                                  qp.dstPort | (static_cast<uint32_t>(qp.srcPort) << 16),
+                                  m_nodeIndex);
+        return PeekPointer(m_ports[next[h % next.size()]]);
+    }
     const uint64_t h = SplitMix64(m_hashSalt ^ p->flowHash);
     return PeekPointer(m_ports[next[h % next.size()]]);
 }
@@ -68,10 +87,17 @@ void
 SwitchNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
 {
     FabricNetDevice* egress = Route(p);
-    if (p->kind != PacketKind::Data)
+    const bool isData = p->kind == PacketKind::Data;
+    if (!isData)
     {
-        egress->Enqueue(p);
-        return;
+        if (!m_ctx->cfg.ackInFlowQueue ||
+            (p->kind != PacketKind::Ack && p->kind != PacketKind::Nack))
+        {
+            egress->Enqueue(p);
+            return;
+        }
+        // HPCC-model switch: ACK / NACK join the data queue of the flow's priority.
+        p->queue = m_ctx->flows[p->flowId].queue;
     }
     const uint16_t inPort = port->GetLocalIndex();
     const uint8_t q = p->queue;
@@ -79,8 +105,7 @@ SwitchNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
     ++p->hop;
     if (!m_mmu.Admit(inPort, q, p->wireBytes))
     {
-        ++egress->Telemetry().drops;
-        ++m_ctx->counters.drops;
+        CountDrop(egress, p);
         m_ctx->pool.Release(p);
         return;
     }
@@ -95,8 +120,7 @@ SwitchNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
     if (aqm->OnEnqueue(ctx, *p) == AqmVerdict::Drop)
     {
         m_mmu.Release(inPort, q, p->wireBytes);
-        ++egress->Telemetry().drops;
-        ++m_ctx->counters.drops;
+        CountDrop(egress, p);
         m_ctx->pool.Release(p);
         return;
     }
@@ -104,12 +128,24 @@ SwitchNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
     {
         ++egress->Telemetry().ecnMarked;
     }
-    if (p->hop < kMaxHops)
+    if (isData && p->hop < kMaxHops)
     {
         egress->CountFlow(&m_ctx->flows[p->flowId].portStamp[p->hop], m_ctx->epoch);
     }
     egress->Enqueue(p);
     CheckPause(inPort, q);
+}
+
+void
+SwitchNode::CountDrop(FabricNetDevice* egress, const FabricPacket* p)
+{
+    // The drop counters count data packets; an ACK / NACK lost in a data queue (ackInFlowQueue)
+    // is recovered by the sender's timer like a lost data packet, but is not counted.
+    if (p->kind == PacketKind::Data)
+    {
+        ++egress->Telemetry().drops;
+        ++m_ctx->counters.drops;
+    }
 }
 
 void

@@ -27,7 +27,8 @@ namespace ecngym
  * salted hash (ECMP). Data packets are charged to the shared buffer by ingress (port, priority)
  * (SharedBufferMmu), pass the egress port's AQM policy at enqueue and dequeue, and may trigger
  * PFC PAUSE towards their ingress port; control packets skip the MMU and use the strict-priority
- * queue.
+ * queue, except ACKs / NACKs when FabricConfig::ackInFlowQueue is set: those take the data path
+ * (MMU, AQM hooks, the flow's data queue) as in the HPCC model.
  */
 class SwitchNode : public Node, public FabricPortOwner
 {
@@ -43,10 +44,14 @@ class SwitchNode : public Node, public FabricPortOwner
     /**
      * @brief Set up the switch once all its ports exist.
      * @param switchIndex index among switches
+     * @param nodeIndex index among all nodes (the HPCC ECMP hash seed)
      * @param ctx the fabric's shared state
      * @param ports the switch's ports, in local-index order
      */
-    void Setup(uint32_t switchIndex, FabricContext* ctx, std::vector<Ptr<FabricNetDevice>> ports);
+    void Setup(uint32_t switchIndex,
+               uint32_t nodeIndex,
+               FabricContext* ctx,
+               std::vector<Ptr<FabricNetDevice>> ports);
 
     /**
      * @brief Install the forwarding table.
@@ -99,6 +104,7 @@ class SwitchNode : public Node, public FabricPortOwner
 
   private:
     FabricNetDevice* Route(const FabricPacket* p) const;
+    void CountDrop(FabricNetDevice* egress, const FabricPacket* p);
     void CheckPause(uint16_t inPort, uint8_t queue);
     void CheckResume(uint16_t inPort, uint8_t queue);
     void RefreshPause(uint16_t inPort, uint8_t queue);
@@ -114,6 +120,7 @@ class SwitchNode : public Node, public FabricPortOwner
 
     FabricContext* m_ctx{nullptr};
     uint32_t m_switchIndex{0};
+    uint32_t m_nodeIndex{0};
     uint64_t m_hashSalt{0};
     std::vector<Ptr<FabricNetDevice>> m_ports;
     std::vector<Ptr<PortAqmPolicy>> m_aqm;

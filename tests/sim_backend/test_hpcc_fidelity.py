@@ -1,0 +1,102 @@
+"""The hpcc preset behaves as the HPCC RDMA model does: its reference runs, to the nanosecond.
+
+Before DCQCN reacts to the first ECN mark (after that, ECN's random draws differ from the
+reference's), the replay of the reference flows must reproduce every FCT exactly; that pins the
+wire sizes, ns-3.36's whole-ns serialisation times, the NIC's queue-pair scheduling, ACKs queued
+behind data at switches and, in the leaf-spine, the HPCC ECMP hash.
+"""
+
+import numpy as np
+
+from ecngym.sim_backend import FabricConfig
+from ecngym.sim_backend.hpcc_reference import scenario
+
+
+def _replay_until(make_fabric, name, until):
+    sc = scenario(name)
+    fab = make_fabric(sc.topology(), sc.flows(), "hpcc")
+    fab.run_until(until)
+    ours = fab.flow_records()
+    ref = sc.reference_fct()
+    key = ["src", "dst", "size_bytes", "start_ns"]
+    merged = ref.merge(ours[[*key, "fct_ns"]], on=key, suffixes=("_ref", ""))
+    return merged[merged["start_ns"] + merged["fct_ns_ref"] < until]
+
+
+def test_scenario_a_flows_before_the_first_dcqcn_cut_match_the_reference_exactly(make_fabric):
+    done = _replay_until(make_fabric, "A", 620_000)
+    assert len(done) >= 20
+    np.testing.assert_array_equal(done["fct_ns"], done["fct_ns_ref"])
+
+
+def test_scenario_c_flows_before_the_first_dcqcn_cut_match_the_reference_exactly(make_fabric):
+    done = _replay_until(make_fabric, "C", 378_000)
+    assert len(done) >= 13
+    np.testing.assert_array_equal(done["fct_ns"], done["fct_ns_ref"])
+
+
+def test_acks_wait_behind_data_at_switches_in_the_flow_queue_mode(make_fabric, h):
+    # hosts 0 and 2 fill the switch queue towards host 1; host 1's one-packet flow to host 0 is
+    # acknowledged through that queue
+    flows = h.flows([(0, 1, 5_000_000, 0), (2, 1, 5_000_000, 0), (1, 0, 1000, 40_000)])
+    fct = {}
+    for mode in ("control", "flow"):
+        fab = make_fabric(h_topology(), flows, FabricConfig.preset("hpcc", switch_ack_queue=mode))
+        fab.run("10ms")
+        fct[mode] = fab.flow_records()["fct_ns"][2]
+    assert fct["control"] < 5_000  # 2 x 2 us propagation plus serialisation
+    assert fct["flow"] > fct["control"] + 30_000  # ~40 us of 100 Gbps excess queued ahead of the ACK
+
+
+def h_topology():
+    from ecngym.sim_backend import topology
+
+    return topology.incast_star(hosts=3)
+
+
+def _murmur3_12(words, seed):
+    """MurmurHash3 x86_32 of three little-endian 32-bit words (an independent reimplementation)."""
+    h = seed
+    for k in words:
+        k = (k * 0xCC9E2D51) & 0xFFFFFFFF
+        k = ((k << 15) | (k >> 17)) & 0xFFFFFFFF
+        k = (k * 0x1B873593) & 0xFFFFFFFF
+        h ^= k
+        h = ((h << 13) | (h >> 19)) & 0xFFFFFFFF
+        h = (h * 5 + 0xE6546B64) & 0xFFFFFFFF
+    h ^= 12
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def test_hpcc_ecmp_hash_picks_the_reference_models_spine(make_fabric, h):
+    # reference topology C: hosts 0-15, leaves 16-19 (four hosts each), spines 20-23
+    sc = scenario("C")
+    pairs = [(0, 5), (0, 5), (1, 9), (6, 12), (15, 3), (15, 3), (15, 3), (11, 2)]
+    flows = h.flows([(s, d, 20_000, i * 100_000) for i, (s, d) in enumerate(pairs)])
+    fab = make_fabric(sc.topology(), flows, FabricConfig.preset("hpcc", seed=7))
+    ip = lambda node: 0x0B000001 + (node // 256) * 0x10000 + (node % 256) * 0x100  # noqa: E731
+    seen: dict[tuple[int, int], int] = {}
+    for i, (s, d) in enumerate(pairs):
+        sport = 10000 + seen.get((s, d), 0)
+        seen[(s, d)] = sport - 10000 + 1
+        leaf = 16 + s // 4
+        spine = 20 + _murmur3_12([ip(s), ip(d), sport | (100 << 16)], leaf) % 4
+        fab.run_until((i + 1) * 100_000)
+        tel = fab.read_telemetry()
+        up = np.flatnonzero((fab.ports.node == leaf) & (fab.ports.peer_node >= 20) & (tel["tx_data_bytes"] > 0))
+        assert fab.ports.peer_node[up].tolist() == [spine], (i, s, d)
+
+
+def test_hpcc_ecmp_hash_does_not_depend_on_the_seed(make_fabric, h):
+    sc = scenario("C")
+    flows = h.flows([(s, (s + 5) % 16, 30_000, s * 1_000) for s in range(16)])
+    tx = []
+    for seed in (1, 2):
+        fab = make_fabric(sc.topology(), flows, FabricConfig.preset("hpcc", seed=seed))
+        fab.run("10ms")
+        tx.append(fab.read_telemetry()["tx_data_bytes"])
+    np.testing.assert_array_equal(tx[0], tx[1])
