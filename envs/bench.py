@@ -1,22 +1,32 @@
 """``ecngym bench env``: environment steps per second, overhead share, reset time, peak RSS.
 
-Measured on ``ecngym/RoceLeafSpine-v0`` at its default interval with the static action:
+Measured on ``ecngym/RoceLeafSpine-v0`` at its default interval with the static action; worker
+``i`` replays the traces of seed ``i``:
+
 * ``steps_per_s_1`` / ``steps_per_s_2``: total env steps per wall second of a Gymnasium
-  ``AsyncVectorEnv`` with 1 and with 2 worker processes (one fabric each), medians of
-  alternating rounds;
-* ``overhead_fraction``: in one process, the share of step time spent outside the simulator's
-  event loop (Python, bindings, feature building, reward);
+  ``AsyncVectorEnv`` with 1 and with 2 worker processes (one fabric each). A vector env steps in
+  lockstep: every step waits for the slower worker, and the wall time of one interval varies a
+  lot with the traffic in it (``step_time_cv``), so two workers on different traces lose
+  E[max(t1, t2)] / E[t] of the ideal 2x (≈ 1 + 0.56 x cv for independent normal step times);
+* ``steps_per_s_1_free`` / ``steps_per_s_2_free``: the same envs stepped by 1 and 2 free-running
+  processes (no lockstep, as RLlib's env runners or independent rollout workers step them);
+* ``overhead_fraction``: in one process, the share of step time spent outside the simulator
+  (outside ``Fabric.advance``: Python, bindings, telemetry, features, reward, summary);
 * ``reset_s``: wall time of one ``reset`` (new trace + new fabric);
 * ``peak_rss_mb``: the largest peak resident set (VmHWM) of an env worker process;
 * ``cpus``, ``load_avg_before``: the machine's CPUs and its 1-minute load average before the run
-  (work of other processes depresses the 2-worker figure).
-The last line is one JSON object.
+  (work of other processes depresses the 2-worker figures).
+
+1- and 2-worker runs alternate over ``--rounds`` rounds and the figures are medians (this kind
+of VM drifts by tens of percent over seconds). The last line is one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
+import os
 import sys
 import time
 from typing import Any
@@ -26,7 +36,7 @@ import numpy as np
 ENV_ID = "ecngym/RoceLeafSpine-v0"
 
 
-def _vm_hwm_mb(pid: int) -> float:
+def _vm_hwm_mb(pid: int | str = "self") -> float:
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
@@ -52,20 +62,21 @@ def in_process(env_id: str, steps: int) -> dict[str, float]:
     t0 = time.perf_counter()
     env.reset(seed=0)
     reset_s = time.perf_counter() - t0
-    total = sim = 0.0
-    done_steps = 0
-    while done_steps < steps:
+    sim = 0.0
+    times = []
+    while len(times) < steps:
         sc = env.unwrapped.scenario
         before = sc.sim_wall_s
         t = time.perf_counter()
         _, _, term, trunc, _ = env.step(static)
-        total += time.perf_counter() - t
+        times.append(time.perf_counter() - t)
         sim += env.unwrapped.scenario.sim_wall_s - before
-        done_steps += 1
         if term or trunc:
             env.reset()
     env.close()
-    return {"steps_per_s": done_steps / total, "overhead_fraction": 1 - sim / total, "reset_s": reset_s}
+    total = float(np.sum(times))
+    return {"steps_per_s": steps / total, "overhead_fraction": 1 - sim / total, "reset_s": reset_s,
+            "step_time_cv": float(np.std(times) / np.mean(times))}
 
 
 def vectorised(env_id: str, n_envs: int, steps: int) -> dict[str, float]:
@@ -90,6 +101,34 @@ def vectorised(env_id: str, n_envs: int, steps: int) -> dict[str, float]:
     return {"steps_per_s": n_envs * steps / elapsed, "peak_rss_mb": rss}
 
 
+def _free_worker(env_id: str, seed: int, steps: int, barrier: Any, results: Any) -> None:
+    env = _make(env_id)
+    static = env.unwrapped.static_action()
+    env.reset(seed=seed)
+    env.step(static)  # warm-up
+    barrier.wait()
+    t = time.perf_counter()
+    for _ in range(steps):
+        _, _, term, trunc, _ = env.step(static)
+        if term or trunc:
+            env.reset()
+    results.put((time.perf_counter() - t, _vm_hwm_mb()))
+    env.close()
+
+
+def free_running(env_id: str, n_procs: int, steps: int) -> dict[str, float]:
+    """Total steps per second of ``n_procs`` processes stepping their own env, started together."""
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(n_procs), ctx.Queue()
+    procs = [ctx.Process(target=_free_worker, args=(env_id, i, steps, barrier, results)) for i in range(n_procs)]
+    for p in procs:
+        p.start()
+    out = [results.get(timeout=600) for _ in procs]
+    for p in procs:
+        p.join()
+    return {"steps_per_s": n_procs * steps / max(e for e, _ in out), "peak_rss_mb": max(r for _, r in out)}
+
+
 def _make_static(env_id: str) -> Any:
     env = _make(env_id)
     try:
@@ -110,31 +149,32 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--steps must be >= 10")
     if args.rounds < 1:
         parser.error("--rounds must be >= 1")
-    import os
-
     from rich.console import Console
     from rich.table import Table
 
     load_before = os.getloadavg()[0]  # other work on the machine depresses the parallel figures
     with Console(stderr=True).status("measuring ...") as status:
         single = in_process(args.env, args.steps)
-        # 1 and 2 workers alternate over several rounds (medians): this VM's speed drifts by tens of
-        # percent over seconds, and back-to-back blocks would fold that drift into the ratio.
-        rounds: dict[int, list[dict[str, float]]] = {1: [], 2: []}
+        rounds: dict[tuple[str, int], list[dict[str, float]]] = {}
         for r in range(args.rounds):
-            for n in (1, 2):
-                status.update(f"round {r + 1}/{args.rounds}: {n} worker(s) ...")
-                rounds[n].append(vectorised(args.env, n, args.steps))
-        one, two = ({"steps_per_s": float(np.median([m["steps_per_s"] for m in rounds[n]])),
-                     "peak_rss_mb": max(m["peak_rss_mb"] for m in rounds[n])} for n in (1, 2))
+            for kind, fn in (("vector", vectorised), ("free", free_running)):
+                for n in (1, 2):
+                    status.update(f"round {r + 1}/{args.rounds}: {kind}, {n} worker(s) ...")
+                    rounds.setdefault((kind, n), []).append(fn(args.env, n, args.steps))
+    med = {key: float(np.median([m["steps_per_s"] for m in ms])) for key, ms in rounds.items()}
+    rss = max(m["peak_rss_mb"] for ms in rounds.values() for m in ms)
     result = {
-        "steps_per_s_1": round(one["steps_per_s"], 1),
-        "steps_per_s_2": round(two["steps_per_s"], 1),
+        "steps_per_s_1": round(med["vector", 1], 1),
+        "steps_per_s_2": round(med["vector", 2], 1),
         "overhead_fraction": round(single["overhead_fraction"], 4),
-        "peak_rss_mb": round(max(one["peak_rss_mb"], two["peak_rss_mb"]), 1),
+        "peak_rss_mb": round(rss, 1),
         "reset_s": round(single["reset_s"], 4),
-        "speedup_2": round(two["steps_per_s"] / one["steps_per_s"], 3),
+        "speedup_2": round(med["vector", 2] / med["vector", 1], 3),
+        "steps_per_s_1_free": round(med["free", 1], 1),
+        "steps_per_s_2_free": round(med["free", 2], 1),
+        "speedup_2_free": round(med["free", 2] / med["free", 1], 3),
         "steps_per_s_in_process": round(single["steps_per_s"], 1),
+        "step_time_cv": round(single["step_time_cv"], 3),
         "cpus": os.cpu_count(),
         "load_avg_before": round(load_before, 2),
     }
@@ -144,16 +184,21 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column("value", justify="right")
         for key, label in [("steps_per_s_in_process", "steps/s, 1 env in-process"),
                            ("steps_per_s_1", "steps/s, AsyncVectorEnv 1 worker"),
-                           ("steps_per_s_2", "steps/s, AsyncVectorEnv 2 workers"),
-                           ("speedup_2", "2 workers / 1 worker"),
+                           ("steps_per_s_2", "steps/s, AsyncVectorEnv 2 workers (lockstep)"),
+                           ("speedup_2", "  2 workers / 1 worker"),
+                           ("steps_per_s_1_free", "steps/s, 1 free-running process"),
+                           ("steps_per_s_2_free", "steps/s, 2 free-running processes"),
+                           ("speedup_2_free", "  2 processes / 1 process"),
+                           ("step_time_cv", "step wall-time variation (std / mean)"),
                            ("overhead_fraction", "share of step time outside the simulator"),
                            ("reset_s", "reset (new trace + fabric), s"),
-                           ("peak_rss_mb", "peak RSS per env worker, MB")]:
+                           ("peak_rss_mb", "peak RSS per env process, MB")]:
             table.add_row(label, str(result[key]))
-        Console().print(table)
+        console = Console()
+        console.print(table)
         if load_before > 0.5:
-            Console().print(f"[yellow]note:[/] the 1-minute load average was {load_before:.2f} on {os.cpu_count()} "
-                            "CPUs before the run: other processes compete for the cores, so the 2-worker figure is low")
+            console.print(f"[yellow]note:[/] the 1-minute load average was {load_before:.2f} on {os.cpu_count()} "
+                          "CPUs before the run: other processes compete for the cores, so the 2-worker figures are low")
     print(json.dumps(result))
     return 0
 
