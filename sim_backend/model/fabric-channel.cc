@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "fabric-channel.h"
 
+#include "fabric-events.h"
 #include "fabric-net-device.h"
 
 #include "ns3/simulator.h"
@@ -37,7 +38,7 @@ FabricChannel::Transmit(FabricPacket* p, const FabricNetDevice* sender, int64_t 
 {
     FabricNetDevice* peer = (PeekPointer(m_ends[0]) == sender) ? PeekPointer(m_ends[1])
                                                                 : PeekPointer(m_ends[0]);
-    Simulator::Schedule(NanoSeconds(txNs + m_delayNs), &FabricNetDevice::Receive, peer, p);
+    SchedulePooled(txNs + m_delayNs, new PacketArrivalEvent(peer, p));
 }
 
 std::size_t

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "fabric-net-device.h"
 
+#include "fabric-events.h"
+
 #include "ns3/simulator.h"
 
 #include <algorithm>
@@ -72,6 +74,7 @@ FabricNetDevice::Enqueue(FabricPacket* p)
     if (f.tail == nullptr)
     {
         f.head = p;
+        m_nonEmptyMask |= static_cast<uint8_t>(1U << p->queue);
     }
     else
     {
@@ -89,6 +92,7 @@ FabricNetDevice::EnqueuePfcFrame(FabricPacket* p)
     Fifo& f = m_queues[0];
     p->next = f.head;
     f.head = p;
+    m_nonEmptyMask |= 1U;
     if (f.tail == nullptr)
     {
         f.tail = p;
@@ -100,36 +104,27 @@ FabricNetDevice::EnqueuePfcFrame(FabricPacket* p)
 FabricPacket*
 FabricNetDevice::DequeueEligible()
 {
-    Fifo* chosen = nullptr;
     uint8_t chosenQueue = 0;
-    if (m_queues[0].head != nullptr)
+    if (m_queues[0].head == nullptr)
     {
-        chosen = &m_queues[0];
-    }
-    else
-    {
-        const uint8_t nData = m_numQueues - 1;
-        for (uint8_t i = 0; i < nData; ++i)
-        {
-            const uint8_t q = 1 + (m_rrNext - 1 + i) % nData;
-            if (m_queues[q].head != nullptr && !m_paused[q])
-            {
-                chosen = &m_queues[q];
-                chosenQueue = q;
-                m_rrNext = 1 + q % nData;
-                break;
-            }
-        }
-        if (chosen == nullptr)
+        // Round-robin over the non-empty, unpaused data queues (bit q of each mask = queue q),
+        // starting at m_rrNext.
+        const unsigned ready = m_nonEmptyMask & ~m_pausedMask & ~1U;
+        if (ready == 0)
         {
             return nullptr;
         }
+        const unsigned fromNext = ready & (~0U << m_rrNext);
+        chosenQueue = static_cast<uint8_t>(__builtin_ctz(fromNext != 0 ? fromNext : ready));
+        m_rrNext = static_cast<uint8_t>(chosenQueue + 1 < m_numQueues ? chosenQueue + 1 : 1);
     }
+    Fifo* chosen = &m_queues[chosenQueue];
     FabricPacket* p = chosen->head;
     chosen->head = p->next;
     if (chosen->head == nullptr)
     {
         chosen->tail = nullptr;
+        m_nonEmptyMask &= static_cast<uint8_t>(~(1U << chosenQueue));
     }
     chosen->bytes -= p->wireBytes;
     p->next = nullptr;
@@ -183,7 +178,7 @@ FabricNetDevice::TryTransmit()
         ++m_tel.txControlPackets;
         ++m_counters->controlPacketHops;
     }
-    Simulator::Schedule(NanoSeconds(txNs), &FabricNetDevice::TransmitComplete, this);
+    SchedulePooled(txNs, new TransmitCompleteEvent(this));
     m_channel->Transmit(p, this, txNs);
 }
 
@@ -218,6 +213,7 @@ FabricNetDevice::HandlePfc(FabricPacket* p)
         if (!m_paused[q])
         {
             m_paused[q] = true;
+            m_pausedMask |= static_cast<uint8_t>(1U << q);
             if (m_pausedCount++ == 0)
             {
                 m_pausedSinceNs = Simulator::Now().GetTimeStep();
@@ -242,6 +238,7 @@ FabricNetDevice::Unpause(uint8_t queue)
         return;
     }
     m_paused[queue] = false;
+    m_pausedMask &= static_cast<uint8_t>(~(1U << queue));
     if (--m_pausedCount == 0)
     {
         m_tel.pausedNs += Simulator::Now().GetTimeStep() - m_pausedSinceNs;
@@ -281,6 +278,7 @@ FabricNetDevice::DrainQueues(PacketPool& pool)
         f.tail = nullptr;
         f.bytes = 0;
     }
+    m_nonEmptyMask = 0;
     m_dataBytes = 0;
     return payload;
 }
@@ -296,6 +294,18 @@ FabricNetDevice::DoDispose()
     m_node = nullptr;
     m_owner = nullptr;
     NetDevice::DoDispose();
+}
+
+void
+PacketArrivalEvent::Notify()
+{
+    m_device->Receive(m_packet);
+}
+
+void
+TransmitCompleteEvent::Notify()
+{
+    m_device->TransmitComplete();
 }
 
 // --- ns3::NetDevice boilerplate ------------------------------------------------------------

@@ -22,6 +22,7 @@ namespace ecngym
 {
 
 class FabricNetDevice;
+class TransmitCompleteEvent;
 
 /** Most queues (priorities) a port has: queue 0 is the control queue, 1..7 carry data. */
 constexpr uint8_t kMaxQueues = 8;
@@ -267,6 +268,8 @@ class FabricNetDevice : public NetDevice
     void DoDispose() override;
 
   private:
+    friend class TransmitCompleteEvent;
+
     struct Fifo
     {
         FabricPacket* head{nullptr};
@@ -304,6 +307,8 @@ class FabricNetDevice : public NetDevice
     std::array<Fifo, kMaxQueues> m_queues;
     uint64_t m_dataBytes{0};
     std::array<bool, kMaxQueues> m_paused{};
+    uint8_t m_pausedMask{0};   //!< bit q: queue q is paused
+    uint8_t m_nonEmptyMask{0}; //!< bit q: queue q holds a packet
     std::array<EventId, kMaxQueues> m_pauseExpiry;
     uint8_t m_pausedCount{0};
     int64_t m_pausedSinceNs{0};
