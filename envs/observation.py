@@ -96,7 +96,7 @@ class FeatureBuilder:
         units of each port's BDP.
         """
         if self._shared_breakpoints is not None:  # every port has the same BDP: one search
-            return self._step_levels[np.searchsorted(self._shared_breakpoints, queue_bytes, side="left")]
+            return self._step_levels[self._shared_breakpoints.searchsorted(queue_bytes, side="left")]
         level = (queue_bytes[:, None] > self.breakpoints).sum(axis=1)  # breakpoints passed
         return self._step_levels[level]
 

@@ -76,8 +76,10 @@ class RewardFunction:
                 ``mean_queue_bytes``, ``tx_data_bytes``).
         """
         if self.name == "acc":
-            u = np.minimum(pt["utilization"], 1.0)
-            return self.omega * u + (1 - self.omega) * self.step_queue_map(pt["mean_queue_bytes"])
+            r = np.minimum(pt["utilization"], 1.0)
+            r *= self.omega
+            r += (1 - self.omega) * self.step_queue_map(pt["mean_queue_bytes"])
+            return r
         if self.name == "pred":
             if self.goodput_per_byte is None:
                 raise ConfigError("env.reward.name", "the pred reward needs the ports' goodput scale")
