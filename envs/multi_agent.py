@@ -145,7 +145,7 @@ class EcnTuningParallelEnv(ParallelEnv):
         sc.apply(per_port)
         obs, tel, per_port_reward = sc.advance()
         done = sc.done
-        rewards = {a: float(per_port_reward[rows].mean()) for a, rows in self._agent_ports.items()}
+        rewards = {a: float(per_port_reward[rows].sum()) / len(rows) for a, rows in self._agent_ports.items()}
         infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         if done:
             records, summary = sc.finish()
