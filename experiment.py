@@ -2,7 +2,9 @@
 
 It replays one trace on one fabric once per static ECN setting and prints the FCT-slowdown
 comparison; identical traffic for every setting, so the differences come from ECN alone. The
-resolved config, per-flow records and the summary land in the Hydra run directory.
+resolved config (``run.json``), each setting's per-flow records (``flows_<setting>.parquet``) and
+the summary (``summary.csv``) land in the Hydra run directory; both are written as each setting
+finishes, so a failure in a later simulation keeps the results of the earlier ones.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import functools
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ecngym import __version__
-from ecngym.error import EcnGymError
+from ecngym.error import ConfigError, EcnGymError
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
-from ecngym.sim_backend.flows import read_hpcc_flow_file
+from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
 
 
 def load_trace(spec: str) -> tuple[Any, str]:
@@ -36,19 +38,51 @@ def load_trace(spec: str) -> tuple[Any, str]:
         flows = read_hpcc_flow_file(hpcc_reference_path("flow_ws50_16h_100g_10ms.txt"))
         flows["start_ns"] -= flows["start_ns"].min()  # the file starts at t = 2 s
         return flows, "HPCC reference WebSearch 50% (605 flows)"
+    if not Path(spec).is_file():
+        raise ConfigError("trace", f"no such file {spec!r}; give 'hpcc_reference', a Parquet trace "
+                                   "('ecngym trace generate') or an HPCC flow file")
     return spec, spec
 
 
-def compare_static_settings(cfg: DictConfig, console: Console) -> pd.DataFrame:
-    """Run every ``ecn_settings`` entry on the same trace; return one summary row per setting."""
+def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed: int) -> FabricConfig:
+    """The fabric config of one named ECN setting, validated; errors name ``ecn_settings.<name>.<field>``."""
+    try:
+        setting = fabric_cfg.updated({"ecn": ecn, "seed": seed})
+        setting.to_cpp()
+    except ConfigError as exc:
+        if not exc.field.startswith("fabric.ecn."):
+            raise
+        field = f"ecn_settings.{name}.{exc.field.removeprefix('fabric.ecn.')}"
+        raise ConfigError(field, str(exc)[len(exc.field) + 2:]) from None
+    return setting
+
+
+def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None = None) -> pd.DataFrame:
+    """Run every ``ecn_settings`` entry on the same trace; return one summary row per setting.
+
+    Every setting is validated before the first simulation starts. With ``out``, each setting's
+    flow records and the summary so far are written as soon as that setting finishes.
+
+    Raises:
+        ConfigError: On a bad fabric, topology, trace or ECN setting (naming the field).
+    """
     fabric_cfg = FabricConfig.from_dict(OmegaConf.to_container(cfg.fabric, resolve=True))
     topo = Topology.from_config(OmegaConf.to_container(cfg.topology, resolve=True))
+    if not cfg.ecn_settings:
+        raise ConfigError("ecn_settings", "got no setting; give at least one name: {kmin, kmax, pmax}")
+    settings = {}
+    for name, ecn in cfg.ecn_settings.items():
+        if not isinstance(ecn, Mapping):
+            raise ConfigError(f"ecn_settings.{name}", f"got {ecn!r}, expected a mapping {{kmin, kmax, pmax}}")
+        settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), int(cfg.seed))
     flows, description = load_trace(str(cfg.trace))
+    flows = as_flow_table(flows, num_hosts=topo.num_hosts)  # read and checked once, before any run
+    if flows.empty:
+        raise ConfigError("trace", f"{description} has no flows: nothing to compare")
     console.print(f"[bold]ecngym {__version__}[/] · {topo.name} · {description} · fabric preset "
                   f"{cfg.fabric.get('preset', 'custom')}")
     rows = []
-    for name, ecn in cfg.ecn_settings.items():
-        setting = fabric_cfg.updated({"ecn": dict(ecn), "seed": int(cfg.seed)})
+    for name, setting in settings.items():
         start = time.perf_counter()
         with console.status(f"simulating {name} ..."), Fabric(topo, flows, setting) as fab:
             all_done = fab.run(cfg.limit)
@@ -63,6 +97,9 @@ def compare_static_settings(cfg: DictConfig, console: Console) -> pd.DataFrame:
             row[f"{bucket} p50"] = table.loc[bucket, "median"]
             row[f"{bucket} p99"] = table.loc[bucket, "p99"]
         rows.append(row)
+        if out is not None:
+            records.to_parquet(out / f"flows_{name}.parquet", index=False)
+            pd.DataFrame(rows).to_csv(out / "summary.csv", index=False)
     return pd.DataFrame(rows)
 
 
@@ -81,14 +118,31 @@ def print_summary(summary: pd.DataFrame, console: Console) -> None:
     console.print(table)
 
 
+def _user_errors(task: Callable[[DictConfig], None]) -> Callable[[DictConfig], None]:
+    """Report bad input (an :class:`~ecngym.error.EcnGymError`) in one line and exit with status 2.
+
+    Hydra would otherwise print the traceback of any exception and exit with status 1.
+    """
+
+    @functools.wraps(task)
+    def wrapper(cfg: DictConfig) -> None:
+        try:
+            task(cfg)
+        except EcnGymError as exc:
+            print(f"ecngym {task.__name__.removesuffix('_main')}: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    return wrapper
+
+
 @hydra.main(version_base="1.3", config_path="configs", config_name="run")
+@_user_errors
 def run_main(cfg: DictConfig) -> None:
     """Entry point of ``ecngym run`` (Hydra overrides accepted, e.g. ``topology=leaf_spine``)."""
     console = Console(width=max(Console().width, 100))  # the comparison table needs ~100 columns
-    summary = compare_static_settings(cfg, console)
-    print_summary(summary, console)
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
-    summary.to_csv(out / "summary.csv", index=False)
+    summary = compare_static_settings(cfg, console, out)
+    print_summary(summary, console)
     (out / "run.json").write_text(json.dumps(
         {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
          "summary": summary.to_dict(orient="records")}, indent=2, default=str))
@@ -193,23 +247,6 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
         add(key, lambda r, key=key: fmt(r[key]), [key])
     add("seed/trace hash", lambda r: f"{r['seed']}/{str(r['trace_hash'])[:12]}")
     return table
-
-
-def _user_errors(task: Callable[[DictConfig], None]) -> Callable[[DictConfig], None]:
-    """Report bad input (an :class:`~ecngym.error.EcnGymError`) in one line and exit with status 2.
-
-    Hydra would otherwise print the traceback of any exception and exit with status 1.
-    """
-
-    @functools.wraps(task)
-    def wrapper(cfg: DictConfig) -> None:
-        try:
-            task(cfg)
-        except EcnGymError as exc:
-            print(f"ecngym {task.__name__.removesuffix('_main')}: error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
-
-    return wrapper
 
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="eval")
