@@ -256,6 +256,7 @@ def eval_main(cfg: DictConfig) -> None:
     console = Console(width=max(Console().width, 100))  # the summary table needs ~100 columns
     controller = make_controller(cfg)
     env = _env_for(controller, cfg)
+    out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     rows = []
     try:
         for episode in range(int(cfg.episodes)):
@@ -265,11 +266,10 @@ def eval_main(cfg: DictConfig) -> None:
                 summary, _, ret = run_episode(env, controller, seed=int(cfg.seed) + episode)
             rows.append({"controller": controller.name, "env": cfg.env.id, "episode": episode,
                          "seed": int(cfg.seed) + episode, "return": ret, **summary})
+            pd.DataFrame(rows).to_csv(out / "eval.csv", index=False)  # a later failure keeps these
     finally:
         env.close()
     console.print(summary_table(rows, f"{controller.name} on {cfg.env.id}"))
-    out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
-    pd.DataFrame(rows).to_csv(out / "eval.csv", index=False)
     record = {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
               "env_config": env.unwrapped.config.as_dict(),  # the resolved scenario (preset + overrides)
               "episodes": rows}
