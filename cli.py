@@ -21,21 +21,23 @@ import sys
 
 from ecngym.error import EcnGymError
 
-# command words -> "module:function" (imported lazily: `ecngym --help` must stay instant)
-_COMMANDS: dict[tuple[str, ...], str] = {
-    ("run",): "ecngym.experiment:run_main",
-    ("eval",): "ecngym.experiment:eval_main",
-    ("train",): "ecngym.experiment:train_main",
-    ("bench", "env"): "ecngym.envs.bench:main",
-    ("trace", "generate"): "ecngym.workloads.cli:generate_main",
-    ("trace", "inspect"): "ecngym.workloads.cli:inspect_main",
-    ("bench", "fabric"): "ecngym.sim_backend.bench:main",
+# command words -> ("module:function", one-line description); imported lazily: `ecngym --help` stays instant
+_COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
+    ("run",): ("ecngym.experiment:run_main", "the main job: one trace under several static ECN settings"),
+    ("eval",): ("ecngym.experiment:eval_main", "run one controller on one scenario, print the summary"),
+    ("train",): ("ecngym.experiment:train_main", "train an SB3 algorithm (DQN / PPO) on an env"),
+    ("trace", "generate"): ("ecngym.workloads.cli:generate_main", "generate a hashed traffic trace"),
+    ("trace", "inspect"): ("ecngym.workloads.cli:inspect_main", "flows, achieved load, sizes and hash of a trace"),
+    ("bench", "fabric"): ("ecngym.sim_backend.bench:main", "fabric speed and fidelity vs the HPCC reference"),
+    ("bench", "env"): ("ecngym.envs.bench:main", "env steps/s (1 and 2 processes), overhead, peak RSS"),
 }
 
 
 def _usage() -> str:
-    lines = ["usage: ecngym <command> [args]", "", "commands:"]
-    lines += [f"  {' '.join(words)}" for words in _COMMANDS]
+    width = max(len(" ".join(words)) for words in _COMMANDS)
+    lines = ["usage: ecngym <command> [args]    (ecngym <command> --help for its arguments)", "",
+             "commands:"]
+    lines += [f"  {' '.join(words):<{width}}  {about}" for words, (_, about) in _COMMANDS.items()]
     return "\n".join(lines)
 
 
@@ -45,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0
-    for words, target in sorted(_COMMANDS.items(), key=lambda kv: -len(kv[0])):
+    if args[0] in ("-V", "--version"):
+        from ecngym import __version__
+
+        print(f"ecngym {__version__}")
+        return 0
+    for words, (target, _) in sorted(_COMMANDS.items(), key=lambda kv: -len(kv[0])):
         if tuple(args[: len(words)]) == words:
             module_name, func_name = target.split(":")
             func = getattr(importlib.import_module(module_name), func_name)
@@ -59,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
             except SystemExit as exc:  # Hydra reports a failed job and exits
                 return exc.code if isinstance(exc.code, int) else 1
             return int(result or 0)
-    print(f"ecngym: unknown command {' '.join(args)!r}\n\n{_usage()}", file=sys.stderr)
+    subcommands = [words[1] for words in _COMMANDS if len(words) == 2 and words[0] == args[0]]
+    if subcommands:
+        print(f"ecngym {args[0]}: needs one of: {', '.join(subcommands)}\n\n{_usage()}", file=sys.stderr)
+    else:
+        print(f"ecngym: unknown command {' '.join(args)!r}\n\n{_usage()}", file=sys.stderr)
     return 2
 
 

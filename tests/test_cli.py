@@ -49,6 +49,19 @@ def test_eval_rejects_a_missing_model(tmp_path, capsys):
 def test_unknown_command(capsys):
     assert cli.main(["fly"]) == 2
     assert "unknown command" in capsys.readouterr().err
+    assert cli.main(["bench"]) == 2  # a command group without its subcommand names the choices
+    assert "needs one of: fabric, env" in capsys.readouterr().err
+
+
+def test_help_lists_every_command_and_version(capsys):
+    from ecngym import __version__
+
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for words in cli._COMMANDS:
+        assert " ".join(words) in out
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"ecngym {__version__}"
 
 
 def test_eval_static_setting_keeps_the_env_action_scope(tmp_path):
