@@ -8,6 +8,8 @@ Measured on ``ecngym/RoceLeafSpine-v0`` at its default interval with the static 
   lockstep: every step waits for the slower worker, and the wall time of one interval varies a
   lot with the traffic in it (``step_time_cv``), so two workers on different traces lose
   E[max(t1, t2)] / E[t] of the ideal 2x (≈ 1 + 0.56 x cv for independent normal step times);
+* ``speedup_2_same_seed``: 2 / 1 workers when both workers replay the same seed (identical step
+  costs, so no barrier imbalance): what the simulations themselves scale to under lockstep;
 * ``steps_per_s_1_free`` / ``steps_per_s_2_free``: the same envs stepped by 1 and 2 free-running
   processes (no lockstep, as RLlib's env runners or independent rollout workers step them);
 * ``overhead_fraction``: in one process, the share of step time spent outside the simulator
@@ -79,15 +81,18 @@ def in_process(env_id: str, steps: int) -> dict[str, float]:
             "step_time_cv": float(np.std(times) / np.mean(times))}
 
 
-def vectorised(env_id: str, n_envs: int, steps: int) -> dict[str, float]:
-    """Total steps per second of an AsyncVectorEnv with ``n_envs`` worker processes."""
+def vectorised(env_id: str, n_envs: int, steps: int, same_seed: bool = False) -> dict[str, float]:
+    """Total steps per second of an AsyncVectorEnv with ``n_envs`` worker processes.
+
+    Worker ``i`` is reset with seed ``i``, or every worker with seed 0 if ``same_seed``.
+    """
     from functools import partial
 
     from gymnasium.vector import AsyncVectorEnv
 
     venv = AsyncVectorEnv([partial(_make, env_id) for _ in range(n_envs)])
     try:
-        venv.reset(seed=list(range(n_envs)))
+        venv.reset(seed=[0] * n_envs if same_seed else list(range(n_envs)))
         static = _make_static(env_id)
         actions = np.stack([static] * n_envs) if np.ndim(static) else np.full(n_envs, static)
         venv.step(actions)  # warm-up
@@ -161,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
                 for n in (1, 2):
                     status.update(f"round {r + 1}/{args.rounds}: {kind}, {n} worker(s) ...")
                     rounds.setdefault((kind, n), []).append(fn(args.env, n, args.steps))
+            status.update(f"round {r + 1}/{args.rounds}: vector, 2 workers on the same seed ...")
+            rounds.setdefault(("same_seed", 2), []).append(vectorised(args.env, 2, args.steps, same_seed=True))
     med = {key: float(np.median([m["steps_per_s"] for m in ms])) for key, ms in rounds.items()}
     rss = max(m["peak_rss_mb"] for ms in rounds.values() for m in ms)
     result = {
@@ -170,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         "peak_rss_mb": round(rss, 1),
         "reset_s": round(single["reset_s"], 4),
         "speedup_2": round(med["vector", 2] / med["vector", 1], 3),
+        "speedup_2_same_seed": round(med["same_seed", 2] / med["vector", 1], 3),
         "steps_per_s_1_free": round(med["free", 1], 1),
         "steps_per_s_2_free": round(med["free", 2], 1),
         "speedup_2_free": round(med["free", 2] / med["free", 1], 3),
@@ -186,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
                            ("steps_per_s_1", "steps/s, AsyncVectorEnv 1 worker"),
                            ("steps_per_s_2", "steps/s, AsyncVectorEnv 2 workers (lockstep)"),
                            ("speedup_2", "  2 workers / 1 worker"),
+                           ("speedup_2_same_seed", "  2 workers on the same seed / 1 worker"),
                            ("steps_per_s_1_free", "steps/s, 1 free-running process"),
                            ("steps_per_s_2_free", "steps/s, 2 free-running processes"),
                            ("speedup_2_free", "  2 processes / 1 process"),
