@@ -290,8 +290,9 @@ def train_main(cfg: DictConfig) -> None:
     probe = make_env(cfg)  # fails fast on a bad env config; records the resolved scenario (opens no fabric)
     env_config = probe.unwrapped.config.as_dict()
     probe.close()
-    path = train(partial(make_env, cfg), cfg.algorithm, int(cfg.total_timesteps), int(cfg.seed), out,
-                 n_envs=int(cfg.n_envs), hyperparams=hyper, progress_bar=bool(cfg.progress_bar))
+    path = train(partial(make_env, cfg), cfg.algorithm, cfg.total_timesteps, cfg.seed, out,
+                 n_envs=cfg.n_envs, hyperparams=hyper, progress_bar=bool(cfg.progress_bar),
+                 checkpoint_every=cfg.get("checkpoint_every", 0))
     (out / "train.json").write_text(json.dumps({"version": __version__, "model": str(path), "seed": int(cfg.seed),
                                                 "config": OmegaConf.to_container(cfg, resolve=True),
                                                 "env_config": env_config}, indent=2, default=str))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -73,36 +74,74 @@ class SB3Controller:
         return action.item() if np.ndim(action) == 0 else action
 
 
+def _check_hyperparams(cls: Any, hyperparams: dict[str, Any]) -> None:
+    """Refuse keys the algorithm does not take (SB3 would raise a bare TypeError)."""
+    known = set(inspect.signature(cls.__init__).parameters) - {"self", "policy", "env", "seed", "device"}
+    for key in hyperparams:
+        if key not in known:
+            raise ConfigError(f"hyperparams.{key}", f"not an argument of {cls.__name__}; allowed: {sorted(known)}")
+
+
+def _whole(field: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ConfigError(field, f"got {value!r}, expected a whole number >= {low}")
+    return int(value)
+
+
 def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out_dir: Path,
-          n_envs: int = 1, hyperparams: dict[str, Any] | None = None, progress_bar: bool = True) -> Path:
+          n_envs: int = 1, hyperparams: dict[str, Any] | None = None, progress_bar: bool = True,
+          checkpoint_every: int = 0) -> Path:
     """Train an SB3 algorithm and save the model.
+
+    Every env is wrapped in SB3's ``Monitor``: the training episodes' returns and lengths land in
+    ``out_dir/monitor/*.monitor.csv`` as they finish (the learning curve).
 
     Args:
         env_factory: Zero-argument callable returning a fresh env (one fabric per process).
         algorithm: ``"dqn"`` or ``"ppo"``.
-        total_timesteps: Environment steps to train for.
-        seed: Seed of the algorithm and the envs.
+        total_timesteps: Environment steps to train for (>= 1).
+        seed: Seed of the algorithm and the envs (>= 0).
         out_dir: Where ``model.zip`` is written.
-        n_envs: Parallel envs (``SubprocVecEnv`` when > 1, one fabric per process).
+        n_envs: Parallel envs (>= 1; ``SubprocVecEnv`` when > 1, one fabric per process).
         hyperparams: Keyword arguments of the SB3 algorithm.
         progress_bar: Show SB3's progress bar.
+        checkpoint_every: Save ``out_dir/checkpoints/model_<steps>_steps.zip`` every this many env
+            steps (summed over envs), so a run that fails later keeps its progress; 0 = never.
 
     Returns:
         The saved model's path.
+
+    Raises:
+        ConfigError: On a bad algorithm, count, seed or hyperparameter (naming the field).
     """
+    from stable_baselines3.common.callbacks import CheckpointCallback
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     cls = algorithm_class(algorithm)
+    total_timesteps = _whole("total_timesteps", total_timesteps, 1)
+    n_envs = _whole("n_envs", n_envs, 1)
+    seed = _whole("seed", seed, 0)
+    checkpoint_every = _whole("checkpoint_every", checkpoint_every, 0)
+    hyperparams = dict(hyperparams or {})
+    _check_hyperparams(cls, hyperparams)
+    out_dir.mkdir(parents=True, exist_ok=True)
     vec_cls = SubprocVecEnv if n_envs > 1 else DummyVecEnv
-    venv = make_vec_env(env_factory, n_envs=n_envs, seed=seed, vec_env_cls=vec_cls)
+    venv = make_vec_env(env_factory, n_envs=n_envs, seed=seed, vec_env_cls=vec_cls,
+                        monitor_dir=str(out_dir / "monitor"))
     try:
         if algorithm == "dqn" and not isinstance(venv.action_space, spaces.Discrete):
             raise ConfigError("algorithm", f"dqn needs a Discrete action space, this env has {venv.action_space}; "
                                            "use ppo, or one action unit (env.kwargs.action.scope=all, type discrete)")
-        model = cls("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **(hyperparams or {}))
-        model.learn(total_timesteps=total_timesteps, progress_bar=progress_bar)
-        out_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            model = cls("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **hyperparams)
+        except (AssertionError, ValueError, TypeError) as exc:  # SB3's own checks of the values
+            raise ConfigError("hyperparams", f"{cls.__name__} refused them: {exc}") from None
+        callback = None
+        if checkpoint_every:
+            # CheckpointCallback counts calls (one per vector step): convert from env steps
+            callback = CheckpointCallback(max(1, checkpoint_every // n_envs), str(out_dir / "checkpoints"), "model")
+        model.learn(total_timesteps=total_timesteps, progress_bar=progress_bar, callback=callback)
         path = out_dir / "model.zip"
         model.save(str(path))
     finally:

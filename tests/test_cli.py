@@ -25,11 +25,28 @@ def test_train_writes_a_model_that_eval_loads(tmp_path):
     assert (eval_dir / ".hydra" / "config.yaml").exists()
 
 
-def test_dqn_trains_too(tmp_path):
-    assert cli.main(["train", "algorithm=dqn", "total_timesteps=40", "progress_bar=false",
+def test_dqn_trains_with_checkpoints_and_a_learning_curve(tmp_path):
+    assert cli.main(["train", "algorithm=dqn", "total_timesteps=40", "progress_bar=false", "checkpoint_every=20",
                      "+hyperparams.learning_starts=10", "env.kwargs.episode_steps=10",
                      f"hydra.run.dir={tmp_path}"]) == 0
     assert (tmp_path / "model.zip").exists()
+    assert sorted(p.name for p in (tmp_path / "checkpoints").glob("*.zip")) == ["model_20_steps.zip",
+                                                                                  "model_40_steps.zip"]
+    import pandas as pd
+
+    (monitor,) = (tmp_path / "monitor").glob("*.monitor.csv")
+    curve = pd.read_csv(monitor, skiprows=1)  # Monitor's first line is a JSON header
+    assert list(curve["l"]) == [10, 10, 10, 10]  # four finished 10-step episodes, one row each
+
+
+def test_train_rejects_bad_counts_and_hyperparameters(tmp_path, capsys):
+    for i, (override, field) in enumerate([("total_timesteps=0", "total_timesteps"), ("n_envs=0", "n_envs"),
+                                           ("checkpoint_every=-1", "checkpoint_every"),
+                                           ("+hyperparams.n_stepz=8", "hyperparams.n_stepz"),
+                                           ("+hyperparams.n_steps=-8", "hyperparams")]):
+        assert cli.main(["train", override, "progress_bar=false", f"hydra.run.dir={tmp_path}/{i}"]) == 2, override
+        assert f"error: {field}" in capsys.readouterr().err
+        assert not (tmp_path / str(i) / "model.zip").exists()
 
 
 def test_eval_multirun_over_static_controllers(tmp_path):
