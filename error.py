@@ -6,6 +6,10 @@ allowed, so that a wrong config fails at start-up with a message a user can act 
 
 from __future__ import annotations
 
+import math
+import numbers
+from typing import Any
+
 
 class EcnGymError(Exception):
     """Base class of every error raised by ecngym."""
@@ -66,3 +70,14 @@ def check_range(
         hb = "]" if high_inclusive and high is not None else ")"
         raise ConfigError(field, f"got {value!r}, allowed range is {lb}{lo}, {hi}{hb}")
     return value
+
+
+def check_whole(field: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as an int if it is a whole number in [low, high], else raise :class:`ConfigError`.
+
+    Floats must be whole (``3.0``, not ``2.5``); booleans and strings are refused.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or (
+            not math.isfinite(value) or value != int(value)):
+        raise ConfigError(field, f"expected a whole number, got {value!r}")
+    return int(check_range(field, int(value), low, high))

@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ecngym import __version__
-from ecngym.error import ConfigError, EcnGymError
+from ecngym.error import ConfigError, EcnGymError, check_whole
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
@@ -254,18 +254,19 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
 def eval_main(cfg: DictConfig) -> None:
     """``ecngym eval``: run one controller on one scenario and print the summary."""
     console = Console(width=max(Console().width, 100))  # the summary table needs ~100 columns
+    episodes, seed = check_whole("episodes", cfg.episodes, 1), check_whole("seed", cfg.seed, 0)
     controller = make_controller(cfg)
     env = _env_for(controller, cfg)
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     rows = []
     try:
-        for episode in range(int(cfg.episodes)):
-            with console.status(f"{controller.name} on {cfg.env.id}: episode {episode + 1}/{cfg.episodes}"):
+        for episode in range(episodes):
+            with console.status(f"{controller.name} on {cfg.env.id}: episode {episode + 1}/{episodes}"):
                 from ecngym.envs.rollout import run_episode
 
-                summary, _, ret = run_episode(env, controller, seed=int(cfg.seed) + episode)
+                summary, _, ret = run_episode(env, controller, seed=seed + episode)
             rows.append({"controller": controller.name, "env": cfg.env.id, "episode": episode,
-                         "seed": int(cfg.seed) + episode, "return": ret, **summary})
+                         "seed": seed + episode, "return": ret, **summary})
             pd.DataFrame(rows).to_csv(out / "eval.csv", index=False)  # a later failure keeps these
     finally:
         env.close()

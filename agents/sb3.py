@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.error import ConfigError
+from ecngym.error import ConfigError, check_whole
 
 ALGORITHMS = ("dqn", "ppo")
 
@@ -82,12 +82,6 @@ def _check_hyperparams(cls: Any, hyperparams: dict[str, Any]) -> None:
             raise ConfigError(f"hyperparams.{key}", f"not an argument of {cls.__name__}; allowed: {sorted(known)}")
 
 
-def _whole(field: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ConfigError(field, f"got {value!r}, expected a whole number >= {low}")
-    return int(value)
-
-
 def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out_dir: Path,
           n_envs: int = 1, hyperparams: dict[str, Any] | None = None, progress_bar: bool = True,
           checkpoint_every: int = 0) -> Path:
@@ -119,10 +113,10 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     cls = algorithm_class(algorithm)
-    total_timesteps = _whole("total_timesteps", total_timesteps, 1)
-    n_envs = _whole("n_envs", n_envs, 1)
-    seed = _whole("seed", seed, 0)
-    checkpoint_every = _whole("checkpoint_every", checkpoint_every, 0)
+    total_timesteps = check_whole("total_timesteps", total_timesteps, 1)
+    n_envs = check_whole("n_envs", n_envs, 1)
+    seed = check_whole("seed", seed, 0)
+    checkpoint_every = check_whole("checkpoint_every", checkpoint_every, 0)
     hyperparams = dict(hyperparams or {})
     _check_hyperparams(cls, hyperparams)
     out_dir.mkdir(parents=True, exist_ok=True)

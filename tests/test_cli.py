@@ -131,6 +131,10 @@ def test_bad_config_fails_with_the_field_named(tmp_path, capsys):
     assert "algorithm" in capsys.readouterr().err
     assert cli.main(["eval", "+env.kwargs.action.scope=rack", f"hydra.run.dir={tmp_path}/c"]) == 2
     assert "env.action.scope" in capsys.readouterr().err
+    assert cli.main(["eval", "episodes=0", f"hydra.run.dir={tmp_path}/e"]) == 2
+    assert "episodes" in capsys.readouterr().err and not (tmp_path / "e" / "eval.json").exists()
+    assert cli.main(["eval", "seed=-1", f"hydra.run.dir={tmp_path}/f"]) == 2
+    assert "seed" in capsys.readouterr().err
     assert cli.main(["train", "algorithm=dqn", "env=roce_leaf_spine", "progress_bar=false",
                      f"hydra.run.dir={tmp_path}/d"]) == 2  # one action per layer: MultiDiscrete
     assert "dqn needs a Discrete action space" in capsys.readouterr().err

@@ -12,7 +12,6 @@ version, ``params["rng"]``, and a trace's Parquet file, not its recipe, is the d
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ecngym.error import ConfigError, check_range
+from ecngym.error import ConfigError, check_range, check_whole
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
 from ecngym.workloads import arrivals
 from ecngym.workloads.distributions import NO_BACKGROUND, FlowSizeDistribution, get_distribution
@@ -57,14 +56,6 @@ def _section(name: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"trace.{name}.{unknown[0]}", f"unknown key; {name} has {sorted(defaults)}")
     return {k: (given.get(k) if given.get(k) is not None else d) for k, d in defaults.items()}
-
-
-def _whole(field: str, value: Any, low: int, high: int | None = None) -> int:
-    """An integer parameter in [low, high]; floats must be whole, booleans are refused."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or (
-            not math.isfinite(value) or value != int(value)):
-        raise ConfigError(field, f"expected a whole number, got {value!r}")
-    return int(check_range(field, int(value), low, high))
 
 
 def _positive_ns(field: str, value: Any) -> int:
@@ -148,13 +139,13 @@ def generate_trace(
             duration <= 0, an unknown workload (with the closest name suggested), a bad CDF file
             (with its line), an incast degree >= hosts, an unknown section key, ...
     """
-    hosts_n = _whole("trace.hosts", hosts, 2, 10**7)
+    hosts_n = check_whole("trace.hosts", hosts, 2, 10**7)
     rate = parse_rate_bps(link_rate, "trace.link_rate")
     duration_ns = _positive_ns("trace.duration", duration)
     start_ns = parse_time_ns(start, "trace.start")
     end_ns = start_ns + duration_ns
-    prio = _whole("trace.priority", priority, 1, 7)
-    seed_i = _whole("trace.seed", seed, 0)
+    prio = check_whole("trace.priority", priority, 1, 7)
+    seed_i = check_whole("trace.seed", seed, 0)
     background = workload != NO_BACKGROUND
     dist: FlowSizeDistribution | None = None
     if background:
@@ -181,7 +172,7 @@ def generate_trace(
     bounds.append(end_ns)
 
     inc = _section("incast", incast)
-    degree = _whole("trace.incast.degree", inc["degree"], 0, hosts_n - 1)
+    degree = check_whole("trace.incast.degree", inc["degree"], 0, hosts_n - 1)
     if degree:
         inc_size = parse_bytes(inc["size"], "trace.incast.size")
         if inc_size <= 0:
@@ -196,7 +187,7 @@ def generate_trace(
         else:
             interval = inc["interval"] if inc["interval"] is not None else _DEFAULT_INCAST_INTERVAL
             interval_ns = _positive_ns("trace.incast.interval", interval)
-        inc_receiver = None if inc["receiver"] is None else _whole("trace.incast.receiver", inc["receiver"],
+        inc_receiver = None if inc["receiver"] is None else check_whole("trace.incast.receiver", inc["receiver"],
                                                                    0, hosts_n - 1)
         inc_at = start_ns + parse_time_ns(inc["at"], "trace.incast.at")
     perm = _section("permutation", permutation)
@@ -204,9 +195,9 @@ def generate_trace(
     a2a = _section("all_to_all", all_to_all)
     a2a_size = parse_bytes(a2a["size"], "trace.all_to_all.size")
     ll = _section("long_lived", long_lived)
-    ll_receiver = None if ll["receiver"] is None else _whole("trace.long_lived.receiver", ll["receiver"],
+    ll_receiver = None if ll["receiver"] is None else check_whole("trace.long_lived.receiver", ll["receiver"],
                                                              0, hosts_n - 1)
-    n_long = _whole("trace.long_lived.flows", ll["flows"], 0, hosts_n - (ll_receiver is not None))
+    n_long = check_whole("trace.long_lived.flows", ll["flows"], 0, hosts_n - (ll_receiver is not None))
     if n_long:
         ll_size = parse_bytes(ll["size"], "trace.long_lived.size")
         if ll_size <= 0:
