@@ -353,3 +353,33 @@ def test_fixed_trace_windows(tmp_path):
         EcnTuningEnv(trace=str(tmp_path / "missing.parquet"))
     with pytest.raises(ConfigError, match="env.trace"):  # 16-host trace on a 4-host star
         EcnTuningEnv(trace=path, topology={"kind": "incast_star", "hosts": 4})
+
+
+_EPISODE_DIGEST = """
+import hashlib, gymnasium as gym, numpy as np
+import ecngym.envs
+env = gym.make("ecngym/RoceLeafSpine-v0", episode_steps=12)
+obs, _ = env.reset(seed=3)
+digest = hashlib.sha256(obs.tobytes())
+for k in range(12):
+    action = np.full(env.action_space.shape, k % env.action_space.nvec[0])
+    obs, reward, _, _, info = env.step(action)
+    digest.update(obs.tobytes()); digest.update(np.float64(reward).tobytes())
+digest.update(info["flow_records"].to_numpy(dtype=float).tobytes())
+print(digest.hexdigest())
+"""
+
+
+def test_an_episode_is_identical_in_fresh_processes_whatever_their_hash_seed():
+    # reruns and vector-env workers are new processes: nothing may depend on str hashing or addresses
+    import os
+    import subprocess
+    import sys
+
+    digests = set()
+    for hash_seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", _EPISODE_DIGEST], capture_output=True, text=True, cwd="/",
+                             timeout=300, env={**os.environ, "PYTHONHASHSEED": hash_seed})
+        assert out.returncode == 0, out.stderr
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1 and len(digests.pop()) == 64
