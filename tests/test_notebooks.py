@@ -9,27 +9,22 @@ import nbclient
 import nbformat
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 
 
-def _execute(path: Path, tmp_path: Path):
-    nb = nbformat.read(path, as_version=4)
+def _execute(name: str, tmp_path: Path) -> tuple[str, int]:
+    """Run a notebook; return its printed text and how many figures it drew."""
+    nb = nbformat.read(NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}}).execute()
-    return nb
+    outputs = [out for c in nb.cells if c.cell_type == "code" for out in c.get("outputs", [])]
+    text = "".join(out.get("text", "") + out.get("data", {}).get("text/plain", "") for out in outputs)
+    return text, sum("image/png" in out.get("data", {}) for out in outputs)
 
 
-def _text(cell) -> str:
-    parts = []
-    for out in cell.get("outputs", []):
-        if "text" in out:
-            parts.append(out["text"])
-        parts.append(out.get("data", {}).get("text/plain", ""))
-    return "".join(parts)
-
-
-def test_there_is_a_notebook():
-    assert NOTEBOOKS, "notebooks/ holds no notebook"
+def test_there_are_notebooks():
+    assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "compare_controllers"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -41,11 +36,16 @@ def test_notebook_is_stored_without_outputs(path):
 
 
 def test_quickstart_runs_and_every_flow_finishes(tmp_path):
-    nb = _execute(NOTEBOOKS[[p.stem for p in NOTEBOOKS].index("quickstart")], tmp_path)
-    text = "\n".join(_text(c) for c in nb.cells if c.cell_type == "code")
+    text, figures = _execute("quickstart", tmp_path)
     finished = re.findall(r"(\d+)/(\d+) flows finished", text)
     assert len(finished) == 2
     assert all(done == total and int(total) > 0 for done, total in finished)
-    # the queue / slowdown figure was drawn (a PNG in the outputs)
-    assert any("image/png" in out.get("data", {}) for c in nb.cells for out in c.get("outputs", []))
+    assert figures == 1  # the queue / slowdown figure
     assert re.search(r"return -?\d+\.\d+ over 20 steps", text)
+
+
+def test_compare_controllers_runs_a_sweep_on_identical_traces(tmp_path):
+    text, figures = _execute("compare_controllers", tmp_path)
+    assert "3 runs, 6 episodes" in text
+    assert "identical traces for every seed: True" in text
+    assert figures == 1
