@@ -53,7 +53,7 @@ def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed:
         if not exc.field.startswith("fabric.ecn."):
             raise
         field = f"ecn_settings.{name}.{exc.field.removeprefix('fabric.ecn.')}"
-        raise ConfigError(field, str(exc)[len(exc.field) + 2:]) from None
+        raise ConfigError(field, exc.message) from None
     return setting
 
 
@@ -68,10 +68,11 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
     """
     fabric_cfg = FabricConfig.from_dict(OmegaConf.to_container(cfg.fabric, resolve=True))
     topo = Topology.from_config(OmegaConf.to_container(cfg.topology, resolve=True))
-    if not cfg.ecn_settings:
+    ecn_settings = cfg.get("ecn_settings")  # None once deleted with ~ecn_settings
+    if not ecn_settings:
         raise ConfigError("ecn_settings", "got no setting; give at least one name: {kmin, kmax, pmax}")
     settings = {}
-    for name, ecn in cfg.ecn_settings.items():
+    for name, ecn in ecn_settings.items():
         if not isinstance(ecn, Mapping):
             raise ConfigError(f"ecn_settings.{name}", f"got {ecn!r}, expected a mapping {{kmin, kmax, pmax}}")
         settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), int(cfg.seed))
