@@ -16,6 +16,14 @@ import re
 
 from ecngym.error import ConfigError
 
+#: Largest size accepted (2^53 B, ~9 PB): exact as a float, far below the fabric's 64-bit counters.
+MAX_BYTES = 1 << 53
+#: Largest duration or absolute time accepted (2^62 ns, ~146 years): sums of two stay below 2^63.
+MAX_TIME_NS = 1 << 62
+#: Link and DCQCN rates lie in [1 bit/s, 1 Pbit/s]: the fabric divides by the whole-bit/s rate.
+MIN_RATE_BPS = 1.0
+MAX_RATE_BPS = 1e15
+
 _NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 _PATTERN = re.compile(rf"^\s*{_NUMBER}\s*([A-Za-z/]*)\s*$")
 
@@ -38,10 +46,13 @@ _RATE_UNITS = {
 }
 
 
-def _parse(field: str, value: object, units: dict[str, float], kind: str) -> float:
+def _parse(field: str, value: object, units: dict[str, float], kind: str) -> float | int:
+    """Return ``value`` in the internal unit: an exact int for whole inputs, else a finite float."""
     if isinstance(value, bool):
         raise ConfigError(field, f"expected a {kind}, got the boolean {value!r}")
-    if isinstance(value, numbers.Real):  # int, float and numpy scalars
+    if isinstance(value, numbers.Integral):  # int and numpy integers: exact, even beyond 2^53
+        return int(value)
+    if isinstance(value, numbers.Real):  # float and numpy floats
         number = float(value)
     elif not isinstance(value, str):
         raise ConfigError(field, f"expected a {kind} such as {_example(kind)}, got {value!r}")
@@ -52,7 +63,10 @@ def _parse(field: str, value: object, units: dict[str, float], kind: str) -> flo
             raise ConfigError(
                 field, f"cannot parse {value!r} as a {kind}; use a number with one of: {allowed}"
             )
-        number = float(m.group(1)) * units[m.group(2)]
+        mantissa, scale = m.group(1), units[m.group(2)]
+        if mantissa.lstrip("+-").isdigit() and isinstance(scale, int):
+            return int(mantissa) * scale  # "9007199254740993B" stays exact
+        number = float(mantissa) * scale
     if not math.isfinite(number):  # NaN, inf, or a literal beyond float range ("1e400KB")
         raise ConfigError(field, f"expected a finite {kind}, got {value!r}")
     return number
@@ -66,11 +80,13 @@ def parse_bytes(value: object, field: str = "value") -> int:
     """Parse a size ("5KB", "32MiB", 4000) into whole bytes.
 
     Raises:
-        ConfigError: If the value is malformed, negative or not a whole number of bytes.
+        ConfigError: If the value is malformed, negative, not a whole number of bytes or beyond 2^53.
     """
     b = _parse(field, value, _BYTE_UNITS, "size")
     if b < 0 or b != int(b):
         raise ConfigError(field, f"expected a non-negative whole number of bytes, got {value!r}")
+    if b > MAX_BYTES:
+        raise ConfigError(field, f"got {value!r}, allowed range is [0, 2^53] bytes")
     return int(b)
 
 
@@ -78,11 +94,13 @@ def parse_time_ns(value: object, field: str = "value") -> int:
     """Parse a duration ("10us", "1ms", 2500) into whole nanoseconds.
 
     Raises:
-        ConfigError: If the value is malformed, negative or finer than 1 ns.
+        ConfigError: If the value is malformed, negative, finer than 1 ns or beyond 2^62 ns.
     """
     t = _parse(field, value, _TIME_UNITS, "duration")
     if t < 0 or abs(t - round(t)) > 1e-6:
         raise ConfigError(field, f"expected a non-negative whole number of ns, got {value!r}")
+    if t > MAX_TIME_NS:
+        raise ConfigError(field, f"got {value!r}, allowed range is [0, 2^62] ns (~146 years)")
     return int(round(t))
 
 
@@ -90,9 +108,9 @@ def parse_rate_bps(value: object, field: str = "value") -> float:
     """Parse a link rate ("100Gbps", 25e9) into bits per second.
 
     Raises:
-        ConfigError: If the value is malformed or not positive.
+        ConfigError: If the value is malformed or outside [1 bit/s, 1 Pbit/s].
     """
     r = _parse(field, value, _RATE_UNITS, "rate")
-    if not r > 0:
-        raise ConfigError(field, f"expected a positive rate, got {value!r}")
-    return r
+    if not MIN_RATE_BPS <= r <= MAX_RATE_BPS:
+        raise ConfigError(field, f"got {value!r}, allowed range is [1bps, 1e15bps] (1 Pbps)")
+    return float(r)

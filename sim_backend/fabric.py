@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +14,7 @@ from ecngym.error import ConfigError, check_range
 from ecngym.sim_backend.config import FabricConfig
 from ecngym.sim_backend.flows import as_flow_table
 from ecngym.sim_backend.topology import Topology
-from ecngym.units import parse_bytes, parse_time_ns
+from ecngym.units import MAX_BYTES, parse_bytes, parse_time_ns
 
 _live_fabric: weakref.ref[Fabric] | None = None
 
@@ -87,6 +88,11 @@ class Fabric:
         self.config: FabricConfig = config
         self.flows = as_flow_table(flows, num_hosts=self.topology.num_hosts)
         self._cpp_config = config.to_cpp()
+        top = int(self.flows["priority"].max()) if len(self.flows) else 0
+        if top >= self._cpp_config.num_queues:
+            raise ConfigError("fabric.num_queues", f"got {self._cpp_config.num_queues}, but the flows use "
+                              f"priority {top} (queue 0 is the control queue): need at least {top + 1}")
+        self.topology.check_buildable()
         self._sim: Any = None
         self._build()
 
@@ -133,11 +139,17 @@ class Fabric:
         )
 
     def reset(self, seed: int | None = None) -> None:
-        """Tear down and rebuild the same fabric (same flows) at time 0, optionally reseeded."""
+        """Tear down and rebuild the same fabric (same flows) at time 0, optionally reseeded.
+
+        Raises:
+            ConfigError: If ``seed`` is invalid; the running fabric is then left untouched.
+        """
+        if seed is not None:  # validate before tearing anything down
+            config = self.config.updated({"seed": seed})
+            cpp_config = config.to_cpp()
         self.close()
         if seed is not None:
-            self.config = self.config.updated({"seed": seed})
-            self._cpp_config = self.config.to_cpp()
+            self.config, self._cpp_config = config, cpp_config
         self._build()
 
     def close(self) -> None:
@@ -217,16 +229,14 @@ class Fabric:
         Raises:
             ConfigError: If a port is not a switch port, kmin > kmax or pmax outside [0, 1].
         """
-        ports = np.atleast_1d(np.asarray(ports, dtype=np.int64))
+        ports = _ids(ports, "ports", len(self.ports))
         n = len(ports)
-        if np.any((ports < 0) | (ports >= len(self.ports))):
-            raise ConfigError("ports", f"port ids must be in [0, {len(self.ports)})")
         if not np.all(self.ports.is_switch[ports]):
             bad = int(ports[~self.ports.is_switch[ports]][0])
             raise ConfigError("ports", f"port {bad} is a host port; only switch ports mark ECN")
         kmin_b = _broadcast_bytes(kmin, n, "kmin")
         kmax_b = _broadcast_bytes(kmax, n, "kmax")
-        pmax_a = np.broadcast_to(np.asarray(pmax, dtype=np.float64), (n,)).copy()
+        pmax_a = _broadcast_reals(pmax, n, "pmax")
         bad = np.flatnonzero(~((pmax_a >= 0.0) & (pmax_a <= 1.0)))
         if len(bad):
             raise ConfigError("pmax", f"got {pmax_a[bad[0]]!r} for port {ports[bad[0]]}, allowed range is [0, 1]")
@@ -246,13 +256,11 @@ class Fabric:
         Raises:
             ConfigError: If a switch index is out of range or alpha <= 0.
         """
-        sw = np.atleast_1d(np.asarray(switches, dtype=np.int64))
+        sw = _ids(switches, "switches", self.topology.num_switches)
         n = len(sw)
-        if np.any((sw < 0) | (sw >= self.topology.num_switches)):
-            raise ConfigError("switches", f"switch indices must be in [0, {self.topology.num_switches})")
-        alpha_a = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,)).copy()
-        for a in alpha_a:
-            check_range("alpha", float(a), 0.0, 64.0, low_inclusive=False)
+        alpha_a = _broadcast_reals(alpha, n, "alpha")
+        for i, a in enumerate(alpha_a):
+            check_range(f"alpha[{i}]" if n > 1 else "alpha", float(a), 0.0, 64.0, low_inclusive=False)
         self.sim.set_pfc(sw.astype(np.uint32), alpha_a, _broadcast_bytes(headroom, n, "headroom"))
 
     # ------------------------------------------------------------------ results
@@ -273,16 +281,69 @@ class Fabric:
         return df
 
 
+def _ids(value: Any, name: str, count: int) -> np.ndarray:
+    """Return port / switch ids as an int64 array, each checked to lie in [0, count).
+
+    Only integers are ids: a float (even 1.0 — a computed id that is not an integer is a bug
+    upstream), a string or a boolean is refused, never truncated or parsed.
+
+    Raises:
+        ConfigError: Naming ``name`` and the first bad entry.
+    """
+    arr = np.atleast_1d(np.asarray(value, dtype=object if _has_big_int(value) else None))
+    if arr.ndim != 1:
+        raise ConfigError(name, f"expected one id or a flat list of ids, got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        bad = next(v for v in arr.tolist()
+                   if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63)
+        raise ConfigError(name, f"expected integer ids in [0, {count}), got {bad!r}")
+    out = arr.astype(np.int64)
+    bad = np.flatnonzero((out < 0) | (out >= count))
+    if len(bad):
+        raise ConfigError(name, f"got {int(out[bad[0]])}, ids must be in [0, {count})")
+    return out
+
+
+def _has_big_int(value: Any) -> bool:
+    """Whether ``value`` holds a Python int beyond int64 (numpy would otherwise raise OverflowError)."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in items)
+
+
+def _broadcast_reals(value: Any, n: int, name: str) -> np.ndarray:
+    """Return ``value`` (a number or ``n`` numbers) as float64; strings and booleans are refused."""
+    try:
+        arr = np.asarray(value, dtype=object if _has_big_int(value) else None)
+    except (TypeError, ValueError):
+        raise ConfigError(name, f"expected a number or {n} numbers, got {value!r}") from None
+    if arr.dtype.kind not in "iuf":
+        raise ConfigError(name, f"expected a number or {n} numbers, got {value!r}")
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.shape != (n,)):
+        raise ConfigError(name, f"expected a number or {n} values (one per target), got shape {arr.shape}")
+    return np.broadcast_to(arr.astype(np.float64), (n,)).copy()
+
+
 def _broadcast_bytes(value: Any, n: int, name: str) -> np.ndarray:
+    """Return sizes (one, broadcast, or ``n``; bytes or size strings) as uint64 bytes.
+
+    Raises:
+        ConfigError: On a malformed, negative, fractional or out-of-range size (see
+            :func:`ecngym.units.parse_bytes`) or a wrong count.
+    """
     if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":  # fast path: already bytes
         if value.shape != (n,):
             raise ConfigError(name, f"expected {n} values (one per target), got shape {value.shape}")
-        if np.any(value < 0) or np.any(value != np.round(value)):
-            raise ConfigError(name, "byte counts must be non-negative whole numbers")
+        ok = np.isfinite(value) & (value >= 0) & (value == np.round(value)) & (value <= MAX_BYTES)
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise ConfigError(f"{name}[{i}]", f"got {value[i]!r}, allowed: a whole number of bytes in [0, 2^53]")
         return value.astype(np.uint64)
-    if isinstance(value, (str, int, float, np.integer, np.floating)):
+    if isinstance(value, (str, numbers.Real)):  # numbers.Real covers bools: parse_bytes refuses them
         return np.full(n, parse_bytes(value, name), dtype=np.uint64)
-    values = list(value)
+    try:
+        values = list(value)
+    except TypeError:
+        raise ConfigError(name, f"expected a size or {n} sizes, got {value!r}") from None
     if len(values) != n:
         raise ConfigError(name, f"expected {n} values (one per target), got {len(values)}")
     return np.array([parse_bytes(v, f"{name}[{i}]") for i, v in enumerate(values)], dtype=np.uint64)

@@ -55,6 +55,34 @@ class Topology:
         flags[self.num_hosts :] = 1
         return flags
 
+    def check_buildable(self, available_bytes: int | None = None) -> None:
+        """Refuse a topology the fabric cannot build: a switch beyond 65535 ports, or one whose
+        estimated memory exceeds what this machine has available.
+
+        The estimate is dominated by the per-destination tables: hop counts (4 B x hosts x nodes)
+        and each switch's next-hop list per host (a vector header plus its smallest heap block,
+        ~56 B x switches x hosts), plus ~2 KiB per port; it is a lower bound, so a refused build
+        would certainly not fit.
+
+        Args:
+            available_bytes: Memory budget; default: ``MemAvailable`` of ``/proc/meminfo``.
+
+        Raises:
+            ConfigError: Naming ``topology`` with the estimate and the budget.
+        """
+        degree = np.bincount(np.concatenate([self.link_a, self.link_b]), minlength=self.num_nodes)
+        if self.num_switches and degree[self.num_hosts :].max() > MAX_SWITCH_PORTS:
+            sw = int(np.argmax(degree[self.num_hosts :]))
+            raise ConfigError("topology", f"{self.name}: switch {sw} has {int(degree[self.num_hosts + sw])} "
+                                          f"ports, allowed at most {MAX_SWITCH_PORTS}")
+        hosts, nodes, switches = self.num_hosts, self.num_nodes, self.num_switches
+        need = 4 * hosts * nodes + 56 * switches * hosts + 2048 * 2 * len(self.link_a)
+        budget = _available_memory() if available_bytes is None else available_bytes
+        if budget is not None and need > budget:
+            raise ConfigError("topology", f"{self.name} needs at least ~{need / 1e9:.1f} GB to build "
+                                          f"(routing tables of {hosts} hosts x {nodes} nodes, {switches} "
+                                          f"switches); {budget / 1e9:.1f} GB is available")
+
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> Topology:
         """Build from a config mapping with a ``kind`` key and that builder's arguments.
@@ -70,7 +98,7 @@ class Topology:
             "dumbbell": dumbbell,
             "leaf_spine": leaf_spine,
             "fat_tree": fat_tree,
-            "hpcc_file": lambda **kw: from_hpcc_file(kw.pop("path"), **kw),
+            "hpcc_file": from_hpcc_file,
         }
         if kind not in builders:
             raise ConfigError("topology.kind", f"got {kind!r}, allowed: {sorted(builders)}")
@@ -96,6 +124,33 @@ def _links(
     )
 
 
+#: Ports per switch the fabric supports (16-bit local port index).
+MAX_SWITCH_PORTS = 65535
+
+
+def _available_memory() -> int | None:
+    """``MemAvailable`` in bytes, or ``None`` where /proc/meminfo is absent (not Linux)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+#: Longest link propagation delay accepted (1 s; the fabric sums delays along paths in int64 ns).
+MAX_LINK_DELAY_NS = 1_000_000_000
+
+
+def _delay(name: str, value: Any) -> int:
+    delay_ns = parse_time_ns(value, name)
+    if delay_ns > MAX_LINK_DELAY_NS:
+        raise ConfigError(name, f"got {value!r}, allowed range is [0, 1s]")
+    return delay_ns
+
+
 def _count(name: str, value: Any, low: int = 1, high: int = 100_000) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ConfigError(name, f"expected an integer, got {value!r}")
@@ -110,7 +165,7 @@ def incast_star(hosts: int = 16, link_rate: Any = "100Gbps", link_delay: Any = "
     """
     n = _count("topology.hosts", hosts, 2)
     rate = parse_rate_bps(link_rate, "topology.link_rate")
-    delay = parse_time_ns(link_delay, "topology.link_delay")
+    delay = _delay("topology.link_delay", link_delay)
     pairs = [(h, n, rate, delay) for h in range(n)]
     return _links(pairs, f"incast_star({n})", n, ["tor"], hosts=n, link_rate=rate, link_delay=delay)
 
@@ -131,7 +186,7 @@ def dumbbell(
     nr = _count("topology.right_hosts", right_hosts)
     hr = parse_rate_bps(host_rate, "topology.host_rate")
     br = parse_rate_bps(bottleneck_rate, "topology.bottleneck_rate")
-    d = parse_time_ns(link_delay, "topology.link_delay")
+    d = _delay("topology.link_delay", link_delay)
     n = nl + nr
     s_left, s_right = n, n + 1
     pairs = [(h, s_left, hr, d) for h in range(nl)]
@@ -161,8 +216,8 @@ def leaf_spine(
     hpl = _count("topology.hosts_per_leaf", hosts_per_leaf)
     hr = parse_rate_bps(host_rate, "topology.host_rate")
     fr = parse_rate_bps(fabric_rate, "topology.fabric_rate")
-    hd = parse_time_ns(host_delay, "topology.host_delay")
-    fd = parse_time_ns(fabric_delay, "topology.fabric_delay")
+    hd = _delay("topology.host_delay", host_delay)
+    fd = _delay("topology.fabric_delay", fabric_delay)
     n = nl * hpl
     leaf0, spine0 = n, n + nl
     pairs = [(leaf * hpl + h, leaf0 + leaf, hr, hd) for leaf in range(nl) for h in range(hpl)]
@@ -189,7 +244,7 @@ def fat_tree(k: int = 4, link_rate: Any = "100Gbps", link_delay: Any = "1us") ->
     if k % 2:
         raise ConfigError("topology.k", f"got {k}, must be even")
     rate = parse_rate_bps(link_rate, "topology.link_rate")
-    d = parse_time_ns(link_delay, "topology.link_delay")
+    d = _delay("topology.link_delay", link_delay)
     half = k // 2
     n_hosts = k**3 // 4
     edge0 = n_hosts
@@ -243,7 +298,7 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
         try:
             a, b = int(parts[0]), int(parts[1])
             rate = parse_rate_bps(parts[2], f"{field_name} line {ln_no}")
-            delay = parse_time_ns(parts[3], f"{field_name} line {ln_no}")
+            delay = _delay(f"{field_name} line {ln_no}", parts[3])
         except (ValueError, IndexError):
             raise ConfigError(field_name, f"line {ln_no}: expected 'src dst rate delay error'") from None
         if a not in new_index or b not in new_index:

@@ -83,6 +83,48 @@ FlowsToDict(FlowRecords&& r)
     return d;
 }
 
+/**
+ * Registers the methods of the Python class ``Fabric`` so that each first calls
+ * Fabric::CheckAlive(): the body of a method can never run on a destroyed fabric. It is the only
+ * way methods are added (see NB_MODULE below), so a new method cannot forget the check.
+ */
+class FabricMethods
+{
+  public:
+    explicit FabricMethods(nb::class_<Fabric>& cls)
+        : m_cls(cls)
+    {
+    }
+
+    /** Add method ``name``; ``body`` is a captureless function taking the fabric first. */
+    template <typename R, typename Self, typename... Args, typename... Extra>
+    FabricMethods& Def(const char* name, R (*body)(Self&, Args...), const Extra&... extra)
+    {
+        m_cls.def(name, Guarded(body), extra...);
+        return *this;
+    }
+
+    /** Add read-only property ``name``. */
+    template <typename R, typename Self>
+    FabricMethods& Prop(const char* name, R (*getter)(Self&))
+    {
+        m_cls.def_prop_ro(name, Guarded(getter));
+        return *this;
+    }
+
+  private:
+    template <typename R, typename Self, typename... Args>
+    static auto Guarded(R (*body)(Self&, Args...))
+    {
+        return [body](Self& f, Args... args) -> R {
+            f.CheckAlive();
+            return body(f, std::forward<Args>(args)...);
+        };
+    }
+
+    nb::class_<Fabric>& m_cls;
+};
+
 } // namespace
 
 NB_MODULE(_fabric, m)
@@ -163,11 +205,17 @@ NB_MODULE(_fabric, m)
           "Events per second of a bare ns-3 event loop (self-rescheduling no-op events).",
           nb::call_guard<nb::gil_scoped_release>());
 
-    nb::class_<Fabric>(m, "Fabric")
-        .def(nb::init<const FabricConfig&>(), "config"_a)
-        .def(
+    // Every method and property of Fabric is registered through FabricMethods, whose Def() /
+    // Prop() run Fabric::CheckAlive() first: a call after destroy() is a clear RuntimeError,
+    // never a read of freed state. Only destroy() itself (idempotent) bypasses it.
+    nb::class_<Fabric> fabric(m, "Fabric");
+    fabric.def(nb::init<const FabricConfig&>(), "config"_a)
+        .def("destroy", &Fabric::Destroy)
+        .def_prop_ro("alive", [](const Fabric& f) { return !f.IsDestroyed(); });
+    FabricMethods(fabric)
+        .Def(
             "build",
-            [](Fabric& f,
+            +[](Fabric& f,
                ArrayIn<uint8_t> isSwitch,
                ArrayIn<uint32_t> a,
                ArrayIn<uint32_t> b,
@@ -177,9 +225,9 @@ NB_MODULE(_fabric, m)
                         FromNumpy(delay));
             },
             "is_switch"_a, "link_a"_a, "link_b"_a, "rate_bps"_a, "delay_ns"_a)
-        .def(
+        .Def(
             "set_flows",
-            [](Fabric& f,
+            +[](Fabric& f,
                ArrayIn<uint32_t> src,
                ArrayIn<uint32_t> dst,
                ArrayIn<uint64_t> size,
@@ -189,15 +237,16 @@ NB_MODULE(_fabric, m)
                            FromNumpy(queue));
             },
             "src"_a, "dst"_a, "size_bytes"_a, "start_ns"_a, "priority"_a)
-        .def("run_until", &Fabric::RunUntil, "until_ns"_a,
+        .Def("run_until", +[](Fabric& f, int64_t untilNs) { f.RunUntil(untilNs); }, "until_ns"_a,
              nb::call_guard<nb::gil_scoped_release>())
-        .def("run_to_completion", &Fabric::RunToCompletion, "limit_ns"_a,
+        .Def("run_to_completion",
+             +[](Fabric& f, int64_t limitNs) { return f.RunToCompletion(limitNs); }, "limit_ns"_a,
              nb::call_guard<nb::gil_scoped_release>())
-        .def_prop_ro("now_ns", &Fabric::NowNs)
-        .def("read_telemetry", [](Fabric& f) { return TelemetryToDict(f.ReadTelemetry()); })
-        .def(
+        .Prop("now_ns", +[](const Fabric& f) { return f.NowNs(); })
+        .Def("read_telemetry", +[](Fabric& f) { return TelemetryToDict(f.ReadTelemetry()); })
+        .Def(
             "set_red",
-            [](Fabric& f,
+            +[](Fabric& f,
                ArrayIn<uint32_t> ports,
                ArrayIn<uint64_t> kmin,
                ArrayIn<uint64_t> kmax,
@@ -205,8 +254,8 @@ NB_MODULE(_fabric, m)
                 f.SetRed(FromNumpy(ports), FromNumpy(kmin), FromNumpy(kmax), FromNumpy(pmax));
             },
             "port_ids"_a, "kmin_bytes"_a, "kmax_bytes"_a, "pmax"_a)
-        .def("get_red",
-             [](const Fabric& f) {
+        .Def("get_red",
+             +[](const Fabric& f) {
                  std::vector<uint64_t> kmin, kmax;
                  std::vector<double> pmax;
                  f.GetRed(kmin, kmax, pmax);
@@ -216,15 +265,15 @@ NB_MODULE(_fabric, m)
                  d["pmax"] = ToNumpy(std::move(pmax));
                  return d;
              })
-        .def(
+        .Def(
             "set_pfc",
-            [](Fabric& f, ArrayIn<uint32_t> sw, ArrayIn<double> alpha, ArrayIn<uint64_t> hdrm) {
+            +[](Fabric& f, ArrayIn<uint32_t> sw, ArrayIn<double> alpha, ArrayIn<uint64_t> hdrm) {
                 f.SetPfc(FromNumpy(sw), FromNumpy(alpha), FromNumpy(hdrm));
             },
             "switch_ids"_a, "alpha"_a, "headroom_bytes"_a)
-        .def("flow_records", [](const Fabric& f) { return FlowsToDict(f.GetFlowRecords()); })
-        .def("counters",
-             [](const Fabric& f) {
+        .Def("flow_records", +[](const Fabric& f) { return FlowsToDict(f.GetFlowRecords()); })
+        .Def("counters",
+             +[](const Fabric& f) {
                  const FabricCounters& c = f.GetCounters();
                  nb::dict d;
                  d["data_packet_hops"] = c.dataPacketHops;
@@ -236,8 +285,8 @@ NB_MODULE(_fabric, m)
                  d["packets_in_flight"] = f.GetPacketsInFlight();
                  return d;
              })
-        .def("port_info",
-             [](const Fabric& f) {
+        .Def("port_info",
+             +[](const Fabric& f) {
                  nb::dict d;
                  d["node"] = ToNumpy(f.PortNode());
                  d["peer_node"] = ToNumpy(f.PortPeerNode());
@@ -247,7 +296,6 @@ NB_MODULE(_fabric, m)
                  d["switch_index"] = ToNumpy(f.PortSwitchIndex());
                  return d;
              })
-        .def_prop_ro("num_hosts", &Fabric::NumHosts)
-        .def_prop_ro("num_switches", &Fabric::NumSwitches)
-        .def("destroy", &Fabric::Destroy);
+        .Prop("num_hosts", +[](const Fabric& f) { return f.NumHosts(); })
+        .Prop("num_switches", +[](const Fabric& f) { return f.NumSwitches(); });
 }

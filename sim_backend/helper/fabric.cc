@@ -26,6 +26,9 @@ namespace
 {
 bool g_fabricAlive = false;
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr double kMinRateBps = 1.0;          //!< below it the whole-bit/s rate would be 0
+constexpr double kMaxRateBps = 1e15;         //!< 1 Pbit/s
+constexpr int64_t kMaxLinkDelayNs = 1000000000; //!< 1 s: path sums stay far from int64 overflow
 constexpr uint32_t kHpccFirstPort = 10000; //!< third.cc: each host pair's ports start here
 constexpr uint16_t kHpccDstPort = 100;     //!< HPCC's traffic generator's destination port
 
@@ -118,10 +121,14 @@ Fabric::Build(const std::vector<uint8_t>& isSwitch,
             throw std::invalid_argument(Where("links", l) + ": endpoints must be two different "
                                         "nodes in [0, " + std::to_string(nNodes) + ")");
         }
-        if (!(rateBps[l] > 0) || delayNs[l] < 0)
+        // Ports keep the rate as a whole number of bit/s and divide by it; delays are summed
+        // along paths: these bounds (also ecngym.units.MAX_RATE_BPS / topology's delay bound)
+        // keep every such division and sum defined.
+        if (!(rateBps[l] >= kMinRateBps && rateBps[l] <= kMaxRateBps) || delayNs[l] < 0 ||
+            delayNs[l] > kMaxLinkDelayNs)
         {
             throw std::invalid_argument(Where("links", l) +
-                                        ": rate must be > 0 and delay >= 0");
+                                        ": rate must be in [1, 1e15] bit/s and delay in [0, 1e9] ns");
         }
         ++degree[linkA[l]];
         ++degree[linkB[l]];

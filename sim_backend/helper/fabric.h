@@ -176,11 +176,22 @@ class Fabric
     /** @brief Tear down the simulation (Simulator::Destroy); the object is unusable after. */
     void Destroy();
 
+    /**
+     * @brief Throw std::runtime_error if Destroy() was called. The Python bindings call it before
+     *        every method (one guard, see fabric-module.cc), so no call can reach freed state.
+     */
+    void CheckAlive() const;
+
+    /** @return whether Destroy() was called */
+    bool IsDestroyed() const
+    {
+        return m_destroyed;
+    }
+
   private:
     void ComputeRoutes();
     void ComputePathFacts(QueuePair& qp) const;
     void StartDueFlows();
-    void CheckAlive() const;
 
     std::unique_ptr<FabricContext> m_ctx;
     std::vector<uint8_t> m_isSwitch;

@@ -42,7 +42,7 @@ FabricNetDevice::Setup(FabricPortOwner* owner,
     m_localIndex = localIndex;
     m_rateBps = rateBps;
     m_psPerByte = 8.0e12 / rateBps;
-    m_rateBpsInt = static_cast<uint64_t>(rateBps);
+    m_rateBpsInt = static_cast<uint64_t>(std::llround(rateBps)); // rateBps >= 1 (Fabric::Build)
     m_numQueues = numQueues;
     m_counters = counters;
     m_lastQueueChangeNs = Simulator::Now().GetTimeStep();

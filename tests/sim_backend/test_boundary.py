@@ -1,0 +1,193 @@
+"""The Python / C++ boundary: no public input crashes the process or silently changes meaning.
+
+Regression tests for issue 7's crash and silent-change cases. Anything that crashed the process
+before runs in a subprocess, so a regression fails the test instead of killing the test run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ecngym.error import ConfigError
+from ecngym.sim_backend import Fabric, Topology
+
+FLOWS = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [10_000], "start_ns": [0]})
+STAR = {"kind": "incast_star", "hosts": 2}
+
+
+def run_isolated(code: str) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter; return the finished process (never raises)."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("rate", ["0.5bps", 0.5, "2e19bps", 2.0**64, "0bps"])
+def test_link_rate_outside_range_is_a_named_error(rate):
+    # was: SIGFPE with the hpcc preset (rate cast to an unsigned integer, then divided by)
+    with pytest.raises(ConfigError, match=r"topology\.link_rate.*allowed range"):
+        Fabric({**STAR, "link_rate": rate}, FLOWS, "hpcc")
+
+
+@pytest.mark.parametrize("rate", [0.5, 2.0**64, float("nan")])
+def test_bindings_refuse_unrepresentable_rates_without_crashing(rate):
+    proc = run_isolated(f"""
+        import numpy as np
+        from ecngym.sim_backend import FabricConfig, _fabric
+        sim = _fabric.Fabric(FabricConfig.preset("hpcc").to_cpp())
+        try:
+            sim.build(np.array([0, 0, 1], np.uint8), np.array([0, 1], np.uint32), np.array([2, 2], np.uint32),
+                      np.array([{rate!r}, 1e9]), np.array([1000, 1000], np.int64))
+        except ValueError as exc:
+            print("refused:", exc)
+        sim.destroy()
+    """.replace("nan", "float('nan')"))
+    assert proc.returncode == 0, proc.stderr
+    assert "refused: links[0]: rate must be in [1, 1e15] bit/s" in proc.stdout
+
+
+def test_every_binding_method_after_destroy_is_a_clear_error():
+    # was: counters() and flow_records() segfaulted on a destroyed handle
+    proc = run_isolated("""
+        import numpy as np
+        import pandas as pd
+        from ecngym.sim_backend import Fabric
+        fab = Fabric({"kind": "incast_star", "hosts": 2},
+                     pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": [0]}), "hpcc")
+        sim = fab.sim
+        fab.close()
+        calls = {"counters": lambda: sim.counters(), "flow_records": lambda: sim.flow_records(),
+                 "read_telemetry": lambda: sim.read_telemetry(), "port_info": lambda: sim.port_info(),
+                 "get_red": lambda: sim.get_red(), "now_ns": lambda: sim.now_ns,
+                 "num_hosts": lambda: sim.num_hosts, "num_switches": lambda: sim.num_switches,
+                 "run_until": lambda: sim.run_until(10), "run_to_completion": lambda: sim.run_to_completion(10),
+                 "set_pfc": lambda: sim.set_pfc(np.zeros(1, np.uint32), np.ones(1), np.zeros(1, np.uint64))}
+        for name, call in calls.items():
+            try:
+                call()
+                print(name, "NO ERROR")
+            except RuntimeError as exc:
+                print(name, "refused:", exc)
+        sim.destroy()  # idempotent
+        print("alive:", sim.alive)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 12 and lines[-1] == "alive: False"
+    assert all("refused: this Fabric has been destroyed" in ln for ln in lines[:-1]), proc.stdout
+
+
+def test_python_fabric_after_close_raises():
+    fab = Fabric(STAR, FLOWS, "hpcc")
+    fab.close()
+    for call in (fab.counters, fab.flow_records, fab.read_telemetry):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
+
+
+@pytest.fixture()
+def fab():
+    f = Fabric(STAR, FLOWS, "hpcc")
+    yield f
+    f.close()
+
+
+def _switch_port(f: Fabric) -> int:
+    return int(f.ports.switch_ports()[0])
+
+
+@pytest.mark.parametrize("ports", [[1.9], [1.0], ["1"], "1", [True], np.array([1.5]), [2**70], [[1]]])
+def test_set_red_port_ids_must_be_integers(fab, ports):
+    # was: [1.9] set port 1; strings were parsed
+    with pytest.raises(ConfigError, match="ports"):
+        fab.set_red(ports, 1000, 2000, 0.1)
+
+
+@pytest.mark.parametrize("kmin", [1e30, 2**70, float("inf"), "1e30B", np.array([1e30])])
+def test_set_red_huge_thresholds_refused_not_wrapped(fab, kmin):
+    # was: kmin=1e30 stored 0 (mark everything instead of never)
+    before = fab.get_red()["kmin_bytes"].copy()
+    with pytest.raises(ConfigError, match="kmin"):
+        fab.set_red([_switch_port(fab)], kmin, 2**53, 0.1)
+    assert np.array_equal(fab.get_red()["kmin_bytes"], before)
+
+
+@pytest.mark.parametrize("pmax", ["0.5", True, [0.1, 0.2], None, float("nan")])
+def test_set_red_pmax_must_be_one_number_per_port(fab, pmax):
+    with pytest.raises(ConfigError, match="pmax"):
+        fab.set_red([_switch_port(fab)], 1000, 2000, pmax)
+
+
+def test_set_red_largest_threshold_is_stored_exactly(fab):
+    port = _switch_port(fab)
+    fab.set_red([port], 2**53, 2**53, 0.5)
+    red = fab.get_red()
+    assert red["kmin_bytes"][port] == 2**53 and red["kmax_bytes"][port] == 2**53
+
+
+@pytest.mark.parametrize("switches,alpha,headroom,field", [
+    ([0.0], 1.0, 0, "switches"), (["0"], 1.0, 0, "switches"), ([2**70], 1.0, 0, "switches"),
+    ([0], "1", 0, "alpha"), ([0], True, 0, "alpha"), ([0], [1.0, 2.0], 0, "alpha"),
+    ([0], 1.0, "lots", "headroom"), ([0], 1.0, 2**64, "headroom"), ([0], 1.0, None, "headroom")])
+def test_set_pfc_arguments_are_checked(fab, switches, alpha, headroom, field):
+    with pytest.raises(ConfigError, match=field):
+        fab.set_pfc(switches, alpha, headroom)
+
+
+def test_reset_with_bad_seed_keeps_the_fabric_open(fab):
+    # was: reset(seed=-1) closed the fabric, then rejected the seed
+    fab.run_until("10us")
+    with pytest.raises(ConfigError, match="fabric.seed"):
+        fab.reset(seed=-1)
+    assert fab.now_ns == 10_000  # still open, untouched
+    fab.reset(seed=2)
+    assert fab.now_ns == 0
+
+
+@pytest.mark.parametrize("delay", ["2s", 2_000_000_000, "1e400s"])
+def test_huge_link_delays_refused(delay):
+    # was: a sum of huge link delays overflowed into a negative base RTT
+    with pytest.raises(ConfigError, match="topology.fabric_delay"):
+        Fabric({"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 1, "fabric_delay": delay},
+               FLOWS, "hpcc")
+
+
+@pytest.mark.parametrize("when", [2**63, 2**62 + 1, "1e30s"])
+def test_times_beyond_the_clock_refused(fab, when):
+    with pytest.raises(ConfigError, match="until"):
+        fab.run_until(when)
+
+
+def test_num_queues_too_few_for_the_flows_names_num_queues():
+    with pytest.raises(ConfigError, match=r"fabric\.num_queues.*priority 3"):
+        Fabric(STAR, FLOWS, {"preset": "hpcc", "num_queues": 2})
+
+
+def test_switch_beyond_65535_ports_refused_before_building():
+    with pytest.raises(ConfigError, match=r"topology.*70000 ports"):
+        Fabric({"kind": "incast_star", "hosts": 70_000}, FLOWS, "hpcc")
+
+
+def test_topology_that_cannot_fit_in_memory_refused_with_estimate(monkeypatch):
+    # was: fat_tree(k=64) passed validation, then failed allocating ~18 GB (never build it here)
+    top = Topology.from_config({"kind": "fat_tree", "k": 64})
+    with pytest.raises(ConfigError, match=r"topology: fat_tree\(k=64\) needs at least ~38\.\d GB.*8\.0 GB"):
+        top.check_buildable(available_bytes=8 * 10**9)
+    from ecngym.sim_backend import topology as topology_module
+
+    monkeypatch.setattr(topology_module, "_available_memory", lambda: 8 * 10**9)
+    with pytest.raises(ConfigError, match="needs at least"):
+        Fabric({"kind": "fat_tree", "k": 64}, FLOWS, "hpcc")
+    Topology.from_config({"kind": "fat_tree", "k": 4}).check_buildable(available_bytes=8 * 10**9)
+
+
+@pytest.mark.parametrize("cfg,field", [({"kind": "hpcc_file"}, "topology"),
+                                       ({"kind": "hpcc_file", "path": "/"}, "topology.path")])
+def test_hpcc_file_topology_without_a_readable_path(cfg, field):
+    with pytest.raises(ConfigError, match=field):
+        Topology.from_config(cfg)
