@@ -10,7 +10,11 @@ PYTEST_ARGS ?= -m "not slow"
 install:
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install ".[test]"
+	@# The build requirements (pyproject's [build-system]) go into the venv and the build runs without
+	@# isolation: an isolated build gets a new temporary path for ns-3's and nanobind's headers each
+	@# time, which made every reinstall recompile the whole fabric; this way build/ stays incremental.
+	$(PY) -m pip install --quiet $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))")
+	$(PY) -m pip install --no-build-isolation ".[test]"
 
 ## The main job on a small default scenario.
 demo: install
