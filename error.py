@@ -6,8 +6,6 @@ allowed, so that a wrong config fails at start-up with a message a user can act 
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any
 
 
@@ -76,9 +74,9 @@ def check_range(
 def check_whole(field: str, value: Any, low: int | None = None, high: int | None = None) -> int:
     """Return ``value`` as an int if it is a whole number in [low, high], else raise :class:`ConfigError`.
 
-    Floats must be whole (``3.0``, not ``2.5``); booleans and strings are refused.
+    Floats must be whole (``3.0``, not ``2.5``); booleans and strings are refused. (The rule is
+    :func:`ecngym.validation.Whole`'s; this is its one-value form.)
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or (
-            not math.isfinite(value) or value != int(value)):
-        raise ConfigError(field, f"expected a whole number, got {value!r}")
-    return int(check_range(field, int(value), low, high))
+    from ecngym.validation import Whole, check
+
+    return check(field, value, Whole(low, high))

@@ -210,7 +210,7 @@ def _env_for(controller: Any, cfg: DictConfig) -> Any:
     setting = controller.target(env)
     if EcnSetting(*setting) in env.unwrapped.scenario.actions.templates:
         return env
-    action = {**dataclasses.asdict(env.unwrapped.config.action), "static_default": list(setting)}
+    action = {**env.unwrapped.config.action.as_dict(), "static_default": list(setting)}
     env.close()
     return make_env(cfg, {"action": action})
 

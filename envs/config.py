@@ -6,53 +6,120 @@ environments are presets of it. Unknown keys raise :class:`ecngym.error.ConfigEr
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-from dataclasses import dataclass, field
-from typing import Any
+import functools
+import math
+from typing import Annotated, Any, ClassVar
 
-import numpy as np
+from pydantic import BeforeValidator, Field, model_validator
 
 from ecngym.error import ConfigError
-from ecngym.sim_backend.config import merge_dataclass
+from ecngym.validation import Bytes, ConfigModel, Duration, Flag, OneOf, Real, Text, Whole, check, convert, field_error
 
 #: Per-port features an observation can hold (see :mod:`ecngym.envs.observation`).
 FEATURES = ("queue", "max_queue", "utilization", "marked_rate", "kmin", "kmax", "pmax",
             "paused_fraction", "flows")
+#: Reward names (formulas in :mod:`ecngym.envs.reward`).
+REWARDS = ("acc", "pred", "fct")
+#: Most intervals an episode may have (10^7 took ~80 s and ~7 GB to prepare its trace).
+MAX_EPISODE_STEPS = 1_000_000
+#: Most base RTTs one control interval may span.
+MAX_INTERVAL_RTTS = 1e6
 
 
-@dataclass
-class ObservationConfig:
+def _ecn_setting(value: Any) -> list[Any]:
+    """One ``[kmin, kmax, pmax]`` entry: sizes (bytes or strings) and a probability; kmin <= kmax."""
+    if not isinstance(value, list) or len(value) != 3:
+        raise ValueError(f"expected [kmin, kmax, pmax], got {value!r}")
+    kmin = convert(value[0], Bytes(), "kmin")
+    kmax = convert(value[1], Bytes(), "kmax")
+    pmax = convert(value[2], Real(0, 1), "pmax")
+    if kmax < kmin:
+        raise ValueError(f"kmax {kmax} B < kmin {kmin} B")
+    return [kmin, kmax, pmax]
+
+
+def _pair(kind: Any, value: Any) -> list[Any]:
+    """A ``[low, high]`` pair of ``kind`` with low <= high."""
+    if not isinstance(value, list) or len(value) != 2:
+        raise ValueError(f"expected [low, high], got {value!r}")
+    lo, hi = convert(value[0], kind, "low"), convert(value[1], kind, "high")
+    if lo > hi:
+        raise ValueError(f"low {lo} > high {hi}")
+    return [lo, hi]
+
+
+def _interval(value: Any) -> str | int:
+    """A control interval: a duration (> 0, stored in ns) or a number of base RTTs ("5rtt")."""
+    if isinstance(value, str) and value.strip().lower().endswith("rtt"):
+        try:
+            n = float(value.strip()[:-3])
+        except ValueError:
+            raise ValueError(f"cannot parse {value!r}; use e.g. '5rtt' or '20us'") from None
+        if not (math.isfinite(n) and 0 < n <= MAX_INTERVAL_RTTS):
+            raise ValueError(f"got {value!r}, allowed: (0, {MAX_INTERVAL_RTTS:g}] base RTTs or a duration")
+        return value.strip()
+    return convert(value, Duration(low=1))
+
+
+def _trace_window(value: Any) -> str | int:
+    if value in ("start", "random"):
+        return value
+    try:
+        return convert(value, Duration())
+    except ValueError:
+        raise ValueError(f"got {value!r}; allowed: 'start', 'random' or a duration") from None
+
+
+#: ``[kmin, kmax, pmax]`` (sizes in bytes or size strings, pmax in [0, 1], kmin <= kmax)
+EcnSetting = Annotated[list, BeforeValidator(_ecn_setting)]
+#: ``[low, high]`` sizes
+BytesRange = Annotated[list, BeforeValidator(functools.partial(_pair, Bytes()))]
+#: ``[low, high]`` probabilities
+ProbabilityRange = Annotated[list, BeforeValidator(functools.partial(_pair, Real(0, 1)))]
+Interval = Annotated[Any, BeforeValidator(_interval)]
+TraceWindow = Annotated[Any, BeforeValidator(_trace_window)]
+
+
+class ObservationConfig(ConfigModel):
     """What the agent sees.
 
     Attributes:
-        features: Per-port features, from :data:`FEATURES`.
-        history: Number of past intervals stacked (k).
+        features: Per-port features, from :data:`FEATURES` (each at most once).
+        history: Number of past intervals stacked (k), 1..64.
         queue_mapping: ``"linear"`` (queue / queue_scale, clipped at 1) or ``"step"`` (ACC's step
             mapping: 1 for an empty queue down to 0 for a long one, breakpoints in port BDPs).
-        queue_scale: Queue normalisation for the linear mapping ("1MB").
-        step_breakpoints_bdp: Step-mapping breakpoints in units of the port's BDP.
-        step_values: Step-mapping value at or below each breakpoint (0 beyond the last).
-        flow_scale: Distinct-flow count f is reported as f / (f + flow_scale).
+        queue_scale: Queue normalisation for the linear mapping ("1MB"; bytes, > 0).
+        step_breakpoints_bdp: Step-mapping breakpoints in units of the port's BDP (increasing, >= 0).
+        step_values: Step-mapping value at or below each breakpoint (0 beyond the last), in [0, 1].
+        flow_scale: Distinct-flow count f is reported as f / (f + flow_scale) (> 0).
         flatten: Return the observation as one vector of ports x history x features (row-major:
             ``obs.reshape(ports, history, features)`` recovers the table); ``False`` keeps it
             2-D, ``(ports, history x features)``, which SB3's checker flags as unconventional.
     """
 
-    features: list[str] = field(default_factory=lambda: ["queue", "utilization", "marked_rate",
-                                                         "kmin", "kmax", "pmax", "paused_fraction",
-                                                         "flows"])
-    history: int = 3
-    queue_mapping: str = "linear"
-    queue_scale: Any = "1MB"
-    step_breakpoints_bdp: list[float] = field(default_factory=lambda: [0.25, 0.5, 1.0, 2.0, 4.0])
-    step_values: list[float] = field(default_factory=lambda: [1.0, 0.8, 0.6, 0.4, 0.2])
-    flow_scale: float = 16.0
-    flatten: bool = True
+    features: list[OneOf(*FEATURES)] = Field(
+        default_factory=lambda: ["queue", "utilization", "marked_rate", "kmin", "kmax", "pmax", "paused_fraction",
+                                 "flows"], min_length=1)
+    history: Whole(1, 64) = 3
+    queue_mapping: OneOf("linear", "step") = "linear"
+    queue_scale: Bytes(low=1) = "1MB"
+    step_breakpoints_bdp: list[Real(0, 1e9)] = Field(default_factory=lambda: [0.25, 0.5, 1.0, 2.0, 4.0])
+    step_values: list[Real(0, 1)] = Field(default_factory=lambda: [1.0, 0.8, 0.6, 0.4, 0.2])
+    flow_scale: Real(0, 1e12, low_open=True) = 16.0
+    flatten: Flag = True
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ObservationConfig:
+        if len(set(self.features)) != len(self.features):
+            raise field_error("features", f"lists a feature twice: {self.features}")
+        if len(self.step_breakpoints_bdp) != len(self.step_values):
+            raise field_error("step_values", "needs one value per breakpoint")
+        if self.step_breakpoints_bdp != sorted(self.step_breakpoints_bdp):
+            raise field_error("step_breakpoints_bdp", f"must be increasing, got {self.step_breakpoints_bdp}")
+        return self
 
 
-@dataclass
-class ActionConfig:
+class ActionConfig(ConfigModel):
     """How actions map to ECN settings.
 
     Attributes:
@@ -70,23 +137,22 @@ class ActionConfig:
         scale_with_rate: Scale template / range byte values by (port rate / 100 Gbps).
     """
 
-    type: str = "discrete"
-    scope: str = "all"
-    layers: list[str] | None = None
-    ports: list[int] | None = None
+    type: OneOf("discrete", "continuous") = "discrete"
+    scope: OneOf("all", "layer", "port") = "all"
+    layers: list[Text] | None = None
+    ports: list[Whole(0, 2**32 - 1)] | None = None
     # Kmin in {20, 80, 320} KB x Kmax in {2, 4} x Kmin x Pmax in {5 %, 20 %} (bytes; a LAECN-style
     # grid at 100 Gbps, specs/laecn.md §3.3 [OURS]) plus the fabric's static setting.
-    templates: list[list[Any]] = field(default_factory=lambda: [
-        [k, f * k, p] for k in (20_000, 80_000, 320_000) for f in (2, 4) for p in (0.05, 0.2)])
-    static_default: list[Any] | None = None
-    kmin_range: list[Any] = field(default_factory=lambda: ["1KB", "1MB"])
-    kmax_span_range: list[Any] = field(default_factory=lambda: ["0B", "2MB"])
-    pmax_range: list[float] = field(default_factory=lambda: [0.01, 1.0])
-    scale_with_rate: bool = False
+    templates: list[EcnSetting] = Field(default_factory=lambda: [
+        [k, f * k, p] for k in (20_000, 80_000, 320_000) for f in (2, 4) for p in (0.05, 0.2)], min_length=1)
+    static_default: EcnSetting | None = None
+    kmin_range: BytesRange = Field(default_factory=lambda: ["1KB", "1MB"])
+    kmax_span_range: BytesRange = Field(default_factory=lambda: ["0B", "2MB"])
+    pmax_range: ProbabilityRange = Field(default_factory=lambda: [0.01, 1.0])
+    scale_with_rate: Flag = False
 
 
-@dataclass
-class RewardConfig:
+class RewardConfig(ConfigModel):
     """Reward by name (formulas in :mod:`ecngym.envs.reward`).
 
     Attributes:
@@ -95,18 +161,23 @@ class RewardConfig:
         omega: ACC/LAECN utilisation weight ω (laecn.md §3.4: [UNSPEC], 0.5 is [OURS]).
         beta: PRED goodput weight β (pred.md §3.3: 0.4).
         q_left: PRED Φ is 1 up to this queue ("15KB": q_left = 15 packets of 1 KB, pred.md §3.3).
-        q_max: PRED Φ reaches 0 here ("500KB": PRED's fixed maxK, pred.md §3.3 [OUR CHOICE]).
+        q_max: PRED Φ reaches 0 here ("500KB": PRED's fixed maxK, pred.md §3.3 [OUR CHOICE]); > q_left.
     """
 
-    name: str = "acc"
-    omega: float = 0.5
-    beta: float = 0.4
-    q_left: Any = "15KB"
-    q_max: Any = "500KB"
+    name: OneOf(*REWARDS) = "acc"
+    omega: Real(0, 1) = 0.5
+    beta: Real(0, 1) = 0.4
+    q_left: Bytes() = "15KB"
+    q_max: Bytes() = "500KB"
+
+    @model_validator(mode="after")
+    def _q_order(self) -> RewardConfig:
+        if self.q_max <= self.q_left:
+            raise field_error("q_max", f"must exceed q_left ({self.q_left} B), got {self.q_max} B")
+        return self
 
 
-@dataclass
-class EnvConfig:
+class EnvConfig(ConfigModel):
     """One ECN-tuning scenario.
 
     Attributes:
@@ -120,34 +191,33 @@ class EnvConfig:
             [offset, offset + interval x episode_steps), shifted to start at 0): ``"start"``
             (offset 0), ``"random"`` (a uniform offset per episode, drawn from the episode seed,
             up to the trace's last start minus the episode length) or a duration ("2ms").
-        interval: Control interval: a duration ("20us") or base RTTs ("5rtt").
-        episode_steps: Intervals per episode (the episode replays that much simulated time).
-        seed: Default seed when ``reset`` is called without one.
+        interval: Control interval: a duration ("20us", > 0) or base RTTs ("5rtt", at most 10^6).
+        episode_steps: Intervals per episode (the episode replays that much simulated time),
+            1..:data:`MAX_EPISODE_STEPS`.
+        seed: Default seed when ``reset`` is called without one (0..2^64-1).
     """
 
-    topology: dict[str, Any] = field(default_factory=lambda: {
+    replaced_whole: ClassVar[frozenset[str]] = frozenset({"topology"})  # another kind takes other arguments
+
+    topology: dict[str, Any] = Field(default_factory=lambda: {
         "kind": "incast_star", "hosts": 16, "link_rate": "100Gbps", "link_delay": "1us"})
-    fabric: dict[str, Any] = field(default_factory=lambda: {"preset": "hpcc"})
-    workload: dict[str, Any] = field(default_factory=lambda: {
+    fabric: dict[str, Any] = Field(default_factory=lambda: {"preset": "hpcc"})
+    workload: dict[str, Any] = Field(default_factory=lambda: {
         "workload": "websearch", "load": 0.3,
         "incast": {"degree": 8, "size": "64KB", "interval": "200us", "arrival": "poisson"}})
-    trace: str | None = None
-    trace_window: Any = "start"
-    interval: Any = "5rtt"
-    episode_steps: int = 100
-    observation: ObservationConfig = field(default_factory=ObservationConfig)
-    action: ActionConfig = field(default_factory=ActionConfig)
-    reward: RewardConfig = field(default_factory=RewardConfig)
-    seed: int | None = None
+    trace: Text | None = None
+    trace_window: TraceWindow = "start"
+    interval: Interval = "5rtt"
+    episode_steps: Whole(1, MAX_EPISODE_STEPS) = 100
+    observation: ObservationConfig = Field(default_factory=ObservationConfig)
+    action: ActionConfig = Field(default_factory=ActionConfig)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    seed: Whole(0, 2**64 - 1) | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, prefix: str = "env") -> EnvConfig:
-        """Build from a nested mapping (e.g. a Hydra config); unknown keys raise ConfigError."""
-        return merge(cls(), copy.deepcopy(dict(data or {})), prefix)
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain nested dict (for logging and results)."""
-        return dataclasses.asdict(self)
+        """Build from a nested mapping (e.g. a Hydra config); bad or unknown keys raise ConfigError."""
+        return cls.parse(data, prefix)
 
 
 def number(field: str, value: Any, integer: bool = False) -> float | int:
@@ -155,18 +225,13 @@ def number(field: str, value: Any, integer: bool = False) -> float | int:
 
     Integers must be whole (``3`` or ``3.0``, not ``2.5``); strings and booleans are refused.
     """
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-    if ok and integer:
-        ok = float(value).is_integer()
-    if not ok:
-        raise ConfigError(field, f"expected {'an integer' if integer else 'a number'}, got {value!r}")
-    return int(value) if integer else float(value)
+    return check(field, value, Whole() if integer else Real())
 
 
-def merge(obj: Any, overrides: dict[str, Any], prefix: str) -> Any:
-    """Return a copy of dataclass ``obj`` with nested ``overrides``; unknown keys raise.
+def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
+    """Return a validated copy of ``obj`` with nested ``overrides``; unknown keys raise.
 
-    The ``fabric`` and ``workload`` mappings merge key by key (override one field of a preset);
-    ``topology`` is replaced whole (another kind takes other arguments).
+    The ``fabric`` and ``workload`` mappings and the sections merge key by key (override one
+    field of a preset); ``topology`` is replaced whole (another kind takes other arguments).
     """
-    return merge_dataclass(obj, overrides, prefix, frozenset({"fabric", "workload"}))
+    return obj.updated(overrides, prefix)

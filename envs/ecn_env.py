@@ -10,6 +10,7 @@ from gymnasium import spaces
 
 from ecngym.envs.config import EnvConfig, merge
 from ecngym.envs.scenario import EcnScenario
+from ecngym.validation import Whole, check
 
 
 class EcnTuningEnv(gym.Env):
@@ -174,7 +175,13 @@ class EcnTuningEnv(gym.Env):
         return obs.reshape(-1) if self._flatten else obs
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Start an episode on a new trace; the simulator seed derives from ``np_random``."""
+        """Start an episode on a new trace; the simulator seed derives from ``np_random``.
+
+        Raises:
+            ConfigError: If ``seed`` is not a whole number in [0, 2^64 - 1] (the running episode is kept).
+        """
+        if seed is not None:
+            seed = check("seed", seed, Whole(0, 2**64 - 1))
         if seed is None and self.config.seed is not None and self._np_random is None:
             seed = int(self.config.seed)  # the config's default seed, on the first reset only
         super().reset(seed=seed)

@@ -69,7 +69,7 @@ class EcnTuningParallelEnv(ParallelEnv):
             config = scenario_config(config)
         base = config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config)
         # one action unit per port, so each agent can set its own ports
-        cfg = merge(base, {**overrides, "action": {**(overrides.get("action") or {}), "scope": "port"}}, "env")
+        cfg = merge(merge(base, overrides, "env"), {"action": {"scope": "port"}}, "env")
         self.config = cfg
         self.granularity = agent_granularity
         self.scenario = EcnScenario(cfg)

@@ -28,15 +28,12 @@ Presets (``FabricConfig.preset(name)``):
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
+from ecngym.validation import Flag, OneOf, Real, Whole, check
 
 NUM_QUEUES_MAX = 8
 
@@ -295,57 +292,23 @@ class FabricConfig:
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    """Return a string field that must be one of ``allowed``.
-
-    Raises:
-        ConfigError: Naming the field and the allowed values.
-    """
-    if value not in allowed:
-        raise ConfigError(name, f"got {value!r}, allowed: {', '.join(repr(a) for a in allowed)}")
-    return value
+    """Return a string field that must be one of ``allowed`` (ConfigError naming the field)."""
+    return check(name, value, OneOf(*allowed))
 
 
 def _real(name: str, value: Any) -> float:
-    """Return a real-number field as a float (numbers and numeric strings such as "0.5").
-
-    Raises:
-        ConfigError: If the value is a boolean, not a number, or not a numeric string.
-    """
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    raise ConfigError(name, f"expected a number, got {value!r}")
+    """Return a finite real-number field as a float; strings and booleans are refused."""
+    return check(name, value, Real())
 
 
 def _int_in(name: str, value: Any, low: int, high: int) -> int:
-    """Return an integer field checked against [low, high]; 4.0 is 4, but 2.5 is refused.
-
-    Raises:
-        ConfigError: If the value is not a whole number or lies outside the range.
-    """
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        v = int(value)  # exact, even beyond float precision (64-bit seeds)
-    else:
-        x = _real(name, value)
-        if not (math.isfinite(x) and x == math.floor(x)):
-            raise ConfigError(name, f"expected a whole number, got {value!r}")
-        v = int(x)
-    return int(check_range(name, v, low, high))
+    """Return an integer field checked against [low, high]; 4.0 is 4, but 2.5 and "4" are refused."""
+    return check(name, value, Whole(low, high))
 
 
 def _bool(name: str, value: Any) -> bool:
-    """Return a boolean field; strings such as "false" are refused rather than read as True.
-
-    Raises:
-        ConfigError: If the value is not a bool (Python or numpy).
-    """
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise ConfigError(name, f"expected true or false, got {value!r}")
+    """Return a boolean field; strings such as "false" and numbers are refused rather than read as truth values."""
+    return check(name, value, Flag)
 
 
 def _bytes_in(name: str, value: Any, low: int | None, high: int | None) -> int:

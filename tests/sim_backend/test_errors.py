@@ -67,7 +67,10 @@ def test_units_parse_human_values():
      ({"seed": 1.5}, "fabric.seed"),
      ({"dcqcn": {"fast_recovery_steps": 1.5}}, "fabric.dcqcn.fast_recovery_steps"),
      ({"buffer": {"pfc_enabled": "false"}}, "fabric.buffer.pfc_enabled"),
-     ({"dcqcn": {"cut_on_cnp": "no"}}, "fabric.dcqcn.cut_on_cnp")],
+     ({"dcqcn": {"cut_on_cnp": "no"}}, "fabric.dcqcn.cut_on_cnp"),
+     # a number is a number: "0.5" is not read as 0.5 (only sizes, durations and rates take strings)
+     ({"ecn": {"pmax": "0.5"}}, "fabric.ecn.pmax"),
+     ({"num_queues": "4"}, "fabric.num_queues")],
 )
 def test_bad_fabric_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
@@ -78,7 +81,7 @@ def test_good_fabric_configs_convert():
     for name in ("hpcc", "dcqcn_paper", "dctcp"):
         FabricConfig.preset(name).to_cpp()
     c = FabricConfig.from_dict({"preset": "dctcp", "seed": 2**64 - 1, "num_queues": 4.0,
-                                "ecn": {"pmax": "0.5", "kmin": "1KiB"}}).to_cpp()
+                                "ecn": {"pmax": 0.5, "kmin": "1KiB"}}).to_cpp()
     assert (c.seed, c.num_queues, c.pmax, c.kmin_bytes) == (2**64 - 1, 4, 0.5, 1024)
 
 

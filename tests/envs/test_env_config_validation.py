@@ -1,0 +1,87 @@
+"""Env configs and overrides go through the typed validation layer: strict, named, nothing reinterpreted.
+
+Regression tests for issue 7's env cases (truthiness, NaN breakpoints, wrong types in
+``gym.make`` overrides, the seed checked only at the first reset, huge intervals and episodes).
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import ecngym.envs  # noqa: F401  (registers the ids)
+from ecngym.envs import EcnTuningEnv, EnvConfig
+from ecngym.error import ConfigError
+
+SHORT = {"episode_steps": 4}
+
+
+@pytest.mark.parametrize("overrides,field", [
+    # truthiness: "no" used to flatten / scale
+    ({"observation": {"flatten": "no"}}, r"env\.observation\.flatten: expected true or false, got 'no'"),
+    ({"observation": {"flatten": 0}}, r"env\.observation\.flatten"),
+    ({"action": {"scale_with_rate": "no"}}, r"env\.action\.scale_with_rate: expected true or false"),
+    # NaN passed the sorted-breakpoints check
+    ({"observation": {"step_breakpoints_bdp": [0.25, float("nan"), 1.0, 2.0, 4.0]}},
+     r"env\.observation\.step_breakpoints_bdp\[1\]: expected a finite number, got nan"),
+    ({"observation": {"step_breakpoints_bdp": [4.0, 2.0, 1.0, 0.5, 0.25]}}, r"env\.observation\.step_breakpoints_bdp"),
+    # wrong types in gym.make overrides used to be raw tracebacks
+    ({"topology": None}, r"env\.topology: got None"),
+    ({"reward": {"name": ["acc"]}}, r"env\.reward\.name: got \['acc'\], allowed: 'acc', 'pred', 'fct'"),
+    ({"action": {"templates": 5}}, r"env\.action\.templates: got 5"),
+    ({"action": {"templates": [[1000, 2000, "0.5"]]}}, r"env\.action\.templates\[0\]: pmax: expected a finite number"),
+    ({"action": {"templates": [[1000, 2000, True]]}}, r"env\.action\.templates\[0\]: pmax"),
+    ({"action": {"templates": []}}, r"env\.action\.templates"),
+    ({"action": {"ports": [1.5]}}, r"env\.action\.ports\[0\]: expected a whole number"),
+    ({"action": {"ports": ["3"]}}, r"env\.action\.ports\[0\]"),
+    ({"action": 5}, r"env\.action: got 5"),
+    ({"observation": {"history": True}}, r"env\.observation\.history"),
+    ({"reward": {"omega": "0.5"}}, r"env\.reward\.omega"),
+    ({"trace": 5}, r"env\.trace: expected a string"),
+    # an interval of 1e400 RTTs, a huge episode
+    ({"interval": "1e400rtt"}, r"env\.interval: got '1e400rtt', allowed"),
+    ({"interval": "nanrtt"}, r"env\.interval"),
+    ({"interval": "1e30s"}, r"env\.interval"),
+    ({"episode_steps": 10**7}, r"env\.episode_steps: got 10000000, allowed range is \[1, 1000000\]"),
+    # the seed is checked when the env is made, not at the first reset
+    ({"seed": -1}, r"env\.seed: got -1, allowed range"),
+    ({"seed": 1.5}, r"env\.seed: expected a whole number"),
+    ({"seed": "1"}, r"env\.seed"),
+])
+def test_make_refuses_bad_overrides_naming_the_field(overrides, field):
+    with pytest.raises(ConfigError, match=field):
+        gym.make("ecngym/RoceIncast-v0", **{**SHORT, **overrides})
+
+
+def test_strict_types_keep_valid_values_and_convert_units_once():
+    cfg = EnvConfig.from_dict({"episode_steps": 8.0, "seed": 2**64 - 1, "observation": {"queue_scale": "2MB",
+                                                                                          "flatten": False},
+                               "action": {"templates": [["5KB", "200KB", 0.01]], "kmin_range": ["1KB", 4000]}})
+    assert cfg.episode_steps == 8 and isinstance(cfg.episode_steps, int) and cfg.seed == 2**64 - 1
+    assert cfg.observation.queue_scale == 2_000_000 and cfg.observation.flatten is False
+    assert cfg.action.templates == [[5000, 200_000, 0.01]] and cfg.action.kmin_range == [1000, 4000]
+    # the validated dump re-validates to the same config (what results record can be replayed)
+    assert EnvConfig.from_dict(cfg.as_dict()) == cfg
+
+
+def test_flatten_false_really_keeps_the_table():
+    env = EcnTuningEnv(observation={"flatten": False}, **SHORT)
+    try:
+        obs, _ = env.reset(seed=1)
+        assert obs.ndim == 2
+    finally:
+        env.close()
+
+
+def test_reset_with_a_bad_seed_keeps_the_episode():
+    env = EcnTuningEnv(**SHORT)
+    try:
+        env.reset(seed=1)
+        env.step(env.action_space.sample())
+        for seed in (-1, 1.5, "3", 2**64):
+            with pytest.raises(ConfigError, match="seed"):
+                env.reset(seed=seed)
+        assert env.unwrapped.scenario.fabric is not None and env.unwrapped.scenario.step_count == 1
+        env.step(env.action_space.sample())  # the episode goes on
+    finally:
+        env.close()

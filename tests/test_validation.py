@@ -1,0 +1,100 @@
+"""The typed validation layer (ecngym.validation): strict field types, dotted names, no coercion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from pydantic import Field, model_validator
+
+from ecngym.error import ConfigError, check_whole
+from ecngym.validation import (Bytes, ConfigModel, Duration, Flag, OneOf, Rate, Real, Text, Whole, check,
+                               field_error)
+
+
+class Inner(ConfigModel):
+    weight: Real(0, 1) = 0.5
+
+
+class Shaper(ConfigModel):
+    mode: OneOf("off", "token_bucket") = "off"
+    burst: Bytes(low=1) = "64KB"
+    interval: Duration(low=1) = "10us"
+    rate: Rate() = "10Gbps"
+    queues: Whole(1, 8) = 2
+    enabled: Flag = True
+    label: Text = "x"
+    weights: list[Real(0, 1)] = Field(default_factory=lambda: [0.1])
+    ids: list[Whole(0)] | None = None
+    inner: Inner = Field(default_factory=Inner)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _rule(self) -> Shaper:
+        if self.mode == "token_bucket" and self.burst < 1500:
+            raise field_error("burst", f"must hold one MTU (1500 B) with a token bucket, got {self.burst} B")
+        return self
+
+
+def test_defaults_convert_units_once():
+    s = Shaper.parse(None, "fabric.shaper")
+    assert (s.burst, s.interval, s.rate, s.queues) == (64_000, 10_000, 10e9, 2)
+
+
+@pytest.mark.parametrize("data,message", [
+    ({"mode": "on"}, r"fabric\.shaper\.mode: got 'on', allowed: 'off', 'token_bucket'"),
+    ({"burst": "0B"}, r"fabric\.shaper\.burst: got 0 B, allowed range is \[1, "),
+    ({"burst": "5XB"}, r"fabric\.shaper\.burst: cannot parse '5XB'"),
+    ({"queues": 2.5}, r"fabric\.shaper\.queues: expected a whole number, got 2.5"),
+    ({"queues": "3"}, r"fabric\.shaper\.queues: expected a whole number, got '3'"),
+    ({"queues": True}, r"fabric\.shaper\.queues: expected a whole number, got True"),
+    ({"queues": 9}, r"fabric\.shaper\.queues: got 9, allowed range is \[1, 8\]"),
+    ({"enabled": "no"}, r"fabric\.shaper\.enabled: expected true or false, got 'no'"),
+    ({"enabled": 1}, r"fabric\.shaper\.enabled"),
+    ({"label": 5}, r"fabric\.shaper\.label: expected a string"),
+    ({"weights": [0.1, float("nan")]}, r"fabric\.shaper\.weights\[1\]: expected a finite number, got nan"),
+    ({"weights": 0.1}, r"fabric\.shaper\.weights: got 0.1"),
+    ({"ids": [1, "a"]}, r"fabric\.shaper\.ids\[1\]"),
+    ({"inner": {"weight": 2}}, r"fabric\.shaper\.inner\.weight: got 2.0, allowed range is \[0, 1\]"),
+    ({"inner": {"wieght": 1}}, r"fabric\.shaper\.inner\.wieght: unknown field; known fields: \['weight'\]"),
+    ({"modee": "off"}, r"fabric\.shaper\.modee: unknown field; known fields: \['burst', "),
+    ({"extra": None}, r"fabric\.shaper\.extra: got None"),
+    ({"rate": "0.5bps"}, r"fabric\.shaper\.rate: got '0.5bps', allowed range is \[1bps, 1e15bps\]"),
+    ({"interval": "1e400s"}, r"fabric\.shaper\.interval: expected a finite duration"),
+    ({"mode": "token_bucket", "burst": 100}, r"fabric\.shaper\.burst: must hold one MTU"),
+])
+def test_errors_name_the_dotted_field_what_was_given_and_what_is_allowed(data, message):
+    with pytest.raises(ConfigError, match=message):
+        Shaper.parse(data, "fabric.shaper")
+
+
+def test_numpy_scalars_and_whole_floats_are_accepted_exactly():
+    s = Shaper.parse({"queues": np.int64(4), "enabled": np.bool_(False), "weights": [np.float32(0.5)],
+                      "ids": [3.0, 2**40]})
+    assert s.queues == 4 and s.enabled is False and s.weights == [0.5] and s.ids == [3, 2**40]
+
+
+def test_updated_merges_nested_overrides_and_revalidates():
+    s = Shaper.parse({"inner": {"weight": 0.2}, "extra": {"a": 1, "b": {"c": 2}}})
+    t = s.updated({"extra": {"b": {"d": 3}}, "queues": 3})
+    assert t.inner.weight == 0.2 and t.extra == {"a": 1, "b": {"c": 2, "d": 3}} and t.queues == 3
+    with pytest.raises(ConfigError, match=r"cfg\.queues"):
+        s.updated({"queues": 0}, "cfg")
+    assert s.queues == 2  # the original is untouched
+
+
+def test_omegaconf_containers_are_plain_input():
+    from omegaconf import OmegaConf
+
+    s = Shaper.parse(OmegaConf.create({"weights": [0.3, 0.4], "inner": {"weight": 1}}))
+    assert s.weights == [0.3, 0.4] and s.inner.weight == 1.0
+
+
+def test_check_validates_one_value():
+    assert check("episodes", 3.0, Whole(1)) == 3
+    with pytest.raises(ConfigError, match=r"episodes: got 0, allowed range is \[1, inf\)"):
+        check("episodes", 0, Whole(1))
+    assert check_whole("n", 5, 1, 10) == 5
+    with pytest.raises(ConfigError, match="n: expected a whole number"):
+        check_whole("n", 2.5)

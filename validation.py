@@ -1,0 +1,301 @@
+"""One typed validation layer for every ecngym config (pydantic v2).
+
+Each config is a :class:`ConfigModel`; each field is declared **once**, with its type, unit and
+allowed range, using the field types of this module. Validation is strict: no truthiness
+(``"no"`` is not ``False``), no float -> int truncation (``2.5`` is not a count; ``3.0`` is 3), no
+string -> number except the documented unit strings (``"5KB"``, ``"10us"``, ``"100Gbps"``); sizes,
+durations and rates are converted once to bytes / ns / bit/s and bounded so that nothing
+overflows after conversion (:mod:`ecngym.units`). Every failure is a
+:class:`~ecngym.error.ConfigError` naming the full dotted field (``env.action.templates[2]``),
+what was given and what is allowed.
+
+Declaring a new config::
+
+    from ecngym.validation import Bytes, ConfigModel, Flag, OneOf, Real, Whole
+
+    class ShaperConfig(ConfigModel):
+        mode: OneOf("off", "token_bucket") = "off"   # one of these strings
+        burst: Bytes(low=1) = "64KB"                 # human units in, whole bytes out
+        interval: Duration(low=1) = "10us"           # ns
+        rate: Rate() = "10Gbps"                      # bit/s (float)
+        weight: Real(0, 1) = 0.5                     # finite float in [0, 1]
+        queues: Whole(1, 8) = 2                      # int; 3.0 ok, 2.5 / "3" / True refused
+        enabled: Flag = True                         # a real boolean only
+
+    cfg = ShaperConfig.parse({"burst": "1MB"}, "fabric.shaper")   # ConfigError names fabric.shaper.burst
+    cfg2 = cfg.updated({"weight": 0.2}, "fabric.shaper")           # (nested) overrides, re-validated
+
+Cross-field rules go in a pydantic ``@model_validator(mode="after")`` that raises
+``ValueError(message)``; name the field with :func:`field_error` to point the error at it. A
+single value outside any model (a CLI argument, a method argument) is checked with
+:func:`check` (``check("episodes", n, Whole(1))``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
+
+import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError
+
+from ecngym.error import ConfigError, check_range
+from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_rate_bps, parse_time_ns
+
+__all__ = ["Bytes", "ConfigModel", "Duration", "Flag", "OneOf", "Rate", "Real", "Text", "Whole", "check", "convert",
+           "field_error", "range_text"]
+
+
+# ---------------------------------------------------------------------------------------- field types
+def range_text(low: float | None, high: float | None, low_open: bool = False, high_open: bool = False) -> str:
+    """``[low, high]`` with open ends as parentheses and missing bounds as infinities."""
+    lo = "-inf" if low is None else repr(low)
+    hi = "inf" if high is None else repr(high)
+    return f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
+
+
+def _in_range(value: float, low: float | None, high: float | None, low_open: bool = False,
+              high_open: bool = False, unit: str = "") -> None:
+    try:
+        check_range("", value, low, high, low_inclusive=not low_open, high_inclusive=not high_open)
+    except ConfigError:
+        raise ValueError(f"got {value!r}{unit}, allowed range is {range_text(low, high, low_open, high_open)}{unit}") from None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _whole(value: Any, low: int | None, high: int | None) -> int:
+    if not _is_number(value) or not math.isfinite(value) or value != int(value):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    n = int(value)
+    _in_range(n, low, high)
+    return n
+
+
+def _real(value: Any, low: float | None, high: float | None, low_open: bool, high_open: bool) -> float:
+    if not _is_number(value) or not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    x = float(value)
+    _in_range(x, low, high, low_open, high_open)
+    return x
+
+
+def _unit(parse: Any, value: Any, low: float | None, high: float | None, unit: str) -> Any:
+    try:
+        v = parse(value, "")
+    except ConfigError as exc:
+        raise ValueError(exc.message) from None
+    _in_range(v, low, high, unit=unit)
+    return v
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def _one_of(value: Any, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"got {value!r}, allowed: {', '.join(repr(c) for c in choices)}")
+    return value
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {value!r}")
+    return value
+
+
+def Whole(low: int | None = None, high: int | None = None) -> Any:  # noqa: N802 (a type factory)
+    """A whole number (int) in [low, high]; ``3.0`` is 3, but ``2.5``, ``"3"`` and booleans are refused."""
+    return Annotated[int, BeforeValidator(functools.partial(_whole, low=low, high=high))]
+
+
+def Real(low: float | None = None, high: float | None = None, *, low_open: bool = False,  # noqa: N802
+         high_open: bool = False) -> Any:
+    """A finite number (float) in the range (open ends with ``low_open`` / ``high_open``); NaN is refused."""
+    return Annotated[float, BeforeValidator(functools.partial(_real, low=low, high=high, low_open=low_open,
+                                                              high_open=high_open))]
+
+
+def Bytes(low: int | None = 0, high: int | None = MAX_BYTES) -> Any:  # noqa: N802
+    """A size: bytes or a size string ("5KB", "32MiB"), stored as whole bytes in [low, high]."""
+    return Annotated[int, BeforeValidator(functools.partial(_unit, parse_bytes, low=low, high=high, unit=" B"))]
+
+
+def Duration(low: int | None = 0, high: int | None = MAX_TIME_NS) -> Any:  # noqa: N802
+    """A duration: ns or a duration string ("10us"), stored as whole ns in [low, high]."""
+    return Annotated[int, BeforeValidator(functools.partial(_unit, parse_time_ns, low=low, high=high, unit=" ns"))]
+
+
+def Rate(low: float | None = None, high: float | None = None) -> Any:  # noqa: N802
+    """A rate: bit/s or a rate string ("100Gbps"), stored as bit/s (float) in [1 bps, 1 Pbps] and [low, high]."""
+    return Annotated[float, BeforeValidator(functools.partial(_unit, parse_rate_bps, low=low, high=high,
+                                                              unit=" bps"))]
+
+
+def OneOf(*choices: str) -> Any:  # noqa: N802
+    """One of the given strings."""
+    return Annotated[str, BeforeValidator(functools.partial(_one_of, choices=choices))]
+
+
+#: A real boolean (Python or numpy); strings such as "no" and numbers are refused.
+Flag = Annotated[bool, BeforeValidator(_flag)]
+#: A string (numbers are not turned into strings).
+Text = Annotated[str, BeforeValidator(_text)]
+
+
+# ---------------------------------------------------------------------------------------- models
+class ConfigModel(BaseModel):
+    """Base of every ecngym config: unknown keys are refused, every field is validated.
+
+    Build with :meth:`parse` (errors name the dotted field under ``prefix``); apply overrides with
+    :meth:`updated`. (Keyword construction, ``RewardConfig(name="pred")``, validates too but raises
+    pydantic's ``ValidationError``: use :meth:`parse` on user input.) Mapping-valued fields and nested models merge key by key in :meth:`updated`,
+    except the fields named in ``replaced_whole`` (e.g. a topology: another kind takes other keys).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, validate_default=True, arbitrary_types_allowed=True)
+    replaced_whole: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def parse(cls, data: Any = None, prefix: str = "") -> Any:
+        """Validate ``data`` (a mapping, an OmegaConf config or ``None`` for the defaults).
+
+        Raises:
+            ConfigError: Naming the first bad field as ``prefix.field[index]...``.
+        """
+        if data is None:
+            data = {}
+        data = plain(data)
+        if not isinstance(data, dict):
+            raise ConfigError(prefix or cls.__name__, f"expected a mapping of fields, got {data!r}")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise _config_error(exc, prefix, cls) from None
+
+    def updated(self, overrides: Any, prefix: str = "") -> Any:
+        """Return a validated copy with (nested) ``overrides`` merged in.
+
+        Raises:
+            ConfigError: Naming the first bad field.
+        """
+        overrides = plain(overrides)
+        if not isinstance(overrides, dict):
+            raise ConfigError(prefix or type(self).__name__, f"expected a mapping of fields, got {overrides!r}")
+        return type(self).parse(_merge(self.as_dict(), overrides, self.replaced_whole), prefix)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The configuration as a plain nested dict (internal units), for logging and results."""
+        return self.model_dump()
+
+
+def field_error(field: str, message: str) -> ValueError:
+    """A ``ValueError`` for a model validator that points the ConfigError at ``field`` (relative)."""
+    return ValueError(f"\x00{field}\x00{message}")
+
+
+def check(field: str, value: Any, kind: Any) -> Any:
+    """Validate one value against a field type (``check("episodes", n, Whole(1))``).
+
+    Raises:
+        ConfigError: Naming ``field``.
+    """
+    try:
+        return _adapter(kind).validate_python(plain(value), strict=True)
+    except ValidationError as exc:
+        raise _config_error(exc, field, None) from None
+
+
+def convert(value: Any, kind: Any, what: str = "") -> Any:
+    """Like :func:`check`, for use inside a validator: raises a plain ``ValueError`` (``what: message``).
+
+    Pydantic turns that into a :class:`ConfigError` naming the field being validated.
+    """
+    try:
+        return check(what, value, kind)
+    except ConfigError as exc:
+        raise ValueError(f"{exc.field}: {exc.message}" if what else exc.message) from None
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_adapter(kind: Any) -> TypeAdapter:
+    return TypeAdapter(kind)
+
+
+def _adapter(kind: Any) -> TypeAdapter:
+    try:
+        return _cached_adapter(kind)
+    except TypeError:  # an unhashable annotation
+        return TypeAdapter(kind)
+
+
+def plain(value: Any) -> Any:
+    """OmegaConf containers, mappings and tuples as plain dicts / lists (recursively)."""
+    if type(value).__module__.startswith("omegaconf"):
+        from omegaconf import OmegaConf
+
+        value = OmegaConf.to_container(value, resolve=True)
+    if isinstance(value, BaseModel):
+        return value
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def _merge(base: dict[str, Any], overrides: dict[str, Any], whole: frozenset[str]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in overrides.items():
+        if key not in whole and isinstance(out.get(key), dict) and isinstance(value, dict):
+            out[key] = _merge(out[key], value, frozenset())
+        else:
+            out[key] = value
+    return out
+
+
+def _dotted(prefix: str, loc: tuple[Any, ...]) -> str:
+    name = prefix
+    for part in loc:
+        if isinstance(part, int):
+            name += f"[{part}]"
+        elif not str(part).startswith(("function-", "list[", "dict[", "tuple[", "nullable[", "union[")):
+            name += f".{part}" if name else str(part)
+    return name
+
+
+def _config_error(exc: ValidationError, prefix: str, model: Any) -> ConfigError:
+    err = exc.errors(include_url=False)[0]
+    loc = tuple(err["loc"])
+    kind = err["type"]
+    if kind == "value_error":
+        message = str(err["ctx"]["error"])
+        if message.startswith("\x00"):  # field_error(): a cross-field rule naming its field
+            _, rel, message = message.split("\x00", 2)
+            loc = (*loc, *rel.split("."))
+    elif kind == "extra_forbidden":
+        known = _known_fields(model, loc[:-1])
+        message = "unknown field" + (f"; known fields: {known}" if known else "")
+    elif kind == "missing":
+        message = "required field is missing"
+    else:
+        message = f"got {err.get('input')!r}: {err['msg'][0].lower()}{err['msg'][1:]}"
+    return ConfigError(_dotted(prefix, loc) or (model.__name__ if model else "value"), message)
+
+
+def _known_fields(model: Any, loc: tuple[Any, ...]) -> list[str]:
+    for part in loc:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            return []
+        model = model.model_fields[part].annotation
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return sorted(model.model_fields)
+    return []
