@@ -37,6 +37,17 @@ from ecngym.validation import Flag, OneOf, Real, Whole, check
 
 NUM_QUEUES_MAX = 8
 
+#: ``FabricConfig.scheduler`` choices -> the ns-3 event scheduler (TypeId). All run events in the
+#: same order (timestamp, then insertion), so the choice changes speed, never results.
+SCHEDULERS = {
+    "timing_wheel": "ns3::ecngym::TimingWheelScheduler",  # ours: ns buckets over 16 us + a heap
+    "priority_queue": "ns3::PriorityQueueScheduler",
+    "map": "ns3::MapScheduler",
+    "heap": "ns3::HeapScheduler",
+    "calendar": "ns3::CalendarScheduler",
+    "list": "ns3::ListScheduler",
+}
+
 
 @dataclass
 class DcqcnParams:
@@ -127,6 +138,11 @@ class FabricConfig:
             ``"truncate"`` (each serialisation and pacing time is truncated to whole ns, as
             ns-3.36's ``DataRate::CalculateBytesTxTime`` does in the HPCC model: 1052 B take
             84 ns at 100 Gbps instead of 84.16, so links run ~0.2% fast).
+        scheduler: ns-3's event scheduler: ``"timing_wheel"`` (ours, the default: a nanosecond
+            timing wheel over 16 us plus a heap for later events, ``timing-wheel-scheduler.h``)
+            or one of ns-3's own, ``"priority_queue"``, ``"map"``, ``"heap"``, ``"calendar"``,
+            ``"list"``. Every scheduler runs events in the same order, so results are
+            bit-identical; only the speed differs.
     """
 
     cc: str = "dcqcn"
@@ -145,6 +161,7 @@ class FabricConfig:
     switch_ack_queue: str = "control"
     ecmp_hash: str = "salted"
     tx_time_rounding: str = "carry"
+    scheduler: str = "timing_wheel"
     dcqcn: DcqcnParams = field(default_factory=DcqcnParams)
     dctcp: DctcpParams = field(default_factory=DctcpParams)
     buffer: BufferParams = field(default_factory=BufferParams)
@@ -225,6 +242,7 @@ class FabricConfig:
         c.ecmp_hash = _fabric.EcmpHash.HPCC if hpcc_hash else _fabric.EcmpHash.SALTED
         c.truncate_tx_time = _choice(
             "fabric.tx_time_rounding", self.tx_time_rounding, ("carry", "truncate")) == "truncate"
+        c.scheduler_type_id = SCHEDULERS[_choice("fabric.scheduler", self.scheduler, tuple(SCHEDULERS))]
 
         d, dp = self.dcqcn, c.dcqcn
         dp.g = check_range("fabric.dcqcn.g", _real("fabric.dcqcn.g", d.g), 0, 1, low_inclusive=False)

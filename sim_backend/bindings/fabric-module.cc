@@ -6,6 +6,7 @@
  * in ecngym.sim_backend (Python); C++ re-checks invariants and raises ValueError / RuntimeError.
  */
 #include "../helper/fabric.h"
+#include "../helper/scheduler-check.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -197,12 +198,26 @@ NB_MODULE(_fabric, m)
         .def_rw("kmin_bytes", &FabricConfig::kminBytes)
         .def_rw("kmax_bytes", &FabricConfig::kmaxBytes)
         .def_rw("pmax", &FabricConfig::pmax)
-        .def_rw("mark_at_dequeue", &FabricConfig::markAtDequeue);
+        .def_rw("mark_at_dequeue", &FabricConfig::markAtDequeue)
+        .def_rw("scheduler_type_id", &FabricConfig::schedulerTypeId);
 
     m.def("bare_event_loop_rate",
           &MeasureBareEventRate,
           "events"_a,
-          "Events per second of a bare ns-3 event loop (self-rescheduling no-op events).",
+          "scheduler_type_id"_a = FabricConfig{}.schedulerTypeId,
+          "Events per second of a bare ns-3 event loop (self-rescheduling no-op events) on the "
+          "given event scheduler (an ns-3 TypeId name).",
+          nb::call_guard<nb::gil_scoped_release>());
+
+    m.def("check_scheduler_against_stock",
+          &CheckSchedulerAgainstStock,
+          "scheduler_type_id"_a,
+          "horizon_bits"_a,
+          "operations"_a,
+          "seed"_a,
+          "Drive the scheduler and ns-3's PriorityQueueScheduler with one random call sequence and "
+          "compare every answer; returns the events removed in order, raises RuntimeError on the "
+          "first difference.",
           nb::call_guard<nb::gil_scoped_release>());
 
     // Every method and property of Fabric is registered through FabricMethods, whose Def() /

@@ -213,12 +213,14 @@ class Fabric
 
 /**
  * @brief Measure this machine's bare ns-3 event-loop rate: trivial self-rescheduling events on
- *        the same scheduler the fabric uses. The limit the fabric's speed is read against.
+ *        the given scheduler. The limit the fabric's speed is read against.
  * @param events number of events to run
+ * @param schedulerTypeId the event scheduler (an ns-3 TypeId name, as FabricConfig's)
  * @return events per wall-clock second
  * @throws std::runtime_error if a Fabric is alive (the simulator is a process-wide singleton)
+ * @throws std::invalid_argument if schedulerTypeId names no event scheduler
  */
-double MeasureBareEventRate(uint64_t events);
+double MeasureBareEventRate(uint64_t events, const std::string& schedulerTypeId);
 
 } // namespace ecngym
 } // namespace ns3

@@ -13,6 +13,7 @@
 #include "shared-buffer-mmu.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ns3
@@ -95,6 +96,12 @@ struct FabricConfig
     uint64_t kmaxBytes{200000};
     double pmax{0.01};
     bool markAtDequeue{false};
+    /**
+     * The simulator's event scheduler (an ns-3 TypeId name, a Scheduler subclass). Every scheduler
+     * runs events in the same order (timestamp, then insertion uid), so the choice changes speed,
+     * never results.
+     */
+    std::string schedulerTypeId{"ns3::ecngym::TimingWheelScheduler"};
 };
 
 /**

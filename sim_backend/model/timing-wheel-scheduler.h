@@ -1,0 +1,126 @@
+/*
+ * ecngym fabric: an ns-3 event scheduler for packet-level fabrics (a nanosecond timing wheel over a
+ * short horizon plus a heap for far events).
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef ECNGYM_TIMING_WHEEL_SCHEDULER_H
+#define ECNGYM_TIMING_WHEEL_SCHEDULER_H
+
+#include "ns3/scheduler.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace ns3
+{
+namespace ecngym
+{
+
+/**
+ * @brief Event list of a packet-level fabric: a timing wheel with one bucket per nanosecond over a
+ *        short horizon, and a binary heap for the events beyond it.
+ *
+ * Most events of a fabric land a few hundred ns to a few µs ahead of now (the end of a packet's
+ * serialisation, its arrival at the far end of a link), a few much later (DCQCN timers,
+ * retransmission timeouts, flow starts). The wheel holds every event whose timestamp lies in
+ * [base, base + horizon) in the bucket `ts mod horizon`, a FIFO list; the heap holds the rest.
+ * `base` is the timestamp of the last event removed (the simulator's current time), so Insert() of
+ * a near event is O(1) and RemoveNext() finds the next non-empty bucket with a two-level bitmap
+ * (one bit per bucket, one summary bit per 64 buckets). When base advances, heap events that come
+ * within the horizon move to the wheel, in heap order.
+ *
+ * Order: events run in exactly the order of ns-3's stock schedulers, by timestamp and then by
+ * insertion uid (Scheduler::EventKey's operator<), so results are bit-identical whichever scheduler
+ * a fabric uses. All events of one bucket share one timestamp; they are kept in uid order (the
+ * simulator hands out increasing uids, so this is an append; an out-of-order uid, as when
+ * Simulator::SetScheduler moves events from another scheduler, is placed by a short walk).
+ *
+ * Cancelled events stay in the list until they are due (Simulator::Cancel only marks them);
+ * Remove() takes one out: O(bucket length) in the wheel, O(n) in the heap, like the stock
+ * PriorityQueueScheduler's.
+ */
+class TimingWheelScheduler : public Scheduler
+{
+  public:
+    /**
+     * @brief Get the type ID.
+     * @return the object TypeId
+     */
+    static TypeId GetTypeId();
+
+    TimingWheelScheduler();
+    ~TimingWheelScheduler() override;
+
+    /**
+     * @brief Set the wheel's horizon to 2^bits ns (the scheduler must be empty).
+     * @param bits log2 of the horizon in ns, 6..22
+     */
+    void SetHorizonBits(uint32_t bits);
+
+    /** @return log2 of the wheel's horizon in ns */
+    uint32_t GetHorizonBits() const
+    {
+        return m_bitsLog2;
+    }
+
+    // Inherited
+    void Insert(const Scheduler::Event& ev) override;
+    bool IsEmpty() const override;
+    Scheduler::Event PeekNext() const override;
+    Scheduler::Event RemoveNext() override;
+    void Remove(const Scheduler::Event& ev) override;
+
+  private:
+    /** One event in a bucket's FIFO list. */
+    struct Node
+    {
+        Scheduler::Event ev;
+        Node* next;
+    };
+
+    /** The events of one nanosecond, in uid order. */
+    struct Bucket
+    {
+        Node* head{nullptr};
+        Node* tail{nullptr};
+    };
+
+    /** @return whether ts lies within the wheel's window [base, base + horizon) */
+    bool InWindow(uint64_t ts) const
+    {
+        return ts >= m_base && ts - m_base < m_horizon;
+    }
+
+    void InsertWheel(const Scheduler::Event& ev);
+    void InsertFar(const Scheduler::Event& ev);
+    /** @brief Move the heap's events that are now within the horizon to the wheel. */
+    void PullFromHeap();
+    /** @brief Move base back to ts (an event before base: never happens under ns-3's simulator). */
+    void Rebase(uint64_t ts);
+    /** @return the index of the first non-empty bucket at or after `from` (circular); wheel non-empty */
+    uint64_t FindNextBucket(uint64_t from) const;
+    /** @return the index of the first non-empty bucket in [from, horizon), or the horizon if none */
+    uint64_t FindFrom(uint64_t from) const;
+    void SetBit(uint64_t idx);
+    void ClearBit(uint64_t idx);
+    Node* AllocateNode();
+    void ReleaseNode(Node* n);
+
+    uint32_t m_bitsLog2{0};
+    uint64_t m_horizon{0};
+    uint64_t m_mask{0};
+    uint64_t m_base{0};         //!< every wheel event's timestamp lies in [m_base, m_base + m_horizon)
+    std::size_t m_wheelCount{0}; //!< events in the wheel
+    std::vector<Bucket> m_buckets;
+    std::vector<uint64_t> m_bits;    //!< bit i: bucket i is non-empty
+    std::vector<uint64_t> m_summary; //!< bit w: m_bits[w] != 0
+    std::vector<Scheduler::Event> m_far; //!< min-heap by EventKey: events at or beyond the horizon
+    Node* m_freeNodes{nullptr};
+    std::vector<std::unique_ptr<Node[]>> m_chunks;
+};
+
+} // namespace ecngym
+} // namespace ns3
+
+#endif
