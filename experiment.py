@@ -9,7 +9,6 @@ finishes, so a failure in a later simulation keeps the results of the earlier on
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import sys
@@ -152,26 +151,14 @@ def run_main(cfg: DictConfig) -> None:
 
 # ---------------------------------------------------------------------- eval / train
 def make_controller(cfg: DictConfig) -> Any:
-    """Build the controller named by ``cfg.controller``.
+    """Build the controller of ``cfg.controller`` (its ``_target_``; see :mod:`ecngym.baselines.registry`).
 
     Raises:
-        ConfigError: On an unknown kind.
+        ConfigError: On an unknown target or key, or a bad parameter (naming ``controller.<field>``).
     """
-    from ecngym.error import ConfigError
+    from ecngym.baselines.registry import build_controller
 
-    kind = cfg.controller.kind
-    if kind == "static":
-        from ecngym.baselines import StaticEcnController
-
-        setting = cfg.controller.setting
-        setting = OmegaConf.to_container(setting) if OmegaConf.is_config(setting) else setting
-        return StaticEcnController(setting, dctcp_lambda=float(cfg.controller.get("dctcp_lambda", 1 / 7)))
-    if kind == "sb3":
-        from ecngym.agents import SB3Controller
-
-        return SB3Controller(cfg.controller.path, cfg.controller.algorithm,
-                             deterministic=bool(cfg.controller.get("deterministic", True)))
-    raise ConfigError("controller.kind", f"got {kind!r}, allowed: 'static', 'sb3'")
+    return build_controller(cfg.controller)
 
 
 def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
@@ -201,18 +188,18 @@ def make_env(cfg: DictConfig, extra: dict[str, Any] | None = None) -> Any:
 
 
 def _env_for(controller: Any, cfg: DictConfig) -> Any:
-    """The eval env; a static controller's setting joins the ECN templates if it is not one."""
-    env = make_env(cfg)
-    if not hasattr(controller, "target") or env.unwrapped.scenario.actions.cfg.type != "discrete":
-        return env
-    from ecngym.envs.action import EcnSetting
+    """The eval env, rebuilt with the controller's ``env_overrides`` when it needs any.
 
-    setting = controller.target(env)
-    if EcnSetting(*setting) in env.unwrapped.scenario.actions.templates:
+    (A static setting that is not one of the discrete templates joins them; a tuner that sets
+    arbitrary thresholds asks for a continuous action space. Traces do not depend on either.)
+    """
+    env = make_env(cfg)
+    wants = getattr(controller, "env_overrides", None)
+    extra = wants(env) if wants is not None else {}
+    if not extra:
         return env
-    action = {**env.unwrapped.config.action.as_dict(), "static_default": list(setting)}
     env.close()
-    return make_env(cfg, {"action": action})
+    return make_env(cfg, extra)
 
 
 def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
@@ -250,6 +237,15 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
     return table
 
 
+def _save_controller_log(controller: Any, episode: int, logs: list[pd.DataFrame], out: Path) -> None:
+    """Append the controller's ``log`` of one episode to ``controller_log.csv`` (rewritten whole)."""
+    log = getattr(controller, "log", None)
+    if not log:
+        return
+    logs.append(pd.DataFrame(log).assign(episode=episode))
+    pd.concat(logs, ignore_index=True).to_csv(out / "controller_log.csv", index=False)
+
+
 @hydra.main(version_base="1.3", config_path="configs", config_name="eval")
 @_user_errors
 def eval_main(cfg: DictConfig) -> None:
@@ -259,13 +255,17 @@ def eval_main(cfg: DictConfig) -> None:
     controller = make_controller(cfg)
     env = _env_for(controller, cfg)
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    logs: list[pd.DataFrame] = []
     try:
         for episode in range(episodes):
             with console.status(f"{controller.name} on {cfg.env.id}: episode {episode + 1}/{episodes}"):
                 from ecngym.envs.rollout import run_episode
 
-                summary, _, ret = run_episode(env, controller, seed=seed + episode)
+                try:
+                    summary, _, ret = run_episode(env, controller, seed=seed + episode)
+                finally:  # the controller's per-step records, also those of an episode that failed
+                    _save_controller_log(controller, episode, logs, out)
             rows.append({"controller": controller.name, "env": cfg.env.id, "episode": episode,
                          "seed": seed + episode, "return": ret, **summary})
             pd.DataFrame(rows).to_csv(out / "eval.csv", index=False)  # a later failure keeps these

@@ -1,6 +1,15 @@
-"""Non-learning controllers: static settings (this release); PRED, ECN#, R-AQM, ByteTuning next."""
+"""Non-learning controllers: the static family, PRED (QLA on FCS), ByteTuning; built by name from configs."""
 
 from ecngym.baselines.controller import Controller
-from ecngym.baselines.static import STATIC_SETTINGS, StaticEcnController, StaticEcnSetting, dctcp_k_bytes
+from ecngym.baselines.registry import build_controller
+from ecngym.baselines.static import (
+    FORMULA_SETTINGS,
+    STATIC_SETTINGS,
+    StaticEcnController,
+    StaticEcnSetting,
+    dctcp_k_bytes,
+    ecn_star_k_bytes,
+)
 
-__all__ = ["STATIC_SETTINGS", "Controller", "StaticEcnController", "StaticEcnSetting", "dctcp_k_bytes"]
+__all__ = ["FORMULA_SETTINGS", "STATIC_SETTINGS", "Controller", "StaticEcnController", "StaticEcnSetting",
+           "build_controller", "dctcp_k_bytes", "ecn_star_k_bytes"]

@@ -30,7 +30,25 @@ class Controller(Protocol):
       held. A controller whose period is a time (PRED's T_QLA = 5 RTT) sets ``interval_steps``
       in :meth:`reset` from the env's interval.
     * :meth:`act` returns an element of ``env.action_space``; the env raises
-      :class:`ecngym.error.InvalidAction` otherwise.
+      :class:`ecngym.error.InvalidAction` otherwise. Read the env's ports, rates, interval and
+      current settings through :class:`ecngym.envs.view.EnvView` (``EnvView(env)`` in
+      :meth:`reset`), and turn byte settings into actions with ``EnvView.encode``; knobs outside
+      the action space (PFC per switch, the port AQM policy) are set through the view too.
+
+    Optional members (the runner and ``ecngym eval`` use them when present):
+
+    * ``observe(observation, info)``: called after **every** env step, also between decisions
+      (to average telemetry over the controller's own period).
+    * ``log``: a list of per-decision records (dicts of scalars: step, λ, A/B outcome,
+      temperature, accepted move ...), reset by :meth:`reset`; ``ecngym eval`` saves it with
+      the episode's results (``controller_log.csv``).
+    * ``env_overrides(env) -> dict``: ``gymnasium.make`` overrides the controller needs (e.g. a
+      continuous action space to set arbitrary thresholds); ``ecngym eval`` rebuilds the env with
+      them. Traces do not depend on the action space, so the trace hash is unchanged.
+
+    A controller is built from ``configs/controller/<name>.yaml`` (``_target_`` plus keyword
+    arguments) by :func:`ecngym.baselines.registry.build_controller`; bad parameters raise
+    :class:`ecngym.error.ConfigError` naming ``controller.<field>``.
 
     Attributes:
         name: Short name for tables and results (``"static_dcqcn"``, ``"sb3_ppo"``).

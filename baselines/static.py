@@ -1,10 +1,18 @@
-"""Static ECN settings from the literature (specs/bytetuning.md §1.5 Tab. 2, laecn.md, pred.md).
+"""Static ECN settings from the literature (specs/bytetuning.md §1.5 Tab. 2, pred.md §4.2, laecn.md).
 
-Byte thresholds scale linearly with the port rate where the source gives them per link speed.
-``StaticEcnController`` applies one setting to every controlled port, every step; with a discrete
-action space the setting must be one of the env's templates (add it with
-``env.action.static_default`` or ``env.action.templates``), with a continuous one it is encoded
-exactly when it lies inside the box.
+Two kinds of rule:
+
+* **per-link-speed maps** (:class:`StaticEcnSetting`): (Kmin, Kmax, Pmax) given at one link speed
+  in the source and scaled linearly with the port rate, as the HPCC simulator's ``KMIN_MAP`` /
+  ``KMAX_MAP`` / ``PMAX_MAP`` do (its ``run.py`` writes them for ``bw`` and ``4·bw`` as
+  ``100·bw/25`` KB etc., i.e. linear in the rate);
+* **formulas** of the port rate and the base RTT: DCTCP's K = C·RTT·λ (:func:`dctcp_k_bytes`) and
+  ECN*'s K = BDP = C·RTT (:func:`ecn_star_k_bytes`), both step marking (Kmin = Kmax, Pmax = 1).
+
+``StaticEcnController`` applies one of them to every controlled port, every step; with a discrete
+action space the setting must be one of the env's templates (``ecngym eval`` adds it as
+``env.action.static_default``), with a continuous one it is encoded exactly when it lies inside
+the box.
 """
 
 from __future__ import annotations
@@ -14,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.envs.action import EcnSetting
-from ecngym.error import ConfigError, InvalidAction
+from ecngym.envs.view import EnvView
+from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes
 
 
 @dataclass(frozen=True)
 class StaticEcnSetting:
-    """A named static (Kmin, Kmax, Pmax) rule.
+    """A named static (Kmin, Kmax, Pmax) rule given at one link speed, scaled with the rate.
 
     Attributes:
         name: Key used in configs.
@@ -43,62 +51,107 @@ class StaticEcnSetting:
 
 
 def dctcp_k_bytes(rate_bps: float, rtt_ns: float, lam: float = 1 / 7) -> int:
-    """DCTCP's rule K = C x RTT x λ (λ = 1/7: Alizadeh et al. 2010, K > C·RTT/7)."""
+    """DCTCP's rule K = C x RTT x λ (λ = 1/7: Alizadeh et al. 2010, K > C·RTT/7; Tab. 2 row 1)."""
     return int(round(rate_bps * rtt_ns / 8e9 * lam))
 
 
-#: Static settings by name.
-STATIC_SETTINGS: dict[str, StaticEcnSetting] = {
-    # DCQCN paper (Zhu et al. 2015), Tab. 2/3: 5 KB / 200 KB / 1 % at 40 GbE.
-    "dcqcn": StaticEcnSetting("dcqcn", "DCQCN (SIGCOMM 2015) at 40 GbE", 5e3 / 40, 200e3 / 40, 0.01),
-    # HPCC's run.py: kmin = 100 KB, kmax = 400 KB per 25 Gbps, pmax = 0.2.
-    "hpcc": StaticEcnSetting("hpcc", "HPCC simulator run.py (per 25 Gbps)", 100e3 / 25, 400e3 / 25, 0.2),
-    # P-PFC / vendor-style: 40 KB / 200 KB / 100 % (ByteTuning Tab. 2, P-PFC row).
-    "vendor": StaticEcnSetting("vendor", "vendor-style (ByteTuning Tab. 2, P-PFC row) at 40 GbE",
-                               40e3 / 40, 200e3 / 40, 1.0),
-}
+def ecn_star_k_bytes(rate_bps: float, rtt_ns: float) -> int:
+    """ECN*'s rule K = BDP = T x C (Wu et al. 2012; bytetuning.md Tab. 2 row 2, Eq. 3 in bytes)."""
+    return dctcp_k_bytes(rate_bps, rtt_ns, 1.0)
+
+
+def _per_gbps(name: str, source: str, kmin: float, kmax: float, pmax: float, gbps: float) -> StaticEcnSetting:
+    return StaticEcnSetting(name, source, kmin / gbps, kmax / gbps, pmax)
+
+
+#: Static per-link-speed settings by name (values in bytes at the speed the source gives).
+STATIC_SETTINGS: dict[str, StaticEcnSetting] = {s.name: s for s in (
+    # DCQCN paper (Zhu et al. 2015) Tab. 2/3, = ByteTuning Tab. 2 "DCQCN" row: 5 KB / 200 KB / 1 % at 40 GbE.
+    _per_gbps("dcqcn", "DCQCN (SIGCOMM 2015) at 40 GbE; ByteTuning Tab. 2", 5e3, 200e3, 0.01, 40),
+    # HPCC simulator run.py (cc = dcqcn / hp / timely): KMIN_MAP 100·bw/25 KB, KMAX_MAP 400·bw/25 KB, PMAX 0.2;
+    # = ByteTuning Tab. 2 "HPCC" row ("refer to DCQCN": 100 KB / 400 KB at 25 GbE).
+    _per_gbps("hpcc", "HPCC simulator run.py KMIN/KMAX/PMAX_MAP (per 25 Gbps)", 100e3, 400e3, 0.2, 25),
+    # HPCC simulator run.py (cc = dctcp): Kmin = Kmax = 30·bw/10 KB, Pmax 1; = Tab. 2 "HPCC, refer to DCTCP" 30 KB at 10 GbE.
+    _per_gbps("hpcc_dctcp", "HPCC simulator run.py dctcp maps (30 KB per 10 Gbps, step)", 30e3, 30e3, 1.0, 10),
+    # ByteTuning Tab. 2 "DCTCP (2010)" row: K = 58.5 KB at 10 GbE (50 packets), Pmax 100 %.
+    _per_gbps("dctcp_tab2", "ByteTuning Tab. 2 DCTCP row (58.5 KB at 10 GbE, step)", 58.5e3, 58.5e3, 1.0, 10),
+    # ByteTuning Tab. 2 "DCTCP-DEMT (2018)" row: Kmax = 10.8 KB at 10 GbE, Pmax 100 % (the value the table
+    # lists; DEMT's own rule moves K with the flow count N, K = 2·C·D − 2N between C·D/2 and C·D packets).
+    _per_gbps("dctcp_demt", "ByteTuning Tab. 2 DCTCP-DEMT row (10.8 KB at 10 GbE, step)", 10.8e3, 10.8e3, 1.0, 10),
+    # P-PFC / vendor-style: 40 KB / 200 KB / 100 % (ByteTuning Tab. 2, P-PFC row; its speed is 40 GbE, §1.5).
+    _per_gbps("vendor", "vendor-style (ByteTuning Tab. 2, P-PFC row) at 40 GbE", 40e3, 200e3, 1.0, 40),
+    # PRED §VI-A (pred.md §4.2): ECN with K = 70 packets of 1400 B (the ECN# repo's packet size), at 10 Gbps.
+    _per_gbps("pred_ecn_k70", "PRED §VI-A ECN K = 70 packets x 1400 B at 10 Gbps", 98e3, 98e3, 1.0, 10),
+)}
+
+#: Formula rules (need the base RTT) and the env's own setting.
+FORMULA_SETTINGS = ("dctcp", "ecn_star", "env_default")
 
 
 class StaticEcnController:
     """Apply one static ECN setting on every step.
 
     Args:
-        setting: A name from :data:`STATIC_SETTINGS`, ``"dctcp"`` (K = C·RTT·λ, step marking),
-            ``"env_default"`` (the fabric's own setting: the env's static template), or an
-            explicit ``[kmin_bytes, kmax_bytes, pmax]``.
-        dctcp_lambda: λ of the DCTCP rule.
-        interval_steps: Act every this many steps (a static controller acts once per episode
-            in effect; kept for the interface).
+        setting: A name from :data:`STATIC_SETTINGS`; ``"dctcp"`` (K = C·RTT·λ, step marking);
+            ``"ecn_star"`` (K = C·RTT, step); ``"env_default"`` (the fabric preset's own setting);
+            or an explicit ``[kmin, kmax, pmax]`` (bytes or size strings).
+        dctcp_lambda: λ of the DCTCP rule, in (0, 10].
+        interval_steps: Act every this many steps (≥ 1).
+        name: Name in tables (default ``static_<setting>``).
 
     Raises:
-        ConfigError: On an unknown setting name.
+        ConfigError: On an unknown setting name or a bad parameter (naming ``controller.<field>``).
     """
 
     def __init__(self, setting: str | list[Any] = "env_default", dctcp_lambda: float = 1 / 7,
-                 interval_steps: int = 1) -> None:
-        if isinstance(setting, str) and setting not in (*STATIC_SETTINGS, "dctcp", "env_default"):
-            raise ConfigError("controller.setting", f"unknown static setting {setting!r}; known: "
-                                                    f"{[*STATIC_SETTINGS, 'dctcp', 'env_default']}")
+                 interval_steps: int = 1, name: str | None = None) -> None:
+        known = [*STATIC_SETTINGS, *FORMULA_SETTINGS]
+        if isinstance(setting, str):
+            if setting not in known:
+                raise ConfigError("controller.setting", f"unknown static setting {setting!r}; known: {known}")
+        elif isinstance(setting, (list, tuple)) and len(setting) == 3:
+            from ecngym.envs.action import _setting
+
+            s = _setting("controller.setting", list(setting))
+            setting = [s.kmin_bytes, s.kmax_bytes, s.pmax]
+        else:
+            raise ConfigError("controller.setting", f"expected a name from {known} or [kmin, kmax, pmax], "
+                                                    f"got {setting!r}")
         self.setting = setting
-        self.dctcp_lambda = dctcp_lambda
-        self.interval_steps = interval_steps
-        self.name = f"static_{setting}" if isinstance(setting, str) else "static_custom"
+        self.dctcp_lambda = float(check_range("controller.dctcp_lambda", float(dctcp_lambda), 0, 10,
+                                              low_inclusive=False))
+        from ecngym.error import check_whole
+
+        self.interval_steps = check_whole("controller.interval_steps", interval_steps, 1)
+        self.name = name or (f"static_{setting}" if isinstance(setting, str) else "static_custom")
+        self.log: list[dict[str, Any]] = []
         self._action: Any = None
 
     def target(self, env: Any) -> tuple[int, int, float]:
-        """The (kmin_bytes, kmax_bytes, pmax) this controller wants on ``env``'s ports."""
-        scenario = env.unwrapped.scenario
-        rate = float(np.min(scenario.topology.rate_bps))
-        if isinstance(self.setting, (list, tuple)):
+        """The (kmin_bytes, kmax_bytes, pmax) this controller wants on ``env``'s ports (slowest port's rate)."""
+        sc = env.unwrapped.scenario  # before reset: the view needs the scenario only, not a fabric
+        rate = float(np.min(np.repeat(sc.topology.rate_bps, 2)[sc.ports]))
+        if isinstance(self.setting, list):
             kmin, kmax, pmax = self.setting
-            return parse_bytes(kmin, "controller.setting"), parse_bytes(kmax, "controller.setting"), float(pmax)
+            return int(kmin), int(kmax), float(pmax)
         if self.setting == "env_default":  # the fabric preset's own static setting
-            ecn = scenario.fabric_config.ecn
+            ecn = sc.fabric_config.ecn
             return parse_bytes(ecn.kmin), parse_bytes(ecn.kmax), float(ecn.pmax)
-        if self.setting == "dctcp":
-            k = dctcp_k_bytes(rate, scenario.base_rtt_ns, self.dctcp_lambda)
+        if self.setting in ("dctcp", "ecn_star"):
+            k = (dctcp_k_bytes(rate, sc.base_rtt_ns, self.dctcp_lambda) if self.setting == "dctcp"
+                 else ecn_star_k_bytes(rate, sc.base_rtt_ns))
             return k, k, 1.0
         return STATIC_SETTINGS[self.setting].at_rate(rate)
+
+    def env_overrides(self, env: Any) -> dict[str, Any]:
+        """With a discrete action space, add the setting as the env's static template if it is not one."""
+        from ecngym.envs.action import EcnSetting
+
+        mapper = env.unwrapped.scenario.actions
+        setting = self.target(env)
+        if mapper.cfg.type != "discrete" or EcnSetting(*setting) in mapper.templates:
+            return {}
+        return {"action": {**env.unwrapped.config.action.as_dict(), "static_default": list(setting)}}
 
     def reset(self, env: Any) -> None:
         """Encode the target setting as an action of ``env``'s action space.
@@ -107,23 +160,10 @@ class StaticEcnController:
             InvalidAction: If the setting is not one of the env's discrete templates, or lies
                 outside its continuous ranges.
         """
-        mapper = env.unwrapped.scenario.actions
+        view = EnvView(env)
         kmin, kmax, pmax = self.target(env)
-        if mapper.cfg.type == "discrete":
-            want = EcnSetting(kmin, kmax, pmax)
-            if want not in mapper.templates:
-                raise InvalidAction(f"{self.name}: ({kmin} B, {kmax} B, {pmax}) is not one of the env's ECN templates; "
-                                    "add it via env.action.static_default or env.action.templates")
-            idx = mapper.templates.index(want)
-            self._action = idx if mapper.n_units == 1 else np.full(mapper.n_units, idx)
-            return
-        encoded = []
-        for v, lo, hi in ((kmin, mapper.kmin_lo, mapper.kmin_hi), (kmax - kmin, mapper.span_lo, mapper.span_hi),
-                          (pmax, mapper.pmax_lo, mapper.pmax_hi)):
-            if not lo <= v <= hi:
-                raise InvalidAction(f"{self.name}: {v} outside the continuous action range [{lo}, {hi}]")
-            encoded.append(0.0 if hi == lo else 2 * (v - lo) / (hi - lo) - 1)
-        self._action = np.tile(np.array(encoded, dtype=np.float32), (mapper.n_units, 1))
+        self._action = view.encode(kmin, kmax, pmax)
+        self.log = [{"step": 0, "kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax}]
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
         """The same action every step."""

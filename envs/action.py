@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -135,6 +136,60 @@ class EcnActionMapper:
         kmin = np.round(kmin * self.rate_scale).astype(np.uint64)
         kmax = np.maximum(np.round(kmax * self.rate_scale).astype(np.uint64), kmin)
         return kmin, kmax, pmax
+
+    def encode(self, kmin_bytes: Any, kmax_bytes: Any, pmax: Any) -> np.ndarray | int:
+        """The action that sets (Kmin, Kmax, Pmax) on every unit: the inverse of :meth:`to_settings`.
+
+        Values are what the ports should get, in bytes at the ports' own rates (a scalar for all
+        units, or one entry per unit in unit order). With ``scale_with_rate`` each unit's ports must
+        share one rate scale. A continuous action is exact to within one byte of float32 rounding
+        (``to_settings(encode(x))`` is checked against ``x``); a discrete one must hit a template.
+
+        Raises:
+            InvalidAction: If a value is not expressible in this action space (not a template, or
+                outside a continuous range); nothing is clamped.
+        """
+        n = self.n_units
+        want = [np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for v in (kmin_bytes, kmax_bytes, pmax)]
+        kmin_u, kmax_u, pmax_u = (np.empty(n) for _ in range(3))
+        for u in range(n):
+            scale = np.unique(self.rate_scale[self.groups == u])
+            if len(scale) != 1:
+                raise InvalidAction(f"unit {self.group_names[u]!r} mixes port rates; with scale_with_rate its "
+                                    "ports take different byte values for one action")
+            kmin_u[u], kmax_u[u] = want[0][u] / scale[0], want[1][u] / scale[0]
+            pmax_u[u] = want[2][u]
+        if np.any(kmax_u < kmin_u):
+            raise InvalidAction(f"kmax {want[1].tolist()} below kmin {want[0].tolist()}")
+        if self.cfg.type == "discrete":
+            idx = np.empty(n, dtype=np.int64)
+            for u in range(n):
+                hits = np.flatnonzero((np.abs(self._template_kmin - kmin_u[u]) <= 0.5)
+                                      & (np.abs(self._template_kmax - kmax_u[u]) <= 0.5)
+                                      & (np.abs(self._template_pmax - pmax_u[u]) <= 1e-9))
+                if not len(hits):
+                    raise InvalidAction(f"({want[0][u]:.0f} B, {want[1][u]:.0f} B, {want[2][u]}) on unit "
+                                        f"{self.group_names[u]!r} is not one of the env's ECN templates; add it via "
+                                        "env.action.static_default or env.action.templates, or use "
+                                        "action.type=continuous")
+                idx[u] = hits[0]
+            return int(idx[0]) if n == 1 else idx
+        action = np.empty((n, 3), dtype=np.float32)
+        for col, (v, lo, hi, name) in enumerate(((kmin_u, self.kmin_lo, self.kmin_hi, "kmin"),
+                                                  (kmax_u - kmin_u, self.span_lo, self.span_hi, "kmax - kmin"),
+                                                  (pmax_u, self.pmax_lo, self.pmax_hi, "pmax"))):
+            bad = np.flatnonzero((v < lo - 1e-9) | (v > hi + 1e-9))
+            if len(bad):
+                raise InvalidAction(f"{name} {v[bad[0]]:g} (unit {self.group_names[bad[0]]!r}, at the reference "
+                                    f"rate) outside the continuous action range [{lo}, {hi}]")
+            action[:, col] = 0.0 if hi == lo else np.clip(2 * (v - lo) / (hi - lo) - 1, -1.0, 1.0)
+        kmin, kmax, pm = self.to_settings(action)
+        port_want = [w[self.groups] for w in want]
+        if (np.any(np.abs(kmin - port_want[0]) > 1) or np.any(np.abs(kmax - port_want[1]) > 1)
+                or np.any(np.abs(pm - port_want[2]) > 1e-6)):
+            raise InvalidAction(f"({want[0].tolist()}, {want[1].tolist()}, {want[2].tolist()}) does not survive "
+                                "float32 encoding to within 1 byte / 1e-6")
+        return action
 
     @property
     def kmax_bound_bytes(self) -> float:

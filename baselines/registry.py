@@ -1,0 +1,70 @@
+"""Build a controller from its config: ``configs/controller/<name>.yaml`` with a Hydra ``_target_``.
+
+Every controller config names its class and its keyword arguments::
+
+    # configs/controller/pred.yaml
+    _target_: ecngym.baselines.pred.PredController
+    delta_lambda_per_mb: 0.025
+
+:func:`build_controller` checks the keys against the class's signature first (an unknown or
+misspelt key is a :class:`~ecngym.error.ConfigError` naming ``controller.<key>``), then lets Hydra
+instantiate it; a ``ConfigError`` raised by the constructor comes out as it is, not wrapped in
+Hydra's ``InstantiationException``. There is no list of kinds to extend: a new controller is a
+class plus a YAML file (its ``_target_`` may be any importable class, also outside ecngym).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from ecngym.error import ConfigError, EcnGymError
+
+
+def build_controller(cfg: Mapping[str, Any] | Any) -> Any:
+    """Instantiate the controller a ``controller`` config describes.
+
+    Args:
+        cfg: The ``controller`` node (a DictConfig or mapping) with ``_target_`` and keyword args.
+
+    Returns:
+        The controller (see :class:`~ecngym.baselines.controller.Controller`).
+
+    Raises:
+        ConfigError: On a missing or unimportable ``_target_``, an unknown key, or a bad value.
+    """
+    from hydra.errors import InstantiationException
+    from hydra.utils import get_object, instantiate
+    from omegaconf import OmegaConf
+
+    node = OmegaConf.to_container(cfg, resolve=True) if OmegaConf.is_config(cfg) else dict(cfg)
+    for key, value in node.items():
+        if value == "???":  # OmegaConf's mandatory marker left unset
+            raise ConfigError(f"controller.{key}", f"required but not given (set controller.{key}=...)")
+    target = node.get("_target_")
+    if not isinstance(target, str) or not target:
+        raise ConfigError("controller._target_", f"missing: every controller config names its class "
+                                                 f"(e.g. ecngym.baselines.StaticEcnController), got {target!r}")
+    try:
+        cls = get_object(target)
+    except Exception as exc:  # hydra raises ImportError / ValueError variants
+        raise ConfigError("controller._target_", f"cannot import {target!r}: {exc}") from None
+    params = inspect.signature(cls).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    allowed = [k for k, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for key in node:
+        if not key.startswith("_") and key not in allowed and not takes_any:
+            raise ConfigError(f"controller.{key}", f"unknown parameter of {target}; allowed: {allowed}")
+    missing = [k for k, p in params.items()
+               if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+               and k not in node]
+    if missing:
+        raise ConfigError(f"controller.{missing[0]}", f"required by {target} but not given")
+    try:
+        return instantiate(node, _convert_="all")
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        if isinstance(cause, EcnGymError):
+            raise cause from None
+        raise ConfigError("controller", f"{target}: {cause or exc}") from None

@@ -1,0 +1,125 @@
+"""A read-mostly view of an :class:`~ecngym.envs.EcnTuningEnv` for controllers.
+
+Controllers (baselines and learning agents) read what they need here instead of reaching into
+``env.unwrapped.scenario``, whose layout is free to change:
+
+| attribute | meaning | unit |
+|---|---|---|
+| ``ports`` | fabric-wide ids of the controlled switch egress ports (rows of ``info["ports"]``) | |
+| ``port_layers`` | switch layer of each controlled port (``"tor"``, ``"leaf"``, ``"spine"`` ...) | |
+| ``port_rates_bps`` | line rate of each controlled port | bit/s |
+| ``port_switches`` | switch index of each controlled port (for :meth:`set_pfc`) | |
+| ``units`` / ``unit_of_port`` | what one action entry sets (``"all"``, a layer, a port) and each port's unit | |
+| ``interval_ns`` | one env step of simulated time | ns |
+| ``base_rtt_ns`` | largest host-to-host base RTT of the topology | ns |
+| ``episode_steps`` | steps per episode | |
+| ``action_type`` | ``"discrete"`` or ``"continuous"`` | |
+| ``red`` | current (``kmin_bytes``, ``kmax_bytes``, ``pmax``) of every controlled port | B, B, prob. |
+| ``pfc`` | current PFC ``alpha`` and ``headroom_bytes`` of every switch | , B |
+| ``static_setting`` | the fabric preset's static (Kmin, Kmax, Pmax) | B, B, prob. |
+
+Actuation: the ECN curve goes through the env's action (:meth:`encode` turns per-unit byte
+settings into an action of the env's space); knobs outside the action space (PFC per switch,
+the port AQM policy) are set here, effective from the current simulated time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ecngym.envs.action import EcnSetting
+from ecngym.error import InvalidAction
+from ecngym.sim_backend.topology import Topology
+from ecngym.units import parse_bytes
+
+
+class EnvView:
+    """What a controller may read (and the knobs beyond the action it may set) of one env.
+
+    Build it in ``Controller.reset(env)`` (right after ``env.reset``): ``view = EnvView(env)``.
+    It reports the settings of the episode that is running; the PFC setting is the preset's
+    until :meth:`set_pfc` changes it (the fabric has no getter for it).
+
+    Args:
+        env: An :class:`~ecngym.envs.EcnTuningEnv`, possibly wrapped.
+    """
+
+    def __init__(self, env: Any) -> None:
+        self._env = env.unwrapped
+        sc = self._env.scenario
+        self._scenario = sc
+        topo: Topology = sc.topology
+        self.ports: np.ndarray = sc.ports
+        self.port_layers: np.ndarray = sc.port_layers
+        self.port_rates_bps: np.ndarray = np.repeat(topo.rate_bps, 2)[sc.ports].astype(np.float64)
+        self.port_switches: np.ndarray = (sc.port_nodes - topo.num_hosts).astype(np.int64)
+        self.switch_layers: list[str] = list(topo.switch_layers)
+        self.interval_ns: int = int(sc.interval_ns)
+        self.base_rtt_ns: int = int(sc.base_rtt_ns)
+        self.episode_steps: int = int(sc.episode_steps)
+        self.action_space = self._env.action_space
+        self.action_type: str = sc.actions.cfg.type
+        self.units: list[str] = list(sc.actions.group_names)
+        self.unit_of_port: np.ndarray = sc.actions.groups
+        ecn = sc.fabric_config.ecn
+        self.static_setting = EcnSetting(parse_bytes(ecn.kmin), parse_bytes(ecn.kmax), float(ecn.pmax))
+        buf = sc.fabric_config.buffer
+        # a new episode's fabric starts at the preset's PFC setting; only set_pfc changes it
+        self._pfc = {"alpha": np.full(topo.num_switches, float(buf.pfc_alpha)),
+                     "headroom_bytes": np.full(topo.num_switches, parse_bytes(buf.headroom), dtype=np.int64)}
+
+    # ------------------------------------------------------------------ read
+    @property
+    def red(self) -> dict[str, np.ndarray]:
+        """Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of the controlled ports (copies)."""
+        return {k: np.array(v) for k, v in self._scenario.red.items()}
+
+    @property
+    def pfc(self) -> dict[str, np.ndarray]:
+        """Current PFC ``alpha`` and ``headroom_bytes`` of every switch (copies; index = switch)."""
+        return {k: v.copy() for k, v in self._pfc.items()}
+
+    @property
+    def time_ns(self) -> int:
+        """Simulated time now."""
+        return int(self._scenario.fabric.now_ns)
+
+    def switches_of_layer(self, layer: str) -> np.ndarray:
+        """Switch indices of one layer (among those with a controlled port)."""
+        return np.unique(self.port_switches[self.port_layers == layer])
+
+    # ------------------------------------------------------------------ act
+    def encode(self, kmin_bytes: Any, kmax_bytes: Any, pmax: Any) -> Any:
+        """The env action that sets these per-unit values (see ``EcnActionMapper.encode``).
+
+        Raises:
+            InvalidAction: If the env's action space cannot express them.
+        """
+        return self._scenario.actions.encode(kmin_bytes, kmax_bytes, pmax)
+
+    def set_pfc(self, switches: Any, alpha: Any, headroom_bytes: Any) -> None:
+        """Set PFC dynamic-threshold alpha and headroom of switches (by index), from now.
+
+        Raises:
+            ConfigError: On a bad switch index, alpha or headroom (``Fabric.set_pfc``).
+        """
+        sw = np.atleast_1d(np.asarray(switches, dtype=np.int64))
+        alpha_a = np.broadcast_to(np.asarray(alpha, dtype=np.float64), sw.shape).copy()
+        head = np.broadcast_to(np.asarray(headroom_bytes, dtype=np.float64), sw.shape)
+        head = np.round(head).astype(np.int64)
+        self._scenario.fabric.set_pfc(sw, alpha_a, head.astype(np.uint64))
+        self._pfc["alpha"][sw], self._pfc["headroom_bytes"][sw] = alpha_a, head
+
+    def set_aqm(self, ports: Any, policy: str, params: dict[str, Any]) -> None:
+        """Choose and parameterise the AQM policy of controlled ports (``Fabric.set_aqm``).
+
+        Raises:
+            InvalidAction: If this build's fabric has no port-AQM plug-in point.
+            ConfigError: On a bad policy or parameter (from the fabric).
+        """
+        fabric = self._scenario.fabric
+        if not hasattr(fabric, "set_aqm"):
+            raise InvalidAction("this fabric has no Fabric.set_aqm (the port-AQM plug-in point)")
+        fabric.set_aqm(ports, policy, params)

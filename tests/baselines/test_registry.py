@@ -1,0 +1,114 @@
+"""Controllers are built from configs/controller/*.yaml by their _target_; the env view; the action encoder."""
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+import ecngym
+from ecngym import cli
+from ecngym.baselines import StaticEcnController, build_controller
+from ecngym.envs import EcnTuningEnv
+from ecngym.envs.view import EnvView
+from ecngym.error import ConfigError, InvalidAction
+
+CONTROLLER_CONFIGS = sorted((Path(ecngym.__file__).parent / "configs" / "controller").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONTROLLER_CONFIGS, ids=lambda p: p.stem)
+def test_every_controller_config_builds_or_names_its_missing_field(path):
+    cfg = OmegaConf.load(path)
+    if "path" in cfg.keys() and OmegaConf.is_missing(cfg, "path"):  # sb3: the model path is mandatory
+        with pytest.raises(ConfigError, match="controller.path"):
+            build_controller(cfg)
+        return
+    controller = build_controller(cfg)
+    assert isinstance(controller.name, str) and controller.interval_steps >= 1
+
+
+def test_unknown_key_bad_value_and_bad_target_name_the_field():
+    with pytest.raises(ConfigError, match="controller.settting"):
+        build_controller({"_target_": "ecngym.baselines.StaticEcnController", "settting": "dcqcn"})
+    with pytest.raises(ConfigError, match="controller.dctcp_lambda"):
+        build_controller({"_target_": "ecngym.baselines.StaticEcnController", "dctcp_lambda": -1})
+    with pytest.raises(ConfigError, match="controller.setting"):
+        build_controller({"_target_": "ecngym.baselines.StaticEcnController", "setting": [1, 2]})
+    with pytest.raises(ConfigError, match="controller._target_"):
+        build_controller({"_target_": "ecngym.baselines.NoSuchController"})
+    with pytest.raises(ConfigError, match="controller._target_"):
+        build_controller({"setting": "dcqcn"})
+
+
+def test_view_reports_ports_rates_interval_and_current_settings():
+    env = EcnTuningEnv(episode_steps=3, action={"type": "continuous", "scope": "port"})
+    env.reset(seed=0)
+    view = EnvView(env)
+    assert np.array_equal(view.ports, env.ports) and (view.port_rates_bps == 100e9).all()
+    assert view.interval_ns == env.scenario.interval_ns and view.base_rtt_ns > 0
+    assert (view.red["kmin_bytes"] == 400_000).all()  # the HPCC preset's setting at t = 0
+    action = view.encode(np.arange(1, 17) * 10_000, np.arange(1, 17) * 30_000, 0.5)
+    env.step(action)
+    assert np.abs(view.red["kmin_bytes"].astype(np.int64) - np.arange(1, 17) * 10_000).max() <= 1
+    view.set_pfc(view.port_switches[:1], 0.5, 50_000)
+    assert view.pfc["alpha"][0] == 0.5 and view.pfc["headroom_bytes"][0] == 50_000
+    env.close()
+
+
+def test_encoder_is_the_decoders_inverse_and_refuses_what_it_cannot_express():
+    env = EcnTuningEnv(episode_steps=3, action={"type": "continuous", "kmin_range": ["1KB", "100KB"]})
+    mapper = env.scenario.actions
+    kmin, kmax, pmax = mapper.to_settings(mapper.encode(12_345, 67_890, 0.3))
+    assert abs(int(kmin[0]) - 12_345) <= 1 and abs(int(kmax[0]) - 67_890) <= 1 and abs(pmax[0] - 0.3) < 1e-6
+    with pytest.raises(InvalidAction, match="kmin"):
+        mapper.encode(200_000, 300_000, 0.3)  # above kmin_range: refused, not clamped
+    with pytest.raises(InvalidAction, match="below kmin"):
+        mapper.encode(50_000, 10_000, 0.3)
+    env.close()
+    discrete = EcnTuningEnv(episode_steps=3)
+    m = discrete.scenario.actions
+    assert m.encode(20_000, 40_000, 0.05) == m.templates.index(type(m.templates[0])(20_000, 40_000, 0.05))
+    with pytest.raises(InvalidAction, match="templates"):
+        m.encode(12_500, 500_000, 0.01)
+    discrete.close()
+
+
+class _FailsInSecondEpisode(StaticEcnController):
+    """Static DCQCN that breaks in the middle of its second episode (a controller bug)."""
+
+    def reset(self, env):
+        super().reset(env)
+        self.episode = getattr(self, "episode", -1) + 1
+        self.steps = 0
+
+    def act(self, observation, info):
+        self.steps += 1
+        self.log.append({"step": self.steps})
+        if self.episode == 1 and self.steps == 3:
+            raise RuntimeError("controller bug")
+        return super().act(observation, info)
+
+
+def test_a_controller_failing_mid_episode_keeps_finished_episodes_on_disk(tmp_path, monkeypatch, capsys):
+    helpers = types.ModuleType("ecngym_test_controllers")
+    helpers.FailsInSecondEpisode = _FailsInSecondEpisode
+    monkeypatch.setitem(sys.modules, "ecngym_test_controllers", helpers)
+    assert cli.main(["eval", "controller=static_dcqcn", "controller._target_=ecngym_test_controllers.FailsInSecondEpisode",
+                     "episodes=3", "env.kwargs.episode_steps=5", f"hydra.run.dir={tmp_path}"]) == 1  # Hydra: job failed
+    assert "controller bug" in capsys.readouterr().err
+    done = pd.read_csv(tmp_path / "eval.csv")
+    assert list(done["episode"]) == [0] and done["flows_total"].iloc[0] > 0
+    log = pd.read_csv(tmp_path / "controller_log.csv")
+    assert set(log["episode"]) == {0, 1}  # the failed episode's records too, up to the failure
+
+
+def test_eval_saves_the_controller_log_beside_the_results(tmp_path):
+    assert cli.main(["eval", "controller=static_ecn_star", "episodes=2", "env.kwargs.episode_steps=4",
+                     f"hydra.run.dir={tmp_path}"]) == 0
+    log = pd.read_csv(tmp_path / "controller_log.csv")
+    assert list(log["episode"]) == [0, 1] and (log["kmin_bytes"] == log["kmax_bytes"]).all()
+    assert json.loads((tmp_path / "eval.json").read_text())["episodes"][0]["controller"] == "static_ecn_star"
