@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from ecngym.baselines import params
 from ecngym.envs.view import EnvView
-from ecngym.error import ConfigError, check_range
+from ecngym.error import ConfigError
 from ecngym.units import parse_bytes
 
 
@@ -118,11 +119,8 @@ class StaticEcnController:
             raise ConfigError("controller.setting", f"expected a name from {known} or [kmin, kmax, pmax], "
                                                     f"got {setting!r}")
         self.setting = setting
-        self.dctcp_lambda = float(check_range("controller.dctcp_lambda", float(dctcp_lambda), 0, 10,
-                                              low_inclusive=False))
-        from ecngym.error import check_whole
-
-        self.interval_steps = check_whole("controller.interval_steps", interval_steps, 1)
+        self.dctcp_lambda = params.real("dctcp_lambda", dctcp_lambda, 0, 10, low_inclusive=False)
+        self.interval_steps = params.whole("interval_steps", interval_steps, 1)
         self.name = name or (f"static_{setting}" if isinstance(setting, str) else "static_custom")
         self.log: list[dict[str, Any]] = []
         self._action: Any = None

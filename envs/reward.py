@@ -66,7 +66,7 @@ class RewardFunction:
 
     def phi(self, queue_bytes: np.ndarray) -> np.ndarray:
         """PRED's Φ: 1 up to q_left, linear to 0 at q_max."""
-        return np.clip((self.q_max - queue_bytes) / (self.q_max - self.q_left), 0.0, 1.0)
+        return pred_phi(queue_bytes, self.q_left, self.q_max)
 
     def per_port(self, pt: dict[str, np.ndarray]) -> np.ndarray:
         """Per-port step reward (zeros for ``fct``).
@@ -100,6 +100,11 @@ class RewardFunction:
         if self.name != "fct":
             return 0.0
         return -float(np.mean(slowdown_so_far(records, end_ns))) if len(records) else 0.0
+
+
+def pred_phi(queue_bytes: np.ndarray, q_left_bytes: float, q_max_bytes: float) -> np.ndarray:
+    """PRED's Φ (pred.md §3.3 [OUR CHOICE] shape): 1 up to q_left, linear down to 0 at q_max."""
+    return np.clip((q_max_bytes - np.asarray(queue_bytes, dtype=np.float64)) / (q_max_bytes - q_left_bytes), 0.0, 1.0)
 
 
 def slowdown_so_far(records: pd.DataFrame, end_ns: int) -> np.ndarray:

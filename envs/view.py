@@ -9,6 +9,7 @@ Controllers (baselines and learning agents) read what they need here instead of 
 | ``port_layers`` | switch layer of each controlled port (``"tor"``, ``"leaf"``, ``"spine"`` ...) | |
 | ``port_rates_bps`` | line rate of each controlled port | bit/s |
 | ``port_switches`` | switch index of each controlled port (for :meth:`set_pfc`) | |
+| ``port_to_host`` | whether the port's link goes to a host (the receiver side) | |
 | ``units`` / ``unit_of_port`` | what one action entry sets (``"all"``, a layer, a port) and each port's unit | |
 | ``interval_ns`` | one env step of simulated time | ns |
 | ``base_rtt_ns`` | largest host-to-host base RTT of the topology | ns |
@@ -55,6 +56,9 @@ class EnvView:
         self.port_layers: np.ndarray = sc.port_layers
         self.port_rates_bps: np.ndarray = np.repeat(topo.rate_bps, 2)[sc.ports].astype(np.float64)
         self.port_switches: np.ndarray = (sc.port_nodes - topo.num_hosts).astype(np.int64)
+        peers = np.empty(2 * len(topo.link_a), dtype=np.int64)
+        peers[0::2], peers[1::2] = topo.link_b, topo.link_a
+        self.port_to_host: np.ndarray = peers[sc.ports] < topo.num_hosts
         self.switch_layers: list[str] = list(topo.switch_layers)
         self.interval_ns: int = int(sc.interval_ns)
         self.base_rtt_ns: int = int(sc.base_rtt_ns)
@@ -112,7 +116,23 @@ class EnvView:
         self._scenario.fabric.set_pfc(sw, alpha_a, head.astype(np.uint64))
         self._pfc["alpha"][sw], self._pfc["headroom_bytes"][sw] = alpha_a, head
 
-    def set_aqm(self, ports: Any, policy: str, params: dict[str, Any]) -> None:
+    def hold_action(self) -> Any:
+        """The action that keeps the controlled ports' current ECN setting (for controllers that
+        act through :meth:`set_pfc` / :meth:`set_aqm` only).
+
+        Raises:
+            InvalidAction: If the action space cannot express the current setting.
+        """
+        red = self._scenario.red
+        mapper = self._scenario.actions
+        unit_first = [int(np.flatnonzero(mapper.groups == u)[0]) for u in range(mapper.n_units)]
+        values = [np.asarray(red[k], dtype=np.float64)[unit_first] for k in ("kmin_bytes", "kmax_bytes", "pmax")]
+        for k, v in zip(("kmin_bytes", "kmax_bytes", "pmax"), values, strict=True):
+            if not np.array_equal(np.asarray(red[k], dtype=np.float64), v[mapper.groups]):
+                raise InvalidAction(f"the ports of one action unit differ in {k}; no single action keeps them")
+        return mapper.encode(*values)
+
+    def set_aqm(self, ports: Any, policy: str, **params: Any) -> None:
         """Choose and parameterise the AQM policy of controlled ports (``Fabric.set_aqm``).
 
         Raises:
@@ -122,4 +142,4 @@ class EnvView:
         fabric = self._scenario.fabric
         if not hasattr(fabric, "set_aqm"):
             raise InvalidAction("this fabric has no Fabric.set_aqm (the port-AQM plug-in point)")
-        fabric.set_aqm(ports, policy, params)
+        fabric.set_aqm(ports, policy, **params)

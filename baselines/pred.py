@@ -1,0 +1,282 @@
+"""PRED's Queue Length Adjuster on top of its data-plane Flow Concurrent Stabilizer (specs/pred.md §3).
+
+Li et al., "Revisiting Random Early Detection Tuning for High-Performance Datacenter Networks"
+(IEEE/ACM ToN 2025; NSDI'25 "PRED"). PRED marks with the RED slope λ_eff = f(N) · λ_QLA above minK
+(p = λ_eff · (q − minK), maxK = 500 KB a safety limit only). Two loops set it:
+
+* **FCS** (§3.2, data plane, per packet): counts the distinct flows N of every port per T_FCS and
+  scales λ by f(N) = N. It is the fabric's ``pred`` port-AQM policy (``Fabric.set_aqm``); this
+  controller installs it on the controlled ports with T_FCS = ``t_fcs`` (1.25 RTT).
+* **QLA** (§3.3, control plane, per T_QLA slot, here): per port, the utility
+  U = β · R/C + (1 − β) · Φ(q̄) (R = data goodput over the slot, C = line rate, q̄ = time-averaged
+  queue) scores four slots run at λ_QLA + Δλ, − Δλ, − Δλ, + Δλ (slot order of the Tofino code,
+  Fig. 12); λ_QLA moves by +Δλ only if U1 > U2 and U4 > U3, by −Δλ only if U1 < U2 and U4 < U3,
+  else stays (AIAD, one decision per 4 slots). Below λ_min it pins λ_QLA = λ_min and tunes minK by
+  ΔminK with the same A/B test instead ("minK mode"): "lower λ better" raises minK, "higher λ
+  better" lowers it, and back at the initial minK a "higher λ better" verdict leaves minK mode
+  (pred.md §3.3 [OUR CHOICE]: the paper does not say how minK mode ends). λ_QLA stays in
+  [λ_min, λ_max] (§3.4 [OUR CHOICE], λ_max = 2).
+
+Units: λ in probability per MB of queue above minK (pred.md §1.2 [OUR CHOICE]); q_left, minK,
+ΔminK in bytes (the paper's packets at our 1000 B payload: 15 / 10 / 5 packets = 15 / 10 / 5 KB).
+Φ (§3.3 [AMBIG]): ``"linear"`` (1 up to q_left, linear to 0 at maxK; the env's ``pred`` reward
+uses the same) or ``"inverse"`` (min(1, q_left / q̄)).
+
+Modes (the paper's ablations, §4.2 / Fig. 18):
+
+* ``"pred"``: FCS + QLA.
+* ``"only_fcs"``: FCS with λ_QLA fixed at ``lambda_init_per_mb`` (no QLA).
+* ``"only_qla"``: plain RED (no flow counting) whose slope λ_QLA the QLA tunes: Kmin = minK,
+  Kmax = maxK, Pmax = λ_QLA · (maxK − minK), set through the env's (continuous, per-port) action.
+
+T_QLA = ``t_qla`` (5 RTT, §3.4) must be a whole number of env steps; the controller acts once per
+slot and averages the telemetry of the slot's steps (``observe``). Every slot and port with
+traffic is one record of :attr:`log` (trial λ, λ_QLA, minK, mode, U, R/C, q̄, the 4-slot verdict,
+and FCS's flow count N where the policy reports it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ecngym.baselines import params
+from ecngym.envs.reward import pred_phi
+from ecngym.envs.view import EnvView
+from ecngym.error import ConfigError
+from ecngym.units import parse_bytes
+
+#: Trial sign of the four slots of one A/B cycle (+, −, −, +), pred.md §3.3.
+SLOT_SIGNS = np.array([1, -1, -1, 1])
+BYTES_PER_MB = 1e6
+
+
+def _rtt_multiple(field: str, value: Any, rtt_ns: int) -> int:
+    """A duration given as ``"<x>rtt"`` or a time ("400us") -> ns."""
+    from ecngym.units import parse_time_ns
+
+    if isinstance(value, str) and value.strip().lower().endswith("rtt"):
+        try:
+            x = float(value.strip()[:-3])
+        except ValueError:
+            raise ConfigError(f"controller.{field}", f"cannot parse {value!r}; use e.g. '5rtt' or '400us'") from None
+        params.real(field, x, 0, low_inclusive=False)
+        return max(1, int(round(x * rtt_ns)))
+    ns = parse_time_ns(value, f"controller.{field}")
+    if ns <= 0:
+        raise ConfigError(f"controller.{field}", f"must be > 0, got {value!r}")
+    return ns
+
+
+class PredController:
+    """PRED (specs/pred.md §3): QLA on the data-plane FCS, per controlled port; or one ablation.
+
+    Args:
+        mode: ``"pred"``, ``"only_fcs"`` or ``"only_qla"``.
+        beta: β of the utility (§3.4: 0.4).
+        q_left: Φ is 1 up to this queue (§3.4: 15 packets; "15KB").
+        phi: Φ's shape, ``"linear"`` or ``"inverse"`` (§3.3 [AMBIG]).
+        lambda_init_per_mb: Initial λ_QLA (§3.4: 0.1 for FCS(N) / PRED).
+        delta_lambda_per_mb: Δλ (§3.4: 0.025); must be below λ_min so a trial λ stays positive.
+        lambda_min_per_mb: λ_min (§3.4: 0.05).
+        lambda_max_per_mb: λ_max (§3.4 [OUR CHOICE]: 2).
+        mink: Initial minK (§3.4: 10 packets; "10KB").
+        delta_mink: ΔminK (§3.4: 5 packets; "5KB").
+        maxk: maxK, fixed (§3.4: "500KB").
+        mink_mode: Tune minK below λ_min (§3.3); ``False`` pins λ_QLA at λ_min instead.
+        t_qla: Slot length: ``"<x>rtt"`` (base RTTs, §3.4: "5rtt") or a duration.
+        t_fcs: FCS period (§3.2: "1.25rtt").
+        scaling: FCS's f(N): ``"N"`` (the paper's), ``"SqrtN"``, ``"NSquared"``.
+        fcs_params: Further parameters of the fabric's ``pred`` policy (e.g. hashed counting).
+        name: Name in tables (default: the mode, ``"pred"`` / ``"pred_only_fcs"`` / ``"pred_only_qla"``).
+
+    Raises:
+        ConfigError: On any bad parameter, naming ``controller.<field>``.
+    """
+
+    def __init__(self, mode: str = "pred", beta: float = 0.4, q_left: Any = "15KB", phi: str = "linear",
+                 lambda_init_per_mb: float = 0.1, delta_lambda_per_mb: float = 0.025,
+                 lambda_min_per_mb: float = 0.05, lambda_max_per_mb: float = 2.0, mink: Any = "10KB",
+                 delta_mink: Any = "5KB", maxk: Any = "500KB", mink_mode: bool = True, t_qla: Any = "5rtt",
+                 t_fcs: Any = "1.25rtt", scaling: str = "N", fcs_params: dict[str, Any] | None = None,
+                 name: str | None = None) -> None:
+        self.mode = params.choice("mode", mode, ("pred", "only_fcs", "only_qla"))
+        self.beta = params.real("beta", beta, 0, 1)
+        self.q_left_bytes = parse_bytes(q_left, "controller.q_left")
+        self.phi = params.choice("phi", phi, ("linear", "inverse"))
+        self.lambda_min = params.real("lambda_min_per_mb", lambda_min_per_mb, 0, low_inclusive=False)
+        self.lambda_max = params.real("lambda_max_per_mb", lambda_max_per_mb, self.lambda_min)
+        self.lambda_init = params.real("lambda_init_per_mb", lambda_init_per_mb, self.lambda_min, self.lambda_max)
+        self.delta_lambda = params.real("delta_lambda_per_mb", delta_lambda_per_mb, 0, self.lambda_min,
+                                        low_inclusive=False, high_inclusive=False)
+        self.maxk_bytes = parse_bytes(maxk, "controller.maxk")
+        self.mink_bytes = parse_bytes(mink, "controller.mink")
+        self.delta_mink_bytes = parse_bytes(delta_mink, "controller.delta_mink")
+        if not self.q_left_bytes < self.maxk_bytes:
+            raise ConfigError("controller.q_left", f"must be below maxk ({self.maxk_bytes} B), got {self.q_left_bytes} B")
+        if not self.delta_mink_bytes <= self.mink_bytes < self.maxk_bytes - self.delta_mink_bytes:
+            raise ConfigError("controller.mink", f"need delta_mink <= mink < maxk - delta_mink "
+                                                 f"({self.delta_mink_bytes} <= {self.mink_bytes} < "
+                                                 f"{self.maxk_bytes - self.delta_mink_bytes} B)")
+        if self.mode == "only_qla" and self.lambda_max * (self.maxk_bytes - self.mink_bytes) / BYTES_PER_MB > 1:
+            raise ConfigError("controller.lambda_max_per_mb", "only_qla sets Pmax = λ·(maxK − minK): "
+                                                              f"{self.lambda_max} per MB over {self.maxk_bytes} B "
+                                                              "exceeds probability 1")
+        self.mink_mode = params.choice("mink_mode", mink_mode, (True, False))
+        self.t_qla, self.t_fcs = t_qla, t_fcs
+        _rtt_multiple("t_qla", t_qla, 1)  # checked now; resolved against the env's RTT at reset
+        _rtt_multiple("t_fcs", t_fcs, 1)
+        self.scaling = params.choice("scaling", scaling, ("N", "SqrtN", "NSquared"))
+        if fcs_params is not None and not isinstance(fcs_params, dict):
+            raise ConfigError("controller.fcs_params", f"expected a mapping, got {fcs_params!r}")
+        reserved = {"lambda_qla", "kmin_bytes", "kmax_bytes", "fcs_period_ns", "scaling"} & set(fcs_params or {})
+        if reserved:
+            raise ConfigError(f"controller.fcs_params.{sorted(reserved)[0]}", "set by the controller's own parameters")
+        self.fcs_params = dict(fcs_params or {})
+        self.name = name or ("pred" if mode == "pred" else f"pred_{mode}")
+        self.interval_steps = 1
+        self.log: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ env
+    def env_overrides(self, env: Any) -> dict[str, Any]:
+        """Only-QLA sets RED per port through the action: a continuous per-port space covering it."""
+        if self.mode != "only_qla":
+            return {}
+        return {"action": {"type": "continuous", "scope": "port", "scale_with_rate": False, "layers": None,
+                           "ports": None, "kmin_range": [0, self.maxk_bytes],
+                           "kmax_span_range": [0, self.maxk_bytes],
+                           "pmax_range": [0.0, 1.0]}}
+
+    def reset(self, env: Any) -> None:
+        """Install the FCS policy (or RED) on the controlled ports and start the first A/B cycle.
+
+        Raises:
+            ConfigError: If T_QLA is not a whole number of env steps.
+            InvalidAction: If the fabric has no ``pred`` policy (FCS modes) or the action space
+                cannot express Only-QLA's RED curves.
+        """
+        self.view = view = EnvView(env)
+        t_qla_ns = _rtt_multiple("t_qla", self.t_qla, view.base_rtt_ns)
+        steps = t_qla_ns / view.interval_ns
+        if abs(steps - round(steps)) > 1e-6 * steps or round(steps) < 1:
+            raise ConfigError("controller.t_qla", f"T_QLA = {t_qla_ns} ns is not a whole number of env steps of "
+                                                  f"{view.interval_ns} ns; set env interval or t_qla to match")
+        self.interval_steps = int(round(steps)) if self.mode != "only_fcs" else view.episode_steps + 1
+        self.t_fcs_ns = _rtt_multiple("t_fcs", self.t_fcs, view.base_rtt_ns)
+        n = len(view.ports)
+        self.lam = np.full(n, self.lambda_init)
+        self.mink = np.full(n, float(self.mink_bytes))
+        self.in_mink_mode = np.zeros(n, dtype=bool)
+        self.utility = np.zeros((4, n))
+        self.slot = -1  # the first act starts slot 0
+        self._tx, self._queue_ns, self._span_ns, self._flows = np.zeros(n), np.zeros(n), 0, np.zeros(n)
+        self.log = []
+        self._pushed: dict[int, tuple[float, float]] = {}
+        if self.mode == "only_qla":
+            self._action = None
+        else:
+            self._action = view.hold_action()
+            view.set_aqm(view.ports, "pred", lambda_qla=self.lambda_init, kmin_bytes=int(self.mink_bytes),
+                         kmax_bytes=int(self.maxk_bytes), fcs_period_ns=self.t_fcs_ns, scaling=self.scaling,
+                         **self.fcs_params)
+            self._pushed = {i: (self.lambda_init, float(self.mink_bytes)) for i in range(n)}
+
+    # ------------------------------------------------------------------ loop
+    def observe(self, observation: np.ndarray, info: dict[str, Any]) -> None:
+        """Accumulate the slot's goodput and time-weighted queue of the controlled ports."""
+        tel, ports = info["telemetry"], info["ports"]
+        span = int(tel["interval_end_ns"] - tel["interval_start_ns"])
+        self._tx += tel["tx_data_bytes"][ports]
+        self._queue_ns += tel["mean_queue_bytes"][ports] * span
+        self._span_ns += span
+        count = tel.get("pred.flow_count")
+        if count is not None:
+            self._flows = np.nan_to_num(np.asarray(count, dtype=np.float64)[ports])
+
+    def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
+        """Close the slot that ended (score it; after slot 4 decide), start the next slot's trial."""
+        if self.mode == "only_fcs":
+            return self._action
+        if self.slot >= 0 and self._span_ns > 0:
+            self._score_slot(int(info["time_ns"]))
+        self.slot = (self.slot + 1) % 4
+        self._tx[:], self._queue_ns[:], self._span_ns = 0, 0, 0
+        self._push_trial()
+        return self._action
+
+    def utility_of(self, goodput_fraction: np.ndarray, queue_bytes: np.ndarray) -> np.ndarray:
+        """U = β · R/C + (1 − β) · Φ(q̄) (pred.md §3.3)."""
+        if self.phi == "linear":
+            phi = pred_phi(queue_bytes, self.q_left_bytes, self.maxk_bytes)
+        else:
+            phi = np.minimum(1.0, self.q_left_bytes / np.maximum(queue_bytes, 1e-9))
+        return self.beta * np.minimum(goodput_fraction, 1.0) + (1 - self.beta) * phi
+
+    def _score_slot(self, time_ns: int) -> None:
+        view = self.view
+        r_over_c = self._tx * 8e9 / (view.port_rates_bps * self._span_ns)
+        q_bar = self._queue_ns / self._span_ns
+        u = self.utility_of(r_over_c, q_bar)
+        self.utility[self.slot] = u
+        verdict = np.full(len(u), "", dtype=object)
+        if self.slot == 3:
+            verdict = self._decide()
+        busy = np.flatnonzero(self._tx > 0)
+        trial = self._trial()
+        for i in busy:
+            self.log.append({"time_ns": time_ns, "port": int(view.ports[i]), "slot": self.slot + 1,
+                             "trial_lambda_per_mb": float(trial[0][i]), "trial_mink_bytes": float(trial[1][i]),
+                             "lambda_qla_per_mb": float(self.lam[i]), "mink_bytes": float(self.mink[i]),
+                             "mink_mode": bool(self.in_mink_mode[i]), "utility": float(u[i]),
+                             "goodput_fraction": float(r_over_c[i]), "queue_bytes": float(q_bar[i]),
+                             "flow_count": float(self._flows[i]), "verdict": verdict[i]})
+
+    def _decide(self) -> np.ndarray:
+        """The AIAD step after a 4-slot cycle (pred.md §3.3), per port; returns the verdicts."""
+        u1, u2, u3, u4 = self.utility
+        up = (u1 > u2) & (u4 > u3)      # higher λ consistently better
+        down = (u1 < u2) & (u4 < u3)    # lower λ consistently better
+        lam_mode = ~self.in_mink_mode
+        # λ mode: ±Δλ; falling below λ_min pins λ at λ_min and enters minK mode
+        self.lam = np.where(lam_mode & up, np.minimum(self.lam + self.delta_lambda, self.lambda_max), self.lam)
+        new_lam = self.lam - self.delta_lambda
+        fall = lam_mode & down
+        below = fall & (new_lam < self.lambda_min - 1e-12)
+        self.lam = np.where(fall & ~below, new_lam, self.lam)
+        self.lam = np.where(below, self.lambda_min, self.lam)
+        # minK mode: "lower λ better" raises minK, "higher λ better" lowers it; leave at the initial minK
+        mk = self.in_mink_mode
+        top = self.maxk_bytes - self.delta_mink_bytes
+        self.mink = np.where(mk & down, np.minimum(self.mink + self.delta_mink_bytes, top), self.mink)
+        at_start = self.mink <= self.mink_bytes + 1e-9
+        leave = mk & up & at_start
+        self.mink = np.where(mk & up & ~at_start, np.maximum(self.mink - self.delta_mink_bytes, self.mink_bytes),
+                             self.mink)
+        self.lam = np.where(leave, np.minimum(self.lambda_min + self.delta_lambda, self.lambda_max), self.lam)
+        self.in_mink_mode = (mk & ~leave) | (below & self.mink_mode)
+        return np.where(up, "up", np.where(down, "down", "keep"))
+
+    def _trial(self) -> tuple[np.ndarray, np.ndarray]:
+        """(λ, minK) each port runs in the current slot."""
+        sign = SLOT_SIGNS[self.slot]
+        lam = np.where(self.in_mink_mode, self.lam, self.lam + sign * self.delta_lambda)
+        # minK mode: the "higher λ" trial is a lower minK (more marking), pred.md §3.3 [OUR CHOICE]
+        mink = np.where(self.in_mink_mode, np.maximum(self.mink - sign * self.delta_mink_bytes, 0.0), self.mink)
+        return lam, mink
+
+    def _push_trial(self) -> None:
+        view = self.view
+        lam, mink = self._trial()
+        if self.mode == "only_qla":
+            pmax = np.minimum(lam * (self.maxk_bytes - mink) / BYTES_PER_MB, 1.0)
+            self._action = view.encode(mink, np.full(len(mink), float(self.maxk_bytes)), pmax)
+            return
+        groups: dict[tuple[float, float], list[int]] = {}
+        for i, key in enumerate(zip(lam.tolist(), mink.tolist(), strict=True)):
+            if self._pushed.get(i) != key:
+                groups.setdefault(key, []).append(i)
+        for (lam_i, mink_i), idx in groups.items():
+            view.set_aqm(view.ports[idx], "pred", lambda_qla=lam_i, kmin_bytes=int(round(mink_i)))
+            for i in idx:
+                self._pushed[i] = (lam_i, mink_i)

@@ -1,0 +1,94 @@
+"""ByteTuning (specs/bytetuning.md §3) on small real RoCEv2 scenarios."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ecngym.baselines.bytetuning import ByteTuningController
+from ecngym.envs import EcnTuningEnv
+from ecngym.envs.rollout import run_episode
+from ecngym.error import ConfigError
+
+
+def n_to_1(n: int, steps: int, **extra):
+    """An n-to-1 incast of long-lived RoCEv2 flows on one 100 Gbps switch."""
+    return dict(topology={"kind": "incast_star", "hosts": n + 1}, episode_steps=steps,
+                workload={"workload": "none", "incast": {"degree": 0}, "long_lived": {"flows": n, "receiver": n}},
+                **extra)
+
+
+def run(controller, scenario, seed=1):
+    env = EcnTuningEnv(**scenario, **controller.env_overrides(None))
+    try:
+        summary, _, _ = run_episode(env, controller, seed=seed)
+    finally:
+        env.close()
+    return summary
+
+
+@pytest.mark.parametrize(("field", "kwargs"), [
+    ("controller.variant", {"variant": "bo"}), ("controller.beta", {"beta": 1.5}),
+    ("controller.cooling", {"cooling": 1.0}), ("controller.window_steps", {"window_steps": 0}),
+    ("controller.final_temperature", {"final_temperature": 1000}), ("controller.step", {"step": 2.0}),
+    ("controller.tune", {"tune": ["kmin_bytes", "ecn"]}), ("controller.bounds.pmax", {"bounds": {"pmax": [0, 1]}}),
+    ("controller.bounds.alpha", {"bounds": {"alpha": [1, "x"]}}), ("controller.bounds.ttl", {"bounds": {"ttl": [1, 2]}}),
+    ("controller.start", {"start": "magic"}), ("controller.start_pfc.alpha", {"start_pfc": {"alpha": -1}}),
+    ("controller.objective_switches", {"objective_switches": "spine"}), ("controller.seed", {"seed": -1}),
+])
+def test_bad_parameters_name_the_field(field, kwargs):
+    with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+        ByteTuningController(**kwargs)
+
+
+def test_start_outside_the_bounds_is_refused_at_reset():
+    bt = ByteTuningController(bounds={"kmin_bytes": ["50KB", "1MB"]})  # DCQCN's Kmin is 12.5 KB at 100 Gbps
+    env = EcnTuningEnv(**n_to_1(2, 3), **bt.env_overrides(None))
+    env.reset(seed=0)
+    with pytest.raises(ConfigError, match="controller.bounds.kmin_bytes"):
+        bt.reset(env)
+    env.close()
+
+
+def test_annealing_tunes_ecn_and_pfc_online_and_logs_every_measurement():
+    bt = ByteTuningController(window_steps=2, settle_steps=1, iterations=2, cooling=0.5, temperature_scale=1e-3,
+                              final_temperature=1.0, seed=3)
+    summary = run(bt, n_to_1(2, 90))
+    log = pd.DataFrame(bt.log)
+    assert len(log) == 30  # 90 steps / (1 settle + 2 window) measurements
+    assert list(log["phase"][:3]) == ["start", "incumbent", "candidate"]
+    cand = log[log["phase"] == "candidate"]
+    assert set(cand["verdict"]) <= {"better", "worse_accepted", "rejected"} and len(cand) >= 10
+    temps = log["temperature"].dropna()  # the hold phase after the schedule has none
+    assert (np.diff(temps) <= 0).all() and temps.iloc[-1] < 2 and log["phase"].iloc[-1] == "hold"
+    # the search moved both ECN and PFC knobs of the one layer, inside the bounds
+    for knob in ("tor.kmin_bytes", "tor.kmax_bytes", "tor.pmax", "tor.headroom_bytes", "tor.alpha"):
+        assert log[knob].nunique() > 1, knob
+    assert (log["tor.kmax_bytes"] >= log["tor.kmin_bytes"]).all()
+    assert (log["f"] > 0).all() and (log["f"] <= 1.0 + 1e-9).all()  # one switch: each Eq. 14 term <= 1
+    assert summary["flows_total"] == 2
+
+
+def test_greedy_probes_every_coordinate_both_ways_per_round():
+    bt = ByteTuningController(variant="greedy", window_steps=1, settle_steps=0, tune=["kmin_bytes", "pmax"],
+                              max_rounds=2)
+    run(bt, n_to_1(2, 14))
+    log = pd.DataFrame(bt.log)
+    first = log[log["round"] == 0]
+    assert list(first["phase"]) == ["incumbent"] + ["probe"] * 4  # 2 coordinates x (+s, -s)
+    assert set(log["phase"][10:]) == {"hold"}  # two rounds done: hold x_best
+    assert first["verdict"].iloc[-1] in ("moved", "stayed")
+
+
+def test_spine_runs_without_pfc_tuning_on_the_leaf_spine():
+    bt = ByteTuningController(window_steps=1, settle_steps=0)
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401
+
+    env = gym.make("ecngym/RoceLeafSpine-v0", episode_steps=3, **bt.env_overrides(None))
+    env.reset(seed=0)
+    bt.reset(env)
+    env.close()
+    knobs = {f"{u}.{k}" for u, k in bt.coords}
+    assert "leaf.alpha" in knobs and "leaf.headroom_bytes" in knobs and "spine.kmin_bytes" in knobs
+    assert "spine.alpha" not in knobs and "spine.headroom_bytes" not in knobs
