@@ -215,6 +215,7 @@ class PredController:
 
     def _score_slot(self, time_ns: int) -> None:
         view = self.view
+        trial = self._trial()  # what ran in the slot that ended (before the decision moves λ)
         r_over_c = self._tx * 8e9 / (view.port_rates_bps * self._span_ns)
         q_bar = self._queue_ns / self._span_ns
         u = self.utility_of(r_over_c, q_bar)
@@ -223,7 +224,6 @@ class PredController:
         if self.slot == 3:
             verdict = self._decide()
         busy = np.flatnonzero(self._tx > 0)
-        trial = self._trial()
         for i in busy:
             self.log.append({"time_ns": time_ns, "port": int(view.ports[i]), "slot": self.slot + 1,
                              "trial_lambda_per_mb": float(trial[0][i]), "trial_mink_bytes": float(trial[1][i]),
