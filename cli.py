@@ -12,6 +12,7 @@ eval            run one controller on one scenario and print the summary (Hydra)
 train           train an SB3 algorithm (DQN / PPO) on an env (Hydra)
 bench fabric    replay the HPCC reference scenarios and print speed / fidelity figures
 bench env       env steps per second (1 and 2 processes), overhead share, peak RSS
+reproduce       a paper's claims beside our measurements (--list names the papers)
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("trace", "inspect"): ("ecngym.workloads.cli:inspect_main", "flows, achieved load, sizes and hash of a trace"),
     ("bench", "fabric"): ("ecngym.sim_backend.bench:main", "fabric speed and fidelity vs the HPCC reference"),
     ("bench", "env"): ("ecngym.envs.bench:main", "env steps/s (1 and 2 processes), overhead, peak RSS"),
+    ("reproduce",): ("ecngym.reproduce.cli:main", "a paper's claims beside our numbers (--list names them)"),
 }
 
 

@@ -48,7 +48,7 @@ def _stats(records: Any, method: str) -> dict[str, dict[str, float]]:
     return slowdown_table(records, method=method)[["median", "p99"]].to_dict(orient="index")
 
 
-def run_scenario(name: str, repeats: int = 1, seeds: int = 1) -> dict[str, Any]:
+def run_scenario(name: str, repeats: int = 1, seeds: int = 1, aqm: str = "red") -> dict[str, Any]:
     """Replay one reference scenario in this process and return its figures.
 
     Seed 1 (the preset's) runs ``repeats`` times for the speed figures (median wall time); seeds
@@ -64,7 +64,8 @@ def run_scenario(name: str, repeats: int = 1, seeds: int = 1) -> dict[str, Any]:
     for seed in range(1, seeds + 1):
         for _ in range(repeats if seed == 1 else 1):
             start = time.perf_counter()
-            with Fabric(topo, flows, FabricConfig.preset("hpcc", seed=seed)) as fab:
+            cfg = FabricConfig.preset("hpcc", seed=seed, **({} if aqm == "red" else {"aqm": {"all": aqm}}))
+            with Fabric(topo, flows, cfg) as fab:
                 fab.run("1s")
                 wall = time.perf_counter() - start
                 records = fab.flow_records()
@@ -222,13 +223,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1, help="seed-1 runs per scenario; median wall time")
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
                         help=f"ECN seeds per scenario for the slowdown statistics (default {DEFAULT_SEEDS})")
+    parser.add_argument("--aqm", default="red",
+                        help="AQM policy of every switch port with its defaults (default red: the preset's "
+                             "ECN; the fidelity figures only compare for red)")
     parser.add_argument("--json-only", action="store_true", help="print only the JSON line")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.worker:
         kind = args.worker[0]
         result = (bare_event_rate() if kind == "bare"
-                  else run_scenario(kind, int(args.worker[1]), int(args.worker[2])))
+                  else run_scenario(kind, int(args.worker[1]), int(args.worker[2]), args.worker[3]))
         print(json.dumps(result))
         return 0
     if args.repeats < 1:
@@ -247,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(_in_subprocess(["bare"]))
         for name in names:
             status.update(f"replaying scenario {name} ({args.repeats}x for speed, {args.seeds} seed(s)) ...")
-            results.append(_in_subprocess([name, str(args.repeats), str(args.seeds)]))
+            results.append(_in_subprocess([name, str(args.repeats), str(args.seeds), args.aqm]))
     if not args.json_only:
         _print_tables(results)
     print(json.dumps(summarize(results)))

@@ -133,6 +133,10 @@ class FabricConfig:
             source ports 10000, 10001, ... per host pair in flow-table order, destination port
             100; next hops in node order). ``"hpcc"`` reproduces the reference runs' paths; it
             does not depend on ``seed``.
+        aqm: Port AQM policy per switch layer, installed at build time: ``{"all" | layer:
+            {"policy": name, **parameters}}`` ("all" first, then named layers), e.g.
+            ``{"leaf": {"policy": "pred", "lambda_qla": 0.1}}``. Ports not named run RED with the
+            ``ecn`` setting. Policies and parameters: :mod:`ecngym.sim_backend.aqm`.
         tx_time_rounding: ``"carry"`` (a packet's serialisation time is rounded to the ns clock
             and the remainder carried to the next packet: the exact line rate on average) or
             ``"truncate"`` (each serialisation and pacing time is truncated to whole ns, as
@@ -166,6 +170,7 @@ class FabricConfig:
     dctcp: DctcpParams = field(default_factory=DctcpParams)
     buffer: BufferParams = field(default_factory=BufferParams)
     ecn: EcnParams = field(default_factory=EcnParams)
+    aqm: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -302,7 +307,20 @@ class FabricConfig:
         if e.mark_at not in ("enqueue", "dequeue"):
             raise ConfigError("fabric.ecn.mark_at", f"got {e.mark_at!r}, allowed: 'enqueue', 'dequeue'")
         c.mark_at_dequeue = e.mark_at == "dequeue"
+        self._check_aqm()
         return c
+
+    def _check_aqm(self) -> None:
+        """Validate ``aqm`` (policy names and parameters; layer names are checked at build)."""
+        from ecngym.sim_backend import aqm
+
+        try:
+            settings = dict(self.aqm or {})
+        except (TypeError, ValueError):
+            raise ConfigError("fabric.aqm", f"expected a mapping of layer -> policy, got {self.aqm!r}") from None
+        for layer, setting in settings.items():
+            name, params = aqm.split_setting(setting, f"fabric.aqm.{layer}")
+            aqm.validate_params(name, params, f"fabric.aqm.{layer}")
 
     def as_dict(self) -> dict[str, Any]:
         """Return the configuration as a plain nested dict (for logging and results)."""

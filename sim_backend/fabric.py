@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.error import ConfigError, check_range
+from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig
 from ecngym.sim_backend.flows import as_flow_table
 from ecngym.sim_backend.topology import Topology
@@ -137,6 +138,24 @@ class Fabric:
             layer=layers[np.where(sw_index >= 0, sw_index, len(t.switch_layers))],
             rate_bps=info["rate_bps"],
         )
+        try:
+            self._install_layer_aqm()
+        except BaseException:
+            self.close()
+            raise
+
+    def _install_layer_aqm(self) -> None:
+        """Install the AQM policies ``config.aqm`` names per switch layer ("all" first)."""
+        settings = self.config.aqm or {}
+        known = sorted(set(self.topology.switch_layers))
+        for layer in sorted(settings, key=lambda k: k != "all"):
+            field = f"fabric.aqm.{layer}"
+            if layer != "all" and layer not in known:
+                raise ConfigError(field, f"no switch layer {layer!r} in this topology; layers: 'all', "
+                                  + ", ".join(map(repr, known)))
+            name, params = aqm_policies.split_setting(settings[layer], field)
+            ports = self.ports.switch_ports(None if layer == "all" else layer)
+            self._set_aqm_checked(ports, name, params, field)
 
     def reset(self, seed: int | None = None) -> None:
         """Tear down and rebuild the same fabric (same flows) at time 0, optionally reseeded.
@@ -244,7 +263,58 @@ class Fabric:
         if len(bad):
             i = bad[0]
             raise ConfigError("kmax", f"got {kmax_b[i]} B below kmin {kmin_b[i]} B (port {ports[i]})")
-        self.sim.set_red(ports.astype(np.uint32), kmin_b, kmax_b, pmax_a)
+        try:
+            self.sim.set_red(ports.astype(np.uint32), kmin_b, kmax_b, pmax_a)
+        except ValueError:
+            not_red = [int(p) for p in ports if self.sim.get_aqm(int(p))[0] != aqm_policies.POLICIES["red"]]
+            if not not_red:
+                raise
+            raise ConfigError("ports", f"port {not_red[0]} runs {self.get_aqm(not_red[0])['policy']!r}, not RED; "
+                              "set_red only changes RED ports (use set_aqm(ports, 'red', ...) to switch)") from None
+
+    def set_aqm(self, ports: Any, policy: str, **params: Any) -> None:
+        """Install an AQM policy on switch ports, effective from now.
+
+        A port already running ``policy`` keeps its state (flow counts, held ACKs) and takes the
+        given parameters; other ports get a fresh instance with defaults for the parameters not
+        given. See :mod:`ecngym.sim_backend.aqm` for the policies and their parameters.
+
+        Args:
+            ports: Switch port ids (see ``self.ports``).
+            policy: Short name (``"red"``, ``"pred"``, ...) or C++ TypeId name.
+            **params: The policy's parameters (snake case; human units allowed).
+
+        Raises:
+            ConfigError: On a host or unknown port, an unknown policy or parameter, or a value
+                outside its range (naming policy, field and range). Nothing changes then.
+        """
+        self._set_aqm_checked(self._switch_port_ids(ports), policy, params, None)
+
+    def _set_aqm_checked(self, ports: np.ndarray, policy: str, params: dict[str, Any], prefix: str | None) -> None:
+        short, type_name = aqm_policies.resolve(policy, f"{prefix or 'aqm'}.policy")
+        values = aqm_policies.validate_params(short, params, prefix)
+        names, strings = aqm_policies.to_attributes(short, values)
+        try:
+            self.sim.set_aqm(ports.tolist(), type_name, names, strings)
+        except ValueError as e:
+            raise aqm_policies.consistency_error(short, str(e), prefix) from None
+
+    def get_aqm(self, ports: Any) -> dict[str, Any] | list[dict[str, Any]]:
+        """Return ``{"policy": name, param: value, ...}`` of a port (a list for several ports).
+
+        Raises:
+            ConfigError: On a host or unknown port.
+        """
+        ids = self._switch_port_ids(ports)
+        out = [aqm_policies.from_attributes(*self.sim.get_aqm(int(p))) for p in ids]
+        return out[0] if np.ndim(ports) == 0 else out
+
+    def _switch_port_ids(self, ports: Any) -> np.ndarray:
+        ids = _ids(ports, "ports", len(self.ports))
+        if not np.all(self.ports.is_switch[ids]):
+            bad = int(ids[~self.ports.is_switch[ids]][0])
+            raise ConfigError("ports", f"port {bad} is a host port; only switch ports run AQM policies")
+        return ids.astype(np.uint32)
 
     def get_red(self) -> dict[str, np.ndarray]:
         """Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of every port (0 for host ports)."""

@@ -11,6 +11,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <vector>
 
@@ -64,6 +65,10 @@ TelemetryToDict(TelemetrySnapshot&& s)
     d["paused_ns"] = ToNumpy(std::move(s.pausedNs));
     d["drops"] = ToNumpy(std::move(s.drops));
     d["distinct_flows"] = ToNumpy(std::move(s.distinctFlows));
+    for (auto& [name, values] : s.aqm)
+    {
+        d[name.c_str()] = ToNumpy(std::move(values));
+    }
     return d;
 }
 
@@ -220,6 +225,24 @@ NB_MODULE(_fabric, m)
           "first difference.",
           nb::call_guard<nb::gil_scoped_release>());
 
+    m.def(
+        "describe_aqm",
+        [](const std::string& typeName) {
+            nb::list out;
+            for (const AqmAttributeInfo& a : DescribeAqmType(typeName))
+            {
+                nb::dict d;
+                d["name"] = a.name;
+                d["help"] = a.help;
+                d["initial"] = a.initial;
+                d["checker"] = a.checker;
+                out.append(d);
+            }
+            return out;
+        },
+        "type_name"_a,
+        "The attributes of a port AQM policy type: name, help, initial value, checker range.");
+
     // Every method and property of Fabric is registered through FabricMethods, whose Def() /
     // Prop() run Fabric::CheckAlive() first: a call after destroy() is a clear RuntimeError,
     // never a read of freed state. Only destroy() itself (idempotent) bypasses it.
@@ -280,6 +303,27 @@ NB_MODULE(_fabric, m)
                  d["pmax"] = ToNumpy(std::move(pmax));
                  return d;
              })
+        .Def("set_aqm",
+             +[](Fabric& f,
+                 const std::vector<uint32_t>& ports,
+                 const std::string& typeName,
+                 const std::vector<std::string>& names,
+                 const std::vector<std::string>& values) {
+                 f.SetAqm(ports, typeName, names, values);
+             },
+             "port_ids"_a, "type_name"_a, "names"_a, "values"_a)
+        .Def("get_aqm",
+             +[](const Fabric& f, uint32_t port) {
+                 std::vector<std::string> names, values;
+                 std::string type = f.GetAqm(port, names, values);
+                 nb::dict attrs;
+                 for (std::size_t k = 0; k < names.size(); ++k)
+                 {
+                     attrs[names[k].c_str()] = values[k];
+                 }
+                 return nb::make_tuple(type, attrs);
+             },
+             "port_id"_a)
         .Def(
             "set_pfc",
             +[](Fabric& f, ArrayIn<uint32_t> sw, ArrayIn<double> alpha, ArrayIn<uint64_t> hdrm) {

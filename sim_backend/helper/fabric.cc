@@ -6,6 +6,7 @@
 #include "ns3/nstime.h"
 #include "ns3/object-factory.h"
 #include "ns3/scheduler.h"
+#include "ns3/string.h"
 #include "ns3/simulator.h"
 
 #include <algorithm>
@@ -556,6 +557,29 @@ Fabric::ReadTelemetry()
         s.drops[i] = t.drops;
         s.distinctFlows[i] = t.distinctFlows;
     }
+    // Per-policy telemetry, one array per name (first seen order: deterministic).
+    std::vector<std::pair<const char*, double>> buf;
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        if (!m_isSwitch[m_portNode[i]])
+        {
+            continue;
+        }
+        SwitchNode* sw = PeekPointer(m_switches[m_nodeToSwitch[m_portNode[i]]]);
+        buf.clear();
+        sw->GetAqm(m_ports[i]->GetLocalIndex())->ReadTelemetry(buf);
+        for (const auto& [name, value] : buf)
+        {
+            auto it = std::find_if(s.aqm.begin(), s.aqm.end(),
+                                   [&](const auto& e) { return e.first == name; });
+            if (it == s.aqm.end())
+            {
+                s.aqm.emplace_back(name, std::vector<double>(n, std::nan("")));
+                it = s.aqm.end() - 1;
+            }
+            it->second[i] = value;
+        }
+    }
     m_intervalStartNs = now;
     ++m_ctx->epoch;
     return s;
@@ -585,17 +609,18 @@ Fabric::SetRed(const std::vector<uint32_t>& portIds,
             throw std::invalid_argument(Where("set_red", i) +
                                         ": need 0 <= kmin <= kmax and 0 <= pmax <= 1");
         }
-    }
-    for (std::size_t i = 0; i < n; ++i)
-    {
-        const uint32_t node = m_portNode[portIds[i]];
-        SwitchNode* sw = PeekPointer(m_switches[m_nodeToSwitch[node]]);
-        auto* red = dynamic_cast<RedAqmPolicy*>(sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex()));
-        if (red == nullptr)
+        SwitchNode* sw = PeekPointer(m_switches[m_nodeToSwitch[m_portNode[portIds[i]]]]);
+        if (dynamic_cast<RedAqmPolicy*>(sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex())) ==
+            nullptr)
         {
             throw std::invalid_argument(Where("port_ids", i) + ": port's AQM policy is not RED");
         }
-        red->SetThresholds(kminBytes[i], kmaxBytes[i], pmax[i]);
+    }
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        SwitchNode* sw = PeekPointer(m_switches[m_nodeToSwitch[m_portNode[portIds[i]]]]);
+        static_cast<RedAqmPolicy*>(sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex()))
+            ->SetThresholds(kminBytes[i], kmaxBytes[i], pmax[i]);
     }
 }
 
@@ -623,6 +648,139 @@ Fabric::GetRed(std::vector<uint64_t>& kminBytes,
             pmax[i] = red->GetPmax();
         }
     }
+}
+
+SwitchNode*
+Fabric::SwitchOfPort(uint32_t portId, std::size_t i, const char* what) const
+{
+    if (portId >= m_ports.size() || !m_isSwitch[m_portNode[portId]])
+    {
+        throw std::invalid_argument(Where(what, i) + ": " + std::to_string(portId) +
+                                    " is not a switch egress port");
+    }
+    return PeekPointer(m_switches[m_nodeToSwitch[m_portNode[portId]]]);
+}
+
+namespace
+{
+TypeId
+LookupAqmType(const std::string& typeName)
+{
+    TypeId tid;
+    if (!TypeId::LookupByNameFailSafe(typeName, &tid) ||
+        !tid.IsChildOf(PortAqmPolicy::GetTypeId()) || !tid.HasConstructor())
+    {
+        throw std::invalid_argument("aqm: " + typeName + " is not a port AQM policy type");
+    }
+    return tid;
+}
+
+Ptr<PortAqmPolicy>
+MakeAqm(const TypeId& tid)
+{
+    ObjectFactory f;
+    f.SetTypeId(tid);
+    return f.Create<PortAqmPolicy>();
+}
+
+void
+ApplyAqmAttributes(PortAqmPolicy& policy,
+                   const std::string& typeName,
+                   const std::vector<std::string>& names,
+                   const std::vector<std::string>& values)
+{
+    for (std::size_t k = 0; k < names.size(); ++k)
+    {
+        TypeId::AttributeInformation info;
+        if (!policy.GetInstanceTypeId().LookupAttributeByName(names[k], &info))
+        {
+            throw std::invalid_argument("aqm: " + typeName + " has no attribute " + names[k]);
+        }
+        Ptr<AttributeValue> v = info.checker->CreateValidValue(StringValue(values[k]));
+        if (v == nullptr || !policy.SetAttributeFailSafe(names[k], *v))
+        {
+            throw std::invalid_argument("aqm: " + typeName + "::" + names[k] + " = " + values[k] +
+                                        " is outside its allowed values (" +
+                                        info.checker->GetUnderlyingTypeInformation() + ")");
+        }
+    }
+    const std::string bad = policy.CheckConsistency();
+    if (!bad.empty())
+    {
+        throw std::invalid_argument("aqm: " + typeName + ": " + bad);
+    }
+}
+} // namespace
+
+void
+Fabric::SetAqm(const std::vector<uint32_t>& portIds,
+               const std::string& typeName,
+               const std::vector<std::string>& names,
+               const std::vector<std::string>& values)
+{
+    CheckAlive();
+    if (names.size() != values.size())
+    {
+        throw std::invalid_argument("set_aqm: names and values differ in length");
+    }
+    const TypeId tid = LookupAqmType(typeName);
+    for (std::size_t i = 0; i < portIds.size(); ++i)
+    {
+        SwitchOfPort(portIds[i], i, "port_ids");
+    }
+    // Validate on a scratch instance: nothing changes unless every value is good.
+    ApplyAqmAttributes(*MakeAqm(tid), typeName, names, values);
+    for (std::size_t i = 0; i < portIds.size(); ++i)
+    {
+        SwitchNode* sw = SwitchOfPort(portIds[i], i, "port_ids");
+        const uint16_t local = m_ports[portIds[i]]->GetLocalIndex();
+        PortAqmPolicy* current = sw->GetAqm(local);
+        if (current->GetInstanceTypeId() == tid)
+        {
+            ApplyAqmAttributes(*current, typeName, names, values);
+            continue;
+        }
+        Ptr<PortAqmPolicy> policy = MakeAqm(tid);
+        ApplyAqmAttributes(*policy, typeName, names, values);
+        sw->SetAqm(local, policy);
+    }
+}
+
+std::string
+Fabric::GetAqm(uint32_t portId,
+               std::vector<std::string>& names,
+               std::vector<std::string>& values) const
+{
+    SwitchNode* sw = SwitchOfPort(portId, 0, "port_ids");
+    PortAqmPolicy* policy = sw->GetAqm(m_ports[portId]->GetLocalIndex());
+    const TypeId tid = policy->GetInstanceTypeId();
+    names.clear();
+    values.clear();
+    for (std::size_t k = 0; k < tid.GetAttributeN(); ++k)
+    {
+        const TypeId::AttributeInformation info = tid.GetAttribute(k);
+        StringValue v;
+        policy->GetAttribute(info.name, v);
+        names.push_back(info.name);
+        values.push_back(v.Get());
+    }
+    return tid.GetName();
+}
+
+std::vector<AqmAttributeInfo>
+DescribeAqmType(const std::string& typeName)
+{
+    const TypeId tid = LookupAqmType(typeName);
+    std::vector<AqmAttributeInfo> out;
+    for (std::size_t k = 0; k < tid.GetAttributeN(); ++k)
+    {
+        const TypeId::AttributeInformation info = tid.GetAttribute(k);
+        out.push_back({info.name,
+                       info.help,
+                       info.initialValue->SerializeToString(info.checker),
+                       info.checker->GetUnderlyingTypeInformation()});
+    }
+    return out;
 }
 
 void

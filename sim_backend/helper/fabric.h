@@ -29,6 +29,17 @@ struct TelemetrySnapshot
     std::vector<uint64_t> ecnMarked, pfcPauseSent, pfcPauseReceived;
     std::vector<int64_t> pausedNs;
     std::vector<uint64_t> drops, distinctFlows;
+    /// per-policy telemetry: (name, one value per port; NaN where the port runs another policy)
+    std::vector<std::pair<std::string, std::vector<double>>> aqm;
+};
+
+/** @brief One tunable of a port AQM policy, as its TypeId declares it. */
+struct AqmAttributeInfo
+{
+    std::string name;    //!< TypeId attribute name (CamelCase)
+    std::string help;    //!< its description
+    std::string initial; //!< default value, serialised
+    std::string checker; //!< the checker's type information ("uint64_t 0:100", "N|SqrtN", ...)
 };
 
 /** @brief Per-flow results (struct of arrays). */
@@ -122,6 +133,35 @@ class Fabric
                 std::vector<double>& pmax) const;
 
     /**
+     * @brief Install a port AQM policy, chosen by TypeId name, on switch ports, effective now.
+     *
+     * The attributes are checked on a scratch instance first (each against its checker, then
+     * PortAqmPolicy::CheckConsistency), so a bad value changes nothing. A port already running
+     * this type keeps its policy object (and its state: flow counts, held ACKs) and only takes
+     * the new attribute values; any other port gets a fresh policy.
+     * @param portIds fabric-wide port ids (must be switch ports)
+     * @param typeName TypeId name, e.g. "ns3::ecngym::PredFcsAqmPolicy"
+     * @param names attribute names
+     * @param values attribute values, serialised as ns-3 attribute strings
+     * @throws std::invalid_argument naming the type, attribute and value on any error
+     */
+    void SetAqm(const std::vector<uint32_t>& portIds,
+                const std::string& typeName,
+                const std::vector<std::string>& names,
+                const std::vector<std::string>& values);
+
+    /**
+     * @brief Read one port's AQM policy.
+     * @param portId a switch port
+     * @param names filled with its attribute names
+     * @param values filled with their values (serialised)
+     * @return its TypeId name
+     */
+    std::string GetAqm(uint32_t portId,
+                       std::vector<std::string>& names,
+                       std::vector<std::string>& values) const;
+
+    /**
      * @brief Set PFC alpha and headroom of switches while running.
      * @param switchIds indices among switches
      */
@@ -189,6 +229,7 @@ class Fabric
     }
 
   private:
+    SwitchNode* SwitchOfPort(uint32_t portId, std::size_t i, const char* what) const;
     void ComputeRoutes();
     void ComputePathFacts(QueuePair& qp) const;
     void StartDueFlows();
@@ -221,6 +262,14 @@ class Fabric
  * @throws std::invalid_argument if schedulerTypeId names no event scheduler
  */
 double MeasureBareEventRate(uint64_t events, const std::string& schedulerTypeId);
+
+/**
+ * @brief Describe a port AQM policy type (its attributes and their checkers).
+ * @param typeName TypeId name
+ * @return one entry per attribute, own and inherited
+ * @throws std::invalid_argument if the name is not a PortAqmPolicy type
+ */
+std::vector<AqmAttributeInfo> DescribeAqmType(const std::string& typeName);
 
 } // namespace ecngym
 } // namespace ns3

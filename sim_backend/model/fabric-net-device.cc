@@ -134,6 +134,10 @@ FabricNetDevice::DequeueEligible()
         m_dataBytes -= p->wireBytes;
         m_owner->NotifyDequeue(this, p);
     }
+    else if (p->kind != PacketKind::Pfc)
+    {
+        m_owner->NotifyControlDequeue(this, p);
+    }
     return p;
 }
 

@@ -63,6 +63,16 @@ class FabricPortOwner
     virtual void NotifyDequeue(FabricNetDevice* port, FabricPacket* p)
     {
     }
+
+    /**
+     * @brief A control packet (not a PFC frame) left the control queue and is about to be
+     *        serialised.
+     * @param port the port
+     * @param p the packet (still owned by the port)
+     */
+    virtual void NotifyControlDequeue(FabricNetDevice* port, FabricPacket* p)
+    {
+    }
 };
 
 /**

@@ -10,6 +10,9 @@
 #include "ns3/object.h"
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace ns3
 {
@@ -17,31 +20,59 @@ namespace ecngym
 {
 
 /**
- * @brief What a port AQM policy sees when it decides about one data packet.
+ * @brief What a port AQM policy sees when it decides about one packet (data or control).
+ *
+ * Filled in one place (SwitchNode::MakeAqmContext) for every hook. The packet itself carries its
+ * kind, flow, size and the time it joined its current queue (FabricPacket::enqueueNs).
  */
 struct AqmContext
 {
     int64_t nowNs{0};           //!< current simulation time
-    uint32_t portId{0};         //!< fabric-wide egress port id
-    uint64_t queueBytes{0};     //!< bytes in the packet's egress queue (without the packet itself)
+    uint32_t portId{0};         //!< fabric-wide id of the port whose policy is called
+    uint64_t queueBytes{0};     //!< bytes in the packet's queue at that port (without the packet)
     uint64_t portDataBytes{0};  //!< bytes in all data queues of the port (without the packet)
-    double linkRateBps{0};      //!< egress line rate
+    double linkRateBps{0};      //!< the port's egress line rate
 };
 
-/** @brief The policy's decision at enqueue. */
+/** @brief A policy's decision about a packet. */
 enum class AqmVerdict : uint8_t
 {
-    Enqueue = 0, //!< accept the packet (possibly CE-marked)
-    Drop = 1,    //!< drop it (counted as a drop at this port)
+    Enqueue = 0, //!< accept / forward the packet (possibly CE-marked)
+    Drop = 1,    //!< drop it (a data packet is counted as a drop at this port)
+    Hold = 2,    //!< (ingress hook only) the policy keeps the packet and releases it later
 };
 
 /**
- * @brief A port AQM policy: hooks at enqueue and dequeue of every data packet of one egress port.
+ * @brief What a policy may do with the port it is installed on, for packets it held.
+ */
+class AqmPortAccess
+{
+  public:
+    virtual ~AqmPortAccess() = default;
+
+    /**
+     * @brief Forward a packet the policy held at ingress, as if it had just arrived.
+     * @param p the packet (ownership passes back to the switch)
+     */
+    virtual void ForwardHeld(FabricPacket* p) = 0;
+
+    /**
+     * @brief Drop a packet the policy held (returned to the pool).
+     * @param p the packet
+     */
+    virtual void DropHeld(FabricPacket* p) = 0;
+};
+
+/**
+ * @brief A port AQM policy: hooks at enqueue and dequeue of every packet of one switch egress
+ *        port, data and control (ACK, NACK, CNP; PFC frames are link-level and skip it), and at
+ *        the arrival of every control packet on the port's ingress side.
  *
- * A policy sees the packet (flow, size, kind, enqueue time), the queue state and now, and may set
- * the packet's CE bit or drop it at enqueue. RED/ECN (DCTCP step marking included) is the first;
- * the interface also carries what PRED's per-port flow counter, ECN#'s sojourn-time marking
- * (now - enqueueNs at dequeue), CoDel and R-AQM's ACK pacing need.
+ * Policies are ns-3 Objects chosen per port at run time by TypeId name, their tunables TypeId
+ * attributes with checkers (the ranges the Python layer reports), the way ns-3's
+ * TrafficControlHelper::SetRootQueueDisc("ns3::RedQueueDisc", ...) works. A policy may set the CE
+ * bit of ECN-capable packets, drop at enqueue, hold control packets at ingress and release them
+ * later (R-AQM), and count what it did in its own telemetry (ReadTelemetry).
  */
 class PortAqmPolicy : public Object
 {
@@ -53,25 +84,88 @@ class PortAqmPolicy : public Object
     static TypeId GetTypeId();
 
     /**
-     * @brief A data packet is about to join its egress queue.
-     * @param ctx queue state before the packet joins
+     * @brief A packet is about to join one of the port's queues.
+     * @param ctx state of the queue the packet joins, before it joins
      * @param p the packet; the policy may set p.ce (only if p.ecnCapable)
-     * @return whether to enqueue or drop the packet
+     * @return Enqueue or Drop
      */
     virtual AqmVerdict OnEnqueue(const AqmContext& ctx, FabricPacket& p) = 0;
 
     /**
-     * @brief A data packet left its egress queue and is about to be transmitted.
-     * @param ctx queue state after the packet left
+     * @brief A packet left one of the port's queues and is about to be transmitted.
+     * @param ctx state of the queue after the packet left; p.enqueueNs gives its sojourn time
      * @param p the packet; the policy may set p.ce (only if p.ecnCapable)
      */
     virtual void OnDequeue(const AqmContext& ctx, FabricPacket& p) = 0;
+
+    /**
+     * @brief A control packet (ACK, NACK, CNP) arrived on this port's ingress side, before it is
+     *        routed. Called only if WantsIngress() was true when the policy was installed.
+     * @param ctx state of this port's egress queues
+     * @param p the packet
+     * @return Enqueue (forward now), Hold (the policy keeps it) or Drop
+     */
+    virtual AqmVerdict OnIngress(const AqmContext& ctx, FabricPacket& p)
+    {
+        return AqmVerdict::Enqueue;
+    }
+
+    /** @return whether the switch must call OnIngress for this port's arriving control packets */
+    virtual bool WantsIngress() const
+    {
+        return false;
+    }
 
     /**
      * @brief Seed the policy's private random stream (for deterministic runs).
      * @param seed a 64-bit seed
      */
     virtual void SetStreamSeed(uint64_t seed) = 0;
+
+    /**
+     * @brief Called once when the policy is installed on a port.
+     * @param access the switch side, for held packets
+     * @param portId fabric-wide port id
+     * @param linkRateBps the port's line rate
+     */
+    virtual void Attach(AqmPortAccess* access, uint32_t portId, double linkRateBps)
+    {
+        m_access = access;
+    }
+
+    /**
+     * @brief Called when the policy is replaced: release (forward) everything it holds.
+     */
+    virtual void Detach()
+    {
+        m_access = nullptr;
+    }
+
+    /**
+     * @brief Check that the attributes are consistent with each other.
+     * @return an empty string, or what is wrong (naming the attributes)
+     */
+    virtual std::string CheckConsistency() const
+    {
+        return {};
+    }
+
+    /**
+     * @brief Hand back this policy's telemetry of the interval and start a new interval.
+     * @param out (name, value) pairs; names are the policy's own (documented per policy)
+     */
+    virtual void ReadTelemetry(std::vector<std::pair<const char*, double>>& out)
+    {
+    }
+
+  protected:
+    void DoDispose() override
+    {
+        m_access = nullptr;
+        Object::DoDispose();
+    }
+
+    AqmPortAccess* m_access{nullptr}; //!< the switch side (set by Attach)
 };
 
 } // namespace ecngym

@@ -10,16 +10,7 @@ namespace ns3
 namespace ecngym
 {
 
-NS_OBJECT_ENSURE_REGISTERED(PortAqmPolicy);
 NS_OBJECT_ENSURE_REGISTERED(RedAqmPolicy);
-
-TypeId
-PortAqmPolicy::GetTypeId()
-{
-    static TypeId tid =
-        TypeId("ns3::ecngym::PortAqmPolicy").SetParent<Object>().SetGroupName("Ecngym");
-    return tid;
-}
 
 TypeId
 RedAqmPolicy::GetTypeId()
@@ -108,6 +99,17 @@ RedAqmPolicy::OnDequeue(const AqmContext& ctx, FabricPacket& p)
     {
         MaybeMark(ctx.queueBytes, p);
     }
+}
+
+std::string
+RedAqmPolicy::CheckConsistency() const
+{
+    if (m_kminBytes > m_kmaxBytes)
+    {
+        return "KmaxBytes (" + std::to_string(m_kmaxBytes) + ") must be >= KminBytes (" +
+               std::to_string(m_kminBytes) + ")";
+    }
+    return {};
 }
 
 void

@@ -75,6 +75,7 @@ class RedAqmPolicy : public PortAqmPolicy
     AqmVerdict OnEnqueue(const AqmContext& ctx, FabricPacket& p) override;
     void OnDequeue(const AqmContext& ctx, FabricPacket& p) override;
     void SetStreamSeed(uint64_t seed) override;
+    std::string CheckConsistency() const override;
 
   private:
     void MaybeMark(uint64_t queueBytes, FabricPacket& p);

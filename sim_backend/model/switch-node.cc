@@ -39,15 +39,47 @@ SwitchNode::Setup(uint32_t switchIndex,
     m_hashSalt = SplitMix64(cfg.seed ^ (0xec3e000000000000ULL + switchIndex));
     m_mmu.Setup(static_cast<uint32_t>(m_ports.size()), cfg.numQueues, cfg.mmu);
     m_pause.assign(m_ports.size() * cfg.numQueues, PauseState{});
-    m_aqm.clear();
+    m_aqm.assign(m_ports.size(), nullptr);
+    m_aqmIngress.assign(m_ports.size(), 0);
     for (const auto& port : m_ports)
     {
         Ptr<RedAqmPolicy> red = CreateObject<RedAqmPolicy>();
         red->SetThresholds(cfg.kminBytes, cfg.kmaxBytes, cfg.pmax);
         red->SetMarkAtDequeue(cfg.markAtDequeue);
-        red->SetStreamSeed(SplitMix64(cfg.seed ^ (0xa9e0000000000000ULL + port->GetPortId())));
-        m_aqm.push_back(red);
+        SetAqm(port->GetLocalIndex(), red);
     }
+}
+
+uint64_t
+SwitchNode::AqmSeed(const FabricNetDevice* port) const
+{
+    return SplitMix64(m_ctx->cfg.seed ^ (0xa9e0000000000000ULL + port->GetPortId()));
+}
+
+void
+SwitchNode::SetAqm(uint16_t port, Ptr<PortAqmPolicy> policy)
+{
+    if (m_aqm[port] != nullptr)
+    {
+        m_aqm[port]->Detach();
+    }
+    FabricNetDevice* dev = PeekPointer(m_ports[port]);
+    policy->SetStreamSeed(AqmSeed(dev));
+    policy->Attach(this, dev->GetPortId(), dev->GetRateBps());
+    m_aqm[port] = policy;
+    m_aqmIngress[port] = policy->WantsIngress() ? 1 : 0;
+}
+
+AqmContext
+SwitchNode::MakeAqmContext(const FabricNetDevice* port, uint8_t queue) const
+{
+    AqmContext ctx;
+    ctx.nowNs = Simulator::Now().GetTimeStep();
+    ctx.portId = port->GetPortId();
+    ctx.queueBytes = port->GetQueueBytes(queue);
+    ctx.portDataBytes = port->GetDataQueueBytes();
+    ctx.linkRateBps = port->GetRateBps();
+    return ctx;
 }
 
 void
@@ -86,22 +118,63 @@ SwitchNode::Route(const FabricPacket* p) const
 void
 SwitchNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
 {
+    const uint16_t inPort = port->GetLocalIndex();
+    p->ingressPort = inPort;
+    if (p->kind != PacketKind::Data && m_aqmIngress[inPort])
+    {
+        // The ingress hook sees the state of the same port's egress queues (R-AQM, r_aqm.md §3.1).
+        const AqmVerdict v = m_aqm[inPort]->OnIngress(MakeAqmContext(port, 0), *p);
+        if (v == AqmVerdict::Hold)
+        {
+            return;
+        }
+        if (v == AqmVerdict::Drop)
+        {
+            m_ctx->pool.Release(p);
+            return;
+        }
+    }
+    Forward(p);
+}
+
+void
+SwitchNode::ForwardHeld(FabricPacket* p)
+{
+    Forward(p);
+}
+
+void
+SwitchNode::DropHeld(FabricPacket* p)
+{
+    m_ctx->pool.Release(p);
+}
+
+void
+SwitchNode::Forward(FabricPacket* p)
+{
     FabricNetDevice* egress = Route(p);
+    PortAqmPolicy* aqm = PeekPointer(m_aqm[egress->GetLocalIndex()]);
     const bool isData = p->kind == PacketKind::Data;
     if (!isData)
     {
         if (!m_ctx->cfg.ackInFlowQueue ||
             (p->kind != PacketKind::Ack && p->kind != PacketKind::Nack))
         {
+            // Strict-priority control queue: no shared-buffer accounting, but the AQM hooks.
+            p->queue = 0;
+            if (aqm->OnEnqueue(MakeAqmContext(egress, 0), *p) == AqmVerdict::Drop)
+            {
+                m_ctx->pool.Release(p);
+                return;
+            }
             egress->Enqueue(p);
             return;
         }
         // HPCC-model switch: ACK / NACK join the data queue of the flow's priority.
         p->queue = m_ctx->flows[p->flowId].queue;
     }
-    const uint16_t inPort = port->GetLocalIndex();
+    const uint16_t inPort = p->ingressPort;
     const uint8_t q = p->queue;
-    p->ingressPort = inPort;
     ++p->hop;
     if (!m_mmu.Admit(inPort, q, p->wireBytes))
     {
@@ -109,15 +182,8 @@ SwitchNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
         m_ctx->pool.Release(p);
         return;
     }
-    AqmContext ctx;
-    ctx.nowNs = Simulator::Now().GetTimeStep();
-    ctx.portId = egress->GetPortId();
-    ctx.queueBytes = egress->GetQueueBytes(q);
-    ctx.portDataBytes = egress->GetDataQueueBytes();
-    ctx.linkRateBps = egress->GetRateBps();
     const bool wasCe = p->ce;
-    PortAqmPolicy* aqm = PeekPointer(m_aqm[egress->GetLocalIndex()]);
-    if (aqm->OnEnqueue(ctx, *p) == AqmVerdict::Drop)
+    if (aqm->OnEnqueue(MakeAqmContext(egress, q), *p) == AqmVerdict::Drop)
     {
         m_mmu.Release(inPort, q, p->wireBytes);
         CountDrop(egress, p);
@@ -153,19 +219,19 @@ SwitchNode::NotifyDequeue(FabricNetDevice* port, FabricPacket* p)
 {
     const uint8_t q = p->queue;
     m_mmu.Release(p->ingressPort, q, p->wireBytes);
-    AqmContext ctx;
-    ctx.nowNs = Simulator::Now().GetTimeStep();
-    ctx.portId = port->GetPortId();
-    ctx.queueBytes = port->GetQueueBytes(q);
-    ctx.portDataBytes = port->GetDataQueueBytes();
-    ctx.linkRateBps = port->GetRateBps();
     const bool wasCe = p->ce;
-    m_aqm[port->GetLocalIndex()]->OnDequeue(ctx, *p);
+    m_aqm[port->GetLocalIndex()]->OnDequeue(MakeAqmContext(port, q), *p);
     if (p->ce && !wasCe)
     {
         ++port->Telemetry().ecnMarked;
     }
     CheckResume(p->ingressPort, q);
+}
+
+void
+SwitchNode::NotifyControlDequeue(FabricNetDevice* port, FabricPacket* p)
+{
+    m_aqm[port->GetLocalIndex()]->OnDequeue(MakeAqmContext(port, 0), *p);
 }
 
 int64_t
@@ -252,6 +318,13 @@ SwitchNode::DoDispose()
     for (auto& s : m_pause)
     {
         s.refresh.Cancel();
+    }
+    for (auto& aqm : m_aqm)
+    {
+        if (aqm != nullptr)
+        {
+            aqm->Dispose();
+        }
     }
     m_ports.clear();
     m_aqm.clear();

@@ -28,9 +28,11 @@ namespace ecngym
  * (SharedBufferMmu), pass the egress port's AQM policy at enqueue and dequeue, and may trigger
  * PFC PAUSE towards their ingress port; control packets skip the MMU and use the strict-priority
  * queue, except ACKs / NACKs when FabricConfig::ackInFlowQueue is set: those take the data path
- * (MMU, AQM hooks, the flow's data queue) as in the HPCC model.
+ * (MMU, the flow's data queue) as in the HPCC model. Every packet but PFC frames passes its egress
+ * port's AQM policy at enqueue and dequeue; control packets also pass the ingress hook of the
+ * port they arrive on when that port's policy asks for it (R-AQM holds ACKs there).
  */
-class SwitchNode : public Node, public FabricPortOwner
+class SwitchNode : public Node, public FabricPortOwner, public AqmPortAccess
 {
   public:
     /**
@@ -69,14 +71,19 @@ class SwitchNode : public Node, public FabricPortOwner
     }
 
     /**
-     * @brief Replace the AQM policy of one egress port.
+     * @brief Replace the AQM policy of one port, effective from now: the old policy releases
+     *        what it holds (Detach) and the new one is attached and seeded.
      * @param port local port index
      * @param policy the new policy
      */
-    void SetAqm(uint16_t port, Ptr<PortAqmPolicy> policy)
-    {
-        m_aqm[port] = policy;
-    }
+    void SetAqm(uint16_t port, Ptr<PortAqmPolicy> policy);
+
+    /**
+     * @param port a port of this switch
+     * @return the seed of that port's AQM policy stream (a function of the fabric seed and the
+     *         port id only, so a policy installed later draws the same stream)
+     */
+    uint64_t AqmSeed(const FabricNetDevice* port) const;
 
     /** @return the shared-buffer MMU */
     SharedBufferMmu& Mmu()
@@ -98,12 +105,17 @@ class SwitchNode : public Node, public FabricPortOwner
 
     void ReceivePacket(FabricNetDevice* port, FabricPacket* p) override;
     void NotifyDequeue(FabricNetDevice* port, FabricPacket* p) override;
+    void NotifyControlDequeue(FabricNetDevice* port, FabricPacket* p) override;
+    void ForwardHeld(FabricPacket* p) override;
+    void DropHeld(FabricPacket* p) override;
 
   protected:
     void DoDispose() override;
 
   private:
     FabricNetDevice* Route(const FabricPacket* p) const;
+    void Forward(FabricPacket* p);
+    AqmContext MakeAqmContext(const FabricNetDevice* port, uint8_t queue) const;
     void CountDrop(FabricNetDevice* egress, const FabricPacket* p);
     void CheckPause(uint16_t inPort, uint8_t queue);
     void CheckResume(uint16_t inPort, uint8_t queue);
@@ -124,6 +136,7 @@ class SwitchNode : public Node, public FabricPortOwner
     uint64_t m_hashSalt{0};
     std::vector<Ptr<FabricNetDevice>> m_ports;
     std::vector<Ptr<PortAqmPolicy>> m_aqm;
+    std::vector<uint8_t> m_aqmIngress; //!< per port: its policy wants the ingress hook
     std::vector<std::vector<uint16_t>> m_routes;
     SharedBufferMmu m_mmu;
     std::vector<PauseState> m_pause; //!< per (ingress port, queue)

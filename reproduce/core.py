@@ -1,0 +1,88 @@
+"""The claim record, paper discovery and the report format of ``ecngym reproduce``."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+from dataclasses import asdict, dataclass
+from types import ModuleType
+from typing import Any
+
+
+@dataclass
+class Claim:
+    """One claim of a paper beside our measurement.
+
+    Attributes:
+        id: Short id (``"T6"``, ``"fcs_flat"``), unique within the paper.
+        claim: What the paper says, in one line.
+        setting: Our scenario, in one line.
+        metric: What the numbers measure (with units).
+        paper: The paper's figure (a number, or text such as ``"<= 1.3x"``).
+        ours: Our figure.
+        direction_holds: Whether our result goes the way the paper's does.
+        within_bar: Whether it is within the issue's bar (e.g. ratio within +-30%).
+        note: Why it does not hold, or what to know when reading it.
+    """
+
+    id: str
+    claim: str
+    setting: str
+    metric: str
+    paper: Any
+    ours: Any
+    direction_holds: bool
+    within_bar: bool
+    note: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        """The claim's entry in the JSON line."""
+        d = asdict(self)
+        for key in ("paper", "ours"):
+            if isinstance(d[key], float):
+                d[key] = round(d[key], 4)
+        return d
+
+
+def papers() -> dict[str, ModuleType]:
+    """Return ``{paper id: module}`` for every paper module in this package."""
+    import ecngym.reproduce as pkg
+
+    found: dict[str, ModuleType] = {}
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name in ("core", "cli") or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"ecngym.reproduce.{info.name}")
+        if hasattr(module, "PAPER_ID") and hasattr(module, "run"):
+            found[module.PAPER_ID] = module
+    return dict(sorted(found.items()))
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:.3g}"
+    return str(x)
+
+
+def report(paper_id: str, title: str, claims: list[Claim], *, json_only: bool = False) -> dict[str, Any]:
+    """Print the claims as a rich table, then one JSON line; return the JSON object."""
+    summary = {"paper": paper_id, "claims": [c.as_json() for c in claims]}
+    if not json_only:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"{paper_id}: {title}", show_lines=True)
+        for col in ("claim", "setting", "metric", "paper", "ours", "direction", "within bar"):
+            table.add_column(col, overflow="fold")
+        for c in claims:
+            table.add_row(f"[b]{c.id}[/b] {c.claim}", c.setting, c.metric, _fmt(c.paper), _fmt(c.ours),
+                          "[green]holds[/]" if c.direction_holds else "[red]does not hold[/]",
+                          "[green]yes[/]" if c.within_bar else "[red]no[/]")
+        console = Console(width=160)
+        console.print(table)
+        for c in claims:
+            if c.note:
+                console.print(f"[b]{c.id}[/b]: {c.note}")
+    print(json.dumps(summary))
+    return summary

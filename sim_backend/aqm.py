@@ -1,0 +1,231 @@
+"""Port AQM policies: chosen by name per switch port at run time, with bounded parameters.
+
+Each policy is a C++ class (``sim_backend/model/*-aqm-policy.*``) whose tunables are ns-3 TypeId
+attributes with checkers; this module is its Python face. The checkers are the one home of each
+parameter's allowed range: :func:`policy_spec` reads them from the compiled module, so the
+ranges in an error message are the ones the simulator enforces.
+
+Policies (``name``: C++ type, spec):
+
+``red``
+    RED / ECN marking on the instantaneous queue (``RedAqmPolicy``), the default of every port.
+``pred``
+    PRED's flow concurrent stabilizer (``PredFcsAqmPolicy``, specs/pred.md §3.2): RED slope
+    ``lambda_eff = f(N) * lambda_qla`` from the per-port flow count N.
+
+Parameter names are the attributes' names in snake case (``KminBytes`` -> ``kmin_bytes``). Byte
+and time parameters (``*_bytes``, ``*_ns``) accept human units ("65KB", "80us"); enumerations
+take one of their names; booleans must be booleans.
+
+Per-policy telemetry appears in ``Fabric.read_telemetry()`` under ``"<policy>.<name>"`` keys, one
+value per port (NaN where the port runs another policy):
+
+``pred.flow_count`` (N now), ``pred.flows_last_period`` (n_last), ``pred.lambda_eff`` (per MB),
+``pred.marked`` (packets marked in the interval).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ecngym.error import ConfigError, check_range
+from ecngym.units import parse_bytes, parse_time_ns
+
+#: short name -> C++ TypeId name
+POLICIES: dict[str, str] = {
+    "red": "ns3::ecngym::RedAqmPolicy",
+    "pred": "ns3::ecngym::PredFcsAqmPolicy",
+}
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One tunable of a policy, as its C++ TypeId attribute declares it.
+
+    Attributes:
+        name: Python name (snake case).
+        attribute: C++ attribute name.
+        kind: ``"int"``, ``"float"``, ``"bool"`` or ``"enum"``.
+        low, high: Allowed range (numbers; None for bool / enum).
+        choices: Allowed names (enum).
+        default: Default value (Python type).
+        help: Description.
+    """
+
+    name: str
+    attribute: str
+    kind: str
+    low: float | None
+    high: float | None
+    choices: tuple[str, ...]
+    default: Any
+    help: str
+
+    def convert(self, value: Any, field: str) -> Any:
+        """Return ``value`` in internal units (bytes, ns), checked against the range.
+
+        Raises:
+            ConfigError: Naming ``field`` and the allowed range or values.
+        """
+        if self.kind == "bool":
+            if isinstance(value, bool) or type(value).__name__ == "bool_":
+                return bool(value)
+            raise ConfigError(field, f"expected true or false, got {value!r}")
+        if self.kind == "enum":
+            if value not in self.choices:
+                raise ConfigError(field, f"got {value!r}, allowed: {', '.join(map(repr, self.choices))}")
+            return value
+        if self.name.endswith("_bytes"):
+            v: Any = parse_bytes(value, field)
+        elif self.name.endswith("_ns"):
+            v = parse_time_ns(value, field)
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+            raise ConfigError(field, f"expected a number, got {value!r}")
+        else:
+            v = float(value)
+            if self.kind == "int":
+                if not (math.isfinite(v) and v == math.floor(v)):
+                    raise ConfigError(field, f"expected a whole number, got {value!r}")
+                v = int(v)
+        return check_range(field, v, self.low, self.high)
+
+    def serialise(self, value: Any) -> str:
+        """Return the ns-3 attribute string of an already converted value."""
+        if self.kind == "bool":
+            return "true" if value else "false"
+        if self.kind == "float":
+            return repr(float(value))
+        return str(value)
+
+    def parse(self, text: str) -> Any:
+        """Return the Python value of an ns-3 attribute string."""
+        if self.kind == "bool":
+            return text == "true"
+        if self.kind == "int":
+            return int(text)
+        if self.kind == "float":
+            return float(text)
+        return text
+
+
+def _snake(camel: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).lower()
+
+
+def _spec_of(attr: dict[str, str]) -> ParamSpec:
+    checker = attr["checker"]
+    name = _snake(attr["name"])
+    if checker == "bool":
+        return ParamSpec(name, attr["name"], "bool", None, None, (), attr["initial"] == "true", attr["help"])
+    m = re.fullmatch(r"(\S+) (\S+):(\S+)", checker)
+    if m is None:  # an enumeration: "A|B|C"
+        choices = tuple(checker.split("|"))
+        return ParamSpec(name, attr["name"], "enum", None, None, choices, attr["initial"], attr["help"])
+    ctype, lo, hi = m.groups()
+    kind = "float" if ctype in ("double", "float") else "int"
+    conv = float if kind == "float" else int
+    default = conv(attr["initial"])
+    return ParamSpec(name, attr["name"], kind, conv(lo), conv(hi), (), default, attr["help"])
+
+
+def resolve(policy: str, field: str = "aqm.policy") -> tuple[str, str]:
+    """Return ``(short name, TypeId name)`` of a policy given by short or TypeId name.
+
+    Raises:
+        ConfigError: If the policy is unknown (listing the known ones).
+    """
+    if policy in POLICIES:
+        return policy, POLICIES[policy]
+    for short, tid in POLICIES.items():
+        if policy == tid:
+            return short, tid
+    raise ConfigError(field, f"unknown AQM policy {policy!r}; known: {', '.join(sorted(POLICIES))}")
+
+
+@functools.cache
+def policy_spec(policy: str) -> dict[str, ParamSpec]:
+    """Return the parameters of a policy (by short name), read from its C++ TypeId.
+
+    Raises:
+        ConfigError: If the policy is unknown.
+    """
+    from ecngym.sim_backend import _fabric
+
+    _, tid = resolve(policy)
+    return {s.name: s for s in map(_spec_of, _fabric.describe_aqm(tid))}
+
+
+def policy_defaults(policy: str) -> dict[str, Any]:
+    """Return the default value of every parameter of a policy."""
+    return {name: spec.default for name, spec in policy_spec(policy).items()}
+
+
+def validate_params(policy: str, params: dict[str, Any], prefix: str | None = None) -> dict[str, Any]:
+    """Check a policy's parameters and return them converted to internal units.
+
+    Args:
+        policy: Short or TypeId name.
+        params: Parameter name -> value (human units allowed).
+        prefix: Field prefix for error messages (default ``"aqm.<policy>"``).
+
+    Raises:
+        ConfigError: On an unknown policy or parameter (listing the known ones), or a value
+            outside its allowed range (naming policy, field and range).
+    """
+    short, _ = resolve(policy, prefix or "aqm.policy")
+    prefix = prefix or f"aqm.{short}"
+    spec = policy_spec(short)
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if key not in spec:
+            raise ConfigError(f"{prefix}.{key}", f"{short} has no parameter {key!r}; known: {', '.join(spec)}")
+        out[key] = spec[key].convert(value, f"{prefix}.{key}")
+    return out
+
+
+def to_attributes(policy: str, params: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Return the (attribute names, attribute strings) of already validated parameters."""
+    spec = policy_spec(resolve(policy)[0])
+    return [spec[k].attribute for k in params], [spec[k].serialise(v) for k, v in params.items()]
+
+
+def consistency_error(policy: str, message: str, prefix: str | None = None) -> ConfigError:
+    """Turn the simulator's consistency message (C++ attribute names) into a ConfigError."""
+    short, tid = resolve(policy)
+    text = message.removeprefix("aqm: ").removeprefix(f"{tid}: ")
+    for spec in policy_spec(short).values():
+        text = re.sub(rf"\b{spec.attribute}\b", spec.name, text)
+    return ConfigError(prefix or f"aqm.{short}", text)
+
+
+def from_attributes(type_name: str, attrs: dict[str, str]) -> dict[str, Any]:
+    """Return ``{"policy": short name, param: value, ...}`` from the simulator's readback."""
+    short, _ = resolve(type_name)
+    by_attr = {s.attribute: s for s in policy_spec(short).values()}
+    out: dict[str, Any] = {"policy": short}
+    for attribute, text in attrs.items():
+        s = by_attr[attribute]
+        out[s.name] = s.parse(text)
+    return out
+
+
+def split_setting(setting: Any, field: str) -> tuple[str, dict[str, Any]]:
+    """Split ``{"policy": name, **params}`` (or a bare policy name) into (name, params).
+
+    Raises:
+        ConfigError: If the mapping has no ``policy`` key or is not a mapping.
+    """
+    if isinstance(setting, str):
+        return resolve(setting, f"{field}.policy")[0], {}
+    try:
+        d = dict(setting)
+    except (TypeError, ValueError):
+        raise ConfigError(field, f"expected a mapping {{policy: name, ...parameters}}, got {setting!r}") from None
+    if "policy" not in d:
+        raise ConfigError(f"{field}.policy", f"missing; known policies: {', '.join(sorted(POLICIES))}")
+    name = resolve(d.pop("policy"), f"{field}.policy")[0]
+    return name, d
