@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+import hydra.experimental.callback
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
@@ -277,6 +278,39 @@ def eval_main(cfg: DictConfig) -> None:
               "episodes": rows}
     (out / "eval.json").write_text(json.dumps(record, indent=2, default=str))
     console.print(f"results: {out}")
+
+
+class EvalSweepComparison(hydra.experimental.callback.Callback):
+    """After an ``ecngym eval -m`` sweep: print every job's episodes side by side and save them.
+
+    Reads each job's ``eval.json`` in the sweep directory, prints one row per (controller,
+    episode) with its trace hash and says whether all rows of one seed saw the same trace; writes
+    ``comparison.csv`` in the sweep directory.
+    """
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        """Print and save the comparison (a sweep whose jobs all failed prints nothing)."""
+        sweep = Path(config.hydra.sweep.dir)
+        rows = [{"job": p.parent.name, **ep} for p in sorted(sweep.glob("*/eval.json"))
+                for ep in json.loads(p.read_text())["episodes"]]
+        if not rows:
+            return
+        df = pd.DataFrame(rows)
+        df.to_csv(sweep / "comparison.csv", index=False)
+        table = Table(title=f"ecngym eval sweep: {len(set(df['job']))} jobs")
+        columns = {"controller": "controller", "env": "env", "seed": "seed", "return": "return",
+                   "slowdown_p50_all": "slowdown p50", "slowdown_p99_all": "slowdown p99",
+                   "queue_mean_bytes": "queue mean B", "utilization": "utilization", "trace_hash": "trace hash"}
+        for label in columns.values():
+            table.add_column(label, justify="left" if label in ("controller", "env", "trace hash") else "right")
+        for _, r in df.iterrows():
+            table.add_row(*[f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k])[:12] if k == "trace_hash"
+                            else str(r[k]) for k in columns])
+        console = Console(width=max(Console().width, 140))
+        console.print(table)
+        same = all(g["trace_hash"].nunique() == 1 for _, g in df.groupby(["env", "seed"]))
+        console.print("identical traces per (env, seed): " + ("yes" if same else "[red]NO[/]")
+                      + f"; saved {sweep / 'comparison.csv'}")
 
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="train")
