@@ -74,7 +74,11 @@ def pred_env(flows: pd.DataFrame | None, senders: int, steps: int, workdir: Path
 def run_on(controller: Any, flows: pd.DataFrame | None, senders: int, steps: int, seed: int = 1) -> dict[str, Any]:
     """One episode; the bottleneck port's queue and goodput per step, the controller log."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = pred_env(flows, senders, steps, Path(tmp), **controller_overrides(controller))
+        env = pred_env(flows, senders, steps, Path(tmp))
+        extra = controller.env_overrides(env) if hasattr(controller, "env_overrides") else {}
+        if extra:  # e.g. a static setting that is not a template, Only-QLA's continuous RED
+            env.close()
+            env = pred_env(flows, senders, steps, Path(tmp), **extra)
         steps_log: list[dict[str, float]] = []
         try:
             obs, info = env.reset(seed=seed)
@@ -109,12 +113,6 @@ def _receiver_port(env: Any, receiver: int) -> int:
     return int(np.flatnonzero(peers[sc.ports] == receiver)[0])
 
 
-def controller_overrides(controller: Any) -> dict[str, Any]:
-    """The env overrides a controller asks for (none without ``env_overrides``)."""
-    wants = getattr(controller, "env_overrides", None)
-    return wants(None) if wants is not None else {}
-
-
 def lambda_trajectory(result: dict[str, Any], phase_steps: int, phases: int) -> list[tuple[float, float]]:
     """(λ_QLA at the start, at the end) of each phase, at the bottleneck port."""
     log = result["log"]
@@ -146,13 +144,18 @@ def workload_claims(phase_ms: float) -> list[Claim]:
     setting = f"DCTCP 18-to-1, 10 Gbps, load {WL_LOAD}, {phase_ms:g} ms per phase"
     metric = "lambda_QLA (per MB) at the bottleneck port, phase start -> end"
     (a0, a1), (b0, b1), (c0, c1) = traj
+    why_wl1 = ("not reproduced: in our DCTCP fabric a 3-6 KB flow ends inside its first window, so marking "
+               "hardly changes the goodput R (set by the arrivals) while Φ(q̄) still rewards the higher-λ "
+               "trial's slightly shorter queue")
+    why_wl2 = ("not reproduced: the utility difference a ±0.025/MB trial makes in one 5-RTT slot is within "
+               "the slot-to-slot noise of this traffic, so the AIAD steps are close to a random walk")
     return [
         Claim("wl1_down", "under WL1 (3-6 KB) lambda falls", setting, metric, "falls", f"{a0:.3f} -> {a1:.3f}",
-              a1 < a0, a1 < a0),
+              bool(a1 < a0), bool(a1 < a0), "" if a1 < a0 else why_wl1),
         Claim("wl2_up", "at the switch to WL2 (30-600 KB) lambda rises", setting, metric, "rises",
-              f"{b0:.3f} -> {b1:.3f}", b1 > b0, b1 > b0),
+              f"{b0:.3f} -> {b1:.3f}", bool(b1 > b0), bool(b1 > b0), "" if b1 > b0 else why_wl2),
         Claim("wl1_back_down", "back under WL1 lambda falls again", setting, metric, "falls",
-              f"{c0:.3f} -> {c1:.3f}", c1 < c0, c1 < c0),
+              f"{c0:.3f} -> {c1:.3f}", bool(c1 < c0), bool(c1 < c0), "" if c1 < c0 else why_wl1),
     ]
 
 
@@ -179,12 +182,18 @@ def queue_claims(steps: int) -> list[Claim]:
     setting = f"DCTCP 16-to-1 long flows, 10 Gbps, {steps} steps of 5 RTT"
     return [
         Claim("queue_pred_vs_red", "PRED keeps the 16-to-1 queue below static RED's (15 vs 25 packets)", setting,
-              "mean bottleneck queue PRED / RED", 0.6, ratio, ratio < 1, 0.42 <= ratio <= 0.78 and same_rate,
+              "mean bottleneck queue PRED / RED", 0.6, ratio, bool(ratio < 1),
+              bool(0.42 <= ratio <= 0.78 and same_rate),
               f"queue (packets) RED {q['RED']:.1f}, PRED {q['PRED']:.1f}, Only-FCS {q['Only-FCS']:.1f}; goodput "
-              f"Gbps RED {g['RED']:.2f}, PRED {g['PRED']:.2f}, Only-FCS {g['Only-FCS']:.2f}"),
+              f"Gbps RED {g['RED']:.2f}, PRED {g['PRED']:.2f}, Only-FCS {g['Only-FCS']:.2f}. Absolute queues are "
+              "far above the paper's 15 / 25 packets: its static RED's parameters, packet size and buffer are not "
+              "given, ours is the gentle λ = 0.1/MB PRED starts from"),
         Claim("only_fcs_between", "Only-FCS settles between PRED and static RED (~23 packets)", setting,
-              "Only-FCS queue (packets)", 23, q["Only-FCS"], q["PRED"] <= q["Only-FCS"] <= q["RED"],
-              q["PRED"] <= q["Only-FCS"] <= q["RED"]),
+              "Only-FCS queue (packets)", 23, q["Only-FCS"], bool(q["PRED"] <= q["Only-FCS"] <= q["RED"]),
+              bool(q["PRED"] <= q["Only-FCS"] <= q["RED"]),
+              "" if q["PRED"] <= q["Only-FCS"] else "not reproduced: Only-FCS (λ_QLA fixed at 0.1/MB, times N) holds "
+              "a shorter queue than PRED, whose QLA walks λ down to λ_min and into minK mode here: the one-slot "
+              "utility differences of ±Δλ are small against the noise (see the wl claims)"),
     ]
 
 

@@ -16,7 +16,7 @@ def test_tuner_papers_are_discovered(pid):
 
 def test_eval_sweeps_static_pred_and_bytetuning_on_identical_traces(tmp_path, capsys):
     assert main(["eval", "-m", "controller=static_dcqcn,static_hpcc,pred,bytetuning", "env=roce_incast",
-                 "env.kwargs.episode_steps=12", "seed=3",
+                 "env.kwargs.episode_steps=60", "seed=3",
                  f"hydra.sweep.dir={tmp_path}"]) == 0
     runs = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("*/eval.json"))]
     names = {r["episodes"][0]["controller"] for r in runs}
@@ -37,3 +37,59 @@ def test_reproduce_prints_the_table_and_json(pid, capsys):
     assert main(["reproduce", pid]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["paper"] == pid and len(summary["claims"]) >= 4
+
+
+# ---------------------------------------------------------------------- the must-show claims
+@pytest.mark.slow
+def test_bytetuning_2_to_1_lowers_the_queue_at_equal_throughput():
+    from ecngym.reproduce.bytetuning import tune_and_compare
+
+    r = tune_and_compare("2-to-1", "sa", 5000, 50)
+    assert r["f_tuned"] > r["f_dcqcn"]  # Eq. 14 improves over the DCQCN default
+    assert r["queue_change_pct"] < 0 and r["throughput_change_pct"] >= -5
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="not reproduced (measured +14.5 % queue at +1.7 % throughput): single ~1 ms "
+                                       "windows of DCQCN's oscillating 16-flow queue are too noisy for the search")
+def test_bytetuning_16_to_1_lowers_the_queue_at_equal_throughput():
+    from ecngym.reproduce.bytetuning import tune_and_compare
+
+    r = tune_and_compare("16-to-1", "sa", 5000, 50)
+    assert r["queue_change_pct"] < 0 and r["throughput_change_pct"] >= -5
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="not reproduced: the queue falls 65 % and Eq. 14 improves, but throughput "
+                                       "falls 5.09 %, just outside the 5 % bar")
+def test_bytetuning_leaf_spine_lowers_the_queue_at_equal_throughput():
+    from ecngym.reproduce.bytetuning import tune_and_compare
+
+    r = tune_and_compare("leaf_spine", "sa", 2500, 25)
+    assert r["queue_change_pct"] < 0 and r["throughput_change_pct"] >= -5
+
+
+@pytest.mark.slow
+def test_pred_16_to_1_queue_ratio_to_static_red():
+    from ecngym.reproduce.pred import queue_claims
+
+    claims = {c.id: c for c in queue_claims(600)}
+    assert claims["queue_pred_vs_red"].within_bar  # PRED / RED within +-30 % of 15 / 25, equal goodput
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="not reproduced: Only-FCS holds a shorter queue than PRED (100 vs 186 "
+                                       "packets); PRED's QLA walks lambda down on this scenario")
+def test_pred_only_fcs_settles_between():
+    from ecngym.reproduce.pred import queue_claims
+
+    assert {c.id: c for c in queue_claims(600)}["only_fcs_between"].direction_holds
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="not reproduced: lambda rises under WL1 and falls under WL2 in our fabric "
+                                       "(see ecngym reproduce pred)")
+def test_pred_lambda_follows_the_workload():
+    from ecngym.reproduce.pred import workload_claims
+
+    assert all(c.direction_holds for c in workload_claims(120.0))

@@ -46,3 +46,63 @@ def test_mink_mode_raises_mink_on_lower_is_better_and_leaves_at_the_initial_mink
     assert list(pred.mink) == [15e3, 15e3, 10e3]          # down: +dminK; up: -dminK; up at the start: leave
     assert list(pred.in_mink_mode) == [True, True, False]
     assert np.allclose(pred.lam, [0.05, 0.05, 0.075])     # leaving resumes lambda += dl
+
+
+def _incast(n=4, steps=12, **extra):
+    """n DCTCP long flows into one 10 Gbps port (20 us links); one env step = T_QLA = 5 RTT."""
+    return EcnTuningEnv(topology={"kind": "incast_star", "hosts": n + 1, "link_rate": "10Gbps", "link_delay": "20us"},
+                        fabric={"preset": "dctcp"}, episode_steps=steps,
+                        workload={"workload": "none", "incast": {"degree": 0},
+                                  "long_lived": {"flows": n, "receiver": n}}, **extra)
+
+
+def test_pred_runs_the_four_slot_trials_on_the_fabrics_fcs_policy():
+    env = _incast()
+    pred = PredController()
+    seen = []
+    obs, info = env.reset(seed=1)
+    pred.reset(env)
+    port = int(env.ports[0])
+    assert env.scenario.fabric.get_aqm(port)["policy"] == "pred"
+    for _ in range(12):
+        action = pred.act(obs, info)
+        seen.append(env.scenario.fabric.get_aqm(port)["lambda_qla"])
+        obs, _, _, _, info = env.step(action)
+        pred.observe(obs, info)
+    env.close()
+    assert np.allclose(seen[:4], [0.125, 0.075, 0.075, 0.125])  # lambda_QLA 0.1 +- 0.025 in the order +, -, -, +
+    log = pd.DataFrame(pred.log)
+    decisions = log[log["slot"] == 4]
+    assert len(decisions) and set(decisions["verdict"]) <= {"up", "down", "keep"}
+    busy = log[log["goodput_fraction"] > 0.5]
+    assert len(busy) and (busy["flow_count"] >= 1).all()  # FCS's flow count N is reported
+
+
+def test_only_fcs_never_moves_lambda():
+    env = _incast()
+    fcs = PredController(mode="only_fcs")
+    run_episode(env, fcs, seed=1)
+    assert fcs.interval_steps > 12 and fcs.log == []
+
+
+def test_only_qla_tunes_plain_red_through_the_action():
+    qla = PredController(mode="only_qla")
+    env = _incast(steps=4, **qla.env_overrides(None))
+    obs, info = env.reset(seed=1)
+    qla.reset(env)
+    env.step(qla.act(obs, info))
+    port = int(env.ports[0])
+    red = env.scenario.fabric.get_red()
+    policy = env.scenario.fabric.get_aqm(port)["policy"]
+    env.close()
+    assert policy == "red"
+    assert abs(red["pmax"][port] - 0.125 * (500_000 - 10_000) / 1e6) < 1e-5  # (lambda + dl) x (maxK - minK)
+    assert abs(int(red["kmin_bytes"][port]) - 10_000) <= 1 and abs(int(red["kmax_bytes"][port]) - 500_000) <= 1
+
+
+def test_t_qla_must_be_whole_env_steps():
+    env = _incast(steps=2)
+    env.reset(seed=0)
+    with pytest.raises(ConfigError, match="controller.t_qla"):
+        PredController(t_qla="7.5rtt").reset(env)
+    env.close()
