@@ -220,7 +220,8 @@ class ByteTuningController:
         self.view = view = EnvView(env)
         if view.action_type != "continuous" or len(view.units) != len(view.ports):
             raise ConfigError("env.action", "ByteTuning sets arbitrary per-port thresholds: it needs "
-                                            "action.type=continuous, scope=port (ecngym eval sets it via env_overrides)")
+                                            "action.type=continuous, scope=port (ecngym eval sets it via "
+                                            "env_overrides)")
         self.rng = np.random.default_rng(self.seed)
         if self.per_switch:
             self.units = [f"switch{s}" for s in np.unique(view.port_switches)]
@@ -330,7 +331,7 @@ class ByteTuningController:
     def _objective(self, tx_bytes: np.ndarray, queue_bytes: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Eq. 14 over the objective's switches; updates the historical T_max / Q_min."""
         sw = self.view.port_switches
-        if self.switch_ids is None:  # receiver side: switches whose host-facing ports carry >= 10 % of the busiest's data
+        if self.switch_ids is None:  # receiver side: host-facing ports carry >= 10 % of the busiest's data
             to_host = np.where(self.view.port_to_host, tx_bytes, 0.0)
             per_switch = np.array([to_host[sw == s].sum() for s in np.unique(sw)])
             busy = per_switch >= 0.1 * per_switch.max() if per_switch.max() > 0 else per_switch >= 0
@@ -361,7 +362,7 @@ class ByteTuningController:
 
     # ------------------------------------------------------------------ moves
     def _moved(self, x: Vector, coords: list[tuple[str, str]], signs: list[int], s: float) -> Vector:
-        """x with each coordinate multiplied by (1 + sign · s); out-of-bound moves skipped, Kmax < Kmin reset."""
+        """Vector x with each coordinate times (1 + sign · s); out-of-bound moves skipped, Kmax < Kmin reset."""
         y = {u: dict(v) for u, v in x.items()}
         for (u, k), sign in zip(coords, signs, strict=True):
             value = x[u][k] * (1 + sign * s)

@@ -114,7 +114,8 @@ class PredController:
         self.mink_bytes = parse_bytes(mink, "controller.mink")
         self.delta_mink_bytes = parse_bytes(delta_mink, "controller.delta_mink")
         if not self.q_left_bytes < self.maxk_bytes:
-            raise ConfigError("controller.q_left", f"must be below maxk ({self.maxk_bytes} B), got {self.q_left_bytes} B")
+            raise ConfigError("controller.q_left",
+                              f"must be below maxk ({self.maxk_bytes} B), got {self.q_left_bytes} B")
         if not self.delta_mink_bytes <= self.mink_bytes < self.maxk_bytes - self.delta_mink_bytes:
             raise ConfigError("controller.mink", f"need delta_mink <= mink < maxk - delta_mink "
                                                  f"({self.delta_mink_bytes} <= {self.mink_bytes} < "

@@ -72,7 +72,8 @@ STATIC_SETTINGS: dict[str, StaticEcnSetting] = {s.name: s for s in (
     # HPCC simulator run.py (cc = dcqcn / hp / timely): KMIN_MAP 100·bw/25 KB, KMAX_MAP 400·bw/25 KB, PMAX 0.2;
     # = ByteTuning Tab. 2 "HPCC" row ("refer to DCQCN": 100 KB / 400 KB at 25 GbE).
     _per_gbps("hpcc", "HPCC simulator run.py KMIN/KMAX/PMAX_MAP (per 25 Gbps)", 100e3, 400e3, 0.2, 25),
-    # HPCC simulator run.py (cc = dctcp): Kmin = Kmax = 30·bw/10 KB, Pmax 1; = Tab. 2 "HPCC, refer to DCTCP" 30 KB at 10 GbE.
+    # HPCC simulator run.py (cc = dctcp): Kmin = Kmax = 30·bw/10 KB, Pmax 1;
+    # = ByteTuning Tab. 2 "HPCC, refer to DCTCP": 30 KB at 10 GbE.
     _per_gbps("hpcc_dctcp", "HPCC simulator run.py dctcp maps (30 KB per 10 Gbps, step)", 30e3, 30e3, 1.0, 10),
     # ByteTuning Tab. 2 "DCTCP (2010)" row: K = 58.5 KB at 10 GbE (50 packets), Pmax 100 %.
     _per_gbps("dctcp_tab2", "ByteTuning Tab. 2 DCTCP row (58.5 KB at 10 GbE, step)", 58.5e3, 58.5e3, 1.0, 10),

@@ -117,8 +117,9 @@ class EnvView:
         self._pfc["alpha"][sw], self._pfc["headroom_bytes"][sw] = alpha_a, head
 
     def hold_action(self) -> Any:
-        """The action that keeps the controlled ports' current ECN setting (for controllers that
-        act through :meth:`set_pfc` / :meth:`set_aqm` only).
+        """The action that keeps the controlled ports' current ECN setting.
+
+        For controllers that act through :meth:`set_pfc` / :meth:`set_aqm` only.
 
         Raises:
             InvalidAction: If the action space cannot express the current setting.

@@ -100,7 +100,8 @@ def run(quick: bool = False) -> list[Claim]:
         held = bool(r["throughput_change_pct"] >= -5)
         claims.append(Claim(
             f"sa_{kind}", "ByteTuning's final setting lowers the queue vs DCQCN-based at ~equal throughput",
-            f"RoCEv2 {kind} long flows, 100 Gbps, {r['measurements']} measurements", "queue change %, throughput change %",
+            f"RoCEv2 {kind} long flows, 100 Gbps, {r['measurements']} measurements",
+            "queue change %, throughput change %",
             f"{PAPER_QUEUE_CHANGE_PCT} / +{PAPER_THROUGHPUT_CHANGE_PCT}",
             f"{r['queue_change_pct']:.1f} / {r['throughput_change_pct']:+.2f}",
             bool(r["queue_change_pct"] < 0), bool(r["queue_change_pct"] < 0 and held),
@@ -111,11 +112,13 @@ def run(quick: bool = False) -> list[Claim]:
                "oscillating queue are noisy, and the search's best-scoring vector does not hold up when replayed")))
         claims.append(Claim(
             f"objective_{kind}", "the objective (Eq. 14) improves over the DCQCN default", f"RoCEv2 {kind}",
-            "Eq. 14 of the replayed settings, dcqcn -> tuned (max 1)", "improves", f"{r['f_dcqcn']:.3f} -> {r['f_tuned']:.3f}",
+            "Eq. 14 of the replayed settings, dcqcn -> tuned (max 1)", "improves",
+            f"{r['f_dcqcn']:.3f} -> {r['f_tuned']:.3f}",
             bool(r["f_tuned"] > r["f_dcqcn"]), bool(r["f_tuned"] > r["f_dcqcn"])))
     g = tune_and_compare("2-to-1", "greedy", steps, window)
     claims.append(Claim(
-        "greedy_2-to-1", "the public tuner's greedy search (compared)", f"RoCEv2 2-to-1, {g['measurements']} measurements",
+        "greedy_2-to-1", "the public tuner's greedy search (compared)",
+        f"RoCEv2 2-to-1, {g['measurements']} measurements",
         "queue change %, throughput change %", "(no paper figure)",
         f"{g['queue_change_pct']:.1f} / {g['throughput_change_pct']:+.2f}", bool(g["queue_change_pct"] < 0),
         bool(g["queue_change_pct"] < 0 and g["throughput_change_pct"] >= -5),

@@ -36,7 +36,7 @@ STATIC_RED = ["10KB", "500KB", 0.1 * 0.49]  # lambda = 0.1 per MB over [10 KB, 5
 
 def workload_trace(phases: list[str], phase_ms: float, senders: int = 18, load: float = WL_LOAD,
                    seed: int = 1) -> pd.DataFrame:
-    """senders → host ``senders`` Poisson flows, one flow-size workload per phase of ``phase_ms``."""
+    """Poisson flows from hosts 0..senders-1 to host ``senders``, one flow-size workload per phase."""
     from ecngym.workloads.distributions import get_distribution
 
     rng = np.random.default_rng(seed)

@@ -31,7 +31,8 @@ def run(controller, scenario, seed=1):
     ("controller.cooling", {"cooling": 1.0}), ("controller.window_steps", {"window_steps": 0}),
     ("controller.final_temperature", {"final_temperature": 1000}), ("controller.step", {"step": 2.0}),
     ("controller.tune", {"tune": ["kmin_bytes", "ecn"]}), ("controller.bounds.pmax", {"bounds": {"pmax": [0, 1]}}),
-    ("controller.bounds.alpha", {"bounds": {"alpha": [1, "x"]}}), ("controller.bounds.ttl", {"bounds": {"ttl": [1, 2]}}),
+    ("controller.bounds.alpha", {"bounds": {"alpha": [1, "x"]}}),
+    ("controller.bounds.ttl", {"bounds": {"ttl": [1, 2]}}),
     ("controller.start", {"start": "magic"}), ("controller.start_pfc.alpha", {"start_pfc": {"alpha": -1}}),
     ("controller.objective_switches", {"objective_switches": "spine"}), ("controller.seed", {"seed": -1}),
 ])

@@ -49,7 +49,7 @@ def test_mink_mode_raises_mink_on_lower_is_better_and_leaves_at_the_initial_mink
 
 
 def _incast(n=4, steps=12, **extra):
-    """n DCTCP long flows into one 10 Gbps port (20 us links); one env step = T_QLA = 5 RTT."""
+    """An n-to-1 DCTCP long-flow incast at 10 Gbps (20 us links); one env step = T_QLA = 5 RTT."""
     return EcnTuningEnv(topology={"kind": "incast_star", "hosts": n + 1, "link_rate": "10Gbps", "link_delay": "20us"},
                         fabric={"preset": "dctcp"}, episode_steps=steps,
                         workload={"workload": "none", "incast": {"degree": 0},

@@ -97,8 +97,10 @@ def test_a_controller_failing_mid_episode_keeps_finished_episodes_on_disk(tmp_pa
     helpers = types.ModuleType("ecngym_test_controllers")
     helpers.FailsInSecondEpisode = _FailsInSecondEpisode
     monkeypatch.setitem(sys.modules, "ecngym_test_controllers", helpers)
-    assert cli.main(["eval", "controller=static_dcqcn", "controller._target_=ecngym_test_controllers.FailsInSecondEpisode",
-                     "episodes=3", "env.kwargs.episode_steps=5", f"hydra.run.dir={tmp_path}"]) == 1  # Hydra: job failed
+    target = "controller._target_=ecngym_test_controllers.FailsInSecondEpisode"
+    argv = ["eval", "controller=static_dcqcn", target, "episodes=3", "env.kwargs.episode_steps=5",
+            f"hydra.run.dir={tmp_path}"]
+    assert cli.main(argv) == 1  # Hydra reports the failed job
     assert "controller bug" in capsys.readouterr().err
     done = pd.read_csv(tmp_path / "eval.csv")
     assert list(done["episode"]) == [0] and done["flows_total"].iloc[0] > 0
