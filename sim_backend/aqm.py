@@ -12,6 +12,15 @@ Policies (``name``: C++ type, spec):
 ``pred``
     PRED's flow concurrent stabilizer (``PredFcsAqmPolicy``, specs/pred.md §3.2): RED slope
     ``lambda_eff = f(N) * lambda_qla`` from the per-port flow count N.
+``ecn_sharp``
+    ECN# (``EcnSharpAqmPolicy``, specs/ecn_sharp.md §2): sojourn-time marking at dequeue, an
+    instantaneous rule plus persistent-queue marking with the authors' or the paper's schedule.
+``codel``
+    CoDel in ECN-marking mode (``CodelAqmPolicy``, ecn_sharp.md §4, pred.md §4.2).
+``r_aqm``
+    R-AQM (``RAqmPolicy``, specs/r_aqm.md §3, §8): pure ACKs of a congested port held in a virtual
+    input queue and released by a token bucket at the port's egress rate, three states, 5 ms
+    expiry, optional ECN-echo compensation.
 
 Parameter names are the attributes' names in snake case (``KminBytes`` -> ``kmin_bytes``). Byte
 and time parameters (``*_bytes``, ``*_ns``) accept human units ("65KB", "80us"); enumerations
@@ -21,7 +30,13 @@ Per-policy telemetry appears in ``Fabric.read_telemetry()`` under ``"<policy>.<n
 value per port (NaN where the port runs another policy):
 
 ``pred.flow_count`` (N now), ``pred.flows_last_period`` (n_last), ``pred.lambda_eff`` (per MB),
-``pred.marked`` (packets marked in the interval).
+``pred.marked`` (packets marked in the interval);
+``ecn_sharp.sojourn_min_ns``, ``ecn_sharp.sojourn_mean_ns`` (data packets dequeued in the interval,
+NaN if none), ``ecn_sharp.marked_instantaneous``, ``ecn_sharp.marked_persistent``,
+``ecn_sharp.persistent_state``; ``codel.marked``, ``codel.marking_state``;
+``r_aqm.viq_packets`` (now), ``r_aqm.viq_max_packets``, ``r_aqm.state`` (0 normal, 1 draining,
+2 congested), ``r_aqm.held``, ``r_aqm.released``, ``r_aqm.expired``, ``r_aqm.overflow_drops``,
+``r_aqm.echo_marked``.
 """
 
 from __future__ import annotations
@@ -39,6 +54,9 @@ from ecngym.units import parse_bytes, parse_time_ns
 POLICIES: dict[str, str] = {
     "red": "ns3::ecngym::RedAqmPolicy",
     "pred": "ns3::ecngym::PredFcsAqmPolicy",
+    "ecn_sharp": "ns3::ecngym::EcnSharpAqmPolicy",
+    "codel": "ns3::ecngym::CodelAqmPolicy",
+    "r_aqm": "ns3::ecngym::RAqmPolicy",
 }
 
 

@@ -121,6 +121,8 @@ class Fabric:
                 f["start_ns"].to_numpy(np.int64),
                 f["priority"].to_numpy(np.uint8),
             )
+            if "extra_delay_ns" in f.columns and f["extra_delay_ns"].any():
+                sim.set_flow_extra_delay(f["extra_delay_ns"].to_numpy(np.int64))
         except BaseException:
             sim.destroy()
             raise

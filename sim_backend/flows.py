@@ -19,6 +19,9 @@ DEFAULT_PRIORITY = 3
 def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
     """Return a validated DataFrame with src, dst, size_bytes, start_ns, priority columns.
 
+    An optional ``extra_delay_ns`` column (>= 0) is kept: each flow's extra base delay (host
+    processing, RTT variation; see :func:`with_delay_classes`).
+
     Args:
         flows: An ``ecngym.workloads.Trace`` (anything with a ``flows`` DataFrame), a DataFrame,
             a mapping of column arrays, or a path to a Parquet trace / HPCC flow file.
@@ -50,8 +53,12 @@ def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
             ),
         }
     )
+    if "extra_delay_ns" in flows.columns:
+        table["extra_delay_ns"] = flows["extra_delay_ns"].to_numpy()
     for col in table.columns:
         table[col] = _whole_numbers(col, table[col].to_numpy())
+    if "extra_delay_ns" in table.columns:
+        _check(table, "extra_delay_ns", table["extra_delay_ns"] < 0, "must be >= 0")
     _check(table, "size_bytes", table["size_bytes"] <= 0, "must be > 0")
     _check(table, "start_ns", table["start_ns"] < 0, "must be >= 0")
     _check(table, "src", table["src"] < 0, "must be >= 0")
@@ -62,6 +69,36 @@ def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
         _check(table, "dst", table["dst"] >= num_hosts, f"must be < {num_hosts} (hosts)")
     _check(table, "priority", (table["priority"] < 1) | (table["priority"] > 7), "must be in [1, 7]")
     return table
+
+
+def with_delay_classes(flows: pd.DataFrame, classes: Any, seed: int = 0) -> pd.DataFrame:
+    """Return a copy of a flow table whose flows each get an extra base delay drawn from classes.
+
+    This is how ECN#'s experiments create RTT variation (specs/ecn_sharp.md §8 note 3: the
+    authors' code picks one of the host delay classes {1, 20, 50, 80, 160} us per flow). The
+    receiver of a flow answers that much later, so the flow's base RTT, and the ideal FCT its
+    slowdown is measured against, include it.
+
+    Args:
+        flows: A flow table (DataFrame with at least src, dst, size_bytes, start_ns).
+        classes: Delay classes (ns or duration strings such as "20us"), picked uniformly.
+        seed: Seed of the per-flow choice.
+
+    Raises:
+        ConfigError: If ``classes`` is empty or holds a negative or malformed delay.
+    """
+    from ecngym.units import parse_time_ns
+
+    values = [parse_time_ns(c, f"delay_classes[{i}]") for i, c in enumerate(list(classes))]
+    if not values:
+        raise ConfigError("delay_classes", "need at least one delay class")
+    for i, v in enumerate(values):
+        if v < 0:
+            raise ConfigError(f"delay_classes[{i}]", f"got {v} ns, must be >= 0")
+    out = flows.copy()
+    rng = np.random.default_rng(seed)
+    out["extra_delay_ns"] = np.asarray(values, dtype=np.int64)[rng.integers(0, len(values), len(out))]
+    return out
 
 
 def _whole_numbers(col: str, values: np.ndarray) -> np.ndarray:

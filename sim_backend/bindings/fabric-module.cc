@@ -275,6 +275,9 @@ NB_MODULE(_fabric, m)
                            FromNumpy(queue));
             },
             "src"_a, "dst"_a, "size_bytes"_a, "start_ns"_a, "priority"_a)
+        .Def("set_flow_extra_delay",
+             +[](Fabric& f, ArrayIn<int64_t> extra) { f.SetFlowExtraDelay(FromNumpy(extra)); },
+             "extra_delay_ns"_a)
         .Def("run_until", +[](Fabric& f, int64_t untilNs) { f.RunUntil(untilNs); }, "until_ns"_a,
              nb::call_guard<nb::gil_scoped_release>())
         .Def("run_to_completion",
@@ -339,6 +342,7 @@ NB_MODULE(_fabric, m)
                  d["control_packet_hops"] = c.controlPacketHops;
                  d["drops"] = c.drops;
                  d["retransmitted_bytes"] = c.retransmittedBytes;
+                 d["retransmit_timeouts"] = c.retransmitTimeouts;
                  d["events"] = f.GetEventCount();
                  d["flows_completed"] = f.GetFlowsCompleted();
                  d["packets_in_flight"] = f.GetPacketsInFlight();

@@ -451,6 +451,36 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
 }
 
 void
+Fabric::SetFlowExtraDelay(const std::vector<int64_t>& extraDelayNs)
+{
+    CheckAlive();
+    if (extraDelayNs.size() != m_ctx->flows.size())
+    {
+        throw std::invalid_argument("extra_delay_ns: expected one entry per flow (" +
+                                    std::to_string(m_ctx->flows.size()) + "), got " +
+                                    std::to_string(extraDelayNs.size()));
+    }
+    if (m_ctx->flowsStarted > 0 || m_nextFlow > 0)
+    {
+        throw std::runtime_error("extra delays must be set before the first flow starts");
+    }
+    for (std::size_t i = 0; i < extraDelayNs.size(); ++i)
+    {
+        if (extraDelayNs[i] < 0)
+        {
+            throw std::invalid_argument(Where("extra_delay_ns", i) + ": must be >= 0");
+        }
+    }
+    for (std::size_t i = 0; i < extraDelayNs.size(); ++i)
+    {
+        QueuePair& qp = m_ctx->flows[i];
+        qp.baseRttNs += extraDelayNs[i] - qp.extraDelayNs;
+        qp.idealFctNs += static_cast<double>(extraDelayNs[i] - qp.extraDelayNs);
+        qp.extraDelayNs = extraDelayNs[i];
+    }
+}
+
+void
 Fabric::StartDueFlows()
 {
     const int64_t now = NowNs();

@@ -100,6 +100,15 @@ class Fabric
                   const std::vector<uint8_t>& queue);
 
     /**
+     * @brief Give flows an extra base delay (RTT variation): each flow's receiver sends its ACKs,
+     *        NACKs and CNPs that much later; its base RTT and ideal FCT include it.
+     * @param extraDelayNs one entry per flow, >= 0
+     * @throws std::invalid_argument on a wrong length or a negative delay
+     * @throws std::runtime_error if flows are not set or one has started
+     */
+    void SetFlowExtraDelay(const std::vector<int64_t>& extraDelayNs);
+
+    /**
      * @brief Advance simulated time to `untilNs` (events at exactly untilNs are not run).
      * @param untilNs absolute simulation time in ns (>= Now())
      */

@@ -44,6 +44,7 @@ struct FabricCounters
     uint64_t controlPacketHops{0}; //!< one ACK / NACK / CNP / PFC frame crossing one link
     uint64_t drops{0};             //!< data packets dropped anywhere
     uint64_t retransmittedBytes{0};
+    uint64_t retransmitTimeouts{0}; //!< go-back-N timeouts that fired (a sender resent from snd_una)
 };
 
 } // namespace ecngym

@@ -46,6 +46,9 @@ struct QueuePair
     double lineRateBps{0};     //!< sender NIC line rate
     double bottleneckBps{0};   //!< slowest link on the path
     int64_t baseRttNs{0};      //!< HPCC definition: 2 x propagation + per-hop MTU serialisation
+                               //!< (+ extraDelayNs)
+    int64_t extraDelayNs{0};   //!< extra base delay of the flow (host processing, RTT variation):
+                               //!< the receiver sends each ACK / NACK / CNP this much later
     double idealFctNs{0};      //!< FCT alone on an empty fabric
 
     // --- sender ---

@@ -254,6 +254,18 @@ RdmaHostNode::SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bo
     c->flowHash = qp.flowHash ^ 0x5bd1e995U;
     c->seq = seq;
     c->ce = ce;
+    if (qp.extraDelayNs > 0)
+    {
+        // The flow's extra base delay (ecn_sharp.md §8 note 3): the receiver's stack answers late.
+        Simulator::Schedule(NanoSeconds(qp.extraDelayNs), &RdmaHostNode::EnqueueControl, this, c);
+        return;
+    }
+    m_port->Enqueue(c);
+}
+
+void
+RdmaHostNode::EnqueueControl(FabricPacket* c)
+{
     m_port->Enqueue(c);
 }
 
@@ -369,6 +381,7 @@ RdmaHostNode::RetransmitTimeout(QueuePair* qp)
     if (now - qp->lastProgressNs >= rto)
     {
         qp->sndNxt = qp->sndUna; // go back N
+        ++m_ctx->counters.retransmitTimeouts;
         qp->lastProgressNs = now;
         ArmRetransmitTimer(*qp, rto);
         m_port->TryTransmit();

@@ -93,6 +93,7 @@ class RdmaHostNode : public Node, public FabricPortOwner
     void ScheduleWakeForPacing(FabricNetDevice* port, int64_t now);
     void ScheduleWake(int64_t atNs);
     void Wake();
+    void EnqueueControl(FabricPacket* c);
 
     FabricContext* m_ctx{nullptr};
     Ptr<FabricNetDevice> m_port;
