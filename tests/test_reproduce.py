@@ -33,7 +33,7 @@ def test_unknown_paper_is_a_clear_error(capsys):
     assert "paper" in err and "'nope'" in err and "pred-fcs" in err
 
 
-@pytest.mark.parametrize("pid", ["pred-fcs"])
+@pytest.mark.parametrize("pid", ["pred-fcs", "ecn-sharp", "r-aqm"])
 def test_paper_modules_declare_id_title_and_run(pid):
     module = papers()[pid]
     assert module.PAPER_ID == pid and module.TITLE and callable(module.run)
