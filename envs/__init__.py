@@ -1,7 +1,8 @@
 """Gymnasium / PettingZoo environments over the ns-3 fabric.
 
-Importing this package registers ``ecngym/RoceIncast-v0``, ``ecngym/RoceLeafSpine-v0`` and
-``ecngym/DctcpLeafSpine-v0`` with Gymnasium.
+Importing this package registers ``ecngym/RoceIncast-v0``, ``ecngym/RoceLeafSpine-v0``,
+``ecngym/DctcpLeafSpine-v0``, ``ecngym/DctcpRttVariation-v0`` and ``ecngym/DctcpLargeIncast-v0`` with
+Gymnasium.
 """
 
 import gymnasium as gym

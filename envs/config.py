@@ -195,6 +195,10 @@ class EnvConfig(ConfigModel):
         episode_steps: Intervals per episode (the episode replays that much simulated time),
             1..:data:`MAX_EPISODE_STEPS`.
         seed: Default seed when ``reset`` is called without one (0..2^64-1).
+        delay_classes: Per-flow extra base delays ("20us", ...): each flow of an episode's trace
+            gets one, drawn uniformly from the episode seed (RTT variation as in ECN#'s experiments,
+            specs/ecn_sharp.md §8 note 3; ``ecngym.sim_backend.flows.with_delay_classes``). Its
+            base RTT and ideal FCT include it. ``None``: no extra delay.
     """
 
     replaced_whole: ClassVar[frozenset[str]] = frozenset({"topology"})  # another kind takes other arguments
@@ -213,6 +217,7 @@ class EnvConfig(ConfigModel):
     action: ActionConfig = Field(default_factory=ActionConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     seed: Whole(0, 2**64 - 1) | None = None
+    delay_classes: list[Duration()] | None = Field(default=None, min_length=1)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, prefix: str = "env") -> EnvConfig:

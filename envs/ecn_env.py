@@ -32,11 +32,16 @@ class EcnTuningEnv(gym.Env):
     | ``RoceIncast-v0`` | RoCEv2, DCQCN + PFC | 16 hosts, 1 switch | 20.8 µs | 16 | ``Discrete(13)`` |
     | ``RoceLeafSpine-v0`` | RoCEv2, DCQCN + PFC | 4 x 4 leaf-spine | 41.6 µs | 48 | ``MultiDiscrete([13, 13])`` |
     | ``DctcpLeafSpine-v0`` | DCTCP, step marking | 4 x 4 leaf-spine | 41.6 µs | 48 | ``MultiDiscrete([7, 7])`` |
+    | ``DctcpRttVariation-v0`` | DCTCP, step marking, 10 Gbps | 4 x 4 leaf-spine + delay classes | 100 µs | 48 | ``MultiDiscrete([6, 6])`` |
+    | ``DctcpLargeIncast-v0`` | DCTCP, PFC off, 300-pkt buffer, 10 Gbps | 49 hosts, 1 switch, 3 µs links | 50 µs | 49 | ``Discrete(6)`` |
 
     (ids prefixed with ``ecngym/``; RoCEv2 with the HPCC fabric preset; Δt = 5 base RTTs; "ports"
     are the controlled switch egress ports; the leaf-spine has 4 hosts per leaf (16 hosts) and
     takes one action per layer, leaf then spine; the DCTCP templates are step marking, Kmin =
-    Kmax = K ∈ {10, 20, 40, 65, 100, 200, 400} KB, Pmax = 1.)
+    Kmax = K ∈ {10, 20, 40, 65, 100, 200, 400} KB, Pmax = 1. ``DctcpRttVariation-v0`` is ECN♯'s
+    setting (specs/ecn_sharp.md §5.2, scaled down): every flow's base RTT gets one of the delay
+    classes {1, 20, 50, 80, 160} µs. ``DctcpLargeIncast-v0`` is R-AQM's (r_aqm.md §5.1): 48-to-1
+    incasts of 64 KB every 500 µs over WebSearch 20 %, lossy.)
 
     Every scenario runs 100 steps per episode on a fresh trace: WebSearch background traffic
     (30 % load on the star, 40 % on the leaf-spine) plus Poisson 64 KB incasts (8-way on the

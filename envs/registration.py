@@ -33,6 +33,31 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "action": {"scope": "layer", "templates": [[k, k, 1.0] for k in
                                                    ("10KB", "20KB", "40KB", "65KB", "100KB", "200KB", "400KB")]},
     },
+    # ECN#'s setting (specs/ecn_sharp.md §5.2 SIM-L, scaled down): DCTCP leaf-spine at 10 Gbps whose flows'
+    # base RTTs are spread by host delay classes (the authors' {1, 20, 50, 80, 160} us), WebSearch 60 %;
+    # controlled ports run ECN#'s default; one step-marking K per layer is the action.
+    "ecngym/DctcpRttVariation-v0": {
+        "topology": {"kind": "leaf_spine", "leaves": 4, "spines": 4, "hosts_per_leaf": 4, "host_rate": "10Gbps",
+                     "fabric_rate": "10Gbps"},
+        "fabric": {"preset": "dctcp", "retransmit_timeout": "5ms"},
+        "workload": {"workload": "websearch", "load": 0.6},
+        "delay_classes": ["1us", "20us", "50us", "80us", "160us"],
+        "interval": "100us",
+        "action": {"scope": "layer", "templates": [[k, k, 1.0] for k in
+                                                   ("20KB", "40KB", "65KB", "100KB", "150KB", "250KB")]},
+    },
+    # R-AQM's setting (specs/r_aqm.md §5.1, T1): a large fan-in DCTCP incast on one 10 Gbps switch, lossy
+    # (PFC off, a 300-packet buffer), 48 senders x 64 KB every 500 us over WebSearch 20 %.
+    "ecngym/DctcpLargeIncast-v0": {
+        "topology": {"kind": "incast_star", "hosts": 49, "link_rate": "10Gbps", "link_delay": "3us"},
+        "fabric": {"preset": "dctcp", "retransmit_timeout": "5ms",
+                   "buffer": {"buffer": "315600B", "reserve": "0B", "headroom": "0B", "pfc_enabled": False,
+                              "pfc_alpha": 64}},
+        "workload": {"workload": "websearch", "load": 0.2,
+                     "incast": {"degree": 48, "size": "64KB", "interval": "500us", "arrival": "periodic"}},
+        "interval": "50us",
+        "action": {"templates": [[k, k, 1.0] for k in ("10KB", "20KB", "40KB", "65KB", "100KB", "200KB")]},
+    },
 }
 
 ENTRY_POINT = "ecngym.envs.ecn_env:EcnTuningEnv"

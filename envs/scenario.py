@@ -16,6 +16,7 @@ from ecngym.envs.reward import REWARD_TELEMETRY, RewardFunction
 from ecngym.envs.summary import episode_summary
 from ecngym.error import ConfigError, check_range
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
+from ecngym.sim_backend.flows import with_delay_classes
 from ecngym.units import parse_bytes, parse_time_ns
 from ecngym.workloads import Trace, generate_trace
 
@@ -220,7 +221,10 @@ class EcnScenario:
         """Build a fresh fabric for a new episode; return the first observation."""
         self.close()
         self.trace = self.make_trace(seed)
-        self.fabric = Fabric(self.topology, self.trace, self.fabric_config, seed=seed)
+        flows = self.trace
+        if self.cfg.delay_classes:  # RTT variation: a deterministic function of (trace, classes, seed)
+            flows = with_delay_classes(self.trace.flows, self.cfg.delay_classes, seed=seed)
+        self.fabric = Fabric(self.topology, flows, self.fabric_config, seed=seed)
         self.step_count = 0
         self.sim_wall_s = 0.0
         # per-step arrays of the controlled ports, reduced once at the end (see finish)

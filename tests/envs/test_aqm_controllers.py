@@ -1,0 +1,70 @@
+"""Port AQM policies as controllers in the gym: installed on the controlled ports, identical traces."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import ecngym.envs  # noqa: F401  (registers the ids)
+from ecngym.baselines.registry import build_controller
+from ecngym.baselines.static_aqm import StaticAqmController
+from ecngym.envs.rollout import run_episode
+from ecngym.error import ConfigError
+
+
+@pytest.mark.parametrize("name", ["ecn_sharp", "codel", "r_aqm"])
+def test_shipped_controller_configs_install_their_policy_on_the_controlled_ports(name):
+    from omegaconf import OmegaConf
+
+    from ecngym.configs import __path__ as configs_path
+
+    cfg = OmegaConf.load(f"{configs_path[0]}/controller/{name}.yaml")
+    controller = build_controller(cfg)
+    env = gym.make("ecngym/DctcpLargeIncast-v0", episode_steps=4)
+    try:
+        summary, _, _ = run_episode(env, controller, seed=3)
+        fabric = env.unwrapped.scenario.fabric
+        ports = env.unwrapped.scenario.ports
+        assert {d["policy"] for d in fabric.get_aqm(ports)} == {name}
+        assert summary["trace_hash"]
+    finally:
+        env.close()
+
+
+def test_every_policy_sees_the_identical_trace():
+    hashes = set()
+    for controller in (StaticAqmController("ecn_sharp"), StaticAqmController("red", {"kmin_bytes": "65KB",
+                                                                                        "kmax_bytes": "65KB"})):
+        env = gym.make("ecngym/DctcpRttVariation-v0", episode_steps=2)
+        try:
+            summary, _, _ = run_episode(env, controller, seed=5)
+            hashes.add(summary["trace_hash"])
+        finally:
+            env.close()
+    assert len(hashes) == 1
+
+
+def test_rtt_variation_scenario_spreads_base_rtts_by_its_delay_classes():
+    env = gym.make("ecngym/DctcpRttVariation-v0", episode_steps=2)
+    try:
+        env.reset(seed=1)
+        flows = env.unwrapped.scenario.fabric.flows
+        assert set(flows["extra_delay_ns"]) <= {1_000, 20_000, 50_000, 80_000, 160_000}
+        assert flows["extra_delay_ns"].nunique() > 1
+        rec = env.unwrapped.scenario.fabric.flow_records()
+        extra = flows["extra_delay_ns"].to_numpy()
+        # the base RTT includes the class: same-path flows differ by exactly their classes' difference
+        assert np.all(rec["base_rtt_ns"].to_numpy() >= extra)
+    finally:
+        env.close()
+
+
+def test_bad_policy_or_parameter_of_a_controller_names_the_field():
+    with pytest.raises(ConfigError) as err:
+        StaticAqmController("ecn_sharp", {"ins_target_ns": "-5us"})
+    assert err.value.field.startswith("controller.params.ins_target_ns")
+    with pytest.raises(ConfigError) as err:
+        StaticAqmController("fq_codel")
+    assert err.value.field == "controller.policy"
+    with pytest.raises(ConfigError) as err:
+        gym.make("ecngym/DctcpRttVariation-v0", delay_classes=[])
+    assert "delay_classes" in str(err.value)
