@@ -3,6 +3,10 @@
 ``ecngym <command> [args]``; commands that run experiments take Hydra overrides
 (``key=value``, ``-m`` for multirun) and compose their config from ``ecngym/configs``.
 
+Bad input exits with status 2 and one line naming the field (``ecngym eval: error: fabric: no option
+'dctpc' in group 'fabric'; available options: ...``); ``--debug`` (or ``HYDRA_FULL_ERROR=1``) also
+prints the traceback.
+
 Commands
 --------
 run             the main job on a small default scenario (see README)
@@ -18,9 +22,11 @@ reproduce       a paper's claims beside our measurements (--list names the paper
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import traceback
 
-from ecngym.error import EcnGymError
+from ecngym.error import ConfigError, EcnGymError
 
 # command words -> ("module:function", one-line description); imported lazily: `ecngym --help` stays instant
 _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
@@ -33,6 +39,73 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "env"): ("ecngym.envs.bench:main", "env steps/s (1 and 2 processes), overhead, peak RSS"),
     ("reproduce",): ("ecngym.reproduce.cli:main", "a paper's claims beside our numbers (--list names them)"),
 }
+
+
+# Hydra commands -> their config (configs/<name>.yaml): overrides are composed before the command runs
+_HYDRA_CONFIGS: dict[tuple[str, ...], str] = {("run",): "run", ("eval",): "eval", ("train",): "train",
+                                              ("trace", "generate"): "trace"}
+
+
+def _debug() -> bool:
+    """Whether errors should show their traceback (``--debug`` or ``HYDRA_FULL_ERROR=1``)."""
+    return os.environ.get("HYDRA_FULL_ERROR") == "1"
+
+
+def check_overrides(config_name: str, args: list[str]) -> None:
+    """Compose ``config_name`` with the Hydra overrides in ``args`` (each sweep combination with ``-m``).
+
+    An unknown group option (``fabric=dctpc``), an unknown key or a malformed override fails here,
+    before anything runs, as Hydra's own error.
+
+    Raises:
+        ConfigError: Naming the group or key, with Hydra's message on one line (the available
+            options of a group listed).
+    """
+    from hydra import compose, initialize_config_module
+    from hydra.errors import HydraException, MissingConfigException
+    from omegaconf.errors import OmegaConfBaseException
+
+    overrides = [a for a in args if not a.startswith("-") and ("=" in a or a.startswith("~"))]
+    if not overrides:
+        return
+    combos = [overrides]
+    if "-m" in args or "--multirun" in args:
+        from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        try:
+            parsed = OverridesParser.create().parse_overrides(overrides)
+        except HydraException as exc:
+            raise ConfigError(_override_key(str(exc), overrides), _one_line(str(exc))) from exc
+        combos = [c for batch in BasicSweeper.split_arguments(parsed, None) for c in batch][:64]
+    with initialize_config_module(config_module="ecngym.configs", version_base="1.3"):
+        for combo in combos:
+            try:
+                compose(config_name, overrides=list(combo))
+            except MissingConfigException as exc:
+                missing = exc.missing_cfg_file or ""
+                group, _, option = missing.rpartition("/")
+                if exc.options:
+                    message = f"no option {option!r} in group {group!r}; available options: {', '.join(exc.options)}"
+                else:
+                    message = _one_line(str(exc))
+                raise ConfigError(group or _override_key(str(exc), combo), message) from exc
+            except (HydraException, OmegaConfBaseException) as exc:
+                raise ConfigError(_override_key(str(exc), combo), _one_line(str(exc))) from exc
+
+
+def _one_line(message: str) -> str:
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip() and "HYDRA_FULL_ERROR" not in ln]
+    return "; ".join(lines)
+
+
+def _override_key(message: str, overrides: list[str]) -> str:
+    """The override key a Hydra message is about (the first override whose key it quotes)."""
+    for o in overrides:
+        key = o.lstrip("~+").split("=", 1)[0].split("@", 1)[0]
+        if f"'{key}'" in message or f"'{o}'" in message:
+            return key
+    return "overrides"
 
 
 def _usage() -> str:
@@ -57,12 +130,20 @@ def main(argv: list[str] | None = None) -> int:
     for words, (target, _) in sorted(_COMMANDS.items(), key=lambda kv: -len(kv[0])):
         if tuple(args[: len(words)]) == words:
             module_name, func_name = target.split(":")
-            func = getattr(importlib.import_module(module_name), func_name)
-            # Hydra reads sys.argv itself: leave it exactly the command's own arguments.
-            sys.argv = [f"ecngym {' '.join(words)}", *args[len(words) :]]
+            own = args[len(words) :]
+            if "--debug" in own:  # show tracebacks (Hydra's switch for the same)
+                own = [a for a in own if a != "--debug"]
+                os.environ["HYDRA_FULL_ERROR"] = "1"
             try:
+                if words in _HYDRA_CONFIGS and not {"-h", "--help", "--hydra-help", "--info"} & set(own):
+                    check_overrides(_HYDRA_CONFIGS[words], own)
+                func = getattr(importlib.import_module(module_name), func_name)
+                # Hydra reads sys.argv itself: leave it exactly the command's own arguments.
+                sys.argv = [f"ecngym {' '.join(words)}", *own]
                 result = func()
             except EcnGymError as exc:  # bad input: a clear message, no traceback
+                if _debug():
+                    traceback.print_exc()
                 print(f"ecngym {' '.join(words)}: error: {exc}", file=sys.stderr)
                 return 2
             except SystemExit as exc:  # Hydra reports a failed job and exits

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,11 +24,13 @@ import hydra.experimental.callback
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 from rich.console import Console
 from rich.table import Table
 
 from ecngym import __version__
 from ecngym.error import ConfigError, EcnGymError, check_whole
+from ecngym.files import write_atomically, write_text_atomically
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
@@ -99,8 +103,8 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
             row[f"{bucket} p99"] = table.loc[bucket, "p99"]
         rows.append(row)
         if out is not None:
-            records.to_parquet(out / f"flows_{name}.parquet", index=False)
-            pd.DataFrame(rows).to_csv(out / "summary.csv", index=False)
+            write_atomically(out / f"flows_{name}.parquet", lambda tmp, r=records: r.to_parquet(tmp, index=False))
+            write_atomically(out / "summary.csv", lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
     return pd.DataFrame(rows)
 
 
@@ -129,7 +133,12 @@ def _user_errors(task: Callable[[DictConfig], None]) -> Callable[[DictConfig], N
     def wrapper(cfg: DictConfig) -> None:
         try:
             task(cfg)
-        except EcnGymError as exc:
+        except (EcnGymError, OmegaConfBaseException) as exc:
+            if os.environ.get("HYDRA_FULL_ERROR") == "1":  # --debug
+                traceback.print_exc()
+            if isinstance(exc, OmegaConfBaseException):  # e.g. a mandatory value left at ??? (controller.path)
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                exc = ConfigError(getattr(exc, "full_key", None) or "config", first)
             print(f"ecngym {task.__name__.removesuffix('_main')}: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
 
@@ -144,7 +153,7 @@ def run_main(cfg: DictConfig) -> None:
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     summary = compare_static_settings(cfg, console, out)
     print_summary(summary, console)
-    (out / "run.json").write_text(json.dumps(
+    write_text_atomically(out / "run.json", json.dumps(
         {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
          "summary": summary.to_dict(orient="records")}, indent=2, default=str))
     console.print(f"results: {out}")
@@ -269,14 +278,15 @@ def eval_main(cfg: DictConfig) -> None:
                     _save_controller_log(controller, episode, logs, out)
             rows.append({"controller": controller.name, "env": cfg.env.id, "episode": episode,
                          "seed": seed + episode, "return": ret, **summary})
-            pd.DataFrame(rows).to_csv(out / "eval.csv", index=False)  # a later failure keeps these
+            # rewritten after every episode, atomically: a later failure or a kill keeps these
+            write_atomically(out / "eval.csv", lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
     finally:
         env.close()
     console.print(summary_table(rows, f"{controller.name} on {cfg.env.id}"))
     record = {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
               "env_config": env.unwrapped.config.as_dict(),  # the resolved scenario (preset + overrides)
               "episodes": rows}
-    (out / "eval.json").write_text(json.dumps(record, indent=2, default=str))
+    write_text_atomically(out / "eval.json", json.dumps(record, indent=2, default=str))
     console.print(f"results: {out}")
 
 
@@ -329,8 +339,8 @@ def train_main(cfg: DictConfig) -> None:
     path = train(partial(make_env, cfg), cfg.algorithm, cfg.total_timesteps, cfg.seed, out,
                  n_envs=cfg.n_envs, hyperparams=hyper, progress_bar=bool(cfg.progress_bar),
                  checkpoint_every=cfg.get("checkpoint_every", 0))
-    (out / "train.json").write_text(json.dumps({"version": __version__, "model": str(path), "seed": int(cfg.seed),
-                                                "config": OmegaConf.to_container(cfg, resolve=True),
-                                                "env_config": env_config}, indent=2, default=str))
+    write_text_atomically(out / "train.json", json.dumps(
+        {"version": __version__, "model": str(path), "seed": int(cfg.seed),
+         "config": OmegaConf.to_container(cfg, resolve=True), "env_config": env_config}, indent=2, default=str))
     Console().print(f"model: {path}\nevaluate: ecngym eval env={cfg.env.name} controller=sb3 "
                     f"controller.algorithm={cfg.algorithm} controller.path={path}")

@@ -115,9 +115,13 @@ class EcnActionMapper:
         Raises:
             InvalidAction: If the action is not in the action space (never clamped).
         """
-        a = np.asarray(action)
+        try:
+            a = np.asarray(action)
+        except (ValueError, TypeError):  # ragged nesting, or not array-like at all
+            raise InvalidAction(f"expected an element of {self.space}, got {action!r}") from None
         if self.cfg.type == "discrete":
-            if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and np.all(a == np.round(a))):
+            if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and np.all(np.isfinite(a))
+                                                 and np.all(a == np.round(a))):
                 raise InvalidAction(f"expected integer template indices in [0, {len(self.templates)}), got {action!r}")
             idx = a.astype(np.int64).reshape(-1)
             if idx.size != self.n_units or np.any(idx < 0) or np.any(idx >= len(self.templates)):
@@ -127,7 +131,8 @@ class EcnActionMapper:
             kmin, kmax = self._template_kmin[per_port], self._template_kmax[per_port]
             pmax = self._template_pmax[per_port]
         else:
-            if a.shape != self.space.shape or not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1.0):
+            if (a.dtype.kind not in "iuf" or a.shape != self.space.shape or not np.all(np.isfinite(a))
+                    or np.any(np.abs(a) > 1.0)):
                 raise InvalidAction(f"expected a float array of shape {self.space.shape} in [-1, 1], got {action!r}")
             u = (a.astype(np.float64) + 1.0) / 2.0
             kmin = (self.kmin_lo + u[:, 0] * (self.kmin_hi - self.kmin_lo))[self.groups]

@@ -154,6 +154,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--steps must be >= 10")
     if args.rounds < 1:
         parser.error("--rounds must be >= 1")
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401  (registers the ids)
+    from ecngym.error import ConfigError
+
+    if args.env not in gym.registry:
+        known = sorted(k for k in gym.registry if k.startswith("ecngym/"))
+        raise ConfigError("--env", f"unknown env id {args.env!r}; registered: {', '.join(known)}")
     from rich.console import Console
     from rich.table import Table
 

@@ -184,7 +184,7 @@ class FabricConfig:
         Raises:
             ConfigError: If the preset is unknown or an override names an unknown field.
         """
-        if name not in _PRESETS:
+        if not isinstance(name, str) or name not in _PRESETS:
             raise ConfigError("fabric.preset", f"unknown preset {name!r}; known: {sorted(_PRESETS)}")
         cfg = cls.from_dict(_PRESETS[name])
         return cfg.updated(overrides) if overrides else cfg
@@ -200,7 +200,7 @@ class FabricConfig:
         """
         data = dict(data or {})
         preset = data.pop("preset", None)
-        if preset is not None and preset not in _PRESETS:
+        if preset is not None and (not isinstance(preset, str) or preset not in _PRESETS):
             raise ConfigError(f"{field_prefix}.preset", f"unknown preset {preset!r}; known: {sorted(_PRESETS)}")
         base = cls.from_dict(_PRESETS[preset]) if preset is not None else cls()
         return base.updated(data, field_prefix)

@@ -365,6 +365,8 @@ def _ids(value: Any, name: str, count: int) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(value, dtype=object if _has_big_int(value) else None))
     if arr.ndim != 1:
         raise ConfigError(name, f"expected one id or a flat list of ids, got shape {arr.shape}")
+    if arr.size == 0:
+        return np.empty(0, dtype=np.int64)  # no targets: nothing to do
     if arr.dtype.kind not in "iu":
         bad = next(v for v in arr.tolist()
                    if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63)

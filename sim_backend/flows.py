@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.error import ConfigError
+from ecngym.units import MAX_BYTES, MAX_TIME_NS
 
 REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
 DEFAULT_PRIORITY = 3
@@ -60,7 +61,9 @@ def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
     if "extra_delay_ns" in table.columns:
         _check(table, "extra_delay_ns", table["extra_delay_ns"] < 0, "must be >= 0")
     _check(table, "size_bytes", table["size_bytes"] <= 0, "must be > 0")
+    _check(table, "size_bytes", table["size_bytes"] > MAX_BYTES, "must be <= 2^53")
     _check(table, "start_ns", table["start_ns"] < 0, "must be >= 0")
+    _check(table, "start_ns", table["start_ns"] > MAX_TIME_NS, "must be <= 2^62 ns")
     _check(table, "src", table["src"] < 0, "must be >= 0")
     _check(table, "dst", table["dst"] < 0, "must be >= 0")
     _check(table, "dst", table["src"] == table["dst"], "equals src")
@@ -108,10 +111,12 @@ def _whole_numbers(col: str, values: np.ndarray) -> np.ndarray:
         ConfigError: Naming the column and the first row that is not a whole number (a fraction,
             NaN, a string, a boolean, a timestamp ...).
     """
-    if np.issubdtype(values.dtype, np.integer):
+    if values.dtype.kind == "i":
         return values
-    if values.dtype.kind == "f":
-        ok = np.isfinite(values) & (values == np.round(values))
+    if values.dtype.kind == "u":
+        ok = values <= np.iinfo(np.int64).max  # beyond it, a cast to int64 would wrap negative
+    elif values.dtype.kind == "f":
+        ok = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**63)
     elif values.dtype == object:
         ok = np.array([_is_whole(v) for v in values], dtype=bool)
     else:
@@ -124,7 +129,7 @@ def _whole_numbers(col: str, values: np.ndarray) -> np.ndarray:
 
 def _is_whole(value: Any) -> bool:
     return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-            and math.isfinite(value) and value == int(value))
+            and math.isfinite(value) and value == int(value) and -(2**63) <= int(value) < 2**63)
 
 
 def _first(mask: np.ndarray) -> int:
@@ -139,8 +144,8 @@ def _check(table: pd.DataFrame, col: str, bad: pd.Series, message: str) -> None:
 
 
 def _load(path: Path) -> Any:
-    if not path.exists():
-        raise ConfigError("flows", f"file not found: {path}")
+    if not path.is_file():
+        raise ConfigError("flows", f"not a file: {path}" if path.exists() else f"file not found: {path}")
     if path.suffix == ".parquet":
         from ecngym.workloads import Trace
 
@@ -155,7 +160,10 @@ def read_hpcc_flow_file(path: str | Path) -> pd.DataFrame:
         ConfigError: Naming the file and line of a malformed entry.
     """
     path = Path(path)
-    lines = [ln.split() for ln in path.read_text().splitlines() if ln.strip()]
+    try:
+        lines = [ln.split() for ln in path.read_text().splitlines() if ln.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"flows ({path})", f"cannot read as an HPCC flow file: {exc}") from None
     if not lines:
         raise ConfigError(f"flows ({path})", "empty file")
     try:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_rate_bps, parse_time_ns
+from ecngym.validation import OneOf, check
 
 
 @dataclass
@@ -100,8 +101,7 @@ class Topology:
             "fat_tree": fat_tree,
             "hpcc_file": from_hpcc_file,
         }
-        if kind not in builders:
-            raise ConfigError("topology.kind", f"got {kind!r}, allowed: {sorted(builders)}")
+        check("topology.kind", kind, OneOf(*sorted(builders)))
         try:
             return builders[kind](**cfg)
         except TypeError as exc:  # unknown or missing argument

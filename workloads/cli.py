@@ -79,6 +79,17 @@ def generate_main() -> None:
     _generate()
 
 
+def _count(text: str) -> int:
+    """argparse type of a count >= 0 (``--head -1`` is refused rather than dropping the last flow)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return n
+
+
 def _load_any(path: Path) -> Trace:
     """A Parquet trace, or an HPCC flow file (anything not ending in ``.parquet``)."""
     return Trace.load(path) if path.suffix == ".parquet" else Trace.from_hpcc_flow_file(path)
@@ -100,7 +111,7 @@ def inspect_main(argv: list[str] | None = None) -> int:
     parser.add_argument("path", help="a Parquet trace (ecngym trace generate) or an HPCC flow file")
     parser.add_argument("--link-rate", default=None, help="host link rate for the load (default: as generated, "
                                                           "else 100Gbps)")
-    parser.add_argument("--head", type=int, default=10, help="flows to show (default 10)")
+    parser.add_argument("--head", type=_count, default=10, help="flows to show (a whole number >= 0; default 10)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     path = Path(args.path)
     trace = _load_any(path)

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ecngym.error import ConfigError
+from ecngym.files import write_atomically
 
 #: Columns and dtypes of a trace table, in hashing order.
 COLUMNS: dict[str, str] = {
@@ -252,20 +253,32 @@ class Trace:
             _META_PREFIX + b"seed": json.dumps(self.seed).encode(),
             _META_PREFIX + b"version": self.version.encode(),
             _META_PREFIX + b"hash": self.hash.encode(),
+            _META_PREFIX + b"meta_hash": self.metadata_hash().encode(),
         })
-        pq.write_table(table.replace_schema_metadata(meta), path)
+        write_atomically(path, lambda tmp: pq.write_table(table.replace_schema_metadata(meta), tmp))
         return path
 
+    def metadata_hash(self) -> str:
+        """SHA-256 over the table's hash and the provenance (params, seed, version): what ``load`` verifies."""
+        record = {"hash": self.hash, "params": self.params, "seed": self.seed, "version": self.version}
+        return hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
+
     @classmethod
-    def load(cls, path: str | Path) -> Trace:
-        """Read a Parquet trace written by :meth:`save` and verify its hash.
+    def load(cls, path: str | Path, unverified_metadata: bool = False) -> Trace:
+        """Read a Parquet trace written by :meth:`save` and verify its hashes.
 
         The hash is recomputed over the table exactly as stored (row order and flow ids
-        included), so any edit of the flows makes the load fail.
+        included), so any edit of the flows makes the load fail; the metadata hash covers the
+        params, seed and version, so an edit of those fails too.
+
+        Args:
+            path: The file.
+            unverified_metadata: Accept a trace saved before metadata hashes existed (its table is
+                still verified); re-``save`` it to add one.
 
         Raises:
-            ConfigError: If the file is missing, unreadable, not an ecngym trace, or its table no
-                longer matches its stored hash.
+            ConfigError: If the file is missing, unreadable, not an ecngym trace, or its table or
+                metadata no longer match their stored hashes.
         """
         path = Path(path)
         if not path.is_file():
@@ -288,14 +301,26 @@ class Trace:
         if actual != stored_hash:
             raise ConfigError("trace", f"{path}: content hash {actual[:12]} does not match the stored "
                                        f"{stored_hash[:12]}: the table was altered")
-        trace = cls(
-            stored,
-            params=json.loads(meta[_META_PREFIX + b"params"]),
-            seed=json.loads(meta[_META_PREFIX + b"seed"]),
-            version=meta[_META_PREFIX + b"version"].decode(),
-        )
+        try:
+            params = json.loads(meta[_META_PREFIX + b"params"])
+            seed = json.loads(meta[_META_PREFIX + b"seed"])
+            version = meta[_META_PREFIX + b"version"].decode()
+        except (KeyError, ValueError) as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+            raise ConfigError("trace", f"{path}: damaged metadata ({type(exc).__name__}: {exc})") from None
+        if not isinstance(params, dict) or not (seed is None or (isinstance(seed, int) and not isinstance(seed, bool))):
+            raise ConfigError("trace", f"{path}: damaged metadata (params must be a mapping, seed an integer or null)")
+        trace = cls(stored, params=params, seed=seed, version=version)
         if trace.hash != stored_hash:  # the stored table was not in canonical order
             raise ConfigError("trace", f"{path}: the table is not in canonical order (flow_id by start time)")
+        stored_meta_hash = meta.get(_META_PREFIX + b"meta_hash")
+        if stored_meta_hash is None:
+            if not unverified_metadata:
+                raise ConfigError("trace", f"{path} was saved by an older ecngym without a metadata hash, so its "
+                                           f"params / seed cannot be verified; regenerate it, or re-save it with "
+                                           f"Trace.load(path, unverified_metadata=True).save(path)")
+        elif stored_meta_hash.decode(errors="replace") != trace.metadata_hash():
+            raise ConfigError("trace", f"{path}: the metadata (params, seed, version) does not match its stored "
+                                       f"hash: it was altered")
         return trace
 
     # ------------------------------------------------------------------ facts

@@ -1,0 +1,41 @@
+"""Result and trace files written atomically: a reader (or a crash) never sees half a file.
+
+Each writer writes a temporary file in the destination's folder, flushes it to disk, then renames
+it over the destination (``os.replace``, atomic on POSIX): a kill during the write leaves the
+previous version intact.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def write_atomically(path: str | Path, write: Callable[[Path], Any]) -> Path:
+    """Call ``write(tmp_path)`` on a temporary file next to ``path``, then rename it to ``path``.
+
+    Returns:
+        ``path``. On any error the temporary file is removed and ``path`` is left as it was.
+    """
+    path = Path(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_text_atomically(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (see :func:`write_atomically`)."""
+    return write_atomically(path, lambda tmp: tmp.write_text(text))

@@ -1,0 +1,55 @@
+"""Every CLI error exits 2 with one line naming the field; unknown group options list the available ones.
+
+Regression tests for issue 7's CLI cases: a misspelt config group ran the default scenario with
+exit 0; ``controller=sb3`` without a path, an unknown bench env and a SIGFPE link rate gave
+tracebacks or crashes. Each runs ``ecngym`` in a subprocess, as a user would.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ecngym", *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.mark.parametrize("args,message", [
+    (["eval", "fabric=dctpc"], "fabric: no option 'dctpc' in group 'fabric'; available options: dcqcn_paper, dctcp, hpcc"),
+    (["eval", "topology=leaf_spin"], "topology: no option 'leaf_spin' in group 'topology'; available options: "
+                                     "dumbbell, fat_tree, incast_star, leaf_spine"),
+    (["eval", "workload=websarch"], "workload: no option 'websarch' in group 'workload'; available options:"),
+    (["train", "experiment=nope"], "experiment: no option 'nope' in group 'experiment'; available options: incast_dqn"),
+    (["eval", "-m", "controller=static_default,nope"], "controller: no option 'nope' in group 'controller'"),
+    (["run", "fabric=nope"], "fabric: no option 'nope'"),
+    (["eval", "controller=sb3"], "controller.path: Missing mandatory value"),
+    (["eval", "episodes=0"], "episodes: got 0, allowed range is [1, inf)"),
+    (["eval", "nosuchkey=1"], "nosuchkey: Could not override 'nosuchkey'"),
+    (["run", "topology.link_rate=0.5bps"], "topology.link_rate: got '0.5bps', allowed range is [1bps, 1e15bps]"),
+    (["eval", "+env.kwargs.observation.flatten=no"], "env.observation.flatten: expected true or false, got 'no'"),
+    (["bench", "env", "--env", "ecngym/Nope-v0"], "--env: unknown env id 'ecngym/Nope-v0'; registered: ecngym/"),
+])
+def test_cli_errors_exit_2_with_one_line_naming_the_field(args, message):
+    proc = ecngym(*args)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("usage:")]
+    assert len(lines) == 1 and message in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_debug_shows_the_traceback():
+    for proc in (ecngym("eval", "fabric=dctpc", "--debug"), ecngym("eval", "episodes=0", env={"HYDRA_FULL_ERROR": "1"})):
+        assert proc.returncode == 2 and "Traceback" in proc.stderr
+        assert proc.stderr.strip().splitlines()[-1].startswith("ecngym eval: error: ")
+
+
+def test_a_valid_group_choice_still_runs(tmp_path):
+    proc = ecngym("eval", "fabric=dctcp", "env.kwargs.episode_steps=4", f"hydra.run.dir={tmp_path}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "eval.json").exists() and (tmp_path / "eval.csv").exists()
+    assert not list(tmp_path.glob(".*.tmp"))  # atomic writes leave no temporary files
