@@ -86,7 +86,10 @@ def check_overrides(config_name: str, args: list[str]) -> None:
                 missing = exc.missing_cfg_file or ""
                 group, _, option = missing.rpartition("/")
                 if exc.options:
-                    message = f"no option {option!r} in group {group!r}; available options: {', '.join(exc.options)}"
+                    from ecngym.workloads.distributions import suggest
+
+                    message = (f"no option {option!r} in group {group!r}; available options: "
+                               f"{', '.join(exc.options)}.{suggest(option, list(exc.options))}")
                 else:
                     message = _one_line(str(exc))
                 raise ConfigError(group or _override_key(str(exc), combo), message) from exc
