@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import model_validator
 
-from ecngym.error import ConfigError, check_range
-from ecngym.units import parse_rate_bps, parse_time_ns
-from ecngym.validation import OneOf, check
+from ecngym.error import ConfigError
+from ecngym.units import parse_rate_bps
+from ecngym.validation import ConfigModel, Duration, OneOf, Rate, Text, Whole, check, field_error, plain
 
 
 @dataclass
@@ -91,7 +92,9 @@ class Topology:
         Raises:
             ConfigError: On an unknown kind or a bad argument.
         """
-        cfg = dict(cfg)
+        cfg = plain(cfg)
+        if not isinstance(cfg, dict):
+            raise ConfigError("topology", f"expected a mapping with a 'kind' key, got {cfg!r}")
         kind = cfg.pop("kind", None)
         builders = {
             "incast_star": incast_star,
@@ -144,17 +147,55 @@ def _available_memory() -> int | None:
 MAX_LINK_DELAY_NS = 1_000_000_000
 
 
+#: A host / switch count of a generated topology.
+Count = Whole(1, 100_000)
+#: A link's one-way propagation delay (ns or a duration string), at most 1 s.
+LinkDelay = Duration(0, MAX_LINK_DELAY_NS)
+
+
+class _IncastStar(ConfigModel):
+    hosts: Whole(2, 100_000)
+    link_rate: Rate()
+    link_delay: LinkDelay
+
+
+class _Dumbbell(ConfigModel):
+    left_hosts: Count
+    right_hosts: Count
+    host_rate: Rate()
+    bottleneck_rate: Rate()
+    link_delay: LinkDelay
+
+
+class _LeafSpine(ConfigModel):
+    leaves: Count
+    spines: Count
+    hosts_per_leaf: Count
+    host_rate: Rate()
+    fabric_rate: Rate()
+    host_delay: LinkDelay
+    fabric_delay: LinkDelay
+
+
+class _FatTree(ConfigModel):
+    k: Whole(2, 64)
+    link_rate: Rate()
+    link_delay: LinkDelay
+
+    @model_validator(mode="after")
+    def _even(self) -> _FatTree:
+        if self.k % 2:
+            raise field_error("k", f"got {self.k}, must be even")
+        return self
+
+
+class _HpccFile(ConfigModel):
+    path: Text
+    host_layer: Text
+
+
 def _delay(name: str, value: Any) -> int:
-    delay_ns = parse_time_ns(value, name)
-    if delay_ns > MAX_LINK_DELAY_NS:
-        raise ConfigError(name, f"got {value!r}, allowed range is [0, 1s]")
-    return delay_ns
-
-
-def _count(name: str, value: Any, low: int = 1, high: int = 100_000) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ConfigError(name, f"expected an integer, got {value!r}")
-    return int(check_range(name, int(value), low, high))
+    return check(name, value, LinkDelay)
 
 
 def incast_star(hosts: int = 16, link_rate: Any = "100Gbps", link_delay: Any = "1us") -> Topology:
@@ -163,9 +204,8 @@ def incast_star(hosts: int = 16, link_rate: Any = "100Gbps", link_delay: Any = "
     Raises:
         ConfigError: If ``hosts`` < 2 or a rate / delay is malformed.
     """
-    n = _count("topology.hosts", hosts, 2)
-    rate = parse_rate_bps(link_rate, "topology.link_rate")
-    delay = _delay("topology.link_delay", link_delay)
+    a = _IncastStar.parse({"hosts": hosts, "link_rate": link_rate, "link_delay": link_delay}, "topology")
+    n, rate, delay = a.hosts, a.link_rate, a.link_delay
     pairs = [(h, n, rate, delay) for h in range(n)]
     return _links(pairs, f"incast_star({n})", n, ["tor"], hosts=n, link_rate=rate, link_delay=delay)
 
@@ -182,11 +222,9 @@ def dumbbell(
     Raises:
         ConfigError: On a bad count, rate or delay.
     """
-    nl = _count("topology.left_hosts", left_hosts)
-    nr = _count("topology.right_hosts", right_hosts)
-    hr = parse_rate_bps(host_rate, "topology.host_rate")
-    br = parse_rate_bps(bottleneck_rate, "topology.bottleneck_rate")
-    d = _delay("topology.link_delay", link_delay)
+    a = _Dumbbell.parse({"left_hosts": left_hosts, "right_hosts": right_hosts, "host_rate": host_rate,
+                         "bottleneck_rate": bottleneck_rate, "link_delay": link_delay}, "topology")
+    nl, nr, hr, br, d = a.left_hosts, a.right_hosts, a.host_rate, a.bottleneck_rate, a.link_delay
     n = nl + nr
     s_left, s_right = n, n + 1
     pairs = [(h, s_left, hr, d) for h in range(nl)]
@@ -211,13 +249,11 @@ def leaf_spine(
     Raises:
         ConfigError: On a bad count, rate or delay.
     """
-    nl = _count("topology.leaves", leaves)
-    ns = _count("topology.spines", spines)
-    hpl = _count("topology.hosts_per_leaf", hosts_per_leaf)
-    hr = parse_rate_bps(host_rate, "topology.host_rate")
-    fr = parse_rate_bps(fabric_rate, "topology.fabric_rate")
-    hd = _delay("topology.host_delay", host_delay)
-    fd = _delay("topology.fabric_delay", fabric_delay)
+    a = _LeafSpine.parse({"leaves": leaves, "spines": spines, "hosts_per_leaf": hosts_per_leaf,
+                          "host_rate": host_rate, "fabric_rate": fabric_rate, "host_delay": host_delay,
+                          "fabric_delay": fabric_delay}, "topology")
+    nl, ns, hpl, hr, fr, hd, fd = (a.leaves, a.spines, a.hosts_per_leaf, a.host_rate, a.fabric_rate,
+                                   a.host_delay, a.fabric_delay)
     n = nl * hpl
     leaf0, spine0 = n, n + nl
     pairs = [(leaf * hpl + h, leaf0 + leaf, hr, hd) for leaf in range(nl) for h in range(hpl)]
@@ -240,11 +276,8 @@ def fat_tree(k: int = 4, link_rate: Any = "100Gbps", link_delay: Any = "1us") ->
     Raises:
         ConfigError: If ``k`` is not an even number >= 2.
     """
-    k = _count("topology.k", k, 2, 64)
-    if k % 2:
-        raise ConfigError("topology.k", f"got {k}, must be even")
-    rate = parse_rate_bps(link_rate, "topology.link_rate")
-    d = _delay("topology.link_delay", link_delay)
+    a = _FatTree.parse({"k": k, "link_rate": link_rate, "link_delay": link_delay}, "topology")
+    k, rate, d = a.k, a.link_rate, a.link_delay
     half = k // 2
     n_hosts = k**3 // 4
     edge0 = n_hosts
@@ -275,7 +308,10 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
     Raises:
         ConfigError: Naming the file and line of a malformed entry.
     """
-    path = Path(path)
+    a = _HpccFile.parse({"path": str(path) if isinstance(path, Path) else path, "host_layer": host_layer},
+                        "topology")
+    path = Path(a.path)
+    host_layer = a.host_layer
     field_name = f"topology.path ({path})"
     try:
         lines = [ln.split() for ln in path.read_text().splitlines() if ln.strip()]
@@ -288,6 +324,8 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
         raise ConfigError(field_name, "line 1-2: expected 'nodes switches links' and switch ids") from None
     if len(switch_ids) != n_switches or len(lines) - 2 < n_links:
         raise ConfigError(field_name, "switch or link count does not match the header")
+    if not 0 < n_nodes <= 10**6 or any(not 0 <= i < n_nodes for i in switch_ids) or len(set(switch_ids)) != n_switches:
+        raise ConfigError(field_name, f"line 1-2: need 1..10^6 nodes and distinct switch ids in [0, {n_nodes})")
     is_sw = np.zeros(n_nodes, dtype=bool)
     is_sw[switch_ids] = True
     hosts = [i for i in range(n_nodes) if not is_sw[i]]

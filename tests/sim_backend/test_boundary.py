@@ -191,3 +191,29 @@ def test_topology_that_cannot_fit_in_memory_refused_with_estimate(monkeypatch):
 def test_hpcc_file_topology_without_a_readable_path(cfg, field):
     with pytest.raises(ConfigError, match=field):
         Topology.from_config(cfg)
+
+
+@pytest.mark.parametrize("cfg,message", [
+    (None, r"topology: expected a mapping"), (5, r"topology: expected a mapping"),
+    ({"kind": ["leaf_spine"]}, r"topology\.kind: got \['leaf_spine'\], allowed"),
+    ({"kind": "leaf_spine", "leaves": 2.5}, r"topology\.leaves: expected a whole number, got 2\.5"),
+    ({"kind": "leaf_spine", "leaves": "2"}, r"topology\.leaves: expected a whole number"),
+    ({"kind": "leaf_spine", "leaves": True}, r"topology\.leaves: expected a whole number"),
+    ({"kind": "fat_tree", "k": 5}, r"topology\.k: got 5, must be even"),
+    ({"kind": "fat_tree", "k": 66}, r"topology\.k: got 66, allowed range is \[2, 64\]"),
+    ({"kind": "incast_star", "link_delay": "2s"}, r"topology\.link_delay: got 2000000000 ns, allowed range"),
+    ({"kind": "incast_star", "leaves": 2}, r"topology: bad arguments for 'incast_star'"),
+    ({"kind": "hpcc_file", "path": 5}, r"topology\.path: expected a string"),
+])
+def test_topology_configs_are_typed(cfg, message):
+    with pytest.raises(ConfigError, match=message):
+        Topology.from_config(cfg)
+
+
+def test_hpcc_topology_file_with_bad_switch_ids(tmp_path):
+    path = tmp_path / "topo.txt"
+    path.write_text("3 1 2\n7\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n")
+    with pytest.raises(ConfigError, match=r"topology\.path .*distinct switch ids in \[0, 3\)"):
+        Topology.from_config({"kind": "hpcc_file", "path": str(path)})
+    path.write_text("3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n")
+    assert Topology.from_config({"kind": "hpcc_file", "path": path}).num_hosts == 2

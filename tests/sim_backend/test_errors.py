@@ -113,7 +113,7 @@ def test_fabric_rejects_a_bad_config_mapping_before_building():
      (topology.incast_star, {"link_rate": "fast"}, "topology.link_rate"),
      (topology.incast_star, {"link_rate": float("inf")}, "topology.link_rate"),
      (topology.incast_star, {"link_delay": "-1us"}, "topology.link_delay"),
-     (topology.incast_star, {"hosts": 4.0}, "topology.hosts"),
+     (topology.incast_star, {"hosts": 4.5}, "topology.hosts"),
      (topology.fat_tree, {"k": 0}, "topology.k"),
      (topology.dumbbell, {"left_hosts": 0}, "topology.left_hosts"),
      (topology.dumbbell, {"bottleneck_rate": "0Gbps"}, "topology.bottleneck_rate"),
