@@ -16,6 +16,7 @@ eval            run one controller on one scenario and print the summary (Hydra)
 train           train an SB3 algorithm (DQN / PPO) on an env (Hydra)
 bench fabric    replay the HPCC reference scenarios and print speed / fidelity figures
 bench env       env steps per second (1 and 2 processes), overhead share, peak RSS
+bench train     training env steps/s as a share of env-only steps/s (PPO, DQN, ACC)
 reproduce       a paper's claims beside our measurements (--list names the papers)
 """
 
@@ -37,6 +38,7 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("trace", "inspect"): ("ecngym.workloads.cli:inspect_main", "flows, achieved load, sizes and hash of a trace"),
     ("bench", "fabric"): ("ecngym.sim_backend.bench:main", "fabric speed and fidelity vs the HPCC reference"),
     ("bench", "env"): ("ecngym.envs.bench:main", "env steps/s (1 and 2 processes), overhead, peak RSS"),
+    ("bench", "train"): ("ecngym.agents.bench:main", "training steps/s as a share of env-only steps/s"),
     ("reproduce",): ("ecngym.reproduce.cli:main", "a paper's claims beside our numbers (--list names them)"),
 }
 

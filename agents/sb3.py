@@ -84,7 +84,7 @@ def _check_hyperparams(cls: Any, hyperparams: dict[str, Any]) -> None:
 
 def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out_dir: Path,
           n_envs: int = 1, hyperparams: dict[str, Any] | None = None, progress_bar: bool = True,
-          checkpoint_every: int = 0) -> Path:
+          checkpoint_every: int = 0, threads: Any = None) -> Path:
     """Train an SB3 algorithm and save the model.
 
     Every env is wrapped in SB3's ``Monitor``: the training episodes' returns and lengths land in
@@ -101,6 +101,8 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
         progress_bar: Show SB3's progress bar.
         checkpoint_every: Save ``out_dir/checkpoints/model_<steps>_steps.zip`` every this many env
             steps (summed over envs), so a run that fails later keeps its progress; 0 = never.
+        threads: Threads per torch / BLAS pool in this process and in each env worker
+            (:func:`ecngym.agents.threads.limit_threads`; default 1 or ``$ECNGYM_THREADS``).
 
     Returns:
         The saved model's path.
@@ -112,6 +114,9 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+    from ecngym.agents.threads import in_worker, limit_threads
+
+    n_threads = limit_threads(threads)
     cls = algorithm_class(algorithm)
     total_timesteps = check_whole("total_timesteps", total_timesteps, 1)
     n_envs = check_whole("n_envs", n_envs, 1)
@@ -121,6 +126,8 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
     _check_hyperparams(cls, hyperparams)
     out_dir.mkdir(parents=True, exist_ok=True)
     vec_cls = SubprocVecEnv if n_envs > 1 else DummyVecEnv
+    if n_envs > 1 and n_threads:
+        env_factory = in_worker(env_factory, n_threads)
     venv = make_vec_env(env_factory, n_envs=n_envs, seed=seed, vec_env_cls=vec_cls,
                         monitor_dir=str(out_dir / "monitor"))
     try:

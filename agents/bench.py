@@ -1,0 +1,163 @@
+"""``ecngym bench train``: training throughput as a share of env-only throughput (PPO, DQN, ACC).
+
+For each algorithm, in a fresh process (so thread settings do not leak between measurements):
+
+* ``env_steps_per_s``: env steps per wall second of the training env alone, stepped with the
+  static action (no learner): the single-agent ``RoceIncast-v0`` for PPO and DQN, ACC's
+  shared-policy parallel env (16 port agents, Δt = 15 RTT) for ACC;
+* ``train_steps_per_s``: env steps per wall second of ``model.learn`` (sampling, inference,
+  replay and gradient steps), with SB3's default hyperparameters for PPO / DQN (PPO collects at
+  least one 2048-step rollout and runs 320 minibatch updates on it) and ACC's config;
+* ``share``: train / env-only (goal >= 0.5).
+
+``--threads`` sets threads per torch / BLAS pool (default: the training default, 1; 0 = the
+libraries' own defaults, which is what training used before the thread fix);
+``--compare-defaults`` measures both. The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import time
+from typing import Any
+
+ALGORITHMS = ("ppo", "dqn", "acc")
+ENV_ID = "ecngym/RoceIncast-v0"
+
+
+def _env_only(env: Any, steps: int, action: Any) -> float:
+    env.reset(seed=0)
+    start = time.perf_counter()
+    for _ in range(steps):
+        _, _, term, trunc, _ = env.step(action)
+        if term or trunc:
+            env.reset()
+    return steps / (time.perf_counter() - start)
+
+
+def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
+    """Env-only and training env steps/s of one algorithm in this process."""
+    from ecngym.agents.threads import limit_threads
+
+    limit_threads(threads)
+    import gymnasium as gym
+    import torch
+
+    import ecngym.envs  # noqa: F401
+
+    out: dict[str, Any] = {"algorithm": algorithm, "threads": threads, "torch_threads": torch.get_num_threads()}
+    if algorithm in ("ppo", "dqn"):
+        from stable_baselines3.common.env_util import make_vec_env
+
+        from ecngym.agents.sb3 import algorithm_class
+
+        env = gym.make(ENV_ID)
+        out["env_steps_per_s"] = _env_only(env, steps, env.unwrapped.static_action())
+        env.close()
+        venv = make_vec_env(lambda: gym.make(ENV_ID), n_envs=1, seed=0)
+        model = algorithm_class(algorithm)("MlpPolicy", venv, seed=0, device="cpu", verbose=0)
+    else:
+        from ecngym.agents.acc import make_shared_vec_env
+        from ecngym.agents.common import agent_config, agent_env_config
+        from ecngym.agents.ddqn import DoubleDQN
+        from ecngym.envs.multi_agent import EcnTuningParallelEnv
+        from ecngym.envs.registration import scenario_config
+
+        agent = agent_config("acc")
+        cfg = agent_env_config(scenario_config(ENV_ID), agent["env"])
+        par = EcnTuningParallelEnv(cfg, agent_granularity=agent["granularity"])
+        static = par.scenario.actions.static_index
+        par.reset(seed=0)
+        start = time.perf_counter()
+        for _ in range(steps):
+            par.step({a: static for a in par.possible_agents})
+            if not par.agents:
+                par.reset()
+        out["env_steps_per_s"] = steps / (time.perf_counter() - start)
+        par.close()
+        venv = make_shared_vec_env(cfg, agent["granularity"])
+        hyper = {**agent["hyperparams"], "exploration_fraction": 0.5}
+        model = DoubleDQN("MlpPolicy", venv, seed=0, device="cpu", verbose=0, **hyper)
+    per_step = venv.num_envs  # SB3 counts one timestep per sub-env (per agent for ACC)
+    start = time.perf_counter()
+    model.learn(total_timesteps=steps * per_step)
+    wall = time.perf_counter() - start
+    venv.close()
+    out["train_env_steps"] = model.num_timesteps // per_step
+    out["train_steps_per_s"] = out["train_env_steps"] / wall
+    out["share"] = out["train_steps_per_s"] / out["env_steps_per_s"]
+    return out
+
+
+def _child(algorithm: str, steps: int, threads: int, queue: Any) -> None:
+    queue.put(measure(algorithm, steps, threads))
+
+
+def in_fresh_process(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
+    """:func:`measure` in a new process (thread pools are set once per process)."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    # the child's libraries must load with the limit (0 = leave the defaults: unset the variables)
+    saved = {k: os.environ.pop(k, None) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                                   "ECNGYM_THREADS")}
+    if threads:
+        for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[k] = str(threads)
+    try:
+        proc = ctx.Process(target=_child, args=(algorithm, steps, threads, queue))
+        proc.start()
+        result = queue.get()
+        proc.join()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``ecngym bench train``."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ecngym.agents.threads import resolve_threads
+
+    parser = argparse.ArgumentParser(prog="ecngym bench train", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=512, help="env steps per measurement (default 512)")
+    parser.add_argument("--algorithms", default=",".join(ALGORITHMS), help="comma-separated subset of ppo,dqn,acc")
+    parser.add_argument("--threads", type=int, default=None, help="threads per torch / BLAS pool (default 1; "
+                                                                  "0 = library defaults)")
+    parser.add_argument("--compare-defaults", action="store_true",
+                        help="also measure with the libraries' default thread pools (threads=0)")
+    args = parser.parse_args(argv)
+    algos = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    bad = [a for a in algos if a not in ALGORITHMS]
+    if bad or not algos:
+        parser.error(f"--algorithms: unknown {bad}; allowed: {list(ALGORITHMS)}")
+    if args.steps < 1:
+        parser.error("--steps must be >= 1")
+    threads = resolve_threads(args.threads)
+    settings = [threads] + ([0] if args.compare_defaults and threads != 0 else [])
+    console = Console()
+    load = os.getloadavg()[0]
+    results = []
+    with console.status("") as status:
+        for algo in algos:
+            for t in settings:
+                status.update(f"{algo}: {args.steps} env steps, threads={t or 'library default'} ...")
+                results.append(in_fresh_process(algo, args.steps, t))
+    table = Table(title=f"training throughput on {ENV_ID} ({os.cpu_count()} CPUs, load {load:.1f} before)")
+    for col in ("algorithm", "threads", "env-only steps/s", "training steps/s", "share"):
+        table.add_column(col, justify="right")
+    for r in results:
+        table.add_row(r["algorithm"], str(r["threads"] or f"default ({r['torch_threads']})"),
+                      f"{r['env_steps_per_s']:.0f}", f"{r['train_steps_per_s']:.0f}", f"{r['share']:.0%}")
+    console.print(table)
+    print(json.dumps({"bench": "train", "env": ENV_ID, "steps": args.steps, "cpus": os.cpu_count(),
+                      "load_avg_before": load, "results": results}))
+    return 0
