@@ -29,14 +29,18 @@ class SharedPolicyVecEnv(VecEnv):
         super().__init__(len(self.agent_ids), env.observation_space(agent0), env.action_space(agent0))
         self._actions: np.ndarray | None = None
         self._seed: int | None = None
+        #: ``episode_seed`` and ``trace_hash`` of every episode started (the traces trained on)
+        self.episodes: list[dict[str, Any]] = []
 
     def _stack(self, obs: dict[str, np.ndarray]) -> np.ndarray:
         return np.stack([obs[a] for a in self.agent_ids])
 
     def reset(self) -> np.ndarray:
         """Reset the parallel env; one observation row per agent."""
-        obs, _ = self.par_env.reset(seed=self._seed)
+        obs, infos = self.par_env.reset(seed=self._seed)
         self._seed = None
+        first = infos[self.agent_ids[0]]
+        self.episodes.append({"episode_seed": first["episode_seed"], "trace_hash": first["trace_hash"]})
         return self._stack(obs)
 
     def step_async(self, actions: np.ndarray) -> None:

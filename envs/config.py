@@ -192,6 +192,14 @@ class EnvConfig(ConfigModel):
             (offset 0), ``"random"`` (a uniform offset per episode, drawn from the episode seed,
             up to the trace's last start minus the episode length) or a duration ("2ms").
         interval: Control interval: a duration ("20us", > 0) or base RTTs ("5rtt", at most 10^6).
+            With ``interval_short``, the interval while a long flow is active.
+        interval_short: LAECN's adaptive monitoring interval (laecn.md §3.1): steps last this long
+            ("5rtt") while no started, unfinished flow has delivered ``long_flow_bytes``, and
+            ``interval`` ("15rtt") otherwise; ``info["long_flow"]`` holds the flag. ``None`` (the
+            default): every step lasts ``interval``. The episode still spans
+            ``interval x episode_steps`` of simulated time (so more, shorter steps).
+        long_flow_bytes: Delivered bytes that make a flow "long" ("100KB": the paper's 100 kb read
+            as 100 KB, laecn.md §3.1 [OURS]).
         episode_steps: Intervals per episode (the episode replays that much simulated time),
             1..:data:`MAX_EPISODE_STEPS`.
         seed: Default seed when ``reset`` is called without one (0..2^64-1).
@@ -212,6 +220,8 @@ class EnvConfig(ConfigModel):
     trace: Text | None = None
     trace_window: TraceWindow = "start"
     interval: Interval = "5rtt"
+    interval_short: Interval | None = None
+    long_flow_bytes: Bytes(low=1) = "100KB"
     episode_steps: Whole(1, MAX_EPISODE_STEPS) = 100
     observation: ObservationConfig = Field(default_factory=ObservationConfig)
     action: ActionConfig = Field(default_factory=ActionConfig)

@@ -214,7 +214,10 @@ class EcnTuningEnv(gym.Env):
         obs, tel, per_port = self.scenario.advance()
         reward = float(per_port.sum()) / len(per_port)  # (ndarray.mean runs Python-level code)
         # raw telemetry of every port (index with info["ports"] for the controlled ones)
-        info: dict[str, Any] = {"telemetry": tel, "ports": self.scenario.ports, "time_ns": tel["interval_end_ns"]}
+        info: dict[str, Any] = {"telemetry": tel, "ports": self.scenario.ports, "time_ns": tel["interval_end_ns"],
+                                "interval_ns": int(tel["interval_end_ns"] - tel["interval_start_ns"])}
+        if self.scenario.interval_short_ns is not None:
+            info["long_flow"] = self.scenario.long_flow  # decides the next step's length
         truncated = self.scenario.done
         if truncated:
             records, summary = self.scenario.finish()

@@ -74,13 +74,8 @@ class EcnTuningParallelEnv(ParallelEnv):
         self.granularity = agent_granularity
         self.scenario = EcnScenario(cfg)
         sc = self.scenario
-        if agent_granularity == "switch":
-            owners = sc.port_nodes - sc.topology.num_hosts
-            self.possible_agents = [f"switch_{s}" for s in sorted(set(owners.tolist()))]
-            self._agent_ports = {f"switch_{s}": np.flatnonzero(owners == s) for s in sorted(set(owners.tolist()))}
-        else:
-            self.possible_agents = [f"port_{p}" for p in sc.ports]
-            self._agent_ports = {f"port_{p}": np.array([i]) for i, p in enumerate(sc.ports)}
+        self._agent_ports = agent_port_rows(sc, agent_granularity)
+        self.possible_agents = list(self._agent_ports)
         f = sc.features
         per_port_high = f.high[0]
         high = per_port_high if agent_granularity == "port" else np.concatenate(
@@ -102,16 +97,8 @@ class EcnTuningParallelEnv(ParallelEnv):
         return self._act_space
 
     def _agent_obs(self, obs: np.ndarray) -> dict[str, np.ndarray]:
-        out = {}
         k = self.scenario.features.history
-        for agent, rows in self._agent_ports.items():
-            block = obs[rows]  # (ports, k*F)
-            if self.granularity == "port":
-                out[agent] = block[0].astype(np.float32)
-            else:
-                per = block.reshape(len(rows), k, -1)
-                out[agent] = np.concatenate([per.mean(axis=0), per.max(axis=0)], axis=1).reshape(-1).astype(np.float32)
-        return out
+        return {agent: agent_observation(obs[rows], self.granularity, k) for agent, rows in self._agent_ports.items()}
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start an episode; returns (observations, infos) per agent."""
@@ -146,13 +133,15 @@ class EcnTuningParallelEnv(ParallelEnv):
         obs, tel, per_port_reward = sc.advance()
         done = sc.done
         rewards = {a: float(per_port_reward[rows].sum()) / len(rows) for a, rows in self._agent_ports.items()}
-        infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        step_info: dict[str, Any] = {"interval_ns": int(tel["interval_end_ns"] - tel["interval_start_ns"])}
+        if sc.interval_short_ns is not None:
+            step_info["long_flow"] = sc.long_flow  # decides the next step's length (env.interval_short)
         if done:
             records, summary = sc.finish()
             end = sc.end_reward(records)
             rewards = {a: r + end for a, r in rewards.items()}
-            for a in self.agents:
-                infos[a] = {"summary": summary}
+            step_info["summary"] = summary
+        infos: dict[str, dict[str, Any]] = {a: dict(step_info) for a in self.agents}
         observations = self._agent_obs(obs)
         terminations = {a: False for a in self.agents}
         truncations = {a: done for a in self.agents}
@@ -163,3 +152,27 @@ class EcnTuningParallelEnv(ParallelEnv):
     def close(self) -> None:
         """Destroy the fabric (safe to call twice)."""
         self.scenario.close()
+
+
+def agent_port_rows(scenario: EcnScenario, granularity: str) -> dict[str, np.ndarray]:
+    """Agent name -> rows of its ports in the controlled-port table (``switch_<i>`` or ``port_<id>``).
+
+    Shared by the parallel env and by learned controllers acting on the single-agent env, so a
+    policy trained on one sees the same per-agent observations on the other.
+    """
+    if granularity == "switch":
+        owners = scenario.port_nodes - scenario.topology.num_hosts
+        return {f"switch_{s}": np.flatnonzero(owners == s) for s in sorted(set(owners.tolist()))}
+    return {f"port_{p}": np.array([i]) for i, p in enumerate(scenario.ports)}
+
+
+def agent_observation(block: np.ndarray, granularity: str, history: int) -> np.ndarray:
+    """One agent's observation from its ports' rows ``(ports, k x F)`` of the observation table.
+
+    Port agents: the row itself. Switch agents: per interval and feature, the mean then the
+    maximum over the switch's ports (``(k x 2F,)``).
+    """
+    if granularity == "port":
+        return block[0].astype(np.float32)
+    per = block.reshape(len(block), history, -1)
+    return np.concatenate([per.mean(axis=0), per.max(axis=0)], axis=1).reshape(-1).astype(np.float32)

@@ -68,12 +68,14 @@ class RewardFunction:
         """PRED's Φ: 1 up to q_left, linear to 0 at q_max."""
         return pred_phi(queue_bytes, self.q_left, self.q_max)
 
-    def per_port(self, pt: dict[str, np.ndarray]) -> np.ndarray:
+    def per_port(self, pt: dict[str, np.ndarray], span_fraction: float = 1.0) -> np.ndarray:
         """Per-port step reward (zeros for ``fct``).
 
         Args:
             pt: The controlled ports' telemetry of the interval (``utilization``,
                 ``mean_queue_bytes``, ``tx_data_bytes``).
+            span_fraction: The step's length / ``env.interval`` (steps of an adaptive interval are
+                shorter).
         """
         if self.name == "acc":
             r = np.minimum(pt["utilization"], 1.0)
@@ -83,7 +85,7 @@ class RewardFunction:
         if self.name == "pred":
             if self.goodput_per_byte is None:
                 raise ConfigError("env.reward.name", "the pred reward needs the ports' goodput scale")
-            r = np.minimum(pt["tx_data_bytes"] * self.goodput_per_byte, 1.0)
+            r = np.minimum(pt["tx_data_bytes"] * (self.goodput_per_byte / span_fraction), 1.0)
             return self.beta * r + (1 - self.beta) * self.phi(pt["mean_queue_bytes"])
         return np.zeros(len(pt["utilization"]))
 

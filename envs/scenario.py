@@ -122,6 +122,14 @@ class EcnScenario:
         cpp = self.fabric_config.to_cpp()  # validates every fabric field now
         self.base_rtt_ns = max_base_rtt_ns(self.topology, cpp.mtu_payload_bytes)
         self.interval_ns = self._interval(cfg.interval)
+        # LAECN's adaptive monitoring interval (laecn.md §3.1): the step lasts interval_short while no
+        # active flow has delivered long_flow_bytes, else interval (the long-flow Δt, the default)
+        short = cfg.interval_short
+        self.interval_short_ns = self._interval(short, "env.interval_short") if short is not None else None
+        if self.interval_short_ns is not None and self.interval_short_ns > self.interval_ns:
+            raise ConfigError("env.interval_short", f"got {cfg.interval_short!r} ({self.interval_short_ns} ns), "
+                                                    f"must not exceed env.interval ({self.interval_ns} ns)")
+        self.long_flow_bytes = parse_bytes(cfg.long_flow_bytes, "env.long_flow_bytes")
         steps = number("env.episode_steps", cfg.episode_steps, integer=True)
         self.episode_steps = int(check_range("env.episode_steps", steps, 1, 10**7))
         self.episode_ns = self.interval_ns * self.episode_steps
@@ -148,22 +156,24 @@ class EcnScenario:
         self.fabric: Fabric | None = None
         self.trace: Trace | None = None
         self.step_count = 0
+        self.elapsed_ns = 0
+        self.long_flow = False
         self.sim_wall_s = 0.0
         self._stats: dict[str, list[np.ndarray]] = {}
         self._last_action_key: object = None
         self.first_telemetry: dict[str, Any] = {}
 
-    def _interval(self, value: Any) -> int:
+    def _interval(self, value: Any, field: str = "env.interval") -> int:
         if isinstance(value, str) and value.strip().lower().endswith("rtt"):
             try:
                 n = float(value.strip()[:-3])
             except ValueError:
-                raise ConfigError("env.interval", f"cannot parse {value!r}; use e.g. '5rtt' or '20us'") from None
-            check_range("env.interval", n, 0, None, low_inclusive=False)
+                raise ConfigError(field, f"cannot parse {value!r}; use e.g. '5rtt' or '20us'") from None
+            check_range(field, n, 0, None, low_inclusive=False)
             return max(1, int(round(n * self.base_rtt_ns)))
-        ns = parse_time_ns(value, "env.interval")
+        ns = parse_time_ns(value, field)
         if ns <= 0:
-            raise ConfigError("env.interval", f"must be > 0, got {value!r}")
+            raise ConfigError(field, f"must be > 0, got {value!r}")
         return ns
 
     # ------------------------------------------------------------------ episode
@@ -226,6 +236,8 @@ class EcnScenario:
             flows = with_delay_classes(self.trace.flows, self.cfg.delay_classes, seed=seed)
         self.fabric = Fabric(self.topology, flows, self.fabric_config, seed=seed)
         self.step_count = 0
+        self.elapsed_ns = 0
+        self.long_flow = False  # every flow starts short (laecn.md §3.1)
         self.sim_wall_s = 0.0
         # per-step arrays of the controlled ports, reduced once at the end (see finish)
         self._stats = {k: [] for k in ("mean_queue_bytes", "utilization", "paused_ns", "ecn_marked_packets",
@@ -255,23 +267,42 @@ class EcnScenario:
         self.fabric.set_red(self.ports, kmin, kmax, pmax)
         self.red = {"kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax}
 
+    @property
+    def next_interval_ns(self) -> int:
+        """Length of the next step: ``interval``, or ``interval_short`` while no long flow is active.
+
+        The last step of an episode ends at the episode's end (``interval x episode_steps``).
+        """
+        span = self.interval_ns if self.interval_short_ns is None or self.long_flow else self.interval_short_ns
+        return min(span, self.episode_ns - self.elapsed_ns)
+
+    def _long_flow_active(self) -> bool:
+        """Whether some started, unfinished flow has delivered ``long_flow_bytes`` (laecn.md §3.1 [OURS])."""
+        r = self.fabric.sim.flow_records()
+        active = (r["start_ns"] <= self.fabric.now_ns) & ~r["finished"].astype(bool)
+        return bool(np.any(active & (r["delivered_bytes"] >= self.long_flow_bytes)))
+
     def advance(self) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
         """Run one interval; return (observation, telemetry, per-port reward)."""
+        span = self.next_interval_ns
         start = time.perf_counter()
-        self.fabric.advance(self.interval_ns)
+        self.fabric.advance(span)
         self.sim_wall_s += time.perf_counter() - start
         self.step_count += 1
+        self.elapsed_ns += span
         tel = self.fabric.read_telemetry()
         pt = self.features.controlled(tel)
-        obs = self.features.push(self.features.frame(pt, self.red, self.interval_ns))
+        obs = self.features.push(self.features.frame(pt, self.red, span))
         for k, v in self._stats.items():
             v.append(pt[k])
-        return obs, tel, self.reward.per_port(pt)
+        if self.interval_short_ns is not None:
+            self.long_flow = self._long_flow_active()
+        return obs, tel, self.reward.per_port(pt, span / self.interval_ns)
 
     @property
     def done(self) -> bool:
         """Whether the episode's simulated time is used up."""
-        return self.step_count >= self.episode_steps
+        return self.elapsed_ns >= self.episode_ns
 
     def finish(self) -> tuple[pd.DataFrame, dict[str, Any]]:
         """Flow records and the episode summary."""
@@ -279,7 +310,7 @@ class EcnScenario:
         s = {k: np.array(v) for k, v in self._stats.items()}  # (steps, ports)
         summary = episode_summary(records, s["mean_queue_bytes"], np.minimum(s["utilization"], 1.0),
                                   float(s["paused_ns"].sum()), int(s["ecn_marked_packets"].sum()),
-                                  int(s[self.features.count_key].sum()), self.step_count * self.interval_ns,
+                                  int(s[self.features.count_key].sum()), self.elapsed_ns,
                                   len(self.ports))
         summary["trace_hash"] = self.trace.hash
         return records, summary
