@@ -1,7 +1,9 @@
-"""RLlib: multi-agent PPO with one policy shared by every switch agent of the parallel env."""
+"""RLlib: multi-agent PPO, and ACC's multi-agent double-Q DQN, with one policy shared by every agent."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 ENV_NAME = "ecngym_multi_agent"
@@ -38,3 +40,122 @@ def shared_policy_ppo(env_config: dict[str, Any], *, train_batch_size: int = 400
             .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")
             .training(train_batch_size=train_batch_size, minibatch_size=minibatch_size, num_epochs=num_epochs)
             .debugging(seed=seed))
+
+
+def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, num_env_runners: int = 0,
+                      seed: int = 0, device: str = "cpu") -> Any:
+    """An RLlib ``DQNConfig`` for ACC: multi-agent DQN, double-Q, one policy shared by every agent.
+
+    The hyperparameters are ACC's (``configs/agent/acc.yaml``: Table I lr / γ / batch, replay,
+    warm-up, ε schedule, the six-layer MLP), mapped onto RLlib's names; RLlib's dueling head is
+    off (ACC's DDQN is a plain Q-head) and the loss is the MSE of Algorithm 1.
+
+    Args:
+        env_config: The parallel env's config (``EnvConfig`` fields plus ``agent_granularity``).
+        agent: The ACC config.
+        num_env_runners: Sampling processes (0 = sample in the driver); one fabric each.
+        seed: RLlib's seed.
+        device: ``"cuda"`` puts the learner on a GPU (one is required then).
+
+    Returns:
+        The config; ``.build_algo()`` then ``.train()``.
+    """
+    from ray.rllib.algorithms.dqn import DQNConfig
+    from ray.tune.registry import register_env
+
+    from ecngym.envs.adapters import rllib_env_creator
+
+    h = agent["hyperparams"]
+    register_env(ENV_NAME, rllib_env_creator)
+    config = (DQNConfig()
+              .environment(ENV_NAME, env_config=env_config)
+              .env_runners(num_env_runners=num_env_runners, rollout_fragment_length=1)
+              .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")
+              .rl_module(model_config={"fcnet_hiddens": list(h["policy_kwargs"]["net_arch"]),
+                                       "fcnet_activation": "relu"})
+              .training(double_q=True, dueling=False, lr=float(h["learning_rate"]), gamma=float(h["gamma"]),
+                        train_batch_size=int(h["batch_size"]), td_error_loss_fn=h.get("loss", "mse"),
+                        target_network_update_freq=int(h["target_update_interval"]) * int(h["batch_size"]),
+                        num_steps_sampled_before_learning_starts=int(h["learning_starts"]),
+                        replay_buffer_config={"type": "MultiAgentEpisodeReplayBuffer",
+                                              "capacity": int(h["buffer_size"])},
+                        epsilon=[[0, float(h["exploration_initial_eps"])],
+                                 [int(agent["exploration_decisions"]), float(h["exploration_final_eps"])]])
+              .learners(num_gpus_per_learner=1 if device.startswith("cuda") else 0)
+              .debugging(seed=seed))
+    config.min_sample_timesteps_per_iteration = int(agent["rllib"]["train_batch_size"])
+    return config
+
+
+def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int,
+                    seed: int, checkpoint_every: int = 0, resume: str | None = None, progress_bar: bool = True,
+                    ray_address: str | None = None, device: str = "cpu") -> Path:
+    """Train ACC with RLlib (multi-agent DQN, double-Q, one shared policy) and checkpoint it.
+
+    Runs on this machine (``ray_address=None``: a local Ray with ``agent.rllib.num_env_runners``
+    sampling processes) or on an existing cluster (``ray_address="auto"`` on a cluster node,
+    ``"ray://<head>:10001"`` from outside; see the README's cluster recipe). Writes
+    ``out_dir/rllib_checkpoint`` (and ``checkpoints/iter_<n>`` every ``checkpoint_every`` env
+    steps), ``curve.csv`` (one row per iteration) and ``agent.json``.
+
+    Args:
+        env_config: The parallel env's config (``EnvConfig`` fields plus ``agent_granularity``).
+        agent: The ACC config.
+        out_dir: Run directory.
+        timesteps: Env steps (agent steps summed over agents / agents) to train for.
+        seed: RLlib's seed.
+        checkpoint_every: Env steps between checkpoints (0 = only the final one).
+        resume: A checkpoint directory to continue from.
+        progress_bar: Show a progress bar.
+        ray_address: An existing Ray cluster to join (``None`` = start a local one).
+        device: Torch device of the learner.
+
+    Returns:
+        The final checkpoint directory.
+    """
+    import numpy as np
+    import ray
+    from tqdm.auto import tqdm
+
+    from ecngym.error import ConfigError
+
+    runners = int(agent["rllib"]["num_env_runners"])
+    if not ray.is_initialized():
+        if ray_address:
+            ray.init(address=ray_address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=max(2, runners + 1), include_dashboard=False, log_to_driver=False)
+    algo = shared_policy_dqn(env_config, agent, num_env_runners=runners, seed=seed, device=device).build_algo()
+    if resume:
+        if not Path(resume).is_dir():
+            raise ConfigError("resume", f"no RLlib checkpoint directory at {resume!r}")
+        algo.restore_from_path(str(Path(resume).resolve()))
+    curve = out_dir / "curve.csv"
+    curve.write_text("iteration,env_steps,agent_steps,episode_return_mean,loss,q_mean\n")
+    bar = tqdm(total=timesteps, disable=not progress_bar, unit="step", desc="acc (rllib)")
+    steps, last_ckpt, it = 0, 0, 0
+    try:
+        while steps < timesteps:
+            result = algo.train()
+            it += 1
+            r = result["env_runners"]
+            new = int(r.get("num_env_steps_sampled_lifetime", steps))
+            bar.update(max(0, min(new, timesteps) - steps))
+            steps = new
+            learner = result.get("learners", {}).get("shared", {})
+            with curve.open("a") as f:
+                f.write(f"{it},{steps},{r.get('num_agent_steps_sampled_lifetime', float('nan'))},"
+                        f"{r.get('episode_return_mean', float('nan'))},{learner.get('qf_loss', float('nan'))},"
+                        f"{learner.get('qf_mean', float('nan'))}\n")
+            if checkpoint_every and steps - last_ckpt >= checkpoint_every:
+                algo.save_to_path(str((out_dir / "checkpoints" / f"iter_{it}").resolve()))
+                last_ckpt = steps
+        path = (out_dir / "rllib_checkpoint").resolve()
+        algo.save_to_path(str(path))
+        final = {k: (float(v) if isinstance(v, (int, float, np.floating)) else v)
+                 for k, v in result.get("learners", {}).get("shared", {}).items() if np.isscalar(v)}
+    finally:
+        bar.close()
+        algo.stop()
+    (out_dir / "rllib_learner.json").write_text(json.dumps(final, indent=2, default=str))
+    return path

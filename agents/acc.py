@@ -1,0 +1,239 @@
+"""ACC: automatic ECN tuning with multi-agent Double DQN and shared weights (Yan et al., SIGCOMM'21).
+
+What the public record pins down (specs/prior-art.md §7, specs/pred.md §4.1, specs/laecn.md §4)
+and how it maps here (every [OURS] / [UNSPEC] value is in ``configs/agent/acc.yaml`` with its
+source):
+
+* **Agents**: one per switch, distributed, one set of weights shared by all of them (parameter
+  sharing over :class:`~ecngym.envs.multi_agent.EcnTuningParallelEnv`); ``granularity=port``
+  (default) applies it per egress port with the port's own history (laecn.md §3.1 [OURS]),
+  ``granularity=switch`` gives one agent per switch seeing the mean and max over its ports.
+* **State**: the last k intervals of the step-mapped queue, the output rate (utilisation), the
+  ECN-marked rate and the current (Kmin, Kmax, Pmax) (pred.md §4.1; laecn.md §3.2 step map).
+* **Action**: an ECN template (the env's discrete templates, always including the static one).
+* **Reward**: ω·U + (1 − ω)·Q_step (laecn.md §3.4 without LAECN's trigger penalty).
+* **Learner**: Double DQN (:class:`~ecngym.agents.ddqn.DoubleDQN`, SB3) or RLlib's DQN with
+  double-Q and one shared policy (:func:`ecngym.agents.rllib.shared_policy_dqn`).
+* **Schedule**: a decision every Δt = 15 base RTTs, no gating (laecn.md §4 [OURS]).
+* **Training**: offline on a set of traces (the workload's traces over training seeds), then
+  online fine-tuning on the deployment scenario with little exploration (``online``), as ACC
+  combines offline and online training (prior-art.md §7).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ecngym.agents.common import LearnedController, agent_env_config, mlp_flops, save_agent_meta
+from ecngym.error import ConfigError, check_whole
+
+
+class ConstantSchedule:
+    """A constant exploration rate (picklable, for online fine-tuning)."""
+
+    def __init__(self, value: float) -> None:
+        self.value = float(value)
+
+    def __call__(self, progress_remaining: float) -> float:
+        """The constant, whatever the progress."""
+        return self.value
+
+
+def make_shared_vec_env(env_config: Any, granularity: str, monitor_file: Path | None = None) -> Any:
+    """The parallel env of ``env_config`` as one SB3 VecEnv (one sub-env per agent), monitored.
+
+    Returns:
+        A ``VecMonitor`` over :class:`~ecngym.envs.adapters.SharedPolicyVecEnv` (each agent's
+        episode returns land in ``monitor_file``).
+    """
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from ecngym.envs.adapters import SharedPolicyVecEnv
+    from ecngym.envs.multi_agent import EcnTuningParallelEnv
+
+    par = EcnTuningParallelEnv(env_config, agent_granularity=granularity)
+    if monitor_file is not None:
+        monitor_file.parent.mkdir(parents=True, exist_ok=True)
+    return VecMonitor(SharedPolicyVecEnv(par), filename=str(monitor_file) if monitor_file else None)
+
+
+def shared_env(venv: Any) -> Any:
+    """The :class:`SharedPolicyVecEnv` under a ``VecMonitor``."""
+    return getattr(venv, "venv", venv)
+
+
+def _curve_callback(path: Path, n_agents: int, every: int) -> Any:
+    """An SB3 callback writing the learning curve (loss, mean Q, ε, mean step reward) to ``path``."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class LearningCurve(BaseCallback):
+        def _on_training_start(self) -> None:
+            self._rewards: list[float] = []
+            if not path.exists():
+                path.write_text("env_steps,transitions,loss,q_mean,exploration,mean_reward\n")
+
+        def _on_step(self) -> bool:
+            self._rewards.append(float(np.mean(self.locals["rewards"])))
+            steps = self.model.num_timesteps // n_agents
+            if steps % every == 0:
+                m = self.model
+                with path.open("a") as f:
+                    f.write(f"{steps},{m.num_timesteps},{m.last_loss:.6g},{m.last_q_mean:.6g},"
+                            f"{m.exploration_rate:.4g},{np.mean(self._rewards):.6g}\n")
+                self._rewards = []
+            return True
+
+    return LearningCurve()
+
+
+def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
+              progress_bar: bool = True, checkpoint_every: int = 0, resume: str | None = None,
+              threads: Any = None, device: str = "cpu") -> Path:
+    """Train ACC with SB3: offline on the scenario's traces, then (optionally) online fine-tuning.
+
+    Writes ``out_dir/model.zip``, ``out_dir/agent.json``, the learning curve ``curve.csv`` and the
+    per-agent episode returns ``monitor/*.monitor.csv``; with ``checkpoint_every``, checkpoints
+    (weights and replay buffer) in ``out_dir/checkpoints``.
+
+    Args:
+        base_env: The scenario (``EnvConfig`` fields: a registered preset merged with overrides).
+        agent: The ACC config (``configs/agent/acc.yaml`` merged with overrides).
+        out_dir: Run directory.
+        timesteps: Env steps (control intervals) of offline training; each gives one transition
+            per agent.
+        seed: Seed of the learner and of the training traces.
+        progress_bar: Show a progress bar.
+        checkpoint_every: Save a checkpoint every this many env steps (0 = never).
+        resume: A checkpoint or ``model.zip`` to continue from (its replay buffer too, if saved).
+        threads: Threads per torch / BLAS pool (:func:`ecngym.agents.threads.limit_threads`).
+        device: Torch device of the learner (``"cpu"``, ``"cuda"``).
+
+    Returns:
+        The saved model's path.
+
+    Raises:
+        ConfigError: On a bad count, granularity, hyperparameter or resume path.
+    """
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+
+    from ecngym.agents.ddqn import DoubleDQN
+    from ecngym.agents.threads import limit_threads
+
+    limit_threads(threads)
+    timesteps = check_whole("total_timesteps", timesteps, 1)
+    seed = check_whole("seed", seed, 0)
+    checkpoint_every = check_whole("checkpoint_every", checkpoint_every, 0)
+    granularity = agent["granularity"]
+    if granularity not in ("port", "switch"):
+        raise ConfigError("agent.granularity", f"got {granularity!r}, allowed: 'port', 'switch'")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
+    venv = make_shared_vec_env(env_cfg, granularity, out_dir / "monitor" / "offline")
+    n_agents = venv.num_envs
+    hyper = dict(agent["hyperparams"])
+    transitions = timesteps * n_agents
+    hyper["exploration_fraction"] = min(1.0, agent["exploration_decisions"] / transitions)
+    episodes: list[dict[str, Any]] = []
+    try:
+        if resume:
+            model = _resume(DoubleDQN, resume, venv, device)
+        else:
+            try:
+                model = DoubleDQN("MlpPolicy", venv, seed=seed, device=device, verbose=0, **hyper)
+            except (AssertionError, ValueError, TypeError) as exc:
+                raise ConfigError("agent.hyperparams", f"DoubleDQN refused them: {exc}") from None
+        callbacks = [_curve_callback(out_dir / "curve.csv", n_agents, max(1, timesteps // 100))]
+        if checkpoint_every:
+            callbacks.append(CheckpointCallback(checkpoint_every, str(out_dir / "checkpoints"), "model",
+                                                save_replay_buffer=True))
+        model.learn(total_timesteps=transitions, progress_bar=progress_bar, callback=CallbackList(callbacks),
+                    reset_num_timesteps=not resume)
+        episodes += [{**e, "phase": "offline"} for e in shared_env(venv).episodes]
+        online = agent.get("online") or {}
+        online_steps = check_whole("agent.online.timesteps", online.get("timesteps", 0), 0)
+        if online_steps:
+            online_cfg = agent_env_config({**base_env, "seed": seed + 1, **(online.get("env") or {})}, agent["env"])
+            online_env = make_shared_vec_env(online_cfg, granularity, out_dir / "monitor" / "online")
+            if online_env.num_envs != n_agents:
+                raise ConfigError("agent.online.env", f"has {online_env.num_envs} agents, the offline scenario "
+                                                      f"{n_agents}: fine-tune on the same fabric")
+            venv.close()
+            venv = online_env
+            model.set_env(venv)
+            model.exploration_schedule = ConstantSchedule(online.get("exploration_eps", 0.01))
+            model.learn(total_timesteps=online_steps * n_agents, progress_bar=progress_bar,
+                        callback=callbacks[0], reset_num_timesteps=False)
+            episodes += [{**e, "phase": "online"} for e in shared_env(venv).episodes]
+        path = out_dir / "model.zip"
+        model.save(str(path))
+        par = shared_env(venv).par_env
+        save_agent_meta(out_dir, {
+            "agent": agent["name"], "framework": "sb3", "granularity": granularity, "env": agent["env"],
+            "env_config": env_cfg.as_dict(), "n_agents": n_agents,
+            "n_actions": int(par.action_space(par.possible_agents[0]).n), "seed": seed,
+            "timesteps": {"offline": timesteps, "online": online_steps}, "hyperparams": hyper,
+            "last_loss": model.last_loss, "last_q_mean": model.last_q_mean, "episodes": episodes})
+    finally:
+        venv.close()
+    return path
+
+
+def _resume(cls: Any, resume: str, venv: Any, device: str) -> Any:
+    """Load a checkpoint (and its replay buffer when one was saved beside it)."""
+    path = Path(resume)
+    if not path.is_file():
+        raise ConfigError("resume", f"no checkpoint at {resume!r} (a model.zip or checkpoints/model_<n>_steps.zip)")
+    model = cls.load(str(path), env=venv, device=device)
+    name = path.name.removesuffix(".zip")
+    buffers = [path.parent / f"{name.replace('model_', 'model_replay_buffer_')}.pkl",
+               path.parent / "replay_buffer.pkl"]
+    for buf in buffers:
+        if buf.is_file():
+            model.load_replay_buffer(str(buf))
+            break
+    return model
+
+
+class AccController(LearnedController):
+    """A trained ACC acting greedily on the single-agent env (``ecngym eval controller=acc``).
+
+    Every interval, each agent (port or switch) evaluates the shared Q-network once; the
+    :attr:`inference` counters record it.
+
+    Args:
+        path: The run directory of ``ecngym train agent=acc`` (or its ``model.zip``).
+        deterministic: Greedy actions (default); else ε = the final exploration rate.
+    """
+
+    name = "acc"
+
+    def __init__(self, path: str | Path, deterministic: bool = True) -> None:
+        super().__init__(path, deterministic)
+        if self.meta["framework"] != "sb3":
+            raise ConfigError("controller.path", f"{self.meta['framework']} checkpoints play through "
+                                                 "ecngym.agents.rllib; this controller loads SB3 runs")
+        from ecngym.agents.ddqn import DoubleDQN
+
+        self.model = DoubleDQN.load(str(self.run_dir / "model.zip"), device="cpu")
+        self.q_net = self.model.q_net
+        self.q_net.set_training_mode(False)
+        self._flops = mlp_flops(self.q_net)
+        self._rng = np.random.default_rng(0)
+
+    def decide(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        """Greedy template per agent (one batched forward pass)."""
+        import torch as th
+
+        with th.no_grad():
+            q = self.q_net(th.as_tensor(obs))
+        self.inference.decisions += len(obs)
+        self.inference.forward(len(obs), self._flops)
+        actions = q.argmax(dim=1).numpy()
+        if not self.deterministic:
+            explore = self._rng.random(len(obs)) < self.model.exploration_final_eps
+            actions = np.where(explore, self._rng.integers(0, q.shape[1], len(obs)), actions)
+        return actions

@@ -1,0 +1,219 @@
+"""What the learning agents (ACC, LAECN, HAECN) share: their configs, saved runs, and controllers.
+
+* **Configs** live in ``configs/agent/<name>.yaml`` (one home per hyperparameter, each with its
+  source beside it); :func:`agent_config` loads one and merges overrides.
+* **Saved runs**: a trained agent is a directory with the weights and ``agent.json`` (which agent,
+  framework, granularity, the env overrides that define its state / action / reward / Δt, and the
+  episode seeds and trace hashes it trained on: eval refuses those traces).
+* **Controllers**: :class:`LearnedController` turns the single-agent env's observation table into
+  the per-agent observations the policy trained on (the same helper as the parallel env), counts
+  its inference (:class:`InferenceCounter`) and checks that eval traces are held out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ecngym.error import ConfigError
+
+AGENTS = ("acc", "laecn", "haecn")
+AGENT_FILE = "agent.json"
+
+
+def configs_dir() -> Path:
+    """The installed Hydra config tree."""
+    import ecngym.configs
+
+    return Path(ecngym.configs.__file__).parent
+
+
+def agent_config(name: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``configs/agent/<name>.yaml`` with ``overrides`` merged in (nested keys merge).
+
+    Raises:
+        ConfigError: On an unknown agent name.
+    """
+    from omegaconf import OmegaConf
+
+    if name not in AGENTS:
+        raise ConfigError("agent", f"got {name!r}, allowed: {list(AGENTS)}")
+    merged = OmegaConf.merge(_load_agent_yaml(name), OmegaConf.create(overrides or {}))
+    return OmegaConf.to_container(merged, resolve=True)
+
+
+def _load_agent_yaml(name: str) -> Any:
+    """One agent YAML with its Hydra-style ``defaults`` (a parent in the same group, then ``_self_``)."""
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.load(configs_dir() / "agent" / f"{name}.yaml")
+    parents = [d for d in cfg.pop("defaults", []) if d != "_self_"]
+    return OmegaConf.merge(*[_load_agent_yaml(p) for p in parents], cfg) if parents else cfg
+
+
+def agent_env_config(base: dict[str, Any], agent_env: dict[str, Any]) -> Any:
+    """The :class:`~ecngym.envs.EnvConfig` an agent trains on: the scenario plus the agent's overrides.
+
+    Args:
+        base: The scenario (a registered preset merged with the user's env overrides).
+        agent_env: The agent's ``env`` overrides (its observation, reward, Δt).
+    """
+    from ecngym.envs.config import EnvConfig, merge
+
+    return merge(EnvConfig.from_dict(base), agent_env, "env")
+
+
+def save_agent_meta(out_dir: Path, meta: dict[str, Any]) -> Path:
+    """Write ``agent.json`` next to the weights."""
+    path = Path(out_dir) / AGENT_FILE
+    path.write_text(json.dumps(meta, indent=2, default=str))
+    return path
+
+
+def load_agent_meta(path: str | Path, field: str = "controller.path") -> tuple[Path, dict[str, Any]]:
+    """(run directory, ``agent.json``) of a saved agent, given the directory or a file in it.
+
+    Raises:
+        ConfigError: If there is no saved agent there.
+    """
+    p = Path(path)
+    run_dir = p if p.is_dir() else p.parent
+    meta_path = run_dir / AGENT_FILE
+    if not meta_path.is_file():
+        raise ConfigError(field, f"no trained agent at {str(path)!r} (expected a directory with {AGENT_FILE}, "
+                                 "as 'ecngym train agent=...' writes)")
+    return run_dir, json.loads(meta_path.read_text())
+
+
+class InferenceCounter:
+    """Inference accounting of one controller (laecn.md §3.8 [OURS]: the "CPU overhead" proxy).
+
+    Attributes:
+        decisions: Agent decisions taken (one per agent per interval at which it acts).
+        forward_passes: Network evaluations, counted per agent (a batch of n agents counts n).
+        flops: Multiply-adds x 2 of those evaluations (dense layers).
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Zero every counter."""
+        self.decisions = 0
+        self.forward_passes = 0
+        self.flops = 0
+        self.extra: dict[str, int] = {}  # agent-specific counts (LAECN: policy_forward_passes)
+
+    def forward(self, rows: int, flops_per_row: int) -> None:
+        """Count ``rows`` evaluations of a network costing ``flops_per_row`` each."""
+        self.forward_passes += rows
+        self.flops += rows * flops_per_row
+
+    def as_dict(self) -> dict[str, int]:
+        """The counters."""
+        return {"decisions": self.decisions, "forward_passes": self.forward_passes, "flops": self.flops,
+                **self.extra}
+
+
+def mlp_flops(module: Any) -> int:
+    """2 x multiply-adds of one input row through the linear layers of a torch module."""
+    import torch.nn as nn
+
+    return sum(2 * m.in_features * m.out_features for m in module.modules() if isinstance(m, nn.Linear))
+
+
+class LearnedController:
+    """Base of the trained-agent controllers: per-agent observations, held-out traces, accounting.
+
+    Subclasses load their networks and implement :meth:`decide`.
+
+    Args:
+        path: The saved run (directory, or a file in it).
+        deterministic: Greedy actions (exploration off).
+    """
+
+    name = "learned"
+
+    def __init__(self, path: str | Path, deterministic: bool = True) -> None:
+        from ecngym.agents.threads import limit_threads
+
+        limit_threads()  # inference of small nets: one thread per pool (or $ECNGYM_THREADS)
+        self.run_dir, self.meta = load_agent_meta(path)
+        self.deterministic = deterministic
+        self.granularity = self.meta["granularity"]
+        self.trained_traces = {e["trace_hash"] for e in self.meta.get("episodes", [])}
+        self.interval_steps = 1  # the agent's Δt is the env's step (its env overrides set it)
+        self.inference = InferenceCounter()
+        self._rows: list[np.ndarray] = []
+        self._history = 1
+        self._checked_trace: str | None = None
+
+    def env_overrides(self) -> dict[str, Any]:
+        """EnvConfig overrides the agent needs (its state, reward, Δt; one action per port)."""
+        env = json.loads(json.dumps(self.meta["env"]))
+        env["action"] = {**env.get("action", {}), "scope": "port"}
+        return env
+
+    def reset(self, env: Any) -> None:
+        """Check the env matches the training one (observation, actions); group its ports into agents.
+
+        Raises:
+            ConfigError: On an observation or action layout other than the training env's.
+        """
+        from ecngym.envs.multi_agent import agent_port_rows
+
+        u = env.unwrapped
+        trained = self.meta["env_config"]
+        for key in ("features", "history", "queue_mapping"):
+            if getattr(u.config.observation, key) != trained["observation"][key]:
+                raise ConfigError("controller.path", f"the agent trained with observation.{key}="
+                                                     f"{trained['observation'][key]!r}, this env has "
+                                                     f"{getattr(u.config.observation, key)!r}")
+        if u.config.action.scope != "port" or u.config.action.type != "discrete":
+            raise ConfigError("controller.path", "the agent sets each port: the env needs action.scope=port, "
+                                                 "type=discrete (ecngym eval applies it)")
+        n_templates = len(u.scenario.actions.templates)
+        if n_templates != self.meta["n_actions"]:
+            raise ConfigError("controller.path", f"the agent chooses among {self.meta['n_actions']} ECN templates, "
+                                                 f"this env has {n_templates}")
+        self._rows = list(agent_port_rows(u.scenario, self.granularity).values())
+        self._history = u.scenario.features.history
+        self._n_ports = len(u.scenario.ports)
+        self.inference.reset()
+
+    def agent_observations(self, observation: np.ndarray) -> np.ndarray:
+        """(agents, obs) array from the env's flattened observation table."""
+        from ecngym.envs.multi_agent import agent_observation
+
+        table = np.asarray(observation).reshape(self._n_ports, -1)
+        return np.stack([agent_observation(table[rows], self.granularity, self._history) for rows in self._rows])
+
+    def check_held_out(self, info: dict[str, Any]) -> None:
+        """Refuse a trace the agent trained on (eval must use held-out traces).
+
+        Raises:
+            ConfigError: Naming ``seed``, if the episode's trace was a training trace.
+        """
+        trace = info.get("trace_hash")
+        if trace is None or trace == self._checked_trace:
+            return
+        self._checked_trace = trace
+        if trace in self.trained_traces:
+            raise ConfigError("seed", f"the episode's trace {trace[:12]} was a training trace of this agent; "
+                                      "evaluate on held-out seeds (pick another seed)")
+
+    def act(self, observation: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        """Per-port template indices from the per-agent decisions."""
+        self.check_held_out(info)
+        agent_actions = self.decide(self.agent_observations(observation), info)
+        per_port = np.empty(self._n_ports, dtype=np.int64)
+        for rows, a in zip(self._rows, agent_actions, strict=True):
+            per_port[rows] = a
+        return per_port
+
+    def decide(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        """One template index per agent (subclasses)."""
+        raise NotImplementedError

@@ -1,0 +1,94 @@
+"""Double DQN for Stable-Baselines3: SB3's ``DQN`` with the Double-DQN target.
+
+Neither SB3 (2.x) nor sb3-contrib ships Double DQN, and SB3's ``DQN`` computes its TD target
+inside ``train`` (no smaller hook), so this subclass overrides ``train`` and changes exactly what
+LAECN's Algorithm 1 (specs/laecn.md §3.6) and ACC (§4) prescribe:
+
+* target ``y = r + γ · Q(s', argmax_a Q(s', a; θ); θ')``: the online net picks the next action,
+  the target net rates it (van Hasselt et al. 2016) instead of ``max_a Q(s', a; θ')``;
+* loss ``L = mean((y − Q(s, a; θ))²)`` (``loss="mse"``, the paper's; ``"huber"`` is SB3's);
+* the target net is copied every ``target_update_interval`` **gradient steps** (Table I "Model
+  Update Interval 20", unit [UNSPEC], [OURS]: gradient steps), not every env step as SB3 does.
+
+It also keeps the last batch's loss and mean Q-value (``last_loss``, ``last_q_mean``) so that
+tests and learning curves can check that training stays finite.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch as th
+import torch.nn.functional as F
+from stable_baselines3 import DQN
+
+from ecngym.error import ConfigError
+
+
+class DoubleDQN(DQN):
+    """SB3 ``DQN`` with the Double-DQN target, MSE loss and target copies per gradient step.
+
+    Args:
+        *args: Those of ``stable_baselines3.DQN``.
+        loss: ``"mse"`` (LAECN Algorithm 1) or ``"huber"`` (SB3's default).
+        **kwargs: Those of ``stable_baselines3.DQN``; ``target_update_interval`` counts gradient
+            steps here.
+
+    Raises:
+        ConfigError: On an unknown ``loss``.
+    """
+
+    def __init__(self, *args: Any, loss: str = "mse", **kwargs: Any) -> None:
+        if loss not in ("mse", "huber"):
+            raise ConfigError("hyperparams.loss", f"got {loss!r}, allowed: 'mse', 'huber'")
+        self.loss = loss
+        self.last_loss = float("nan")
+        self.last_q_mean = float("nan")
+        super().__init__(*args, **kwargs)
+
+    def _on_step(self) -> None:
+        """Only the exploration schedule: the target net is updated in :meth:`train`."""
+        self._n_calls += 1
+        self.exploration_rate = self.exploration_schedule(self._current_progress_remaining)
+        self.logger.record("rollout/exploration_rate", self.exploration_rate)
+
+    def train(self, gradient_steps: int, batch_size: int = 100) -> None:
+        """``gradient_steps`` Double-DQN updates on batches from the replay buffer."""
+        self.policy.set_training_mode(True)
+        self._update_learning_rate(self.policy.optimizer)
+        loss_fn = F.mse_loss if self.loss == "mse" else F.smooth_l1_loss
+        losses, q_means = [], []
+        for _ in range(gradient_steps):
+            data = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
+            discounts = data.discounts if data.discounts is not None else self.gamma
+            with th.no_grad():
+                next_actions = self.q_net(data.next_observations).argmax(dim=1, keepdim=True)  # online net picks
+                next_q = th.gather(self.q_net_target(data.next_observations), 1, next_actions)  # target rates
+                target = data.rewards + (1 - data.dones) * discounts * next_q
+            q_all = self.q_net(data.observations)
+            q = th.gather(q_all, 1, data.actions.long())
+            loss = loss_fn(q, target)
+            self.policy.optimizer.zero_grad()
+            loss.backward()
+            th.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
+            self.policy.optimizer.step()
+            losses.append(loss.item())
+            q_means.append(q_all.detach().mean().item())
+            self._n_updates += 1
+            if self._n_updates % self.target_update_interval == 0:
+                self.q_net_target.load_state_dict(self.q_net.state_dict())
+        if losses:
+            self.last_loss, self.last_q_mean = float(np.mean(losses)), float(np.mean(q_means))
+        self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
+        self.logger.record("train/loss", self.last_loss)
+        self.logger.record("train/q_mean", self.last_q_mean)
+
+    def _setup_model(self) -> None:
+        """SB3's setup, keeping ``target_update_interval`` in gradient steps (SB3 divides it by n_envs)."""
+        interval = self.target_update_interval
+        super()._setup_model()
+        self.target_update_interval = max(1, int(interval))
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "last_loss", "last_q_mean"]

@@ -1,0 +1,109 @@
+"""ACC: Double DQN with one set of weights shared by every port agent (fast checks, tiny scenario)."""
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch as th
+
+import ecngym.envs  # noqa: F401
+from ecngym.agents.acc import AccController, make_shared_vec_env, train_acc
+from ecngym.agents.common import agent_config, agent_env_config
+from ecngym.agents.ddqn import DoubleDQN
+from ecngym.error import ConfigError
+
+FAST = {"hyperparams": {"learning_starts": 48, "buffer_size": 5000}}
+
+
+def _model(tiny_env, seed=0):
+    agent = agent_config("acc", FAST)
+    venv = make_shared_vec_env(agent_env_config({**tiny_env, "seed": seed}, agent["env"]), agent["granularity"])
+    hyper = {**agent["hyperparams"], "exploration_fraction": 0.5}
+    return DoubleDQN("MlpPolicy", venv, seed=seed, device="cpu", **hyper), venv
+
+
+def test_acc_trains_with_finite_loss_and_one_shared_set_of_weights(tiny_env, tmp_path):
+    model, venv = _model(tiny_env)
+    n_agents = venv.num_envs
+    assert n_agents == 6  # one agent per controlled port of the 6-host star
+    model.learn(total_timesteps=40 * n_agents)  # 240 transitions, ~30 gradient steps
+    assert model._n_updates > 10
+    assert np.isfinite(model.last_loss) and np.isfinite(model.last_q_mean)
+    # one Q-network (and its target) serve every agent ...
+    assert sum(1 for _ in model.policy.modules() if isinstance(_, th.nn.Linear)) == 10  # 5 layers x (net, target)
+    # ... and its replay holds every agent's transitions, each from its own port
+    buf = model.replay_buffer
+    filled = buf.observations[: buf.pos]  # (steps, agents, obs)
+    assert filled.shape[1] == n_agents and buf.pos == 40
+    assert all(np.any(filled[:, i] != 0) for i in range(n_agents))
+    assert len({filled[:, i].tobytes() for i in range(n_agents)}) == n_agents  # different ports, different data
+    # save -> load -> identical greedy actions
+    obs = filled[-1]
+    model.save(tmp_path / "m.zip")
+    venv.close()
+    loaded = DoubleDQN.load(tmp_path / "m.zip", device="cpu")
+    np.testing.assert_array_equal(model.predict(obs, deterministic=True)[0], loaded.predict(obs, deterministic=True)[0])
+    with th.no_grad():
+        np.testing.assert_array_equal(model.q_net(th.as_tensor(obs)).numpy(), loaded.q_net(th.as_tensor(obs)).numpy())
+
+
+def test_double_q_target_uses_the_online_argmax_and_the_target_value(tiny_env):
+    model, venv = _model(tiny_env)
+    model.learn(total_timesteps=10 * venv.num_envs)
+    venv.close()
+    # make online and target nets disagree, then check one update's target by hand
+    with th.no_grad():
+        for p in model.q_net_target.parameters():
+            p.add_(0.3 * th.randn_like(p))
+    data = model.replay_buffer.sample(8)
+    with th.no_grad():
+        pick = model.q_net(data.next_observations).argmax(1, keepdim=True)
+        expected = data.rewards + model.gamma * th.gather(model.q_net_target(data.next_observations), 1, pick)
+        plain_max = data.rewards + model.gamma * model.q_net_target(data.next_observations).max(1, keepdim=True).values
+    assert not th.allclose(expected, plain_max)  # the test can tell double-Q from max-Q
+    captured = {}
+    orig = th.nn.functional.mse_loss
+
+    def spy(q, target):
+        captured["target"] = target
+        return orig(q, target)
+
+    model.replay_buffer.sample = lambda *a, **k: data
+    th.nn.functional.mse_loss = spy
+    try:
+        model.train(gradient_steps=1, batch_size=8)
+    finally:
+        th.nn.functional.mse_loss = orig
+    th.testing.assert_close(captured["target"], expected)
+
+
+def test_trained_run_plays_in_eval_with_identical_greedy_actions(tiny_env, tmp_path):
+    agent = agent_config("acc", FAST)
+    path = train_acc(tiny_env, agent, tmp_path, timesteps=30, seed=2, progress_bar=False)
+    meta = json.loads((tmp_path / "agent.json").read_text())
+    assert meta["episodes"] and np.isfinite(meta["last_loss"]) and (tmp_path / "curve.csv").is_file()
+    ctrl = AccController(tmp_path)
+    env = gym.make("ecngym/RoceIncast-v0", **{**tiny_env, **ctrl.env_overrides()})
+    try:
+        obs, info = env.reset(seed=12345)
+        ctrl.reset(env)
+        acts = ctrl.act(obs, info)
+        model = DoubleDQN.load(path, device="cpu")
+        expected = model.predict(ctrl.agent_observations(obs), deterministic=True)[0]
+        np.testing.assert_array_equal(acts, expected)  # one row per port agent
+        assert ctrl.inference.decisions == 6 and ctrl.inference.forward_passes == 6 and ctrl.inference.flops > 0
+        # a training trace is refused
+        trained_seed = meta["episodes"][0]["episode_seed"]
+        info_train = {**info, "trace_hash": meta["episodes"][0]["trace_hash"]}
+        with pytest.raises(ConfigError, match="seed"):
+            ctrl.act(obs, info_train)
+        assert trained_seed >= 0
+    finally:
+        env.close()
+
+
+def test_acc_refuses_a_bad_granularity(tiny_env, tmp_path):
+    with pytest.raises(ConfigError, match="agent.granularity"):
+        train_acc(tiny_env, agent_config("acc", {"granularity": "queue"}), tmp_path, timesteps=5, seed=0,
+                  progress_bar=False)
