@@ -243,6 +243,9 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
         ["queue_mean_bytes", "queue_p99_bytes"])
     for key in ("utilization", "pfc_paused_fraction", "marked_fraction"):
         add(key, lambda r, key=key: fmt(r[key]), [key])
+    if "decisions_per_sim_s" in rows[0]:  # inference accounting (envs.rollout.run_episode)
+        keys = ["decisions_per_sim_s", "forward_passes_per_sim_s", "act_wall_s_per_sim_s"]
+        add("per sim s: decisions/forward/wall s", lambda r: "/".join(fmt(r[k]) for k in keys), keys)
     add("seed/trace hash", lambda r: f"{r['seed']}/{str(r['trace_hash'])[:12]}")
     return table
 
@@ -278,6 +281,8 @@ def eval_main(cfg: DictConfig) -> None:
                     _save_controller_log(controller, episode, logs, out)
             rows.append({"controller": controller.name, "env": cfg.env.id, "episode": episode,
                          "seed": seed + episode, "return": ret, **summary})
+            if hasattr(controller, "trained_traces"):  # checked before the first action: held out
+                rows[-1]["held_out"] = summary["trace_hash"] not in controller.trained_traces
             # rewritten after every episode, atomically: a later failure or a kill keeps these
             write_atomically(out / "eval.csv", lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
     finally:
@@ -332,15 +337,37 @@ def train_main(cfg: DictConfig) -> None:
     from ecngym.agents import train
 
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
+    if cfg.get("agent"):
+        return _train_agent(cfg, out)
     hyper = OmegaConf.to_container(cfg.hyperparams, resolve=True) if cfg.get("hyperparams") else {}
     probe = make_env(cfg)  # fails fast on a bad env config; records the resolved scenario (opens no fabric)
     env_config = probe.unwrapped.config.as_dict()
     probe.close()
     path = train(partial(make_env, cfg), cfg.algorithm, cfg.total_timesteps, cfg.seed, out,
                  n_envs=cfg.n_envs, hyperparams=hyper, progress_bar=bool(cfg.progress_bar),
-                 checkpoint_every=cfg.get("checkpoint_every", 0))
+                 checkpoint_every=cfg.get("checkpoint_every", 0), threads=cfg.get("threads"))
     write_text_atomically(out / "train.json", json.dumps(
         {"version": __version__, "model": str(path), "seed": int(cfg.seed),
          "config": OmegaConf.to_container(cfg, resolve=True), "env_config": env_config}, indent=2, default=str))
     Console().print(f"model: {path}\nevaluate: ecngym eval env={cfg.env.name} controller=sb3 "
                     f"controller.algorithm={cfg.algorithm} controller.path={path}")
+
+
+def _train_agent(cfg: DictConfig, out: Path) -> None:
+    """``ecngym train agent=acc|laecn|haecn [framework=sb3|rllib]``: train a learning agent, save the run."""
+    from ecngym.agents import train_agent
+
+    agent = OmegaConf.to_container(cfg.agent, resolve=True)
+    probe = make_env(cfg)  # fails fast on a bad env config (opens no fabric)
+    base_env = probe.unwrapped.config.as_dict()
+    probe.close()
+    path = train_agent(base_env, agent, out, framework=str(cfg.get("framework", "sb3")),
+                       timesteps=cfg.total_timesteps, seed=cfg.seed, progress_bar=bool(cfg.progress_bar),
+                       checkpoint_every=cfg.get("checkpoint_every", 0), resume=cfg.get("resume"),
+                       threads=cfg.get("threads"), device=str(cfg.get("device", "cpu")),
+                       ray_address=cfg.get("ray", {}).get("address"))
+    write_text_atomically(out / "train.json", json.dumps(
+        {"version": __version__, "model": str(path), "seed": int(cfg.seed),
+         "config": OmegaConf.to_container(cfg, resolve=True), "env_config": base_env}, indent=2, default=str))
+    Console().print(f"model: {path}\nlearning curve: {out / 'curve.csv'}\nevaluate on held-out traces: "
+                    f"ecngym eval env={cfg.env.name} controller={agent['name']} controller.path={out} seed=1000")

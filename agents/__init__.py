@@ -1,5 +1,78 @@
-"""Learning controllers: SB3 policies and RLlib multi-agent PPO (this release); ACC and LAECN next."""
+"""Learning controllers: ACC and LAECN / HAECN, generic SB3 policies, RLlib multi-agent training.
+
+``train_agent`` is what ``ecngym train agent=...`` runs; ``learned_controller`` what
+``ecngym eval controller=acc|laecn|haecn`` plays. Thread pools of training processes:
+:mod:`ecngym.agents.threads`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 from ecngym.agents.sb3 import ALGORITHMS, SB3Controller, algorithm_class, train
+from ecngym.error import ConfigError
 
-__all__ = ["ALGORITHMS", "SB3Controller", "algorithm_class", "train"]
+__all__ = ["ALGORITHMS", "SB3Controller", "algorithm_class", "learned_controller", "train", "train_agent"]
+
+FRAMEWORKS = ("sb3", "rllib")
+
+
+def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, framework: str = "sb3",
+                timesteps: int, seed: int, progress_bar: bool = True, checkpoint_every: int = 0,
+                resume: str | None = None, threads: Any = None, device: str = "cpu",
+                ray_address: str | None = None) -> Path:
+    """Train ACC (SB3 or RLlib), LAECN or HAECN; see :func:`ecngym.agents.acc.train_acc`.
+
+    Raises:
+        ConfigError: On an unknown agent or framework, or a framework the agent lacks.
+    """
+    from ecngym.agents.common import save_agent_meta
+    from ecngym.agents.threads import limit_threads
+
+    name = agent.get("name")
+    if framework not in FRAMEWORKS:
+        raise ConfigError("framework", f"got {framework!r}, allowed: {list(FRAMEWORKS)}")
+    if device != "cpu":
+        import torch
+
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise ConfigError("device", f"got {device!r} but torch sees no CUDA device; use device=cpu")
+    common = dict(timesteps=timesteps, seed=seed, progress_bar=progress_bar, checkpoint_every=checkpoint_every,
+                  resume=resume, device=device)
+    if name == "acc" and framework == "sb3":
+        from ecngym.agents.acc import train_acc
+
+        return train_acc(base_env, agent, out_dir, threads=threads, **common)
+    if name == "acc":
+        from ecngym.agents.common import agent_env_config
+        from ecngym.agents.rllib import train_acc_rllib
+
+        limit_threads(threads)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
+        path = train_acc_rllib({**env_cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent, out_dir,
+                               ray_address=ray_address, **common)
+        save_agent_meta(out_dir, {"agent": "acc", "framework": "rllib", "granularity": agent["granularity"],
+                                  "env": agent["env"], "env_config": env_cfg.as_dict(), "seed": seed,
+                                  "checkpoint": str(path), "timesteps": timesteps, "episodes": []})
+        return path
+    if name in ("laecn", "haecn"):
+        if framework != "sb3":
+            raise ConfigError("framework", f"{name} trains with its own two-module torch loop; use framework=sb3 "
+                                           "(the default), RLlib is for ACC")
+        from ecngym.agents.laecn import train_laecn
+
+        return train_laecn(base_env, agent, out_dir, threads=threads, **common)
+    raise ConfigError("agent", f"got {name!r}, allowed: 'acc', 'laecn', 'haecn'")
+
+
+def learned_controller(kind: str, path: str, deterministic: bool = True) -> Any:
+    """The controller of a trained ``acc`` / ``laecn`` / ``haecn`` run directory."""
+    if kind == "acc":
+        from ecngym.agents.acc import AccController
+
+        return AccController(path, deterministic)
+    from ecngym.agents.laecn import LaecnController
+
+    return LaecnController(path, deterministic)

@@ -1,0 +1,407 @@
+"""LAECN: lightweight automatic ECN tuning with a trigger-gated DDQN (Hu et al., IEEE TNSM 2024).
+
+specs/laecn.md §3; HAECN (§5) is the same agent with Δt fixed at 15 RTT. Every value is in
+``configs/agent/laecn.yaml`` / ``haecn.yaml`` with its source beside it (Table I exact).
+
+Per agent (one per port, weights shared by all, §3.1 [OURS]), once per monitoring interval Δt
+(Algorithm 1, §3.6):
+
+1. **Monitor**: the env's observation is S_t, the last k sub-states S' = {Q, T, Kmax, Kmin, Pmax}
+   averaged over the interval (§3.2). Δt is 15 base RTTs while a long flow (>= 100 KB delivered)
+   is active and 5 otherwise: the env's adaptive interval (``env.interval_short``), driven by its
+   long-flow flag (``info["long_flow"]``).
+2. **Decision module** (a small DQN on {S_t, S^save}): trigger ∈ {0, 1}.
+3. trigger = 0: keep executing a^save; the policy generator does not run.
+   trigger = 1: the **policy generator** (a six-layer DDQN) picks a_t = argmax_a Q(S_t, a);
+   S^save, a^save <- S_t, a_t.
+4. At t + 1, with r_t = ω·T + (1 − ω)·Q (eq. 2's bracket): the decision module stores
+   ({S_t, S^save}, trigger, r_t − α·trigger, {S_t+1, S^save'}) and takes a DQN step; when
+   triggered, the policy generator stores (S_t, a_t, r_t, S_t+1) and takes a Double-DQN step
+   (y = r + γ Q(s', argmax_a Q(s', a; θ); θ'), MSE loss; θ' <- θ every 20 gradient steps).
+
+The decision module's training rule is not in the paper: §3.6 [OURS] (standard DQN, own replay,
+same γ / lr / batch). Episodes end by truncation (time limit), so targets always bootstrap.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ecngym.agents.common import LearnedController, agent_env_config, mlp_flops, save_agent_meta
+from ecngym.error import ConfigError, check_whole
+
+WEIGHTS_FILE = "laecn.pt"
+
+
+def mlp(n_in: int, hidden: list[int], n_out: int) -> Any:
+    """A ReLU MLP ``n_in -> hidden... -> n_out``."""
+    import torch.nn as nn
+
+    layers: list[Any] = []
+    for width in hidden:
+        layers += [nn.Linear(n_in, int(width)), nn.ReLU()]
+        n_in = int(width)
+    layers.append(nn.Linear(n_in, n_out))
+    return nn.Sequential(*layers)
+
+
+class Replay:
+    """A uniform replay memory of (s, a, r, s') rows (numpy ring buffer)."""
+
+    def __init__(self, capacity: int, obs_dim: int) -> None:
+        self.capacity = int(capacity)
+        self.obs = np.zeros((self.capacity, obs_dim), dtype=np.float32)
+        self.next_obs = np.zeros_like(self.obs)
+        self.actions = np.zeros(self.capacity, dtype=np.int64)
+        self.rewards = np.zeros(self.capacity, dtype=np.float32)
+        self.size = 0
+        self.pos = 0
+
+    def add(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray, next_obs: np.ndarray) -> None:
+        """Append a batch of rows."""
+        idx = (self.pos + np.arange(len(obs))) % self.capacity
+        self.obs[idx], self.actions[idx], self.rewards[idx], self.next_obs[idx] = obs, actions, rewards, next_obs
+        self.pos = int((self.pos + len(obs)) % self.capacity)
+        self.size = min(self.size + len(obs), self.capacity)
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
+        """``n`` rows drawn uniformly (with replacement)."""
+        idx = rng.integers(0, self.size, n)
+        return self.obs[idx], self.actions[idx], self.rewards[idx], self.next_obs[idx]
+
+
+class QLearner:
+    """One (Double) DQN: online and target nets, Adam, its replay (laecn.md §3.6).
+
+    Args:
+        n_in: Input width.
+        hidden: Hidden widths.
+        n_out: Number of actions.
+        cfg: The agent config (lr, γ, batch, target interval, replay, warm-up).
+        double_q: Double-DQN target (the policy generator) or the plain DQN one.
+        device: Torch device.
+    """
+
+    def __init__(self, n_in: int, hidden: list[int], n_out: int, cfg: dict[str, Any], double_q: bool,
+                 device: str) -> None:
+        import torch
+
+        self.net = mlp(n_in, hidden, n_out).to(device)
+        self.target = copy.deepcopy(self.net)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=float(cfg["learning_rate"]))
+        self.replay = Replay(int(cfg["buffer_size"]), n_in)
+        self.double_q = double_q
+        self.gamma = float(cfg["gamma"])
+        self.batch_size = int(cfg["batch_size"])
+        self.target_interval = int(cfg["target_update_interval"])
+        self.learning_starts = int(cfg["learning_starts"])
+        self.device = device
+        self.n_out = n_out
+        self.flops = mlp_flops(self.net)
+        self.updates = 0
+        self.last_loss = float("nan")
+        self.last_q_mean = float("nan")
+
+    def q_values(self, obs: np.ndarray) -> np.ndarray:
+        """Q-values of a batch of inputs (online net, no gradient)."""
+        import torch
+
+        with torch.no_grad():
+            return self.net(torch.as_tensor(obs, device=self.device)).cpu().numpy()
+
+    def update(self, rng: np.random.Generator) -> None:
+        """One gradient step on a uniform batch, once the replay holds ``learning_starts`` rows."""
+        import torch
+        import torch.nn.functional as F
+
+        if self.replay.size < max(self.learning_starts, 1):
+            return
+        obs, act, rew, nxt = (torch.as_tensor(x, device=self.device)
+                              for x in self.replay.sample(rng, self.batch_size))
+        with torch.no_grad():
+            if self.double_q:  # the online net picks, the target net rates
+                pick = self.net(nxt).argmax(dim=1, keepdim=True)
+                next_q = self.target(nxt).gather(1, pick).squeeze(1)
+            else:
+                next_q = self.target(nxt).max(dim=1).values
+            y = rew + self.gamma * next_q  # truncation only: always bootstrap
+        q_all = self.net(obs)
+        loss = F.mse_loss(q_all.gather(1, act[:, None]).squeeze(1), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.updates += 1
+        self.last_loss, self.last_q_mean = float(loss.item()), float(q_all.detach().mean().item())
+        if self.updates % self.target_interval == 0:
+            self.target.load_state_dict(self.net.state_dict())
+
+    def state(self, with_replay: bool) -> dict[str, Any]:
+        """Weights, optimiser and counters (and the replay, for resuming)."""
+        out = {"net": self.net.state_dict(), "target": self.target.state_dict(),
+               "optimizer": self.optimizer.state_dict(), "updates": self.updates}
+        if with_replay:
+            r = self.replay
+            out["replay"] = {k: getattr(r, k) for k in ("obs", "next_obs", "actions", "rewards", "size", "pos")}
+        return out
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state`."""
+        self.net.load_state_dict(state["net"])
+        self.target.load_state_dict(state["target"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.updates = int(state["updates"])
+        for k, v in (state.get("replay") or {}).items():
+            setattr(self.replay, k, v)
+
+
+class LaecnAgent:
+    """The two-level LAECN agent shared by every port agent: decision DQN + policy DDQN.
+
+    Args:
+        obs_dim: Width of one agent's state S_t (5k).
+        n_actions: Number of ECN templates.
+        static_action: Template executed before the first trigger (the fabric's static setting).
+        cfg: The agent config (``configs/agent/laecn.yaml``).
+        seed: Seed of the networks and of exploration.
+        device: Torch device.
+    """
+
+    def __init__(self, obs_dim: int, n_actions: int, static_action: int, cfg: dict[str, Any], seed: int,
+                 device: str = "cpu") -> None:
+        import torch
+
+        torch.manual_seed(seed)
+        self.cfg = cfg
+        self.alpha = float(cfg["trigger_penalty"])
+        self.policy = QLearner(obs_dim, cfg["policy_net"], n_actions, cfg, True, device)
+        self.decision = QLearner(2 * obs_dim, cfg["decision_net"], 2, cfg, bool(cfg["decision_double_q"]), device)
+        self.static_action = int(static_action)
+        self.rng = np.random.default_rng(seed)
+        self.decisions = 0  # agent decisions so far (drives ε)
+        self.saved_state: np.ndarray | None = None
+        self.saved_action: np.ndarray | None = None
+
+    def epsilon(self) -> float:
+        """ε: linear from ``exploration_initial_eps`` to ``exploration_final_eps`` over the first decisions."""
+        c = self.cfg
+        frac = min(1.0, self.decisions / max(1, int(c["exploration_decisions"])))
+        return float(c["exploration_initial_eps"] + frac * (c["exploration_final_eps"] - c["exploration_initial_eps"]))
+
+    def begin(self, states: np.ndarray) -> None:
+        """New episode: S^save = S_0, a^save = the static template, for every agent."""
+        self.saved_state = states.copy()
+        self.saved_action = np.full(len(states), self.static_action, dtype=np.int64)
+
+    def _greedy(self, q: np.ndarray, eps: float) -> np.ndarray:
+        choice = q.argmax(axis=1)
+        if eps > 0:
+            explore = self.rng.random(len(q)) < eps
+            choice = np.where(explore, self.rng.integers(0, q.shape[1], len(q)), choice)
+        return choice
+
+    def step(self, states: np.ndarray, eps: float, counter: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One interval for every agent: decide, maybe run the policy, return what to execute.
+
+        Args:
+            states: S_t per agent.
+            eps: Exploration rate of both modules (0 = greedy).
+            counter: An :class:`~ecngym.agents.common.InferenceCounter` to charge.
+
+        Returns:
+            (actions to execute per agent, trigger per agent, the decision module's input).
+        """
+        x = np.concatenate([states, self.saved_state], axis=1)
+        trigger = self._greedy(self.decision.q_values(x), eps)
+        if counter is not None:
+            counter.decisions += len(states)
+            counter.forward(len(states), self.decision.flops)
+        fired = np.flatnonzero(trigger == 1)
+        if len(fired):
+            self.saved_action[fired] = self._greedy(self.policy.q_values(states[fired]), eps)
+            self.saved_state[fired] = states[fired]
+            if counter is not None:
+                counter.forward(len(fired), self.policy.flops)
+                counter.extra["policy_forward_passes"] = counter.extra.get("policy_forward_passes", 0) + len(fired)
+        return self.saved_action.copy(), trigger, x
+
+    def learn(self, states: np.ndarray, x: np.ndarray, actions: np.ndarray, trigger: np.ndarray,
+              rewards: np.ndarray, next_states: np.ndarray) -> None:
+        """Store the interval's experience (Algorithm 1) and take one gradient step per module."""
+        next_x = np.concatenate([next_states, self.saved_state], axis=1)
+        self.decision.replay.add(x, trigger, rewards - self.alpha * trigger, next_x)
+        fired = trigger == 1
+        if fired.any():  # the policy generator learns only from its own decisions (§3.6)
+            self.policy.replay.add(states[fired], actions[fired], rewards[fired], next_states[fired])
+        self.decisions += len(states)
+        self.decision.update(self.rng)
+        self.policy.update(self.rng)
+
+    def save(self, path: Path, with_replay: bool = False, extra: dict[str, Any] | None = None) -> None:
+        """Both modules (and their replays, for resuming) in one file."""
+        import torch
+
+        torch.save({"policy": self.policy.state(with_replay), "decision": self.decision.state(with_replay),
+                    "decisions": self.decisions, **(extra or {})}, path)
+
+    def load(self, path: Path) -> dict[str, Any]:
+        """Restore :meth:`save`; return the whole saved dict."""
+        import torch
+
+        state = torch.load(path, map_location=self.policy.device, weights_only=False)
+        self.policy.load_state(state["policy"])
+        self.decision.load_state(state["decision"])
+        self.decisions = int(state["decisions"])
+        return state
+
+
+def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
+                progress_bar: bool = True, checkpoint_every: int = 0, resume: str | None = None,
+                threads: Any = None, device: str = "cpu") -> Path:
+    """Train LAECN (or HAECN) online over the parallel env, one shared agent for every port.
+
+    Writes ``out_dir/laecn.pt`` (both modules), ``agent.json``, the learning curve ``curve.csv``
+    (one row per episode: return, trigger rate, mean Δt, losses, Q) and, with
+    ``checkpoint_every``, ``checkpoints/laecn_<steps>_steps.pt`` (with the replays, for ``resume``).
+
+    Args:
+        base_env: The scenario (``EnvConfig`` fields).
+        agent: The LAECN / HAECN config (``configs/agent/<name>.yaml`` merged with overrides).
+        out_dir: Run directory.
+        timesteps: Env steps (monitoring intervals) to train for.
+        seed: Seed of the networks, exploration and the training traces.
+        progress_bar: Show a progress bar.
+        checkpoint_every: Save a checkpoint every this many env steps (0 = never).
+        resume: A checkpoint to continue from.
+        threads: Threads per torch / BLAS pool.
+        device: Torch device.
+
+    Returns:
+        The weights' path.
+
+    Raises:
+        ConfigError: On a bad count, granularity or resume path.
+    """
+    from tqdm.auto import tqdm
+
+    from ecngym.agents.common import InferenceCounter
+    from ecngym.agents.threads import limit_threads
+    from ecngym.envs.multi_agent import EcnTuningParallelEnv
+
+    limit_threads(threads)
+    timesteps = check_whole("total_timesteps", timesteps, 1)
+    seed = check_whole("seed", seed, 0)
+    checkpoint_every = check_whole("checkpoint_every", checkpoint_every, 0)
+    granularity = agent["granularity"]
+    if granularity not in ("port", "switch"):
+        raise ConfigError("agent.granularity", f"got {granularity!r}, allowed: 'port', 'switch'")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
+    env = EcnTuningParallelEnv(env_cfg, agent_granularity=granularity)
+    ids = env.possible_agents
+    learner = LaecnAgent(env.observation_space(ids[0]).shape[0], int(env.action_space(ids[0]).n),
+                         env.scenario.actions.static_index, agent, seed, device)
+    done_steps, episodes = 0, []
+    if resume:
+        if not Path(resume).is_file():
+            raise ConfigError("resume", f"no checkpoint at {resume!r}")
+        state = learner.load(Path(resume))
+        done_steps, episodes = int(state.get("env_steps", 0)), list(state.get("episodes", []))
+    curve = out_dir / "curve.csv"
+    if not curve.exists():
+        curve.write_text("episode,env_steps,mean_reward,trigger_rate,mean_interval_ns,long_flow_fraction,"
+                         "policy_loss,policy_q_mean,decision_loss,epsilon\n")
+    counter = InferenceCounter()
+    bar = tqdm(total=timesteps, initial=min(done_steps, timesteps), disable=not progress_bar, unit="step",
+               desc=agent["name"])
+    obs_d, infos = env.reset(seed=seed + len(episodes))
+    try:
+        while done_steps < timesteps:
+            first = infos[ids[0]]
+            episodes.append({"episode_seed": first["episode_seed"], "trace_hash": first["trace_hash"]})
+            states = np.stack([obs_d[a] for a in ids])
+            learner.begin(states)
+            rewards_sum, triggers, spans, longs, n = 0.0, 0, 0, 0, 0
+            while env.agents and done_steps < timesteps:
+                actions, trigger, x = learner.step(states, learner.epsilon(), counter)
+                obs_d, rew_d, _, _, infos = env.step(dict(zip(ids, actions.tolist(), strict=True)))
+                next_states = np.stack([obs_d[a] for a in ids])
+                rewards = np.array([rew_d[a] for a in ids], dtype=np.float32)
+                learner.learn(states, x, actions, trigger, rewards, next_states)
+                states = next_states
+                info = infos[ids[0]] if infos else {}
+                rewards_sum += float(rewards.mean())
+                triggers += int(trigger.sum())
+                spans += int(info.get("interval_ns", 0))
+                longs += int(bool(info.get("long_flow", False)))
+                n += 1
+                done_steps += 1
+                bar.update(1)
+                if checkpoint_every and done_steps % checkpoint_every == 0:
+                    (out_dir / "checkpoints").mkdir(exist_ok=True)
+                    learner.save(out_dir / "checkpoints" / f"laecn_{done_steps}_steps.pt", with_replay=True,
+                                 extra={"env_steps": done_steps, "episodes": episodes})
+            with curve.open("a") as f:
+                f.write(f"{len(episodes) - 1},{done_steps},{rewards_sum / max(n, 1):.6g},"
+                        f"{triggers / max(n * len(ids), 1):.4g},{spans / max(n, 1):.0f},{longs / max(n, 1):.3g},"
+                        f"{learner.policy.last_loss:.6g},{learner.policy.last_q_mean:.6g},"
+                        f"{learner.decision.last_loss:.6g},{learner.epsilon():.4g}\n")
+            if not env.agents and done_steps < timesteps:
+                obs_d, infos = env.reset()
+    finally:
+        bar.close()
+        env.close()
+    path = out_dir / WEIGHTS_FILE
+    learner.save(path)
+    save_agent_meta(out_dir, {
+        "agent": agent["name"], "framework": "torch", "granularity": granularity, "env": agent["env"],
+        "env_config": env_cfg.as_dict(), "n_agents": len(ids), "n_actions": learner.policy.n_out,
+        "obs_dim": int(states.shape[1]), "static_action": learner.static_action, "seed": seed,
+        "timesteps": done_steps, "config": agent, "training_inference": counter.as_dict(),
+        "policy_last_loss": learner.policy.last_loss, "policy_last_q_mean": learner.policy.last_q_mean,
+        "decision_last_loss": learner.decision.last_loss, "decision_last_q_mean": learner.decision.last_q_mean,
+        "episodes": episodes})
+    return path
+
+
+class LaecnController(LearnedController):
+    """A trained LAECN / HAECN on the single-agent env (``ecngym eval controller=laecn``).
+
+    Each interval every agent runs the decision module; only triggered agents run the policy
+    generator, the others keep a^save. :attr:`inference` counts both (``policy_forward_passes``
+    separately).
+
+    Args:
+        path: The run directory of ``ecngym train agent=laecn`` (or a file in it).
+        deterministic: Greedy (default) or the config's ``eval_eps``.
+    """
+
+    name = "laecn"
+
+    def __init__(self, path: str | Path, deterministic: bool = True) -> None:
+        super().__init__(path, deterministic)
+        m = self.meta
+        if m["framework"] != "torch" or m["agent"] not in ("laecn", "haecn"):
+            raise ConfigError("controller.path", f"expected a LAECN / HAECN run, got {m['agent']} ({m['framework']})")
+        self.name = m["agent"]
+        self.agent = LaecnAgent(m["obs_dim"], m["n_actions"], m["static_action"], m["config"], int(m["seed"]))
+        self.agent.load(self.run_dir / WEIGHTS_FILE)
+        self.eps = 0.0 if deterministic else float(m["config"]["eval_eps"])
+        self._started = False
+
+    def reset(self, env: Any) -> None:
+        """Check the env; a^save starts at the static template."""
+        super().reset(env)
+        self._started = False
+
+    def decide(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        """Decision module for every agent, policy generator for the triggered ones."""
+        if not self._started:
+            self.agent.begin(obs)
+            self._started = True
+        actions, _, _ = self.agent.step(obs, self.eps, self.inference)
+        return actions
