@@ -53,9 +53,16 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
         path = train_acc_rllib({**env_cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent, out_dir,
                                ray_address=ray_address, **common)
+        from ecngym.envs.scenario import EcnScenario
+
+        n_actions = len(EcnScenario(env_cfg).actions.templates)  # (builds no fabric)
         save_agent_meta(out_dir, {"agent": "acc", "framework": "rllib", "granularity": agent["granularity"],
                                   "env": agent["env"], "env_config": env_cfg.as_dict(), "seed": seed,
-                                  "checkpoint": str(path), "timesteps": timesteps, "episodes": []})
+                                  "n_actions": n_actions, "final_eps": agent["hyperparams"]["exploration_final_eps"],
+                                  "checkpoint": str(path), "timesteps": timesteps,
+                                  # RLlib's env runners draw their own traces: not recorded, eval cannot
+                                  # check them (pick eval seeds far from the training seed)
+                                  "episodes": []})
         return path
     if name in ("laecn", "haecn"):
         if framework != "sb3":

@@ -213,27 +213,36 @@ class AccController(LearnedController):
 
     def __init__(self, path: str | Path, deterministic: bool = True) -> None:
         super().__init__(path, deterministic)
-        if self.meta["framework"] != "sb3":
-            raise ConfigError("controller.path", f"{self.meta['framework']} checkpoints play through "
-                                                 "ecngym.agents.rllib; this controller loads SB3 runs")
+        self._rng = np.random.default_rng(0)
+        self.rllib_module = None
+        if self.meta["framework"] == "rllib":  # the shared policy's RLModule (greedy actions)
+            from ray.rllib.core.rl_module.rl_module import RLModule
+
+            module_dir = Path(self.meta["checkpoint"]) / "learner_group" / "learner" / "rl_module" / "shared"
+            self.rllib_module = RLModule.from_checkpoint(str(module_dir))
+            self._flops = mlp_flops(self.rllib_module)
+            self.exploration_eps = float(self.meta.get("final_eps", 0.05))
+            return
         from ecngym.agents.ddqn import DoubleDQN
 
         self.model = DoubleDQN.load(str(self.run_dir / "model.zip"), device="cpu")
         self.q_net = self.model.q_net
         self.q_net.set_training_mode(False)
         self._flops = mlp_flops(self.q_net)
-        self._rng = np.random.default_rng(0)
+        self.exploration_eps = float(self.model.exploration_final_eps)
 
     def decide(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         """Greedy template per agent (one batched forward pass)."""
         import torch as th
 
         with th.no_grad():
-            q = self.q_net(th.as_tensor(obs))
+            if self.rllib_module is not None:
+                actions = self.rllib_module.forward_inference({"obs": th.as_tensor(obs)})["actions"].numpy()
+            else:
+                actions = self.q_net(th.as_tensor(obs)).argmax(dim=1).numpy()
         self.inference.decisions += len(obs)
         self.inference.forward(len(obs), self._flops)
-        actions = q.argmax(dim=1).numpy()
         if not self.deterministic:
-            explore = self._rng.random(len(obs)) < self.model.exploration_final_eps
-            actions = np.where(explore, self._rng.integers(0, q.shape[1], len(obs)), actions)
+            explore = self._rng.random(len(obs)) < self.exploration_eps
+            actions = np.where(explore, self._rng.integers(0, self.meta["n_actions"], len(obs)), actions)
         return actions

@@ -144,7 +144,10 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
             steps = new
             learner = result.get("learners", {}).get("shared", {})
             with curve.open("a") as f:
-                f.write(f"{it},{steps},{r.get('num_agent_steps_sampled_lifetime', float('nan'))},"
+                agent_steps = r.get("num_agent_steps_sampled_lifetime", float("nan"))
+                if isinstance(agent_steps, dict):  # per agent id
+                    agent_steps = sum(agent_steps.values())
+                f.write(f"{it},{steps},{agent_steps},"
                         f"{r.get('episode_return_mean', float('nan'))},{learner.get('qf_loss', float('nan'))},"
                         f"{learner.get('qf_mean', float('nan'))}\n")
             if checkpoint_every and steps - last_ckpt >= checkpoint_every:
