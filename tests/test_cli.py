@@ -232,3 +232,33 @@ def test_run_keeps_finished_results_when_a_later_simulation_fails(tmp_path, monk
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary["setting"]) == ["low"] and summary["flows_done"][0] == summary["flows"][0]
     assert (out / "flows_low.parquet").exists() and not (out / "flows_step.parquet").exists()
+
+
+def test_train_agent_laecn_then_eval_on_held_out_traces_only(tmp_path):
+    train_dir = tmp_path / "train"
+    tiny = ["env.kwargs.episode_steps=6", "progress_bar=false"]
+    assert cli.main(["train", "agent=laecn", "total_timesteps=14", "agent.learning_starts=16", "checkpoint_every=7",
+                     *tiny, f"hydra.run.dir={train_dir}"]) == 0
+    meta = json.loads((train_dir / "agent.json").read_text())
+    assert meta["agent"] == "laecn" and meta["env"]["interval_short"] == "5rtt"
+    assert (train_dir / "laecn.pt").is_file() and (train_dir / "checkpoints" / "laecn_14_steps.pt").is_file()
+    # resume from a checkpoint continues the step count
+    assert cli.main(["train", "agent=laecn", "total_timesteps=21", "agent.learning_starts=16", *tiny,
+                     f"resume={train_dir / 'checkpoints' / 'laecn_7_steps.pt'}",
+                     f"hydra.run.dir={tmp_path / 'resumed'}"]) == 0
+    assert json.loads((tmp_path / "resumed" / "agent.json").read_text())["timesteps"] == 21
+    # the training seed's first trace is refused; a held-out seed plays, with inference accounting
+    assert cli.main(["eval", "controller=laecn", f"controller.path={train_dir}", "seed=1", *tiny[:1],
+                     f"hydra.run.dir={tmp_path / 'refused'}"]) == 2
+    assert cli.main(["eval", "controller=laecn", f"controller.path={train_dir}", "seed=1000", *tiny[:1],
+                     f"hydra.run.dir={tmp_path / 'eval'}"]) == 0
+    row = json.loads((tmp_path / "eval" / "eval.json").read_text())["episodes"][0]
+    assert row["held_out"] is True and row["controller"] == "laecn"
+    assert row["decisions"] >= 6 * 16 and row["forward_passes"] >= row["decisions"]  # 16 port agents
+    assert row["decisions_per_sim_s"] > 0 and row["act_wall_s_per_sim_s"] > 0
+
+
+def test_train_agent_refuses_rllib_for_laecn_and_an_unknown_framework(tmp_path, capsys):
+    assert cli.main(["train", "agent=laecn", "framework=rllib", f"hydra.run.dir={tmp_path}"]) == 2
+    assert "framework" in capsys.readouterr().err
+    assert cli.main(["train", "agent=acc", "framework=tf", f"hydra.run.dir={tmp_path}"]) == 2

@@ -1,0 +1,119 @@
+"""Train ACC, LAECN and HAECN on one scenario and compare them with static ECN on held-out traces.
+
+This is the experiment behind the slow learning tests (``tests/agents/test_learning.py``) and
+the LAECN reproduction (laecn.md §9 directional claims). Every controller replays the same
+held-out traces (seeds disjoint from training, checked); the figures per controller:
+
+* ``mean_reward``: the ACC / LAECN reward ω·U + (1 − ω)·Q_step averaged over simulated time
+  (steps weighted by their length, so Δt = 5 and 15 RTT agents compare);
+* ``afct_us``: average flow completion time of the finished flows; ``p99_small_slowdown``:
+  p99 FCT slowdown of flows < 100 KB;
+* ``trigger_rate`` (LAECN / HAECN): policy-generator runs per agent decision;
+* ``forward_passes_per_sim_s``, ``flops_per_sim_s``, ``decisions_per_sim_s``, ``act_wall_s_per_sim_s``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: The bursty scenario: RoceIncast-v0 (16 hosts, WebSearch 30 % + 8-way 64 KB incasts).
+BURSTY: dict[str, Any] = {}
+#: A stable load on the same fabric: WebSearch background only (no incasts).
+STABLE: dict[str, Any] = {"workload": {"workload": "websearch", "load": 0.5, "incast": None}}
+
+
+def evaluate(controller: Any, base_env: dict[str, Any], seeds: list[int]) -> dict[str, Any]:
+    """Play ``controller`` on ``base_env`` (plus its env overrides) once per seed; aggregate."""
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401
+    from ecngym.envs.rollout import run_episode
+
+    extra = controller.env_overrides() if hasattr(controller, "env_overrides") else {}
+    env = gym.make("ecngym/RoceIncast-v0", **{**base_env, **extra})
+    if hasattr(controller, "target"):  # a static setting joins the templates (as ecngym eval does)
+        from ecngym.envs.action import EcnSetting
+
+        setting = controller.target(env)
+        if EcnSetting(*setting) not in env.unwrapped.scenario.actions.templates:
+            env.close()
+            action = {**base_env.get("action", {}), "static_default": list(setting)}
+            env = gym.make("ecngym/RoceIncast-v0", **{**base_env, "action": action})
+    rows = []
+    try:
+        for seed in seeds:
+            rewards: list[tuple[float, int]] = []
+            inner_step = env.step
+
+            def step(action: Any, _inner: Any = inner_step, _log: list = rewards) -> Any:
+                out = _inner(action)
+                _log.append((out[1], out[4]["interval_ns"]))
+                return out
+
+            env.step = step  # record each step's reward and length
+            summary, records, _ = run_episode(env, controller, seed=seed)
+            env.step = inner_step
+            r, dt = np.array(rewards).T
+            done = records[records["finished"]]
+            small = done[done["size_bytes"] < 100_000]["slowdown"]
+            row = {"seed": seed, "trace_hash": summary["trace_hash"], "steps": len(rewards),
+                   "mean_reward": float((r * dt).sum() / dt.sum()),
+                   "afct_us": float(done["fct_ns"].mean() / 1e3) if len(done) else float("nan"),
+                   "p99_small_slowdown": float(np.percentile(small, 99)) if len(small) else float("nan"),
+                   **{k: summary[k] for k in ("decisions", "forward_passes", "flops", "decisions_per_sim_s",
+                                              "forward_passes_per_sim_s", "flops_per_sim_s",
+                                              "act_wall_s_per_sim_s", "utilization", "flows_finished")}}
+            if "policy_forward_passes" in summary:
+                row["trigger_rate"] = summary["policy_forward_passes"] / max(summary["decisions"], 1)
+            rows.append(row)
+    finally:
+        env.close()
+    out = {k: float(np.mean([r[k] for r in rows])) for k in rows[0] if isinstance(rows[0][k], (int, float))}
+    out["episodes"] = rows
+    return out
+
+
+def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = (1001, 1002, 1003),
+        seed: int = 7, agents: tuple[str, ...] = ("acc", "laecn", "haecn"), rllib: bool = False,
+        progress_bar: bool = False) -> dict[str, Any]:
+    """Train each agent for ``timesteps`` env steps on the bursty scenario, then evaluate all.
+
+    Returns (and writes to ``out_dir/learning.json``): per scenario (``bursty``, ``stable``) and
+    controller, the :func:`evaluate` figures; plus training wall times.
+    """
+    from ecngym.agents import learned_controller, train_agent
+    from ecngym.agents.common import agent_config
+    from ecngym.baselines import StaticEcnController
+    from ecngym.envs.registration import scenario_config
+
+    out_dir = Path(out_dir)
+    base = scenario_config("RoceIncast-v0")
+    result: dict[str, Any] = {"timesteps": timesteps, "eval_seeds": list(eval_seeds), "train_wall_s": {}}
+    runs = {}
+    for name in agents:
+        start = time.perf_counter()
+        train_agent(base, agent_config(name), out_dir / name, timesteps=timesteps, seed=seed,
+                    progress_bar=progress_bar)
+        result["train_wall_s"][name] = time.perf_counter() - start
+        runs[name] = out_dir / name
+    if rllib:
+        start = time.perf_counter()
+        train_agent(base, agent_config("acc"), out_dir / "acc_rllib", framework="rllib", timesteps=timesteps,
+                    seed=seed, progress_bar=progress_bar)
+        result["train_wall_s"]["acc_rllib"] = time.perf_counter() - start
+        runs["acc_rllib"] = out_dir / "acc_rllib"
+    for scenario, overrides in (("bursty", BURSTY), ("stable", STABLE)):
+        env_cfg = {**base, **overrides}
+        figures = {}
+        for name, setting in (("static_default", "env_default"), ("static_dcqcn", "dcqcn")):
+            figures[name] = evaluate(StaticEcnController(setting), env_cfg, list(eval_seeds))
+        for name, path in runs.items():
+            figures[name] = evaluate(learned_controller(name.split("_")[0], str(path)), env_cfg, list(eval_seeds))
+        result[scenario] = figures
+        (out_dir / "learning.json").write_text(json.dumps(result, indent=2, default=str))
+    return result
