@@ -151,8 +151,8 @@ class LearnedController:
         self._history = 1
         self._checked_trace: str | None = None
 
-    def env_overrides(self) -> dict[str, Any]:
-        """EnvConfig overrides the agent needs (its state, reward, Δt; one action per port)."""
+    def env_overrides(self, env: Any = None) -> dict[str, Any]:
+        """EnvConfig overrides the agent needs (its state, reward, Δt; one action per port), whatever ``env``."""
         env = json.loads(json.dumps(self.meta["env"]))
         env["action"] = {**env.get("action", {}), "scope": "port"}
         return env
