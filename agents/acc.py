@@ -22,6 +22,7 @@ source):
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,9 @@ def _curve_callback(path: Path, n_agents: int, every: int) -> Any:
     class LearningCurve(BaseCallback):
         def _on_training_start(self) -> None:
             self._rewards: list[float] = []
+            self._start = time.perf_counter()
             if not path.exists():
-                path.write_text("env_steps,transitions,loss,q_mean,exploration,mean_reward\n")
+                path.write_text("env_steps,transitions,loss,q_mean,exploration,mean_reward,wall_s\n")
 
         def _on_step(self) -> bool:
             self._rewards.append(float(np.mean(self.locals["rewards"])))
@@ -82,7 +84,8 @@ def _curve_callback(path: Path, n_agents: int, every: int) -> Any:
                 m = self.model
                 with path.open("a") as f:
                     f.write(f"{steps},{m.num_timesteps},{m.last_loss:.6g},{m.last_q_mean:.6g},"
-                            f"{m.exploration_rate:.4g},{np.mean(self._rewards):.6g}\n")
+                            f"{m.exploration_rate:.4g},{np.mean(self._rewards):.6g},"
+                            f"{time.perf_counter() - self._start:.1f}\n")
                 self._rewards = []
             return True
 

@@ -12,7 +12,9 @@ For each algorithm, in a fresh process (so thread settings do not leak between m
 
 ``--threads`` sets threads per torch / BLAS pool (default: the training default, 1; 0 = the
 libraries' own defaults, which is what training used before the thread fix);
-``--compare-defaults`` measures both. The last line is one JSON object.
+``--compare-defaults`` measures both. ``--rllib 1,2`` adds RLlib's ACC (multi-agent DQN) sampling
+throughput with 1 and 2 env-runner processes (one fabric each; learning held off) and the
+speedup. The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -92,8 +94,48 @@ def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
     return out
 
 
+def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
+    """Env steps/s of RLlib's ACC (multi-agent DQN) sampling with ``runners`` env-runner processes.
+
+    Learning is held off (warm-up longer than the run), so the figure is the env runners'
+    sampling throughput: what adding processes (one fabric each) buys.
+    """
+    import ray
+
+    from ecngym.agents.common import agent_config, agent_env_config
+    from ecngym.agents.rllib import shared_policy_dqn
+    from ecngym.agents.threads import limit_threads
+    from ecngym.envs.registration import scenario_config
+
+    limit_threads(threads)
+    agent = agent_config("acc", {"hyperparams": {"learning_starts": 10**9}})
+    cfg = agent_env_config(scenario_config(ENV_ID), agent["env"])
+    ray.init(num_cpus=max(2, runners + 1), include_dashboard=False, log_to_driver=False)
+    try:
+        config = shared_policy_dqn({**cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent,
+                                   num_env_runners=runners)
+        config.env_runners(rollout_fragment_length=25)
+        config.min_sample_timesteps_per_iteration = 25 * runners
+        algo = config.build_algo()
+        algo.train()  # warm: every runner has built its env and fabric
+        start_steps = algo.train()["env_runners"]["num_env_steps_sampled_lifetime"]
+        start = time.perf_counter()
+        sampled = start_steps
+        while sampled - start_steps < steps:
+            sampled = algo.train()["env_runners"]["num_env_steps_sampled_lifetime"]
+        wall = time.perf_counter() - start
+        algo.stop()
+    finally:
+        ray.shutdown()
+    return {"algorithm": f"rllib_acc_{runners}_runners", "runners": runners, "threads": threads,
+            "env_steps": int(sampled - start_steps), "env_steps_per_s": (sampled - start_steps) / wall}
+
+
 def _child(algorithm: str, steps: int, threads: int, queue: Any) -> None:
-    queue.put(measure(algorithm, steps, threads))
+    if algorithm.startswith("rllib:"):
+        queue.put(rllib_sampling(int(algorithm.split(":")[1]), steps, threads))
+    else:
+        queue.put(measure(algorithm, steps, threads))
 
 
 def in_fresh_process(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
@@ -134,10 +176,18 @@ def main(argv: list[str] | None = None) -> int:
                                                                   "0 = library defaults)")
     parser.add_argument("--compare-defaults", action="store_true",
                         help="also measure with the libraries' default thread pools (threads=0)")
+    parser.add_argument("--rllib", default="", help="also measure RLlib ACC sampling env steps/s with these "
+                                                    "env-runner counts, e.g. 1,2")
     args = parser.parse_args(argv)
+    try:
+        runner_counts = [int(n) for n in args.rllib.split(",") if n.strip()]
+    except ValueError:
+        parser.error(f"--rllib: expected comma-separated runner counts, got {args.rllib!r}")
+    if any(n < 1 for n in runner_counts):
+        parser.error("--rllib: runner counts must be >= 1")
     algos = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     bad = [a for a in algos if a not in ALGORITHMS]
-    if bad or not algos:
+    if bad or (not algos and not args.rllib):
         parser.error(f"--algorithms: unknown {bad}; allowed: {list(ALGORITHMS)}")
     if args.steps < 1:
         parser.error("--steps must be >= 1")
@@ -151,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
             for t in settings:
                 status.update(f"{algo}: {args.steps} env steps, threads={t or 'library default'} ...")
                 results.append(in_fresh_process(algo, args.steps, t))
+        rllib = []
+        for n in runner_counts:
+            status.update(f"RLlib ACC sampling with {n} env runner(s) ...")
+            rllib.append(in_fresh_process(f"rllib:{n}", args.steps, threads))
     table = Table(title=f"training throughput on {ENV_ID} ({os.cpu_count()} CPUs, load {load:.1f} before)")
     for col in ("algorithm", "threads", "env-only steps/s", "training steps/s", "share"):
         table.add_column(col, justify="right")
@@ -158,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(r["algorithm"], str(r["threads"] or f"default ({r['torch_threads']})"),
                       f"{r['env_steps_per_s']:.0f}", f"{r['train_steps_per_s']:.0f}", f"{r['share']:.0%}")
     console.print(table)
-    print(json.dumps({"bench": "train", "env": ENV_ID, "steps": args.steps, "cpus": os.cpu_count(),
-                      "load_avg_before": load, "results": results}))
+    summary: dict[str, Any] = {"bench": "train", "env": ENV_ID, "steps": args.steps, "cpus": os.cpu_count(),
+                               "load_avg_before": load, "results": results}
+    if rllib:
+        for r in rllib:
+            console.print(f"RLlib ACC sampling, {r['runners']} env runner(s): {r['env_steps_per_s']:.0f} env steps/s")
+        base = rllib[0]["env_steps_per_s"]
+        summary["rllib"] = [{**r, "speedup": r["env_steps_per_s"] / base} for r in rllib]
+    print(json.dumps(summary))
     return 0

@@ -26,6 +26,7 @@ same γ / lr / batch). Episodes end by truncation (time limit), so targets alway
 from __future__ import annotations
 
 import copy
+import time
 from pathlib import Path
 from typing import Any
 
@@ -314,7 +315,8 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     curve = out_dir / "curve.csv"
     if not curve.exists():
         curve.write_text("episode,env_steps,mean_reward,trigger_rate,mean_interval_ns,long_flow_fraction,"
-                         "policy_loss,policy_q_mean,decision_loss,epsilon\n")
+                         "policy_loss,policy_q_mean,decision_loss,epsilon,wall_s\n")
+    start = time.perf_counter()
     counter = InferenceCounter()
     bar = tqdm(total=timesteps, initial=min(done_steps, timesteps), disable=not progress_bar, unit="step",
                desc=agent["name"])
@@ -349,7 +351,7 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
                 f.write(f"{len(episodes) - 1},{done_steps},{rewards_sum / max(n, 1):.6g},"
                         f"{triggers / max(n * len(ids), 1):.4g},{spans / max(n, 1):.0f},{longs / max(n, 1):.3g},"
                         f"{learner.policy.last_loss:.6g},{learner.policy.last_q_mean:.6g},"
-                        f"{learner.decision.last_loss:.6g},{learner.epsilon():.4g}\n")
+                        f"{learner.decision.last_loss:.6g},{learner.epsilon():.4g},{time.perf_counter() - start:.1f}\n")
             if not env.agents and done_steps < timesteps:
                 obs_d, infos = env.reset()
     finally:
