@@ -356,8 +356,10 @@ def train_main(cfg: DictConfig) -> None:
 def _train_agent(cfg: DictConfig, out: Path) -> None:
     """``ecngym train agent=acc|laecn|haecn [framework=sb3|rllib]``: train a learning agent, save the run."""
     from ecngym.agents import train_agent
+    from ecngym.agents.common import agent_config
 
-    agent = OmegaConf.to_container(cfg.agent, resolve=True)
+    raw = OmegaConf.to_container(cfg.agent, resolve=True)
+    agent = agent_config(str(raw.get("name")), raw)  # validated: errors name agent.<field>
     probe = make_env(cfg)  # fails fast on a bad env config (opens no fabric)
     base_env = probe.unwrapped.config.as_dict()
     probe.close()

@@ -32,17 +32,22 @@ def configs_dir() -> Path:
 
 
 def agent_config(name: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``configs/agent/<name>.yaml`` with ``overrides`` merged in (nested keys merge).
+    """``configs/agent/<name>.yaml`` with ``overrides`` merged in (nested keys merge), validated.
 
     Raises:
-        ConfigError: On an unknown agent name.
+        ConfigError: On an unknown agent name, or a bad or unknown field (named ``agent.<field>``).
     """
     from omegaconf import OmegaConf
 
     if name not in AGENTS:
         raise ConfigError("agent", f"got {name!r}, allowed: {list(AGENTS)}")
+    from ecngym.agents.config import MODELS
+    from ecngym.envs.config import EnvConfig
+
     merged = OmegaConf.merge(_load_agent_yaml(name), OmegaConf.create(overrides or {}))
-    return OmegaConf.to_container(merged, resolve=True)
+    cfg = MODELS[name].parse(OmegaConf.to_container(merged, resolve=True), "agent").as_dict()
+    EnvConfig().updated(cfg["env"], "agent.env")  # the agent's env overrides are valid env fields
+    return cfg
 
 
 def _load_agent_yaml(name: str) -> Any:

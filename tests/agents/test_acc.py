@@ -107,3 +107,19 @@ def test_acc_refuses_a_bad_granularity(tiny_env, tmp_path):
     with pytest.raises(ConfigError, match="agent.granularity"):
         train_acc(tiny_env, agent_config("acc", {"granularity": "queue"}), tmp_path, timesteps=5, seed=0,
                   progress_bar=False)
+
+
+@pytest.mark.parametrize(("name", "override", "field"), [
+    ("acc", {"hyperparams": {"gamma": 1.5}}, "agent.hyperparams.gamma"),
+    ("acc", {"hyperparams": {"batch_size": 6.5}}, "agent.hyperparams.batch_size"),
+    ("acc", {"hyperparams": {"lr": 0.1}}, "agent.hyperparams"),
+    ("acc", {"online": {"timesteps": -1}}, "agent.online.timesteps"),
+    ("laecn", {"trigger_penalty": "high"}, "agent.trigger_penalty"),
+    ("laecn", {"policy_net": [256, 0]}, "agent.policy_net"),
+    ("haecn", {"decision_double_q": "no"}, "agent.decision_double_q"),
+    ("laecn", {"env": {"interval_short": "0rtt"}}, "agent.env.interval_short"),
+    ("dqn", {}, "agent"),
+])
+def test_agent_configs_are_validated_naming_the_field(name, override, field):
+    with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+        agent_config(name, override)

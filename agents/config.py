@@ -1,0 +1,86 @@
+"""Typed agent configs (``configs/agent/<name>.yaml``), validated with :mod:`ecngym.validation`.
+
+Every field of ACC's and LAECN's configs is checked when the config is built (bad values, unknown
+keys, wrong types are a :class:`~ecngym.error.ConfigError` naming ``agent.<field>``), before any
+fabric or network exists. The values and their sources live in the YAML files, not here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from ecngym.validation import ConfigModel, Flag, OneOf, Real, Whole
+
+GRANULARITY = OneOf("port", "switch")
+
+
+class DoubleDqnParams(ConfigModel):
+    """Keyword arguments of :class:`~ecngym.agents.ddqn.DoubleDQN` that ACC sets."""
+
+    learning_rate: Real(0, 1, low_open=True)
+    gamma: Real(0, 1)
+    batch_size: Whole(1, 10**6)
+    target_update_interval: Whole(1)
+    buffer_size: Whole(1, 10**8)
+    learning_starts: Whole(0)
+    exploration_initial_eps: Real(0, 1)
+    exploration_final_eps: Real(0, 1)
+    train_freq: Whole(1)
+    gradient_steps: Whole(1)
+    loss: OneOf("mse", "huber")
+    policy_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+
+class OnlineParams(ConfigModel):
+    """ACC's online fine-tuning after the offline phase."""
+
+    timesteps: Whole(0)
+    exploration_eps: Real(0, 1)
+    env: dict[str, Any] = Field(default_factory=dict)
+
+
+class RllibParams(ConfigModel):
+    """ACC on RLlib."""
+
+    train_batch_size: Whole(1)
+    num_env_runners: Whole(0, 4096)
+
+
+class AccConfig(ConfigModel):
+    """``configs/agent/acc.yaml``."""
+
+    name: OneOf("acc")
+    granularity: GRANULARITY
+    env: dict[str, Any]
+    hyperparams: DoubleDqnParams
+    exploration_decisions: Whole(1)
+    online: OnlineParams
+    rllib: RllibParams
+
+
+class LaecnConfig(ConfigModel):
+    """``configs/agent/laecn.yaml`` and ``haecn.yaml``."""
+
+    name: OneOf("laecn", "haecn")
+    granularity: GRANULARITY
+    env: dict[str, Any]
+    trigger_penalty: Real(0, 1e3)
+    learning_rate: Real(0, 1, low_open=True)
+    gamma: Real(0, 1)
+    batch_size: Whole(1, 10**6)
+    target_update_interval: Whole(1)
+    buffer_size: Whole(1, 10**8)
+    learning_starts: Whole(0)
+    exploration_initial_eps: Real(0, 1)
+    exploration_final_eps: Real(0, 1)
+    exploration_decisions: Whole(1)
+    eval_eps: Real(0, 1)
+    optimizer: OneOf("adam")
+    policy_net: list[Whole(1, 65536)]
+    decision_net: list[Whole(1, 65536)]
+    decision_double_q: Flag
+
+
+MODELS = {"acc": AccConfig, "laecn": LaecnConfig, "haecn": LaecnConfig}
