@@ -34,16 +34,12 @@ def evaluate(controller: Any, base_env: dict[str, Any], seeds: list[int]) -> dic
     import ecngym.envs  # noqa: F401
     from ecngym.envs.rollout import run_episode
 
-    extra = controller.env_overrides() if hasattr(controller, "env_overrides") else {}
-    env = gym.make("ecngym/RoceIncast-v0", **{**base_env, **extra})
-    if hasattr(controller, "target"):  # a static setting joins the templates (as ecngym eval does)
-        from ecngym.envs.action import EcnSetting
-
-        setting = controller.target(env)
-        if EcnSetting(*setting) not in env.unwrapped.scenario.actions.templates:
-            env.close()
-            action = {**base_env.get("action", {}), "static_default": list(setting)}
-            env = gym.make("ecngym/RoceIncast-v0", **{**base_env, "action": action})
+    env = gym.make("ecngym/RoceIncast-v0", **base_env)
+    wants = getattr(controller, "env_overrides", None)  # as ecngym eval: the controller's env needs
+    extra = wants(env) if wants is not None else {}
+    if extra:
+        env.close()
+        env = gym.make("ecngym/RoceIncast-v0", **{**base_env, **extra})
     rows = []
     try:
         for seed in seeds:
