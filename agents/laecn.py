@@ -398,6 +398,7 @@ class LaecnController(LearnedController):
     def reset(self, env: Any) -> None:
         """Check the env; a^save starts at the static template."""
         super().reset(env)
+        self.inference.extra["policy_forward_passes"] = 0  # (also when the policy never runs)
         self._started = False
 
     def decide(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:

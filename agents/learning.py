@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-#: The bursty scenario: RoceIncast-v0 (16 hosts, WebSearch 30 % + 8-way 64 KB incasts).
+#: The bursty scenario: RoceIncast-v0 (16 hosts, WebSearch 30 % + 8-way 64 KB incasts), 100 x 15 RTT.
 BURSTY: dict[str, Any] = {}
 #: A stable load on the same fabric: WebSearch background only (no incasts).
 STABLE: dict[str, Any] = {"workload": {"workload": "websearch", "load": 0.5, "incast": None}}
@@ -69,15 +69,19 @@ def evaluate(controller: Any, base_env: dict[str, Any], seeds: list[int]) -> dic
             rows.append(row)
     finally:
         env.close()
-    out = {k: float(np.mean([r[k] for r in rows])) for k in rows[0] if isinstance(rows[0][k], (int, float))}
+    numeric = [k for k in rows[0] if isinstance(rows[0][k], (int, float))]
+    out = {k: float(np.mean([r[k] for r in rows])) for k in numeric}
     out["episodes"] = rows
     return out
 
 
 def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = (1001, 1002, 1003),
         seed: int = 7, agents: tuple[str, ...] = ("acc", "laecn", "haecn"), rllib: bool = False,
-        progress_bar: bool = False) -> dict[str, Any]:
+        progress_bar: bool = False, reuse: bool = True) -> dict[str, Any]:
     """Train each agent for ``timesteps`` env steps on the bursty scenario, then evaluate all.
+
+    With ``reuse``, an agent already trained in ``out_dir/<name>`` (its ``agent.json`` exists) is
+    evaluated again without retraining.
 
     Returns (and writes to ``out_dir/learning.json``): per scenario (``bursty``, ``stable``) and
     controller, the :func:`evaluate` figures; plus training wall times.
@@ -88,21 +92,24 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = (
     from ecngym.envs.registration import scenario_config
 
     out_dir = Path(out_dir)
-    base = scenario_config("RoceIncast-v0")
+    # every controller replays the same traces: the episode spans the agents' 100 x 15 RTT
+    # (LAECN's adaptive steps cover the same time; static settings step at 15 RTT too)
+    base = {**scenario_config("RoceIncast-v0"), "interval": "15rtt"}
     result: dict[str, Any] = {"timesteps": timesteps, "eval_seeds": list(eval_seeds), "train_wall_s": {}}
     runs = {}
-    for name in agents:
+    jobs = [(name, name, "sb3") for name in agents] + ([("acc_rllib", "acc", "rllib")] if rllib else [])
+    for run_name, agent, framework in jobs:
+        run_dir = out_dir / run_name
+        runs[run_name] = run_dir
+        if (run_dir / "agent.json").is_file() and reuse:  # trained before in this directory
+            result["train_wall_s"][run_name] = json.loads((run_dir / "agent.json").read_text()).get("train_wall_s")
+            continue
         start = time.perf_counter()
-        train_agent(base, agent_config(name), out_dir / name, timesteps=timesteps, seed=seed,
+        train_agent(base, agent_config(agent), run_dir, framework=framework, timesteps=timesteps, seed=seed,
                     progress_bar=progress_bar)
-        result["train_wall_s"][name] = time.perf_counter() - start
-        runs[name] = out_dir / name
-    if rllib:
-        start = time.perf_counter()
-        train_agent(base, agent_config("acc"), out_dir / "acc_rllib", framework="rllib", timesteps=timesteps,
-                    seed=seed, progress_bar=progress_bar)
-        result["train_wall_s"]["acc_rllib"] = time.perf_counter() - start
-        runs["acc_rllib"] = out_dir / "acc_rllib"
+        result["train_wall_s"][run_name] = wall = time.perf_counter() - start
+        meta = json.loads((run_dir / "agent.json").read_text())
+        (run_dir / "agent.json").write_text(json.dumps({**meta, "train_wall_s": wall}, indent=2, default=str))
     for scenario, overrides in (("bursty", BURSTY), ("stable", STABLE)):
         env_cfg = {**base, **overrides}
         figures = {}
@@ -110,6 +117,9 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = (
             figures[name] = evaluate(StaticEcnController(setting), env_cfg, list(eval_seeds))
         for name, path in runs.items():
             figures[name] = evaluate(learned_controller(name.split("_")[0], str(path)), env_cfg, list(eval_seeds))
+        hashes = {name: [e["trace_hash"] for e in f["episodes"]] for name, f in figures.items()}
+        if len({tuple(h) for h in hashes.values()}) != 1:
+            raise RuntimeError(f"{scenario}: controllers saw different traces: {hashes}")
         result[scenario] = figures
         (out_dir / "learning.json").write_text(json.dumps(result, indent=2, default=str))
     return result
