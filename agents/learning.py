@@ -9,7 +9,9 @@ held-out traces (seeds disjoint from training, checked); the figures per control
 * ``afct_us``: average flow completion time of the finished flows; ``p99_small_slowdown``:
   p99 FCT slowdown of flows < 100 KB;
 * ``trigger_rate`` (LAECN / HAECN): policy-generator runs per agent decision;
-* ``forward_passes_per_sim_s``, ``flops_per_sim_s``, ``decisions_per_sim_s``, ``act_wall_s_per_sim_s``.
+* ``forward_passes_per_sim_s`` (every network evaluation, LAECN's decision module included),
+  ``policy_forward_passes_per_sim_s`` (the policy Q-network only: ACC's every decision, LAECN's
+  when triggered), ``flops_per_sim_s``, ``decisions_per_sim_s``, ``act_wall_s_per_sim_s``.
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ def evaluate(controller: Any, base_env: dict[str, Any], seeds: list[int]) -> dic
                    **{k: summary[k] for k in ("decisions", "forward_passes", "flops", "decisions_per_sim_s",
                                               "forward_passes_per_sim_s", "flops_per_sim_s",
                                               "act_wall_s_per_sim_s", "utilization", "flows_finished")}}
+            # the expensive network (ACC's Q-net, LAECN's policy DDQN) apart from LAECN's tiny decision net
+            policy = summary.get("policy_forward_passes", summary["forward_passes"])
+            row["policy_forward_passes_per_sim_s"] = policy / (dt.sum() * 1e-9)
             if "policy_forward_passes" in summary:
                 row["trigger_rate"] = summary["policy_forward_passes"] / max(summary["decisions"], 1)
             rows.append(row)

