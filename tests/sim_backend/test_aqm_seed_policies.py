@@ -163,3 +163,14 @@ def test_ecn_sharp_claims_that_hold_on_a_short_trace():
     claims = {c.id: c for c in ecn_sharp.run(quick=True)}
     assert claims["queue"].direction_holds and claims["incast_queue"].direction_holds
     assert claims["large"].direction_holds
+
+
+def test_r_aqm_runs_on_the_rocev2_fabric_too(make_fabric):
+    # DCQCN is rate-based: holding its ACKs delays their feedback but must not stall or lose anything
+    flows = pd.DataFrame([(i, 8, 500_000, 0) for i in range(8)], columns=["src", "dst", "size_bytes", "start_ns"])
+    fab = make_fabric(topology.incast_star(hosts=9), flows, FabricConfig.preset("hpcc"))
+    b = _bottleneck(fab, 8)
+    fab.set_aqm(b, "r_aqm", kmin_bytes="20KB", kmax_bytes="40KB")
+    fab.advance("100us")
+    assert fab.read_telemetry()["r_aqm.held"][b] > 0
+    assert fab.run("1s") and fab.counters()["drops"] == 0
