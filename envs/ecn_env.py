@@ -32,8 +32,8 @@ class EcnTuningEnv(gym.Env):
     | ``RoceIncast-v0`` | RoCEv2, DCQCN + PFC | 16 hosts, 1 switch | 20.8 µs | 16 | ``Discrete(13)`` |
     | ``RoceLeafSpine-v0`` | RoCEv2, DCQCN + PFC | 4 x 4 leaf-spine | 41.6 µs | 48 | ``MultiDiscrete([13, 13])`` |
     | ``DctcpLeafSpine-v0`` | DCTCP, step marking | 4 x 4 leaf-spine | 41.6 µs | 48 | ``MultiDiscrete([7, 7])`` |
-    | ``DctcpRttVariation-v0`` | DCTCP, step marking, 10 Gbps | 4 x 4 leaf-spine + delay classes | 100 µs | 48 | ``MultiDiscrete([6, 6])`` |
-    | ``DctcpLargeIncast-v0`` | DCTCP, PFC off, 300-pkt buffer, 10 Gbps | 49 hosts, 1 switch, 3 µs links | 50 µs | 49 | ``Discrete(6)`` |
+    | ``DctcpRttVariation-v0`` | DCTCP, 10 Gbps | 4 x 4 leaf-spine, RTT var. | 100 µs | 48 | ``MultiDiscrete([6, 6])`` |
+    | ``DctcpLargeIncast-v0`` | DCTCP, 10 Gbps, lossy | 49 hosts, 1 switch | 50 µs | 49 | ``Discrete(6)`` |
 
     (ids prefixed with ``ecngym/``; RoCEv2 with the HPCC fabric preset; Δt = 5 base RTTs; "ports"
     are the controlled switch egress ports; the leaf-spine has 4 hosts per leaf (16 hosts) and

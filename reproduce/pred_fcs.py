@@ -35,7 +35,8 @@ def incast_queue(policy: str, n: int, *, warmup_ms: float = 5, measure_ms: float
     Args:
         policy: AQM policy of the bottleneck port.
         n: Number of senders.
-        warmup_ms, measure_ms: Time before and of the measurement.
+        warmup_ms: Time before the measurement.
+        measure_ms: Length of the measurement.
         seed: Fabric seed.
         **params: The policy's parameters.
 

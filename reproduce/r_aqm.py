@@ -69,7 +69,7 @@ def run(quick: bool = False) -> list[Claim]:
     ratio = peak_raqm / peak_ecn
     return [
         Claim("T1_goodput", "R-AQM keeps ~9.8 of 10 Gbps up to 200 senders (>= 90%)", setting,
-              f"min R-AQM goodput over N, Gbps", 9.8, worst_raqm, worst_raqm >= 9.0,
+              "min R-AQM goodput over N, Gbps", 9.8, worst_raqm, worst_raqm >= 9.0,
               abs(worst_raqm / 9.8 - 1) <= 0.3, sweep),
         Claim("T3_no_rto", "no drop, no RTO with R-AQM below 200 senders", setting,
               "R-AQM timeouts summed over N", 0, raqm_timeouts, raqm_timeouts == 0, raqm_timeouts == 0),

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from ecngym.error import ConfigError
-from ecngym.sim_backend import Fabric, FabricConfig, topology
+from ecngym.sim_backend import FabricConfig, topology
 from ecngym.sim_backend.aqm import POLICIES, policy_spec
 
 
