@@ -100,19 +100,25 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = (
     # every controller replays the same traces: the episode spans the agents' 100 x 15 RTT
     # (LAECN's adaptive steps cover the same time; static settings step at 15 RTT too)
     base = {**scenario_config("RoceIncast-v0"), "interval": "15rtt"}
-    result: dict[str, Any] = {"timesteps": timesteps, "eval_seeds": list(eval_seeds), "train_wall_s": {}}
+    result: dict[str, Any] = {"timesteps": timesteps, "eval_seeds": list(eval_seeds), "train_wall_s": {},
+                              "trained_steps": {}}
     runs = {}
     jobs = [(name, name, "sb3") for name in agents] + ([("acc_rllib", "acc", "rllib")] if rllib else [])
     for run_name, agent, framework in jobs:
         run_dir = out_dir / run_name
         runs[run_name] = run_dir
         if (run_dir / "agent.json").is_file() and reuse:  # trained before in this directory
-            result["train_wall_s"][run_name] = json.loads((run_dir / "agent.json").read_text()).get("train_wall_s")
+            meta = json.loads((run_dir / "agent.json").read_text())
+            result["train_wall_s"][run_name] = meta.get("train_wall_s")
+            steps = meta.get("timesteps")
+            result["trained_steps"][run_name] = steps.get("offline", 0) + steps.get("online", 0) \
+                if isinstance(steps, dict) else steps
             continue
         start = time.perf_counter()
         train_agent(base, agent_config(agent), run_dir, framework=framework, timesteps=timesteps, seed=seed,
                     progress_bar=progress_bar)
         result["train_wall_s"][run_name] = wall = time.perf_counter() - start
+        result["trained_steps"][run_name] = timesteps
         meta = json.loads((run_dir / "agent.json").read_text())
         (run_dir / "agent.json").write_text(json.dumps({**meta, "train_wall_s": wall}, indent=2, default=str))
     for scenario, overrides in (("bursty", BURSTY), ("stable", STABLE)):
