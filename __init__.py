@@ -11,11 +11,21 @@ Subpackages
 Importing ``ecngym`` builds nothing and starts no simulation.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("ecngym")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+from __future__ import annotations
 
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> str:
+    # The version is looked up on first use: importlib.metadata scans the installed
+    # distributions, which would otherwise cost every `import ecngym...` tens of ms.
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("ecngym")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        value = "0.0.0"
+    globals()["__version__"] = value
+    return value

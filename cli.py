@@ -17,6 +17,7 @@ train           train an SB3 algorithm (DQN / PPO) on an env (Hydra)
 bench fabric    replay the HPCC reference scenarios and print speed / fidelity figures
 bench env       env steps per second (1 and 2 processes), overhead share, peak RSS
 bench train     training env steps/s as a share of env-only steps/s (PPO, DQN, ACC)
+bench scale     fabric cost vs size and load: fat-tree k = 4, 8, 16 at 30 % / 60 % WebSearch
 reproduce       a paper's claims beside our measurements (--list names the papers)
 """
 
@@ -39,6 +40,7 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "fabric"): ("ecngym.sim_backend.bench:main", "fabric speed and fidelity vs the HPCC reference"),
     ("bench", "env"): ("ecngym.envs.bench:main", "env steps/s (1 and 2 processes), overhead, peak RSS"),
     ("bench", "train"): ("ecngym.agents.bench:main", "training steps/s as a share of env-only steps/s"),
+    ("bench", "scale"): ("ecngym.sim_backend.bench_scale:main", "fabric cost vs size and load (fat-tree k = 4, 8, 16)"),
     ("reproduce",): ("ecngym.reproduce.cli:main", "a paper's claims beside our numbers (--list names them)"),
 }
 

@@ -4,24 +4,49 @@ Example:
     >>> from ecngym.sim_backend import Fabric, FabricConfig, topology
     >>> fab = Fabric(topology.incast_star(hosts=4), flows_df, FabricConfig.preset("hpcc"))
     >>> fab.advance("100us"); tel = fab.read_telemetry()
+
+Names are imported on first use (PEP 562), so ``import ecngym.sim_backend`` loads neither the C++
+module and ns-3's libraries nor pandas until something needs them.
 """
 
-from ecngym.sim_backend import topology
-from ecngym.sim_backend.config import FabricConfig, preset_names
-from ecngym.sim_backend.fabric import Fabric, PortTable
-from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
-from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table
-from ecngym.sim_backend.topology import Topology
+from __future__ import annotations
 
-__all__ = [
-    "SIZE_BUCKETS",
-    "Fabric",
-    "FabricConfig",
-    "PortTable",
-    "Topology",
-    "as_flow_table",
-    "preset_names",
-    "read_hpcc_flow_file",
-    "slowdown_table",
-    "topology",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from ecngym.sim_backend import topology
+    from ecngym.sim_backend.config import FabricConfig, preset_names
+    from ecngym.sim_backend.fabric import Fabric, PortTable
+    from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
+    from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table
+    from ecngym.sim_backend.topology import Topology
+
+#: public name -> the submodule that defines it (``None``: the name is the submodule)
+_LAZY = {
+    "topology": None,
+    "FabricConfig": "config",
+    "preset_names": "config",
+    "Fabric": "fabric",
+    "PortTable": "fabric",
+    "as_flow_table": "flows",
+    "read_hpcc_flow_file": "flows",
+    "SIZE_BUCKETS": "metrics",
+    "slowdown_table": "metrics",
+    "Topology": "topology",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{_LAZY[name] or name}")
+    value = module if _LAZY[name] is None else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

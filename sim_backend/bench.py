@@ -7,6 +7,16 @@ RSS, flows completed, and the FCT-slowdown table (median / p99 per size bucket) 
 reference's; plus this machine's bare ns-3 event-loop rate, the ceiling the fabric is read
 against. Each scenario runs in a fresh subprocess so that its peak RSS is its own.
 
+Speed is measured on the fabric's scheduler (``fabric.scheduler``, default ours, the timing wheel)
+and, in the same process and interleaved with it, on ns-3's ``PriorityQueueScheduler``
+(``--stock-scheduler``); the bare loop runs on both too. The machine is shared, so the ratios within
+one run (ours vs stock, fabric vs bare loop) are the figures to compare across runs.
+
+Whole process: ``--whole-process`` runs (default 3) of a fresh interpreter that imports ecngym,
+loads scenario A's topology and flows, builds the fabric, runs it to completion and reads the flow
+records, timed from the parent (interpreter start-up included): the figure to set beside the HPCC
+model's run time, which is a whole process too.
+
 Slowdown = max(1, fct / standalone fct) on both sides (the reference's FCT file carries its
 standalone FCT; ours is the same formula, equal to within 1 ns). Percentiles are given by two
 estimators, the same on both sides: numpy's linear interpolation (the headline), and the HPCC
@@ -48,11 +58,14 @@ def _stats(records: Any, method: str) -> dict[str, dict[str, float]]:
     return slowdown_table(records, method=method)[["median", "p99"]].to_dict(orient="index")
 
 
-def run_scenario(name: str, repeats: int = 1, seeds: int = 1, aqm: str = "red") -> dict[str, Any]:
+def run_scenario(name: str, repeats: int = 1, seeds: int = 1, aqm: str = "red", scheduler: str = "timing_wheel",
+                 stock: str = "") -> dict[str, Any]:
     """Replay one reference scenario in this process and return its figures.
 
-    Seed 1 (the preset's) runs ``repeats`` times for the speed figures (median wall time); seeds
-    2..``seeds`` run once each, for the slowdown statistics only.
+    Seed 1 (the preset's) runs ``repeats`` times for the speed figures (median wall time), each
+    followed by one run on the ``stock`` scheduler if given (its median wall time is
+    ``wall_s_stock``; its results must be identical); seeds 2..``seeds`` run once each, for the
+    slowdown statistics only.
     """
     from ecngym.sim_backend import Fabric, FabricConfig
     from ecngym.sim_backend.hpcc_reference import scenario
@@ -60,19 +73,28 @@ def run_scenario(name: str, repeats: int = 1, seeds: int = 1, aqm: str = "red") 
     sc = scenario(name)
     topo, flows = sc.topology(), sc.flows()
     walls: list[float] = []
+    walls_stock: list[float] = []
     per_seed: list[dict[str, Any]] = []
     for seed in range(1, seeds + 1):
         for _ in range(repeats if seed == 1 else 1):
-            start = time.perf_counter()
-            cfg = FabricConfig.preset("hpcc", seed=seed, **({} if aqm == "red" else {"aqm": {"all": aqm}}))
-            with Fabric(topo, flows, cfg) as fab:
-                fab.run("1s")
-                wall = time.perf_counter() - start
-                records = fab.flow_records()
-                if seed == 1:
-                    walls.append(wall)
-                    counters, end_ns = fab.counters(), fab.now_ns
-                    first_records = records
+            aqm_override = {} if aqm == "red" else {"aqm": {"all": aqm}}
+            for sched in (scheduler, stock) if seed == 1 and stock else (scheduler,):
+                start = time.perf_counter()
+                cfg = FabricConfig.preset("hpcc", seed=seed, scheduler=sched, **aqm_override)
+                with Fabric(topo, flows, cfg) as fab:
+                    fab.run("1s")
+                    wall = time.perf_counter() - start
+                    run_records = fab.flow_records()
+                    if sched != scheduler:
+                        if not run_records.equals(records) or fab.counters() != counters:
+                            raise RuntimeError(f"scheduler {sched!r} changed the results of scenario {name}")
+                        walls_stock.append(wall)
+                        continue
+                    records = run_records
+                    if seed == 1:
+                        walls.append(wall)
+                        counters, end_ns = fab.counters(), fab.now_ns
+                        first_records = records
         per_seed.append({suffix: _stats(records, method) for suffix, method in ESTIMATORS.items()})
     ref_fct = sc.reference_fct()
     out: dict[str, Any] = {
@@ -81,6 +103,9 @@ def run_scenario(name: str, repeats: int = 1, seeds: int = 1, aqm: str = "red") 
         "seeds": seeds,
         "wall_s": float(np.median(walls)),
         "wall_s_all": walls,
+        "scheduler": scheduler,
+        "stock_scheduler": stock,
+        "wall_s_stock": float(np.median(walls_stock)) if walls_stock else None,
         "data_packet_hops": counters["data_packet_hops"],
         "control_packet_hops": counters["control_packet_hops"],
         "events": counters["events"],
@@ -106,16 +131,67 @@ def run_scenario(name: str, repeats: int = 1, seeds: int = 1, aqm: str = "red") 
     return out
 
 
-def bare_event_rate(events: int = BARE_EVENTS) -> dict[str, Any]:
-    """Events per second of a bare ns-3 event loop on this machine."""
+def bare_event_rate(events: int = BARE_EVENTS, scheduler: str = "timing_wheel",
+                    stock: str = "priority_queue") -> dict[str, Any]:
+    """Events per second of a bare ns-3 event loop on this machine, on ``scheduler`` and ``stock``."""
     from ecngym.sim_backend import _fabric
+    from ecngym.sim_backend.config import SCHEDULERS
 
-    return {"bare_events_per_s": _fabric.bare_event_loop_rate(events), "events": events}
+    out: dict[str, Any] = {"bare_events_per_s": _fabric.bare_event_loop_rate(events, SCHEDULERS[scheduler]),
+                           "events": events, "scheduler": scheduler}
+    if stock:
+        out["bare_events_per_s_stock"] = _fabric.bare_event_loop_rate(events, SCHEDULERS[stock])
+        out["stock_scheduler"] = stock
+    return out
 
 
-def _in_subprocess(args: list[str]) -> dict[str, Any]:
+#: The whole-process run: what a user's script does to replay a scenario and read its records.
+WHOLE_PROCESS_SCRIPT = """
+import sys, time
+t0 = time.perf_counter()
+from ecngym.sim_backend import Fabric, FabricConfig
+from ecngym.sim_backend.hpcc_reference import scenario
+t1 = time.perf_counter()
+sc = scenario(sys.argv[1])
+with Fabric(sc.topology(), sc.flows(), FabricConfig.preset("hpcc")) as fab:
+    t2 = time.perf_counter()
+    fab.run("1s")
+    t3 = time.perf_counter()
+    records = fab.flow_records()
+print(int(records["finished"].sum()), t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
+"""
+
+
+def whole_process(name: str, runs: int) -> dict[str, Any]:
+    """Time ``runs`` fresh interpreters replaying scenario ``name`` (median, and its phases).
+
+    Returns:
+        ``whole_process_s`` (median wall time of the process, from the parent), ``whole_process_s_all``,
+        and the median phases measured inside: ``import_s`` (ecngym.sim_backend), ``load_build_s``
+        (topology and flow files, fabric build), ``run_s``, ``records_s``; ``startup_s`` is the rest
+        (interpreter start and exit).
+    """
+    totals, phases = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", WHOLE_PROCESS_SCRIPT, name], capture_output=True, text=True,
+                              check=False)
+        totals.append(time.perf_counter() - start)
+        if proc.returncode != 0:
+            raise RuntimeError(f"whole-process run of scenario {name} failed:\n{proc.stderr}")
+        phases.append([float(x) for x in proc.stdout.split()])
+    from ecngym.sim_backend.hpcc_reference import scenario
+
+    med = [float(np.median([p[i] for p in phases])) for i in range(5)]
+    total = float(np.median(totals))
+    return {"whole_process_scenario": name, "reference_wall_s": scenario(name).wall_s, "whole_process_s": total, "whole_process_s_all": totals,
+            "flows_completed": int(med[0]), "import_s": med[1], "load_build_s": med[2], "run_s": med[3],
+            "records_s": med[4], "startup_s": total - sum(med[1:])}
+
+
+def _in_subprocess(args: list[str], module: str = "ecngym.sim_backend.bench") -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, "-m", "ecngym.sim_backend.bench", "--worker", *args],
+        [sys.executable, "-m", module, "--worker", *args],
         capture_output=True, text=True, check=False,
     )
     if proc.returncode != 0:
@@ -133,7 +209,10 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     size bucket's median / p99, median over seeds, from the reference's, over all scenarios;
     linear-interpolation percentiles on both sides), ``slowdown_rel_err_median_hpcc`` and
     ``slowdown_rel_err_p99_hpcc`` (the same with the HPCC model's ``fct_analysis.py`` estimator on
-    both sides), ``seeds``, ``bare_events_per_s``.
+    both sides), ``seeds``, ``bare_events_per_s``; with a stock scheduler:
+    ``scheduler_speedup`` and ``scheduler_speedup_c`` (its wall time / ours, same process, A and C),
+    ``bare_events_per_s_stock``; with whole-process runs: ``whole_process_s`` (median, scenario A)
+    and ``import_s`` (its ``import ecngym.sim_backend`` phase).
     """
     by_name = {r["scenario"]: r for r in results if "scenario" in r}
     out: dict[str, Any] = {}
@@ -142,6 +221,9 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         out["data_packet_hops_per_s"] = a["data_packet_hops"] / a["wall_s"]
     if c is not None:
         out["data_packet_hops_per_s_c"] = c["data_packet_hops"] / c["wall_s"]
+    for key, r in (("scheduler_speedup", a), ("scheduler_speedup_c", c)):
+        if r is not None and r.get("wall_s_stock"):
+            out[key] = r["wall_s_stock"] / r["wall_s"]
     first = a or c
     if first is not None:
         out["sim_s_per_wall_s"] = first["simulated_span_s"] / first["wall_s"]
@@ -159,6 +241,12 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     bare = [r for r in results if "bare_events_per_s" in r]
     if bare:
         out["bare_events_per_s"] = bare[0]["bare_events_per_s"]
+        if "bare_events_per_s_stock" in bare[0]:
+            out["bare_events_per_s_stock"] = bare[0]["bare_events_per_s_stock"]
+    whole = [r for r in results if "whole_process_s" in r]
+    if whole:
+        out["whole_process_s"] = whole[0]["whole_process_s"]
+        out["import_s"] = whole[0]["import_s"]
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
 
 
@@ -185,13 +273,24 @@ def _print_tables(results: list[dict[str, Any]]) -> None:
     row("simulated s / wall s", lambda r, f: f"{r['simulated_span_s'] / r['wall_s']:.4f} "
         f"({f['simulated_span_s'] / f['wall_s']:.4f})")
     row("wall s", lambda r, f: f"{r['wall_s']:.2f} ({f['wall_s']:.2f})")
+    if all(r.get("wall_s_stock") for r in scen):
+        row(f"wall s on ns-3's {scen[0]['stock_scheduler']} (/ ours)",
+            lambda r, f: f"{r['wall_s_stock']:.2f} ({r['wall_s_stock'] / r['wall_s']:.2f}x)")
     row("peak RSS MB", lambda r, f: f"{r['peak_rss_mb']:.0f} ({f['peak_rss_mb']:.0f})")
     row("flows completed", lambda r, f: f"{r['flows_completed']}/{r['flows_total']}")
     console.print(speed)
     for r in results:
         if "bare_events_per_s" in r:
-            console.print(f"bare ns-3 event loop on this machine: {r['bare_events_per_s']:.3g} "
-                          "events/s (self-rescheduling no-op events, PriorityQueueScheduler)")
+            stock = (f", {r['bare_events_per_s_stock']:.3g} on {r['stock_scheduler']}"
+                     if "bare_events_per_s_stock" in r else "")
+            console.print(f"bare ns-3 event loop on this machine (self-rescheduling no-op events): "
+                          f"{r['bare_events_per_s']:.3g} events/s on {r['scheduler']}{stock}")
+        if "whole_process_s" in r:
+            console.print(f"scenario {r['whole_process_scenario']} as a whole process (fresh interpreter: import, "
+                          f"load, build, run, records): {r['whole_process_s']:.2f} s median of "
+                          f"{len(r['whole_process_s_all'])} (HPCC model: {r['reference_wall_s']:.2f} s); "
+                          f"import {r['import_s']:.2f} s, load + build {r['load_build_s']:.2f} s, run {r['run_s']:.2f} s, "
+                          f"records {r['records_s']:.2f} s, interpreter start / exit {r['startup_s']:.2f} s")
     n_seeds = scen[0]["seeds"]
     for suffix, label in (("", "linear-interpolation percentiles"),
                           ("_hpcc", "the HPCC model's fct_analysis.py percentiles")):
@@ -226,15 +325,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--aqm", default="red",
                         help="AQM policy of every switch port with its defaults (default red: the preset's "
                              "ECN; the fidelity figures only compare for red)")
+    parser.add_argument("--stock-scheduler", default="priority_queue",
+                        help="ns-3 scheduler to time beside ours in the same process ('' = none; "
+                             "default priority_queue)")
+    parser.add_argument("--whole-process", type=int, default=3,
+                        help="fresh-interpreter runs of scenario A, timed whole (default 3; 0 = none)")
     parser.add_argument("--json-only", action="store_true", help="print only the JSON line")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.worker:
         kind = args.worker[0]
-        result = (bare_event_rate() if kind == "bare"
-                  else run_scenario(kind, int(args.worker[1]), int(args.worker[2]), args.worker[3]))
+        if kind == "bare":  # bare [stock]
+            result = bare_event_rate(stock=args.worker[1] if len(args.worker) > 1 else "")
+        else:  # scenario repeats seeds aqm [stock]
+            result = run_scenario(kind, int(args.worker[1]), int(args.worker[2]), args.worker[3],
+                                  stock=args.worker[4] if len(args.worker) > 4 else "")
         print(json.dumps(result))
         return 0
+    from ecngym.sim_backend.config import SCHEDULERS
+
+    if args.stock_scheduler and args.stock_scheduler not in SCHEDULERS:
+        parser.error(f"--stock-scheduler: got {args.stock_scheduler!r}, allowed: '', {', '.join(SCHEDULERS)}")
+    if args.whole_process < 0:
+        parser.error("--whole-process must be >= 0")
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
     if args.seeds < 1:
@@ -248,10 +361,14 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with Console(stderr=True).status("measuring ...") as status:
         status.update("bare ns-3 event loop ...")
-        results.append(_in_subprocess(["bare"]))
+        stock = [args.stock_scheduler] if args.stock_scheduler else []
+        results.append(_in_subprocess(["bare", *stock]))
         for name in names:
             status.update(f"replaying scenario {name} ({args.repeats}x for speed, {args.seeds} seed(s)) ...")
-            results.append(_in_subprocess([name, str(args.repeats), str(args.seeds), args.aqm]))
+            results.append(_in_subprocess([name, str(args.repeats), str(args.seeds), args.aqm, *stock]))
+        if args.whole_process:
+            status.update(f"scenario A as a whole process ({args.whole_process}x) ...")
+            results.append(whole_process("A", args.whole_process))
     if not args.json_only:
         _print_tables(results)
     print(json.dumps(summarize(results)))
