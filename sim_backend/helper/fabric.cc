@@ -2,7 +2,9 @@
 #include "fabric.h"
 
 #include "../model/red-aqm-policy.h"
+#include "../model/timing-wheel-scheduler.h"
 
+#include "ns3/boolean.h"
 #include "ns3/nstime.h"
 #include "ns3/object-factory.h"
 #include "ns3/scheduler.h"
@@ -67,6 +69,11 @@ UseScheduler(const std::string& typeId)
     }
     ObjectFactory scheduler;
     scheduler.SetTypeId(tid);
+    if (tid == TimingWheelScheduler::GetTypeId())
+    {
+        // The model reads the time from it (TimingWheelScheduler::NowNs()).
+        scheduler.Set("PublishClock", BooleanValue(true));
+    }
     Simulator::SetScheduler(scheduler);
 }
 

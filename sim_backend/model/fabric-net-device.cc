@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "fabric-net-device.h"
 
+#include "timing-wheel-scheduler.h"
+
 #include "fabric-events.h"
 
 #include "ns3/simulator.h"
@@ -57,7 +59,7 @@ FabricNetDevice::SetChannel(Ptr<FabricChannel> channel)
 void
 FabricNetDevice::Enqueue(FabricPacket* p)
 {
-    const int64_t now = Simulator::Now().GetTimeStep();
+    const int64_t now = TimingWheelScheduler::NowNs();
     p->enqueueNs = now;
     p->next = nullptr;
     Fifo& f = m_queues[p->queue];
@@ -88,7 +90,7 @@ FabricNetDevice::Enqueue(FabricPacket* p)
 void
 FabricNetDevice::EnqueuePfcFrame(FabricPacket* p)
 {
-    p->enqueueNs = Simulator::Now().GetTimeStep();
+    p->enqueueNs = TimingWheelScheduler::NowNs();
     Fifo& f = m_queues[0];
     p->next = f.head;
     f.head = p;
@@ -130,7 +132,7 @@ FabricNetDevice::DequeueEligible()
     p->next = nullptr;
     if (chosenQueue != 0)
     {
-        AdvanceQueueIntegral(Simulator::Now().GetTimeStep());
+        AdvanceQueueIntegral(TimingWheelScheduler::NowNs());
         m_dataBytes -= p->wireBytes;
         m_owner->NotifyDequeue(this, p);
     }

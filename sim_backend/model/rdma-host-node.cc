@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "rdma-host-node.h"
 
+#include "timing-wheel-scheduler.h"
+
 #include "ns3/simulator.h"
 
 #include <algorithm>
@@ -79,7 +81,7 @@ RdmaHostNode::PullData(FabricNetDevice* port)
     {
         return nullptr;
     }
-    const int64_t now = Simulator::Now().GetTimeStep();
+    const int64_t now = TimingWheelScheduler::NowNs();
     // Round-robin from the queue pair after the one served last (the HPCC model's NIC scan).
     // Finished queue pairs leave the list lazily: those the scan passes before finding one to
     // serve are compacted out afterwards, keeping the others' order.
@@ -274,7 +276,7 @@ RdmaHostNode::ReceiveData(FabricPacket* p)
 {
     QueuePair& qp = m_ctx->flows[p->flowId];
     const FabricConfig& cfg = m_ctx->cfg;
-    const int64_t now = Simulator::Now().GetTimeStep();
+    const int64_t now = TimingWheelScheduler::NowNs();
     if (p->ce && cfg.ecnFeedback == EcnFeedback::Cnp && now - qp.lastCnpNs >= cfg.cnpIntervalNs)
     {
         qp.lastCnpNs = now;
@@ -314,7 +316,7 @@ RdmaHostNode::ReceiveAck(FabricPacket* p)
     {
         return;
     }
-    const int64_t now = Simulator::Now().GetTimeStep();
+    const int64_t now = TimingWheelScheduler::NowNs();
     uint64_t newly = 0;
     if (p->seq > qp.sndUna)
     {

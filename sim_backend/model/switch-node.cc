@@ -3,8 +3,12 @@
 
 #include "fast-random.h"
 #include "red-aqm-policy.h"
+#include "timing-wheel-scheduler.h"
 
+#include "ns3/abort.h"
 #include "ns3/simulator.h"
+
+#include <map>
 
 namespace ns3
 {
@@ -74,7 +78,7 @@ AqmContext
 SwitchNode::MakeAqmContext(const FabricNetDevice* port, uint8_t queue) const
 {
     AqmContext ctx;
-    ctx.nowNs = Simulator::Now().GetTimeStep();
+    ctx.nowNs = TimingWheelScheduler::NowNs();
     ctx.portId = port->GetPortId();
     ctx.queueBytes = port->GetQueueBytes(queue);
     ctx.portDataBytes = port->GetDataQueueBytes();
@@ -85,14 +89,30 @@ SwitchNode::MakeAqmContext(const FabricNetDevice* port, uint8_t queue) const
 void
 SwitchNode::SetRoutes(std::vector<std::vector<uint16_t>> routes)
 {
-    m_routes = std::move(routes);
+    std::map<std::vector<uint16_t>, uint16_t> setIndex;
+    m_routeSet.assign(routes.size(), 0);
+    m_setStart.assign(1, 0);
+    m_setPorts.clear();
+    for (std::size_t host = 0; host < routes.size(); ++host)
+    {
+        auto [it, isNew] = setIndex.try_emplace(routes[host], setIndex.size());
+        if (isNew)
+        {
+            NS_ABORT_MSG_IF(setIndex.size() > 65536, "more than 65536 distinct next-hop sets");
+            m_setPorts.insert(m_setPorts.end(), routes[host].begin(), routes[host].end());
+            m_setStart.push_back(static_cast<uint32_t>(m_setPorts.size()));
+        }
+        m_routeSet[host] = it->second;
+    }
 }
 
 FabricNetDevice*
 SwitchNode::Route(const FabricPacket* p) const
 {
-    const std::vector<uint16_t>& next = m_routes[p->dstHost];
-    if (next.size() == 1)
+    const uint16_t set = m_routeSet[p->dstHost];
+    const uint16_t* next = m_setPorts.data() + m_setStart[set];
+    const uint32_t count = m_setStart[set + 1] - m_setStart[set];
+    if (count == 1)
     {
         return PeekPointer(m_ports[next[0]]);
     }
@@ -109,10 +129,10 @@ SwitchNode::Route(const FabricPacket* p) const
                                   qp.srcAddr,
                                   qp.dstPort | (static_cast<uint32_t>(qp.srcPort) << 16),
                                   m_nodeIndex);
-        return PeekPointer(m_ports[next[h % next.size()]]);
+        return PeekPointer(m_ports[next[h % count]]);
     }
     const uint64_t h = SplitMix64(m_hashSalt ^ p->flowHash);
-    return PeekPointer(m_ports[next[h % next.size()]]);
+    return PeekPointer(m_ports[next[h % count]]);
 }
 
 void

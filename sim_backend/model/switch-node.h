@@ -137,7 +137,13 @@ class SwitchNode : public Node, public FabricPortOwner, public AqmPortAccess
     std::vector<Ptr<FabricNetDevice>> m_ports;
     std::vector<Ptr<PortAqmPolicy>> m_aqm;
     std::vector<uint8_t> m_aqmIngress; //!< per port: its policy wants the ingress hook
-    std::vector<std::vector<uint16_t>> m_routes;
+    // Forwarding table, compact: a switch has few distinct next-hop sets (a fat-tree edge switch
+    // sends every remote host up the same k/2 ports), so each destination host maps to the index
+    // of its set (2 bytes per host, not a vector each: at k = 16 the table is 640 KB instead of
+    // ~16 MB, and stays in cache).
+    std::vector<uint16_t> m_routeSet;    //!< destination host -> index into m_setStart
+    std::vector<uint32_t> m_setStart;    //!< set i: m_setPorts[m_setStart[i] .. m_setStart[i + 1])
+    std::vector<uint16_t> m_setPorts;    //!< next-hop local port indices of every set, in order
     SharedBufferMmu m_mmu;
     std::vector<PauseState> m_pause; //!< per (ingress port, queue)
 };

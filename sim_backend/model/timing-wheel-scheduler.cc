@@ -2,6 +2,7 @@
 #include "timing-wheel-scheduler.h"
 
 #include "ns3/assert.h"
+#include "ns3/boolean.h"
 #include "ns3/event-impl.h"
 #include "ns3/uinteger.h"
 
@@ -41,7 +42,14 @@ TimingWheelScheduler::GetTypeId()
                           UintegerValue(kDefaultHorizonBits),
                           MakeUintegerAccessor(&TimingWheelScheduler::SetHorizonBits,
                                                &TimingWheelScheduler::GetHorizonBits),
-                          MakeUintegerChecker<uint32_t>(6, 22));
+                          MakeUintegerChecker<uint32_t>(6, 22))
+            .AddAttribute("PublishClock",
+                          "Whether TimingWheelScheduler::NowNs() reads this scheduler's clock (set "
+                          "it only on the scheduler the simulator uses).",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&TimingWheelScheduler::SetPublishClock,
+                                              &TimingWheelScheduler::GetPublishClock),
+                          MakeBooleanChecker());
     return tid;
 }
 
@@ -50,7 +58,23 @@ TimingWheelScheduler::TimingWheelScheduler()
     SetHorizonBits(kDefaultHorizonBits);
 }
 
-TimingWheelScheduler::~TimingWheelScheduler() = default;
+TimingWheelScheduler::~TimingWheelScheduler()
+{
+    SetPublishClock(false);
+}
+
+void
+TimingWheelScheduler::SetPublishClock(bool publish)
+{
+    if (publish)
+    {
+        s_clock = this;
+    }
+    else if (s_clock == this)
+    {
+        s_clock = nullptr;
+    }
+}
 
 void
 TimingWheelScheduler::SetHorizonBits(uint32_t bits)
@@ -69,29 +93,16 @@ TimingWheelScheduler::SetHorizonBits(uint32_t bits)
     m_summary.assign((m_bits.size() + 63) / 64, 0);
 }
 
-TimingWheelScheduler::Node*
-TimingWheelScheduler::AllocateNode()
-{
-    if (m_freeNodes == nullptr)
-    {
-        m_chunks.push_back(std::make_unique<Node[]>(kNodesPerChunk));
-        Node* chunk = m_chunks.back().get();
-        for (std::size_t i = 0; i < kNodesPerChunk; ++i)
-        {
-            chunk[i].next = m_freeNodes;
-            m_freeNodes = &chunk[i];
-        }
-    }
-    Node* n = m_freeNodes;
-    m_freeNodes = n->next;
-    return n;
-}
-
 void
-TimingWheelScheduler::ReleaseNode(Node* n)
+TimingWheelScheduler::AddNodes()
 {
-    n->next = m_freeNodes;
-    m_freeNodes = n;
+    m_chunks.push_back(std::make_unique<Node[]>(kNodesPerChunk));
+    Node* chunk = m_chunks.back().get();
+    for (std::size_t i = 0; i < kNodesPerChunk; ++i)
+    {
+        chunk[i].next = m_freeNodes;
+        m_freeNodes = &chunk[i];
+    }
 }
 
 void
@@ -200,7 +211,7 @@ TimingWheelScheduler::InsertFar(const Scheduler::Event& ev)
 }
 
 void
-TimingWheelScheduler::PullFromHeap()
+TimingWheelScheduler::MoveFromHeap()
 {
     while (!m_far.empty() && m_far.front().key.m_ts - m_base < m_horizon)
     {
@@ -250,6 +261,11 @@ void
 TimingWheelScheduler::Insert(const Scheduler::Event& ev)
 {
     const uint64_t ts = ev.key.m_ts;
+    if (ts - m_base < m_horizon) // (ts < m_base wraps around to a huge difference)
+    {
+        InsertWheel(ev);
+        return;
+    }
     if (ts < m_base)
     {
         if (IsEmpty())
@@ -317,6 +333,7 @@ TimingWheelScheduler::RemoveNext()
     --m_wheelCount;
     const Scheduler::Event ev = n->ev;
     ReleaseNode(n);
+    m_nowTs = ev.key.m_ts;
     return ev;
 }
 

@@ -7,6 +7,7 @@
 #define ECNGYM_TIMING_WHEEL_SCHEDULER_H
 
 #include "ns3/scheduler.h"
+#include "ns3/simulator.h"
 
 #include <cstdint>
 #include <memory>
@@ -39,6 +40,12 @@ namespace ecngym
  * Cancelled events stay in the list until they are due (Simulator::Cancel only marks them);
  * Remove() takes one out: O(bucket length) in the wheel, O(n) in the heap, like the stock
  * PriorityQueueScheduler's.
+ *
+ * Clock: the timestamp of the event RemoveNext() handed out last is the simulator's current time
+ * while that event runs (DefaultSimulatorImpl sets its clock to it). With the attribute
+ * PublishClock set (the fabric sets it on the scheduler it installs), NowNs() returns it without
+ * the three calls and two Time objects of Simulator::Now(); with any other scheduler NowNs() is
+ * Simulator::Now().
  */
 class TimingWheelScheduler : public Scheduler
 {
@@ -62,6 +69,30 @@ class TimingWheelScheduler : public Scheduler
     uint32_t GetHorizonBits() const
     {
         return m_bitsLog2;
+    }
+
+    /**
+     * @brief Make this scheduler the source of NowNs() (or stop it being that).
+     * @param publish whether NowNs() reads this scheduler's clock
+     */
+    void SetPublishClock(bool publish);
+
+    /** @return whether NowNs() reads this scheduler's clock */
+    bool GetPublishClock() const
+    {
+        return s_clock == this;
+    }
+
+    /**
+     * @brief The simulator's current time in ns (Simulator::Now()), read from the scheduler that
+     *        publishes its clock if there is one.
+     * @return the current simulation time in ns
+     */
+    static int64_t NowNs()
+    {
+        const TimingWheelScheduler* clock = s_clock;
+        return clock != nullptr ? static_cast<int64_t>(clock->m_nowTs)
+                                : Simulator::Now().GetTimeStep();
     }
 
     // Inherited
@@ -94,8 +125,15 @@ class TimingWheelScheduler : public Scheduler
 
     void InsertWheel(const Scheduler::Event& ev);
     void InsertFar(const Scheduler::Event& ev);
-    /** @brief Move the heap's events that are now within the horizon to the wheel. */
-    void PullFromHeap();
+    /** @brief Move the heap's events that are now within the horizon to the wheel, if any. */
+    void PullFromHeap()
+    {
+        if (!m_far.empty() && m_far.front().key.m_ts - m_base < m_horizon)
+        {
+            MoveFromHeap();
+        }
+    }
+    void MoveFromHeap();
     /** @brief Move base back to ts (an event before base: never happens under ns-3's simulator). */
     void Rebase(uint64_t ts);
     /** @return the index of the first non-empty bucket at or after `from` (circular); wheel non-empty */
@@ -104,13 +142,30 @@ class TimingWheelScheduler : public Scheduler
     uint64_t FindFrom(uint64_t from) const;
     void SetBit(uint64_t idx);
     void ClearBit(uint64_t idx);
-    Node* AllocateNode();
-    void ReleaseNode(Node* n);
+    Node* AllocateNode()
+    {
+        if (m_freeNodes == nullptr)
+        {
+            AddNodes();
+        }
+        Node* n = m_freeNodes;
+        m_freeNodes = n->next;
+        return n;
+    }
+    void ReleaseNode(Node* n)
+    {
+        n->next = m_freeNodes;
+        m_freeNodes = n;
+    }
+    void AddNodes();
+
+    static inline const TimingWheelScheduler* s_clock{nullptr}; //!< the scheduler NowNs() reads
 
     uint32_t m_bitsLog2{0};
     uint64_t m_horizon{0};
     uint64_t m_mask{0};
     uint64_t m_base{0};         //!< every wheel event's timestamp lies in [m_base, m_base + m_horizon)
+    uint64_t m_nowTs{0};        //!< timestamp of the event RemoveNext() handed out last
     std::size_t m_wheelCount{0}; //!< events in the wheel
     std::vector<Bucket> m_buckets;
     std::vector<uint64_t> m_bits;    //!< bit i: bucket i is non-empty
