@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -m "not slow"
 
-.PHONY: demo test test-all install bench lint check clean
+.PHONY: demo test test-all install browser bench lint check clean
 
 install:
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,13 +16,19 @@ install:
 	$(PY) -m pip install --quiet $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))")
 	$(PY) -m pip install --no-build-isolation ".[test]"
 
-## The main job on a small default scenario.
+## The main job: the benchmark on a small default scenario, then the leaderboard (terminal + HTML page).
 demo: install
 	$(VENV)/bin/ecngym run
 
-## The default (fast) test suite.
-test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+## Headless Chromium for the leaderboard page test (Debian's chromium; CI runs as root on a fresh machine).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
+
+## The default (fast) test suite (the page test needs the browser: a missing one fails it here).
+test: install browser
+	ECNGYM_REQUIRE_BROWSER=1 $(PY) -m pytest $(PYTEST_ARGS)
 
 ## Everything, including the slow learning / reproduction tests.
 test-all: PYTEST_ARGS =

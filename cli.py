@@ -9,7 +9,9 @@ prints the traceback.
 
 Commands
 --------
-run             the main job on a small default scenario (see README)
+run             the benchmark: every untrained controller x 3 seeds, then the leaderboard (Hydra)
+compare         one trace under several static ECN settings on the bare fabric (Hydra)
+leaderboard     rank controllers per scenario from the results store; terminal table + HTML page
 trace generate  generate a hashed traffic trace from Hydra overrides
 trace inspect   print a trace's flows, achieved load, size percentiles and hash
 eval            run one controller on one scenario and print the summary (Hydra)
@@ -32,7 +34,9 @@ from ecngym.error import ConfigError, EcnGymError
 
 # command words -> ("module:function", one-line description); imported lazily: `ecngym --help` stays instant
 _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
-    ("run",): ("ecngym.experiment:run_main", "the main job: one trace under several static ECN settings"),
+    ("run",): ("ecngym.experiment:run_main", "the benchmark: every untrained controller x seeds, then the leaderboard"),
+    ("compare",): ("ecngym.experiment:compare_main", "one trace under several static ECN settings (bare fabric)"),
+    ("leaderboard",): ("ecngym.results.leaderboard:main", "rank controllers from the results store, write the page"),
     ("eval",): ("ecngym.experiment:eval_main", "run one controller on one scenario, print the summary"),
     ("train",): ("ecngym.experiment:train_main", "train an SB3 algorithm (DQN / PPO) on an env"),
     ("trace", "generate"): ("ecngym.workloads.cli:generate_main", "generate a hashed traffic trace"),
@@ -46,7 +50,7 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
 
 
 # Hydra commands -> their config (configs/<name>.yaml): overrides are composed before the command runs
-_HYDRA_CONFIGS: dict[tuple[str, ...], str] = {("run",): "run", ("eval",): "eval", ("train",): "train",
+_HYDRA_CONFIGS: dict[tuple[str, ...], str] = {("run",): "run", ("compare",): "compare", ("eval",): "eval", ("train",): "train",
                                               ("trace", "generate"): "trace"}
 
 
@@ -155,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             except SystemExit as exc:  # Hydra reports a failed job and exits
                 return exc.code if isinstance(exc.code, int) else 1
-            return int(result or 0)
+            return result if isinstance(result, int) else 0  # a sweep objective is no exit status
     subcommands = [words[1] for words in _COMMANDS if len(words) == 2 and words[0] == args[0]]
     if subcommands:
         print(f"ecngym {args[0]}: needs one of: {', '.join(subcommands)}\n\n{_usage()}", file=sys.stderr)

@@ -1,10 +1,11 @@
-"""``ecngym run``: the main job on a small default scenario.
+"""The experiment commands: ``ecngym run`` (the benchmark), ``eval``, ``train`` and ``compare``.
 
-It replays one trace on one fabric once per static ECN setting and prints the FCT-slowdown
-comparison; identical traffic for every setting, so the differences come from ECN alone. The
-resolved config (``run.json``), each setting's per-flow records (``flows_<setting>.parquet``) and
-the summary (``summary.csv``) land in the Hydra run directory; both are written as each setting
-finishes, so a failure in a later simulation keeps the results of the earlier ones.
+``ecngym run`` is the benchmark: every controller that needs no training, on one small scenario,
+over several seeds; each episode is a row in the results store (:mod:`ecngym.results`) as soon as
+it ends, then the leaderboard is printed and its HTML page written. ``ecngym eval`` runs one
+controller (``-m`` sweeps: joblib, Ray, Optuna via ``sweep=...``); ``ecngym train`` trains an SB3
+policy; both write through the store too. ``ecngym compare`` replays one trace on one fabric once
+per static ECN setting (no env, no controller) and prints the FCT-slowdown comparison.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 
 import hydra
 import hydra.experimental.callback
+import hydra.types
+import hydra.utils
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
@@ -123,16 +126,17 @@ def print_summary(summary: pd.DataFrame, console: Console) -> None:
     console.print(table)
 
 
-def _user_errors(task: Callable[[DictConfig], None]) -> Callable[[DictConfig], None]:
+def _user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfig], Any]:
     """Report bad input (an :class:`~ecngym.error.EcnGymError`) in one line and exit with status 2.
 
-    Hydra would otherwise print the traceback of any exception and exit with status 1.
+    Hydra would otherwise print the traceback of any exception and exit with status 1. The task's
+    return value (a sweep objective) is passed on to Hydra's sweeper.
     """
 
     @functools.wraps(task)
-    def wrapper(cfg: DictConfig) -> None:
+    def wrapper(cfg: DictConfig) -> Any:
         try:
-            task(cfg)
+            return task(cfg)
         except (EcnGymError, OmegaConfBaseException) as exc:
             if os.environ.get("HYDRA_FULL_ERROR") == "1":  # --debug
                 traceback.print_exc()
@@ -145,10 +149,10 @@ def _user_errors(task: Callable[[DictConfig], None]) -> Callable[[DictConfig], N
     return wrapper
 
 
-@hydra.main(version_base="1.3", config_path="configs", config_name="run")
+@hydra.main(version_base="1.3", config_path="configs", config_name="compare")
 @_user_errors
-def run_main(cfg: DictConfig) -> None:
-    """Entry point of ``ecngym run`` (Hydra overrides accepted, e.g. ``topology=leaf_spine``)."""
+def compare_main(cfg: DictConfig) -> None:
+    """Entry point of ``ecngym compare`` (Hydra overrides accepted, e.g. ``topology=leaf_spine``)."""
     console = Console(width=max(Console().width, 100))  # the comparison table needs ~100 columns
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     summary = compare_static_settings(cfg, console, out)
@@ -160,15 +164,17 @@ def run_main(cfg: DictConfig) -> None:
 
 
 # ---------------------------------------------------------------------- eval / train
-def make_controller(cfg: DictConfig) -> Any:
-    """Build the controller of ``cfg.controller`` (its ``_target_``; see :mod:`ecngym.baselines.registry`).
+def make_controller(cfg: DictConfig, controller_cfg: DictConfig | None = None) -> Any:
+    """Build the controller of ``controller_cfg`` (default ``cfg.controller``) from its ``_target_``.
+
+    See :mod:`ecngym.baselines.registry`.
 
     Raises:
         ConfigError: On an unknown target or key, or a bad parameter (naming ``controller.<field>``).
     """
     from ecngym.baselines.registry import build_controller
 
-    return build_controller(cfg.controller)
+    return build_controller(cfg.controller if controller_cfg is None else controller_cfg)
 
 
 def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
@@ -259,40 +265,138 @@ def _save_controller_log(controller: Any, episode: int, logs: list[pd.DataFrame]
     pd.concat(logs, ignore_index=True).to_csv(out / "controller_log.csv", index=False)
 
 
-@hydra.main(version_base="1.3", config_path="configs", config_name="eval")
-@_user_errors
-def eval_main(cfg: DictConfig) -> None:
-    """``ecngym eval``: run one controller on one scenario and print the summary."""
-    console = Console(width=max(Console().width, 100))  # the summary table needs ~100 columns
-    episodes, seed = check_whole("episodes", cfg.episodes, 1), check_whole("seed", cfg.seed, 0)
-    controller = make_controller(cfg)
+def results_store(cfg: DictConfig) -> Any:
+    """The results store of ``cfg.results.dir`` (relative paths: from the directory the command started in)."""
+    from ecngym.results import ResultStore
+    from ecngym.results.config import parse_results
+
+    return ResultStore(hydra.utils.to_absolute_path(parse_results(cfg.get("results")).dir))
+
+
+def scenario_name(cfg: DictConfig) -> str:
+    """Display name of the scenario: the env config's name plus any fabric / topology / workload group."""
+    name = str(cfg.env.get("name", cfg.env.id))
+    for group, key in (("fabric", "preset"), ("topology", "kind"), ("workload", "name")):
+        if cfg.get(group):
+            name += f"+{group}={cfg[group].get(key, 'custom')}"
+    return name
+
+
+def _job_name() -> str:
+    """The Hydra job's name in a sweep (``<num>``), or '' in a single run."""
+    try:
+        hc = hydra.core.hydra_config.HydraConfig.get()
+        return str(hc.job.num) if hc.mode == hydra.types.RunMode.MULTIRUN else ""
+    except ValueError:
+        return ""
+
+
+def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], command: str, console: Console,
+             out: Path) -> list[dict[str, Any]]:
+    """Run a controller for one episode per seed and commit each episode's row to the store as it ends.
+
+    With ``results.skip_existing``, an episode whose row is already in the store is not simulated
+    again; its stored row is returned instead (a rerun of a killed sweep fills in only what is
+    missing).
+
+    Returns:
+        One dict per seed: ``controller``, ``episode``, ``seed``, ``return``, ``trace_hash``,
+        ``row_id`` and the episode summary's metrics.
+    """
+    from ecngym.results import episode_row, make_logger, measure_episode, row_id
+    from ecngym.results.record import controller_identity, scenario_identity
+
+    store = results_store(cfg)
+    controller = make_controller(cfg, controller_cfg)
     env = _env_for(controller, cfg)
-    out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
-    rows: list[dict[str, Any]] = []
+    params = OmegaConf.to_container(controller_cfg, resolve=True)
+    env_config = env.unwrapped.config.as_dict()  # the resolved scenario (preset + overrides)
+    ids = {seed: row_id(command, controller_identity(controller.name, params),
+                        scenario_identity(cfg.env.id, env_config), seed) for seed in seeds}
+    from ecngym.results.config import parse_results
+
+    skip = parse_results(cfg.get("results")).skip_existing
+    todo = [seed for seed in seeds if not (skip and store.has(ids[seed]))]
+    if len(todo) < len(seeds):
+        console.print(f"{controller.name}: {len(seeds) - len(todo)} of {len(seeds)} episodes already in the "
+                      f"store {store.root}, not run again (results.skip_existing=false reruns them)")
+    logger = make_logger(OmegaConf.to_container(cfg.logger, resolve=True) if cfg.get("logger") else None,
+                         run_name="-".join(filter(None, [command, controller.name, _job_name()])), run_dir=out,
+                         config=OmegaConf.to_container(cfg, resolve=True))
+    rows: dict[int, dict[str, Any]] = {}
     logs: list[pd.DataFrame] = []
     try:
-        for episode in range(episodes):
-            with console.status(f"{controller.name} on {cfg.env.id}: episode {episode + 1}/{episodes}"):
-                from ecngym.envs.rollout import run_episode
-
+        for seed in todo:
+            with console.status(f"{controller.name} on {cfg.env.id}: seed {seed}"):
                 try:
-                    summary, _, ret = run_episode(env, controller, seed=seed + episode)
+                    episode = measure_episode(env, controller, seed)
                 finally:  # the controller's per-step records, also those of an episode that failed
-                    _save_controller_log(controller, episode, logs, out)
-            rows.append({"controller": controller.name, "env": cfg.env.id, "episode": episode,
-                         "seed": seed + episode, "return": ret, **summary})
+                    _save_controller_log(controller, seeds.index(seed), logs, out)
+            metrics = episode.metrics()
+            row = episode_row(store, command, controller.name, params, cfg.env.id, scenario_name(cfg), env_config,
+                              env.unwrapped.scenario.trace.hash, seed, metrics, episode_return=episode.episode_return,
+                              wall_s=episode.wall_s, flows=episode.flows, series=episode.series,
+                              artifacts_path=str(out))
+            store.commit(row)  # atomic: the row is in the store, complete, from here on
+            logger.log_metrics(metrics, step=seed)
+            rows[seed] = {"controller": controller.name, "env": cfg.env.id, "seed": seed,
+                          "return": episode.episode_return, "trace_hash": row["trace_hash"],
+                          "row_id": row["row_id"], **episode.summary}
             if hasattr(controller, "trained_traces"):  # checked before the first action: held out
-                rows[-1]["held_out"] = summary["trace_hash"] not in controller.trained_traces
-            # rewritten after every episode, atomically: a later failure or a kill keeps these
-            write_atomically(out / "eval.csv", lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
+                rows[seed]["held_out"] = row["trace_hash"] not in controller.trained_traces
+            if command == "eval":  # the run folder's own record too, rewritten as each episode ends
+                done = [{**r, "episode": seeds.index(k)} for k, r in rows.items()]
+                write_atomically(out / "eval.csv", lambda tmp, done=done: pd.DataFrame(done).to_csv(tmp, index=False))
     finally:
         env.close()
-    console.print(summary_table(rows, f"{controller.name} on {cfg.env.id}"))
+        logger.close()
+    report = store.ingest()
+    if report.duplicates:
+        console.print(f"[yellow]{report.duplicates} row(s) were already in the store and were replaced[/]")
+    missing = [seed for seed in seeds if seed not in rows]
+    if missing:
+        stored = store.episodes(ingest=False).set_index("row_id")
+        for seed in missing:
+            r = stored.loc[ids[seed]]
+            rows[seed] = {"controller": r["controller"], "env": r["env_id"], "seed": seed, "return": r["return"],
+                          "trace_hash": r["trace_hash"], "row_id": ids[seed],
+                          **{k: r[k] for k in stored.columns if k.startswith(("slowdown_", "flows_", "queue_"))
+                             or k in ("utilization", "pfc_paused_fraction", "marked_fraction")}}
+    return [{**rows[seed], "episode": i} for i, seed in enumerate(seeds)]
+
+
+def objective(cfg: DictConfig, rows: list[dict[str, Any]]) -> float | None:
+    """The sweep objective ``cfg.objective`` (a metric name): its mean over ``rows``, read from the store."""
+    name = cfg.get("objective")
+    if not name:
+        return None
+    frame = results_store(cfg).query(
+        "SELECT avg(metrics[$name]) AS value, count(metrics[$name]) AS n FROM episodes "
+        "WHERE list_contains($ids, row_id)", {"name": str(name), "ids": [r["row_id"] for r in rows]})
+    if int(frame["n"][0]) == 0:
+        raise ConfigError("objective", f"no stored episode has a metric {name!r}; known: "
+                                       f"{sorted(k for k in rows[0] if k not in ('controller', 'env', 'row_id'))}")
+    return float(frame["value"][0])
+
+
+@hydra.main(version_base="1.3", config_path="configs", config_name="eval")
+@_user_errors
+def eval_main(cfg: DictConfig) -> float | None:
+    """``ecngym eval``: run one controller on one scenario, store the episodes, print the summary."""
+    console = Console(width=max(Console().width, 100))  # the summary table needs ~100 columns
+    episodes, seed = check_whole("episodes", cfg.episodes, 1), check_whole("seed", cfg.seed, 0)
+    out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = evaluate(cfg, cfg.controller, list(range(seed, seed + episodes)), "eval", console, out)
+    console.print(summary_table(rows, f"{rows[0]['controller']} on {cfg.env.id}"))
+    probe = make_env(cfg)
     record = {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
-              "env_config": env.unwrapped.config.as_dict(),  # the resolved scenario (preset + overrides)
+              "env_config": probe.unwrapped.config.as_dict(), "store": str(results_store(cfg).root),
               "episodes": rows}
+    probe.close()
     write_text_atomically(out / "eval.json", json.dumps(record, indent=2, default=str))
-    console.print(f"results: {out}")
+    console.print(f"results: {results_store(cfg).root} (rows {', '.join(r['row_id'][:10] for r in rows)}); {out}")
+    return objective(cfg, rows)
 
 
 class EvalSweepComparison(hydra.experimental.callback.Callback):
@@ -349,7 +453,9 @@ def train_main(cfg: DictConfig) -> None:
     write_text_atomically(out / "train.json", json.dumps(
         {"version": __version__, "model": str(path), "seed": int(cfg.seed),
          "config": OmegaConf.to_container(cfg, resolve=True), "env_config": env_config}, indent=2, default=str))
-    Console().print(f"model: {path}\nevaluate: ecngym eval env={cfg.env.name} controller=sb3 "
+    row = _store_training(cfg, path, env_config, out)
+    Console().print(f"model: {path}\nresults: {results_store(cfg).root} (row {row['row_id'][:10]})\n"
+                    f"evaluate: ecngym eval env={cfg.env.name} controller=sb3 "
                     f"controller.algorithm={cfg.algorithm} controller.path={path}")
 
 
@@ -373,3 +479,112 @@ def _train_agent(cfg: DictConfig, out: Path) -> None:
          "config": OmegaConf.to_container(cfg, resolve=True), "env_config": base_env}, indent=2, default=str))
     Console().print(f"model: {path}\nlearning curve: {out / 'curve.csv'}\nevaluate on held-out traces: "
                     f"ecngym eval env={cfg.env.name} controller={agent['name']} controller.path={out} seed=1000")
+
+
+def training_curve(monitor_dir: Path) -> pd.DataFrame:
+    """The learning curve of SB3's Monitor files: one row per finished episode, in finishing order.
+
+    Returns:
+        Columns ``timesteps`` (env steps so far, over all workers), ``episode_return``,
+        ``episode_length`` and ``wall_s``.
+    """
+    frames = [pd.read_csv(f, skiprows=1) for f in sorted(monitor_dir.glob("*.monitor.csv"))]
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=["timesteps", "episode_return", "episode_length", "wall_s"])
+    curve = pd.concat(frames).sort_values("t", kind="stable")
+    return pd.DataFrame({"timesteps": curve["l"].cumsum().to_numpy(), "episode_return": curve["r"].to_numpy(),
+                         "episode_length": curve["l"].to_numpy(), "wall_s": curve["t"].to_numpy()})
+
+
+def _store_training(cfg: DictConfig, model: Path, env_config: dict[str, Any], out: Path) -> dict[str, Any]:
+    """Commit the training run's row (learning curve, final returns, the model's path) and log the curve."""
+    from ecngym.results import episode_row, make_logger
+
+    store = results_store(cfg)
+    curve = training_curve(out / "monitor")
+    tail = curve["episode_return"].tail(10)
+    metrics = {"episodes": float(len(curve)), "timesteps": float(cfg.total_timesteps),
+               "return_last10_mean": float(tail.mean()) if len(tail) else float("nan")}
+    params = {"algorithm": str(cfg.algorithm), "total_timesteps": int(cfg.total_timesteps), "n_envs": int(cfg.n_envs),
+              "hyperparams": OmegaConf.to_container(cfg.hyperparams, resolve=True) if cfg.get("hyperparams") else {}}
+    row = episode_row(store, "train", f"sb3_{cfg.algorithm}", params, cfg.env.id, scenario_name(cfg), env_config,
+                      "training: one trace per episode seed", int(cfg.seed), metrics, curve=curve,
+                      artifacts_path=str(model))
+    store.commit(row)
+    store.ingest()
+    with make_logger(OmegaConf.to_container(cfg.logger, resolve=True) if cfg.get("logger") else None,
+                     run_name=f"train-sb3_{cfg.algorithm}-seed{cfg.seed}", run_dir=out,
+                     config=OmegaConf.to_container(cfg, resolve=True)) as logger:
+        logger.log_curve(curve)
+        logger.log_metrics(metrics, step=int(cfg.total_timesteps), prefix="train_summary")
+    return row
+
+
+# ---------------------------------------------------------------------- the benchmark
+def benchmark_controllers(cfg: DictConfig) -> dict[str, DictConfig]:
+    """The controller configs ``ecngym run`` evaluates, by name.
+
+    ``controllers: all`` takes every config in ``configs/controller/`` that needs no training (no
+    mandatory ``???`` field such as a model path); a list names them.
+
+    Raises:
+        ConfigError: On an unknown controller name.
+    """
+    directory = Path(__file__).resolve().parent / "configs" / "controller"
+    known = sorted(p.stem for p in directory.glob("*.yaml"))
+    wanted = cfg.controllers
+    if wanted == "all":
+        chosen = {}
+        for name in known:
+            ccfg = OmegaConf.load(directory / f"{name}.yaml")
+            if not any(OmegaConf.is_missing(ccfg, key) for key in ccfg):
+                chosen[name] = ccfg
+        return chosen
+    if isinstance(wanted, str) or not OmegaConf.is_list(wanted):
+        raise ConfigError("controllers", f"got {wanted!r}; give 'all' or a list of names from {known}")
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise ConfigError("controllers", f"unknown controller(s) {unknown}; known: {known}")
+    return {str(n): OmegaConf.load(directory / f"{n}.yaml") for n in wanted}
+
+
+@hydra.main(version_base="1.3", config_path="configs", config_name="run")
+@_user_errors
+def run_main(cfg: DictConfig) -> None:
+    """``ecngym run``: the benchmark (every untrained controller x seeds, then the leaderboard)."""
+    from ecngym.results.leaderboard import leaderboard_from_store
+
+    console = Console(width=max(Console().width, 130))  # the leaderboard needs ~130 columns
+    out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = [check_whole(f"seeds[{i}]", s, 0) for i, s in enumerate(cfg.seeds)]
+    if not seeds:
+        raise ConfigError("seeds", "got an empty list; give at least one seed")
+    controllers = benchmark_controllers(cfg)
+    console.print(f"[bold]ecngym {__version__}[/] benchmark: {len(controllers)} controllers x {len(seeds)} seeds "
+                  f"on {scenario_name(cfg)} ({cfg.env.id}); store {results_store(cfg).root}")
+    failed, scenario_hash = {}, None
+    start = time.perf_counter()
+    for name, ccfg in controllers.items():
+        try:
+            rows = evaluate(cfg, ccfg, seeds, "run", console, out)
+        except EcnGymError as exc:  # one controller's bad config must not stop the others
+            failed[name] = str(exc)
+            console.print(f"[yellow]{name}: not run on this scenario: {exc}[/]")
+            continue
+        scenario_hash = scenario_hash or results_store(cfg).query(
+            "SELECT scenario_hash FROM episodes WHERE row_id = ?", [rows[0]["row_id"]])["scenario_hash"][0]
+        console.print(f"{name}: {len(rows)} episodes, p99 slowdown <100KB "
+                      f"{np.nanmean([r['slowdown_p99_<100KB'] for r in rows]):.2f}")
+    console.print(f"simulated {len(controllers) - len(failed)} controllers in {time.perf_counter() - start:.0f} s")
+    if scenario_hash is not None:
+        leaderboard_from_store(results_store(cfg), console, score=str(cfg.leaderboard.score),
+                               html=hydra.utils.to_absolute_path(str(cfg.leaderboard.html)),
+                               scenario_hashes=[scenario_hash])
+    if failed and (cfg.controllers != "all" or scenario_hash is None):
+        # named controllers must all run; with "all", one that does not fit the scenario (e.g. a
+        # DCTCP-only policy on a RoCE fabric) is reported above and left out of the ranking
+        raise ConfigError("controllers", "; ".join(f"{k}: {v}" for k, v in failed.items()))
+    if failed:
+        console.print(f"[yellow]left out ({len(failed)}): {', '.join(failed)} (see above)[/]")

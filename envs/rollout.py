@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
 
-def run_episode(env: Any, controller: Any, seed: int | None = None) -> tuple[dict[str, Any], pd.DataFrame, float]:
+def run_episode(env: Any, controller: Any, seed: int | None = None,
+                on_step: Callable[[int, float, dict[str, Any]], None] | None = None,
+                ) -> tuple[dict[str, Any], pd.DataFrame, float]:
     """Play one episode; the controller acts every ``controller.interval_steps`` steps.
 
     ``interval_steps`` is read again after every decision, so a controller may change its own
@@ -30,6 +33,12 @@ def run_episode(env: Any, controller: Any, seed: int | None = None) -> tuple[dic
     * the same per simulated second: ``decisions_per_sim_s``, ``forward_passes_per_sim_s``,
       ``flops_per_sim_s``, ``act_wall_s_per_sim_s``.
 
+    Args:
+        env: The env.
+        controller: A :class:`ecngym.baselines.Controller`.
+        seed: The episode seed (``env.reset(seed=...)``).
+        on_step: Called after every step with (step index, reward, info), e.g. to record telemetry.
+
     Returns:
         (summary, flow records, undiscounted return).
     """
@@ -49,6 +58,8 @@ def run_episode(env: Any, controller: Any, seed: int | None = None) -> tuple[dic
         if observe is not None:
             observe(obs, info)
         total += reward
+        if on_step is not None:
+            on_step(step, reward, info)
         step += 1
         if terminated or truncated:
             summary = dict(info["summary"])

@@ -179,11 +179,11 @@ _TWO_SETTINGS = ["~ecn_settings", "+ecn_settings.low={kmin:5KB,kmax:200KB,pmax:0
                  "+ecn_settings.step={kmin:100KB,kmax:100KB,pmax:1.0}"]
 
 
-def test_run_compares_settings_on_one_trace_and_writes_every_result(tmp_path):
+def test_compare_compares_settings_on_one_trace_and_writes_every_result(tmp_path):
     import pandas as pd
 
     out = tmp_path / "run"
-    assert cli.main(["run", f"trace={_small_trace(tmp_path)}", "topology.hosts=4", *_TWO_SETTINGS,
+    assert cli.main(["compare", f"trace={_small_trace(tmp_path)}", "topology.hosts=4", *_TWO_SETTINGS,
                      f"hydra.run.dir={out}"]) == 0
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary["setting"]) == ["low", "step"]
@@ -196,23 +196,23 @@ def test_run_compares_settings_on_one_trace_and_writes_every_result(tmp_path):
     assert json.loads((out / "run.json").read_text())["config"]["topology"]["hosts"] == 4
 
 
-def test_run_rejects_a_bad_ecn_setting_before_simulating(tmp_path, capsys):
+def test_compare_rejects_a_bad_ecn_setting_before_simulating(tmp_path, capsys):
     out = tmp_path / "run"
-    assert cli.main(["run", "ecn_settings.step_100KB.pmax=1.5", f"hydra.run.dir={out}"]) == 2
+    assert cli.main(["compare", "ecn_settings.step_100KB.pmax=1.5", f"hydra.run.dir={out}"]) == 2
     assert "ecn_settings.step_100KB.pmax" in capsys.readouterr().err
     assert not (out / "summary.csv").exists()
-    assert cli.main(["run", f"trace={tmp_path}/missing.parquet", f"hydra.run.dir={out}"]) == 2
+    assert cli.main(["compare", f"trace={tmp_path}/missing.parquet", f"hydra.run.dir={out}"]) == 2
     assert "trace: no such file" in capsys.readouterr().err
     from ecngym.workloads import generate_trace
 
     empty = generate_trace("websearch", load=0.3, hosts=4, duration="200us", seed=2)  # draws no flow
     assert empty.flows.empty
     empty.save(tmp_path / "empty.parquet")
-    assert cli.main(["run", f"trace={tmp_path}/empty.parquet", "topology.hosts=4", f"hydra.run.dir={out}"]) == 2
+    assert cli.main(["compare", f"trace={tmp_path}/empty.parquet", "topology.hosts=4", f"hydra.run.dir={out}"]) == 2
     assert "has no flows" in capsys.readouterr().err
 
 
-def test_run_keeps_finished_results_when_a_later_simulation_fails(tmp_path, monkeypatch):
+def test_compare_keeps_finished_results_when_a_later_simulation_fails(tmp_path, monkeypatch):
     import pandas as pd
 
     from ecngym import experiment
@@ -227,7 +227,7 @@ def test_run_keeps_finished_results_when_a_later_simulation_fails(tmp_path, monk
 
     monkeypatch.setattr(experiment.Fabric, "run", failing_second_run)
     out = tmp_path / "run"
-    assert cli.main(["run", f"trace={_small_trace(tmp_path)}", "topology.hosts=4", *_TWO_SETTINGS,
+    assert cli.main(["compare", f"trace={_small_trace(tmp_path)}", "topology.hosts=4", *_TWO_SETTINGS,
                      f"hydra.run.dir={out}"]) != 0
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary["setting"]) == ["low"] and summary["flows_done"][0] == summary["flows"][0]

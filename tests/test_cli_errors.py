@@ -30,7 +30,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["eval", "controller=sb3"], "ecngym eval: error: controller.path: "),
     (["eval", "episodes=0"], "episodes: got 0, allowed range is [1, inf)"),
     (["eval", "nosuchkey=1"], "nosuchkey: Could not override 'nosuchkey'"),
-    (["run", "topology.link_rate=0.5bps"], "topology.link_rate: got '0.5bps', allowed range is [1bps, 1e15bps]"),
+    (["compare", "topology.link_rate=0.5bps"], "topology.link_rate: got '0.5bps', allowed range is [1bps, 1e15bps]"),
     (["eval", "+env.kwargs.observation.flatten=no"], "env.observation.flatten: expected true or false, got 'no'"),
     (["bench", "env", "--env", "ecngym/Nope-v0"], "--env: unknown env id 'ecngym/Nope-v0'; registered: ecngym/"),
 ])

@@ -24,7 +24,7 @@ def _execute(name: str, tmp_path: Path) -> tuple[str, int]:
 
 
 def test_there_are_notebooks():
-    assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "compare_controllers"}
+    assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "compare_controllers", "leaderboard", "training_curves"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -44,8 +44,22 @@ def test_quickstart_runs_and_every_flow_finishes(tmp_path):
     assert re.search(r"return -?\d+\.\d+ over 20 steps", text)
 
 
-def test_compare_controllers_runs_a_sweep_on_identical_traces(tmp_path):
+def test_compare_controllers_reads_a_sweep_from_the_store_on_identical_traces(tmp_path):
     text, figures = _execute("compare_controllers", tmp_path)
-    assert "3 runs, 6 episodes" in text
+    assert "3 controllers, 6 episodes" in text
     assert "identical traces for every seed: True" in text
+    assert figures == 1
+
+
+def test_leaderboard_notebook_ranks_the_store(tmp_path):
+    text, figures = _execute("leaderboard", tmp_path)
+    assert "1 ranking(s)" in text and "rows ranked: 6" in text
+    assert all(name in text for name in ("static_dcqcn", "static_hpcc", "static_vendor"))
+    assert figures == 1
+
+
+def test_training_curves_notebook_plots_every_training_run(tmp_path):
+    text, figures = _execute("training_curves", tmp_path)
+    assert "2 training runs" in text
+    assert len(re.findall(r"sb3_ppo seed \d: 10 episodes", text)) == 2  # 160 steps / 16 per episode
     assert figures == 1

@@ -1,0 +1,35 @@
+"""The typed configs of the harness: ``results`` and ``logger`` (validated with :mod:`ecngym.validation`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecngym.validation import ConfigModel, Flag, OneOf, Text
+
+
+class ResultsConfig(ConfigModel):
+    """``results``: where the store is and whether stored episodes are simulated again."""
+
+    dir: Text = "outputs/results"
+    skip_existing: Flag = False
+
+
+class LoggerConfig(ConfigModel):
+    """``logger``: ``none``, ``wandb`` (offline by default) or ``tensorboard``."""
+
+    name: OneOf("none", "wandb", "tensorboard") = "none"
+    mode: OneOf("offline", "online", "disabled") = "offline"
+    project: Text = "ecngym"
+    entity: Text | None = None
+    dir: Text | None = None
+    tags: list[Text] = []
+
+
+def parse_results(data: Any) -> ResultsConfig:
+    """Validate a ``results`` config (errors name ``results.<field>``)."""
+    return ResultsConfig.parse(data, "results")
+
+
+def parse_logger(data: Any) -> LoggerConfig:
+    """Validate a ``logger`` config (errors name ``logger.<field>``)."""
+    return LoggerConfig.parse(data or {}, "logger")

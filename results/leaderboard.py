@@ -1,0 +1,233 @@
+"""``ecngym leaderboard``: rank controllers per scenario from the results store.
+
+The score (``--score``, default :data:`DEFAULT_SCORE`) is one of the episode metrics; for each
+controller (name + parameters) it is averaged over seeds, with a 95 % confidence interval from
+Student's t over the per-seed values (none with one seed). Lower is better except for the metrics
+in :data:`HIGHER_IS_BETTER`.
+
+Rows are only ranked against rows measured on the same traffic:
+
+* A scenario (env id + resolved env config without its action space, ``scenario_hash``) is ranked
+  on its own.
+* At each seed, the trace that most controllers ran is the reference; a row measured on another
+  trace at that seed (a changed workload generator, a different trace file) is **refused** from the
+  ranking and listed with the reason.
+* Controllers that ran different seed sets ran different traces: each set of (seed, trace) pairs
+  (its ``trace_set`` hash) gets its own ranking table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from ecngym.error import ConfigError
+from ecngym.results.store import ResultStore, StoreError, canonical_hash
+
+#: p99 FCT slowdown of flows under 100 KB: the latency that ECN tuning is mostly about (LAECN, ACC).
+DEFAULT_SCORE = "slowdown_p99_<100KB"
+#: Metrics where a larger value ranks higher.
+HIGHER_IS_BETTER = frozenset({"return", "utilization", "flows_finished", "return_last10_mean"})
+#: Columns shown beside the score (when present).
+CONTEXT_METRICS = ("slowdown_p50_<100KB", "slowdown_p99_all", "queue_p99_bytes", "utilization", "inference_us_mean")
+#: Short column labels for the terminal table.
+LABELS = {"slowdown_p99_<100KB": "p99 slowdown <100KB", "slowdown_p50_<100KB": "p50 <100KB",
+          "slowdown_p99_all": "p99 all", "queue_p99_bytes": "queue p99 B", "utilization": "util",
+          "inference_us_mean": "act µs"}
+
+
+@dataclass
+class Ranking:
+    """One ranking table: the controllers of one scenario measured on one set of traces."""
+
+    scenario: str
+    scenario_hash: str
+    env_id: str
+    trace_set: str                 # hash of the sorted (seed, trace hash) pairs
+    traces: dict[int, str]         # seed -> trace hash
+    score: str
+    table: pd.DataFrame            # one row per controller, ranked
+    rows: pd.DataFrame             # the episode rows behind it
+    refused: list[str] = field(default_factory=list)
+
+
+def confidence_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """Student-t interval of the mean of ``values`` (nan, nan with fewer than two values)."""
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if len(values) < 2:
+        return float("nan"), float("nan")
+    sem = stats.sem(values)
+    if sem == 0:
+        return float(values.mean()), float(values.mean())
+    low, high = stats.t.interval(level, len(values) - 1, loc=values.mean(), scale=sem)
+    return float(low), float(high)
+
+
+def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE,
+         scenario_hashes: list[str] | None = None) -> tuple[list[Ranking], list[str]]:
+    """Rank the episode rows (:meth:`ResultStore.episodes`) per scenario and trace set.
+
+    Args:
+        episodes: The store's rows.
+        score: The metric to rank by.
+        scenario_hashes: Only these scenarios (all when None).
+
+    Returns:
+        (the rankings, the refusals: one sentence per row kept out of a ranking and why).
+
+    Raises:
+        ConfigError: If ``score`` is no metric of the rows.
+    """
+    rows = episodes[episodes["command"] != "train"]
+    if scenario_hashes is not None:
+        rows = rows[rows["scenario_hash"].isin(scenario_hashes)]
+    if score not in rows.columns:
+        known = sorted(c for c in rows.columns if c.startswith(("slowdown_", "queue_")) or c in HIGHER_IS_BETTER)
+        raise ConfigError("score", f"got {score!r}, not a metric of the stored episodes; known: {known}")
+    # the latest row of each (scenario, controller, seed): a rerun with a newer version supersedes
+    rows = rows.sort_values("created_at", kind="stable").drop_duplicates(
+        ["scenario_hash", "controller_hash", "seed"], keep="last")
+    ascending = score not in HIGHER_IS_BETTER
+    rankings, refused = [], []
+    for scenario_hash, scen in rows.groupby("scenario_hash", sort=False):
+        reference: dict[int, str] = {}
+        for seed, at_seed in scen.groupby("seed"):
+            counts = Counter(at_seed["trace_hash"])
+            reference[int(seed)] = max(counts, key=lambda h: (counts[h], -at_seed.index[at_seed["trace_hash"] == h][0]))
+        other = scen["trace_hash"].to_numpy() != scen["seed"].map(reference).to_numpy()
+        scenario_label = f"{scen['scenario'].iloc[0]} [{scenario_hash[:8]}]"
+        messages = [f"{scenario_label}: refused {r.controller} seed {r.seed} (row {r.row_id[:10]}): measured on trace "
+                    f"{r.trace_hash[:12]}, the other controllers at seed {r.seed} ran trace "
+                    f"{reference[int(r.seed)][:12]}; rows of different traces are not ranked together"
+                    for r in scen[other].itertuples()]
+        refused += messages
+        kept = scen[~other]
+        trace_sets = kept.groupby("controller_hash")["seed"].apply(
+            lambda seeds: canonical_hash(sorted((int(s), reference[int(s)]) for s in seeds), 12))
+        for trace_set, controllers in trace_sets.groupby(trace_sets):
+            group = kept[kept["controller_hash"].isin(controllers.index)]
+            seeds = sorted(int(s) for s in group["seed"].unique())
+            rankings.append(Ranking(scenario=str(scen["scenario"].iloc[0]), scenario_hash=str(scenario_hash),
+                                    env_id=str(scen["env_id"].iloc[0]), trace_set=str(trace_set),
+                                    traces={s: reference[s] for s in seeds}, score=score,
+                                    table=_table(group, score, ascending), rows=group, refused=messages))
+    return rankings, refused
+
+
+def _table(rows: pd.DataFrame, score: str, ascending: bool) -> pd.DataFrame:
+    names = rows.groupby("controller_hash")["controller"].first()
+    ambiguous = names[names.duplicated(keep=False)].index  # one name, several parameter sets
+    out = []
+    for chash, group in rows.groupby("controller_hash"):
+        values = group[score].to_numpy(float)
+        low, high = confidence_interval(values)
+        entry = {"controller": names[chash] + (f" [{chash[:6]}]" if chash in ambiguous else ""),
+                 "controller_hash": chash, "score_mean": float(np.nanmean(values)) if len(values) else math.nan,
+                 "ci95_low": low, "ci95_high": high, "seeds": len(values),
+                 "params": group["controller_params"].iloc[-1], "row_ids": list(group["row_id"])}
+        for metric in CONTEXT_METRICS:
+            if metric in group:
+                entry[metric] = float(np.nanmean(group[metric].to_numpy(float)))
+        out.append(entry)
+    table = pd.DataFrame(out).sort_values("score_mean", ascending=ascending, kind="stable", na_position="last")
+    table.insert(0, "rank", range(1, len(table) + 1))
+    return table.reset_index(drop=True)
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}g}"
+
+
+def rich_table(ranking: Ranking) -> Table:
+    """The ranking as a rich table."""
+    direction = "higher" if ranking.score in HIGHER_IS_BETTER else "lower"
+    table = Table(title=f"{ranking.scenario} ({ranking.env_id}) · scenario {ranking.scenario_hash[:8]} · "
+                        f"traces {ranking.trace_set} (seeds {', '.join(map(str, ranking.traces))})",
+                  caption=f"score: {ranking.score}, mean over seeds, 95% CI (Student t); {direction} is better")
+    table.add_column("#", justify="right")
+    table.add_column("controller", no_wrap=True)
+    table.add_column(LABELS.get(ranking.score, ranking.score), justify="right")
+    table.add_column("95% CI", justify="right", no_wrap=True)
+    table.add_column("seeds", justify="right")
+    extra = [m for m in CONTEXT_METRICS if m in ranking.table]
+    for metric in extra:
+        table.add_column(LABELS.get(metric, metric), justify="right")
+    for r in ranking.table.itertuples():
+        table.add_row(str(r.rank), r.controller, _fmt(r.score_mean, 4), f"[{_fmt(r.ci95_low)}, {_fmt(r.ci95_high)}]",
+                      str(r.seeds), *[_fmt(ranking.table.loc[r.Index, m]) for m in extra])
+    return table
+
+
+def leaderboard_from_store(store: ResultStore, console: Console, score: str = DEFAULT_SCORE, html: str | None = None,
+                           scenario_hashes: list[str] | None = None, scenario: str | None = None,
+                           logger: Any = None) -> list[Ranking]:
+    """Print the leaderboard of ``store`` and write its HTML page to ``html``.
+
+    Raises:
+        StoreError: If the store is missing or unreadable.
+        ConfigError: On an unknown score or a scenario that has no rows.
+    """
+    episodes = store.episodes()
+    if scenario is not None:
+        match = episodes[(episodes["scenario"] == scenario) | episodes["scenario_hash"].str.startswith(scenario)]
+        if match.empty:
+            raise ConfigError("scenario", f"got {scenario!r}; stored scenarios: "
+                                          f"{sorted(set(episodes['scenario'] + ' [' + episodes['scenario_hash'] + ']'))}")
+        scenario_hashes = sorted(set(match["scenario_hash"]) & set(scenario_hashes or match["scenario_hash"]))
+    rankings, refused = rank(episodes, score, scenario_hashes)
+    if not rankings:
+        raise StoreError(f"no evaluated episodes to rank in {store.root}")
+    for ranking in rankings:
+        console.print(rich_table(ranking))
+    for message in refused:
+        console.print(f"[yellow]{message}[/]")
+    if html:
+        from ecngym.results.page import write_page
+
+        path = write_page(rankings, refused, store, Path(html))
+        console.print(f"leaderboard page: {path}")
+    if logger is not None:
+        for ranking in rankings:
+            logger.log_table(f"leaderboard/{ranking.scenario}/{ranking.trace_set}",
+                             ranking.table.drop(columns=["row_ids", "params"]))
+    return rankings
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``ecngym leaderboard``."""
+    parser = argparse.ArgumentParser(prog="ecngym leaderboard", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--store", default="outputs/results", help="results store directory (default %(default)s)")
+    parser.add_argument("--score", default=DEFAULT_SCORE,
+                        help="metric to rank by (default %(default)s: p99 FCT slowdown of flows < 100 KB; e.g. "
+                             "slowdown_p99_all, slowdown_avg_100KB-1MB, queue_p99_bytes, utilization, return)")
+    parser.add_argument("--html", default="outputs/leaderboard.html", help="page to write ('' for none)")
+    parser.add_argument("--scenario", default=None, help="only this scenario (name or hash prefix)")
+    parser.add_argument("--logger", choices=("none", "wandb", "tensorboard"), default="none",
+                        help="also log the tables (W&B offline run / TensorBoard text) under the store")
+    args = parser.parse_args(argv)
+    store = ResultStore(args.store)
+    logger = None
+    if args.logger != "none":
+        from ecngym.results.loggers import make_logger
+
+        logger = make_logger({"name": args.logger}, "leaderboard", store.root / "logs", {"score": args.score})
+    console = Console(width=max(Console().width, 120))
+    try:
+        leaderboard_from_store(store, console, args.score, args.html or None, scenario=args.scenario, logger=logger)
+    finally:
+        if logger is not None:
+            logger.close()
+    return 0

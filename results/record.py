@@ -1,0 +1,131 @@
+"""One measured episode and its row in the results store.
+
+:func:`measure_episode` plays an episode (:func:`ecngym.envs.rollout.run_episode`) and keeps what
+the store and the leaderboard page need besides the env's summary: the per-step queue of the
+controlled ports and the reward, and the controller's inference cost (wall time of ``act``).
+:func:`episode_row` builds the row with its provenance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ecngym import __version__
+from ecngym.results.store import ResultStore, canonical_hash, git_commit, row_id
+
+
+@dataclass
+class Episode:
+    """What one episode measured."""
+
+    seed: int
+    summary: dict[str, Any]
+    flows: pd.DataFrame
+    series: pd.DataFrame
+    episode_return: float
+    act_wall_s: list[float] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    def metrics(self) -> dict[str, float]:
+        """The numeric metrics a row stores: the env's summary, the return, the inference cost."""
+        out = {k: float(v) for k, v in self.summary.items() if isinstance(v, (int, float, np.number))
+               and not isinstance(v, bool)}
+        acts = np.asarray(self.act_wall_s) * 1e6
+        out["return"] = float(self.episode_return)
+        out["inference_us_mean"] = float(acts.mean()) if acts.size else float("nan")
+        out["inference_us_p99"] = float(np.percentile(acts, 99)) if acts.size else float("nan")
+        out["acts"] = float(acts.size)
+        return out
+
+
+class _TimedController:
+    """Forwards to a controller and records the wall time of each ``act`` (its inference cost)."""
+
+    def __init__(self, controller: Any, times: list[float]) -> None:
+        self._controller, self._times = controller, times
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._controller, name)
+
+    def reset(self, env: Any) -> None:
+        self._controller.reset(env)
+
+    def act(self, observation: Any, info: dict[str, Any]) -> Any:
+        start = time.perf_counter()
+        action = self._controller.act(observation, info)
+        self._times.append(time.perf_counter() - start)
+        return action
+
+
+def measure_episode(env: Any, controller: Any, seed: int) -> Episode:
+    """Play one episode of ``env`` with ``controller`` from ``seed`` and keep its measurements."""
+    from ecngym.envs.rollout import run_episode
+
+    times: list[float] = []
+    steps: list[dict[str, Any]] = []
+
+    def on_step(step: int, reward: float, info: dict[str, Any]) -> None:
+        queue = np.asarray(info["telemetry"]["mean_queue_bytes"])[np.asarray(info["ports"])]
+        steps.extend({"step": step, "time_ns": int(info["time_ns"]), "port": int(p), "queue_bytes": float(q),
+                      "reward": float(reward)} for p, q in zip(info["ports"], queue, strict=True))
+
+    start = time.perf_counter()
+    summary, flows, ret = run_episode(env, _TimedController(controller, times), seed=seed, on_step=on_step)
+    wall = time.perf_counter() - start
+    return Episode(seed=seed, summary=dict(summary), flows=flows, series=pd.DataFrame(steps),
+                   episode_return=float(ret), act_wall_s=times, wall_s=wall)
+
+
+def scenario_identity(env_id: str, env_config: dict[str, Any]) -> str:
+    """Hash of the scenario an episode was measured on: env id and resolved config without its action space.
+
+    The action encoding (which templates a discrete space lists, or a continuous box) is how a
+    controller speaks to the env, not the scenario, so controllers with different action spaces are
+    ranked on the same scenario.
+    """
+    return canonical_hash([env_id, {k: v for k, v in env_config.items() if k != "action"}])
+
+
+def controller_identity(name: str, params: dict[str, Any]) -> str:
+    """Hash of a controller's name and parameters; a trained model's file joins by its content hash."""
+    params = dict(params)
+    path = params.get("path")
+    if isinstance(path, str) and Path(path).is_file():
+        params["model_sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        params.pop("path")
+    return canonical_hash([name, params])
+
+
+def episode_row(store: ResultStore, command: str, controller_name: str, controller_params: dict[str, Any],
+                env_id: str, scenario: str, env_config: dict[str, Any], trace_hash: str, seed: int,
+                metrics: dict[str, float], *, episode_return: float | None = None, wall_s: float | None = None,
+                flows: pd.DataFrame | None = None, series: pd.DataFrame | None = None,
+                curve: pd.DataFrame | None = None, artifacts_path: str | None = None) -> dict[str, Any]:
+    """Write a row's Parquet files and return the row, ready for :meth:`ResultStore.commit`."""
+    chash = controller_identity(controller_name, controller_params)
+    shash = scenario_identity(env_id, env_config)
+    rid = row_id(command, chash, shash, seed)
+    row = {"row_id": rid, "command": command, "controller": controller_name,
+           "controller_params": _json(controller_params), "controller_hash": chash, "env_id": env_id,
+           "scenario": scenario, "scenario_hash": shash, "scenario_config": _json(env_config),
+           "trace_hash": trace_hash, "seed": int(seed), "ecngym_version": __version__,
+           "git_commit": git_commit(), "episode_return": episode_return, "wall_s": wall_s,
+           "artifacts_path": artifacts_path, "metrics": metrics}
+    for kind, column, frame in (("flows", "flows_path", flows), ("series", "series_path", series),
+                                ("curves", "curve_path", curve)):
+        if frame is not None:
+            row[column] = store.write_frame(kind, rid, frame)
+    return row
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True, default=str)

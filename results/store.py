@@ -1,0 +1,342 @@
+"""The results store: one DuckDB database with a row per episode, per-flow records as Parquet beside it.
+
+A store is a directory::
+
+    results.duckdb            table ``episodes`` (one row per finished episode), table ``meta``
+    flows/<row_id>.parquet    per-flow records of the episode (size, start, FCT, slowdown, ...)
+    series/<row_id>.parquet   per-step series: queue of every controlled port, reward
+    curves/<row_id>.parquet   training curve of a ``train`` row (episode returns over timesteps)
+    inbox/<row_id>.json       rows committed by a job, not yet ingested into the database
+    .lock                     the file lock every open of the database takes
+
+Why an inbox. DuckDB lets one process at a time open a database for writing (another gets a lock
+error), and sweep workers are parallel processes. So a job never writes the database while it
+runs: it writes its Parquet files, then the row as JSON to a hidden temporary file, flushes it to
+disk and renames it into ``inbox/``. A rename is atomic, so a row is either complete or absent: a
+job killed with SIGKILL mid-write leaves at most a hidden temporary file that nothing reads.
+Ingesting (done by every reader and at the end of every job) takes an exclusive ``flock``, moves
+the inbox into the database in one transaction and deletes the ingested files only after the
+commit; a crash in between re-ingests the same rows, which replace themselves.
+
+Row ids are deterministic (:func:`row_id`: command kind, controller and its parameters, scenario
+hash, seed), so the same episode written twice (two workers, or a rerun) is one row, the later
+replacing the earlier (episodes are deterministic: same seed, trace and actions give bit-identical
+results), and the number of such duplicates is reported; a rerun of a sweep skips episodes whose row
+exists (:meth:`ResultStore.has`).
+
+Every row and the database carry :data:`SCHEMA_VERSION`; a store or an inbox row of another version
+is refused with a message that says which version wrote it and what to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import math
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ecngym.error import EcnGymError
+
+#: Version of the row layout and the database schema. Bump it when either changes and teach
+#: :meth:`ResultStore._check_schema` to migrate (or refuse) the older one.
+SCHEMA_VERSION = 1
+
+#: The provenance columns of ``episodes``, in order (the metrics are a MAP column beside them).
+COLUMNS: dict[str, str] = {
+    "row_id": "VARCHAR PRIMARY KEY",
+    "schema_version": "INTEGER NOT NULL",
+    "created_at": "TIMESTAMP NOT NULL",
+    "command": "VARCHAR NOT NULL",          # run | eval | train
+    "controller": "VARCHAR NOT NULL",       # short name for tables (static_dcqcn, sb3_ppo, ...)
+    "controller_params": "VARCHAR NOT NULL",  # JSON: the controller's resolved config
+    "controller_hash": "VARCHAR NOT NULL",  # hash of the name and parameters (one leaderboard entry)
+    "env_id": "VARCHAR NOT NULL",
+    "scenario": "VARCHAR NOT NULL",         # short scenario name (the env config group)
+    "scenario_hash": "VARCHAR NOT NULL",    # hash of the resolved env config
+    "scenario_config": "VARCHAR NOT NULL",  # JSON: the resolved env config
+    "trace_hash": "VARCHAR NOT NULL",
+    "seed": "BIGINT NOT NULL",
+    "ecngym_version": "VARCHAR NOT NULL",
+    "git_commit": "VARCHAR",                # of the working directory's repository, when it is one
+    "episode_return": "DOUBLE",
+    "wall_s": "DOUBLE",
+    "flows_path": "VARCHAR",                # relative to the store directory
+    "series_path": "VARCHAR",
+    "curve_path": "VARCHAR",
+    "artifacts_path": "VARCHAR",            # run directory / trained model (absolute)
+}
+METRICS_COLUMN = "metrics"                  # MAP(VARCHAR, DOUBLE): the env's episode summary, inference cost
+
+
+class StoreError(EcnGymError):
+    """The results store is unreadable, of an unknown schema version, or a row is malformed."""
+
+
+def canonical_hash(value: Any, length: int = 16) -> str:
+    """SHA-256 (hex, first ``length`` digits) of ``value`` as canonical JSON (sorted keys)."""
+    text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def row_id(command: str, controller_hash: str, scenario_hash: str, seed: int) -> str:
+    """The deterministic id of an episode's row (see the module docstring)."""
+    kind = "train" if command == "train" else "episode"  # run and eval measure the same episodes
+    return canonical_hash([SCHEMA_VERSION, kind, controller_hash, scenario_hash, int(seed)], 24)
+
+
+def git_commit(path: Path | None = None) -> str | None:
+    """The commit checked out at ``path`` (default: the working directory), or None outside git."""
+    try:
+        out = subprocess.run(["git", "-C", str(path or Path.cwd()), "rev-parse", "HEAD"],
+                             capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+@dataclass
+class IngestReport:
+    """What one :meth:`ResultStore.ingest` did."""
+
+    ingested: int = 0
+    duplicates: int = 0  # rows whose id was already in the database (replaced by the newer one)
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    """Write ``path`` through a hidden temporary file in its directory, flushed, then renamed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make pages and rows private to their writer
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class ResultStore:
+    """A results store directory (created on first write).
+
+    Args:
+        root: The store directory (``results.dir`` in the configs; default ``outputs/results``).
+    """
+
+    DB_NAME = "results.duckdb"
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).expanduser().resolve()
+        self.db_path = self.root / self.DB_NAME
+        self.inbox = self.root / "inbox"
+
+    def __repr__(self) -> str:
+        return f"ResultStore({str(self.root)!r})"
+
+    # ------------------------------------------------------------------ writing (any process)
+    def write_frame(self, kind: str, rid: str, frame: pd.DataFrame) -> str:
+        """Write a per-row Parquet file (``flows`` / ``series`` / ``curves``) atomically.
+
+        Returns:
+            Its path relative to the store directory (what the row records).
+        """
+        rel = f"{kind}/{rid}.parquet"
+        _atomic_write(self.root / rel, lambda fh: frame.to_parquet(fh, index=False))
+        return rel
+
+    def commit(self, row: Mapping[str, Any]) -> None:
+        """Commit one row (atomically: it is complete in the inbox, or absent).
+
+        Write the row's Parquet files first (:meth:`write_frame`), then commit the row.
+
+        Raises:
+            StoreError: If a provenance column is missing or a metric is not a number.
+        """
+        missing = [c for c, kind in COLUMNS.items() if "NOT NULL" in kind or "PRIMARY" in kind
+                   if c not in row and c not in ("schema_version", "created_at")]
+        if missing:
+            raise StoreError(f"row lacks the column(s) {missing}")
+        unknown = set(row) - set(COLUMNS) - {METRICS_COLUMN}
+        if unknown:
+            raise StoreError(f"row has unknown column(s) {sorted(unknown)}; allowed: {list(COLUMNS)}, "
+                             f"{METRICS_COLUMN!r}")
+        metrics = {}
+        for key, value in dict(row.get(METRICS_COLUMN, {})).items():
+            try:
+                metrics[str(key)] = float(value)
+            except (TypeError, ValueError):
+                raise StoreError(f"metric {key!r}: got {value!r}, expected a number") from None
+        record = {**row, METRICS_COLUMN: metrics, "schema_version": SCHEMA_VERSION,
+                  "created_at": row.get("created_at") or pd.Timestamp.now(tz="UTC").isoformat()}
+        text = json.dumps(record, default=str, allow_nan=True)
+        _atomic_write(self.inbox / f"{row['row_id']}.json", lambda fh: fh.write(text.encode()))
+
+    # ------------------------------------------------------------------ the database
+    @contextlib.contextmanager
+    def _locked(self, exclusive: bool) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _connect(self, read_only: bool) -> Any:
+        import duckdb
+
+        try:
+            return duckdb.connect(str(self.db_path), read_only=read_only)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open the results database {self.db_path}: {exc}") from None
+
+    def _check_schema(self, con: Any, create: bool) -> None:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if not tables and create:
+            cols = ", ".join(f'"{c}" {kind}' for c, kind in COLUMNS.items())
+            con.execute(f'CREATE TABLE episodes ({cols}, "{METRICS_COLUMN}" MAP(VARCHAR, DOUBLE))').fetchall()
+            con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)").fetchall()
+            con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]).fetchall()
+            return
+        if "meta" not in tables or "episodes" not in tables:
+            raise StoreError(f"{self.db_path} is not an ecngym results store (no 'meta' / 'episodes' tables)")
+        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+        version = int(found[0][0]) if found else None
+        if version != SCHEMA_VERSION:
+            raise StoreError(_version_message(str(self.db_path), version))
+
+    def ingest(self) -> IngestReport:
+        """Move every committed inbox row into the database (one transaction); safe to call anytime.
+
+        Raises:
+            StoreError: On a database or an inbox row of another schema version.
+        """
+        report = IngestReport()
+        if not self.inbox.is_dir() or not any(self.inbox.glob("*.json")):
+            return report
+        with self._locked(exclusive=True):
+            files = sorted(self.inbox.glob("*.json"))  # hidden .tmp files are never matched
+            if not files:
+                return report
+            rows = [_read_inbox_row(f) for f in files]
+            con = self._connect(read_only=False)
+            try:
+                self._check_schema(con, create=True)
+                frame = pd.DataFrame([{c: r.get(c) for c in COLUMNS} for r in rows])
+                frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True, format="ISO8601")
+                frame["metric_keys"] = [list(r[METRICS_COLUMN]) for r in rows]
+                frame["metric_values"] = [[float(v) for v in r[METRICS_COLUMN].values()] for r in rows]
+                frame = frame.drop_duplicates("row_id", keep="last")
+                con.register("new_rows", frame)
+                con.execute("BEGIN TRANSACTION").fetchall()
+                report.duplicates = con.execute(
+                    "SELECT count(*) FROM episodes WHERE row_id IN (SELECT row_id FROM new_rows)").fetchall()[0][0]
+                report.duplicates += len(rows) - len(frame)
+                con.execute("DELETE FROM episodes WHERE row_id IN (SELECT row_id FROM new_rows)").fetchall()
+                cols = ", ".join(f'"{c}"' for c in COLUMNS)
+                con.execute(f'INSERT INTO episodes ({cols}, "{METRICS_COLUMN}") '
+                            f"SELECT {cols}, map(metric_keys, metric_values) FROM new_rows").fetchall()
+                con.execute("COMMIT").fetchall()
+            finally:
+                con.close()
+            for f in files:  # only after the commit: a crash before this re-ingests the same rows
+                f.unlink(missing_ok=True)
+            report.ingested = len(frame)
+        return report
+
+    def has(self, rid: str) -> bool:
+        """Whether the row ``rid`` is committed (in the inbox or the database)."""
+        if (self.inbox / f"{rid}.json").is_file():
+            return True
+        if not self.db_path.is_file():
+            return False
+        with self._locked(exclusive=False):
+            con = self._connect(read_only=True)
+            try:
+                self._check_schema(con, create=False)
+                return con.execute("SELECT count(*) FROM episodes WHERE row_id = ?", [rid]).fetchall()[0][0] > 0
+            finally:
+                con.close()
+
+    def episodes(self, ingest: bool = True) -> pd.DataFrame:
+        """Every row as a DataFrame: provenance columns, then one column per metric.
+
+        Args:
+            ingest: Ingest the inbox first (so rows of running jobs appear as they finish).
+
+        Raises:
+            StoreError: If there is no store at ``root`` or it is of another schema version.
+        """
+        if ingest:
+            self.ingest()
+        if not self.db_path.is_file():
+            raise StoreError(f"no results store at {self.root} (no {self.DB_NAME}); run 'ecngym run' or "
+                             "'ecngym eval' first, or point results.dir / --store at one")
+        with self._locked(exclusive=False):
+            con = self._connect(read_only=True)
+            try:
+                self._check_schema(con, create=False)
+                cols = ", ".join(f'"{c}"' for c in COLUMNS)
+                frame = con.execute(f'SELECT {cols}, map_keys("{METRICS_COLUMN}") AS k, '
+                                    f'map_values("{METRICS_COLUMN}") AS v FROM episodes '
+                                    "ORDER BY created_at, row_id").df()
+            finally:
+                con.close()
+        metrics = pd.DataFrame([dict(zip(k, v, strict=True)) for k, v in zip(frame.pop("k"), frame.pop("v"),
+                                                                               strict=True)],
+                               index=frame.index)
+        return pd.concat([frame, metrics], axis=1)
+
+    def query(self, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
+        """Run a read-only SQL query on the database (table ``episodes``) and return a DataFrame."""
+        self.ingest()
+        with self._locked(exclusive=False):
+            con = self._connect(read_only=True)
+            try:
+                self._check_schema(con, create=False)
+                return con.execute(sql, params or []).df()
+            finally:
+                con.close()
+
+    def frame(self, rel_path: str | None) -> pd.DataFrame | None:
+        """Read one row's Parquet file (``flows_path`` / ``series_path`` / ``curve_path``), or None."""
+        if not rel_path or (isinstance(rel_path, float) and math.isnan(rel_path)):
+            return None
+        path = self.root / rel_path
+        return pd.read_parquet(path) if path.is_file() else None
+
+
+def _version_message(where: str, version: int | None) -> str:
+    if version is None:
+        return f"{where} has no schema version: not written by ecngym, or damaged"
+    if version > SCHEMA_VERSION:
+        return (f"{where} was written with results schema version {version}; this ecngym reads version "
+                f"{SCHEMA_VERSION}. Upgrade ecngym to read it, or write to another store (results.dir=...)")
+    return (f"{where} has results schema version {version}, older than this ecngym's {SCHEMA_VERSION}, "
+            "and no migration exists for it; read it with the ecngym version that wrote it")
+
+
+def _read_inbox_row(path: Path) -> dict[str, Any]:
+    try:
+        row = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"inbox row {path} is unreadable: {exc}") from None
+    version = row.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise StoreError(_version_message(f"inbox row {path}", version if isinstance(version, int) else None))
+    return row

@@ -1,0 +1,114 @@
+"""The results store: atomic rows, parallel writers, schema versions (no simulation needed)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+
+import duckdb
+import pandas as pd
+import pytest
+
+from ecngym.results import SCHEMA_VERSION, ResultStore, StoreError, row_id
+
+
+def _row(i: int, trace: str = "t1", controller: str = "c", seed: int | None = None) -> dict:
+    seed = i if seed is None else seed
+    return {"row_id": row_id("eval", controller, "s", seed), "command": "eval", "controller": controller,
+            "controller_params": "{}", "controller_hash": controller, "env_id": "e", "scenario": "s",
+            "scenario_hash": "s", "scenario_config": "{}", "trace_hash": trace, "seed": seed,
+            "ecngym_version": "0", "metrics": {"slowdown_p99_<100KB": 1.0 + i, "flows_total": 3}}
+
+
+def test_rows_round_trip_with_metrics_and_parquet(tmp_path):
+    store = ResultStore(tmp_path)
+    rid = _row(1)["row_id"]
+    flows = pd.DataFrame({"size_bytes": [1, 2], "slowdown": [1.0, 2.5], "finished": [True, True]})
+    store.commit({**_row(1), "flows_path": store.write_frame("flows", rid, flows)})
+    assert store.has(rid)  # in the inbox: committed, not yet ingested
+    rows = store.episodes()
+    assert len(rows) == 1 and rows["slowdown_p99_<100KB"][0] == 2.0 and rows["flows_total"][0] == 3
+    pd.testing.assert_frame_equal(store.frame(rows["flows_path"][0]), flows)
+    assert not list((tmp_path / "inbox").iterdir())  # ingested, then removed
+    assert store.has(rid) and not store.has("nope")
+
+
+def test_a_half_written_row_is_never_read(tmp_path):
+    store = ResultStore(tmp_path)
+    store.commit(_row(1))
+    # what a worker killed mid-write leaves: a hidden temporary file, never a *.json row
+    (tmp_path / "inbox" / ".abc.json.123.tmp").write_text('{"row_id": "x", "comm')
+    assert list(store.episodes()["seed"]) == [1]
+
+
+def test_malformed_rows_are_refused_with_the_column_named(tmp_path):
+    store = ResultStore(tmp_path)
+    bad = _row(1)
+    del bad["trace_hash"]
+    with pytest.raises(StoreError, match="trace_hash"):
+        store.commit(bad)
+    with pytest.raises(StoreError, match="metric 'x'"):
+        store.commit({**_row(1), "metrics": {"x": "high"}})
+    with pytest.raises(StoreError, match="unknown column"):
+        store.commit({**_row(1), "colour": "red"})
+
+
+def test_the_same_episode_twice_is_one_row_and_reported(tmp_path):
+    store = ResultStore(tmp_path)
+    store.commit(_row(1))
+    assert store.ingest().ingested == 1
+    store.commit({**_row(1), "metrics": {"slowdown_p99_<100KB": 9.0}})
+    assert store.ingest().duplicates == 1
+    rows = store.episodes()
+    assert len(rows) == 1 and rows["slowdown_p99_<100KB"][0] == 9.0  # the later replaces the earlier
+
+
+def _writer(root: str, worker: int, n: int) -> None:
+    store = ResultStore(root)
+    for i in range(n):
+        store.commit(_row(worker * 1000 + i))
+        store.ingest()  # every job ingests at its end: writers contend for the database here
+
+
+def test_parallel_writers_lose_and_duplicate_nothing(tmp_path):
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, 8)) for w in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    rows = ResultStore(tmp_path).episodes()
+    assert len(rows) == 24 and rows["row_id"].is_unique
+    assert sorted(rows["seed"]) == sorted(w * 1000 + i for w in range(3) for i in range(8))
+
+
+def test_a_store_of_another_schema_version_is_refused(tmp_path):
+    store = ResultStore(tmp_path)
+    store.commit(_row(1))
+    store.ingest()
+    con = duckdb.connect(str(store.db_path))
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION + 1)])
+    con.close()
+    with pytest.raises(StoreError, match=f"schema version {SCHEMA_VERSION + 1}; this ecngym reads version "
+                                         f"{SCHEMA_VERSION}. Upgrade ecngym"):
+        store.episodes()
+
+
+def test_an_inbox_row_of_another_schema_version_is_refused(tmp_path):
+    store = ResultStore(tmp_path)
+    store.commit(_row(1))
+    (path,) = (tmp_path / "inbox").glob("*.json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), "schema_version": 99}))
+    with pytest.raises(StoreError, match="schema version 99"):
+        store.ingest()
+    assert path.exists()  # refused rows stay for a newer ecngym to read
+
+
+def test_a_missing_or_foreign_store_is_named(tmp_path):
+    with pytest.raises(StoreError, match="no results store at"):
+        ResultStore(tmp_path / "none").episodes()
+    (tmp_path / "x").mkdir()
+    duckdb.connect(str(tmp_path / "x" / "results.duckdb")).execute("CREATE TABLE t (a INT)").fetchall()
+    with pytest.raises(StoreError, match="not an ecngym results store"):
+        ResultStore(tmp_path / "x").episodes()
