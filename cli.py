@@ -21,6 +21,7 @@ bench env       env steps per second (1 and 2 processes), overhead share, peak R
 bench train     training env steps/s as a share of env-only steps/s (PPO, DQN, ACC)
 bench scale     fabric cost vs size and load: fat-tree k = 4, 8, 16 at 30 % / 60 % WebSearch
 reproduce       a paper's claims beside our measurements (--list names the papers)
+serve-ns3gym    serve an env to an ns3-gym (OpenGym) agent over ZMQ (Hydra)
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "train"): ("ecngym.agents.bench:main", "training steps/s as a share of env-only steps/s"),
     ("bench", "scale"): ("ecngym.sim_backend.bench_scale:main", "fabric cost vs size and load (fat-tree k = 4, 8, 16)"),
     ("reproduce",): ("ecngym.reproduce.cli:main", "a paper's claims beside our numbers (--list names them)"),
+    ("serve-ns3gym",): ("ecngym.opengym.server:serve_ns3gym_main",
+                        "serve an env to an ns3-gym (OpenGym) agent: the simulation side of its protocol"),
 }
 
 

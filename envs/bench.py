@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=400, help="steps per measurement (default 400)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating 1/2-worker rounds (default 3)")
     parser.add_argument("--json-only", action="store_true")
+    parser.add_argument("--ns3gym", action="store_true",
+                        help="instead: the ns3-gym (OpenGym) protocol's cost per step vs in-process stepping")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.steps < 10:
         parser.error("--steps must be >= 10")
@@ -162,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.env not in gym.registry:
         known = sorted(k for k in gym.registry if k.startswith("ecngym/"))
         raise ConfigError("--env", f"unknown env id {args.env!r}; registered: {', '.join(known)}")
+    if args.ns3gym:
+        from ecngym.opengym.bench import ns3gym_main
+
+        return ns3gym_main(args.env, args.steps, args.rounds, args.json_only)
     from rich.console import Console
     from rich.table import Table
 

@@ -1,0 +1,66 @@
+"""A minimal agent side of the OpenGym protocol (what ns3-gym's ``Ns3Env`` does on the wire).
+
+Used by ``ecngym bench env --ns3gym``; an ns3-gym user keeps using ``ns3gym.ns3env.Ns3Env``.
+The agent binds a ZMQ REP socket; the simulation (``ecngym serve-ns3gym``) connects to it. A new
+episode's simulation connects to the same bound socket, so no rebind is needed between episodes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import zmq
+from gymnasium import spaces
+
+from ecngym.opengym import protocol as pb
+
+
+class OpenGymAgent:
+    """Bind, receive the spaces, then exchange states and actions in lockstep.
+
+    Args:
+        port: Port to bind on ``host``; 0 picks a free one (see :attr:`port`).
+        host: Interface to bind (loopback by default).
+        timeout_s: Longest wait for one message from the simulation.
+    """
+
+    def __init__(self, port: int = 0, host: str = "127.0.0.1", timeout_s: float = 300.0) -> None:
+        self._ctx = zmq.Context()
+        self.sock = self._ctx.socket(zmq.REP)
+        self.sock.linger = 0
+        self.sock.rcvtimeo = int(timeout_s * 1000)
+        if port == 0:
+            self.port = self.sock.bind_to_random_port(f"tcp://{host}")
+        else:
+            self.sock.bind(f"tcp://{host}:{port}")
+            self.port = port
+        self.observation_space: spaces.Space | None = None
+        self.action_space: spaces.Space | None = None
+
+    def wait_init(self) -> tuple[spaces.Space, spaces.Space]:
+        """Receive ``SimInitMsg``, ack it; return the (observation, action) spaces as declared."""
+        init = pb.SimInitMsg.FromString(self.sock.recv())
+        self.observation_space = pb.space_from_description(init.obsSpace)
+        self.action_space = pb.space_from_description(init.actSpace)
+        self.sock.send(pb.SimInitAck(done=True, stopSimReq=False).SerializeToString())
+        return self.observation_space, self.action_space
+
+    def recv_state(self) -> tuple[Any, float, bool, int, str]:
+        """The next ``EnvStateMsg``: (observation, reward, game over, reason, info string)."""
+        state = pb.EnvStateMsg.FromString(self.sock.recv())
+        return pb.decode_data(state.obsData), state.reward, state.isGameOver, state.reason, state.info
+
+    def send_action(self, action: Any) -> None:
+        """Answer the last state with ``action`` (an element of :attr:`action_space`)."""
+        msg = pb.EnvActMsg(stopSimReq=False)
+        msg.actData.CopyFrom(pb.encode(action, self.action_space, "action"))
+        self.sock.send(msg.SerializeToString())
+
+    def send_stop(self) -> None:
+        """Answer the last state with a stop request (after a game over, or to end the episode)."""
+        self.sock.send(pb.EnvActMsg(stopSimReq=True).SerializeToString())
+
+    def close(self) -> None:
+        """Close the socket and the context."""
+        self.sock.close(linger=0)
+        self._ctx.term()

@@ -1,0 +1,430 @@
+"""The OpenGym (ns3-gym) messages, and the mapping between Gymnasium spaces / values and them.
+
+The messages are declared once, in ``messages.proto`` beside this module (package ``ns3opengym``,
+ns3-gym's message and field names and numbers). protobuf's Python package cannot compile a
+``.proto`` and ``protoc`` / ``grpcio-tools`` are not dependencies, so :func:`parse_proto` reads
+the file (the proto3 subset it uses: enums, messages, nested enums, scalar / repeated / message
+fields, one import) into a ``FileDescriptorProto`` at import time, and the message classes come
+from protobuf's own ``message_factory``. They live in a private descriptor pool, so ns3-gym's own
+``messages_pb2`` can be imported in the same process without a clash; the full names (and so the
+``google.protobuf.Any`` type URLs, ``type.googleapis.com/ns3opengym.BoxDataContainer``) are
+ns3-gym's.
+
+Space mapping (:func:`describe_space`), Gymnasium -> OpenGym:
+
+| Gymnasium | OpenGym | note |
+|---|---|---|
+| ``Discrete(n)`` (start 0) | ``Discrete`` n | |
+| ``Box`` | ``Box`` low, high, dtype, shape | dtype: int8-32 -> INT, uint8-32 -> UINT, float16/32 -> FLOAT, float64 -> DOUBLE (int64 / uint64 refused) |
+| ``MultiDiscrete(nvec)`` (start 0) | ``Tuple`` of ``Discrete(n_i)`` | nvec flattened row-major; the values come back as one integer array of nvec's shape |
+| ``MultiBinary(n)`` | ``Tuple`` of ``Discrete(2)`` | as ``MultiDiscrete([2] * n)`` |
+| ``Tuple`` / ``Dict`` | ``Tuple`` / ``Dict`` | element by element (a Dict's keys as element names) |
+| anything else (Text, Graph, Sequence, OneOf, a Discrete not starting at 0) | refused | :class:`UnsupportedSpace` names it |
+
+OpenGym's Box bounds are two scalars. An observation Box sends the smallest low and the largest
+high of its elements (every observation lies inside; per-element bounds are in the env's docs).
+An action Box must have one low and one high for all elements (else it is refused: a wider
+declared range would invite actions the env refuses), and is declared flat, shape
+``(prod(shape),)``: ns3-gym's Python client packs a Box action as a flat list with shape
+``[len(action)]``. Its values come back reshaped row-major to the env's shape.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+from gymnasium import spaces
+
+from ecngym.error import EcnGymError, InvalidAction
+
+PROTO_PATH = Path(__file__).with_name("messages.proto")
+PACKAGE = "ns3opengym"
+
+
+class UnsupportedSpace(EcnGymError, ValueError):
+    """A Gymnasium space with no OpenGym equivalent (see the mapping table of this module)."""
+
+
+# ----------------------------------------------------------------------------- .proto -> descriptor
+_SCALARS = {name: getattr(descriptor_pb2.FieldDescriptorProto, f"TYPE_{name.upper()}")
+            for name in ("double", "float", "int32", "int64", "uint32", "uint64", "bool", "string", "bytes")}
+_TOKEN = re.compile(r"\s*(?://[^\n]*|(?P<tok>[A-Za-z_][\w.]*|\d+|\"[^\"]*\"|[{};=]))", re.S)
+
+
+def _tokens(text: str) -> list[str]:
+    out, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            if text[pos:].strip():
+                raise ValueError(f"{PROTO_PATH.name}: cannot read {text[pos:pos + 30]!r}")
+            break
+        pos = m.end()
+        if m.group("tok"):
+            out.append(m.group("tok"))
+    return out
+
+
+def parse_proto(text: str, file_name: str = "ecngym/opengym/messages.proto") -> descriptor_pb2.FileDescriptorProto:
+    """Read the proto3 subset that ``messages.proto`` uses into a ``FileDescriptorProto``.
+
+    Supported: ``syntax``, ``package``, ``import``, top-level and nested ``enum``, ``message`` with
+    singular or ``repeated`` fields of scalar, enum or message type (``google.protobuf.Any``
+    included). Anything else is an error, never skipped.
+
+    Raises:
+        ValueError: On a construct outside that subset or an unknown type name.
+    """
+    toks = _tokens(text)
+    fd = descriptor_pb2.FileDescriptorProto(name=file_name, syntax="proto3")
+    i = 0
+
+    def expect(*words: str) -> None:
+        nonlocal i
+        for w in words:
+            if i >= len(toks) or toks[i] != w:
+                raise ValueError(f"{PROTO_PATH.name}: expected {w!r}, got {toks[i] if i < len(toks) else 'EOF'!r}")
+            i += 1
+
+    def take() -> str:
+        nonlocal i
+        i += 1
+        return toks[i - 1]
+
+    def enum(into: Any) -> None:
+        e = into.add(name=take())
+        expect("{")
+        while toks[i] != "}":
+            name = take()
+            expect("=")
+            e.value.add(name=name, number=int(take()))
+            expect(";")
+        expect("}")
+
+    fields: list[tuple[descriptor_pb2.FieldDescriptorProto, str, str]] = []  # (field, type word, scope)
+
+    while i < len(toks):
+        word = take()
+        if word == "syntax":
+            expect("=")
+            if take().strip('"') != "proto3":
+                raise ValueError(f"{PROTO_PATH.name}: only proto3 is supported")
+            expect(";")
+        elif word == "package":
+            fd.package = take()
+            expect(";")
+        elif word == "import":
+            fd.dependency.append(take().strip('"'))
+            expect(";")
+        elif word == "enum":
+            enum(fd.enum_type)
+        elif word == "message":
+            msg = fd.message_type.add(name=take())
+            expect("{")
+            while toks[i] != "}":
+                if toks[i] == "enum":
+                    i += 1
+                    enum(msg.enum_type)
+                    continue
+                label = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
+                if toks[i] == "repeated":
+                    i += 1
+                    label = descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED
+                type_word, name = take(), take()
+                expect("=")
+                field = msg.field.add(name=name, number=int(take()), label=label, json_name=name)
+                expect(";")
+                fields.append((field, type_word, msg.name))
+            expect("}")
+        else:
+            raise ValueError(f"{PROTO_PATH.name}: unsupported construct {word!r}")
+
+    top_enums = {e.name for e in fd.enum_type}
+    top_messages = {m.name for m in fd.message_type}
+    nested_enums = {(m.name, e.name) for m in fd.message_type for e in m.enum_type}
+    for field, type_word, scope in fields:
+        if type_word in _SCALARS:
+            field.type = _SCALARS[type_word]
+        elif (scope, type_word) in nested_enums:
+            field.type, field.type_name = field.TYPE_ENUM, f".{fd.package}.{scope}.{type_word}"
+        elif type_word in top_enums:
+            field.type, field.type_name = field.TYPE_ENUM, f".{fd.package}.{type_word}"
+        elif type_word in top_messages:
+            field.type, field.type_name = field.TYPE_MESSAGE, f".{fd.package}.{type_word}"
+        elif type_word == "google.protobuf.Any":
+            field.type, field.type_name = field.TYPE_MESSAGE, ".google.protobuf.Any"
+        else:
+            raise ValueError(f"{PROTO_PATH.name}: unknown type {type_word!r} of field {scope}.{field.name}")
+    return fd
+
+
+def _build_pool() -> descriptor_pool.DescriptorPool:
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(descriptor_pb2.FileDescriptorProto.FromString(any_pb2.DESCRIPTOR.serialized_pb))
+    pool.Add(parse_proto(PROTO_PATH.read_text()))
+    return pool
+
+
+_POOL = _build_pool()
+
+
+def message_class(name: str) -> type:
+    """The generated class of message ``name`` (``"EnvStateMsg"``)."""
+    return message_factory.GetMessageClass(_POOL.FindMessageTypeByName(f"{PACKAGE}.{name}"))
+
+
+def enum_value(enum: str, name: str) -> int:
+    """The number of value ``name`` of enum ``enum`` (``enum_value("SpaceType", "Box") == 2``)."""
+    return _POOL.FindEnumTypeByName(f"{PACKAGE}.{enum}").values_by_name[name].number
+
+
+SpaceDescription = message_class("SpaceDescription")
+DiscreteSpace = message_class("DiscreteSpace")
+BoxSpace = message_class("BoxSpace")
+TupleSpace = message_class("TupleSpace")
+DictSpace = message_class("DictSpace")
+DataContainer = message_class("DataContainer")
+DiscreteDataContainer = message_class("DiscreteDataContainer")
+BoxDataContainer = message_class("BoxDataContainer")
+TupleDataContainer = message_class("TupleDataContainer")
+DictDataContainer = message_class("DictDataContainer")
+SimInitMsg = message_class("SimInitMsg")
+SimInitAck = message_class("SimInitAck")
+EnvStateMsg = message_class("EnvStateMsg")
+EnvActMsg = message_class("EnvActMsg")
+
+DISCRETE, BOX, TUPLE, DICT = (enum_value("SpaceType", n) for n in ("Discrete", "Box", "Tuple", "Dict"))
+INT, UINT, FLOAT, DOUBLE = (enum_value("Dtype", n) for n in ("INT", "UINT", "FLOAT", "DOUBLE"))
+SIMULATION_END = enum_value("EnvStateMsg.Reason", "SimulationEnd")
+GAME_OVER = enum_value("EnvStateMsg.Reason", "GameOver")
+SPACE_TYPE_NAMES = {0: "NoSpaceType", DISCRETE: "Discrete", BOX: "Box", TUPLE: "Tuple", DICT: "Dict"}
+
+# Box element types: numpy dtype <-> OpenGym Dtype and the BoxDataContainer field that carries it
+_BOX_DTYPES = {np.dtype(t): INT for t in (np.int8, np.int16, np.int32)}
+_BOX_DTYPES |= {np.dtype(t): UINT for t in (np.uint8, np.uint16, np.uint32)}
+_BOX_DTYPES |= {np.dtype(np.float16): FLOAT, np.dtype(np.float32): FLOAT, np.dtype(np.float64): DOUBLE}
+BOX_FIELDS = {INT: "intData", UINT: "uintData", FLOAT: "floatData", DOUBLE: "doubleData"}
+BOX_NUMPY = {INT: np.int32, UINT: np.uint32, FLOAT: np.float32, DOUBLE: np.float64}
+
+
+# ----------------------------------------------------------------------------- spaces
+def _discrete_n(space: spaces.Discrete, where: str) -> int:
+    if int(space.start) != 0:
+        raise UnsupportedSpace(f"{where}: {space} starts at {space.start}; OpenGym's Discrete counts from 0")
+    return int(space.n)
+
+
+def _box_dtype(space: spaces.Box, where: str) -> int:
+    if space.dtype not in _BOX_DTYPES:
+        raise UnsupportedSpace(f"{where}: Box dtype {space.dtype} has no OpenGym Dtype; allowed: "
+                               f"{sorted(str(d) for d in _BOX_DTYPES)}")
+    return _BOX_DTYPES[space.dtype]
+
+
+def describe_space(space: spaces.Space, role: str, where: str = "") -> Any:
+    """The OpenGym ``SpaceDescription`` of a Gymnasium space (mapping in the module docstring).
+
+    Args:
+        space: The space.
+        role: ``"observation"`` (a Box's bounds may differ per element: the hull is sent) or
+            ``"action"`` (a Box must have uniform bounds and is declared flat).
+        where: Path of this space inside the top one, for error messages.
+
+    Raises:
+        UnsupportedSpace: If the space has no OpenGym equivalent.
+    """
+    where = where or f"{role} space"
+    desc = SpaceDescription()
+    if isinstance(space, spaces.Discrete):
+        desc.type = DISCRETE
+        desc.space.Pack(DiscreteSpace(n=_discrete_n(space, where)))
+    elif isinstance(space, spaces.Box):
+        dtype = _box_dtype(space, where)
+        low, high = float(np.min(space.low)), float(np.max(space.high))
+        shape = list(space.shape)
+        if role == "action":
+            if np.any(space.low != low) or np.any(space.high != high):
+                raise UnsupportedSpace(f"{where}: {space} has per-element bounds; an OpenGym Box action has one "
+                                       "low and one high (use a Box with uniform bounds)")
+            shape = [int(np.prod(space.shape))]
+        desc.type = BOX
+        desc.space.Pack(BoxSpace(low=low, high=high, dtype=dtype, shape=shape))
+    elif isinstance(space, (spaces.MultiDiscrete, spaces.MultiBinary)):
+        nvec = np.full(space.shape, 2) if isinstance(space, spaces.MultiBinary) else space.nvec
+        if isinstance(space, spaces.MultiDiscrete) and np.any(space.start != 0):
+            raise UnsupportedSpace(f"{where}: {space} does not start at 0; OpenGym's Discrete counts from 0")
+        desc.type = TUPLE
+        desc.space.Pack(TupleSpace(element=[describe_space(spaces.Discrete(int(n)), role, f"{where}[{i}]")
+                                            for i, n in enumerate(np.ravel(nvec))]))
+    elif isinstance(space, spaces.Tuple):
+        desc.type = TUPLE
+        desc.space.Pack(TupleSpace(element=[describe_space(s, role, f"{where}[{i}]")
+                                            for i, s in enumerate(space.spaces)]))
+    elif isinstance(space, spaces.Dict):
+        elements = []
+        for key, sub in space.spaces.items():
+            element = describe_space(sub, role, f"{where}[{key!r}]")
+            element.name = str(key)
+            elements.append(element)
+        desc.type = DICT
+        desc.space.Pack(DictSpace(element=elements))
+    else:
+        raise UnsupportedSpace(f"{where}: {space} has no OpenGym equivalent (Discrete, Box, MultiDiscrete, "
+                               "MultiBinary, Tuple and Dict are supported)")
+    return desc
+
+
+def space_from_description(desc: Any) -> spaces.Space:
+    """The Gymnasium space an OpenGym ``SpaceDescription`` declares (the agent side's view).
+
+    Box bounds and dtype as declared (INT -> int32, UINT -> uint32, FLOAT -> float32, DOUBLE -> float64).
+    """
+    if desc.type == DISCRETE:
+        d = DiscreteSpace()
+        desc.space.Unpack(d)
+        return spaces.Discrete(d.n)
+    if desc.type == BOX:
+        b = BoxSpace()
+        desc.space.Unpack(b)
+        dtype = BOX_NUMPY[b.dtype]
+        return spaces.Box(dtype(b.low), dtype(b.high), shape=tuple(b.shape), dtype=dtype)
+    if desc.type == TUPLE:
+        t = TupleSpace()
+        desc.space.Unpack(t)
+        return spaces.Tuple([space_from_description(e) for e in t.element])
+    if desc.type == DICT:
+        d = DictSpace()
+        desc.space.Unpack(d)
+        return spaces.Dict({e.name: space_from_description(e) for e in d.element})
+    raise ValueError(f"unknown OpenGym space type {desc.type}")
+
+
+# ----------------------------------------------------------------------------- values
+def encode(value: Any, space: spaces.Space, role: str = "observation") -> Any:
+    """Pack ``value`` (an element of ``space``) into an OpenGym ``DataContainer``.
+
+    A Box is sent in its declared Dtype with its shape (flat for an action, as declared by
+    :func:`describe_space`); MultiDiscrete / MultiBinary as a Tuple of Discrete.
+    """
+    out = DataContainer()
+    if isinstance(space, spaces.Discrete):
+        out.type = DISCRETE
+        out.data.Pack(DiscreteDataContainer(data=int(value)))
+    elif isinstance(space, spaces.Box):
+        dtype = _BOX_DTYPES[space.dtype]
+        arr = np.asarray(value, dtype=BOX_NUMPY[dtype])
+        box = BoxDataContainer(dtype=dtype, shape=[arr.size] if role == "action" else list(arr.shape))
+        getattr(box, BOX_FIELDS[dtype]).extend(arr.ravel().tolist())
+        out.type = BOX
+        out.data.Pack(box)
+    elif isinstance(space, (spaces.MultiDiscrete, spaces.MultiBinary)):
+        out.type = TUPLE
+        out.data.Pack(TupleDataContainer(element=[encode(v, spaces.Discrete(2), role)  # (n is not sent)
+                                                  for v in np.ravel(value)]))
+    elif isinstance(space, spaces.Tuple):
+        out.type = TUPLE
+        out.data.Pack(TupleDataContainer(element=[encode(v, s, role) for v, s in zip(value, space.spaces,
+                                                                                      strict=True)]))
+    elif isinstance(space, spaces.Dict):
+        elements = []
+        for key, sub in space.spaces.items():
+            element = encode(value[key], sub, role)
+            element.name = str(key)
+            elements.append(element)
+        out.type = DICT
+        out.data.Pack(DictDataContainer(element=elements))
+    else:
+        raise UnsupportedSpace(f"{space} has no OpenGym equivalent")
+    return out
+
+
+def _unpack(container: Any, kind: int, message: type, space: spaces.Space, where: str) -> Any:
+    """The payload of ``container`` if it is the ``kind`` the space needs, else :class:`InvalidAction`."""
+    got = SPACE_TYPE_NAMES.get(container.type, f"SpaceType {container.type}")
+    if container.type != kind or not container.data.Is(message.DESCRIPTOR):
+        payload = container.data.TypeName() or "nothing"
+        raise InvalidAction(f"{where}: expected an OpenGym {SPACE_TYPE_NAMES[kind]} data container "
+                            f"({message.DESCRIPTOR.name}) for the space {space}, got type {got} holding {payload}")
+    payload = message()
+    container.data.Unpack(payload)
+    return payload
+
+
+def decode_action(container: Any, space: spaces.Space, where: str = "action") -> Any:
+    """The action an agent sent, as an element candidate of ``space`` (the env checks its range).
+
+    Only the wire form is checked here (container type, Dtype family, element count); the value is
+    passed on unchanged, so that an out-of-range action gets the env's own :class:`InvalidAction`.
+
+    Raises:
+        InvalidAction: If the container does not have the form ``space`` is declared with.
+    """
+    if isinstance(space, spaces.Discrete):
+        return int(_unpack(container, DISCRETE, DiscreteDataContainer, space, where).data)
+    if isinstance(space, spaces.Box):
+        box = _unpack(container, BOX, BoxDataContainer, space, where)
+        want_float = space.dtype.kind == "f"
+        allowed = (FLOAT, DOUBLE) if want_float else (INT, UINT)
+        if box.dtype not in allowed:
+            raise InvalidAction(f"{where}: expected Box data of Dtype {' or '.join(_dtype_name(d) for d in allowed)} "
+                                f"for the space {space}, got {_dtype_name(box.dtype)}")
+        values = np.asarray(getattr(box, BOX_FIELDS[box.dtype]), dtype=BOX_NUMPY[box.dtype])
+        size = int(np.prod(space.shape))
+        if values.size != size or (len(box.shape) and int(np.prod(box.shape)) != size):
+            raise InvalidAction(f"{where}: expected {size} Box element(s) (space {space}), got {values.size} "
+                                f"with shape {list(box.shape)}")
+        return values.reshape(space.shape)
+    if isinstance(space, (spaces.MultiDiscrete, spaces.MultiBinary)):
+        t = _unpack(container, TUPLE, TupleDataContainer, space, where)
+        if len(t.element) != int(np.prod(space.shape)):
+            raise InvalidAction(f"{where}: expected {int(np.prod(space.shape))} Discrete elements (space {space}), "
+                                f"got {len(t.element)}")
+        nvec = np.ravel(space.nvec) if isinstance(space, spaces.MultiDiscrete) else np.full(len(t.element), 2)
+        values = [decode_action(e, spaces.Discrete(int(n)), f"{where}[{i}]")
+                  for i, (e, n) in enumerate(zip(t.element, nvec, strict=True))]
+        return np.asarray(values, dtype=np.int64).reshape(space.shape)
+    if isinstance(space, spaces.Tuple):
+        t = _unpack(container, TUPLE, TupleDataContainer, space, where)
+        if len(t.element) != len(space.spaces):
+            raise InvalidAction(f"{where}: expected {len(space.spaces)} elements (space {space}), got {len(t.element)}")
+        return tuple(decode_action(e, s, f"{where}[{i}]") for i, (e, s) in enumerate(zip(t.element, space.spaces)))
+    if isinstance(space, spaces.Dict):
+        d = _unpack(container, DICT, DictDataContainer, space, where)
+        given = {e.name: e for e in d.element}
+        if set(given) != set(space.spaces):
+            raise InvalidAction(f"{where}: expected elements named {sorted(space.spaces)}, got {sorted(given)}")
+        return {k: decode_action(given[k], s, f"{where}[{k!r}]") for k, s in space.spaces.items()}
+    raise UnsupportedSpace(f"{space} has no OpenGym equivalent")
+
+
+def decode_data(container: Any) -> Any:
+    """A ``DataContainer``'s value as the agent side sees it: int, flat numpy array, tuple or dict.
+
+    A Box comes back flat, in its Dtype, reshaped to its shape field when that matches the size.
+    """
+    if container.type == DISCRETE:
+        d = DiscreteDataContainer()
+        container.data.Unpack(d)
+        return d.data
+    if container.type == BOX:
+        b = BoxDataContainer()
+        container.data.Unpack(b)
+        values = np.asarray(getattr(b, BOX_FIELDS.get(b.dtype, "floatData")), dtype=BOX_NUMPY.get(b.dtype, np.float32))
+        return values.reshape(tuple(b.shape)) if len(b.shape) and int(np.prod(b.shape)) == values.size else values
+    if container.type == TUPLE:
+        t = TupleDataContainer()
+        container.data.Unpack(t)
+        return tuple(decode_data(e) for e in t.element)
+    if container.type == DICT:
+        d = DictDataContainer()
+        container.data.Unpack(d)
+        return {e.name: decode_data(e) for e in d.element}
+    return None
+
+
+def _dtype_name(dtype: int) -> str:
+    return {INT: "INT", UINT: "UINT", FLOAT: "FLOAT", DOUBLE: "DOUBLE"}.get(dtype, f"NoDType ({dtype})")

@@ -1,0 +1,112 @@
+"""The OpenGym messages built from messages.proto, and the Gymnasium <-> OpenGym space mapping."""
+
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from ecngym.error import InvalidAction
+from ecngym.opengym import protocol as pb
+
+
+def _fields(name):
+    d = pb.message_class(name).DESCRIPTOR
+    return {f.name: (f.number, f.type, f.is_repeated) for f in d.fields}
+
+
+def test_messages_have_ns3gyms_names_field_numbers_and_types():
+    F = pb.descriptor_pb2.FieldDescriptorProto
+    assert _fields("SimInitMsg") == {"simProcessId": (1, F.TYPE_UINT64, False),
+                                     "wafShellProcessId": (2, F.TYPE_UINT64, False),
+                                     "obsSpace": (3, F.TYPE_MESSAGE, False), "actSpace": (4, F.TYPE_MESSAGE, False)}
+    assert _fields("SimInitAck") == {"done": (1, F.TYPE_BOOL, False), "stopSimReq": (2, F.TYPE_BOOL, False)}
+    assert _fields("EnvStateMsg") == {"obsData": (1, F.TYPE_MESSAGE, False), "reward": (2, F.TYPE_FLOAT, False),
+                                      "isGameOver": (3, F.TYPE_BOOL, False), "reason": (4, F.TYPE_ENUM, False),
+                                      "info": (5, F.TYPE_STRING, False)}
+    assert _fields("EnvActMsg") == {"actData": (1, F.TYPE_MESSAGE, False), "stopSimReq": (2, F.TYPE_BOOL, False)}
+    assert _fields("BoxSpace") == {"low": (1, F.TYPE_FLOAT, False), "high": (2, F.TYPE_FLOAT, False),
+                                   "dtype": (3, F.TYPE_ENUM, False), "shape": (4, F.TYPE_UINT32, True)}
+    assert _fields("BoxDataContainer") == {"dtype": (1, F.TYPE_ENUM, False), "shape": (2, F.TYPE_UINT32, True),
+                                           "intData": (3, F.TYPE_INT32, True), "uintData": (4, F.TYPE_UINT32, True),
+                                           "floatData": (5, F.TYPE_FLOAT, True),
+                                           "doubleData": (6, F.TYPE_DOUBLE, True)}
+    for name in ("SpaceDescription", "DataContainer"):
+        assert {k: v[0] for k, v in _fields(name).items()} == {"type": 1, ("space" if "Space" in name else "data"): 2,
+                                                               "name": 3}
+    assert (pb.DISCRETE, pb.BOX, pb.TUPLE, pb.DICT) == (1, 2, 3, 4)
+    assert (pb.INT, pb.UINT, pb.FLOAT, pb.DOUBLE) == (1, 2, 3, 4)
+    assert (pb.SIMULATION_END, pb.GAME_OVER) == (0, 1)
+    assert pb.enum_value("MsgType", "StopEnv") == 9
+
+
+def test_wire_bytes_and_any_type_urls():
+    # proto3 wire format: field 2 varint 1; packed repeated floats; the Any carries ns3opengym's full name
+    assert pb.EnvActMsg(stopSimReq=True).SerializeToString() == b"\x10\x01"
+    box = pb.BoxDataContainer(dtype=pb.FLOAT, shape=[2], floatData=[1.0, 2.0])
+    assert box.SerializeToString() == b"\x08\x03\x12\x01\x02\x2a\x08\x00\x00\x80\x3f\x00\x00\x00\x40"
+    container = pb.encode(np.array([1, 2], np.float32), spaces.Box(0, 2, (2,), np.float32))
+    assert container.data.type_url == "type.googleapis.com/ns3opengym.BoxDataContainer"
+
+
+def test_parser_refuses_what_it_does_not_understand():
+    with pytest.raises(ValueError, match="unsupported construct 'service'"):
+        pb.parse_proto('syntax = "proto3"; service X {}')
+    with pytest.raises(ValueError, match="unknown type 'Foo'"):
+        pb.parse_proto('syntax = "proto3"; package p; message M { Foo x = 1; }')
+
+
+def test_space_mapping_round_trip():
+    box = spaces.Box(0.0, np.array([1.0, 2.0, 1.0], np.float32), dtype=np.float32)
+    view = pb.space_from_description(pb.describe_space(box, "observation"))
+    assert view == spaces.Box(0.0, 2.0, (3,), np.float32)  # scalar hull of the per-element bounds
+    md = spaces.MultiDiscrete([13, 7])
+    assert pb.space_from_description(pb.describe_space(md, "action")) == spaces.Tuple([spaces.Discrete(13),
+                                                                                        spaces.Discrete(7)])
+    cont = spaces.Box(-1.0, 1.0, (2, 3), np.float32)
+    assert pb.space_from_description(pb.describe_space(cont, "action")) == spaces.Box(-1, 1, (6,), np.float32)
+    nested = spaces.Dict({"a": spaces.Discrete(3), "b": spaces.Tuple([spaces.MultiBinary(2)])})
+    assert pb.space_from_description(pb.describe_space(nested, "observation")) == spaces.Dict(
+        {"a": spaces.Discrete(3), "b": spaces.Tuple([spaces.Tuple([spaces.Discrete(2), spaces.Discrete(2)])])})
+
+
+@pytest.mark.parametrize(("space", "match"), [
+    (spaces.Text(5), "has no OpenGym equivalent"),
+    (spaces.Discrete(3, start=1), "starts at 1"),
+    (spaces.Box(0, 1, (2,), np.int64), "Box dtype int64 has no OpenGym Dtype"),
+    (spaces.Box(np.zeros(2), np.array([1.0, 2.0]), dtype=np.float64), "per-element bounds"),
+])
+def test_spaces_without_an_equivalent_are_refused(space, match):
+    with pytest.raises(pb.UnsupportedSpace, match=match):
+        pb.describe_space(space, "action")
+
+
+def test_actions_decode_from_what_ns3gym_clients_send():
+    md = spaces.MultiDiscrete([13, 13])
+    tup = pb.DataContainer(type=pb.TUPLE)
+    elements = []
+    for v in (4, 12):
+        e = pb.DataContainer(type=pb.DISCRETE)
+        e.data.Pack(pb.DiscreteDataContainer(data=v))
+        elements.append(e)
+    tup.data.Pack(pb.TupleDataContainer(element=elements))
+    np.testing.assert_array_equal(pb.decode_action(tup, md), [4, 12])
+    cont = spaces.Box(-1.0, 1.0, (2, 3), np.float32)
+    flat = pb.DataContainer(type=pb.BOX)  # as ns3-gym's client packs a Box: flat, shape [len]
+    flat.data.Pack(pb.BoxDataContainer(dtype=pb.FLOAT, shape=[6], floatData=[0.5, 0, 0, 0, 0, -0.25]))
+    np.testing.assert_array_equal(pb.decode_action(flat, cont), [[0.5, 0, 0], [0, 0, -0.25]])
+    # the value is not range-checked here (the env gives its own InvalidAction) ...
+    assert pb.decode_action(pb.encode(99, spaces.Discrete(13), "action"), spaces.Discrete(13)) == 99
+    # ... but the wire form is
+    short = pb.DataContainer(type=pb.BOX)
+    short.data.Pack(pb.BoxDataContainer(dtype=pb.FLOAT, shape=[5], floatData=[0.0] * 5))
+    with pytest.raises(InvalidAction, match=r"expected 6 Box element\(s\)"):
+        pb.decode_action(short, cont)
+    ints = pb.DataContainer(type=pb.BOX)
+    ints.data.Pack(pb.BoxDataContainer(dtype=pb.INT, shape=[6], intData=[0] * 6))
+    with pytest.raises(InvalidAction, match="expected Box data of Dtype FLOAT or DOUBLE"):
+        pb.decode_action(ints, cont)
+    with pytest.raises(InvalidAction, match=r"action\[1\]: expected an OpenGym Discrete data container"):
+        bad = pb.DataContainer(type=pb.TUPLE)
+        bad.data.Pack(pb.TupleDataContainer(element=[elements[0], flat]))
+        pb.decode_action(bad, md)
+    with pytest.raises(InvalidAction, match="got type NoSpaceType holding nothing"):
+        pb.decode_action(pb.DataContainer(), spaces.Discrete(13))
