@@ -63,4 +63,4 @@ class OpenGymAgent:
     def close(self) -> None:
         """Close the socket and the context."""
         self.sock.close(linger=0)
-        self._ctx.term()
+        self._ctx.destroy(linger=0)

@@ -15,11 +15,14 @@ Space mapping (:func:`describe_space`), Gymnasium -> OpenGym:
 | Gymnasium | OpenGym | note |
 |---|---|---|
 | ``Discrete(n)`` (start 0) | ``Discrete`` n | |
-| ``Box`` | ``Box`` low, high, dtype, shape | dtype: int8-32 -> INT, uint8-32 -> UINT, float16/32 -> FLOAT, float64 -> DOUBLE (int64 / uint64 refused) |
-| ``MultiDiscrete(nvec)`` (start 0) | ``Tuple`` of ``Discrete(n_i)`` | nvec flattened row-major; the values come back as one integer array of nvec's shape |
+| ``Box`` | ``Box`` low, high, dtype, shape | int8-32 -> INT, uint8-32 -> UINT, float16/32 -> FLOAT, |
+| | | float64 -> DOUBLE (int64 / uint64 refused) |
+| ``MultiDiscrete(nvec)`` (start 0) | ``Tuple`` of ``Discrete(n_i)`` | nvec flattened row-major; the values come |
+| | | back as one integer array of nvec's shape |
 | ``MultiBinary(n)`` | ``Tuple`` of ``Discrete(2)`` | as ``MultiDiscrete([2] * n)`` |
-| ``Tuple`` / ``Dict`` | ``Tuple`` / ``Dict`` | element by element (a Dict's keys as element names) |
-| anything else (Text, Graph, Sequence, OneOf, a Discrete not starting at 0) | refused | :class:`UnsupportedSpace` names it |
+| ``Tuple`` / ``Dict`` | ``Tuple`` / ``Dict`` | element by element (Dict keys as element names) |
+| anything else | refused | Text, Graph, Sequence, OneOf, a Discrete not starting at 0: |
+| | | :class:`UnsupportedSpace` names it |
 
 OpenGym's Box bounds are two scalars. An observation Box sends the smallest low and the largest
 high of its elements (every observation lies inside; per-element bounds are in the env's docs).
@@ -391,7 +394,8 @@ def decode_action(container: Any, space: spaces.Space, where: str = "action") ->
         t = _unpack(container, TUPLE, TupleDataContainer, space, where)
         if len(t.element) != len(space.spaces):
             raise InvalidAction(f"{where}: expected {len(space.spaces)} elements (space {space}), got {len(t.element)}")
-        return tuple(decode_action(e, s, f"{where}[{i}]") for i, (e, s) in enumerate(zip(t.element, space.spaces)))
+        pairs = enumerate(zip(t.element, space.spaces, strict=True))
+        return tuple(decode_action(e, s, f"{where}[{i}]") for i, (e, s) in pairs)
     if isinstance(space, spaces.Dict):
         d = _unpack(container, DICT, DictDataContainer, space, where)
         given = {e.name: e for e in d.element}

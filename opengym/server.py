@@ -309,8 +309,8 @@ class OpenGymServer:
         return rows
 
     def close(self) -> None:
-        """Release the ZMQ context (the env is the caller's)."""
-        self._ctx.term()
+        """Close every socket and the ZMQ context (the env is the caller's)."""
+        self._ctx.destroy(linger=0)
 
 
 # ----------------------------------------------------------------------------- command

@@ -56,13 +56,23 @@ class Ns3GymStyleAgent:
                     time.sleep(0.02)
 
     def initialize(self) -> tuple[pb.SimInitMsg, gym.spaces.Space]:
+        """``Ns3ZmqBridge.initialize_env``: receive SimInitMsg, ack it, read the action space."""
         init = pb.SimInitMsg.FromString(self.sock.recv())
         self.sock.send(pb.SimInitAck(done=True, stopSimReq=False).SerializeToString())
-        act = pb.DiscreteSpace()
-        assert init.actSpace.type == pb.DISCRETE and init.actSpace.space.Unpack(act)
-        return init, gym.spaces.Discrete(act.n)
+        self.action_space = self._space(init.actSpace)
+        return init, self.action_space
+
+    def _space(self, desc: pb.SpaceDescription) -> gym.spaces.Space:
+        if desc.type == pb.TUPLE:
+            t = pb.TupleSpace()
+            assert desc.space.Unpack(t)
+            return gym.spaces.Tuple([self._space(e) for e in t.element])
+        d = pb.DiscreteSpace()
+        assert desc.type == pb.DISCRETE and desc.space.Unpack(d)
+        return gym.spaces.Discrete(d.n)
 
     def rx_state(self) -> tuple[np.ndarray, float, bool, int, dict]:
+        """``Ns3ZmqBridge.rx_env_state``: the next state; a game over is answered with a stop at once."""
         state = pb.EnvStateMsg.FromString(self.sock.recv())
         box = pb.BoxDataContainer()
         assert state.obsData.type == pb.BOX and state.obsData.data.Unpack(box)
@@ -72,19 +82,30 @@ class Ns3GymStyleAgent:
             self.send_stop()
         return obs, state.reward, state.isGameOver, state.reason, json.loads(state.info)
 
-    def send_action(self, action: int) -> None:
+    @staticmethod
+    def _pack(action) -> pb.DataContainer:
+        if isinstance(action, tuple):  # a Tuple space: one container per element, in order
+            container = pb.DataContainer(type=pb.TUPLE)
+            container.data.Pack(pb.TupleDataContainer(element=[Ns3GymStyleAgent._pack(a) for a in action]))
+            return container
         container = pb.DataContainer(type=pb.DISCRETE)
         container.data.Pack(pb.DiscreteDataContainer(data=action))
+        return container
+
+    def send_action(self, action: int | tuple[int, ...]) -> None:
+        """``Ns3ZmqBridge.send_actions``: the action in a DataContainer, its payload packed in an Any."""
         reply = pb.EnvActMsg(stopSimReq=False)
-        reply.actData.CopyFrom(container)
+        reply.actData.CopyFrom(self._pack(action))
         self.sock.send(reply.SerializeToString())
 
     def send_raw(self, container: pb.DataContainer) -> None:
+        """An EnvActMsg carrying ``container`` as it is (for malformed actions)."""
         reply = pb.EnvActMsg(stopSimReq=False)
         reply.actData.CopyFrom(container)
         self.sock.send(reply.SerializeToString())
 
     def send_stop(self) -> None:
+        """``Ns3ZmqBridge.send_close_command``: an EnvActMsg with only the stop request."""
         self.sock.send(pb.EnvActMsg(stopSimReq=True).SerializeToString())
 
     def rebind(self) -> None:
@@ -93,13 +114,14 @@ class Ns3GymStyleAgent:
         self.__init__(self.ctx, self.port)
 
     def close(self) -> None:
+        """Close the socket."""
         self.sock.close(linger=0)
 
 
-def _serve(tmp_path, port: int, *overrides: str) -> subprocess.Popen:
+def _serve(tmp_path, port: int, *overrides: str, env: str = "roce_incast") -> subprocess.Popen:
     out = tmp_path / "serve"
     return subprocess.Popen(
-        [sys.executable, "-m", "ecngym", "serve-ns3gym", "env=roce_incast", f"port={port}",
+        [sys.executable, "-m", "ecngym", "serve-ns3gym", f"env={env}", f"port={port}",
          f"env.kwargs.episode_steps={STEPS}", f"seed={SEED}", f"hydra.run.dir={out}", *overrides],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -109,13 +131,13 @@ def _finish(proc: subprocess.Popen) -> tuple[int, str]:
     return proc.returncode, err
 
 
-def _in_process(seed: int, actions: list[int]) -> tuple[list[np.ndarray], list[float], list[dict]]:
+def _in_process(seed: int, actions: list, env_id: str = ENV_ID) -> tuple[list[np.ndarray], list[float], list[dict]]:
     """The same episode through gymnasium.make in this process: observations, rewards, step infos."""
-    env = gym.make(ENV_ID, episode_steps=STEPS)
+    env = gym.make(env_id, episode_steps=STEPS)
     obs, info = env.reset(seed=seed)
     observations, rewards, infos = [obs], [], []
     for a in actions:
-        obs, r, term, trunc, info = env.step(a)
+        obs, r, term, trunc, info = env.step(np.array(a) if isinstance(a, tuple) else a)
         observations.append(obs)
         rewards.append(r)
         infos.append(info)
@@ -131,9 +153,16 @@ def ctx():
     context.term()
 
 
-def test_two_episodes_over_the_protocol_are_identical_to_in_process(tmp_path, ctx):
+# the single-switch env (Discrete actions) and the leaf-spine (MultiDiscrete, sent as a Tuple of Discrete)
+SCENARIOS = [("roce_incast", ENV_ID, gym.spaces.Discrete(13), 16 * 24),
+             ("roce_leaf_spine", "ecngym/RoceLeafSpine-v0", gym.spaces.Tuple([gym.spaces.Discrete(13)] * 2), 48 * 24)]
+
+
+@pytest.mark.parametrize(("env_name", "env_id", "declared_action_space", "obs_size"), SCENARIOS)
+def test_two_episodes_over_the_protocol_are_identical_to_in_process(tmp_path, ctx, env_name, env_id,
+                                                                    declared_action_space, obs_size):
     agent = Ns3GymStyleAgent(ctx)
-    proc = _serve(tmp_path, agent.port, "episodes=2")
+    proc = _serve(tmp_path, agent.port, "episodes=2", env=env_name)
     try:
         rng = np.random.default_rng(0)
         episodes = []
@@ -141,17 +170,18 @@ def test_two_episodes_over_the_protocol_are_identical_to_in_process(tmp_path, ct
             if episode:
                 agent.rebind()
             init, act_space = agent.initialize()
-            assert act_space == gym.spaces.Discrete(13)
+            assert act_space == declared_action_space
             obs_space = pb.BoxSpace()
             assert init.obsSpace.type == pb.BOX and init.obsSpace.space.Unpack(obs_space)
-            assert list(obs_space.shape) == [384] and obs_space.dtype == pb.FLOAT
+            assert list(obs_space.shape) == [obs_size] and obs_space.dtype == pb.FLOAT
             assert (obs_space.low, obs_space.high) == (0.0, 2.0)
             assert init.simProcessId == 0 and init.wafShellProcessId == 0  # nothing for a client to kill
             obs, reward, over, _, info = agent.rx_state()
             assert (reward, over, info["episode"], info["step"]) == (0.0, False, episode, 0)
             observations, rewards, exact, actions, infos = [obs], [], [], [], []
             while not over:
-                action = int(rng.integers(act_space.n))
+                action = (int(rng.integers(act_space.n)) if isinstance(act_space, gym.spaces.Discrete)
+                          else tuple(int(rng.integers(s.n)) for s in act_space.spaces))
                 agent.send_action(action)
                 obs, reward, over, reason, info = agent.rx_state()
                 observations.append(obs)
@@ -169,7 +199,7 @@ def test_two_episodes_over_the_protocol_are_identical_to_in_process(tmp_path, ct
     assert code == 0, err
     summary_rows = pd.read_csv(tmp_path / "serve" / "episodes.csv")
     for episode, (observations, rewards, exact, actions, infos) in enumerate(episodes):
-        ref_obs, ref_rewards, ref_infos = _in_process(SEED + episode, actions)
+        ref_obs, ref_rewards, ref_infos = _in_process(SEED + episode, actions, env_id)
         ref_info = ref_infos[-1]
         assert len(observations) == STEPS + 1 and [i["step"] for i in infos] == list(range(1, STEPS + 1))
         np.testing.assert_array_equal(np.array(observations), np.array(ref_obs))  # float32 both: identical
