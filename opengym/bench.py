@@ -98,17 +98,17 @@ def over_protocol(env_id: str, steps: int, seed: int) -> dict[str, float]:
     try:
         total, done = 0.0, 0
         for _ in range(episodes):
-            _, action_space = agent.wait_init()
-            action = tuple(int(a) for a in np.ravel(static)) if not np.ndim(static) == 0 else int(static)
+            agent.wait_init()
+            action = int(static) if np.ndim(static) == 0 else tuple(int(a) for a in np.ravel(static))
             agent.recv_state()
             over = False
-            while not over:
+            while not over and done < steps:
                 t = time.perf_counter()
                 agent.send_action(action)
                 _, _, over, _, _ = agent.recv_state()
                 total += time.perf_counter() - t
                 done += 1
-            agent.send_stop()
+            agent.send_stop()  # answers the game over (as ns3-gym's client does) or ends the last, partial episode
         server = results.get(timeout=300)
         proc.join(timeout=60)
     finally:
