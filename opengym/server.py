@@ -24,8 +24,10 @@ port anew and waits for a simulation: the next episode then starts on the *same*
 ``timeout_s`` ends the session normally (it closed). An action of the wrong form or out of range
 ends the episode with a game over (reason ``GameOver``) whose info is
 ``{"error": "InvalidAction", "message": ...}`` (the message ``env.step`` gives in-process), and
-the command stops with that message (exit status 2). No reply within ``timeout_s`` in the middle
-of an episode (the agent died) stops the command with a clear message (exit status 2).
+the command stops with that message (exit status 2). An agent that closes its connection in the
+middle of an episode, or sends no reply within ``timeout_s``, stops the command with a clear
+message (exit status 2). After a game over the agent's stop is awaited until it replies, closes
+its connection or ``timeout_s`` passes.
 
 Each episode's row (``episodes.csv``: seed, steps, return, status, error, summary) is written as
 the episode ends, so finished episodes are kept whatever happens later; ``serve.json`` holds the
@@ -57,6 +59,10 @@ from ecngym.opengym import protocol as pb
 
 class AgentTimeout(EcnGymError, TimeoutError):
     """The ns3-gym agent did not connect or answer within the time-out."""
+
+
+class AgentDisconnected(EcnGymError, ConnectionError):
+    """The ns3-gym agent closed its connection in the middle of an episode, without a stop request."""
 
 
 class PortInUse(EcnGymError, ConnectionError):
@@ -164,12 +170,12 @@ class OpenGymServer:
         monitor.close(linger=0)
         sock.close(linger=0)
 
-    def _request(self, sock: zmq.Socket, msg: Any, reply_type: type, what: str,
-                 monitor: zmq.Socket | None = None) -> Any:
+    def _request(self, sock: zmq.Socket, msg: Any, reply_type: type, what: str, monitor: zmq.Socket) -> Any:
         """Send ``msg`` and return the parsed reply.
 
-        With ``monitor``, a peer that disconnects before replying raises :class:`ConnectionResetError`
-        (the caller may reconnect and resend; used for the init message only).
+        A peer that disconnects before replying (``monitor`` reports it) raises
+        :class:`ConnectionResetError`: the caller decides what that means (an agent's previous socket
+        closing at init, the agent leaving after a game over, or dying in the middle of an episode).
 
         Raises:
             AgentTimeout: If no reply comes within ``timeout_s``.
@@ -182,14 +188,13 @@ class OpenGymServer:
         deadline = time.monotonic() + self.timeout_s
         poller = zmq.Poller()
         poller.register(sock, zmq.POLLIN)
-        if monitor is not None:
-            poller.register(monitor, zmq.POLLIN)
+        poller.register(monitor, zmq.POLLIN)
         while True:
             remaining = deadline - time.monotonic()
             ready = dict(poller.poll(max(remaining, 0) * 1000)) if remaining > 0 else {}
             if sock in ready:
                 return reply_type.FromString(sock.recv())
-            if monitor is not None and monitor in ready:
+            if monitor in ready:
                 if zmq.utils.monitor.recv_monitor_message(monitor)["event"] == zmq.EVENT_DISCONNECTED:
                     raise ConnectionResetError
                 continue
@@ -197,8 +202,8 @@ class OpenGymServer:
                 raise AgentTimeout(f"the ns3-gym agent at {self.address} did not answer within {self.timeout_s:g} s "
                                    f"({what}): it has probably exited")
 
-    def _start(self, what: str) -> tuple[zmq.Socket, Any] | None:
-        """Connect and exchange SimInitMsg / SimInitAck; ``None`` if the agent asked to stop."""
+    def _start(self, what: str) -> tuple[zmq.Socket, zmq.Socket] | None:
+        """Connect, exchange SimInitMsg / SimInitAck; the socket and its monitor (``None``: agent said stop)."""
         while True:
             sock, monitor = self._connect(what)
             try:
@@ -209,19 +214,18 @@ class OpenGymServer:
             except AgentTimeout:
                 self._close(sock, monitor)
                 raise
-            sock.disable_monitor()
-            monitor.close(linger=0)
             if ack.stopSimReq:
-                sock.close(linger=0)
+                self._close(sock, monitor)
                 return None
-            return sock, ack
+            return sock, monitor
 
     # ------------------------------------------------------------------ episodes
     def _state(self, obs: Any, reward: float, over: bool, reason: int, info: str) -> Any:
         return pb.EnvStateMsg(obsData=pb.encode(obs, self.obs_space), reward=reward, isGameOver=over,
                               reason=reason, info=info)
 
-    def episode(self, sock: zmq.Socket, episode: int, seed: int) -> tuple[dict[str, Any], Exception | None]:
+    def episode(self, sock: zmq.Socket, monitor: zmq.Socket, episode: int,
+                seed: int) -> tuple[dict[str, Any], Exception | None]:
         """Play one episode with the connected agent; return its row and the error that ended it, if any."""
         where = f"episode {episode + 1}"
         t = time.perf_counter()
@@ -232,7 +236,7 @@ class OpenGymServer:
                                "status": "running", "error": ""}
         msg = self._state(obs, 0.0, False, pb.SIMULATION_END, info_json(info, episode=episode, step=0, reward=0.0))
         try:
-            act = self._request(sock, msg, pb.EnvActMsg, f"{where}, reply to the initial state")
+            act = self._request(sock, msg, pb.EnvActMsg, f"{where}, reply to the initial state", monitor)
             while True:
                 if act.stopSimReq:
                     row["status"] = "stopped"
@@ -247,8 +251,9 @@ class OpenGymServer:
                     final = self._state(obs, 0.0, True, pb.GAME_OVER, info_json(
                         {"error": "InvalidAction", "message": str(exc)}, episode=episode, step=row["steps"]))
                     try:
-                        self._request(sock, final, pb.EnvActMsg, f"{where}: the agent's stop after its invalid action")
-                    except AgentTimeout:
+                        self._request(sock, final, pb.EnvActMsg, f"{where}: the agent's stop after its invalid action",
+                                      monitor)
+                    except (AgentTimeout, ConnectionResetError):
                         pass  # the episode is over either way
                     return row, exc
                 row["steps"] += 1
@@ -260,12 +265,18 @@ class OpenGymServer:
                     row.update(status="finished", **{k: v for k, v in info.get("summary", {}).items()
                                                      if k not in row})
                     try:
-                        self._request(sock, msg, pb.EnvActMsg, f"{where}: the agent's stop after the game over")
-                    except AgentTimeout:
+                        self._request(sock, msg, pb.EnvActMsg, f"{where}: the agent's stop after the game over",
+                                      monitor)
+                    except (AgentTimeout, ConnectionResetError):
                         pass  # the episode is complete; the next one's connect decides whether the agent is there
                     return row, None
-                act = self._request(sock, msg, pb.EnvActMsg, f"{where}, step {row['steps']}")
+                act = self._request(sock, msg, pb.EnvActMsg, f"{where}, step {row['steps']}", monitor)
         except AgentTimeout as exc:
+            row.update(status="agent_gone", error=str(exc))
+            return row, exc
+        except ConnectionResetError:
+            exc = AgentDisconnected(f"the ns3-gym agent at {self.address} closed its connection without a stop "
+                                    f"request ({where}, step {row['steps']}): it has probably exited")
             row.update(status="agent_gone", error=str(exc))
             return row, exc
 
@@ -278,6 +289,7 @@ class OpenGymServer:
         Raises:
             AgentTimeout: If no agent connects for the first episode, or the agent stops answering
                 in the middle of an episode.
+            AgentDisconnected: If the agent closes its connection in the middle of an episode.
             PortInUse: If the port is held by a program that does not speak ZMQ.
             InvalidAction: After an invalid action was answered with a game over.
         """
@@ -295,11 +307,11 @@ class OpenGymServer:
             if started is None:
                 log(f"the agent declined episode {k + 1} (stop request in SimInitAck): served {k} episode(s)")
                 break
-            sock, _ = started
+            sock, monitor = started
             try:
-                row, error = self.episode(sock, k, seed + k)
+                row, error = self.episode(sock, monitor, k, seed + k)
             finally:
-                sock.close(linger=0)
+                self._close(sock, monitor)
             rows.append(row)
             if on_episode is not None:
                 on_episode(row)

@@ -40,7 +40,7 @@ class Ns3GymStyleAgent:
         self.ctx = ctx
         self.sock = ctx.socket(zmq.REP)
         self.sock.rcvtimeo = 60_000  # a broken server fails the test instead of hanging it
-        self.sock.linger = 0
+        self.sock.linger = 2000  # ns3-gym's client keeps ZMQ's default (wait for unsent replies); bounded here
         if port is None:  # the REP socket is bound first, on a free port chosen now
             self.port = self.sock.bind_to_random_port("tcp://127.0.0.1", min_port=20000, max_port=60000)
         else:
@@ -109,7 +109,7 @@ class Ns3GymStyleAgent:
 
     def rebind(self) -> None:
         """``Ns3Env.reset()`` after a finished episode: a new bridge on the same port."""
-        self.sock.close(linger=0)
+        self.sock.close()  # the stop just sent is still delivered (linger)
         self.__init__(self.ctx, self.port)
 
     def close(self) -> None:
@@ -275,13 +275,22 @@ def test_stop_request_then_reset_plays_the_next_episode_and_a_vanished_agent_tim
         obs1, *_ = agent.rx_state()
         agent.close()  # the agent dies without answering
         code, err = _finish(proc)
+        # and one that hangs: alive, connected, silent
+        hung = Ns3GymStyleAgent(ctx)
+        (tmp_path / "hung").mkdir()
+        proc = _serve(tmp_path / "hung", hung.port, "timeout_s=3")
+        hung.initialize()
+        hung.rx_state()
+        code_hung, err_hung = _finish(proc)
+        hung.close()
     finally:
         proc.kill()
     ref_obs, _, _ = _in_process(SEED + 1, [2] * STEPS)  # episode 2 is a fresh episode of seed + 1
     np.testing.assert_array_equal(obs0, ref_obs[0])
     np.testing.assert_array_equal(obs1, ref_obs[1])
     assert code == 2
-    assert "did not answer within 3 s (episode 2, step 1): it has probably exited" in err
+    assert "closed its connection without a stop request (episode 2, step 1): it has probably exited" in err
+    assert code_hung == 2 and "did not answer within 3 s (episode 1, reply to the initial state)" in err_hung
     rows = pd.read_csv(tmp_path / "serve" / "episodes.csv")  # the earlier results are kept
     assert list(rows["status"]) == ["stopped", "agent_gone"] and list(rows["steps"]) == [3, 1]
     assert json.loads((tmp_path / "serve" / "serve.json").read_text())["episodes"][0]["status"] == "stopped"
