@@ -9,7 +9,9 @@ rounds (figures are medians):
   loopback interface; ``us_per_step_ns3gym`` is the agent's wall time from sending an action to
   holding the next observation. In the same run the server measures its own ``env.step`` time
   (``us_per_step_env_in_server``), so ``overhead_us_per_step`` = round trip − env.step there is the
-  protocol's cost: message encoding (observation, info JSON), ZMQ transport both ways, decoding.
+  protocol's cost: message encoding (observation, info JSON; ``encode_us_per_step`` measured in the
+  server), ZMQ transport both ways, decoding, and the two process hand-overs (each waits for a
+  core: on a loaded machine, ``load_avg_before``, that wait dominates).
 
 Resets (a new trace and fabric, at every game over) are excluded from the step figures.
 ns3-gym's own cost is known only qualitatively (``specs/prior-art.md`` §1-2): its IPC per step
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import os
 import time
 from typing import Any
 
@@ -77,7 +80,7 @@ def _server(env_id: str, port: int, episodes: int, seed: int, results: Any) -> N
     finally:
         env.close()
         server.close()
-    results.put({"env_step_s": step_s[0], "steps": sum(r["steps"] for r in rows),
+    results.put({"env_step_s": step_s[0], "steps": sum(r["steps"] for r in rows), "encode_s": server.encode_s,
                  "state_bytes": server.state_bytes, "states": server.states_sent})
 
 
@@ -116,7 +119,7 @@ def over_protocol(env_id: str, steps: int, seed: int) -> dict[str, float]:
             proc.kill()
         agent.close()
     return {"step_s": total / done, "env_step_s": server["env_step_s"] / server["steps"], "steps": done,
-            "state_bytes": server["state_bytes"] / server["states"]}
+            "encode_s": server["encode_s"] / server["states"], "state_bytes": server["state_bytes"] / server["states"]}
 
 
 def ns3gym_main(env_id: str, steps: int, rounds: int, json_only: bool = False) -> int:
@@ -124,7 +127,8 @@ def ns3gym_main(env_id: str, steps: int, rounds: int, json_only: bool = False) -
     from rich.console import Console
     from rich.table import Table
 
-    inproc, wire, server_env, sizes, counted = [], [], [], [], 0
+    load_before = os.getloadavg()[0]  # other work on the machine delays every message hand-over
+    inproc, wire, server_env, encode, sizes, counted = [], [], [], [], [], 0
     with Console(stderr=True).status("measuring ...") as status:
         for r in range(rounds):
             status.update(f"round {r + 1}/{rounds}: in-process ...")
@@ -133,9 +137,11 @@ def ns3gym_main(env_id: str, steps: int, rounds: int, json_only: bool = False) -
             m = over_protocol(env_id, steps, seed=r)
             wire.append(m["step_s"])
             server_env.append(m["env_step_s"])
+            encode.append(m["encode_s"])
             sizes.append(m["state_bytes"])
             counted = m["steps"]
-    us = {k: float(np.median(v)) * 1e6 for k, v in (("in", inproc), ("wire", wire), ("server", server_env))}
+    us = {k: float(np.median(v)) * 1e6 for k, v in (("in", inproc), ("wire", wire), ("server", server_env),
+                                                       ("encode", encode))}
     overhead = float(np.median(np.array(wire) - np.array(server_env))) * 1e6
     result = {
         "env": env_id,
@@ -145,9 +151,12 @@ def ns3gym_main(env_id: str, steps: int, rounds: int, json_only: bool = False) -
         "us_per_step_ns3gym": round(us["wire"], 1),
         "us_per_step_env_in_server": round(us["server"], 1),
         "overhead_us_per_step": round(overhead, 1),
+        "encode_us_per_step": round(us["encode"], 1),
         "overhead_fraction": round(overhead / us["wire"], 4),
         "slowdown_vs_in_process": round(us["wire"] / us["in"], 3),
         "state_msg_bytes": round(float(np.median(sizes)), 0),
+        "load_avg_before": round(load_before, 2),
+        "cpus": os.cpu_count(),
         "ns3gym_reference": NS3GYM_REFERENCE,
     }
     if not json_only:
@@ -158,9 +167,11 @@ def ns3gym_main(env_id: str, steps: int, rounds: int, json_only: bool = False) -
                            ("us_per_step_ns3gym", "µs per step, agent round trip over serve-ns3gym"),
                            ("us_per_step_env_in_server", "  of which env.step in the server"),
                            ("overhead_us_per_step", "protocol overhead, µs per step"),
+                           ("encode_us_per_step", "  of which building + serialising EnvStateMsg (server)"),
                            ("overhead_fraction", "protocol share of the round trip"),
                            ("slowdown_vs_in_process", "round trip / in-process step"),
-                           ("state_msg_bytes", "EnvStateMsg size, bytes")]:
+                           ("state_msg_bytes", "EnvStateMsg size, bytes (mean)"),
+                           ("load_avg_before", f"1-minute load average before the run ({os.cpu_count()} CPUs)")]:
             table.add_row(label, str(result[key]))
         console = Console()
         console.print(table)

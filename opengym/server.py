@@ -127,6 +127,7 @@ class OpenGymServer:
             actSpace=pb.describe_space(self.act_space, "action"))
         self._ctx = zmq.Context()
         self.env_s = 0.0  # wall time inside env.reset / env.step (the rest of a step is protocol)
+        self.encode_s = 0.0  # wall time building and serialising EnvStateMsg (observation, info JSON)
         self.state_bytes = 0  # bytes of EnvStateMsg sent
         self.states_sent = 0
 
@@ -170,8 +171,8 @@ class OpenGymServer:
         monitor.close(linger=0)
         sock.close(linger=0)
 
-    def _request(self, sock: zmq.Socket, msg: Any, reply_type: type, what: str, monitor: zmq.Socket) -> Any:
-        """Send ``msg`` and return the parsed reply.
+    def _request(self, sock: zmq.Socket, data: bytes, reply_type: type, what: str, monitor: zmq.Socket) -> Any:
+        """Send the serialised message ``data`` and return the parsed reply.
 
         A peer that disconnects before replying (``monitor`` reports it) raises
         :class:`ConnectionResetError`: the caller decides what that means (an agent's previous socket
@@ -180,10 +181,6 @@ class OpenGymServer:
         Raises:
             AgentTimeout: If no reply comes within ``timeout_s``.
         """
-        data = msg.SerializeToString()
-        if reply_type is pb.EnvActMsg:
-            self.state_bytes += len(data)
-            self.states_sent += 1
         sock.send(data)
         deadline = time.monotonic() + self.timeout_s
         poller = zmq.Poller()
@@ -207,7 +204,8 @@ class OpenGymServer:
         while True:
             sock, monitor = self._connect(what)
             try:
-                ack = self._request(sock, self.init_msg, pb.SimInitAck, f"{what}: SimInitAck", monitor)
+                ack = self._request(sock, self.init_msg.SerializeToString(), pb.SimInitAck, f"{what}: SimInitAck",
+                                    monitor)
             except ConnectionResetError:  # an agent's previous socket closing: connect to its new one
                 self._close(sock, monitor)
                 continue
@@ -220,9 +218,15 @@ class OpenGymServer:
             return sock, monitor
 
     # ------------------------------------------------------------------ episodes
-    def _state(self, obs: Any, reward: float, over: bool, reason: int, info: str) -> Any:
-        return pb.EnvStateMsg(obsData=pb.encode(obs, self.obs_space), reward=reward, isGameOver=over,
-                              reason=reason, info=info)
+    def _state(self, obs: Any, reward: float, over: bool, reason: int, info: dict[str, Any], **extra: Any) -> bytes:
+        """The serialised EnvStateMsg; ``info`` and ``extra`` go in as JSON (:func:`info_json`)."""
+        t = time.perf_counter()
+        data = pb.EnvStateMsg(obsData=pb.encode(obs, self.obs_space), reward=reward, isGameOver=over,
+                              reason=reason, info=info_json(info, **extra)).SerializeToString()
+        self.encode_s += time.perf_counter() - t
+        self.state_bytes += len(data)
+        self.states_sent += 1
+        return data
 
     def episode(self, sock: zmq.Socket, monitor: zmq.Socket, episode: int,
                 seed: int) -> tuple[dict[str, Any], Exception | None]:
@@ -234,7 +238,7 @@ class OpenGymServer:
         row: dict[str, Any] = {"episode": episode, "seed": seed, "episode_seed": info.get("episode_seed"),
                                "trace_hash": info.get("trace_hash"), "steps": 0, "return": 0.0,
                                "status": "running", "error": ""}
-        msg = self._state(obs, 0.0, False, pb.SIMULATION_END, info_json(info, episode=episode, step=0, reward=0.0))
+        msg = self._state(obs, 0.0, False, pb.SIMULATION_END, info, episode=episode, step=0, reward=0.0)
         try:
             act = self._request(sock, msg, pb.EnvActMsg, f"{where}, reply to the initial state", monitor)
             while True:
@@ -248,8 +252,8 @@ class OpenGymServer:
                     self.env_s += time.perf_counter() - t
                 except InvalidAction as exc:
                     row.update(status="invalid_action", error=str(exc))
-                    final = self._state(obs, 0.0, True, pb.GAME_OVER, info_json(
-                        {"error": "InvalidAction", "message": str(exc)}, episode=episode, step=row["steps"]))
+                    final = self._state(obs, 0.0, True, pb.GAME_OVER, {"error": "InvalidAction", "message": str(exc)},
+                                        episode=episode, step=row["steps"])
                     try:
                         self._request(sock, final, pb.EnvActMsg, f"{where}: the agent's stop after its invalid action",
                                       monitor)
@@ -259,8 +263,8 @@ class OpenGymServer:
                 row["steps"] += 1
                 row["return"] += float(reward)
                 over = bool(terminated or truncated)
-                msg = self._state(obs, reward, over, pb.GAME_OVER if terminated else pb.SIMULATION_END,
-                                  info_json(info, episode=episode, step=row["steps"], reward=float(reward)))
+                msg = self._state(obs, reward, over, pb.GAME_OVER if terminated else pb.SIMULATION_END, info,
+                                  episode=episode, step=row["steps"], reward=float(reward))
                 if over:
                     row.update(status="finished", **{k: v for k, v in info.get("summary", {}).items()
                                                      if k not in row})
