@@ -218,7 +218,7 @@ class OpenGymServer:
             return sock, monitor
 
     # ------------------------------------------------------------------ episodes
-    def _state(self, obs: Any, reward: float, over: bool, reason: int, info: dict[str, Any], **extra: Any) -> bytes:
+    def _state(self, obs: Any, reward: float, over: bool, reason: int, info: dict[str, Any], /, **extra: Any) -> bytes:
         """The serialised EnvStateMsg; ``info`` and ``extra`` go in as JSON (:func:`info_json`)."""
         t = time.perf_counter()
         data = pb.EnvStateMsg(obsData=pb.encode(obs, self.obs_space), reward=reward, isGameOver=over,
