@@ -54,7 +54,8 @@ def load_trace(spec: str) -> tuple[Any, str]:
 def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed: int) -> FabricConfig:
     """The fabric config of one named ECN setting, validated; errors name ``ecn_settings.<name>.<field>``."""
     try:
-        setting = fabric_cfg.updated({"ecn": ecn, "seed": seed})
+        # a setting applies to every port: it replaces per-rate thresholds (an HPCC config's maps)
+        setting = fabric_cfg.updated({"ecn": {"by_rate": {}, **ecn}, "seed": seed})
         setting.to_cpp()
     except ConfigError as exc:
         if not exc.field.startswith("fabric.ecn."):

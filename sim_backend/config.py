@@ -79,8 +79,73 @@ class DctcpParams:
 
 
 @dataclass
+class DctcpRateParams:
+    """DCTCP as the HPCC model runs it (``CC_MODE 8``, rate-based; see ``dctcp-rate-control.h``)."""
+
+    g: float = 1.0 / 16
+    initial_alpha: float = 1.0
+    ai_rate: Any = "615Mbps"  # run.py: one 1 KB MTU per 13 us RTT
+    min_rate: Any = "1Gbps"
+
+
+@dataclass
+class TimelyParams:
+    """TIMELY as the HPCC model runs it (``CC_MODE 7``; see ``timely-rate-control.h``).
+
+    ``alpha``, ``beta``, ``t_low``, ``t_high`` and ``min_rtt`` are the model's attribute defaults
+    (not config keys there); the rates are run.py's at 100 Gbps.
+    """
+
+    alpha: float = 0.875
+    beta: float = 0.8
+    t_low: Any = "50us"
+    t_high: Any = "500us"
+    min_rtt: Any = "20us"
+    ai_rate: Any = "100Mbps"
+    hai_rate: Any = "500Mbps"
+    hai_after: int = 5
+    min_rate: Any = "1Gbps"
+
+
+@dataclass
+class HpccParams:
+    """HPCC (Li et al., SIGCOMM 2019) as the HPCC model runs it (``CC_MODE 3``; see
+    ``hpcc-rate-control.h``): one rate per queue pair (``MULTI_RATE 0``)."""
+
+    target_util: float = 0.95
+    ai_rate: Any = "40Mbps"  # run.py at 100 Gbps: 10 Mbps x bw / 25G
+    mi_thresh: int = 0
+    fast_react: bool = True
+    sample_feedback: bool = False
+    int_multi: int = 1
+    min_rate: Any = "1Gbps"
+
+
+@dataclass
+class WindowParams:
+    """The HPCC model's NIC window (``HAS_WIN`` / ``VAR_WIN`` / ``GLOBAL_T``), for any rate-based CC.
+
+    With ``enabled``, a queue pair may have at most W bytes unacknowledged, W = the base-RTT BDP
+    (``scope="global"``: the largest over all host pairs, as ``GLOBAL_T 1``; ``"pair"``: its own
+    pair's); ``variable`` scales it by rate / line rate (``VAR_WIN 1``). Sending stays paced.
+    """
+
+    enabled: bool = False
+    variable: bool = True
+    scope: str = "global"
+
+
+@dataclass
 class BufferParams:
-    """Shared-buffer MMU and PFC (see ``shared-buffer-mmu.h``)."""
+    """Shared-buffer MMU and PFC (see ``shared-buffer-mmu.h``).
+
+    ``headroom_rule`` and ``pfc_alpha_rule`` choose how each switch ingress port gets its headroom
+    and its dynamic-threshold alpha: ``"fixed"`` gives every port ``headroom`` and ``pfc_alpha``;
+    the HPCC model's rules (``sim_backend/port_settings.py``) set them per port, as its reference
+    program does on mixed-rate fabrics: ``"rate_delay"`` headroom = ``headroom_delays`` x link
+    rate x link delay (3 x 12.5 KB = 37.5 KB at 100 Gbps, 1 us), ``"by_rate"`` doubles alpha from
+    ``pfc_alpha`` once per halving of the port's rate down to the NIC rate (at most 1).
+    """
 
     buffer: Any = "32MiB"
     reserve: Any = "4KiB"
@@ -89,16 +154,25 @@ class BufferParams:
     pfc_alpha: float = 0.125
     pfc_enabled: bool = True
     pause_quanta: int = 65535
+    headroom_rule: str = "fixed"
+    headroom_delays: int = 3
+    pfc_alpha_rule: str = "fixed"
 
 
 @dataclass
 class EcnParams:
-    """Initial RED / ECN setting of every switch egress port."""
+    """Initial RED / ECN setting of every switch egress port.
+
+    ``by_rate`` maps a link rate to its own ``{kmin, kmax, pmax}`` (the HPCC model's
+    ``KMIN_MAP`` / ``KMAX_MAP`` / ``PMAX_MAP``): when it is not empty, every switch port takes the
+    entry of its rate, and a port whose rate has no entry is an error (as in the reference program).
+    """
 
     kmin: Any = "5KB"
     kmax: Any = "200KB"
     pmax: float = 0.01
     mark_at: str = "enqueue"  # "enqueue" or "dequeue"
+    by_rate: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -106,7 +180,10 @@ class FabricConfig:
     """Everything about a fabric except its topology and its flows.
 
     Attributes:
-        cc: Host congestion control, ``"dcqcn"`` or ``"dctcp"``.
+        cc: Host congestion control: ``"dcqcn"``, ``"dctcp"`` (window-based), ``"dctcp_rate"``
+            (the HPCC model's rate-based DCTCP), ``"timely"`` or ``"hpcc"``. DCQCN with a BDP
+            window (the HPCC model's ``dcqcn_vwin``) is ``"dcqcn"`` with ``window.enabled``.
+        window: The NIC window of any rate-based CC (:class:`WindowParams`).
         ecn_feedback: ``"cnp"`` (notification point sends CNPs) or ``"ack_echo"`` (every ACK
             echoes CE, as the HPCC model does). DCTCP always reads the echo on ACKs.
         seed: Seed of every random decision inside the fabric (ECMP salt, RED draws).
@@ -168,6 +245,10 @@ class FabricConfig:
     scheduler: str = "timing_wheel"
     dcqcn: DcqcnParams = field(default_factory=DcqcnParams)
     dctcp: DctcpParams = field(default_factory=DctcpParams)
+    dctcp_rate: DctcpRateParams = field(default_factory=DctcpRateParams)
+    timely: TimelyParams = field(default_factory=TimelyParams)
+    hpcc: HpccParams = field(default_factory=HpccParams)
+    window: WindowParams = field(default_factory=WindowParams)
     buffer: BufferParams = field(default_factory=BufferParams)
     ecn: EcnParams = field(default_factory=EcnParams)
     aqm: dict[str, Any] = field(default_factory=dict)
@@ -193,17 +274,38 @@ class FabricConfig:
     def from_dict(cls, data: dict[str, Any] | None, field_prefix: str = "fabric") -> FabricConfig:
         """Build from a (possibly nested, possibly partial) mapping such as a Hydra config.
 
-        A ``preset`` key selects the base preset; the other keys override it.
+        A ``preset`` key selects the base preset, or an ``hpcc_config`` key the path of an HPCC
+        simulator config file (:meth:`from_hpcc_config`); the other keys override it.
 
         Raises:
             ConfigError: On an unknown key (with the known ones listed).
         """
         data = dict(data or {})
         preset = data.pop("preset", None)
+        hpcc_config = data.pop("hpcc_config", None)
         if preset is not None and (not isinstance(preset, str) or preset not in _PRESETS):
             raise ConfigError(f"{field_prefix}.preset", f"unknown preset {preset!r}; known: {sorted(_PRESETS)}")
-        base = cls.from_dict(_PRESETS[preset]) if preset is not None else cls()
+        if preset is not None and hpcc_config is not None:
+            raise ConfigError(f"{field_prefix}.hpcc_config", "give either a preset or an HPCC config file, not both")
+        if hpcc_config is not None:
+            base = cls.from_hpcc_config(hpcc_config)
+        else:
+            base = cls.from_dict(_PRESETS[preset]) if preset is not None else cls()
         return base.updated(data, field_prefix)
+
+    @classmethod
+    def from_hpcc_config(cls, path: Any) -> FabricConfig:
+        """Read the HPCC simulator's key / value ``config.txt`` (its ``mix/config_doc.txt`` keys).
+
+        The fabric settings only; :func:`ecngym.sim_backend.hpcc_config.load_hpcc_experiment`
+        also returns the topology, flows and output files the config names.
+
+        Raises:
+            ConfigError: Naming every key the fabric does not support, or a bad value.
+        """
+        from ecngym.sim_backend.hpcc_config import fabric_config_from_keys, read_hpcc_keys
+
+        return fabric_config_from_keys(read_hpcc_keys(path), str(path))
 
     def updated(self, overrides: dict[str, Any], field_prefix: str = "fabric") -> FabricConfig:
         """Return a copy with (nested) overrides applied; unknown keys raise ConfigError."""
@@ -295,6 +397,9 @@ class FabricConfig:
         )
         mp.pfc_enabled = _bool("fabric.buffer.pfc_enabled", b.pfc_enabled)
         c.pause_quanta = _int_in("fabric.buffer.pause_quanta", b.pause_quanta, 1, 65535)
+        _choice("fabric.buffer.headroom_rule", b.headroom_rule, ("fixed", "rate_delay"))
+        _int_in("fabric.buffer.headroom_delays", b.headroom_delays, 0, 1000)
+        _choice("fabric.buffer.pfc_alpha_rule", b.pfc_alpha_rule, ("fixed", "by_rate"))
 
         e = self.ecn
         c.kmin_bytes = parse_bytes(e.kmin, "fabric.ecn.kmin")
@@ -308,6 +413,7 @@ class FabricConfig:
             raise ConfigError("fabric.ecn.mark_at", f"got {e.mark_at!r}, allowed: 'enqueue', 'dequeue'")
         c.mark_at_dequeue = e.mark_at == "dequeue"
         self._check_aqm()
+        self.ecn_by_rate()  # validated here, applied per port by the Fabric
         return c
 
     def _check_aqm(self) -> None:
@@ -321,6 +427,35 @@ class FabricConfig:
         for layer, setting in settings.items():
             name, params = aqm.split_setting(setting, f"fabric.aqm.{layer}")
             aqm.validate_params(name, params, f"fabric.aqm.{layer}")
+
+    def ecn_by_rate(self) -> dict[float, tuple[int, int, float]]:
+        """The validated ``ecn.by_rate`` map: rate (bit/s) -> (kmin bytes, kmax bytes, pmax).
+
+        Raises:
+            ConfigError: Naming ``fabric.ecn.by_rate.<rate>.<field>`` of a bad entry.
+        """
+        out: dict[float, tuple[int, int, float]] = {}
+        try:
+            items = dict(self.ecn.by_rate or {}).items()
+        except (TypeError, ValueError):
+            raise ConfigError("fabric.ecn.by_rate", f"expected a mapping, got {self.ecn.by_rate!r}") from None
+        for rate, entry in items:
+            name = f"fabric.ecn.by_rate.{rate}"
+            rate_bps = parse_rate_bps(rate, name)
+            try:
+                entry = dict(entry)
+            except (TypeError, ValueError):
+                raise ConfigError(name, f"expected a mapping with kmin, kmax, pmax, got {entry!r}") from None
+            unknown = set(entry) - {"kmin", "kmax", "pmax"}
+            if unknown or len(entry) != 3:
+                raise ConfigError(name, f"expected exactly the keys kmin, kmax, pmax, got {sorted(entry)}")
+            kmin = parse_bytes(entry["kmin"], f"{name}.kmin")
+            kmax = parse_bytes(entry["kmax"], f"{name}.kmax")
+            if kmax < kmin:
+                raise ConfigError(f"{name}.kmax", f"got {kmax} B, must be >= kmin ({kmin} B)")
+            pmax = check_range(f"{name}.pmax", _real(f"{name}.pmax", entry["pmax"]), 0, 1)
+            out[rate_bps] = (kmin, kmax, pmax)
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         """Return the configuration as a plain nested dict (for logging and results)."""

@@ -120,15 +120,17 @@ class Fabric:
                 f["size_bytes"].to_numpy(np.uint64),
                 f["start_ns"].to_numpy(np.int64),
                 f["priority"].to_numpy(np.uint8),
+                f["dport"].to_numpy(np.uint16),
             )
             if "extra_delay_ns" in f.columns and f["extra_delay_ns"].any():
                 sim.set_flow_extra_delay(f["extra_delay_ns"].to_numpy(np.int64))
+            info = sim.port_info()
+            self._apply_port_settings(sim, info)
         except BaseException:
             sim.destroy()
             raise
         self._sim = sim
         _live_fabric = weakref.ref(self)
-        info = sim.port_info()
         sw_index = info["switch_index"].astype(np.int64)
         sw_index[~info["is_switch"].astype(bool)] = -1
         layers = np.array(t.switch_layers + ["host"], dtype=object)
@@ -158,6 +160,18 @@ class Fabric:
             name, params = aqm_policies.split_setting(settings[layer], field)
             ports = self.ports.switch_ports(None if layer == "all" else layer)
             self._set_aqm_checked(ports, name, params, field)
+
+    def _apply_port_settings(self, sim: Any, info: dict[str, Any]) -> None:
+        """Per-port ECN thresholds and PFC headroom / alpha from each port's link (HPCC's rules)."""
+        from ecngym.sim_backend.port_settings import ecn_by_port, pfc_by_port
+
+        is_switch = info["is_switch"].astype(bool)
+        ecn = ecn_by_port(self.config, info["rate_bps"], is_switch)
+        if ecn is not None:
+            sim.set_red(*ecn)
+        pfc = pfc_by_port(self.config, self.topology, info["rate_bps"], is_switch)
+        if pfc is not None:
+            sim.set_port_pfc(*pfc)
 
     def reset(self, seed: int | None = None) -> None:
         """Tear down and rebuild the same fabric (same flows) at time 0, optionally reseeded.
@@ -334,6 +348,10 @@ class Fabric:
         for i, a in enumerate(alpha_a):
             check_range(f"alpha[{i}]" if n > 1 else "alpha", float(a), 0.0, 64.0, low_inclusive=False)
         self.sim.set_pfc(sw.astype(np.uint32), alpha_a, _broadcast_bytes(headroom, n, "headroom"))
+
+    def get_port_pfc(self) -> dict[str, np.ndarray]:
+        """Current PFC ``alpha`` and ``headroom_bytes`` of every ingress port (0 for host ports)."""
+        return dict(self.sim.get_port_pfc())
 
     # ------------------------------------------------------------------ results
     def flow_records(self) -> pd.DataFrame:

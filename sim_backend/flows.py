@@ -15,10 +15,13 @@ from ecngym.units import MAX_BYTES, MAX_TIME_NS
 
 REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
 DEFAULT_PRIORITY = 3
+#: Destination port of flows whose table gives none: the HPCC traffic generator's (its incast
+#: flows use 200). The HPCC ECMP hash (``FabricConfig.ecmp_hash="hpcc"``) hashes it.
+DEFAULT_DPORT = 100
 
 
 def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
-    """Return a validated DataFrame with src, dst, size_bytes, start_ns, priority columns.
+    """Return a validated DataFrame with src, dst, size_bytes, start_ns, priority, dport columns.
 
     An optional ``extra_delay_ns`` column (>= 0) is kept: each flow's extra base delay (host
     processing, RTT variation; see :func:`with_delay_classes`).
@@ -52,6 +55,10 @@ def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
                 flows["priority"].to_numpy() if "priority" in flows.columns
                 else np.full(len(flows), DEFAULT_PRIORITY)
             ),
+            "dport": (
+                flows["dport"].to_numpy() if "dport" in flows.columns
+                else np.full(len(flows), DEFAULT_DPORT)
+            ),
         }
     )
     if "extra_delay_ns" in flows.columns:
@@ -71,6 +78,7 @@ def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
         _check(table, "src", table["src"] >= num_hosts, f"must be < {num_hosts} (hosts)")
         _check(table, "dst", table["dst"] >= num_hosts, f"must be < {num_hosts} (hosts)")
     _check(table, "priority", (table["priority"] < 1) | (table["priority"] > 7), "must be in [1, 7]")
+    _check(table, "dport", (table["dport"] < 0) | (table["dport"] > 65535), "must be in [0, 65535]")
     return table
 
 
@@ -173,7 +181,7 @@ def read_hpcc_flow_file(path: str | Path) -> pd.DataFrame:
     rows = []
     for ln_no, parts in enumerate(lines[1 : 1 + count], start=2):
         try:
-            src, dst, prio, _dport, size = (int(x) for x in parts[:5])
+            src, dst, prio, dport, size = (int(x) for x in parts[:5])
             # start in seconds with 9 decimals: parse exactly to ns (no float rounding)
             whole, _, frac = parts[5].partition(".")
             start_ns = int(whole) * 1_000_000_000 + int((frac + "000000000")[:9])
@@ -181,7 +189,7 @@ def read_hpcc_flow_file(path: str | Path) -> pd.DataFrame:
             raise ConfigError(
                 f"flows ({path})", f"line {ln_no}: expected 'src dst priority dport size start_s'"
             ) from None
-        rows.append((src, dst, size, start_ns, prio))
+        rows.append((src, dst, size, start_ns, prio, dport))
     if len(rows) != count:
         raise ConfigError(f"flows ({path})", f"header says {count} flows, file has {len(rows)}")
-    return pd.DataFrame(rows, columns=["src", "dst", "size_bytes", "start_ns", "priority"])
+    return pd.DataFrame(rows, columns=["src", "dst", "size_bytes", "start_ns", "priority", "dport"])

@@ -337,8 +337,11 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
             a, b = int(parts[0]), int(parts[1])
             rate = parse_rate_bps(parts[2], f"{field_name} line {ln_no}")
             delay = _delay(f"{field_name} line {ln_no}", parts[3])
+            error_rate = float(parts[4]) if len(parts) > 4 else 0.0
         except (ValueError, IndexError):
             raise ConfigError(field_name, f"line {ln_no}: expected 'src dst rate delay error'") from None
+        if error_rate != 0:
+            raise ConfigError(field_name, f"line {ln_no}: error rate {parts[4]}: random packet loss is not modelled")
         if a not in new_index or b not in new_index:
             raise ConfigError(field_name, f"line {ln_no}: node id out of range")
         pairs.append((new_index[a], new_index[b], rate, delay))
@@ -346,4 +349,5 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
     attached = {b for a, b, _, _ in pairs if a in host_set} | {a for a, b, _, _ in pairs if b in host_set}
     n_h = len(hosts)
     layers = [host_layer if (n_h + i) in attached else "spine" for i in range(n_switches)]
-    return _links(pairs, f"hpcc_file({path.name})", n_h, layers, path=str(path))
+    # node_ids: the file's node id of each of our nodes (hosts first), for output in its numbering
+    return _links(pairs, f"hpcc_file({path.name})", n_h, layers, path=str(path), node_ids=order)

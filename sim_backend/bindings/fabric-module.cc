@@ -270,11 +270,12 @@ NB_MODULE(_fabric, m)
                ArrayIn<uint32_t> dst,
                ArrayIn<uint64_t> size,
                ArrayIn<int64_t> start,
-               ArrayIn<uint8_t> queue) {
+               ArrayIn<uint8_t> queue,
+               ArrayIn<uint16_t> dport) {
                 f.SetFlows(FromNumpy(src), FromNumpy(dst), FromNumpy(size), FromNumpy(start),
-                           FromNumpy(queue));
+                           FromNumpy(queue), FromNumpy(dport));
             },
-            "src"_a, "dst"_a, "size_bytes"_a, "start_ns"_a, "priority"_a)
+            "src"_a, "dst"_a, "size_bytes"_a, "start_ns"_a, "priority"_a, "dport"_a)
         .Def("set_flow_extra_delay",
              +[](Fabric& f, ArrayIn<int64_t> extra) { f.SetFlowExtraDelay(FromNumpy(extra)); },
              "extra_delay_ns"_a)
@@ -333,6 +334,22 @@ NB_MODULE(_fabric, m)
                 f.SetPfc(FromNumpy(sw), FromNumpy(alpha), FromNumpy(hdrm));
             },
             "switch_ids"_a, "alpha"_a, "headroom_bytes"_a)
+        .Def(
+            "set_port_pfc",
+            +[](Fabric& f, ArrayIn<uint32_t> ports, ArrayIn<double> alpha, ArrayIn<uint64_t> hdrm) {
+                f.SetPortPfc(FromNumpy(ports), FromNumpy(alpha), FromNumpy(hdrm));
+            },
+            "port_ids"_a, "alpha"_a, "headroom_bytes"_a)
+        .Def("get_port_pfc",
+             +[](const Fabric& f) {
+                 std::vector<double> alpha;
+                 std::vector<uint64_t> hdrm;
+                 f.GetPortPfc(alpha, hdrm);
+                 nb::dict d;
+                 d["alpha"] = ToNumpy(std::move(alpha));
+                 d["headroom_bytes"] = ToNumpy(std::move(hdrm));
+                 return d;
+             })
         .Def("flow_records", +[](const Fabric& f) { return FlowsToDict(f.GetFlowRecords()); })
         .Def("counters",
              +[](const Fabric& f) {

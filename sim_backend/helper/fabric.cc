@@ -34,7 +34,6 @@ constexpr double kMinRateBps = 1.0;          //!< below it the whole-bit/s rate 
 constexpr double kMaxRateBps = 1e15;         //!< 1 Pbit/s
 constexpr int64_t kMaxLinkDelayNs = 1000000000; //!< 1 s: path sums stay far from int64 overflow
 constexpr uint32_t kHpccFirstPort = 10000; //!< third.cc: each host pair's ports start here
-constexpr uint16_t kHpccDstPort = 100;     //!< HPCC's traffic generator's destination port
 
 void
 StopSimulator()
@@ -371,7 +370,8 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
                  const std::vector<uint32_t>& dst,
                  const std::vector<uint64_t>& sizeBytes,
                  const std::vector<int64_t>& startNs,
-                 const std::vector<uint8_t>& queue)
+                 const std::vector<uint8_t>& queue,
+                 const std::vector<uint16_t>& dstPort)
 {
     CheckAlive();
     if (!m_built)
@@ -383,10 +383,11 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
         throw std::runtime_error("SetFlows() was already called on this Fabric");
     }
     const std::size_t n = src.size();
-    if (dst.size() != n || sizeBytes.size() != n || startNs.size() != n || queue.size() != n)
+    if (dst.size() != n || sizeBytes.size() != n || startNs.size() != n || queue.size() != n ||
+        dstPort.size() != n)
     {
-        throw std::invalid_argument("flows: src, dst, size_bytes, start_ns, priority differ in "
-                                    "length");
+        throw std::invalid_argument("flows: src, dst, size_bytes, start_ns, priority, dport differ "
+                                    "in length");
     }
     const uint32_t nHosts = NumHosts();
     const int64_t now = NowNs();
@@ -440,7 +441,7 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
         qp.dstAddr = hpccIp(m_hostNode[qp.dstHost]);
         qp.srcPort = static_cast<uint16_t>(
             kHpccFirstPort + pairFlows[(static_cast<uint64_t>(qp.srcHost) << 32) | qp.dstHost]++);
-        qp.dstPort = kHpccDstPort;
+        qp.dstPort = dstPort[i];
         ComputePathFacts(qp);
     }
     m_flowOrder.resize(n);
@@ -846,6 +847,55 @@ Fabric::SetPfc(const std::vector<uint32_t>& switchIds,
     for (std::size_t i = 0; i < n; ++i)
     {
         m_switches[switchIds[i]]->Mmu().SetPfcParameters(alpha[i], headroomBytes[i]);
+    }
+}
+
+void
+Fabric::SetPortPfc(const std::vector<uint32_t>& portIds,
+                   const std::vector<double>& alpha,
+                   const std::vector<uint64_t>& headroomBytes)
+{
+    CheckAlive();
+    const std::size_t n = portIds.size();
+    if (alpha.size() != n || headroomBytes.size() != n)
+    {
+        throw std::invalid_argument("set_port_pfc: port_ids, alpha, headroom differ in length");
+    }
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        if (portIds[i] >= m_ports.size() || !m_isSwitch[m_portNode[portIds[i]]])
+        {
+            throw std::invalid_argument(Where("port_ids", i) + ": " + std::to_string(portIds[i]) +
+                                        " is not a switch port");
+        }
+        if (!(alpha[i] > 0))
+        {
+            throw std::invalid_argument(Where("alpha", i) + ": must be > 0");
+        }
+    }
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        const uint32_t node = m_portNode[portIds[i]];
+        m_switches[m_nodeToSwitch[node]]->Mmu().SetPortPfcParameters(
+            m_ports[portIds[i]]->GetLocalIndex(), alpha[i], headroomBytes[i]);
+    }
+}
+
+void
+Fabric::GetPortPfc(std::vector<double>& alpha, std::vector<uint64_t>& headroomBytes) const
+{
+    const std::size_t n = m_ports.size();
+    alpha.assign(n, 0.0);
+    headroomBytes.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        const uint32_t node = m_portNode[i];
+        if (m_isSwitch[node])
+        {
+            SharedBufferMmu& mmu = m_switches[m_nodeToSwitch[node]]->Mmu();
+            alpha[i] = mmu.GetPortAlpha(m_ports[i]->GetLocalIndex());
+            headroomBytes[i] = mmu.GetPortHeadroom(m_ports[i]->GetLocalIndex());
+        }
     }
 }
 

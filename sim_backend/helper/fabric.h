@@ -97,7 +97,8 @@ class Fabric
                   const std::vector<uint32_t>& dst,
                   const std::vector<uint64_t>& sizeBytes,
                   const std::vector<int64_t>& startNs,
-                  const std::vector<uint8_t>& queue);
+                  const std::vector<uint8_t>& queue,
+                  const std::vector<uint16_t>& dstPort);
 
     /**
      * @brief Give flows an extra base delay (RTT variation): each flow's receiver sends its ACKs,
@@ -177,6 +178,19 @@ class Fabric
     void SetPfc(const std::vector<uint32_t>& switchIds,
                 const std::vector<double>& alpha,
                 const std::vector<uint64_t>& headroomBytes);
+
+    /**
+     * @brief Set the PFC alpha and headroom of single switch ingress ports.
+     * @param portIds fabric-wide port ids (must be switch ports)
+     * @param alpha dynamic-threshold factor of each port (> 0)
+     * @param headroomBytes headroom of each port (per priority)
+     */
+    void SetPortPfc(const std::vector<uint32_t>& portIds,
+                    const std::vector<double>& alpha,
+                    const std::vector<uint64_t>& headroomBytes);
+
+    /** @brief Read back every port's PFC alpha and headroom (0 for host ports). */
+    void GetPortPfc(std::vector<double>& alpha, std::vector<uint64_t>& headroomBytes) const;
 
     /** @return the flows' records */
     FlowRecords GetFlowRecords() const;

@@ -77,8 +77,9 @@ struct FabricConfig
     /**
      * ECMP hash. Hpcc reproduces the reference runs' path choices: each host has the IP
      * 0x0b000001 + (node / 256) << 16 + (node % 256) << 8, flows of one host pair take source
-     * ports 10000, 10001, ... in flow-table order, the destination port is 100 (HPCC's traffic
-     * generator), ACKs hash the reversed tuple, and next hops are ordered by their node index.
+     * ports 10000, 10001, ... in flow-table order, the destination port is the flow table's (100 by
+     * default, as HPCC's traffic generator writes; its incast flows use 200), ACKs hash the
+     * reversed tuple, and next hops are ordered by their node index.
      */
     EcmpHash ecmpHash{EcmpHash::Salted};
     /**

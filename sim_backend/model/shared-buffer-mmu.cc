@@ -18,6 +18,7 @@ SharedBufferMmu::Setup(uint32_t numPorts, uint8_t numQueues, const Config& confi
     m_headroomBytes.assign(static_cast<std::size_t>(numPorts) * numQueues, 0);
     m_sharedUsed = 0;
     m_usedBytes = 0;
+    SetPfcParameters(config.alpha, config.headroomBytes);
 }
 
 void
@@ -25,17 +26,28 @@ SharedBufferMmu::SetPfcParameters(double alpha, uint64_t headroomBytes)
 {
     m_cfg.alpha = alpha;
     m_cfg.headroomBytes = headroomBytes;
+    m_portAlpha.assign(m_numPorts, alpha);
+    m_portHeadroom.assign(m_numPorts, headroomBytes);
+    m_totalHeadroomBytes = m_numPorts * headroomBytes;
+}
+
+void
+SharedBufferMmu::SetPortPfcParameters(uint16_t port, double alpha, uint64_t headroomBytes)
+{
+    m_totalHeadroomBytes = m_totalHeadroomBytes - m_portHeadroom[port] + headroomBytes;
+    m_portAlpha[port] = alpha;
+    m_portHeadroom[port] = headroomBytes;
 }
 
 uint64_t
-SharedBufferMmu::GetPfcThreshold() const
+SharedBufferMmu::GetPfcThreshold(uint16_t port) const
 {
-    const uint64_t fixed = m_numPorts * (m_cfg.headroomBytes + m_cfg.reserveBytes) + m_sharedUsed;
+    const uint64_t fixed = m_totalHeadroomBytes + m_numPorts * m_cfg.reserveBytes + m_sharedUsed;
     if (fixed >= m_cfg.bufferBytes)
     {
         return 0;
     }
-    return static_cast<uint64_t>(m_cfg.alpha * static_cast<double>(m_cfg.bufferBytes - fixed));
+    return static_cast<uint64_t>(m_portAlpha[port] * static_cast<double>(m_cfg.bufferBytes - fixed));
 }
 
 bool
@@ -53,7 +65,7 @@ SharedBufferMmu::Admit(uint16_t port, uint8_t queue, uint32_t bytes)
         m_usedBytes += bytes;
         return true;
     }
-    const uint64_t threshold = GetPfcThreshold();
+    const uint64_t threshold = GetPfcThreshold(port);
     const uint64_t newShared = newIngress - m_cfg.reserveBytes;
     if (newShared <= threshold)
     {
@@ -62,7 +74,7 @@ SharedBufferMmu::Admit(uint16_t port, uint8_t queue, uint32_t bytes)
         m_usedBytes += bytes;
         return true;
     }
-    if (m_cfg.pfcEnabled && m_headroomBytes[i] + bytes <= m_cfg.headroomBytes)
+    if (m_cfg.pfcEnabled && m_headroomBytes[i] + bytes <= m_portHeadroom[port])
     {
         m_headroomBytes[i] += bytes;
         m_usedBytes += bytes;
@@ -97,7 +109,7 @@ SharedBufferMmu::ShouldPause(uint16_t port, uint8_t queue) const
         return false;
     }
     const std::size_t i = Index(port, queue);
-    return m_headroomBytes[i] > 0 || SharedUse(i) >= GetPfcThreshold();
+    return m_headroomBytes[i] > 0 || SharedUse(i) >= GetPfcThreshold(port);
 }
 
 bool
@@ -106,7 +118,7 @@ SharedBufferMmu::ShouldResume(uint16_t port, uint8_t queue) const
     const std::size_t i = Index(port, queue);
     const uint64_t shared = SharedUse(i);
     return m_headroomBytes[i] == 0 &&
-           (shared == 0 || shared + m_cfg.resumeOffsetBytes <= GetPfcThreshold());
+           (shared == 0 || shared + m_cfg.resumeOffsetBytes <= GetPfcThreshold(port));
 }
 
 } // namespace ecngym

@@ -18,8 +18,8 @@ namespace ecngym
  *
  * Each data byte is charged to the (ingress port, priority) it arrived on, in this order:
  *  - reserved: the first `reserveBytes` of each (port, priority) are guaranteed;
- *  - shared: beyond that, up to the dynamic threshold
- *      T = alpha * (buffer - sum(headroom) - sum(reserve) - shared_used)
+ *  - shared: beyond that, up to the dynamic threshold of the ingress port
+ *      T = alpha[port] * (buffer - sum(headroom) - sum(reserve) - shared_used)
  *    (Broadcom's dynamic threshold; smaller alpha = PFC triggers earlier);
  *  - headroom: with PFC on, bytes beyond T land in the port's headroom, which absorbs what is in
  *    flight after a PAUSE; a packet that fits neither is dropped.
@@ -53,11 +53,20 @@ class SharedBufferMmu
     void Setup(uint32_t numPorts, uint8_t numQueues, const Config& config);
 
     /**
-     * @brief Change alpha and headroom at run time (a ByteTuning-style action).
+     * @brief Change alpha and headroom of every port at run time (a ByteTuning-style action).
      * @param alpha new dynamic-threshold factor (> 0)
      * @param headroomBytes new headroom per ingress port
      */
     void SetPfcParameters(double alpha, uint64_t headroomBytes);
+
+    /**
+     * @brief Set one ingress port's alpha and headroom (the HPCC model sets them per port: headroom
+     *        from the link's rate x delay, alpha from its rate relative to the NICs').
+     * @param port ingress port
+     * @param alpha dynamic-threshold factor of that port (> 0)
+     * @param headroomBytes headroom of each of that port's priorities
+     */
+    void SetPortPfcParameters(uint16_t port, double alpha, uint64_t headroomBytes);
 
     /** @param enabled whether PFC is on (lossless) */
     void SetPfcEnabled(bool enabled)
@@ -96,8 +105,29 @@ class SharedBufferMmu
      */
     bool ShouldResume(uint16_t port, uint8_t queue) const;
 
-    /** @return the current dynamic threshold T in bytes */
-    uint64_t GetPfcThreshold() const;
+    /**
+     * @param port ingress port
+     * @return the current dynamic threshold T of that port in bytes
+     */
+    uint64_t GetPfcThreshold(uint16_t port) const;
+
+    /**
+     * @param port ingress port
+     * @return that port's dynamic-threshold factor
+     */
+    double GetPortAlpha(uint16_t port) const
+    {
+        return m_portAlpha[port];
+    }
+
+    /**
+     * @param port ingress port
+     * @return that port's headroom per priority
+     */
+    uint64_t GetPortHeadroom(uint16_t port) const
+    {
+        return m_portHeadroom[port];
+    }
 
     /** @return bytes currently charged (reserved + shared + headroom) */
     uint64_t GetUsedBytes() const
@@ -124,6 +154,9 @@ class SharedBufferMmu
 
     Config m_cfg;
     uint32_t m_numPorts{0};
+    std::vector<double> m_portAlpha;        //!< dynamic-threshold factor per ingress port
+    std::vector<uint64_t> m_portHeadroom;   //!< headroom per (ingress port, priority), by port
+    uint64_t m_totalHeadroomBytes{0};       //!< sum of m_portHeadroom
     uint8_t m_numQueues{0};
     std::vector<uint64_t> m_ingressBytes;  //!< reserved + shared, per (port, queue)
     std::vector<uint64_t> m_headroomBytes; //!< headroom in use, per (port, queue)

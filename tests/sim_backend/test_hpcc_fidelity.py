@@ -7,6 +7,7 @@ behind data at switches and, in the leaf-spine, the HPCC ECMP hash.
 """
 
 import numpy as np
+import pytest
 
 from ecngym.sim_backend import FabricConfig
 from ecngym.sim_backend.hpcc_reference import scenario
@@ -72,11 +73,12 @@ def _murmur3_12(words, seed):
     return h ^ (h >> 16)
 
 
-def test_hpcc_ecmp_hash_picks_the_reference_models_spine(make_fabric, h):
+@pytest.mark.parametrize("dport", [100, 200])  # 200: the HPCC traffic generator's incast flows
+def test_hpcc_ecmp_hash_picks_the_reference_models_spine(make_fabric, h, dport):
     # reference topology C: hosts 0-15, leaves 16-19 (four hosts each), spines 20-23
     sc = scenario("C")
     pairs = [(0, 5), (0, 5), (1, 9), (6, 12), (15, 3), (15, 3), (15, 3), (11, 2)]
-    flows = h.flows([(s, d, 20_000, i * 100_000) for i, (s, d) in enumerate(pairs)])
+    flows = h.flows([(s, d, 20_000, i * 100_000) for i, (s, d) in enumerate(pairs)]).assign(dport=dport)
     fab = make_fabric(sc.topology(), flows, FabricConfig.preset("hpcc", seed=7))
     ip = lambda node: 0x0B000001 + (node // 256) * 0x10000 + (node % 256) * 0x100  # noqa: E731
     seen: dict[tuple[int, int], int] = {}
@@ -84,7 +86,7 @@ def test_hpcc_ecmp_hash_picks_the_reference_models_spine(make_fabric, h):
         sport = 10000 + seen.get((s, d), 0)
         seen[(s, d)] = sport - 10000 + 1
         leaf = 16 + s // 4
-        spine = 20 + _murmur3_12([ip(s), ip(d), sport | (100 << 16)], leaf) % 4
+        spine = 20 + _murmur3_12([ip(s), ip(d), sport | (dport << 16)], leaf) % 4
         fab.run_until((i + 1) * 100_000)
         tel = fab.read_telemetry()
         up = np.flatnonzero((fab.ports.node == leaf) & (fab.ports.peer_node >= 20) & (tel["tx_data_bytes"] > 0))

@@ -1,0 +1,95 @@
+"""Per-port switch settings derived from each port's link, as the HPCC model's program sets them.
+
+The HPCC reference program (``scratch/third.cc``, its switch set-up loop) configures every switch
+port from its own link, so that a mixed-rate fabric gets rate-appropriate settings:
+
+- ECN: ``KMIN_MAP`` / ``KMAX_MAP`` / ``PMAX_MAP`` give the thresholds per link rate
+  (``FabricConfig.ecn.by_rate``);
+- PFC headroom: ``3 x rate x delay`` of the port's link, in integer bytes
+  (``buffer.headroom_rule = "rate_delay"``; the factor is ``buffer.headroom_delays``);
+- PFC alpha: 1/8 by default, doubled once per halving of the port's rate until it is no faster
+  than the NICs' (``buffer.pfc_alpha_rule = "by_rate"``, at most 1).
+
+Port ids follow the fabric's build order: link ``l`` gives ports ``2l`` (its ``link_a`` end) and
+``2l + 1`` (its ``link_b`` end).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ecngym.error import ConfigError
+
+if TYPE_CHECKING:
+    from ecngym.sim_backend.config import FabricConfig
+    from ecngym.sim_backend.topology import Topology
+
+
+def port_delay_ns(topology: Topology) -> np.ndarray:
+    """One-way delay of each port's link, by fabric-wide port id."""
+    return np.repeat(np.asarray(topology.delay_ns, dtype=np.int64), 2)
+
+
+def nic_rate_bps(topology: Topology) -> float:
+    """The NIC rate the HPCC program compares switch ports with: host 0's link rate."""
+    at_host0 = (topology.link_a == 0) | (topology.link_b == 0)
+    return float(topology.rate_bps[np.flatnonzero(at_host0)[0]])
+
+
+def ecn_by_port(config: FabricConfig, rate_bps: np.ndarray, is_switch: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each switch port's ECN thresholds from ``config.ecn.by_rate``, or None if that map is empty.
+
+    Returns:
+        ``(port_ids, kmin_bytes, kmax_bytes, pmax)`` over the switch ports.
+
+    Raises:
+        ConfigError: If a switch port's rate has no entry (naming the rate and the rates given).
+    """
+    table = config.ecn_by_rate()
+    if not table:
+        return None
+    ports = np.flatnonzero(is_switch).astype(np.uint32)
+    kmin = np.empty(len(ports), dtype=np.uint64)
+    kmax = np.empty(len(ports), dtype=np.uint64)
+    pmax = np.empty(len(ports), dtype=np.float64)
+    for i, port in enumerate(ports):
+        entry = table.get(float(rate_bps[port]))
+        if entry is None:
+            raise ConfigError("fabric.ecn.by_rate", f"no entry for the {rate_bps[port]:.6g} bit/s links of "
+                              f"the topology; given: {sorted(table)} (every switch port's rate needs one)")
+        kmin[i], kmax[i], pmax[i] = entry
+    return ports, kmin, kmax, pmax
+
+
+def pfc_by_port(config: FabricConfig, topology: Topology, rate_bps: np.ndarray, is_switch: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each switch port's PFC alpha and headroom by the buffer rules, or None if both are fixed.
+
+    Returns:
+        ``(port_ids, alpha, headroom_bytes)`` over the switch ports.
+    """
+    from ecngym.units import parse_bytes
+
+    b = config.buffer
+    if b.headroom_rule == "fixed" and b.pfc_alpha_rule == "fixed":
+        return None
+    ports = np.flatnonzero(is_switch).astype(np.uint32)
+    rates = rate_bps[ports]
+    if b.headroom_rule == "rate_delay":
+        delay = port_delay_ns(topology)[ports]
+        # integer arithmetic as the reference: rate * delay / 8 / 1e9 * factor
+        per_delay = (rates.astype(np.uint64) * delay.astype(np.uint64)) // 8 // 1_000_000_000
+        headroom = per_delay * np.uint64(int(b.headroom_delays))
+    else:
+        headroom = np.full(len(ports), parse_bytes(b.headroom, "fabric.buffer.headroom"), dtype=np.uint64)
+    alpha = np.full(len(ports), float(b.pfc_alpha))
+    if b.pfc_alpha_rule == "by_rate":
+        nic = nic_rate_bps(topology)
+        for i, rate in enumerate(rates):
+            while rate > nic and alpha[i] < 1.0:
+                alpha[i] = min(1.0, alpha[i] * 2)
+                rate /= 2
+    return ports, alpha, headroom.astype(np.uint64)
