@@ -321,9 +321,7 @@ class FabricConfig:
         from ecngym.sim_backend import _fabric
 
         c = _fabric.FabricConfig()
-        if self.cc not in ("dcqcn", "dctcp"):
-            raise ConfigError("fabric.cc", f"got {self.cc!r}, allowed: 'dcqcn', 'dctcp'")
-        c.cc = _fabric.CcKind.DCQCN if self.cc == "dcqcn" else _fabric.CcKind.DCTCP
+        c.cc = getattr(_fabric.CcKind, _choice("fabric.cc", self.cc, CC_NAMES).upper())
         if self.ecn_feedback not in ("cnp", "ack_echo"):
             raise ConfigError(
                 "fabric.ecn_feedback", f"got {self.ecn_feedback!r}, allowed: 'cnp', 'ack_echo'"
@@ -384,6 +382,46 @@ class FabricConfig:
         tp.initial_window_bytes = parse_bytes(t.initial_window, "fabric.dctcp.initial_window")
         tp.min_window_bytes = _bytes_in("fabric.dctcp.min_window", t.min_window, 1, None)
         tp.mss_bytes = c.mtu_payload_bytes
+
+        r, rp = self.dctcp_rate, c.dctcp_rate
+        rp.g = check_range("fabric.dctcp_rate.g", _real("fabric.dctcp_rate.g", r.g), 0, 1, low_inclusive=False)
+        rp.initial_alpha = check_range("fabric.dctcp_rate.initial_alpha",
+                                       _real("fabric.dctcp_rate.initial_alpha", r.initial_alpha), 0, 1)
+        rp.ai_rate_bps = parse_rate_bps(r.ai_rate, "fabric.dctcp_rate.ai_rate")
+        rp.min_rate_bps = _positive_rate("fabric.dctcp_rate.min_rate", r.min_rate)
+        rp.mtu_bytes = c.mtu_payload_bytes
+
+        m, mt = self.timely, c.timely
+        mt.alpha = check_range("fabric.timely.alpha", _real("fabric.timely.alpha", m.alpha), 0, 1)
+        mt.beta = check_range("fabric.timely.beta", _real("fabric.timely.beta", m.beta), 0, 1)
+        mt.t_low_ns = _ns_in("fabric.timely.t_low", m.t_low, 0, None)
+        mt.t_high_ns = _ns_in("fabric.timely.t_high", m.t_high, mt.t_low_ns, None)
+        mt.min_rtt_ns = _ns_in("fabric.timely.min_rtt", m.min_rtt, 1, None)
+        mt.ai_rate_bps = parse_rate_bps(m.ai_rate, "fabric.timely.ai_rate")
+        mt.hai_rate_bps = parse_rate_bps(m.hai_rate, "fabric.timely.hai_rate")
+        mt.hai_after = _int_in("fabric.timely.hai_after", m.hai_after, 0, 1 << 20)
+        mt.min_rate_bps = _positive_rate("fabric.timely.min_rate", m.min_rate)
+
+        hp, hc = self.hpcc, c.hpcc
+        hc.target_util = check_range("fabric.hpcc.target_util", _real("fabric.hpcc.target_util", hp.target_util),
+                                     0, 1, low_inclusive=False)
+        hc.ai_rate_bps = parse_rate_bps(hp.ai_rate, "fabric.hpcc.ai_rate")
+        hc.mi_thresh = _int_in("fabric.hpcc.mi_thresh", hp.mi_thresh, 0, 1 << 20)
+        hc.fast_react = _bool("fabric.hpcc.fast_react", hp.fast_react)
+        hc.sample_feedback = _bool("fabric.hpcc.sample_feedback", hp.sample_feedback)
+        hc.int_multi = _int_in("fabric.hpcc.int_multi", hp.int_multi, 1, 1 << 10)
+        hc.min_rate_bps = _positive_rate("fabric.hpcc.min_rate", hp.min_rate)
+
+        w = self.window
+        c.nic_window = _bool("fabric.window.enabled", w.enabled)
+        c.var_window = _bool("fabric.window.variable", w.variable)
+        c.window_global = _choice("fabric.window.scope", w.scope, ("global", "pair")) == "global"
+        if self.cc == "hpcc" and not c.nic_window:
+            raise ConfigError("fabric.window.enabled", "HPCC needs the NIC window (its utilisation "
+                              "estimate divides the queue by it): set it to true")
+        if self.cc == "dctcp" and c.nic_window:
+            raise ConfigError("fabric.window.enabled", "the window-based 'dctcp' keeps its own window; "
+                              "the NIC window is for the rate-based controls (e.g. 'dctcp_rate')")
 
         b, mp = self.buffer, c.mmu
         mp.buffer_bytes = _bytes_in("fabric.buffer.buffer", b.buffer, 1, None)
@@ -460,6 +498,15 @@ class FabricConfig:
     def as_dict(self) -> dict[str, Any]:
         """Return the configuration as a plain nested dict (for logging and results)."""
         return dataclasses.asdict(self)
+
+
+#: Congestion controls (``FabricConfig.cc``), in the order of the C++ ``CcKind``
+CC_NAMES = ("dcqcn", "dctcp", "dctcp_rate", "timely", "hpcc")
+
+
+def _positive_rate(name: str, value: Any) -> float:
+    rate = parse_rate_bps(value, name)
+    return check_range(name, rate, 0, None, low_inclusive=False)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:

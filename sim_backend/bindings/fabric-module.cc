@@ -86,6 +86,9 @@ FlowsToDict(FlowRecords&& r)
     d["delivered_bytes"] = ToNumpy(std::move(r.deliveredBytes));
     d["retransmitted_bytes"] = ToNumpy(std::move(r.retransmittedBytes));
     d["finished"] = ToNumpy(std::move(r.finished));
+    d["rate_bps"] = ToNumpy(std::move(r.rateBps));
+    d["inflight_bytes"] = ToNumpy(std::move(r.inflightBytes));
+    d["window_bytes"] = ToNumpy(std::move(r.windowBytes));
     return d;
 }
 
@@ -138,7 +141,12 @@ NB_MODULE(_fabric, m)
     m.doc() = "ecngym's packet-level RoCEv2 / DCTCP fabric on ns-3 (low-level bindings; use "
               "ecngym.sim_backend.Fabric)";
 
-    nb::enum_<CcKind>(m, "CcKind").value("DCQCN", CcKind::Dcqcn).value("DCTCP", CcKind::Dctcp);
+    nb::enum_<CcKind>(m, "CcKind")
+        .value("DCQCN", CcKind::Dcqcn)
+        .value("DCTCP", CcKind::Dctcp)
+        .value("DCTCP_RATE", CcKind::DctcpRate)
+        .value("TIMELY", CcKind::Timely)
+        .value("HPCC", CcKind::Hpcc);
     nb::enum_<EcnFeedback>(m, "EcnFeedback")
         .value("CNP", EcnFeedback::Cnp)
         .value("ACK_ECHO", EcnFeedback::AckEcho);
@@ -168,6 +176,36 @@ NB_MODULE(_fabric, m)
         .def_rw("initial_window_bytes", &DctcpConfig::initialWindowBytes)
         .def_rw("min_window_bytes", &DctcpConfig::minWindowBytes)
         .def_rw("mss_bytes", &DctcpConfig::mssBytes);
+
+    nb::class_<DctcpRateConfig>(m, "DctcpRateConfig")
+        .def(nb::init<>())
+        .def_rw("g", &DctcpRateConfig::g)
+        .def_rw("initial_alpha", &DctcpRateConfig::initialAlpha)
+        .def_rw("ai_rate_bps", &DctcpRateConfig::aiRateBps)
+        .def_rw("min_rate_bps", &DctcpRateConfig::minRateBps)
+        .def_rw("mtu_bytes", &DctcpRateConfig::mtuBytes);
+
+    nb::class_<TimelyConfig>(m, "TimelyConfig")
+        .def(nb::init<>())
+        .def_rw("alpha", &TimelyConfig::alpha)
+        .def_rw("beta", &TimelyConfig::beta)
+        .def_rw("t_low_ns", &TimelyConfig::tLowNs)
+        .def_rw("t_high_ns", &TimelyConfig::tHighNs)
+        .def_rw("min_rtt_ns", &TimelyConfig::minRttNs)
+        .def_rw("ai_rate_bps", &TimelyConfig::aiRateBps)
+        .def_rw("hai_rate_bps", &TimelyConfig::haiRateBps)
+        .def_rw("hai_after", &TimelyConfig::haiAfter)
+        .def_rw("min_rate_bps", &TimelyConfig::minRateBps);
+
+    nb::class_<HpccConfig>(m, "HpccConfig")
+        .def(nb::init<>())
+        .def_rw("target_util", &HpccConfig::targetUtil)
+        .def_rw("ai_rate_bps", &HpccConfig::aiRateBps)
+        .def_rw("mi_thresh", &HpccConfig::miThresh)
+        .def_rw("fast_react", &HpccConfig::fastReact)
+        .def_rw("sample_feedback", &HpccConfig::sampleFeedback)
+        .def_rw("int_multi", &HpccConfig::intMulti)
+        .def_rw("min_rate_bps", &HpccConfig::minRateBps);
 
     nb::class_<SharedBufferMmu::Config>(m, "MmuConfig")
         .def(nb::init<>())
@@ -199,6 +237,12 @@ NB_MODULE(_fabric, m)
         .def_rw("cc", &FabricConfig::cc)
         .def_rw("dcqcn", &FabricConfig::dcqcn)
         .def_rw("dctcp", &FabricConfig::dctcp)
+        .def_rw("dctcp_rate", &FabricConfig::dctcpRate)
+        .def_rw("timely", &FabricConfig::timely)
+        .def_rw("hpcc", &FabricConfig::hpcc)
+        .def_rw("nic_window", &FabricConfig::nicWindow)
+        .def_rw("var_window", &FabricConfig::varWindow)
+        .def_rw("window_global", &FabricConfig::windowGlobal)
         .def_rw("mmu", &FabricConfig::mmu)
         .def_rw("kmin_bytes", &FabricConfig::kminBytes)
         .def_rw("kmax_bytes", &FabricConfig::kmaxBytes)

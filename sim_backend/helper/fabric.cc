@@ -228,6 +228,22 @@ Fabric::Build(const std::vector<uint8_t>& isSwitch,
         ends[0]->SetPeer(PeekPointer(ends[1]));
         ends[1]->SetPeer(PeekPointer(ends[0]));
     }
+    // The link rates INT records name by index (3 bits, as the HPCC model's fixed table of five).
+    std::vector<double>& rates = m_ctx->cfg.hpcc.linkRates;
+    rates.clear();
+    for (std::size_t l = 0; l < nLinks; ++l)
+    {
+        if (std::find(rates.begin(), rates.end(), rateBps[l]) == rates.end())
+        {
+            rates.push_back(rateBps[l]);
+        }
+    }
+    if (m_ctx->cfg.cc == CcKind::Hpcc && rates.size() > 8)
+    {
+        throw std::invalid_argument("links: HPCC's INT records name a link rate in 3 bits; this "
+                                    "topology has " + std::to_string(rates.size()) +
+                                    " different rates (at most 8)");
+    }
     for (std::size_t n = 0; n < nNodes; ++n)
     {
         if (isSwitch[n])
@@ -366,6 +382,92 @@ Fabric::ComputePathFacts(QueuePair& qp) const
 }
 
 void
+Fabric::PairRttAndBdp(uint32_t srcHost, uint32_t dstHost, int64_t& rttNs, uint64_t& bdpBytes) const
+{
+    // As the HPCC model's CalculateRoute: 2 x propagation + per-hop serialisation of one payload,
+    // each hop's in whole ns; BDP = RTT x bottleneck rate, integer arithmetic throughout.
+    const std::vector<uint32_t>& dist = m_hopsToHost[dstHost];
+    FabricNetDevice* port = m_hosts[srcHost]->GetPort();
+    const uint64_t payload = m_ctx->cfg.mtuPayloadBytes;
+    uint64_t delay = 0, txDelay = 0;
+    uint64_t bw = UINT64_MAX;
+    while (port != nullptr)
+    {
+        const uint64_t rate = static_cast<uint64_t>(port->GetRateBps());
+        delay += port->GetFabricChannel()->GetDelayNs();
+        txDelay += payload * 1000000000ULL * 8 / rate;
+        bw = std::min(bw, rate);
+        const uint32_t v = m_portNode[port->GetPeer()->GetPortId()];
+        if (!m_isSwitch[v])
+        {
+            break;
+        }
+        FabricNetDevice* next = nullptr;
+        for (uint32_t pid : m_nodePorts[v])
+        {
+            const uint32_t w = m_portNode[m_ports[pid]->GetPeer()->GetPortId()];
+            if (dist[w] + 1 == dist[v] && (m_isSwitch[w] || m_nodeToHost[w] == dstHost))
+            {
+                next = PeekPointer(m_ports[pid]);
+                break;
+            }
+        }
+        port = next;
+    }
+    const uint64_t rtt = delay * 2 + txDelay;
+    rttNs = static_cast<int64_t>(rtt);
+    bdpBytes = static_cast<uint64_t>(static_cast<unsigned __int128>(rtt) * bw / 1000000000ULL / 8);
+}
+
+void
+Fabric::SetWindows()
+{
+    const FabricConfig& cfg = m_ctx->cfg;
+    if (cfg.cc == CcKind::Hpcc && !cfg.nicWindow)
+    {
+        throw std::invalid_argument("HPCC needs the NIC window (its INT arithmetic divides by it)");
+    }
+    if (!cfg.nicWindow && cfg.cc != CcKind::Hpcc)
+    {
+        return;
+    }
+    int64_t maxRtt = 0;
+    uint64_t maxBdp = 0;
+    if (cfg.windowGlobal)
+    {
+        // GLOBAL_T 1: the largest over every ordered pair of hosts
+        const uint32_t nHosts = NumHosts();
+        for (uint32_t s = 0; s < nHosts; ++s)
+        {
+            for (uint32_t d = 0; d < nHosts; ++d)
+            {
+                if (s == d || m_hopsToHost[d][m_hostNode[s]] == kNone)
+                {
+                    continue;
+                }
+                int64_t rtt;
+                uint64_t bdp;
+                PairRttAndBdp(s, d, rtt, bdp);
+                maxRtt = std::max(maxRtt, rtt);
+                maxBdp = std::max(maxBdp, bdp);
+            }
+        }
+    }
+    for (QueuePair& qp : m_ctx->flows)
+    {
+        int64_t rtt = maxRtt;
+        uint64_t bdp = maxBdp;
+        if (!cfg.windowGlobal)
+        {
+            PairRttAndBdp(qp.srcHost, qp.dstHost, rtt, bdp);
+        }
+        qp.nicWindowBytes = cfg.nicWindow ? bdp : 0;
+        qp.varWindow = cfg.varWindow;
+        qp.ccBaseRttNs = rtt;
+    }
+}
+
+void
 Fabric::SetFlows(const std::vector<uint32_t>& src,
                  const std::vector<uint32_t>& dst,
                  const std::vector<uint64_t>& sizeBytes,
@@ -444,6 +546,7 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
         qp.dstPort = dstPort[i];
         ComputePathFacts(qp);
     }
+    SetWindows();
     m_flowOrder.resize(n);
     std::iota(m_flowOrder.begin(), m_flowOrder.end(), 0);
     std::stable_sort(m_flowOrder.begin(), m_flowOrder.end(), [&](uint32_t a, uint32_t b) {
@@ -914,6 +1017,9 @@ Fabric::GetFlowRecords() const
     r.deliveredBytes.resize(n);
     r.retransmittedBytes.resize(n);
     r.finished.resize(n);
+    r.rateBps.resize(n);
+    r.inflightBytes.resize(n);
+    r.windowBytes.resize(n);
     for (std::size_t i = 0; i < n; ++i)
     {
         const QueuePair& qp = m_ctx->flows[i];
@@ -927,6 +1033,9 @@ Fabric::GetFlowRecords() const
         r.deliveredBytes[i] = qp.rcvNxt;
         r.retransmittedBytes[i] = qp.retransmittedBytes;
         r.finished[i] = qp.finished ? 1 : 0;
+        r.rateBps[i] = qp.rateBps;
+        r.inflightBytes[i] = qp.sndNxt - qp.sndUna;
+        r.windowBytes[i] = qp.EffectiveWindow();
     }
     return r;
 }

@@ -52,6 +52,9 @@ struct FlowRecords
     std::vector<int64_t> baseRttNs;
     std::vector<uint64_t> deliveredBytes, retransmittedBytes;
     std::vector<uint8_t> finished;
+    std::vector<double> rateBps;           //!< current pacing rate
+    std::vector<uint64_t> inflightBytes;   //!< sent and not yet acknowledged
+    std::vector<uint64_t> windowBytes;     //!< current window (0 = none)
 };
 
 /**
@@ -255,6 +258,8 @@ class Fabric
     SwitchNode* SwitchOfPort(uint32_t portId, std::size_t i, const char* what) const;
     void ComputeRoutes();
     void ComputePathFacts(QueuePair& qp) const;
+    void PairRttAndBdp(uint32_t srcHost, uint32_t dstHost, int64_t& rttNs, uint64_t& bdpBytes) const;
+    void SetWindows();
     void StartDueFlows();
 
     std::unique_ptr<FabricContext> m_ctx;

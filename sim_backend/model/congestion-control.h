@@ -14,6 +14,8 @@ namespace ns3
 namespace ecngym
 {
 
+struct FabricPacket;
+
 /**
  * @brief Reaction-point congestion control of one queue pair.
  *
@@ -49,6 +51,18 @@ class CongestionControl
      * @param nowNs current time
      */
     virtual void OnAck(QueuePair& qp, uint64_t newlyAckedBytes, bool ecnEcho, int64_t nowNs)
+    {
+    }
+
+    /**
+     * @brief An ACK arrived that carries in-band feedback: its sequence number, its CE echo, the
+     *        send time it echoes (TIMELY) and the INT records it echoes (HPCC). Called after OnAck,
+     *        before the flow may finish.
+     * @param qp the queue pair (snd_una already advanced)
+     * @param ack the ACK
+     * @param nowNs current time
+     */
+    virtual void OnAckFeedback(QueuePair& qp, const FabricPacket& ack, int64_t nowNs)
     {
     }
 

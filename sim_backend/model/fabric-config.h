@@ -6,7 +6,10 @@
 #define ECNGYM_FABRIC_CONFIG_H
 
 #include "dcqcn-rate-control.h"
+#include "dctcp-rate-control.h"
 #include "dctcp-window-control.h"
+#include "hpcc-rate-control.h"
+#include "timely-rate-control.h"
 #include "fabric-packet.h"
 #include "port-telemetry.h"
 #include "queue-pair.h"
@@ -24,9 +27,30 @@ namespace ecngym
 /** @brief The NIC's congestion control. */
 enum class CcKind : uint8_t
 {
-    Dcqcn = 0,
-    Dctcp = 1,
+    Dcqcn = 0,     //!< DcqcnRateControl
+    Dctcp = 1,     //!< DctcpWindowControl (window-based, ours)
+    DctcpRate = 2, //!< DctcpRateControl (the HPCC model's CC_MODE 8)
+    Timely = 3,    //!< TimelyRateControl (CC_MODE 7)
+    Hpcc = 4,      //!< HpccRateControl (CC_MODE 3)
 };
+
+/** Padding bytes of the HPCC model's minimum-size (60 B) ACK, which its feedback header fills first. */
+constexpr uint32_t kAckPaddingBytes = 10;
+
+/** @return wire bytes a data packet carries for its congestion control's feedback (INT, timestamp) */
+inline uint32_t
+DataFeedbackBytes(CcKind cc)
+{
+    return cc == CcKind::Hpcc ? kIntStackWireBytes : (cc == CcKind::Timely ? kTimestampWireBytes : 0);
+}
+
+/** @return extra wire bytes of an ACK echoing that feedback (92 B HPCC ACKs, 60 B TIMELY ones) */
+inline uint32_t
+AckFeedbackBytes(CcKind cc)
+{
+    const uint32_t b = DataFeedbackBytes(cc);
+    return b > kAckPaddingBytes ? b - kAckPaddingBytes : 0;
+}
 
 /**
  * @brief How the receiver returns ECN marks to the sender.
@@ -91,6 +115,17 @@ struct FabricConfig
     CcKind cc{CcKind::Dcqcn};
     DcqcnConfig dcqcn;
     DctcpConfig dctcp;
+    DctcpRateConfig dctcpRate;
+    TimelyConfig timely;
+    HpccConfig hpcc;
+    /**
+     * The HPCC model's NIC window (HAS_WIN): each queue pair may have at most its base-RTT BDP
+     * unacknowledged, the largest over all host pairs when windowGlobal (GLOBAL_T 1), scaled by
+     * rate / line rate when varWindow (VAR_WIN 1). HPCC needs it.
+     */
+    bool nicWindow{false};
+    bool varWindow{true};
+    bool windowGlobal{true};
     SharedBufferMmu::Config mmu;
     // Initial RED / ECN setting of every switch egress port.
     uint64_t kminBytes{5000};

@@ -173,6 +173,7 @@ FabricNetDevice::TryTransmit()
         m_residualPs = totalPs - txNs * 1000;
     }
     m_tel.txBytes += p->wireBytes;
+    m_txBytesTotal += p->wireBytes;
     if (p->kind == PacketKind::Data)
     {
         m_tel.txDataBytes += p->wireBytes;

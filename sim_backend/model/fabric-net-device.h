@@ -192,6 +192,18 @@ class FabricNetDevice : public NetDevice
         return m_queues[queue].bytes;
     }
 
+    /** @return bytes waiting in all queues, the control queue included (what HPCC's INT reports) */
+    uint64_t GetTotalQueueBytes() const
+    {
+        return m_dataBytes + m_queues[0].bytes;
+    }
+
+    /** @return bytes of every packet this port has started to send, since it was built */
+    uint64_t GetTxBytesTotal() const
+    {
+        return m_txBytesTotal;
+    }
+
     /** @return bytes waiting in all data queues */
     uint64_t GetDataQueueBytes() const
     {
@@ -316,6 +328,7 @@ class FabricNetDevice : public NetDevice
     bool m_busy{false};
     std::array<Fifo, kMaxQueues> m_queues;
     uint64_t m_dataBytes{0};
+    uint64_t m_txBytesTotal{0};
     std::array<bool, kMaxQueues> m_paused{};
     uint8_t m_pausedMask{0};   //!< bit q: queue q is paused
     uint8_t m_nonEmptyMask{0}; //!< bit q: queue q holds a packet

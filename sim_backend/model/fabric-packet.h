@@ -5,6 +5,8 @@
 #ifndef ECNGYM_FABRIC_PACKET_H
 #define ECNGYM_FABRIC_PACKET_H
 
+#include "int-telemetry.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -51,6 +53,8 @@ struct FabricPacket
     uint64_t seq{0};           //!< data: first byte; ACK/NACK: next expected byte
     int64_t enqueueNs{0};      //!< time it joined its current egress queue
     int64_t pauseNs{0};        //!< PFC: pause duration (0 = resume)
+    int64_t sendNs{0};         //!< data: time its NIC built it; ACK: the echoed data send time
+    IntStack ints;             //!< data: INT records pushed by switches (HPCC); ACK: their echo
 };
 
 /**

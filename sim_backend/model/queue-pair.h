@@ -55,7 +55,11 @@ struct QueuePair
     RdmaHostNode* host{nullptr};
     std::unique_ptr<CongestionControl> cc;
     double rateBps{0};         //!< pacing rate set by congestion control
-    uint64_t windowBytes{0};   //!< max bytes in flight (0 = no window)
+    uint64_t windowBytes{0};   //!< max bytes in flight set by congestion control (0 = no window)
+    uint64_t nicWindowBytes{0}; //!< the HPCC model's NIC window W (its BDP; 0 = none)
+    bool varWindow{false};     //!< scale nicWindowBytes by rate / line rate (VAR_WIN)
+    int64_t ccBaseRttNs{0};    //!< base RTT congestion control uses (HPCC's T)
+    uint32_t lastPacketWireBytes{0}; //!< size of the last data packet sent (HPCC's re-pacing)
     uint64_t sndNxt{0};        //!< next byte to send
     uint64_t sndUna{0};        //!< first unacknowledged byte
     uint64_t maxSent{0};       //!< highest byte ever sent (retransmission accounting)
@@ -77,6 +81,35 @@ struct QueuePair
 
     // --- telemetry: per-hop stamp for the distinct-flow count of each egress port ---
     std::array<uint64_t, kMaxHops> portStamp{};
+
+    /**
+     * @return the bytes this queue pair may have unacknowledged now (0 = unbounded): the smaller of
+     *         the congestion control's window and the NIC window, the latter W x R / R_line (at least
+     *         1 byte) with a variable window, as the HPCC model's RdmaQueuePair::GetWin
+     */
+    uint64_t EffectiveWindow() const
+    {
+        if (nicWindowBytes == 0)
+        {
+            return windowBytes;
+        }
+        uint64_t w = nicWindowBytes;
+        if (varWindow)
+        {
+            w = static_cast<uint64_t>(static_cast<unsigned __int128>(nicWindowBytes) *
+                                      static_cast<uint64_t>(rateBps) /
+                                      static_cast<uint64_t>(lineRateBps));
+            w = w == 0 ? 1 : w;
+        }
+        return windowBytes == 0 ? w : (w < windowBytes ? w : windowBytes);
+    }
+
+    /** @return whether the window forbids sending more now */
+    bool IsWindowBound() const
+    {
+        const uint64_t w = EffectiveWindow();
+        return w != 0 && sndNxt - sndUna >= w;
+    }
 };
 
 } // namespace ecngym

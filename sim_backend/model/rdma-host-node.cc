@@ -42,13 +42,24 @@ RdmaHostNode::StartFlow(QueuePair& qp)
     qp.started = true;
     qp.nextSendNs = now;
     qp.lastProgressNs = now;
-    if (m_ctx->cfg.cc == CcKind::Dcqcn)
+    const FabricConfig& cfg = m_ctx->cfg;
+    switch (cfg.cc)
     {
-        qp.cc = std::make_unique<DcqcnRateControl>(&m_ctx->cfg.dcqcn);
-    }
-    else
-    {
-        qp.cc = std::make_unique<DctcpWindowControl>(&m_ctx->cfg.dctcp);
+    case CcKind::Dcqcn:
+        qp.cc = std::make_unique<DcqcnRateControl>(&cfg.dcqcn);
+        break;
+    case CcKind::Dctcp:
+        qp.cc = std::make_unique<DctcpWindowControl>(&cfg.dctcp);
+        break;
+    case CcKind::DctcpRate:
+        qp.cc = std::make_unique<DctcpRateControl>(&cfg.dctcpRate);
+        break;
+    case CcKind::Timely:
+        qp.cc = std::make_unique<TimelyRateControl>(&cfg.timely);
+        break;
+    case CcKind::Hpcc:
+        qp.cc = std::make_unique<HpccRateControl>(&cfg.hpcc);
+        break;
     }
     qp.cc->Start(qp, now);
     m_active.push_back(&qp);
@@ -73,6 +84,40 @@ RdmaHostNode::OnRateChange(QueuePair& qp)
     }
 }
 
+int64_t
+RdmaHostNode::TxTimeNs(uint32_t bytes, double rateBps) const
+{
+    const double ns = bytes * 8e9 / rateBps;
+    return m_ctx->cfg.truncateTxTime ? static_cast<int64_t>(ns) : std::llround(ns);
+}
+
+void
+RdmaHostNode::ChangePacingRate(QueuePair& qp, double newRateBps)
+{
+    if (qp.lastPacketWireBytes > 0)
+    {
+        qp.nextSendNs += TxTimeNs(qp.lastPacketWireBytes, newRateBps) -
+                         TxTimeNs(qp.lastPacketWireBytes, qp.rateBps);
+    }
+    qp.rateBps = newRateBps;
+    if (qp.finished)
+    {
+        return;
+    }
+    const int64_t now = Simulator::Now().GetTimeStep();
+    if (m_wakeEvent.IsPending() && qp.nextSendNs < m_wakeAtNs)
+    {
+        // QbbNetDevice::UpdateNextAvail: only a pending wake-up moves, and only earlier
+        m_wakeEvent.Cancel();
+        m_wakeAtNs = std::max(now, qp.nextSendNs);
+        m_wakeEvent = Simulator::Schedule(NanoSeconds(m_wakeAtNs - now), &RdmaHostNode::Wake, this);
+    }
+    else if (!m_ctx->cfg.hpccNicWake && qp.nextSendNs > now)
+    {
+        ScheduleWake(qp.nextSendNs);
+    }
+}
+
 FabricPacket*
 RdmaHostNode::PullData(FabricNetDevice* port)
 {
@@ -91,8 +136,8 @@ RdmaHostNode::PullData(FabricNetDevice* port)
     {
         const std::size_t idx = (m_rrLast + i) % n;
         QueuePair* qp = m_active[idx];
-        const bool blocked = qp->sndNxt >= qp->sizeBytes || port->IsPaused(qp->queue) ||
-                             (qp->windowBytes != 0 && qp->sndNxt - qp->sndUna >= qp->windowBytes);
+        const bool blocked =
+            qp->sndNxt >= qp->sizeBytes || port->IsPaused(qp->queue) || qp->IsWindowBound();
         if (!blocked)
         {
             if (qp->nextSendNs > now)
@@ -138,7 +183,8 @@ RdmaHostNode::PullData(FabricNetDevice* port)
     p->kind = PacketKind::Data;
     p->queue = qp.queue;
     p->ecnCapable = true;
-    p->wireBytes = payload + cfg.dataHeaderBytes;
+    p->wireBytes = payload + cfg.dataHeaderBytes + DataFeedbackBytes(cfg.cc);
+    p->sendNs = now;
     p->payloadBytes = payload;
     p->flowId = qp.flowId;
     p->srcHost = qp.srcHost;
@@ -152,8 +198,8 @@ RdmaHostNode::PullData(FabricNetDevice* port)
     }
     qp.sndNxt += payload;
     qp.maxSent = std::max(qp.maxSent, qp.sndNxt);
-    const double gapNs = p->wireBytes * 8e9 / qp.rateBps;
-    qp.nextSendNs = now + (cfg.truncateTxTime ? static_cast<int64_t>(gapNs) : std::llround(gapNs));
+    qp.lastPacketWireBytes = p->wireBytes;
+    qp.nextSendNs = now + TxTimeNs(p->wireBytes, qp.rateBps);
     port->CountFlow(&qp.portStamp[0], m_ctx->epoch);
     qp.cc->OnDataSent(qp, payload, now);
     if (!qp.rtoArmed)
@@ -179,8 +225,7 @@ RdmaHostNode::ScheduleWakeForPacing(FabricNetDevice* port, int64_t now)
             // compacted out): one of those in the past means no wake-up is scheduled at all.
             earliest = std::min(earliest, qp->nextSendNs);
         }
-        else if (qp->sndNxt < qp->sizeBytes && !port->IsPaused(qp->queue) &&
-                 !(qp->windowBytes != 0 && qp->sndNxt - qp->sndUna >= qp->windowBytes))
+        else if (qp->sndNxt < qp->sizeBytes && !port->IsPaused(qp->queue) && !qp->IsWindowBound())
         {
             // (a window-limited queue pair is woken by the ACK that opens its window, a paused
             // one by the RESUME)
@@ -243,13 +288,20 @@ RdmaHostNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
 }
 
 void
-RdmaHostNode::SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bool ce)
+RdmaHostNode::SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bool ce,
+                          const FabricPacket* data)
 {
     const FabricConfig& cfg = m_ctx->cfg;
     FabricPacket* c = m_ctx->pool.Allocate();
     c->kind = kind;
     c->queue = 0;
-    c->wireBytes = kind == PacketKind::Cnp ? cfg.cnpBytes : cfg.ackBytes;
+    c->wireBytes = kind == PacketKind::Cnp ? cfg.cnpBytes : cfg.ackBytes + AckFeedbackBytes(cfg.cc);
+    if (data != nullptr && kind != PacketKind::Cnp)
+    {
+        // ACKs and NACKs echo the data packet's feedback (its send time, its INT records)
+        c->sendNs = data->sendNs;
+        c->ints = data->ints;
+    }
     c->flowId = qp.flowId;
     c->srcHost = qp.dstHost; // control packets travel receiver -> sender
     c->dstHost = qp.srcHost;
@@ -280,7 +332,7 @@ RdmaHostNode::ReceiveData(FabricPacket* p)
     if (p->ce && cfg.ecnFeedback == EcnFeedback::Cnp && now - qp.lastCnpNs >= cfg.cnpIntervalNs)
     {
         qp.lastCnpNs = now;
-        SendControl(PacketKind::Cnp, qp, 0, true);
+        SendControl(PacketKind::Cnp, qp, 0, true, nullptr);
     }
     if (p->seq == qp.rcvNxt)
     {
@@ -288,7 +340,7 @@ RdmaHostNode::ReceiveData(FabricPacket* p)
         qp.ceSinceAck |= p->ce;
         if (++qp.unackedPackets >= cfg.ackIntervalPackets || qp.rcvNxt >= qp.sizeBytes)
         {
-            SendControl(PacketKind::Ack, qp, qp.rcvNxt, qp.ceSinceAck);
+            SendControl(PacketKind::Ack, qp, qp.rcvNxt, qp.ceSinceAck, p);
             qp.unackedPackets = 0;
             qp.ceSinceAck = false;
         }
@@ -299,12 +351,12 @@ RdmaHostNode::ReceiveData(FabricPacket* p)
         if (qp.lastNackSeq != qp.rcvNxt)
         {
             qp.lastNackSeq = qp.rcvNxt;
-            SendControl(PacketKind::Nack, qp, qp.rcvNxt, false);
+            SendControl(PacketKind::Nack, qp, qp.rcvNxt, false, p);
         }
     }
     else
     {
-        SendControl(PacketKind::Ack, qp, qp.rcvNxt, false); // duplicate: re-acknowledge
+        SendControl(PacketKind::Ack, qp, qp.rcvNxt, false, p); // duplicate: re-acknowledge
     }
 }
 
@@ -333,6 +385,7 @@ RdmaHostNode::ReceiveAck(FabricPacket* p)
         qp.cc->OnCongestionNotification(qp, now);
     }
     qp.cc->OnAck(qp, newly, p->ce, now);
+    qp.cc->OnAckFeedback(qp, *p, now);
     if (qp.sndUna >= qp.sizeBytes)
     {
         FinishFlow(qp);

@@ -76,6 +76,16 @@ class RdmaHostNode : public Node, public FabricPortOwner
      */
     void OnRateChange(QueuePair& qp);
 
+    /**
+     * @brief Change a queue pair's rate and re-pace its next packet (the HPCC model's
+     *        RdmaHw::ChangeRate, used by HPCC): the next send time moves by the difference of the
+     *        last packet's serialisation time at the new and the old rate, and a pending NIC wake-up
+     *        is brought forward to it.
+     * @param qp the queue pair
+     * @param newRateBps the new rate
+     */
+    void ChangePacingRate(QueuePair& qp, double newRateBps);
+
     void ReceivePacket(FabricNetDevice* port, FabricPacket* p) override;
     FabricPacket* PullData(FabricNetDevice* port) override;
 
@@ -86,7 +96,8 @@ class RdmaHostNode : public Node, public FabricPortOwner
     void ReceiveData(FabricPacket* p);
     void ReceiveAck(FabricPacket* p);
     void ReceiveNack(FabricPacket* p);
-    void SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bool ce);
+    void SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bool ce, const FabricPacket* data);
+    int64_t TxTimeNs(uint32_t bytes, double rateBps) const;
     void FinishFlow(QueuePair& qp);
     void ArmRetransmitTimer(QueuePair& qp, int64_t delayNs);
     void RetransmitTimeout(QueuePair* qp);

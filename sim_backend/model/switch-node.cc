@@ -8,6 +8,7 @@
 #include "ns3/abort.h"
 #include "ns3/simulator.h"
 
+#include <algorithm>
 #include <map>
 
 namespace ns3
@@ -45,8 +46,12 @@ SwitchNode::Setup(uint32_t switchIndex,
     m_pause.assign(m_ports.size() * cfg.numQueues, PauseState{});
     m_aqm.assign(m_ports.size(), nullptr);
     m_aqmIngress.assign(m_ports.size(), 0);
+    m_intRateIndex.clear();
     for (const auto& port : m_ports)
     {
+        const auto& rates = cfg.hpcc.linkRates;
+        m_intRateIndex.push_back(static_cast<uint32_t>(
+            std::find(rates.begin(), rates.end(), port->GetRateBps()) - rates.begin()));
         Ptr<RedAqmPolicy> red = CreateObject<RedAqmPolicy>();
         red->SetThresholds(cfg.kminBytes, cfg.kmaxBytes, cfg.pmax);
         red->SetMarkAtDequeue(cfg.markAtDequeue);
@@ -239,6 +244,16 @@ SwitchNode::NotifyDequeue(FabricNetDevice* port, FabricPacket* p)
 {
     const uint8_t q = p->queue;
     m_mmu.Release(p->ingressPort, q, p->wireBytes);
+    if (m_ctx->cfg.cc == CcKind::Hpcc && p->kind == PacketKind::Data)
+    {
+        // HPCC's INT (Li et al. §4.1; the model's SwitchNotifyDequeue): time, bytes sent before
+        // this packet, the queue it leaves behind, the link rate
+        p->ints.Push(Simulator::Now().GetTimeStep(),
+                     port->GetTxBytesTotal(),
+                     port->GetTotalQueueBytes(),
+                     m_intRateIndex[port->GetLocalIndex()],
+                     m_ctx->cfg.hpcc.intMulti);
+    }
     const bool wasCe = p->ce;
     m_aqm[port->GetLocalIndex()]->OnDequeue(MakeAqmContext(port, q), *p);
     if (p->ce && !wasCe)

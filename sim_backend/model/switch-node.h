@@ -146,6 +146,7 @@ class SwitchNode : public Node, public FabricPortOwner, public AqmPortAccess
     std::vector<uint16_t> m_setPorts;    //!< next-hop local port indices of every set, in order
     SharedBufferMmu m_mmu;
     std::vector<PauseState> m_pause; //!< per (ingress port, queue)
+    std::vector<uint32_t> m_intRateIndex; //!< per port: its rate's index in cfg.hpcc.linkRates
 };
 
 } // namespace ecngym
