@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.agents.common import LearnedController, agent_env_config, mlp_flops, save_agent_meta
+from ecngym.agents.common import LearnedController, agent_env_config, mlp_flops, save_agent_meta, start_training
 from ecngym.error import ConfigError, check_whole
 
 
@@ -123,18 +123,9 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
     from ecngym.agents.ddqn import DoubleDQN
-    from ecngym.agents.threads import limit_threads
 
-    limit_threads(threads)
-    timesteps = check_whole("total_timesteps", timesteps, 1)
-    seed = check_whole("seed", seed, 0)
-    checkpoint_every = check_whole("checkpoint_every", checkpoint_every, 0)
-    granularity = agent["granularity"]
-    if granularity not in ("port", "switch"):
-        raise ConfigError("agent.granularity", f"got {granularity!r}, allowed: 'port', 'switch'")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
+    timesteps, seed, checkpoint_every, granularity, out_dir, env_cfg = start_training(
+        base_env, agent, out_dir, timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every, threads=threads)
     venv = make_shared_vec_env(env_cfg, granularity, out_dir / "monitor" / "offline")
     n_agents = venv.num_envs
     hyper = dict(agent["hyperparams"])

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.error import ConfigError
+from ecngym.error import ConfigError, check_whole
 
 AGENTS = ("acc", "laecn", "haecn")
 AGENT_FILE = "agent.json"
@@ -69,6 +69,40 @@ def agent_env_config(base: dict[str, Any], agent_env: dict[str, Any]) -> Any:
     from ecngym.envs.config import EnvConfig, merge
 
     return merge(EnvConfig.from_dict(base), agent_env, "env")
+
+
+def start_training(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
+                   checkpoint_every: int, threads: Any) -> tuple[int, int, int, str, Path, Any]:
+    """The prologue every trainer shares: thread limits, checked counts, the run folder, the env config.
+
+    Args:
+        base_env: The scenario (``EnvConfig`` fields).
+        agent: The agent config (its ``granularity`` and ``env`` overrides are read).
+        out_dir: Run directory (created).
+        timesteps: Env steps to train for (>= 1).
+        seed: Seed of the learner and of the training traces (>= 0).
+        checkpoint_every: Checkpoint period in env steps (>= 0; 0 = never).
+        threads: Threads per torch / BLAS pool (:func:`ecngym.agents.threads.limit_threads`).
+
+    Returns:
+        ``(timesteps, seed, checkpoint_every, granularity, out_dir, env_config)``, checked.
+
+    Raises:
+        ConfigError: On a bad count or granularity.
+    """
+    from ecngym.agents.threads import limit_threads
+
+    limit_threads(threads)
+    timesteps = check_whole("total_timesteps", timesteps, 1)
+    seed = check_whole("seed", seed, 0)
+    checkpoint_every = check_whole("checkpoint_every", checkpoint_every, 0)
+    granularity = agent["granularity"]
+    if granularity not in ("port", "switch"):
+        raise ConfigError("agent.granularity", f"got {granularity!r}, allowed: 'port', 'switch'")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
+    return timesteps, seed, checkpoint_every, granularity, out_dir, env_cfg
 
 
 def save_agent_meta(out_dir: Path, meta: dict[str, Any]) -> Path:

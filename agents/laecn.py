@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.agents.common import LearnedController, agent_env_config, mlp_flops, save_agent_meta
-from ecngym.error import ConfigError, check_whole
+from ecngym.agents.common import LearnedController, mlp_flops, save_agent_meta, start_training
+from ecngym.error import ConfigError
 
 WEIGHTS_FILE = "laecn.pt"
 
@@ -289,19 +289,10 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     from tqdm.auto import tqdm
 
     from ecngym.agents.common import InferenceCounter
-    from ecngym.agents.threads import limit_threads
     from ecngym.envs.multi_agent import EcnTuningParallelEnv
 
-    limit_threads(threads)
-    timesteps = check_whole("total_timesteps", timesteps, 1)
-    seed = check_whole("seed", seed, 0)
-    checkpoint_every = check_whole("checkpoint_every", checkpoint_every, 0)
-    granularity = agent["granularity"]
-    if granularity not in ("port", "switch"):
-        raise ConfigError("agent.granularity", f"got {granularity!r}, allowed: 'port', 'switch'")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
+    timesteps, seed, checkpoint_every, granularity, out_dir, env_cfg = start_training(
+        base_env, agent, out_dir, timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every, threads=threads)
     env = EcnTuningParallelEnv(env_cfg, agent_granularity=granularity)
     ids = env.possible_agents
     learner = LaecnAgent(env.observation_space(ids[0]).shape[0], int(env.action_space(ids[0]).n),
