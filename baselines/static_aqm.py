@@ -21,7 +21,8 @@ class StaticAqmController:
 
     Args:
         policy: Policy name (``"ecn_sharp"``, ``"codel"``, ``"r_aqm"``, ``"pred"``, ``"red"``).
-        params: The policy's parameters (human units allowed), e.g. ``{"ins_target_ns": "80us"}``.
+        params: The policy's parameters (human units allowed), e.g. ``{"ins_target_ns": "80us"}``;
+            a duration may be given in base RTTs of the env (``"1.25rtt"``), resolved at reset.
         name: Name in tables (default: the policy's).
 
     Raises:
@@ -36,7 +37,15 @@ class StaticAqmController:
             self.params = dict(params or {})
         except (TypeError, ValueError):
             raise ConfigError("controller.params", f"expected a mapping, got {params!r}") from None
-        aqm.validate_params(self.policy, self.params, "controller.params")
+        # durations in base RTTs ("1.25rtt": PRED's T_FCS) resolve against the env at reset
+        self.rtt_params = {k: _rtt_multiple(f"controller.params.{k}", v)
+                           for k, v in self.params.items() if isinstance(v, str) and v.strip().lower().endswith("rtt")}
+        fixed = {k: v for k, v in self.params.items() if k not in self.rtt_params}
+        aqm.validate_params(self.policy, {**fixed, **dict.fromkeys(self.rtt_params, 1)}, "controller.params")
+        bad = [k for k in self.rtt_params if not k.endswith("_ns")]
+        if bad:
+            raise ConfigError(f"controller.params.{bad[0]}", f"got {self.params[bad[0]]!r}; only durations "
+                                                             "(*_ns parameters) may be given in base RTTs")
         self.name = name or self.policy
         self.interval_steps = 1
         self.log: list[dict[str, Any]] = []
@@ -48,8 +57,24 @@ class StaticAqmController:
         view = EnvView(env)
         self._action = view.hold_action()  # before the policy replaces RED: the env's RED mirror
         self.interval_steps = view.episode_steps + 1
-        view.set_aqm(view.ports, self.policy, **self.params)
+        params = {**self.params, **{k: max(1, round(x * view.base_rtt_ns)) for k, x in self.rtt_params.items()}}
+        view.set_aqm(view.ports, self.policy, **params)
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
         """Hold the action: the ports' policy decides per packet."""
         return self._action
+
+
+def _rtt_multiple(field: str, value: str) -> float:
+    """The number of base RTTs in ``"1.25rtt"`` (> 0).
+
+    Raises:
+        ConfigError: Naming ``field`` if it does not parse or is not positive.
+    """
+    try:
+        x = float(value.strip()[:-3])
+    except ValueError:
+        raise ConfigError(field, f"cannot parse {value!r}; use e.g. '1.25rtt' or '100us'") from None
+    if not (x > 0 and x < float("inf")):
+        raise ConfigError(field, f"got {value!r}, allowed: a positive finite number of base RTTs")
+    return x

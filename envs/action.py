@@ -46,15 +46,7 @@ class EcnActionMapper:
             raise ConfigError("env.action.type", f"got {cfg.type!r}, allowed: 'discrete', 'continuous'")
         if cfg.scope not in ("all", "layer", "port"):
             raise ConfigError("env.action.scope", f"got {cfg.scope!r}, allowed: 'all', 'layer', 'port'")
-        if cfg.scope == "all":
-            self.groups = np.zeros(len(ports), dtype=np.int64)
-            self.group_names = ["all"]
-        elif cfg.scope == "layer":
-            self.group_names = sorted(set(port_layers))
-            self.groups = np.array([self.group_names.index(layer) for layer in port_layers])
-        else:
-            self.groups = np.arange(len(ports))
-            self.group_names = [f"port{p}" for p in ports]
+        self.groups, self.group_names = action_units(cfg.scope, ports, port_layers)
         self.n_units = len(self.group_names)
         self.rate_scale = (port_rates_bps / REFERENCE_RATE_BPS) if cfg.scale_with_rate else np.ones(len(ports))
         # both representations are checked whichever is used: a bad field fails now, not after a switch
@@ -204,6 +196,19 @@ class EcnActionMapper:
         else:
             top = self.kmin_hi + self.span_hi
         return float(top * self.rate_scale.max())
+
+
+def action_units(scope: str, ports: np.ndarray, port_layers: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The unit of each controlled port and the units' names, for ``env.action.scope``.
+
+    ``"all"``: one unit; ``"layer"``: one per switch layer (sorted by name); ``"port"``: one per port.
+    """
+    if scope == "all":
+        return np.zeros(len(ports), dtype=np.int64), ["all"]
+    if scope == "layer":
+        names = sorted(set(port_layers))
+        return np.array([names.index(layer) for layer in port_layers], dtype=np.int64), names
+    return np.arange(len(ports), dtype=np.int64), [f"port{p}" for p in ports]
 
 
 def _setting(field: str, entry: object) -> EcnSetting:

@@ -12,12 +12,19 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from ecngym.error import ConfigError
 from ecngym.validation import Bytes, ConfigModel, Duration, Flag, OneOf, Real, Text, Whole, check, convert, field_error
 
 #: Per-port features an observation can hold (see :mod:`ecngym.envs.observation`).
 FEATURES = ("queue", "max_queue", "utilization", "marked_rate", "kmin", "kmax", "pmax",
             "paused_fraction", "flows")
+#: Per-port features from the telemetry of the controlled ports' AQM policy (``env.aqm``; the
+#: telemetry keys of :mod:`ecngym.sim_backend.aqm`, mapped into [0, 1] in
+#: :mod:`ecngym.envs.observation`). A feature needs its policy on the controlled ports.
+AQM_FEATURES = ("pred.flow_count", "pred.flows_last_period", "pred.lambda_eff", "pred.marked",
+                "ecn_sharp.sojourn_min_ns", "ecn_sharp.sojourn_mean_ns", "ecn_sharp.marked_instantaneous",
+                "ecn_sharp.marked_persistent", "ecn_sharp.persistent_state", "codel.marked", "codel.marking_state",
+                "r_aqm.viq_packets", "r_aqm.viq_max_packets", "r_aqm.state", "r_aqm.held", "r_aqm.released",
+                "r_aqm.expired", "r_aqm.overflow_drops", "r_aqm.echo_marked")
 #: Reward names (formulas in :mod:`ecngym.envs.reward`).
 REWARDS = ("acc", "pred", "fct")
 #: Most intervals an episode may have (10^7 took ~80 s and ~7 GB to prepare its trace).
@@ -84,7 +91,9 @@ class ObservationConfig(ConfigModel):
     """What the agent sees.
 
     Attributes:
-        features: Per-port features, from :data:`FEATURES` (each at most once).
+        features: Per-port features, from :data:`FEATURES` and :data:`AQM_FEATURES` (each at most
+            once). With a non-RED ``env.aqm`` the default drops ``kmin``, ``kmax``, ``pmax`` (they
+            describe the RED curve, which those ports do not run; listing them then is an error).
         history: Number of past intervals stacked (k), 1..64.
         queue_mapping: ``"linear"`` (queue / queue_scale, clipped at 1) or ``"step"`` (ACC's step
             mapping: 1 for an empty queue down to 0 for a long one, breakpoints in port BDPs).
@@ -97,7 +106,7 @@ class ObservationConfig(ConfigModel):
             2-D, ``(ports, history x features)``, which SB3's checker flags as unconventional.
     """
 
-    features: list[OneOf(*FEATURES)] = Field(
+    features: list[OneOf(*FEATURES, *AQM_FEATURES)] = Field(
         default_factory=lambda: ["queue", "utilization", "marked_rate", "kmin", "kmax", "pmax", "paused_fraction",
                                  "flows"], min_length=1)
     history: Whole(1, 64) = 3
@@ -135,6 +144,17 @@ class ActionConfig(ConfigModel):
         kmax_span_range: Continuous (Kmax - Kmin) bounds [low, high].
         pmax_range: Continuous Pmax bounds [low, high].
         scale_with_rate: Scale template / range byte values by (port rate / 100 Gbps).
+        aqm_params: With a non-RED ``env.aqm``: the policy's parameters the action sets (snake
+            case, e.g. ``[ins_target_ns, pst_target_ns]``); ``None``: the policy's usual knobs
+            (:data:`ecngym.sim_backend.aqm.ACTION_PARAMS`). With RED (the default policy) setting
+            it switches from the (Kmin, Kmax, Pmax) machinery above to this one.
+        aqm_templates: Discrete: the policy settings the indices choose, each a list with one
+            value per ``aqm_params`` entry (human units: "80us", "30KB") or a mapping param ->
+            value; the configured setting (``env.aqm``) is always among them. ``None``: [OURS]
+            every combination of {1/2, 1, 2} x each parameter's configured value that the
+            policy accepts.
+        aqm_ranges: Continuous: ``{param: [low, high]}``, the values a = -1 and a = +1 map to;
+            a parameter not given spans its whole checker range (the C++ TypeId's).
     """
 
     type: OneOf("discrete", "continuous") = "discrete"
@@ -150,6 +170,9 @@ class ActionConfig(ConfigModel):
     kmax_span_range: BytesRange = Field(default_factory=lambda: ["0B", "2MB"])
     pmax_range: ProbabilityRange = Field(default_factory=lambda: [0.01, 1.0])
     scale_with_rate: Flag = False
+    aqm_params: list[Text] | None = None
+    aqm_templates: list[Any] | None = Field(default=None, min_length=1)
+    aqm_ranges: dict[str, list[Any]] | None = None
 
 
 class RewardConfig(ConfigModel):
@@ -207,6 +230,11 @@ class EnvConfig(ConfigModel):
             gets one, drawn uniformly from the episode seed (RTT variation as in ECN#'s experiments,
             specs/ecn_sharp.md §8 note 3; ``ecngym.sim_backend.flows.with_delay_classes``). Its
             base RTT and ideal FCT include it. ``None``: no extra delay.
+        aqm: Port AQM policy of the controlled ports, installed at every reset: a name
+            (``"ecn_sharp"``) or ``{"policy": name, param: value, ...}`` (parameters of
+            :mod:`ecngym.sim_backend.aqm`, human units allowed). The action then tunes that
+            policy's parameters (``action.aqm_params``) unless it is RED. ``None``: the fabric's
+            own (RED with the preset's ECN setting, or ``fabric.aqm``).
     """
 
     replaced_whole: ClassVar[frozenset[str]] = frozenset({"topology"})  # another kind takes other arguments
@@ -228,6 +256,7 @@ class EnvConfig(ConfigModel):
     reward: RewardConfig = Field(default_factory=RewardConfig)
     seed: Whole(0, 2**64 - 1) | None = None
     delay_classes: list[Duration()] | None = Field(default=None, min_length=1)
+    aqm: dict[str, Any] | Text | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, prefix: str = "env") -> EnvConfig:

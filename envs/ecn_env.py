@@ -73,6 +73,24 @@ class EcnTuningEnv(gym.Env):
     non-integer index, value outside [-1, 1], NaN) raises :class:`ecngym.error.InvalidAction`
     naming the expected space; nothing is clamped.
 
+    ### Tuning a port AQM policy's own parameters
+    ``aqm`` chooses the policy of the controlled ports (``"ecn_sharp"``, ``"pred"``, ``"codel"``,
+    ``"r_aqm"``, or ``{"policy": name, param: value, ...}``; :mod:`ecngym.sim_backend.aqm`),
+    installed at every reset. The action then sets that policy's parameters ``action.aqm_params``
+    (default: ECN♯'s ``ins_target_ns``, ``pst_target_ns``; PRED's ``lambda_qla``; CoDel's
+    ``target_ns``, ``interval_ns``; R-AQM's ``kmin_bytes``, ``kmax_bytes``) with the same units:
+    ``Discrete(T)`` / ``MultiDiscrete`` over ``action.aqm_templates`` (one value per parameter; the
+    configured setting is always a template and :meth:`static_action`; default [OURS]: every
+    combination of {1/2, 1, 2} x each configured value the policy accepts), or
+    ``Box(-1, 1, (units, parameters), float32)`` mapped linearly onto ``action.aqm_ranges``
+    (default: each parameter's whole C++ checker range). Values and ranges are checked against the
+    policy's TypeId checkers and its consistency rule (R-AQM's K_min ≤ K_max): a bad template or
+    range is a ConfigError naming ``env.action.aqm_templates[i].<param>`` /
+    ``env.action.aqm_ranges.<param>``; an action the policy rejects raises InvalidAction and
+    changes nothing. The RED-curve features ``kmin``, ``kmax``, ``pmax`` leave the default
+    observation; the policy's telemetry features (``ecn_sharp.sojourn_mean_ns``, ``pred.flow_count``,
+    ``r_aqm.viq_packets`` ..., table in :mod:`ecngym.envs.observation`) can join it.
+
     ## Observation Space
     ``Box(0, high, (ports x k x F,), float32)`` (``observation.flatten=True``, the default;
     ``obs.reshape(ports, k, F)`` gives the table) or ``(ports, k x F)`` with ``flatten=False``.
@@ -118,7 +136,10 @@ class EcnTuningEnv(gym.Env):
     * Termination: none.
 
     Every step's ``info`` holds ``telemetry`` (the fabric's raw per-port arrays for the interval,
-    every port; ``info["ports"]`` are the rows of the controlled ones) and ``time_ns``. The last
+    every port; ``info["ports"]`` are the rows of the controlled ones; the per-policy arrays
+    ``"<policy>.<name>"`` of :mod:`ecngym.sim_backend.aqm` are masked arrays, masked where the
+    fabric reports NaN: a port running another policy, or a sojourn statistic of an interval
+    that sent nothing) and ``time_ns``. The last
     step's ``info`` also holds ``summary`` (flows finished / total; average, p50, p99 FCT slowdown
     for < 100 KB, 100 KB - 1 MB, > 1 MB and all flows; mean and p99 queue bytes; utilisation;
     PFC-paused fraction; marked fraction; trace hash) and ``flow_records`` (a DataFrame: one row
@@ -145,6 +166,7 @@ class EcnTuningEnv(gym.Env):
     | action | see above | | :class:`~ecngym.envs.config.ActionConfig` |
     | reward | ``{"name": "acc"}`` | | :class:`~ecngym.envs.config.RewardConfig` |
     | seed | ``None`` | | seed of the first ``reset()`` called without one |
+    | aqm | ``None`` | | policy of the controlled ports (see "Tuning a port AQM policy") |
 
     (†) 8-way 64 KB incasts, Poisson, one every 200 µs on average; the hosts, link rate, arrival
     window (``interval x episode_steps``) and seed of the trace come from the scenario. A bad value
@@ -193,7 +215,7 @@ class EcnTuningEnv(gym.Env):
         episode_seed = int(self.np_random.integers(0, 2**31 - 1))
         obs = self.scenario.start_episode(episode_seed)
         sc = self.scenario
-        tel = sc.first_telemetry
+        tel = _masked_policy_telemetry(sc.first_telemetry)
         info = {"episode_seed": episode_seed, "trace_hash": sc.trace.hash,
                 "telemetry": tel, "ports": sc.ports, "time_ns": tel["interval_end_ns"]}
         if sc.source_trace is not None:  # a window of a fixed trace
@@ -212,6 +234,7 @@ class EcnTuningEnv(gym.Env):
             raise RuntimeError("the episode is over (truncated); call reset()")
         self.scenario.apply(action)
         obs, tel, per_port = self.scenario.advance()
+        tel = _masked_policy_telemetry(tel)
         reward = float(per_port.sum()) / len(per_port)  # (ndarray.mean runs Python-level code)
         # raw telemetry of every port (index with info["ports"] for the controlled ones)
         info: dict[str, Any] = {"telemetry": tel, "ports": self.scenario.ports, "time_ns": tel["interval_end_ns"],
@@ -229,3 +252,19 @@ class EcnTuningEnv(gym.Env):
     def close(self) -> None:
         """Destroy the fabric (safe to call twice)."""
         self.scenario.close()
+
+
+def _masked_policy_telemetry(tel: dict[str, Any]) -> dict[str, Any]:
+    """``tel`` with each per-policy array (``"<policy>.<name>"``) as a masked array, NaN masked.
+
+    The fabric reports NaN where a port runs another policy (or, for a sojourn statistic, sent
+    nothing); masking says "not available" in a form that compares equal across identical runs
+    (Gymnasium's determinism checks compare infos with ``np.allclose``, for which NaN != NaN).
+    """
+    keys = [k for k in tel if "." in k]
+    if not keys:
+        return tel
+    out = dict(tel)
+    for k in keys:
+        out[k] = np.ma.masked_invalid(tel[k])
+    return out

@@ -83,7 +83,7 @@ class EcnTuningParallelEnv(ParallelEnv):
         self._obs_space = spaces.Box(np.zeros_like(high), high, dtype=np.float32)
         mapper = sc.actions
         self._act_space = (spaces.Discrete(len(mapper.templates)) if mapper.cfg.type == "discrete"
-                           else spaces.Box(-1.0, 1.0, shape=(3,), dtype=np.float32))
+                           else spaces.Box(-1.0, 1.0, shape=mapper.space.shape[1:], dtype=np.float32))
         self.agents: list[str] = []
         self.render_mode = None
         self._np_random = np.random.default_rng(cfg.seed)
@@ -122,7 +122,7 @@ class EcnTuningParallelEnv(ParallelEnv):
         if sc.actions.cfg.type == "discrete":
             per_port = np.zeros(n_ports, dtype=np.int64)
         else:
-            per_port = np.zeros((n_ports, 3), dtype=np.float32)
+            per_port = np.zeros((n_ports, sc.actions.space.shape[1]), dtype=np.float32)
         for agent, rows in self._agent_ports.items():
             a = actions[agent]
             if not self._act_space.contains(np.asarray(a, dtype=self._act_space.dtype)

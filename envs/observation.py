@@ -13,13 +13,30 @@ wire, so a busy interval can read slightly above 1), which keeps observations bo
 | pmax | current Pmax |
 | paused_fraction | share of the interval a data priority was PFC-paused |
 | flows | distinct flows f as f / (f + flow_scale) |
+
+Features of the controlled ports' AQM policy (``env.aqm``; telemetry keys of
+:mod:`ecngym.sim_backend.aqm`, each needs its policy on the controlled ports):
+
+| feature | meaning |
+|---|---|
+| pred.flow_count, pred.flows_last_period | PRED's N now / n_last, as f / (f + flow_scale) |
+| pred.lambda_eff | the effective RED slope λ (per MB) as λ / (λ + 1) |
+| pred.marked | packets PRED marked / data packets enqueued, at most 1 |
+| ecn_sharp.sojourn_min_ns, _mean_ns | sojourn as bytes at the port's rate, queue mapping (0: nothing sent) |
+| ecn_sharp.marked_instantaneous, ecn_sharp.marked_persistent | marks of each rule / data packets sent, at most 1 |
+| ecn_sharp.persistent_state, codel.marking_state | 1 while the persistent / CoDel marking state is on |
+| codel.marked | CoDel marks / data packets sent, at most 1 |
+| r_aqm.viq_packets, r_aqm.viq_max_packets | virtual input queue (now / interval max) / viq_capacity_packets |
+| r_aqm.state | 0 normal, 0.5 draining, 1 congested |
+| r_aqm.held, .released, .expired, .overflow_drops | ACKs c in the interval as c / (c + viq_capacity_packets) |
+| r_aqm.echo_marked | released ACKs given an ECN echo / released ACKs, at most 1 |
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ecngym.envs.config import FEATURES, ObservationConfig, number
+from ecngym.envs.config import AQM_FEATURES, FEATURES, ObservationConfig, number
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes
 
@@ -44,10 +61,11 @@ class FeatureBuilder:
     """
 
     def __init__(self, cfg: ObservationConfig, ports: np.ndarray, bdp_bytes: np.ndarray,
-                 kmax_bound_bytes: float, mark_at_dequeue: bool, extra_telemetry: tuple[str, ...] = ()) -> None:
-        bad = [f for f in cfg.features if f not in FEATURES]
+                 kmax_bound_bytes: float, mark_at_dequeue: bool, extra_telemetry: tuple[str, ...] = (),
+                 port_rates_bps: np.ndarray | None = None, viq_capacity_packets: float = 1.0) -> None:
+        bad = [f for f in cfg.features if f not in FEATURES and f not in AQM_FEATURES]
         if bad or not cfg.features:
-            raise ConfigError("env.observation.features", f"unknown {bad}; allowed: {list(FEATURES)}")
+            raise ConfigError("env.observation.features", f"unknown {bad}; allowed: {list(FEATURES + AQM_FEATURES)}")
         if len(set(cfg.features)) != len(cfg.features):
             raise ConfigError("env.observation.features", f"lists a feature twice: {list(cfg.features)}")
         if cfg.queue_mapping not in ("linear", "step"):
@@ -81,6 +99,11 @@ class FeatureBuilder:
         # telemetry the features, the rewards and the episode summary read (nothing else is indexed)
         needed = {"mean_queue_bytes", "utilization", "ecn_marked_packets", "paused_ns", self.count_key}
         needed |= {_FEATURE_KEY[f] for f in cfg.features if f in _FEATURE_KEY}
+        aqm = [f for f in cfg.features if f in AQM_FEATURES]
+        needed |= set(aqm) | {_AQM_DENOMINATOR[f] for f in aqm if f in _AQM_DENOMINATOR}
+        rates = np.ones(len(ports)) if port_rates_bps is None else np.asarray(port_rates_bps, dtype=np.float64)
+        self._bytes_per_ns = rates / 8e9
+        self._viq_capacity = float(viq_capacity_packets)
         needed |= set(extra_telemetry)
         self.telemetry_keys = tuple(sorted(needed))
         # history ring: (ports, history, features), oldest first
@@ -144,12 +167,33 @@ class FeatureBuilder:
             elif name == "flows":
                 f = pt["distinct_flows"]
                 np.divide(f, f + self.cfg.flow_scale, out=col)
+            elif name in AQM_FEATURES:
+                col[:] = self._aqm_feature(name, pt)
         if self._ecn_cols and red is not self._red_seen:
             for i in self._ecn_cols:
                 name = self.cfg.features[i]
                 out[:, i] = red["pmax"] if name == "pmax" else np.minimum(red[f"{name}_bytes"] / self.kmax_bound, 1.0)
             self._red_seen = red
         return out
+
+    def _aqm_feature(self, name: str, pt: dict) -> np.ndarray:
+        """One policy-telemetry feature in [0, 1] (the module docstring's table; NaN reads 0)."""
+        x = np.nan_to_num(np.asarray(pt[name], dtype=np.float64), nan=0.0)
+        if name in _AQM_DENOMINATOR:
+            return np.minimum(x / np.maximum(pt[_AQM_DENOMINATOR[name]], 1.0), 1.0)
+        if name in ("pred.flow_count", "pred.flows_last_period"):
+            return x / (x + self.cfg.flow_scale)
+        if name == "pred.lambda_eff":
+            return x / (x + 1.0)
+        if name.startswith("ecn_sharp.sojourn"):
+            return self.map_queue(x * self._bytes_per_ns)
+        if name in ("r_aqm.viq_packets", "r_aqm.viq_max_packets"):
+            return np.minimum(x / self._viq_capacity, 1.0)
+        if name == "r_aqm.state":
+            return np.minimum(x / 2.0, 1.0)
+        if name in ("r_aqm.held", "r_aqm.released", "r_aqm.expired", "r_aqm.overflow_drops"):
+            return x / (x + self._viq_capacity)
+        return np.minimum(x, 1.0)  # the 0 / 1 states
 
     def reset(self, first: np.ndarray) -> np.ndarray:
         """Start a new history filled with ``first``; return the observation."""
@@ -171,3 +215,7 @@ class FeatureBuilder:
 
 #: Telemetry array each feature reads (beyond those every env reads).
 _FEATURE_KEY = {"max_queue": "max_queue_bytes", "flows": "distinct_flows"}
+#: Policy features that are a share of another count (mark counts over the packets they could mark).
+_AQM_DENOMINATOR = {"pred.marked": "enqueued_data_packets", "ecn_sharp.marked_instantaneous": "tx_data_packets",
+                    "ecn_sharp.marked_persistent": "tx_data_packets", "codel.marked": "tx_data_packets",
+                    "r_aqm.echo_marked": "r_aqm.released"}

@@ -10,12 +10,14 @@ import numpy as np
 import pandas as pd
 
 from ecngym.envs.action import EcnActionMapper, EcnSetting
+from ecngym.envs.aqm_action import AqmActionMapper
 from ecngym.envs.config import EnvConfig, number
 from ecngym.envs.observation import FeatureBuilder
 from ecngym.envs.reward import REWARD_TELEMETRY, RewardFunction
 from ecngym.envs.summary import episode_summary
 from ecngym.error import ConfigError, check_range
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
+from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.flows import with_delay_classes
 from ecngym.units import parse_bytes, parse_time_ns
 from ecngym.workloads import Trace, generate_trace
@@ -140,11 +142,20 @@ class EcnScenario:
         rates = ports["rate_bps"][self.ports]
         default = EcnSetting(parse_bytes(self.fabric_config.ecn.kmin), parse_bytes(self.fabric_config.ecn.kmax),
                              float(self.fabric_config.ecn.pmax))
-        self.actions = EcnActionMapper(cfg.action, self.ports, self.port_layers, rates, default)
+        # the controlled ports' AQM policy (env.aqm): installed at every reset; its parameters are
+        # the action unless it is RED (whose curve the EcnActionMapper sets)
+        self.aqm_policy, self.aqm_setting = self._aqm(cfg)
+        if self.aqm_policy is not None and (self.aqm_policy != "red" or cfg.action.aqm_params is not None):
+            self.actions: EcnActionMapper | AqmActionMapper = AqmActionMapper(
+                cfg.action, self.ports, self.port_layers, self.aqm_policy, self.aqm_setting)
+        else:
+            self.actions = EcnActionMapper(cfg.action, self.ports, self.port_layers, rates, default)
         bdp = rates * self.base_rtt_ns / 8e9
-        self.features = FeatureBuilder(cfg.observation, self.ports, bdp, self.actions.kmax_bound_bytes,
+        viq = {**aqm_policies.policy_defaults("r_aqm"), **self.aqm_setting}["viq_capacity_packets"] \
+            if self.aqm_policy == "r_aqm" else 1
+        self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp, self.actions.kmax_bound_bytes,
                                        self.fabric_config.ecn.mark_at == "dequeue",
-                                       REWARD_TELEMETRY.get(cfg.reward.name, ()))
+                                       REWARD_TELEMETRY.get(cfg.reward.name, ()), rates, viq)
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
         goodput_per_byte = 8e9 / (rates * self.interval_ns)
         self.reward = RewardFunction(cfg.reward, self.features.step_map, goodput_per_byte)
@@ -154,6 +165,7 @@ class EcnScenario:
         self.source_trace: Trace | None = None
         self.make_trace(0)  # validate the workload now, not at the first reset
         self.fabric: Fabric | None = None
+        self.aqm: list[dict[str, Any]] | None = None  # each controlled port's policy setting (AqmActionMapper)
         self.trace: Trace | None = None
         self.step_count = 0
         self.elapsed_ns = 0
@@ -162,6 +174,52 @@ class EcnScenario:
         self._stats: dict[str, list[np.ndarray]] = {}
         self._last_action_key: object = None
         self.first_telemetry: dict[str, Any] = {}
+
+    @staticmethod
+    def _aqm(cfg: EnvConfig) -> tuple[str | None, dict[str, Any]]:
+        """``env.aqm`` as (policy short name, converted parameters); (None, {}) when unset.
+
+        Raises:
+            ConfigError: On an unknown policy or parameter, a value outside its checker range, or
+                ``aqm_params`` / ``aqm_templates`` / ``aqm_ranges`` without a policy to tune.
+        """
+        a = cfg.action
+        if cfg.aqm is None:
+            given = [n for n in ("aqm_params", "aqm_templates", "aqm_ranges") if getattr(a, n) is not None]
+            if given:
+                raise ConfigError(f"env.action.{given[0]}", "tunes the parameters of env.aqm's policy, but env.aqm "
+                                  f"is not set; known policies: {', '.join(sorted(aqm_policies.POLICIES))}")
+            return None, {}
+        name, params = aqm_policies.split_setting(cfg.aqm, "env.aqm")
+        setting = aqm_policies.validate_params(name, params, "env.aqm")
+        if name == "red" and setting and a.aqm_params is None:
+            raise ConfigError("env.aqm", "RED's curve under the (Kmin, Kmax, Pmax) action comes from fabric.ecn; "
+                                         "give RED parameters there, or name them in env.action.aqm_params")
+        return name, setting
+
+    def _observation(self, cfg: EnvConfig) -> Any:
+        """The observation config with features checked against the controlled ports' policy.
+
+        A non-RED policy drops the RED-curve features from the default list, and refuses them
+        (and other policies' features) when listed.
+
+        Raises:
+            ConfigError: On a feature that the controlled ports' policy cannot give.
+        """
+        obs = cfg.observation
+        policy = self.aqm_policy or "red"
+        red_curve = ("kmin", "kmax", "pmax")
+        features = list(obs.features)
+        default = type(obs).model_fields["features"].default_factory()
+        if isinstance(self.actions, AqmActionMapper) and features == default:
+            features = [f for f in features if f not in red_curve]
+        for f in features:
+            owner = f.split(".")[0] if "." in f else ("red" if f in red_curve else None)
+            if owner is not None and owner != policy and not (owner == "red" and not isinstance(
+                    self.actions, AqmActionMapper)):
+                raise ConfigError("env.observation.features", f"{f!r} needs the {owner} policy on the controlled "
+                                  f"ports, which run {policy!r} (env.aqm)")
+        return obs if features == list(obs.features) else obs.model_copy(update={"features": features})
 
     def _interval(self, value: Any, field: str = "env.interval") -> int:
         if isinstance(value, str) and value.strip().lower().endswith("rtt"):
@@ -235,6 +293,10 @@ class EcnScenario:
         if self.cfg.delay_classes:  # RTT variation: a deterministic function of (trace, classes, seed)
             flows = with_delay_classes(self.trace.flows, self.cfg.delay_classes, seed=seed)
         self.fabric = Fabric(self.topology, flows, self.fabric_config, seed=seed)
+        if self.aqm_policy is not None:  # env.aqm on the controlled ports, before any packet
+            self.fabric.set_aqm(self.ports, self.aqm_policy, **self.aqm_setting)
+        self.aqm = [dict(self.actions.base) for _ in range(len(self.ports))] \
+            if isinstance(self.actions, AqmActionMapper) else None
         self.step_count = 0
         self.elapsed_ns = 0
         self.long_flow = False  # every flow starts short (laecn.md §3.1)
@@ -258,6 +320,10 @@ class EcnScenario:
         key = _action_key(action)
         if key is not None and key == self._last_action_key:
             return  # the action applied last step (validated then): a held action is the common case
+        if isinstance(self.actions, AqmActionMapper):
+            self._apply_aqm(self.actions.to_settings(action))
+            self._last_action_key = key
+            return
         kmin, kmax, pmax = self.actions.to_settings(action)
         self._last_action_key = key
         red = self.red  # the controlled ports' current setting
@@ -266,6 +332,17 @@ class EcnScenario:
             return  # same setting: skip the call
         self.fabric.set_red(self.ports, kmin, kmax, pmax)
         self.red = {"kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax}
+
+    def _apply_aqm(self, settings: list[dict[str, Any]]) -> None:
+        """Set each unit's policy setting on its ports where it changed (validated by the mapper)."""
+        groups = self.actions.groups
+        for u, setting in enumerate(settings):
+            rows = np.flatnonzero(groups == u)
+            if all(self.aqm[r] == setting for r in rows):
+                continue
+            self.fabric.set_aqm(self.ports[rows], self.aqm_policy, **setting)
+            for r in rows:
+                self.aqm[r] = setting
 
     @property
     def next_interval_ns(self) -> int:

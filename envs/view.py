@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ecngym.envs.action import EcnSetting
+from ecngym.envs.aqm_action import AqmActionMapper
 from ecngym.error import InvalidAction
 from ecngym.sim_backend.topology import Topology
 from ecngym.units import parse_bytes
@@ -127,6 +128,9 @@ class EnvView:
         red = self._scenario.red
         mapper = self._scenario.actions
         unit_first = [int(np.flatnonzero(mapper.groups == u)[0]) for u in range(mapper.n_units)]
+        if isinstance(mapper, AqmActionMapper):  # the action tunes env.aqm's policy: keep its setting
+            held = [self._scenario.aqm[i] for i in unit_first]
+            return mapper.encode(**{p: [s[p] for s in held] for p in mapper.params})
         values = [np.asarray(red[k], dtype=np.float64)[unit_first] for k in ("kmin_bytes", "kmax_bytes", "pmax")]
         for k, v in zip(("kmin_bytes", "kmax_bytes", "pmax"), values, strict=True):
             if not np.array_equal(np.asarray(red[k], dtype=np.float64), v[mapper.groups]):

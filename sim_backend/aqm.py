@@ -59,6 +59,17 @@ POLICIES: dict[str, str] = {
     "r_aqm": "ns3::ecngym::RAqmPolicy",
 }
 
+#: The parameters an env's action tunes when ``env.action.aqm_params`` names none (the knobs each
+#: paper tunes: PRED's QLA sets lambda, pred.md §3.3; ECN#'s two targets, ecn_sharp.md §2; CoDel's
+#: target / interval; R-AQM's K_min / K_max, r_aqm.md §3).
+ACTION_PARAMS: dict[str, tuple[str, ...]] = {
+    "red": ("kmin_bytes", "kmax_bytes", "pmax"),
+    "pred": ("lambda_qla",),
+    "ecn_sharp": ("ins_target_ns", "pst_target_ns"),
+    "codel": ("target_ns", "interval_ns"),
+    "r_aqm": ("kmin_bytes", "kmax_bytes"),
+}
+
 
 @dataclass(frozen=True)
 class ParamSpec:

@@ -287,6 +287,13 @@ NB_MODULE(_fabric, m)
         "type_name"_a,
         "The attributes of a port AQM policy type: name, help, initial value, checker range.");
 
+    m.def("check_aqm",
+          &CheckAqmSetting,
+          "type_name"_a,
+          "names"_a,
+          "values"_a,
+          "Check a port AQM policy setting on a scratch instance: \"\" if good, else the reason.");
+
     // Every method and property of Fabric is registered through FabricMethods, whose Def() /
     // Prop() run Fabric::CheckAlive() first: a call after destroy() is a clear RuntimeError,
     // never a read of freed state. Only destroy() itself (idempotent) bypasses it.

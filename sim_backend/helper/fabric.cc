@@ -871,6 +871,26 @@ Fabric::SetAqm(const std::vector<uint32_t>& portIds,
     }
     // Validate on a scratch instance: nothing changes unless every value is good.
     ApplyAqmAttributes(*MakeAqm(tid), typeName, names, values);
+    // A port already running the policy keeps its other parameters: check the merged setting on a
+    // scratch copy of each (a partial update can break a consistency rule, e.g. K_min > K_max).
+    for (std::size_t i = 0; i < portIds.size(); ++i)
+    {
+        SwitchNode* sw = SwitchOfPort(portIds[i], i, "port_ids");
+        PortAqmPolicy* current = sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex());
+        if (current->GetInstanceTypeId() != tid)
+        {
+            continue;
+        }
+        Ptr<PortAqmPolicy> scratch = MakeAqm(tid);
+        for (std::size_t k = 0; k < tid.GetAttributeN(); ++k)
+        {
+            const TypeId::AttributeInformation info = tid.GetAttribute(k);
+            Ptr<AttributeValue> v = info.checker->Create();
+            current->GetAttribute(info.name, *v);
+            scratch->SetAttribute(info.name, *v);
+        }
+        ApplyAqmAttributes(*scratch, typeName, names, values);
+    }
     for (std::size_t i = 0; i < portIds.size(); ++i)
     {
         SwitchNode* sw = SwitchOfPort(portIds[i], i, "port_ids");
@@ -922,6 +942,27 @@ DescribeAqmType(const std::string& typeName)
                        info.checker->GetUnderlyingTypeInformation()});
     }
     return out;
+}
+
+std::string
+CheckAqmSetting(const std::string& typeName,
+                const std::vector<std::string>& names,
+                const std::vector<std::string>& values)
+{
+    if (names.size() != values.size())
+    {
+        throw std::invalid_argument("check_aqm: names and values differ in length");
+    }
+    const TypeId tid = LookupAqmType(typeName);
+    try
+    {
+        ApplyAqmAttributes(*MakeAqm(tid), typeName, names, values);
+    }
+    catch (const std::invalid_argument& e)
+    {
+        return e.what();
+    }
+    return "";
 }
 
 void

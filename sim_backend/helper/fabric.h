@@ -299,6 +299,18 @@ double MeasureBareEventRate(uint64_t events, const std::string& schedulerTypeId)
  */
 std::vector<AqmAttributeInfo> DescribeAqmType(const std::string& typeName);
 
+/**
+ * @brief Check a full policy setting on a scratch instance (the check Fabric::SetAqm runs first).
+ * @param typeName TypeId name
+ * @param names attribute names
+ * @param values attribute values (ns-3 attribute strings)
+ * @return "" if every value is allowed and the policy's consistency rule holds, else the reason
+ * @throws std::invalid_argument if the name is not a PortAqmPolicy type
+ */
+std::string CheckAqmSetting(const std::string& typeName,
+                            const std::vector<std::string>& names,
+                            const std::vector<std::string>& values);
+
 } // namespace ecngym
 } // namespace ns3
 

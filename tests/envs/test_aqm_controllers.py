@@ -68,3 +68,34 @@ def test_bad_policy_or_parameter_of_a_controller_names_the_field():
     with pytest.raises(ConfigError) as err:
         gym.make("ecngym/DctcpRttVariation-v0", delay_classes=[])
     assert "delay_classes" in str(err.value)
+
+
+def test_run_benchmarks_the_port_policies_by_name_on_one_trace(tmp_path, capsys):
+    from ecngym import cli
+    from ecngym.results import ResultStore
+
+    names = ["static_dctcp", "ecn_sharp", "codel", "r_aqm", "pred_fcs"]
+    store = tmp_path / "store"
+    assert cli.main(["run", f"controllers=[{','.join(names)}]", "env=dctcp_rtt_variation", "seeds=[1]",
+                     "env.kwargs.episode_steps=3", f"results.dir={store}", f"leaderboard.html={tmp_path / 'b.html'}",
+                     f"hydra.run.dir={tmp_path / 'run'}"]) == 0
+    out = capsys.readouterr().out
+    rows = ResultStore(store).episodes()
+    assert sorted(rows["controller"]) == sorted(names)
+    assert rows["trace_hash"].nunique() == 1  # every policy on the identical trace
+    assert all(name in out for name in names)  # each has a leaderboard row
+
+
+def test_a_duration_in_base_rtts_resolves_against_the_env():
+    env = gym.make("ecngym/DctcpLargeIncast-v0", episode_steps=2)
+    try:
+        controller = StaticAqmController("pred", {"fcs_period_ns": "1.25rtt", "lambda_qla": 0.1})
+        run_episode(env, controller, seed=1)
+        sc = env.unwrapped.scenario
+        assert sc.fabric.get_aqm(int(sc.ports[0]))["fcs_period_ns"] == round(1.25 * sc.base_rtt_ns)
+    finally:
+        env.close()
+    with pytest.raises(ConfigError, match=r"controller.params.lambda_qla: got '2rtt'; only durations"):
+        StaticAqmController("pred", {"lambda_qla": "2rtt"})
+    with pytest.raises(ConfigError, match=r"controller.params.fcs_period_ns: got '-1rtt'"):
+        StaticAqmController("pred", {"fcs_period_ns": "-1rtt"})

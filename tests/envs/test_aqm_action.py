@@ -1,0 +1,184 @@
+"""The env's action over a port AQM policy's own parameters (env.aqm + action.aqm_*), on the real fabric."""
+
+import re
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import ecngym.envs  # noqa: F401  (registers the ids)
+from ecngym.envs import EcnTuningEnv
+from ecngym.envs.view import EnvView
+from ecngym.error import ConfigError, InvalidAction
+from ecngym.sim_backend import Fabric, FabricConfig, Topology, aqm
+
+#: a small DCTCP leaf-spine (2 layers: per-layer units differ) with some traffic
+SMALL = {
+    "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2, "host_rate": "10Gbps",
+                 "fabric_rate": "10Gbps", "host_delay": "2us", "fabric_delay": "2us"},
+    "fabric": {"preset": "dctcp"},
+    "workload": {"workload": "websearch", "load": 0.5,
+                 "incast": {"degree": 3, "size": "64KB", "interval": "100us", "arrival": "periodic"}},
+    "interval": "50us",
+    "episode_steps": 4,
+}
+
+
+def make(**overrides):
+    return EcnTuningEnv(config={**SMALL, **overrides})
+
+
+def test_discrete_templates_of_a_policy_reach_the_fabric_per_unit():
+    env = make(aqm={"policy": "ecn_sharp", "pst_interval_ns": "150us"},
+               action={"scope": "layer", "aqm_params": ["ins_target_ns", "pst_target_ns"],
+                       "aqm_templates": [["40us", "5us"], {"ins_target_ns": "120us", "pst_target_ns": "20us"}]})
+    try:
+        mapper = env.unwrapped.scenario.actions
+        # the configured setting (defaults 80 us / 10 us here) is always a template, the static action
+        assert mapper.templates == [(40_000, 5_000), (120_000, 20_000), (80_000, 10_000)]
+        assert env.action_space == gym.spaces.MultiDiscrete([3, 3])
+        env.reset(seed=1)
+        sc = env.unwrapped.scenario
+        assert all(d["policy"] == "ecn_sharp" and d["ins_target_ns"] == 80_000 for d in sc.fabric.get_aqm(sc.ports))
+        env.step(np.array([1, 0]))  # units in sorted layer order: leaf, spine
+        got = sc.fabric.get_aqm(sc.ports)
+        for layer, d in zip(sc.port_layers, got, strict=True):
+            want = (120_000, 20_000) if layer == "leaf" else (40_000, 5_000)
+            assert (d["ins_target_ns"], d["pst_target_ns"]) == want
+            assert d["pst_interval_ns"] == 150_000  # the env.aqm parameter the action does not tune stays
+        assert EnvView(env).hold_action().tolist() == [1, 0]
+    finally:
+        env.close()
+
+
+def test_continuous_box_maps_linearly_onto_the_given_ranges_and_encode_inverts_it():
+    env = make(aqm={"policy": "r_aqm", "kmin_bytes": "20KB", "kmax_bytes": "40KB"},
+               action={"type": "continuous", "aqm_ranges": {"kmin_bytes": ["10KB", "30KB"],
+                                                            "kmax_bytes": ["40KB", "100KB"]}})
+    try:
+        assert env.action_space == gym.spaces.Box(-1.0, 1.0, (1, 2), np.float32)
+        env.reset(seed=2)
+        sc = env.unwrapped.scenario
+        env.step(np.array([[0.0, 0.5]], dtype=np.float32))
+        for d in sc.fabric.get_aqm(sc.ports):
+            assert (d["kmin_bytes"], d["kmax_bytes"]) == (20_000, 85_000)
+        action = sc.actions.encode(kmin_bytes=25_000, kmax_bytes=55_000)
+        env.step(action)
+        assert {(d["kmin_bytes"], d["kmax_bytes"]) for d in sc.fabric.get_aqm(sc.ports)} == {(25_000, 55_000)}
+        with pytest.raises(InvalidAction, match=r"kmin_bytes 5000 \(unit 'all'\) outside the continuous action "
+                                                r"range \[10000, 30000\]"):
+            sc.actions.encode(kmin_bytes=5_000, kmax_bytes=55_000)
+    finally:
+        env.close()
+
+
+def test_a_continuous_action_the_policy_rejects_raises_and_changes_nothing():
+    env = make(aqm="r_aqm", action={"type": "continuous", "aqm_ranges": {"kmin_bytes": ["10KB", "90KB"],
+                                                                         "kmax_bytes": ["40KB", "100KB"]}})
+    try:
+        env.reset(seed=3)
+        sc = env.unwrapped.scenario
+        before = sc.fabric.get_aqm(sc.ports)
+        with pytest.raises(InvalidAction, match=r"kmax_bytes \(40000\) must be >= kmin_bytes \(90000\)"):
+            env.step(np.array([[1.0, -1.0]], dtype=np.float32))
+        assert sc.fabric.get_aqm(sc.ports) == before
+        with pytest.raises(InvalidAction, match=r"expected a float array of shape \(1, 2\) in \[-1, 1\]"):
+            env.step(np.array([[1.5, 0.0]], dtype=np.float32))
+        with pytest.raises(InvalidAction, match=re.escape("expected a float array of shape (1, 2)")):
+            env.step(np.zeros((1, 3), dtype=np.float32))
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(("overrides", "field", "message"), [
+    ({"aqm": "pred", "action": {"type": "continuous", "aqm_ranges": {"lambda_qla": [0.0, 2e6]}}},
+     "env.action.aqm_ranges.lambda_qla", "got 2000000.0, allowed range is [0.0, 1000000.0]"),
+    ({"aqm": "ecn_sharp", "action": {"aqm_templates": [["80us", "-1us"]]}},
+     "env.action.aqm_templates[0].pst_target_ns", "-1"),
+    ({"aqm": "r_aqm", "action": {"aqm_templates": [["50KB", "40KB"]]}},
+     "env.action.aqm_templates[0]", "kmax_bytes (40000) must be >= kmin_bytes (50000)"),
+    ({"aqm": "codel", "action": {"aqm_params": ["target_ns", "gain"]}},
+     "env.action.aqm_params", "codel has no parameter 'gain'; numeric ones: target_ns, interval_ns"),
+    ({"aqm": "ecn_sharp", "action": {"type": "continuous", "aqm_params": ["control_law"]}},
+     "env.action.aqm_params", "ecn_sharp.control_law is a enum, which a continuous action cannot set"),
+    ({"aqm": "ecn_sharp", "action": {"aqm_templates": [["80us"]]}},
+     "env.action.aqm_templates[0]", "expected 2 value(s) for ['ins_target_ns', 'pst_target_ns']"),
+    ({"aqm": {"policy": "r_aqm", "kmin_bytes": "50KB", "kmax_bytes": "40KB"}},
+     "env.aqm", "kmax_bytes (40000) must be >= kmin_bytes (50000)"),
+    ({"aqm": "blue"}, "env.aqm.policy", "unknown AQM policy 'blue'"),
+    ({"action": {"aqm_params": ["lambda_qla"]}}, "env.action.aqm_params", "env.aqm is not set"),
+    ({"aqm": "ecn_sharp", "observation": {"features": ["queue", "kmin"]}},
+     "env.observation.features", "'kmin' needs the red policy on the controlled ports, which run 'ecn_sharp'"),
+    ({"aqm": "ecn_sharp", "observation": {"features": ["queue", "pred.flow_count"]}},
+     "env.observation.features", "'pred.flow_count' needs the pred policy"),
+])
+def test_bad_policy_settings_are_config_errors_naming_the_field(overrides, field, message):
+    with pytest.raises(ConfigError) as exc:
+        make(**overrides)
+    assert exc.value.field == field
+    assert message in exc.value.message
+
+
+@pytest.mark.parametrize("overrides", [
+    {"aqm": "ecn_sharp", "observation": {"features": ["queue", "ecn_sharp.sojourn_mean_ns",
+                                                      "ecn_sharp.marked_instantaneous",
+                                                      "ecn_sharp.marked_persistent"]}},
+    {"aqm": "r_aqm", "action": {"type": "continuous", "aqm_ranges": {"kmin_bytes": ["5KB", "20KB"],
+                                                                     "kmax_bytes": ["30KB", "60KB"]}},
+     "observation": {"features": ["queue", "r_aqm.viq_packets", "r_aqm.state", "r_aqm.held"]}},
+    {"aqm": "pred", "observation": {"features": ["queue", "pred.flow_count", "pred.lambda_eff", "pred.marked"]}},
+])
+def test_gymnasium_env_checker_passes_with_a_policy_action_space(overrides):
+    env = make(**overrides)
+    try:
+        check_env(env, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_policy_telemetry_features_move_with_the_traffic():
+    env = make(aqm="ecn_sharp", episode_steps=6,
+               observation={"history": 1, "features": ["queue", "ecn_sharp.sojourn_mean_ns"]})
+    try:
+        obs, _ = env.reset(seed=4)
+        assert not obs.any()  # t = 0: nothing queued, no sojourn yet
+        seen = []
+        for _ in range(6):
+            obs, *_ = env.step(env.unwrapped.static_action())
+            table = obs.reshape(len(env.unwrapped.ports), 2)
+            assert env.observation_space.contains(obs)
+            seen.append(table[:, 1].max())
+        # a port that queued shows a sojourn time: the feature reads the policy's telemetry
+        assert max(seen) > 0
+    finally:
+        env.close()
+
+
+def test_default_templates_are_the_configured_value_halved_and_doubled_where_the_policy_allows():
+    env = make(aqm={"policy": "r_aqm", "kmin_bytes": "20KB", "kmax_bytes": "40KB"})
+    try:
+        templates = env.unwrapped.scenario.actions.templates
+        assert templates[0] == (20_000, 40_000)
+        assert set(templates) == {(a, b) for a in (10_000, 20_000, 40_000) for b in (20_000, 40_000, 80_000) if a <= b}
+    finally:
+        env.close()
+
+
+def test_a_partial_update_the_merged_setting_breaks_changes_nothing():
+    topo = Topology.from_config({"kind": "incast_star", "hosts": 3, "link_rate": "10Gbps", "link_delay": "1us"})
+    flows = {"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": [0]}
+    fabric = Fabric(topo, flows, FabricConfig.from_dict({"preset": "dctcp"}), seed=1)
+    try:
+        port = int(fabric.ports.switch_ports(None)[0])
+        fabric.set_aqm(port, "r_aqm", kmin_bytes="10KB", kmax_bytes="30KB")
+        with pytest.raises(ConfigError, match=r"kmax_bytes \(30000\) must be >= kmin_bytes \(35000\)"):
+            fabric.set_aqm(port, "r_aqm", kmin_bytes="35KB")  # the defaults alone (K_max 42080) allow it
+        assert (fabric.get_aqm(port)["kmin_bytes"], fabric.get_aqm(port)["kmax_bytes"]) == (10_000, 30_000)
+    finally:
+        fabric.close()
+
+
+def test_action_params_default_to_each_policys_knobs():
+    for name, params in aqm.ACTION_PARAMS.items():
+        assert set(params) <= set(aqm.policy_spec(name)), name
