@@ -27,6 +27,13 @@ ECN marking is random, so one replay is one sample: ``--seeds N`` replays each s
 1..N (the reference is one run of its own random stream) and compares the median over seeds, with
 the range shown. Speed figures come from the seed-1 replays (``--repeats`` of them).
 
+Other congestion controls: ``--cc dcqcn_vwin,dctcp,timely,hp`` (or ``all``) replays the reference's
+runs of them, each from its own config (``config_<A|C>_<cc>.txt``, shipped, read by
+``load_hpcc_experiment``), beside their FCT outputs; with both ``dcqcn_vwin`` and ``hp`` it says what
+HPCC's INT costs (events, wall time, wire bytes: the same window and pacing without INT against
+with it), and with ``hp`` it runs HPCC's 16-to-1 incast headline (:func:`hpcc_incast`).
+``--hpcc-config PATH`` replays any HPCC-simulator experiment instead (:func:`run_hpcc_config`).
+
 The last line printed is one JSON object (keys documented in :func:`summarize`).
 """
 
@@ -45,6 +52,17 @@ import numpy as np
 from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table
 
 BARE_EVENTS = 5_000_000
+#: the reference's other congestion controls (their run.py names), each replayed from its own config
+OTHER_CCS = ("dcqcn_vwin", "dctcp", "timely", "hp")
+CCS = ("dcqcn", *OTHER_CCS)
+#: the reference's measurements of those runs (shared/reference/hpcc-model README: median wall of 4
+#: runs, events, simulated span); its README has no peak RSS for them
+REFERENCE_CC_SPEED = {
+    ("A", "timely"): (4.71, 8.04e6, 12.03e-3), ("A", "dctcp"): (4.24, 7.89e6, 11.60e-3),
+    ("A", "dcqcn_vwin"): (4.12, 7.89e6, 11.60e-3), ("A", "hp"): (5.75, 9.16e6, 11.81e-3),
+    ("C", "timely"): (8.14, 13.76e6, 13.66e-3), ("C", "dctcp"): (7.46, 13.53e6, 11.87e-3),
+    ("C", "dcqcn_vwin"): (7.62, 13.50e6, 11.90e-3), ("C", "hp"): (9.00, 14.86e6, 12.91e-3),
+}
 DEFAULT_SEEDS = 5
 #: percentile estimators: key suffix in the results -> metrics method
 ESTIMATORS = {"": "linear", "_hpcc": "hpcc"}
@@ -58,48 +76,114 @@ def _stats(records: Any, method: str) -> dict[str, dict[str, float]]:
     return slowdown_table(records, method=method)[["median", "p99"]].to_dict(orient="index")
 
 
+def _reference_config(name: str, cc: str) -> Any:
+    """The fabric config of reference run ``name`` / ``cc``.
+
+    The ``hpcc`` preset for DCQCN, else the reference's own config of that congestion control
+    (``config_<name>_<cc>.txt``, shipped).
+    """
+    from ecngym.sim_backend import FabricConfig
+    from ecngym.sim_backend.data import hpcc_reference_path
+    from ecngym.sim_backend.hpcc_config import load_hpcc_experiment
+
+    if cc == "dcqcn":
+        return FabricConfig.preset("hpcc")
+    return load_hpcc_experiment(hpcc_reference_path(f"config_{name}_{cc}.txt")).config
+
+
 def run_scenario(name: str, repeats: int = 1, seeds: int = 1, aqm: str = "red", scheduler: str = "timing_wheel",
-                 stock: str = "") -> dict[str, Any]:
+                 stock: str = "", cc: str = "dcqcn") -> dict[str, Any]:
     """Replay one reference scenario in this process and return its figures.
 
-    Seed 1 (the preset's) runs ``repeats`` times for the speed figures (median wall time), each
-    followed by one run on the ``stock`` scheduler if given (its median wall time is
-    ``wall_s_stock``; its results must be identical); seeds 2..``seeds`` run once each, for the
-    slowdown statistics only.
+    ``cc`` other than ``"dcqcn"`` replays the reference's run of that congestion control (its own
+    config, :data:`OTHER_CCS`) beside its FCT output; the result's ``scenario`` is then ``A/hp`` etc.
+    See :func:`replay` for the runs.
     """
-    from ecngym.sim_backend import Fabric, FabricConfig
+    import dataclasses
+
     from ecngym.sim_backend.hpcc_reference import scenario
 
     sc = scenario(name)
-    topo, flows = sc.topology(), sc.flows()
+    reference = {"data_packet_hops": sc.data_packet_hops, "events": sc.events, "wall_s": sc.wall_s,
+                 "simulated_span_s": sc.simulated_span_s, "peak_rss_mb": sc.peak_rss_mb}
+    if cc != "dcqcn":
+        sc = dataclasses.replace(sc, fct_file=f"{sc.name}_{cc}_fct.txt")
+        wall, events, span = REFERENCE_CC_SPEED[(sc.name, cc)]
+        reference.update(wall_s=wall, events=events, simulated_span_s=span, peak_rss_mb=float("nan"))
+    base = _reference_config(sc.name, cc)
+    if aqm != "red":
+        base = base.updated({"aqm": {"all": aqm}})
+    out = replay(sc.name if cc == "dcqcn" else f"{sc.name}/{cc}", sc.description, sc.topology(), sc.flows(), base,
+                 sc.reference_fct(), repeats, seeds, scheduler=scheduler, stock=stock)
+    out["cc"] = cc
+    out["reference"] = reference
+    return out
+
+
+def replay(label: str, description: str, topo: Any, flows: Any, base: Any, ref_fct: Any, repeats: int = 1,
+           seeds: int = 1, *, scheduler: str = "timing_wheel", stock: str = "", limit_ns: int | None = None,
+           fct_out: str | None = None, pfc_out: str | None = None) -> dict[str, Any]:
+    """Replay ``flows`` on ``topo`` with fabric config ``base`` and return the figures.
+
+    Seed 1 runs ``repeats`` times for the speed figures (median wall time), each followed by one
+    run on the ``stock`` scheduler if given (its median wall time is ``wall_s_stock``; its results
+    must be identical); seeds 2..``seeds`` run once each, for the slowdown statistics only.
+
+    Args:
+        label: The result's ``scenario`` (``A``, ``A/hp``, ``hpcc_config``).
+        description: One line on what is replayed.
+        topo: The topology.
+        flows: The flow table.
+        base: The fabric config (``seed`` and ``scheduler`` are set per run).
+        ref_fct: The reference's FCT records (``size_bytes``, ``slowdown``), or None: no reference
+            figures.
+        repeats: Seed-1 runs for the speed figures.
+        seeds: Seeds for the slowdown statistics.
+        scheduler: The fabric's scheduler.
+        stock: A scheduler to time beside it ('' = none).
+        limit_ns: Run until every flow finished or this absolute time (default: 1 s after the last
+            flow's start).
+        fct_out: Write the seed-1 records there in the HPCC model's FCT format.
+        pfc_out: Write the seed-1 PFC frames there in the HPCC model's PFC format.
+    """
+    from ecngym.sim_backend import Fabric
+    from ecngym.sim_backend.hpcc_config import write_hpcc_fct, write_hpcc_pfc
+
+    limit = limit_ns if limit_ns is not None else int(flows["start_ns"].max()) + 1_000_000_000
     walls: list[float] = []
     walls_stock: list[float] = []
     per_seed: list[dict[str, Any]] = []
     for seed in range(1, seeds + 1):
         for _ in range(repeats if seed == 1 else 1):
-            aqm_override = {} if aqm == "red" else {"aqm": {"all": aqm}}
             for sched in (scheduler, stock) if seed == 1 and stock else (scheduler,):
                 start = time.perf_counter()
-                cfg = FabricConfig.preset("hpcc", seed=seed, scheduler=sched, **aqm_override)
-                with Fabric(topo, flows, cfg) as fab:
-                    fab.run("1s")
+                with Fabric(topo, flows, base.updated({"seed": seed, "scheduler": sched})) as fab:
+                    if pfc_out and seed == 1 and not walls:
+                        fab.log_pfc_events()
+                    fab.run(limit)
                     wall = time.perf_counter() - start
                     run_records = fab.flow_records()
                     if sched != scheduler:
                         if not run_records.equals(records) or fab.counters() != counters:
-                            raise RuntimeError(f"scheduler {sched!r} changed the results of scenario {name}")
+                            raise RuntimeError(f"scheduler {sched!r} changed the results of {label}")
                         walls_stock.append(wall)
                         continue
                     records = run_records
                     if seed == 1:
                         walls.append(wall)
                         counters, end_ns = fab.counters(), fab.now_ns
+                        # every byte put on a wire (headers, INT and ACKs included), since the start
+                        tel = fab.read_telemetry()
+                        wire_bytes, pauses = int(tel["tx_bytes"].sum()), int(tel["pfc_pause_received"].sum())
                         first_records = records
+                        if fct_out:
+                            write_hpcc_fct(records, fab.flows, fct_out, topo)
+                        if pfc_out and len(walls) == 1:
+                            write_hpcc_pfc(fab.pfc_events(), fab.ports, topo, pfc_out)
         per_seed.append({suffix: _stats(records, method) for suffix, method in ESTIMATORS.items()})
-    ref_fct = sc.reference_fct()
     out: dict[str, Any] = {
-        "scenario": sc.name,
-        "description": sc.description,
+        "scenario": label,
+        "description": description,
         "seeds": seeds,
         "wall_s": float(np.median(walls)),
         "wall_s_all": walls,
@@ -109,26 +193,148 @@ def run_scenario(name: str, repeats: int = 1, seeds: int = 1, aqm: str = "red", 
         "data_packet_hops": counters["data_packet_hops"],
         "control_packet_hops": counters["control_packet_hops"],
         "events": counters["events"],
+        "wire_bytes": wire_bytes,
+        "pfc_pauses": pauses,
         "simulated_span_s": (end_ns - int(flows["start_ns"].min())) / 1e9,
         "flows_completed": int(first_records["finished"].sum()),
         "flows_total": len(first_records),
         "drops": counters["drops"],
         "peak_rss_mb": _peak_rss_mb(),
-        "bucket_flows": {b: int(((ref_fct["size_bytes"] >= lo) & (ref_fct["size_bytes"] < hi)).sum())
+        "bucket_flows": {b: int(((flows["size_bytes"] >= lo) & (flows["size_bytes"] < hi)).sum())
                          for b, (lo, hi) in SIZE_BUCKETS.items()},
-        "reference": {
-            "data_packet_hops": sc.data_packet_hops, "events": sc.events, "wall_s": sc.wall_s,
-            "simulated_span_s": sc.simulated_span_s, "peak_rss_mb": sc.peak_rss_mb,
-        },
+        "reference": None,
     }
     for suffix, method in ESTIMATORS.items():
-        out["reference_slowdown" + suffix] = _stats(ref_fct, method)
+        if ref_fct is not None:
+            out["reference_slowdown" + suffix] = _stats(ref_fct, method)
         for key, agg in (("slowdown", np.median), ("slowdown_min", np.min), ("slowdown_max", np.max)):
             out[key + suffix] = {
                 b: {stat: float(agg([s[suffix][b][stat] for s in per_seed])) for stat in ("median", "p99")}
                 for b in SIZE_BUCKETS
             }
     return out
+
+
+def run_hpcc_config(path: str, repeats: int = 1, seeds: int = 1, reference_fct: str | None = None,
+                    fct_out: str | None = None, scheduler: str = "timing_wheel", stock: str = "",
+                    pfc_out: str | None = None) -> dict[str, Any]:
+    """Replay any HPCC-simulator experiment (its ``config.txt`` and the files it names).
+
+    The reference's FCT file is ``reference_fct``, else the config's ``FCT_OUTPUT_FILE`` if it
+    exists (beside the config, or in ``outputs/`` beside it); our seed-1 records are written in the
+    same format to ``fct_out`` (default ``ecngym_<FCT_OUTPUT_FILE name>`` in the working directory),
+    our seed-1 PFC frames in its ``PFC_OUTPUT_FILE`` format to ``pfc_out`` (default
+    ``ecngym_<PFC_OUTPUT_FILE name>``); the reference's PFC file, found like its FCT file, is counted.
+
+    Raises:
+        ConfigError: On an unsupported config key, a missing input or an unreadable FCT file.
+    """
+    from pathlib import Path
+
+    from ecngym.error import ConfigError
+    from ecngym.sim_backend.hpcc_config import load_hpcc_experiment, read_hpcc_fct
+
+    exp = load_hpcc_experiment(path)
+    if reference_fct:
+        ref_path: Path | None = Path(reference_fct)
+        if not ref_path.exists():
+            raise ConfigError("--reference-fct", f"file not found: {ref_path}")
+    else:
+        ref_path = _beside(exp, exp.fct_output)
+    ref = read_hpcc_fct(ref_path) if ref_path else None
+    out_path = Path(fct_out) if fct_out else Path.cwd() / f"ecngym_{exp.fct_output.name}"
+    pfc_path = Path(pfc_out) if pfc_out else Path.cwd() / f"ecngym_{exp.pfc_output.name}"
+    ref_pfc = _beside(exp, exp.pfc_output)
+    for option, ours, theirs in (("--fct-out", out_path, ref_path), ("--pfc-out", pfc_path, ref_pfc)):
+        if theirs is not None and ours.resolve() == theirs.resolve():
+            raise ConfigError(option, f"{ours} is the reference's output file; name another")
+    out = replay("hpcc_config", f"{exp.path.name}: {exp.topology.name}, {len(exp.flows)} flows, cc {exp.config.cc}",
+                 exp.topology, exp.flows, exp.config, ref, repeats, seeds, scheduler=scheduler, stock=stock,
+                 limit_ns=exp.stop_ns, fct_out=str(out_path), pfc_out=str(pfc_path))
+    out["cc"] = exp.config.cc
+    out["fct_written"], out["pfc_written"] = str(out_path), str(pfc_path)
+    out["pfc_frames"] = len(pfc_path.read_text().splitlines())
+    out["reference_fct"] = str(ref_path) if ref_path else None
+    out["reference_pfc_frames"] = len(ref_pfc.read_text().splitlines()) if ref_pfc else None
+    return out
+
+
+def _beside(exp: Any, output: Any) -> Any:
+    """An output file the config names, if it exists: as resolved, or in ``outputs/`` beside the config."""
+    found = [p for p in (output, exp.path.parent / "outputs" / output.name) if p.exists()]
+    return found[0] if found else None
+
+
+def int_cost_interleaved(name: str = "A", repeats: int = 3) -> dict[str, Any]:
+    """HPCC's INT in wall time, alternating ``hp`` and ``dcqcn_vwin`` in this one process.
+
+    Both replay scenario ``name`` ``repeats`` times, one after the other; ``dcqcn_vwin`` has the
+    same window and pacing without INT.
+
+    Returns:
+        ``int_wall_ratio`` (median over the pairs of hp wall / dcqcn_vwin wall) and the walls.
+    """
+    from ecngym.sim_backend import Fabric
+    from ecngym.sim_backend.hpcc_reference import scenario
+
+    sc = scenario(name)
+    topo, flows = sc.topology(), sc.flows()
+    configs = {cc: _reference_config(sc.name, cc) for cc in ("dcqcn_vwin", "hp")}
+    walls: dict[str, list[float]] = {cc: [] for cc in configs}
+    for _ in range(repeats):
+        for cc, cfg in configs.items():
+            start = time.perf_counter()
+            with Fabric(topo, flows, cfg) as fab:
+                fab.run("1s")
+            walls[cc].append(time.perf_counter() - start)
+    ratios = [h / w for h, w in zip(walls["hp"], walls["dcqcn_vwin"], strict=True)]
+    return {"int_cost_scenario": sc.name, "int_wall_ratio": float(np.median(ratios)), "walls": walls}
+
+
+def hpcc_incast(senders: int = 16, until_ns: int = 1_000_000, settle_ns: int = 200_000,
+                step_ns: int = 10_000) -> dict[str, Any]:
+    """HPCC's headline case: a ``senders``-to-1 incast of 20 MB flows, queue and utilisation.
+
+    One 100 Gbps switch with the reference's hp settings (``config_A_hp.txt``), sampled every
+    ``step_ns`` from ``settle_ns`` to ``until_ns`` at the port towards the receiver.
+
+    Returns:
+        ``queue_median_bytes`` / ``queue_max_bytes`` (the port's queue at the samples) and its
+        utilisation three ways: ``utilisation`` = tx bits / (B x t), every byte on the wire (headers,
+        INT) at the nominal rate B, which is HPCC's own txRate / B (Li et al. §3.2); ``busy`` = the
+        fraction of time the wire is busy, with whole-ns serialisation (ns-3.36's, the reference's:
+        a 1094 B packet takes 87 ns, not 87.52); ``goodput`` = payload bits / (B x t).
+    """
+    import pandas as pd
+
+    from ecngym.sim_backend import Fabric, topology
+    from ecngym.sim_backend.data import hpcc_reference_path
+    from ecngym.sim_backend.hpcc_config import load_hpcc_experiment
+
+    cfg = load_hpcc_experiment(hpcc_reference_path("config_A_hp.txt")).config
+    flows = pd.DataFrame({"src": range(senders), "dst": senders, "size_bytes": 20_000_000, "start_ns": 0})
+    queue, tx, packets = [], 0, 0
+    with Fabric(topology.incast_star(hosts=senders + 1), flows, cfg) as fab:
+        port = int(np.flatnonzero(fab.ports.is_switch & (fab.ports.peer_node == senders))[0])
+        rate = float(fab.ports.rate_bps[port])
+        fab.run_until(settle_ns)
+        fab.read_telemetry()
+        while fab.now_ns < until_ns:
+            fab.run_until(fab.now_ns + step_ns)
+            tel = fab.read_telemetry()
+            queue.append(int(tel["queue_bytes"][port]))
+            tx += int(tel["tx_bytes"][port])
+            packets += int(tel["tx_data_packets"][port])
+        span_s = (until_ns - settle_ns) * 1e-9
+        packet_bytes = tx // packets  # every data packet the same size (only data leaves this port)
+        return {
+            "senders": senders, "window_ns": [settle_ns, until_ns],
+            "queue_median_bytes": float(np.median(queue)), "queue_max_bytes": max(queue),
+            "utilisation": tx * 8 / (rate * span_s),
+            "busy": packets * int(packet_bytes * 8e9 / rate) * 1e-9 / span_s,
+            "goodput": packets * cfg.mtu_payload * 8 / (rate * span_s),
+            "packet_bytes": packet_bytes,
+        }
 
 
 def bare_event_rate(events: int = BARE_EVENTS, scheduler: str = "timing_wheel",
@@ -199,6 +405,26 @@ def _in_subprocess(args: list[str], module: str = "ecngym.sim_backend.bench") ->
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _rel_err(r: dict[str, Any], stat: str, suffix: str = "") -> float:
+    """Largest relative difference of a size bucket's ``stat`` from the reference's."""
+    return max(abs(r["slowdown" + suffix][b][stat] / r["reference_slowdown" + suffix][b][stat] - 1)
+               for b in SIZE_BUCKETS)
+
+
+def _int_cost(scen: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """What HPCC's INT costs, per scenario: relative extra events, wall time and wire bytes.
+
+    ``hp`` against ``dcqcn_vwin`` of the same bench run: the same window and pacing without INT.
+    """
+    by_name = {r["scenario"]: r for r in scen}
+    out = {}
+    for name in ("A", "C"):
+        hp, vwin = by_name.get(f"{name}/hp"), by_name.get(f"{name}/dcqcn_vwin")
+        if hp and vwin:
+            out[name] = {key: round(hp[key] / vwin[key] - 1, 4) for key in ("events", "wall_s", "wire_bytes")}
+    return out
+
+
 def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     """The final JSON line.
 
@@ -206,10 +432,16 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     ``sim_s_per_wall_s`` and ``events_per_s`` (A), ``peak_rss_mb`` (largest over scenarios),
     ``flows_completed`` / ``flows_total`` (summed over scenarios, seed-1 replays),
     ``slowdown_rel_err_median`` and ``slowdown_rel_err_p99`` (largest relative difference of a
-    size bucket's median / p99, median over seeds, from the reference's, over all scenarios;
+    size bucket's median / p99, median over seeds, from the reference's, over all replays;
     linear-interpolation percentiles on both sides), ``slowdown_rel_err_median_hpcc`` and
     ``slowdown_rel_err_p99_hpcc`` (the same with the HPCC model's ``fct_analysis.py`` estimator on
-    both sides), ``seeds``, ``bare_events_per_s``; with a stock scheduler:
+    both sides), ``seeds``, ``bare_events_per_s``; ``runs`` (per replay: ``A``, ``A/hp``,
+    ``hpcc_config`` ...: its cc, events, data packet-hops/s, wall s, wire bytes, flows completed,
+    the reference's events and wall s, and its own two largest relative errors); ``int_cost``
+    (per scenario where both ran: ``hp`` over ``dcqcn_vwin`` - 1 in events, wall s, wire bytes,
+    and ``wall_s_interleaved``, the same in one process, alternated: :func:`int_cost_interleaved`);
+    ``hpcc_incast`` (with ``hp``: :func:`hpcc_incast`);
+    with a stock scheduler:
     ``scheduler_speedup`` and ``scheduler_speedup_c`` (its wall time / ours, same process, A and C),
     ``bare_events_per_s_stock``; with whole-process runs: ``whole_process_s`` (median, scenario A)
     and ``import_s`` (its ``import ecngym.sim_backend`` phase).
@@ -224,7 +456,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     for key, r in (("scheduler_speedup", a), ("scheduler_speedup_c", c)):
         if r is not None and r.get("wall_s_stock"):
             out[key] = r["wall_s_stock"] / r["wall_s"]
-    first = a or c
+    first = a or c or next((r for r in results if "scenario" in r), None)
     if first is not None:
         out["sim_s_per_wall_s"] = first["simulated_span_s"] / first["wall_s"]
         out["events_per_s"] = first["events"] / first["wall_s"]
@@ -232,11 +464,38 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     out["peak_rss_mb"] = max(r["peak_rss_mb"] for r in scen)
     out["flows_completed"] = sum(r["flows_completed"] for r in scen)
     out["flows_total"] = sum(r["flows_total"] for r in scen)
+    compared = [r for r in scen if "reference_slowdown" in r]
     for suffix in ESTIMATORS:
         for stat in ("median", "p99"):
-            errs = [abs(r["slowdown" + suffix][b][stat] / r["reference_slowdown" + suffix][b][stat] - 1)
-                    for r in scen for b in SIZE_BUCKETS]
-            out[f"slowdown_rel_err_{stat}{suffix}"] = max(errs)
+            if compared:
+                out[f"slowdown_rel_err_{stat}{suffix}"] = max(_rel_err(r, stat, suffix) for r in compared)
+    out["runs"] = {
+        r["scenario"]: {
+            "cc": r.get("cc"),
+            "events": r["events"],
+            "data_packet_hops_per_s": round(r["data_packet_hops"] / r["wall_s"]),
+            "wall_s": round(r["wall_s"], 3),
+            "wire_bytes": r["wire_bytes"],
+            "pfc_pauses": r["pfc_pauses"],
+            **({"pfc_frames": r["pfc_frames"], "reference_pfc_frames": r["reference_pfc_frames"]}
+               if "pfc_frames" in r else {}),
+            "flows_completed": r["flows_completed"], "flows_total": r["flows_total"],
+            **({"reference_events": r["reference"]["events"], "reference_wall_s": r["reference"]["wall_s"]}
+               if r["reference"] else {}),
+            **({"slowdown_rel_err_median": round(_rel_err(r, "median"), 4),
+                "slowdown_rel_err_p99": round(_rel_err(r, "p99"), 4)} if "reference_slowdown" in r else {}),
+        }
+        for r in scen
+    }
+    int_cost = _int_cost(scen)
+    for r in results:
+        if "int_wall_ratio" in r:
+            int_cost.setdefault(r["int_cost_scenario"], {})["wall_s_interleaved"] = round(r["int_wall_ratio"] - 1, 4)
+    if int_cost:
+        out["int_cost"] = int_cost
+    incast = [r["hpcc_incast"] for r in results if "hpcc_incast" in r]
+    if incast:
+        out["hpcc_incast"] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in incast[0].items()}
     out["seeds"] = scen[0]["seeds"]
     bare = [r for r in results if "bare_events_per_s" in r]
     if bare:
@@ -260,15 +519,21 @@ def _print_tables(results: list[dict[str, Any]]) -> None:
     speed = Table(title="Fabric speed on one core: ecngym (HPCC model's figure in brackets)")
     speed.add_column("figure")
     for r in scen:
-        speed.add_column(f"scenario {r['scenario']}", justify="right")
+        speed.add_column(r["scenario"], justify="right")
+
+    nan = float("nan")
+    no_ref = {"data_packet_hops": 0, "events": nan, "wall_s": nan, "simulated_span_s": nan, "peak_rss_mb": nan}
 
     def row(label: str, fmt: Any) -> None:
-        speed.add_row(label, *[fmt(r, r["reference"]) for r in scen])
+        speed.add_row(label, *[fmt(r, r["reference"] or no_ref) for r in scen])
 
     row("data packet-hops / s", lambda r, f: f"{r['data_packet_hops'] / r['wall_s']:.3g} "
         f"({f['data_packet_hops'] / f['wall_s']:.2g})")
     row("data packet-hops", lambda r, f: f"{r['data_packet_hops']:,} ({f['data_packet_hops']:,})")
     row("control packet-hops", lambda r, f: f"{r['control_packet_hops']:,}")
+    row("PFC pauses received", lambda r, f: f"{r['pfc_pauses']:,}")
+    row("events", lambda r, f: f"{r['events'] / 1e6:.2f} M ({f['events'] / 1e6:.2f} M)")
+    row("wire bytes (headers, INT, ACKs)", lambda r, f: f"{r['wire_bytes'] / 1e6:,.1f} MB")
     row("events / s", lambda r, f: f"{r['events'] / r['wall_s']:.3g} ({f['events'] / f['wall_s']:.2g})")
     row("simulated s / wall s", lambda r, f: f"{r['simulated_span_s'] / r['wall_s']:.4f} "
         f"({f['simulated_span_s'] / f['wall_s']:.4f})")
@@ -279,7 +544,23 @@ def _print_tables(results: list[dict[str, Any]]) -> None:
     row("peak RSS MB", lambda r, f: f"{r['peak_rss_mb']:.0f} ({f['peak_rss_mb']:.0f})")
     row("flows completed", lambda r, f: f"{r['flows_completed']}/{r['flows_total']}")
     console.print(speed)
+    interleaved = {r["int_cost_scenario"]: r for r in results if "int_wall_ratio" in r}
+    for name, cost in _int_cost(scen).items():
+        both = interleaved.get(name)
+        console.print(f"HPCC's INT on {name} (hp vs dcqcn_vwin, the same window and pacing without INT): "
+                      f"events {cost['events']:+.1%}, wall time {cost['wall_s']:+.1%} (separate processes)"
+                      + (f", {both['int_wall_ratio'] - 1:+.1%} (alternated in one process, median of "
+                         f"{len(both['walls']['hp'])})" if both else "")
+                      + f", wire bytes {cost['wire_bytes']:+.1%}")
     for r in results:
+        if "hpcc_incast" in r:
+            i = r["hpcc_incast"]
+            console.print(f"HPCC (the reference's hp settings), {i['senders']}-to-1 incast, "
+                          f"{i['window_ns'][0] / 1e3:.0f}-{i['window_ns'][1] / 1e3:.0f} us: queue median "
+                          f"{i['queue_median_bytes'] / 1e3:.1f} KB, max {i['queue_max_bytes'] / 1e3:.1f} KB; "
+                          f"utilisation {i['utilisation']:.1%} (tx bits incl. headers and INT / B t, HPCC's "
+                          f"txRate / B), wire busy {i['busy']:.1%} (whole-ns serialisation), payload goodput "
+                          f"{i['goodput']:.1%}")
         if "bare_events_per_s" in r:
             stock = (f", {r['bare_events_per_s_stock']:.3g} on {r['stock_scheduler']}"
                      if "bare_events_per_s_stock" in r else "")
@@ -301,9 +582,10 @@ def _print_tables(results: list[dict[str, Any]]) -> None:
         if n_seeds > 1:
             fid.add_column("seed range", justify="right")
         for r in scen:
+            ref = r.get("reference_slowdown" + suffix)
             for b in SIZE_BUCKETS:
                 for stat in ("median", "p99"):
-                    o, f = r["slowdown" + suffix][b][stat], r["reference_slowdown" + suffix][b][stat]
+                    o, f = r["slowdown" + suffix][b][stat], (ref[b][stat] if ref else nan)
                     case = f"{r['scenario']} {b} ({r['bucket_flows'][b]})" if stat == "median" else ""
                     cells = [case, stat, f"{o:.2f}", f"{f:.2f}", f"{o / f - 1:+.0%}"]
                     if n_seeds > 1:
@@ -330,6 +612,18 @@ def main(argv: list[str] | None = None) -> int:
                              "default priority_queue)")
     parser.add_argument("--whole-process", type=int, default=3,
                         help="fresh-interpreter runs of scenario A, timed whole (default 3; 0 = none)")
+    parser.add_argument("--cc", default="dcqcn",
+                        help="comma-separated congestion controls of the reference runs to replay: "
+                             f"{', '.join(CCS)}, or all (default dcqcn; the others from the reference's "
+                             "own configs)")
+    parser.add_argument("--hpcc-config", help="replay this HPCC-simulator experiment (its config.txt and the "
+                                              "files it names) instead of the reference scenarios")
+    parser.add_argument("--reference-fct", help="with --hpcc-config: the reference's FCT file to compare with "
+                                                "(default: the config's FCT_OUTPUT_FILE, if it exists)")
+    parser.add_argument("--fct-out", help="with --hpcc-config: write our seed-1 FCT records there, in the "
+                                          "reference's format (default: ecngym_<FCT_OUTPUT_FILE name> here)")
+    parser.add_argument("--pfc-out", help="with --hpcc-config: write our seed-1 PFC frames there, in the "
+                                          "reference's PFC_OUTPUT_FILE format (default: ecngym_<its name> here)")
     parser.add_argument("--json-only", action="store_true", help="print only the JSON line")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
@@ -337,9 +631,17 @@ def main(argv: list[str] | None = None) -> int:
         kind = args.worker[0]
         if kind == "bare":  # bare [stock]
             result = bare_event_rate(stock=args.worker[1] if len(args.worker) > 1 else "")
-        else:  # scenario repeats seeds aqm [stock]
+        elif kind == "hpcc_incast":
+            result = {"hpcc_incast": hpcc_incast()}
+        elif kind == "int_cost":  # int_cost scenario repeats
+            result = int_cost_interleaved(args.worker[1], int(args.worker[2]))
+        elif kind == "hpcc_config":  # hpcc_config path repeats seeds reference_fct fct_out stock pfc_out
+            w = args.worker
+            result = run_hpcc_config(w[1], int(w[2]), int(w[3]), w[4] or None, w[5] or None, stock=w[6],
+                                     pfc_out=w[7] or None)
+        else:  # scenario repeats seeds aqm cc [stock]
             result = run_scenario(kind, int(args.worker[1]), int(args.worker[2]), args.worker[3],
-                                  stock=args.worker[4] if len(args.worker) > 4 else "")
+                                  stock=args.worker[5] if len(args.worker) > 5 else "", cc=args.worker[4])
         print(json.dumps(result))
         return 0
     from ecngym.sim_backend.config import SCHEDULERS
@@ -356,6 +658,17 @@ def main(argv: list[str] | None = None) -> int:
     bad = [n for n in names if n not in ("A", "C")]
     if bad or not names:
         parser.error(f"--scenarios: unknown {bad}; allowed A, C")
+    ccs = [c.strip() for c in args.cc.split(",") if c.strip()]
+    ccs = list(CCS) if ccs == ["all"] else ccs
+    bad = [c for c in ccs if c not in CCS]
+    if bad or not ccs:
+        parser.error(f"--cc: got {args.cc!r}; allowed a comma-separated list of {', '.join(CCS)}, or all")
+    if not args.hpcc_config and (args.reference_fct or args.fct_out or args.pfc_out):
+        parser.error("--reference-fct, --fct-out and --pfc-out go with --hpcc-config")
+    if args.hpcc_config:
+        from ecngym.sim_backend.hpcc_config import load_hpcc_experiment
+
+        load_hpcc_experiment(args.hpcc_config)  # a bad config is a ConfigError here, not a worker's traceback
     from rich.console import Console
 
     results = []
@@ -363,14 +676,34 @@ def main(argv: list[str] | None = None) -> int:
         status.update("bare ns-3 event loop ...")
         stock = [args.stock_scheduler] if args.stock_scheduler else []
         results.append(_in_subprocess(["bare", *stock]))
-        for name in names:
-            status.update(f"replaying scenario {name} ({args.repeats}x for speed, {args.seeds} seed(s)) ...")
-            results.append(_in_subprocess([name, str(args.repeats), str(args.seeds), args.aqm, *stock]))
-        if args.whole_process:
+        if args.hpcc_config:
+            status.update(f"replaying {args.hpcc_config} ({args.repeats}x for speed, {args.seeds} seed(s)) ...")
+            results.append(_in_subprocess(["hpcc_config", args.hpcc_config, str(args.repeats), str(args.seeds),
+                                           args.reference_fct or "", args.fct_out or "", args.stock_scheduler,
+                                           args.pfc_out or ""]))
+        for cc in ccs if not args.hpcc_config else []:
+            for name in names:
+                status.update(f"replaying scenario {name}, {cc} ({args.repeats}x for speed, {args.seeds} seed(s)) ...")
+                results.append(_in_subprocess([name, str(args.repeats), str(args.seeds), args.aqm, cc, *stock]))
+        if {"hp", "dcqcn_vwin"} <= set(ccs) and not args.hpcc_config:
+            repeats = max(3, args.repeats)
+            status.update(f"HPCC's INT: hp and dcqcn_vwin alternated in one process ({repeats}x, {names[0]}) ...")
+            results.append(_in_subprocess(["int_cost", names[0], str(repeats)]))
+        if "hp" in ccs and not args.hpcc_config:
+            status.update("HPCC on a 16-to-1 incast ...")
+            results.append(_in_subprocess(["hpcc_incast"]))
+        if args.whole_process and not args.hpcc_config:
             status.update(f"scenario A as a whole process ({args.whole_process}x) ...")
             results.append(whole_process("A", args.whole_process))
     if not args.json_only:
         _print_tables(results)
+        for r in results:
+            if r.get("fct_written"):
+                print(f"our FCT records (seed 1, the reference's format): {r['fct_written']}; "
+                      f"reference FCT file: {r['reference_fct'] or 'none given or found'}")
+                ref_pfc = r["reference_pfc_frames"]
+                print(f"our PFC frames (seed 1, the reference's format): {r['pfc_written']}, {r['pfc_frames']} "
+                      f"lines; the reference's PFC file: {'not found' if ref_pfc is None else f'{ref_pfc} lines'}")
     print(json.dumps(summarize(results)))
     return 0
 

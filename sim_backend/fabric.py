@@ -31,6 +31,7 @@ class PortTable:
         switch_index: Index among switches (-1 for host ports).
         layer: Layer of its switch ("leaf", "spine", ...) or "host".
         rate_bps: Line rate.
+        local_index: The port's index on its node (its links in topology order).
     """
 
     node: np.ndarray
@@ -39,6 +40,7 @@ class PortTable:
     switch_index: np.ndarray
     layer: np.ndarray
     rate_bps: np.ndarray
+    local_index: np.ndarray | None = None
 
     def switch_ports(self, layer: str | None = None) -> np.ndarray:
         """Return the ids of switch egress ports, optionally of one layer only."""
@@ -87,7 +89,7 @@ class Fabric:
         if seed is not None:
             config = config.updated({"seed": seed})
         self.config: FabricConfig = config
-        self.flows = as_flow_table(flows, num_hosts=self.topology.num_hosts)
+        self.flows = as_flow_table(flows, num_hosts=self.topology.num_hosts, topology=self.topology)
         self._cpp_config = config.to_cpp()
         top = int(self.flows["priority"].max()) if len(self.flows) else 0
         if top >= self._cpp_config.num_queues:
@@ -112,6 +114,7 @@ class Fabric:
         t = self.topology
         sim = _fabric.Fabric(self._cpp_config)
         try:
+            sim.set_node_ids(t.node_ids().astype(np.uint32))
             sim.build(t.is_switch(), t.link_a, t.link_b, t.rate_bps, t.delay_ns)
             f = self.flows
             sim.set_flows(
@@ -141,6 +144,7 @@ class Fabric:
             switch_index=sw_index,
             layer=layers[np.where(sw_index >= 0, sw_index, len(t.switch_layers))],
             rate_bps=info["rate_bps"],
+            local_index=info["local_index"],
         )
         try:
             self._install_layer_aqm()
@@ -353,7 +357,20 @@ class Fabric:
         """Current PFC ``alpha`` and ``headroom_bytes`` of every ingress port (0 for host ports)."""
         return dict(self.sim.get_port_pfc())
 
+    def log_pfc_events(self, on: bool = True) -> None:
+        """Record every PFC frame a port receives, from now (:meth:`pfc_events`); ``False`` stops."""
+        self.sim.log_pfc_events(bool(on))
+
     # ------------------------------------------------------------------ results
+    def pfc_events(self) -> pd.DataFrame:
+        """The PFC frames recorded since :meth:`log_pfc_events`, in arrival order.
+
+        Columns: ``time_ns``, ``port`` (the receiving port id: its queue is paused or resumed),
+        ``pause`` (True: a pause, False: a resume).
+        """
+        ev = self.sim.pfc_events()
+        return pd.DataFrame({"time_ns": ev["time_ns"], "port": ev["port"], "pause": ev["pause"].astype(bool)})
+
     def flow_records(self) -> pd.DataFrame:
         """One row per flow: sizes, times, FCT, ideal FCT and slowdown.
 

@@ -20,7 +20,7 @@ DEFAULT_PRIORITY = 3
 DEFAULT_DPORT = 100
 
 
-def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
+def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None) -> pd.DataFrame:
     """Return a validated DataFrame with src, dst, size_bytes, start_ns, priority, dport columns.
 
     An optional ``extra_delay_ns`` column (>= 0) is kept: each flow's extra base delay (host
@@ -30,12 +30,14 @@ def as_flow_table(flows: Any, num_hosts: int | None = None) -> pd.DataFrame:
         flows: An ``ecngym.workloads.Trace`` (anything with a ``flows`` DataFrame), a DataFrame,
             a mapping of column arrays, or a path to a Parquet trace / HPCC flow file.
         num_hosts: If given, host indices must lie in ``[0, num_hosts)``.
+        topology: The :class:`~ecngym.sim_backend.topology.Topology` an HPCC flow file's node ids
+            refer to (mapped to our host indices); default: ids are host indices.
 
     Raises:
         ConfigError: Naming the column and the first bad row.
     """
     if isinstance(flows, (str, Path)):
-        flows = _load(Path(flows))
+        flows = _load(Path(flows), topology)
     if hasattr(flows, "flows") and isinstance(flows.flows, pd.DataFrame):
         flows = flows.flows
     if isinstance(flows, dict):
@@ -151,18 +153,22 @@ def _check(table: pd.DataFrame, col: str, bad: pd.Series, message: str) -> None:
         raise ConfigError(f"flows.{col}", f"row {row}: {table[col].iloc[row]!r} {message}")
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path, topology: Any = None) -> Any:
     if not path.is_file():
         raise ConfigError("flows", f"not a file: {path}" if path.exists() else f"file not found: {path}")
     if path.suffix == ".parquet":
         from ecngym.workloads import Trace
 
         return Trace.load(path)
-    return read_hpcc_flow_file(path)
+    return read_hpcc_flow_file(path, topology)
 
 
-def read_hpcc_flow_file(path: str | Path) -> pd.DataFrame:
+def read_hpcc_flow_file(path: str | Path, topology: Any = None) -> pd.DataFrame:
     """Read the HPCC flow format: line 1 the count; then ``src dst priority dport size start_s``.
+
+    ``src`` / ``dst`` are node ids of the topology file; given its ``topology``
+    (:func:`~ecngym.sim_backend.topology.from_hpcc_file`), they become our host indices
+    (:meth:`Topology.hosts_of_node_ids`); without it they are taken as host indices.
 
     Raises:
         ConfigError: Naming the file and line of a malformed entry.
@@ -192,4 +198,8 @@ def read_hpcc_flow_file(path: str | Path) -> pd.DataFrame:
         rows.append((src, dst, size, start_ns, prio, dport))
     if len(rows) != count:
         raise ConfigError(f"flows ({path})", f"header says {count} flows, file has {len(rows)}")
-    return pd.DataFrame(rows, columns=["src", "dst", "size_bytes", "start_ns", "priority", "dport"])
+    table = pd.DataFrame(rows, columns=["src", "dst", "size_bytes", "start_ns", "priority", "dport"])
+    if topology is not None and len(table):
+        for col in ("src", "dst"):
+            table[col] = topology.hosts_of_node_ids(table[col].to_numpy(), f"flows ({path}).{col}")
+    return table

@@ -17,10 +17,13 @@ names, with the derivations the reference program (``scratch/third.cc``) applies
 
 Every key the fabric cannot honour, and every value of a supported key that it cannot honour
 (``CC_MODE 10``, ``ERROR_RATE_PER_LINK`` > 0, a ``LINK_DOWN`` event ...), is named in one
-:class:`~ecngym.error.ConfigError`. Keys that only concern the reference's own output files or
-tracing are accepted when they ask for nothing we would have to produce.
+:class:`~ecngym.error.ConfigError`. Keys that only concern the reference's tracing are accepted
+when they ask for nothing we would have to produce. ``FCT_OUTPUT_FILE`` and ``PFC_OUTPUT_FILE``
+are written, in the reference's formats, by ``ecngym bench fabric --hpcc-config`` (which replays
+the whole experiment); ``ecngym run fabric=hpcc_file`` takes only the fabric settings.
 
-:func:`write_hpcc_fct` writes our flow records in the reference's ``FCT_OUTPUT_FILE`` format.
+:func:`write_hpcc_fct` writes our flow records in the reference's ``FCT_OUTPUT_FILE`` format,
+:func:`write_hpcc_pfc` our PFC frames (:meth:`Fabric.pfc_events`) in its ``PFC_OUTPUT_FILE`` format.
 """
 
 from __future__ import annotations
@@ -297,7 +300,7 @@ def load_hpcc_experiment(path: str | Path) -> HpccExperiment:
     flow_path = _resolve(base, keys["FLOW_FILE"][0])
     if not flow_path.exists():
         raise ConfigError(f"hpcc_config.FLOW_FILE ({path})", f"file not found: {flow_path}")
-    flows = read_hpcc_flow_file(flow_path)
+    flows = read_hpcc_flow_file(flow_path, topology)
     out = {k: base / keys.get(k, [DEFAULTS[k]])[0] for k in ("FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE")}
     return HpccExperiment(path=path, config=config, topology=topology, flows=flows,
                           stop_ns=int(round(_num(keys, "SIMULATOR_STOP_TIME") * 1e9)),
@@ -315,8 +318,36 @@ def source_ports(flows: pd.DataFrame) -> np.ndarray:
     return (10000 + flows.groupby(["src", "dst"]).cumcount()).to_numpy()
 
 
+#: the columns of the reference's FCT_OUTPUT_FILE (its third.cc ``qp_finish``)
+FCT_COLUMNS = ["sip", "dip", "sport", "dport", "size_bytes", "start_ns", "fct_ns", "ideal_fct_ns"]
+
+
+def read_hpcc_fct(path: str | Path) -> pd.DataFrame:
+    """Read an FCT file in the reference's format (every line a finished flow).
+
+    Adds ``src`` / ``dst`` (the node ids, ``(ip >> 8) & 0xffff``), ``finished`` and
+    ``slowdown = max(1, fct / standalone_fct)``.
+
+    Raises:
+        ConfigError: If the file cannot be read or a line does not have the eight fields.
+    """
+    path = Path(path)
+    try:
+        df = pd.read_csv(path, sep=" ", header=None, names=FCT_COLUMNS,
+                         dtype={"sip": str, "dip": str}, skipinitialspace=True)
+        df = df.astype({c: "int64" for c in FCT_COLUMNS[2:]})
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise ConfigError(f"reference FCT file ({path})",
+                          f"cannot read as '{' '.join(FCT_COLUMNS)}' lines: {exc}") from None
+    for ip_col, node_col in (("sip", "src"), ("dip", "dst")):
+        df[node_col] = (df[ip_col].map(lambda v: int(v, 16)).to_numpy(np.int64) >> 8) & 0xFFFF
+    df["finished"] = True
+    df["slowdown"] = np.maximum(1.0, df["fct_ns"] / df["ideal_fct_ns"])
+    return df
+
+
 def write_hpcc_fct(records: pd.DataFrame, flows: pd.DataFrame, path: str | Path,
-                   node_ids: np.ndarray | None = None) -> Path:
+                   topology: Topology | None = None) -> Path:
     """Write finished flows in the reference's FCT format, in completion order.
 
     ``sip dip sport dport size start_ns fct_ns standalone_fct_ns`` (IPs in hex); the standalone
@@ -326,15 +357,15 @@ def write_hpcc_fct(records: pd.DataFrame, flows: pd.DataFrame, path: str | Path,
         records: :meth:`Fabric.flow_records`.
         flows: The flow table the fabric ran (for ``dport``).
         path: Output file.
-        node_ids: The topology file's node id of each host index (hosts first in our numbering);
-            default: host ``i`` is node ``i``.
+        topology: The fabric's topology: IPs come from its file's node ids
+            (:meth:`Topology.node_ids`); default: host ``i`` is node ``i``.
 
     Returns:
         ``path``.
     """
     done = records[records["finished"]].copy()
-    ids = (np.arange(int(max(records["src"].max(), records["dst"].max())) + 1) if node_ids is None
-           else np.asarray(node_ids))
+    ids = (np.arange(int(max(records["src"].max(), records["dst"].max())) + 1) if topology is None
+           else topology.node_ids())
     sport = source_ports(flows)
     dport = flows["dport"].to_numpy() if "dport" in flows.columns else np.full(len(flows), 100)
     fid = done["flow_id"].to_numpy()
@@ -342,6 +373,33 @@ def write_hpcc_fct(records: pd.DataFrame, flows: pd.DataFrame, path: str | Path,
                        sport=sport[fid], dport=dport[fid]).sort_values(["finish_ns", "flow_id"])
     lines = [f"{r.sip:08x} {r.dip:08x} {r.sport} {r.dport} {r.size_bytes} {r.start_ns} {int(r.fct_ns)} "
              f"{int(r.ideal_fct_ns)}" for r in done.itertuples()]
+    path = Path(path)
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def write_hpcc_pfc(events: pd.DataFrame, ports: Any, topology: Topology, path: str | Path) -> Path:
+    """Write PFC frames in the reference's ``PFC_OUTPUT_FILE`` format, in arrival order.
+
+    One line per frame a port received (third.cc's ``get_pfc``, on its ``QbbPfc`` trace):
+    ``time_ns node_id node_type if_index type`` with the node's id in the topology file, type 1 for
+    a switch and 0 for a host, the device index (the node's links in file order from 1: device 0
+    is ns-3's loopback) and 1 for a pause, 0 for a resume.
+
+    Args:
+        events: :meth:`Fabric.pfc_events`.
+        ports: The fabric's :class:`~ecngym.sim_backend.fabric.PortTable`.
+        topology: The fabric's topology (:meth:`Topology.node_ids`).
+        path: Output file.
+
+    Returns:
+        ``path``.
+    """
+    port = events["port"].to_numpy(np.int64)
+    node = topology.node_ids()[ports.node[port]]
+    lines = [f"{t} {n} {int(sw)} {i + 1} {int(pause)}" for t, n, sw, i, pause in
+             zip(events["time_ns"], node, ports.is_switch[port], ports.local_index[port], events["pause"],
+                 strict=True)]
     path = Path(path)
     path.write_text("".join(line + "\n" for line in lines))
     return path

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from ecngym.error import ConfigError
@@ -44,20 +43,16 @@ class ReferenceScenario:
         The reference starts them at t = 2.000 s (after its warm-up); nothing happens before,
         so shifting changes no result and saves replaying 2 s of idle simulated time.
         """
-        flows = read_hpcc_flow_file(hpcc_reference_path("flow_ws50_16h_100g_10ms.txt"))
+        flows = read_hpcc_flow_file(hpcc_reference_path("flow_ws50_16h_100g_10ms.txt"), self.topology())
         flows["start_ns"] -= START_OFFSET_NS
         return flows
 
     def reference_fct(self) -> pd.DataFrame:
         """The reference FCT records, with ``slowdown = max(1, fct / standalone_fct)``."""
-        cols = ["sip", "dip", "sport", "dport", "size_bytes", "start_ns", "fct_ns", "ideal_fct_ns"]
-        df = pd.read_csv(hpcc_reference_path(f"outputs/{self.fct_file}"), sep=" ", header=None,
-                         names=cols)
-        df["src"] = df["sip"].map(lambda ip: (int(ip, 16) >> 8) & 0xFFFF)
-        df["dst"] = df["dip"].map(lambda ip: (int(ip, 16) >> 8) & 0xFFFF)
+        from ecngym.sim_backend.hpcc_config import read_hpcc_fct
+
+        df = read_hpcc_fct(hpcc_reference_path(f"outputs/{self.fct_file}"))
         df["start_ns"] -= START_OFFSET_NS
-        df["finished"] = True
-        df["slowdown"] = np.maximum(1.0, df["fct_ns"] / df["ideal_fct_ns"])
         return df
 
     @property

@@ -51,6 +51,35 @@ class Topology:
         """Hosts plus switches."""
         return self.num_hosts + self.num_switches
 
+    def node_ids(self) -> np.ndarray:
+        """Each of our nodes' id in the file the topology was read from (identity otherwise).
+
+        The one home of the mapping: an HPCC topology file may number switches between hosts,
+        while our nodes are hosts first. Its flow files name hosts by these ids, the HPCC model
+        derives IPs (its ECMP hash, its FCT file) from them and seeds each switch's hash with them.
+        """
+        ids = self.params.get("node_ids")
+        return np.arange(self.num_nodes, dtype=np.int64) if ids is None else np.asarray(ids, dtype=np.int64)
+
+    def hosts_of_node_ids(self, ids: Any, field_name: str) -> np.ndarray:
+        """Our host index of each file node id in ``ids`` (inverse of :meth:`node_ids` on hosts).
+
+        Raises:
+            ConfigError: Naming ``field_name`` and the first id that is not a host of this topology.
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        host_ids = self.node_ids()[: self.num_hosts]
+        lookup = np.full(int(self.node_ids().max()) + 1 if self.num_nodes else 0, -1, dtype=np.int64)
+        lookup[host_ids] = np.arange(self.num_hosts)
+        inside = (ids >= 0) & (ids < len(lookup))
+        hosts = np.where(inside, lookup[np.where(inside, ids, 0)] if len(lookup) else -1, -1)
+        bad = np.flatnonzero(hosts < 0)
+        if len(bad):
+            i = int(bad[0])
+            raise ConfigError(field_name, f"row {i}: node {int(ids[i])} is not a host of {self.name} "
+                                          f"(hosts: {_id_ranges(host_ids)})")
+        return hosts
+
     def is_switch(self) -> np.ndarray:
         """Return a uint8 array, 1 for switch nodes."""
         flags = np.zeros(self.num_nodes, dtype=np.uint8)
@@ -109,6 +138,17 @@ class Topology:
             return builders[kind](**cfg)
         except TypeError as exc:  # unknown or missing argument
             raise ConfigError("topology", f"bad arguments for {kind!r}: {exc}") from None
+
+
+def _id_ranges(ids: np.ndarray) -> str:
+    """``0-3, 5-8``: sorted ids as runs."""
+    ids = np.sort(ids)
+    runs, start = [], 0
+    for i in range(1, len(ids) + 1):
+        if i == len(ids) or ids[i] != ids[i - 1] + 1:
+            runs.append(f"{ids[start]}" if start == i - 1 else f"{ids[start]}-{ids[i - 1]}")
+            start = i
+    return ", ".join(runs)
 
 
 def _links(

@@ -28,6 +28,9 @@ COLUMNS: dict[str, str] = {
     "priority": "int8",
     "tag": "str",
 }
+#: Optional columns, kept (and hashed, after :data:`COLUMNS`) only where they say something: ``dport``
+#: (the destination port the HPCC ECMP hash reads) when some flow's differs from the default 100.
+OPTIONAL_COLUMNS: dict[str, str] = {"dport": "int32"}
 #: Columns a user table must have (the others get defaults: priority 3, tag "custom").
 REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
 DEFAULT_PRIORITY = 3  # the HPCC simulator's data priority group
@@ -37,7 +40,8 @@ _META_PREFIX = b"ecngym."
 def content_hash(flows: pd.DataFrame) -> str:
     r"""SHA-256 of a canonical byte serialisation of the table (never of a file format).
 
-    For each column of :data:`COLUMNS`, in that order, the hash takes the header
+    For each column of :data:`COLUMNS`, then of :data:`OPTIONAL_COLUMNS` the table has, in that
+    order, the hash takes the header
     ``"<name>:<dtype>\n"`` (UTF-8), then the values: numeric columns as little-endian
     fixed-width integers of that dtype; the ``tag`` column as the UTF-8 tags joined by NUL bytes.
     So the same table hashes the same on any machine, byte order and library version.
@@ -49,7 +53,7 @@ def content_hash(flows: pd.DataFrame) -> str:
         The hex digest (64 characters).
     """
     h = hashlib.sha256()
-    for col, dtype in COLUMNS.items():
+    for col, dtype in _columns(flows).items():
         h.update(f"{col}:{dtype}\n".encode())
         if dtype == "str":
             # "\0".join(tags).encode(), built from the (few) distinct tags: fast for millions of rows
@@ -60,6 +64,11 @@ def content_hash(flows: pd.DataFrame) -> str:
             little_endian = np.dtype(dtype).newbyteorder("<")
             h.update(np.ascontiguousarray(flows[col].to_numpy(dtype), dtype=little_endian).tobytes())
     return h.hexdigest()
+
+
+def _columns(flows: pd.DataFrame) -> dict[str, str]:
+    """The columns of a canonical table: :data:`COLUMNS`, then the optional ones it has."""
+    return {**COLUMNS, **{c: t for c, t in OPTIONAL_COLUMNS.items() if c in flows.columns}}
 
 
 def _is_whole(value: Any) -> bool:
@@ -130,6 +139,13 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
         ("start_ns", data["start_ns"] < 0, "must be >= 0"),
         ("priority", (data["priority"] < 1) | (data["priority"] > 7), "must be in [1, 7]"),
     ]
+    if "dport" in flows.columns:
+        from ecngym.sim_backend.flows import DEFAULT_DPORT
+
+        dport = _integer_column("dport", flows["dport"].to_numpy())
+        checks.append(("dport", (dport < 0) | (dport > 65535), "must be in [0, 65535]"))
+        if (dport != DEFAULT_DPORT).any():  # all default: the same trace as without the column
+            data["dport"] = dport
     for col, bad, msg in checks:
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
@@ -137,7 +153,7 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
     tags = flows["tag"].astype(str).to_numpy() if "tag" in flows.columns else np.full(n, "custom", dtype=object)
     order = _start_order(data["start_ns"], data["src"], data["dst"], data["size_bytes"])
     out = {"flow_id": np.arange(n, dtype=np.int64)}
-    for col, dtype in COLUMNS.items():
+    for col, dtype in {**COLUMNS, **{c: t for c, t in OPTIONAL_COLUMNS.items() if c in data}}.items():
         if col == "flow_id":
             continue
         values = tags if col == "tag" else data[col]
@@ -157,7 +173,8 @@ class Trace:
     Attributes:
         flows: Columns ``flow_id`` (int64, 0..n-1 in start order), ``src``, ``dst`` (int32 host
             indices), ``size_bytes`` (int64), ``start_ns`` (int64), ``priority`` (int8, 1..7,
-            default 3) and ``tag`` (str: ``"background"``, ``"incast"``, ...).
+            default 3) and ``tag`` (str: ``"background"``, ``"incast"``, ...); ``dport`` (int32,
+            the destination port) when some flow's is not the default 100.
         params: The generator's parameters (JSON-serialisable).
         seed: The generator's seed (``None`` for imported traces).
         version: The ecngym version that made it.
@@ -185,8 +202,8 @@ class Trace:
 
         Args:
             flows: Columns ``src, dst, size_bytes, start_ns`` (whole numbers; floats that are whole
-                are accepted), optionally ``priority`` (default 3) and ``tag`` (default
-                ``"custom"``). Other columns are dropped; rows are re-ordered by start time.
+                are accepted), optionally ``priority`` (default 3), ``tag`` (default
+                ``"custom"``) and ``dport`` (default 100). Other columns are dropped; rows are re-ordered by start time.
             params: Provenance to record (merged with ``{"source": "user table"}``).
 
         Returns:
@@ -203,7 +220,7 @@ class Trace:
         """Import the HPCC flow format.
 
         Line 1 is the flow count; then one ``src dst priority dport size_bytes start_s`` line per
-        flow (``start_s`` in seconds, parsed exactly to the ns). ``dport`` is dropped.
+        flow (``start_s`` in seconds, parsed exactly to the ns). Priority and ``dport`` are kept.
 
         Raises:
             ConfigError: Naming the file and line of a malformed entry.
@@ -217,12 +234,14 @@ class Trace:
         flows["tag"] = "hpcc"
         return cls(flows, params={"source": f"hpcc flow file {path.name}"})
 
-    def to_hpcc_flow_file(self, path: str | Path, dport: int = 100) -> Path:
+    def to_hpcc_flow_file(self, path: str | Path) -> Path:
         """Export in the HPCC flow format, which :meth:`from_hpcc_flow_file` reads back exactly.
+
+        Each flow's priority and destination port (``dport``, default 100; the HPCC ECMP hash
+        reads it) are written as the trace has them.
 
         Args:
             path: File to write.
-            dport: Destination port written on every line (HPCC ignores it for routing).
 
         Returns:
             ``path``.
@@ -232,8 +251,11 @@ class Trace:
         start = f["start_ns"].to_numpy()
         seconds = pd.Series(start // 1_000_000_000).astype(str)
         nanos = pd.Series(start % 1_000_000_000).astype(str).str.zfill(9)
+        from ecngym.sim_backend.flows import DEFAULT_DPORT
+
+        dport = f["dport"].astype(str) if "dport" in f.columns else str(DEFAULT_DPORT)
         lines = (f["src"].astype(str) + " " + f["dst"].astype(str) + " " + f["priority"].astype(str)
-                 + f" {int(dport)} " + f["size_bytes"].astype(str) + " " + seconds + "." + nanos)
+                 + " " + dport + " " + f["size_bytes"].astype(str) + " " + seconds + "." + nanos)
         path.write_text("\n".join([str(len(f)), *lines.tolist()]) + "\n")
         return path
 
@@ -292,8 +314,9 @@ class Trace:
             raise ConfigError("trace", f"{path} is not an ecngym trace (no ecngym.hash metadata)")
         stored_hash = meta[_META_PREFIX + b"hash"].decode()
         stored = table.to_pandas()
-        if list(stored.columns) != list(COLUMNS):
-            raise ConfigError("trace", f"{path}: columns {list(stored.columns)} are not a trace's {list(COLUMNS)}")
+        if list(stored.columns) != list(_columns(stored)):
+            raise ConfigError("trace", f"{path}: columns {list(stored.columns)} are not a trace's {list(COLUMNS)} "
+                                       f"(+ optional {list(OPTIONAL_COLUMNS)})")
         try:
             actual = content_hash(stored)
         except (ValueError, TypeError, OverflowError) as exc:

@@ -314,6 +314,29 @@ NB_MODULE(_fabric, m)
                         FromNumpy(delay));
             },
             "is_switch"_a, "link_a"_a, "link_b"_a, "rate_bps"_a, "delay_ns"_a)
+        .Def("log_pfc_events", +[](Fabric& f, bool on) { f.LogPfcEvents(on); }, "on"_a)
+        .Def("pfc_events",
+             +[](Fabric& f) {
+                 const auto& log = f.PfcEvents();
+                 std::vector<int64_t> t(log.size());
+                 std::vector<uint32_t> port(log.size());
+                 std::vector<uint8_t> pause(log.size());
+                 for (std::size_t i = 0; i < log.size(); ++i)
+                 {
+                     t[i] = log[i].timeNs;
+                     port[i] = log[i].portId;
+                     pause[i] = log[i].pause;
+                 }
+                 nb::dict d;
+                 d["time_ns"] = ToNumpy(std::move(t));
+                 d["port"] = ToNumpy(std::move(port));
+                 d["pause"] = ToNumpy(std::move(pause));
+                 return d;
+             })
+        .Def(
+            "set_node_ids",
+            +[](Fabric& f, ArrayIn<uint32_t> ids) { f.SetNodeIds(FromNumpy(ids)); },
+            "node_ids"_a)
         .Def(
             "set_flows",
             +[](Fabric& f,

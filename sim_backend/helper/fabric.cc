@@ -116,6 +116,23 @@ Fabric::CheckAlive() const
 }
 
 void
+Fabric::SetNodeIds(const std::vector<uint32_t>& ids)
+{
+    CheckAlive();
+    if (m_built)
+    {
+        throw std::runtime_error("SetNodeIds() must come before Build()");
+    }
+    std::vector<uint32_t> sorted = ids;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    {
+        throw std::invalid_argument("node_ids: ids must be distinct");
+    }
+    m_nodeId = ids;
+}
+
+void
 Fabric::Build(const std::vector<uint8_t>& isSwitch,
               const std::vector<uint32_t>& linkA,
               const std::vector<uint32_t>& linkB,
@@ -129,6 +146,16 @@ Fabric::Build(const std::vector<uint8_t>& isSwitch,
     }
     const std::size_t nNodes = isSwitch.size();
     const std::size_t nLinks = linkA.size();
+    if (m_nodeId.empty())
+    {
+        m_nodeId.resize(nNodes);
+        std::iota(m_nodeId.begin(), m_nodeId.end(), 0U);
+    }
+    else if (m_nodeId.size() != nNodes)
+    {
+        throw std::invalid_argument("node_ids: " + std::to_string(m_nodeId.size()) + " ids for " +
+                                    std::to_string(nNodes) + " nodes");
+    }
     if (linkB.size() != nLinks || rateBps.size() != nLinks || delayNs.size() != nLinks)
     {
         throw std::invalid_argument("links: linkA, linkB, rateBps and delayNs differ in length");
@@ -254,7 +281,7 @@ Fabric::Build(const std::vector<uint8_t>& isSwitch,
                 ports.push_back(m_ports[pid]);
             }
             m_switches[m_nodeToSwitch[n]]->Setup(m_nodeToSwitch[n],
-                                                 static_cast<uint32_t>(n),
+                                                 m_nodeId[n],
                                                  m_ctx.get(),
                                                  std::move(ports));
         }
@@ -322,9 +349,10 @@ Fabric::ComputeRoutes()
             }
             if (m_ctx->cfg.ecmpHash == EcmpHash::Hpcc)
             {
-                // The HPCC model lists next hops in node order (its BFS visits neighbours so).
-                std::stable_sort(byPeer.begin(), byPeer.end(), [](const auto& a, const auto& b) {
-                    return a.first < b.first;
+                // The HPCC model lists next hops in node order (its BFS visits neighbours so),
+                // in its own (the topology file's) node ids.
+                std::stable_sort(byPeer.begin(), byPeer.end(), [this](const auto& a, const auto& b) {
+                    return m_nodeId[a.first] < m_nodeId[b.first];
                 });
             }
             for (const auto& [peer, local] : byPeer)
@@ -539,8 +567,8 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
         const auto hpccIp = [](uint32_t node) {
             return 0x0b000001U + (node / 256) * 0x00010000U + (node % 256) * 0x00000100U;
         };
-        qp.srcAddr = hpccIp(m_hostNode[qp.srcHost]);
-        qp.dstAddr = hpccIp(m_hostNode[qp.dstHost]);
+        qp.srcAddr = hpccIp(m_nodeId[m_hostNode[qp.srcHost]]);
+        qp.dstAddr = hpccIp(m_nodeId[m_hostNode[qp.dstHost]]);
         qp.srcPort = static_cast<uint16_t>(
             kHpccFirstPort + pairFlows[(static_cast<uint64_t>(qp.srcHost) << 32) | qp.dstHost]++);
         qp.dstPort = dstPort[i];
@@ -1096,6 +1124,15 @@ Fabric::PortPeerNode() const
         v[i] = m_portNode[m_ports[i]->GetPeer()->GetPortId()];
     }
     return v;
+}
+
+void
+Fabric::LogPfcEvents(bool on)
+{
+    for (auto& port : m_ports)
+    {
+        port->SetPfcLog(on ? &m_pfcLog : nullptr);
+    }
 }
 
 std::vector<uint16_t>

@@ -93,6 +93,17 @@ class Fabric
                const std::vector<int64_t>& delayNs);
 
     /**
+     * @brief Set each node's id in the topology file it came from (call before Build).
+     *
+     * The HPCC model derives a host's IP from its node id, seeds each switch's ECMP hash with the
+     * switch's node id and lists next hops in node-id order; files may number switches between
+     * hosts, which our numbering (hosts first) does not. Default: node n has id n.
+     * @param ids one distinct id per node (in our numbering)
+     * @throws std::runtime_error if Build() was already called
+     */
+    void SetNodeIds(const std::vector<uint32_t>& ids);
+
+    /**
      * @brief Load the flow table (flows start at their start time, in order).
      * @throws std::invalid_argument naming the first bad row
      */
@@ -219,6 +230,18 @@ class Fabric
         return m_ctx->pool.GetLive();
     }
 
+    /**
+     * @brief Record (or stop recording) every PFC frame a port receives, from now.
+     * @param on true: record; false: stop (what was recorded is kept)
+     */
+    void LogPfcEvents(bool on);
+
+    /** @return the PFC frames recorded so far, in arrival order */
+    const std::vector<FabricNetDevice::PfcEvent>& PfcEvents() const
+    {
+        return m_pfcLog;
+    }
+
     // Port metadata, one entry per port.
     std::vector<uint32_t> PortNode() const;
     std::vector<uint32_t> PortPeerNode() const;
@@ -267,6 +290,8 @@ class Fabric
     std::vector<uint32_t> m_nodeToHost;   //!< node -> host index (or UINT32_MAX)
     std::vector<uint32_t> m_nodeToSwitch; //!< node -> switch index (or UINT32_MAX)
     std::vector<uint32_t> m_hostNode;     //!< host index -> node
+    std::vector<uint32_t> m_nodeId;       //!< node -> its id in the topology file (SetNodeIds)
+    std::vector<FabricNetDevice::PfcEvent> m_pfcLog; //!< LogPfcEvents
     std::vector<Ptr<RdmaHostNode>> m_hosts;
     std::vector<Ptr<SwitchNode>> m_switches;
     std::vector<Ptr<FabricNetDevice>> m_ports; //!< by fabric-wide port id

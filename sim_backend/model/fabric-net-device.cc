@@ -214,6 +214,11 @@ FabricNetDevice::HandlePfc(FabricPacket* p)
     const int64_t pauseNs = p->pauseNs;
     // The frame is consumed here: hop-by-hop flow control is never forwarded.
     m_pool->Release(p);
+    if (m_pfcLog != nullptr)
+    {
+        m_pfcLog->push_back(
+            PfcEvent{Simulator::Now().GetTimeStep(), m_portId, static_cast<uint8_t>(pauseNs > 0)});
+    }
     if (pauseNs > 0)
     {
         ++m_tel.pfcPauseReceived;

@@ -147,6 +147,23 @@ class FabricNetDevice : public NetDevice
      */
     void Receive(FabricPacket* p);
 
+    /** One PFC frame received by a port (the HPCC model's PFC_OUTPUT_FILE line). */
+    struct PfcEvent
+    {
+        int64_t timeNs;  //!< arrival time
+        uint32_t portId; //!< the receiving (paused / resumed) port
+        uint8_t pause;   //!< 1: pause (time > 0), 0: resume
+    };
+
+    /**
+     * @brief Append every PFC frame this port receives to @p log (nullptr: record nothing).
+     * @param log the fabric's event log
+     */
+    void SetPfcLog(std::vector<PfcEvent>* log)
+    {
+        m_pfcLog = log;
+    }
+
     /** @return fabric-wide id of this port */
     uint32_t GetPortId() const
     {
@@ -312,6 +329,7 @@ class FabricNetDevice : public NetDevice
     FabricPortOwner* m_owner{nullptr};
     FabricCounters* m_counters{nullptr};
     PacketPool* m_pool{nullptr};
+    std::vector<PfcEvent>* m_pfcLog{nullptr};
     Ptr<FabricChannel> m_channel;
     FabricNetDevice* m_peer{nullptr};
     Ptr<Node> m_node;

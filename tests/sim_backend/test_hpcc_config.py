@@ -52,7 +52,7 @@ def test_reference_flows_before_the_first_dcqcn_cut_match_to_the_ns_and_the_fct_
     until = START_OFFSET_NS + 620_000
     fab = make_fabric(exp.topology, exp.flows, exp.config)
     fab.run_until(until)
-    out = write_hpcc_fct(fab.flow_records(), fab.flows, tmp_path / "fct.txt", exp.topology.params["node_ids"])
+    out = write_hpcc_fct(fab.flow_records(), fab.flows, tmp_path / "fct.txt", exp.topology)
     ours = pd.read_csv(out, sep=" ", header=None, names=FCT_COLUMNS)
     ref = pd.read_csv(hpcc_reference_path("outputs/A_1sw_100g_fct.txt"), sep=" ", header=None, names=FCT_COLUMNS)
     ref = ref[ref["start_ns"] + ref["fct_ns"] < until]
@@ -173,3 +173,28 @@ def test_the_25g_variant_gives_the_100g_fct_table_over_5_seeds(make_fabric, tmp_
         p99 = np.median([t.loc[bucket, "p99"] for t in tables])
         assert median == pytest.approx(ref.loc[bucket, "median"], rel=0.15), bucket
         assert p99 == pytest.approx(ref.loc[bucket, "p99"], rel=0.30), bucket
+
+
+def test_pfc_frames_are_written_in_the_references_pfc_output_format(make_fabric, tmp_path):
+    from ecngym.sim_backend.hpcc_config import write_hpcc_pfc
+
+    # an 8-to-1 incast into a 1 MiB buffer: PFC must pause the senders; the switch is node 0 of the file
+    (tmp_path / "topo.txt").write_text("10 1 9\n0\n" + "".join(f"{h} 0 100Gbps 1us 0\n" for h in range(1, 10)))
+    (tmp_path / "flows.txt").write_text("8\n" + "".join(f"{s} 9 3 100 1000000 2.000000000\n" for s in range(1, 9)))
+    exp = load_hpcc_experiment(_write_config(tmp_path, {"TOPOLOGY_FILE": "topo.txt", "FLOW_FILE": "flows.txt",
+                                                        "BUFFER_SIZE": "1"}))
+    fab = make_fabric(exp.topology, exp.flows, exp.config)
+    fab.log_pfc_events()
+    assert fab.run(exp.stop_ns)
+    received = fab.read_telemetry()["pfc_pause_received"]
+    path = write_hpcc_pfc(fab.pfc_events(), fab.ports, exp.topology, tmp_path / "pfc.txt")
+    lines = pd.read_csv(path, sep=" ", header=None, names=["time_ns", "node", "node_type", "if_index", "type"])
+    # one line per frame: every pause frame a port received, and the resumes between them
+    assert (lines["type"] == 1).sum() == received.sum() > 0 and (lines["type"] == 0).sum() > 0
+    assert lines["time_ns"].is_monotonic_increasing and (lines["time_ns"] >= START_OFFSET_NS).all()
+    # the paused ports are the senders' NICs: file node ids 1-8, hosts (type 0), their only device (1)
+    assert set(lines["node"]) == set(range(1, 9))
+    assert set(lines["node_type"]) == {0} and set(lines["if_index"]) == {1}
+    for node, rows in lines.groupby("node"):  # a host's NIC is port ... of host index node - 1
+        nic = np.flatnonzero(~fab.ports.is_switch & (fab.ports.node == node - 1))[0]
+        assert (rows["type"] == 1).sum() == received[nic]

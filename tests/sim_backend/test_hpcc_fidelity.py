@@ -102,3 +102,58 @@ def test_hpcc_ecmp_hash_does_not_depend_on_the_seed(make_fabric, h):
         fab.run("10ms")
         tx.append(fab.read_telemetry()["tx_data_bytes"])
     np.testing.assert_array_equal(tx[0], tx[1])
+
+
+def _interleaved_files(tmp_path):
+    """Two leaves of two hosts and four spines, numbered as a file may number them.
+
+    Each leaf before its hosts (leaf 0: hosts 1, 2; leaf 3: hosts 4, 5), spines 6-9, the switch
+    line out of order.
+    """
+    links = [(1, 0), (2, 0), (4, 3), (5, 3)] + [(leaf, s) for leaf in (0, 3) for s in (6, 7, 8, 9)]
+    (tmp_path / "topo.txt").write_text("10 6 12\n9 3 0 7 6 8\n"
+                                       + "".join(f"{a} {b} 100Gbps 1us 0\n" for a, b in links))
+    pairs = [(1, 4, 100), (1, 4, 100), (2, 5, 200), (4, 1, 100), (5, 2, 200), (2, 4, 200), (5, 1, 100)]
+    (tmp_path / "flows.txt").write_text(f"{len(pairs)}\n" + "".join(
+        f"{s} {d} 3 {port} 20000 2.{i * 100_000:09d}\n" for i, (s, d, port) in enumerate(pairs)))
+    return pairs
+
+
+def test_a_file_numbering_switches_between_hosts_keeps_its_node_ids_in_hash_and_fct_file(make_fabric, tmp_path):
+    from ecngym.sim_backend.flows import read_hpcc_flow_file
+    from ecngym.sim_backend.hpcc_config import read_hpcc_fct, write_hpcc_fct
+    from ecngym.sim_backend.topology import from_hpcc_file
+
+    pairs = _interleaved_files(tmp_path)
+    topo = from_hpcc_file(tmp_path / "topo.txt")
+    ids = topo.node_ids()
+    assert ids.tolist() == [1, 2, 4, 5, 9, 3, 0, 7, 6, 8]  # ours: hosts first, then the switch line
+    flows = read_hpcc_flow_file(tmp_path / "flows.txt", topo)
+    assert flows[["src", "dst"]].values.tolist() == [[0, 2], [0, 2], [1, 3], [2, 0], [3, 1], [1, 2], [3, 0]]
+    fab = make_fabric(topo, flows, FabricConfig.preset("hpcc", seed=3))
+    ip = lambda node: 0x0B000001 + (node // 256) * 0x10000 + (node % 256) * 0x100  # noqa: E731
+    seen: dict[tuple[int, int], int] = {}
+    for i, (s, d, dport) in enumerate(pairs):
+        sport = 10000 + seen.get((s, d), 0)
+        seen[(s, d)] = sport - 10000 + 1
+        leaf = 0 if s in (1, 2) else 3
+        # the reference: its node ids in the hash, the switch's id as the seed, spines in id order
+        spine = 6 + _murmur3_12([ip(s), ip(d), sport | (dport << 16)], leaf) % 4
+        fab.run_until(2_000_000_000 + (i + 1) * 100_000)
+        tel = fab.read_telemetry()
+        up = np.flatnonzero((ids[fab.ports.node] == leaf) & (ids[fab.ports.peer_node] >= 6)
+                            & (tel["tx_data_bytes"] > 0))
+        assert ids[fab.ports.peer_node[up]].tolist() == [spine], (i, s, d)
+    fct = read_hpcc_fct(write_hpcc_fct(fab.flow_records(), fab.flows, tmp_path / "fct.txt", topo))
+    assert sorted(zip(fct["src"], fct["dst"], fct["dport"], strict=True)) == sorted(pairs)
+
+
+def test_a_flow_file_naming_a_switch_is_refused(tmp_path):
+    from ecngym.error import ConfigError
+    from ecngym.sim_backend.flows import read_hpcc_flow_file
+    from ecngym.sim_backend.topology import from_hpcc_file
+
+    _interleaved_files(tmp_path)
+    (tmp_path / "bad.txt").write_text("2\n1 4 3 100 1000 2.0\n3 1 3 100 1000 2.0\n")
+    with pytest.raises(ConfigError, match=r"src.*row 1: node 3 is not a host.*hosts: 1-2, 4-5"):
+        read_hpcc_flow_file(tmp_path / "bad.txt", from_hpcc_file(tmp_path / "topo.txt"))

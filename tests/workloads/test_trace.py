@@ -127,6 +127,24 @@ def test_hpcc_format_round_trips(tmp_path):
     pd.testing.assert_frame_equal(back.flows[cols], gen.flows[cols])
 
 
+def test_a_trace_carries_each_flows_destination_port_and_priority(tmp_path):
+    flows = pd.DataFrame({"src": [0, 1, 2], "dst": [3, 3, 3], "size_bytes": [1000, 2000, 3000],
+                          "start_ns": [0, 10, 20], "priority": [3, 5, 3], "dport": [100, 200, 100]})
+    trace = Trace.from_flows(flows)
+    assert trace.flows["dport"].tolist() == [100, 200, 100] and trace.flows["priority"].tolist() == [3, 5, 3]
+    # every port the default 100: the same trace (and hash) as without the column
+    assert Trace.from_flows(flows.assign(dport=100)).hash == Trace.from_flows(flows.drop(columns="dport")).hash
+    assert "dport" not in Trace.from_flows(flows.assign(dport=100)).flows.columns
+    assert trace.hash != Trace.from_flows(flows.drop(columns="dport")).hash
+    lines = trace.to_hpcc_flow_file(tmp_path / "flows.txt").read_text().splitlines()
+    assert [line.split()[2:4] for line in lines[1:]] == [["3", "100"], ["5", "200"], ["3", "100"]]
+    back = Trace.from_hpcc_flow_file(tmp_path / "flows.txt")
+    assert back.hash == Trace.from_flows(flows.assign(tag="hpcc")).hash
+    assert Trace.load(trace.save(tmp_path / "t.parquet")).flows["dport"].tolist() == [100, 200, 100]
+    with pytest.raises(ConfigError, match=r"flows.dport.*row 1: 70000 must be in \[0, 65535\]"):
+        Trace.from_flows(flows.assign(dport=[100, 70000, 100]))
+
+
 def test_user_table_validation():
     good = pd.DataFrame({"src": [0, 1], "dst": [1, 0], "size_bytes": [10, 20], "start_ns": [5, 0]})
     t = Trace.from_flows(good)
