@@ -70,19 +70,22 @@ def report(paper_id: str, title: str, claims: list[Claim], *, json_only: bool = 
     summary = {"paper": paper_id, "claims": [c.as_json() for c in claims]}
     if not json_only:
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
         table = Table(title=f"{paper_id}: {title}", show_lines=True)
         for col in ("claim", "setting", "metric", "paper", "ours", "direction", "within bar"):
             table.add_column(col, overflow="fold")
         for c in claims:
-            table.add_row(f"[b]{c.id}[/b] {c.claim}", c.setting, c.metric, _fmt(c.paper), _fmt(c.ours),
+            # claims and notes are plain text: "[sensitivity]" is a label, not rich markup
+            table.add_row(f"[b]{c.id}[/b] {escape(c.claim)}", escape(c.setting), escape(c.metric),
+                          escape(_fmt(c.paper)), escape(_fmt(c.ours)),
                           "[green]holds[/]" if c.direction_holds else "[red]does not hold[/]",
                           "[green]yes[/]" if c.within_bar else "[red]no[/]")
         console = Console(width=160)
         console.print(table)
         for c in claims:
             if c.note:
-                console.print(f"[b]{c.id}[/b]: {c.note}")
+                console.print(f"[b]{c.id}[/b]: {escape(c.note)}")
     print(json.dumps(summary))
     return summary

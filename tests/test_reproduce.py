@@ -37,3 +37,11 @@ def test_unknown_paper_is_a_clear_error(capsys):
 def test_paper_modules_declare_id_title_and_run(pid):
     module = papers()[pid]
     assert module.PAPER_ID == pid and module.TITLE and callable(module.run)
+
+
+def test_brackets_in_a_claim_are_printed_not_taken_as_markup(capsys):
+    from ecngym.reproduce.core import Claim, report
+
+    report("x", "t", [Claim("c", "[sensitivity] a claim", "[setting]", "m", 1, 2, True, False, "[note] n")])
+    out = capsys.readouterr().out
+    assert "[sensitivity] a claim" in out and "[note] n" in out
