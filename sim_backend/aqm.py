@@ -20,7 +20,8 @@ Policies (``name``: C++ type, spec):
 ``r_aqm``
     R-AQM (``RAqmPolicy``, specs/r_aqm.md §3, §8): pure ACKs of a congested port held in a virtual
     input queue and released by a token bucket at the port's egress rate, three states, 5 ms
-    expiry, optional ECN-echo compensation.
+    expiry, optional ECN-echo (``ecn_echo_bytes``) and receive-window (``rwnd_threshold_bytes``:
+    released ACKs advertise one MSS, HSCC-style) compensation.
 
 Parameter names are the attributes' names in snake case (``KminBytes`` -> ``kmin_bytes``). Byte
 and time parameters (``*_bytes``, ``*_ns``) accept human units ("65KB", "80us"); enumerations
@@ -36,7 +37,7 @@ NaN if none), ``ecn_sharp.marked_instantaneous``, ``ecn_sharp.marked_persistent`
 ``ecn_sharp.persistent_state``; ``codel.marked``, ``codel.marking_state``;
 ``r_aqm.viq_packets`` (now), ``r_aqm.viq_max_packets``, ``r_aqm.state`` (0 normal, 1 draining,
 2 congested), ``r_aqm.held``, ``r_aqm.released``, ``r_aqm.expired``, ``r_aqm.overflow_drops``,
-``r_aqm.echo_marked``.
+``r_aqm.echo_marked``, ``r_aqm.data_marked``, ``r_aqm.rwnd_clamped``.
 """
 
 from __future__ import annotations

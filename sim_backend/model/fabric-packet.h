@@ -52,7 +52,12 @@ struct FabricPacket
     uint32_t flowHash{0};      //!< per-flow ECMP hash input
     uint64_t seq{0};           //!< data: first byte; ACK/NACK: next expected byte
     int64_t enqueueNs{0};      //!< time it joined its current egress queue
-    int64_t pauseNs{0};        //!< PFC: pause duration (0 = resume)
+    union
+    {
+        int64_t pauseNs{0}; //!< PFC: pause duration (0 = resume)
+        uint64_t rwndBytes; //!< ACK: receive window a switch rewrote into it (0 = the receiver's:
+                            //!< unbounded); R-AQM's HSCC-style compensation (r_aqm.md §3.4)
+    };
     int64_t sendNs{0};         //!< data: time its NIC built it; ACK: the echoed data send time
     IntStack ints;             //!< data: INT records pushed by switches (HPCC); ACK: their echo
 };

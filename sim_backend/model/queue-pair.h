@@ -56,6 +56,7 @@ struct QueuePair
     std::unique_ptr<CongestionControl> cc;
     double rateBps{0};         //!< pacing rate set by congestion control
     uint64_t windowBytes{0};   //!< max bytes in flight set by congestion control (0 = no window)
+    uint64_t rwndBytes{0};     //!< receive window of the last ACK (0 = unbounded; a switch may lower it)
     uint64_t nicWindowBytes{0}; //!< the HPCC model's NIC window W (its BDP; 0 = none)
     bool varWindow{false};     //!< scale nicWindowBytes by rate / line rate (VAR_WIN)
     int64_t ccBaseRttNs{0};    //!< base RTT congestion control uses (HPCC's T)
@@ -84,10 +85,20 @@ struct QueuePair
 
     /**
      * @return the bytes this queue pair may have unacknowledged now (0 = unbounded): the smaller of
-     *         the congestion control's window and the NIC window, the latter W x R / R_line (at least
-     *         1 byte) with a variable window, as the HPCC model's RdmaQueuePair::GetWin
+     *         the last ACK's receive window and SenderWindow()
      */
     uint64_t EffectiveWindow() const
+    {
+        const uint64_t w = SenderWindow();
+        return rwndBytes != 0 && (w == 0 || rwndBytes < w) ? rwndBytes : w;
+    }
+
+    /**
+     * @return the sender's own bound (0 = unbounded): the smaller of the congestion control's
+     *         window and the NIC window, the latter W x R / R_line (at least 1 byte) with a
+     *         variable window, as the HPCC model's RdmaQueuePair::GetWin
+     */
+    uint64_t SenderWindow() const
     {
         if (nicWindowBytes == 0)
         {

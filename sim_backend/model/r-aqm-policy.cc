@@ -77,6 +77,12 @@ RAqmPolicy::GetTypeId()
                           UintegerValue(0),
                           MakeUintegerAccessor(&RAqmPolicy::m_ecnEchoBytes),
                           MakeUintegerChecker<uint64_t>(0, 1ULL << 40))
+            .AddAttribute("RwndThresholdBytes",
+                          "set the receive window of released ACKs to one MSS while Q_out + VIQ "
+                          "bytes exceed it (HSCC-style compensation, r_aqm.md §3.4; 0: off)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RAqmPolicy::m_rwndThresholdBytes),
+                          MakeUintegerChecker<uint64_t>(0, 1ULL << 40))
             .AddAttribute("EcnThresholdBytes",
                           "step ECN marking of data at enqueue above this queue (DCTCP's K; 0: off)",
                           UintegerValue(0),
@@ -226,11 +232,18 @@ RAqmPolicy::Release(FabricPacket* p, int64_t nowNs)
     }
     // Q_out + VIQ length (r_aqm.md §3.4), in data bytes: each held ACK stands for one data
     // packet its sender has in flight.
-    if (m_ecnEchoBytes > 0 && m_qOutBytes + m_viq.size() * m_lastDataWireBytes > m_ecnEchoBytes &&
-        !p->ce)
+    const uint64_t backlog = m_qOutBytes + m_viq.size() * m_lastDataWireBytes;
+    if (m_ecnEchoBytes > 0 && backlog > m_ecnEchoBytes && !p->ce)
     {
         p->ce = true;
         ++m_echoMarked;
+    }
+    // HSCC's rewrite: the sender may then have one segment unacknowledged (its window is the
+    // smaller of its own and the ACK's), until an ACK without the rewrite reopens it
+    if (m_rwndThresholdBytes > 0 && backlog > m_rwndThresholdBytes)
+    {
+        p->rwndBytes = m_mssBytes;
+        ++m_rwndClamped;
     }
     ++m_released;
     m_access->ForwardHeld(p);
@@ -307,6 +320,7 @@ RAqmPolicy::OnDequeue(const AqmContext& ctx, FabricPacket& p)
     if (p.kind == PacketKind::Data)
     {
         m_lastDataWireBytes = p.wireBytes;
+        m_mssBytes = std::max(m_mssBytes, static_cast<uint64_t>(p.payloadBytes));
         m_lastDepartureNs = ctx.nowNs;
         Sample(ctx.nowNs);
         AddToken(ctx.nowNs); // the bucket fills at P's egress sending rate
@@ -354,8 +368,9 @@ RAqmPolicy::ReadTelemetry(std::vector<std::pair<const char*, double>>& out)
     out.emplace_back("r_aqm.overflow_drops", static_cast<double>(m_overflow));
     out.emplace_back("r_aqm.echo_marked", static_cast<double>(m_echoMarked));
     out.emplace_back("r_aqm.data_marked", static_cast<double>(m_dataMarked));
+    out.emplace_back("r_aqm.rwnd_clamped", static_cast<double>(m_rwndClamped));
     m_viqMax = m_viq.size();
-    m_held = m_released = m_expired = m_overflow = m_echoMarked = m_dataMarked = 0;
+    m_held = m_released = m_expired = m_overflow = m_echoMarked = m_dataMarked = m_rwndClamped = 0;
 }
 
 } // namespace ecngym

@@ -33,9 +33,11 @@ namespace ecngym
  * there (spending alpha_s / n_s), else it is held. A released ACK older than StaleNs (5 ms, the
  * smallest recommended RTO_min) is dropped (§3.4). Compensation (§3.4): EcnEchoBytes > 0 sets
  * the ECN echo of a released ACK when Q_out + VIQ length exceed it (the VIQ counted as one data
- * packet per held ACK: the data its sender has in flight; BECN-like, the DCTCP case;
- * the HSCC-like rwnd = 1 MSS option of the NewReno case has no counterpart on our NICs, which
- * have no receive window). Only ACKs are held (NACKs and CNPs pass). The port's own ECN marking
+ * packet per held ACK: the data its sender has in flight; BECN-like, the DCTCP case), and
+ * RwndThresholdBytes > 0 rewrites its receive window to one MSS (the largest payload seen at
+ * this port) when that backlog exceeds it (HSCC-like, the paper's NewReno case): the sender's
+ * window becomes the smaller of its own and the last ACK's, so it keeps one segment in flight
+ * until an unrewritten ACK reopens it. Only ACKs are held (NACKs and CNPs pass). The port's own ECN marking
  * of data (R-AQM runs beside the senders' DCTCP, "R-AQM (ECN)") is EcnThresholdBytes: step marking at
  * enqueue when the data queue exceeds it (0: no data marking).
  *
@@ -111,6 +113,7 @@ class RAqmPolicy : public PortAqmPolicy
     uint64_t m_staleNs{5000000};
     uint64_t m_ecnEchoBytes{0};
     uint64_t m_ecnKBytes{0};
+    uint64_t m_rwndThresholdBytes{0};
     uint64_t m_trendToleranceBytes{0};
 
     // state
@@ -126,6 +129,7 @@ class RAqmPolicy : public PortAqmPolicy
     int m_downStreak{0};
     int64_t m_lastDepartureNs{0};
     uint32_t m_lastDataWireBytes{1052};
+    uint64_t m_mssBytes{1}; //!< largest data payload seen here: the MSS an rwnd rewrite grants
     EventId m_idle;
 
     // telemetry of the interval
@@ -136,6 +140,7 @@ class RAqmPolicy : public PortAqmPolicy
     uint64_t m_overflow{0};
     uint64_t m_echoMarked{0};
     uint64_t m_dataMarked{0};
+    uint64_t m_rwndClamped{0};
 };
 
 } // namespace ecngym

@@ -380,6 +380,7 @@ RdmaHostNode::ReceiveAck(FabricPacket* p)
             qp.sndNxt = qp.sndUna;
         }
     }
+    qp.rwndBytes = p->rwndBytes; // every ACK advertises a window: a switch may have lowered it
     if (p->ce && m_ctx->cfg.ecnFeedback == EcnFeedback::AckEcho)
     {
         qp.cc->OnCongestionNotification(qp, now);

@@ -65,9 +65,10 @@ def test_codel_marks_a_persistent_queue_down(make_fabric):
     assert queues["codel"] < 0.5 * queues["red"]
 
 
-def _raqm_incast(make_fabric, n=30, **params):
+def _raqm_incast(make_fabric, n=30, window="1000B", **params):
     topo, flows = _incast(n, size=1_000_000, delay="3us")
-    cfg = FabricConfig.preset("dctcp", retransmit_timeout="100ms", dctcp={"initial_window": "1000B"},
+    cfg = FabricConfig.preset("dctcp", retransmit_timeout="100ms",
+                              dctcp={"initial_window": window, "min_window": window},
                               buffer={"buffer": 300 * PKT, "reserve": 0, "headroom": 0, "pfc_enabled": False,
                                       "pfc_alpha": 64})
     fab = make_fabric(topo, flows, cfg)
@@ -91,6 +92,31 @@ def test_r_aqm_holds_acks_in_its_virtual_queue_and_keeps_the_queue_short(make_fa
     assert {t["r_aqm.state"][b] for t in tels} >= {0.0, 2.0} or {t["r_aqm.state"][b] for t in tels} >= {1.0, 2.0}
     assert max(t["max_queue_bytes"][b] for t in tels) < 65 * PKT  # below the ECN threshold: ACKs hold it
     assert fab.counters()["retransmit_timeouts"] == 0 and fab.counters()["drops"] == 0
+
+
+def test_r_aqm_rwnd_rewrite_holds_its_senders_to_one_segment(make_fabric):
+    # HSCC-style compensation (r_aqm.md §3.4): released ACKs carry rwnd = 1 MSS while Q_out + VIQ
+    # exceeds the threshold; the DCTCP senders' window becomes min(cwnd, rwnd). DCTCP's own floor
+    # is 2 segments here, so a 1-segment window can only come from a rewritten ACK.
+    fab, b = _raqm_incast(make_fabric, n=30, window="2000B", rwnd_threshold_bytes=PKT)
+    clamped, windows = 0, []
+    while fab.counters()["flows_completed"] < 30 and fab.now_ns < 50_000_000:
+        fab.advance("100us")
+        clamped += fab.read_telemetry()["r_aqm.rwnd_clamped"][b]
+        rec = fab.flow_records()
+        active = rec[(rec.start_ns <= fab.now_ns) & (rec.finished == 0)]
+        windows.extend(active["window_bytes"].tolist())
+    assert clamped > 0
+    # a sender whose last ACK was rewritten may have one segment unacknowledged (1000 B of payload)
+    assert min(windows) == 1000 and np.mean(np.asarray(windows) == 1000) > 0.2
+    assert fab.counters()["flows_completed"] == 30 and fab.counters()["retransmit_timeouts"] == 0
+    fab_off, b_off = _raqm_incast(make_fabric, n=30, window="2000B")  # off by default: no ACK rewritten
+    off_windows = []
+    for _ in range(20):
+        fab_off.advance("100us")
+        assert fab_off.read_telemetry()["r_aqm.rwnd_clamped"][b_off] == 0
+        off_windows.extend(fab_off.flow_records()["window_bytes"].tolist())
+    assert min(off_windows) >= 2000
 
 
 def test_r_aqm_drops_stale_acks_and_its_replacement_releases_what_it_held(make_fabric):
