@@ -8,6 +8,9 @@
 #include "../helper/fabric.h"
 #include "../helper/scheduler-check.h"
 
+#include "ns3/simulator-impl.h"
+#include "ns3/simulator.h"
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -450,6 +453,12 @@ NB_MODULE(_fabric, m)
                  d["switch_index"] = ToNumpy(f.PortSwitchIndex());
                  return d;
              })
+        .Prop("simulator_impl",
+              +[](const Fabric& f) {
+                  // the ns-3 simulator core running this fabric (FabricSimulatorImpl with the timing
+                  // wheel, DefaultSimulatorImpl with a stock scheduler)
+                  return ns3::Simulator::GetImplementation()->GetInstanceTypeId().GetName();
+              })
         .Prop("num_hosts", +[](const Fabric& f) { return f.NumHosts(); })
         .Prop("num_switches", +[](const Fabric& f) { return f.NumSwitches(); });
 }

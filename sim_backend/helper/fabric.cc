@@ -5,6 +5,7 @@
 #include "../model/timing-wheel-scheduler.h"
 
 #include "ns3/boolean.h"
+#include "ns3/global-value.h"
 #include "ns3/nstime.h"
 #include "ns3/object-factory.h"
 #include "ns3/scheduler.h"
@@ -66,6 +67,15 @@ UseScheduler(const std::string& typeId)
     {
         throw std::invalid_argument("scheduler: " + typeId + " is not an ns-3 event scheduler");
     }
+    // The simulator core: ours with the timing wheel, ns-3's DefaultSimulatorImpl with the stock
+    // schedulers (so that comparing schedulers compares against stock ns-3 as a whole). ns-3 reads
+    // the type when it creates the implementation, after Simulator::Destroy() has deleted the last
+    // one; no fabric is alive here, so nothing else uses the simulator.
+    Simulator::Destroy();
+    GlobalValue::Bind("SimulatorImplementationType",
+                      StringValue(tid == TimingWheelScheduler::GetTypeId()
+                                      ? "ns3::ecngym::FabricSimulatorImpl"
+                                      : "ns3::DefaultSimulatorImpl"));
     ObjectFactory scheduler;
     scheduler.SetTypeId(tid);
     if (tid == TimingWheelScheduler::GetTypeId())

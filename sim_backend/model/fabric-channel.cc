@@ -38,7 +38,7 @@ FabricChannel::Transmit(FabricPacket* p, const FabricNetDevice* sender, int64_t 
 {
     FabricNetDevice* peer = (PeekPointer(m_ends[0]) == sender) ? PeekPointer(m_ends[1])
                                                                 : PeekPointer(m_ends[0]);
-    SchedulePooled(txNs + m_delayNs, new PacketArrivalEvent(peer, p));
+    SchedulePacketArrival(txNs + m_delayNs, peer, p);
 }
 
 std::size_t

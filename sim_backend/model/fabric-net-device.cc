@@ -185,7 +185,7 @@ FabricNetDevice::TryTransmit()
         ++m_tel.txControlPackets;
         ++m_counters->controlPacketHops;
     }
-    SchedulePooled(txNs, new TransmitCompleteEvent(this));
+    ScheduleTransmitComplete(txNs, this);
     m_channel->Transmit(p, this, txNs);
 }
 
@@ -318,6 +318,23 @@ void
 TransmitCompleteEvent::Notify()
 {
     m_device->TransmitComplete();
+}
+
+void
+OwnedPacketArrival::Fire()
+{
+    FabricNetDevice* device = m_device;
+    FabricPacket* packet = m_packet;
+    Recycle();
+    device->Receive(packet);
+}
+
+void
+OwnedTransmitComplete::Fire()
+{
+    FabricNetDevice* device = m_device;
+    Recycle();
+    device->TransmitComplete();
 }
 
 // --- ns3::NetDevice boilerplate ------------------------------------------------------------

@@ -23,6 +23,7 @@ namespace ecngym
 
 class FabricNetDevice;
 class TransmitCompleteEvent;
+class OwnedTransmitComplete;
 
 /** Most queues (priorities) a port has: queue 0 is the control queue, 1..7 carry data. */
 constexpr uint8_t kMaxQueues = 8;
@@ -308,6 +309,7 @@ class FabricNetDevice : public NetDevice
 
   private:
     friend class TransmitCompleteEvent;
+    friend class OwnedTransmitComplete;
 
     struct Fifo
     {

@@ -64,6 +64,18 @@ def test_default_is_ours_and_bare_loop_runs_on_the_chosen_scheduler():
     assert _fabric.bare_event_loop_rate(20_000, SCHEDULERS["heap"]) > 0
 
 
+def test_the_wheel_runs_on_our_simulator_core_and_stock_schedulers_on_ns3s(make_fabric):
+    # The bit-identity test above therefore compares ours (scheduler and event loop) with stock ns-3.
+    topo = topology.leaf_spine(leaves=2, spines=2, hosts_per_leaf=2)
+    for scheduler, impl in [("timing_wheel", "ns3::ecngym::FabricSimulatorImpl"),
+                            ("priority_queue", "ns3::DefaultSimulatorImpl"),
+                            ("timing_wheel", "ns3::ecngym::FabricSimulatorImpl")]:
+        fab = make_fabric(topo, _flows(n=4, hosts=4), FabricConfig.preset("hpcc", scheduler=scheduler), seed=1)
+        assert fab.sim.simulator_impl == impl
+        assert fab.run("10ms")
+        fab.close()
+
+
 @pytest.mark.parametrize("value", ["wheel", "ns3::MapScheduler", 3, None])
 def test_unknown_scheduler_names_the_field(value):
     with pytest.raises(ConfigError, match=r"fabric\.scheduler.*timing_wheel"):
