@@ -89,6 +89,9 @@ class PredController:
         t_fcs: FCS period (§3.2: "1.25rtt").
         scaling: FCS's f(N): ``"N"`` (the paper's), ``"SqrtN"``, ``"NSquared"``.
         fcs_params: Further parameters of the fabric's ``pred`` policy (e.g. hashed counting).
+        adjust: ``False`` runs the four-slot trials and records each cycle's verdict but never moves
+            λ_QLA or minK ([ours]: a probe of the A/B test itself, e.g. whether its verdicts point
+            the right way on a scenario whose better direction is known).
         name: Name in tables (default: the mode, ``"pred"`` / ``"pred_only_fcs"`` / ``"pred_only_qla"``).
 
     Raises:
@@ -100,7 +103,7 @@ class PredController:
                  lambda_min_per_mb: float = 0.05, lambda_max_per_mb: float = 2.0, mink: Any = "10KB",
                  delta_mink: Any = "5KB", maxk: Any = "500KB", mink_mode: bool = True, t_qla: Any = "5rtt",
                  t_fcs: Any = "1.25rtt", scaling: str = "N", fcs_params: dict[str, Any] | None = None,
-                 name: str | None = None) -> None:
+                 adjust: bool = True, name: str | None = None) -> None:
         self.mode = params.choice("mode", mode, ("pred", "only_fcs", "only_qla"))
         self.beta = params.real("beta", beta, 0, 1)
         self.q_left_bytes = parse_bytes(q_left, "controller.q_left")
@@ -135,6 +138,7 @@ class PredController:
         if reserved:
             raise ConfigError(f"controller.fcs_params.{sorted(reserved)[0]}", "set by the controller's own parameters")
         self.fcs_params = dict(fcs_params or {})
+        self.adjust = params.choice("adjust", adjust, (True, False))
         self.name = name or ("pred" if mode == "pred" else f"pred_{mode}")
         self.interval_steps = 1
         self.log: list[dict[str, Any]] = []
@@ -238,6 +242,9 @@ class PredController:
         u1, u2, u3, u4 = self.utility
         up = (u1 > u2) & (u4 > u3)      # higher λ consistently better
         down = (u1 < u2) & (u4 < u3)    # lower λ consistently better
+        verdicts = np.where(up, "up", np.where(down, "down", "keep"))
+        if not self.adjust:
+            return verdicts
         lam_mode = ~self.in_mink_mode
         # λ mode: ±Δλ; falling below λ_min pins λ at λ_min and enters minK mode
         self.lam = np.where(lam_mode & up, np.minimum(self.lam + self.delta_lambda, self.lambda_max), self.lam)
@@ -256,7 +263,7 @@ class PredController:
                              self.mink)
         self.lam = np.where(leave, np.minimum(self.lambda_min + self.delta_lambda, self.lambda_max), self.lam)
         self.in_mink_mode = (mk & ~leave) | (below & self.mink_mode)
-        return np.where(up, "up", np.where(down, "down", "keep"))
+        return verdicts
 
     def _trial(self) -> tuple[np.ndarray, np.ndarray]:
         """(λ, minK) each port runs in the current slot."""

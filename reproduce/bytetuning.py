@@ -11,8 +11,11 @@ and +5.81 % throughput vs the DCQCN-based setting (−74…−79 % vs vendor / e
 bar (issue 9): queue lower at throughput within 5 % of the default. The greedy variant (the public
 tuner's pattern search) runs beside SA on the 2-to-1.
 
-Absolute Gbps and cells are testbed-specific (§5 [ours]); the telemetry period here is ~1 ms of
-simulated time (50 steps of 5 RTTs), not the paper's 1 s.
+The search runs the shipped config's whole compressed SA schedule (89 measurements; the paper's
+constants take 9170 iterations, ≥ 18,340 one-second measurements, §3.2) and then holds x_best.
+Absolute Gbps and cells are testbed-specific (§5 [ours]). One measurement window is 5-10 ms of
+simulated time (:data:`WINDOW_STEPS`, steps of 5 base RTTs), not the paper's 1 s: long enough that
+the default's queue varies by ≲ 15 % between windows (``window_noise``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ TITLE = "ByteTuning (Tan et al., IEEE TCC): SA watermark tuning vs the DCQCN-bas
 
 PAPER_QUEUE_CHANGE_PCT = -39.56   # §6.2, vs DCQCN-based, 2-to-1
 PAPER_THROUGHPUT_CHANGE_PCT = 5.81
+LONG_FLOW_SIZE = "1000GB"  # long enough never to end within a run (the paper's perftest streams)
 
 
 def scenario(kind: str, steps: int) -> tuple[str | None, dict[str, Any]]:
@@ -36,10 +40,11 @@ def scenario(kind: str, steps: int) -> tuple[str | None, dict[str, Any]]:
     none = {"workload": "none", "incast": {"degree": 0}}
     if kind == "leaf_spine":
         return "ecngym/RoceLeafSpine-v0", {"episode_steps": steps,
-                                           "workload": {**none, "long_lived": {"flows": 8, "receiver": 0}}}
+                                           "workload": {**none, "long_lived": {"flows": 8, "receiver": 0,
+                                                                               "size": LONG_FLOW_SIZE}}}
     n = int(kind.split("-")[0])
     return None, {"topology": {"kind": "incast_star", "hosts": n + 1}, "episode_steps": steps,
-                  "workload": {**none, "long_lived": {"flows": n, "receiver": n}}}
+                  "workload": {**none, "long_lived": {"flows": n, "receiver": n, "size": LONG_FLOW_SIZE}}}
 
 
 def run_controller(controller: Any, kind: str, steps: int, seed: int = 1) -> tuple[dict[str, Any], pd.DataFrame]:
@@ -60,24 +65,73 @@ def run_controller(controller: Any, kind: str, steps: int, seed: int = 1) -> tup
     return summary, pd.DataFrame(controller.log)
 
 
-def tune_and_compare(kind: str, variant: str, steps: int, window_steps: int) -> dict[str, float]:
-    """Tune on ``kind``, then replay the DCQCN start and x_best; queue / throughput changes in %."""
+#: Steps of one measurement window per scenario ([ours]; the paper's telemetry period is 1 s on a
+#: testbed, far beyond a simulated run). Chosen so that the DCQCN default's window-averaged queue
+#: varies by at most ~15 % between windows (coefficient of variation, measured by
+#: :func:`window_noise`; at the previous wave's 50-step (~1 ms) windows it was 0.47-0.59, which
+#: let single lucky windows steer the search).
+WINDOW_STEPS = {"2-to-1": 500, "16-to-1": 250, "leaf_spine": 250}
+#: The shipped SA config's compressed schedule (configs/controller/bytetuning.yaml).
+SA_SCHEDULE = {"iterations": 2, "cooling": 0.65, "temperature_scale": 1e-3}
+REPLAY_WINDOWS = 20
+
+
+def sa_measurements(iterations: int = 2, cooling: float = 0.65, t0: float = 100.0, t_goal: float = 0.01) -> int:
+    """Measurements Algorithm 1 takes: 1 + 2 x iterations x coolings (tem from t0 to <= t_goal)."""
+    coolings, tem = 0, t0
+    while tem > t_goal:
+        tem *= cooling
+        coolings += 1
+    return 1 + 2 * iterations * coolings
+
+
+def window_noise(kind: str, window_steps: int, windows: int = 20) -> float:
+    """Coefficient of variation of the DCQCN default's queue between measurement windows."""
+    from ecngym.baselines.bytetuning import ByteTuningController
+
+    hold = ByteTuningController(variant="hold", start="dcqcn", window_steps=window_steps, settle_steps=0)
+    _, log = run_controller(hold, kind, window_steps * (windows + 2))
+    q = log["queue_cells"].iloc[2:]
+    return float(q.std() / q.mean())
+
+
+def tune_and_compare(kind: str, variant: str, window_steps: int | None = None,
+                     measurements: int | None = None) -> dict[str, float]:
+    """Tune on ``kind`` until the search ends, then replay the DCQCN start and x_best.
+
+    Args:
+        kind: ``"2-to-1"``, ``"16-to-1"`` or ``"leaf_spine"``.
+        variant: ``"sa"`` (the shipped compressed schedule) or ``"greedy"``.
+        window_steps: Steps per measurement (default: :data:`WINDOW_STEPS`).
+        measurements: Measurements to run (default: the SA schedule's, plus 4 holding x_best).
+
+    Returns:
+        Queue / throughput of both replays, their changes in %, Eq. 14 of both under one normaliser.
+    """
     from ecngym.baselines.bytetuning import ByteTuningController
     from ecngym.baselines.registry import build_controller
 
+    window = window_steps or WINDOW_STEPS[kind]
+    settle = max(1, window // 10)
     cfg = {"_target_": "ecngym.baselines.bytetuning.ByteTuningController", "variant": variant,
-           "window_steps": window_steps, "settle_steps": max(1, window_steps // 10)}
-    if variant == "sa":  # the shipped config's compressed schedule
-        cfg.update(iterations=2, cooling=0.65, temperature_scale=1e-3)
+           "window_steps": window, "settle_steps": settle}
+    if variant == "sa":
+        cfg.update(SA_SCHEDULE)
+        n = measurements or sa_measurements(SA_SCHEDULE["iterations"], SA_SCHEDULE["cooling"]) + 4
     else:
         cfg.update(step=0.2, max_rounds=100)
+        n = measurements or sa_measurements(SA_SCHEDULE["iterations"], SA_SCHEDULE["cooling"]) + 4
     tuner = build_controller(cfg)
-    _, log = run_controller(tuner, kind, steps)
-    out: dict[str, Any] = {"measurements": len(log)}
+    _, log = run_controller(tuner, kind, n * (window + settle))
+    searched = log[log["phase"] != "hold"] if "phase" in log else log
+    out: dict[str, Any] = {"measurements": len(log), "search_measurements": len(searched),
+                           "sim_ms": n * (window + settle) * _interval_ns(kind) / 1e6, "window_steps": window,
+                           "accepted": int(searched.get("verdict", pd.Series(dtype=str)).isin(
+                               ["better", "worse_accepted", "moved"]).sum())}
     for name, start in (("dcqcn", "dcqcn"), ("tuned", tuner.best_vector)):
-        hold = ByteTuningController(variant="hold", start=start, window_steps=window_steps, settle_steps=0)
-        _, hold_log = run_controller(hold, kind, steps)
-        steady = hold_log.iloc[len(hold_log) // 5:]  # skip the start-up fifth
+        hold = ByteTuningController(variant="hold", start=start, window_steps=window, settle_steps=0)
+        _, hold_log = run_controller(hold, kind, window * (REPLAY_WINDOWS + 2))
+        steady = hold_log.iloc[2:]  # skip the start-up windows
         out[f"{name}_queue_cells"] = float(steady["queue_cells"].mean())
         out[f"{name}_throughput_gbps"] = float(steady["throughput_gbps"].mean())
     # Eq. 14 of the two settings under one normaliser (the better T, the lower Q of the pair)
@@ -89,39 +143,61 @@ def tune_and_compare(kind: str, variant: str, steps: int, window_steps: int) -> 
     return out
 
 
+def _interval_ns(kind: str) -> int:
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401
+    from ecngym.envs import EcnTuningEnv
+
+    env_id, kwargs = scenario(kind, 1)
+    env = gym.make(env_id, **kwargs) if env_id else EcnTuningEnv(**kwargs)
+    try:
+        return int(env.unwrapped.scenario.interval_ns)
+    finally:
+        env.close()
+
+
 def run(quick: bool = False) -> list[Claim]:
     """Tune SA on 2-to-1, 16-to-1 and the leaf-spine, greedy on 2-to-1; compare with DCQCN's setting."""
-    steps, window = (1200, 20) if quick else (5000, 50)
     kinds = ("2-to-1",) if quick else ("2-to-1", "16-to-1", "leaf_spine")
     claims = []
     for kind in kinds:
-        w = window if kind != "leaf_spine" else window // 2
-        r = tune_and_compare(kind, "sa", steps if kind != "leaf_spine" else steps // 2, w)
+        window = WINDOW_STEPS[kind] // (5 if quick else 1)
+        r = tune_and_compare(kind, "sa", window, measurements=30 if quick else None)
         held = bool(r["throughput_change_pct"] >= -5)
         claims.append(Claim(
             f"sa_{kind}", "ByteTuning's final setting lowers the queue vs DCQCN-based at ~equal throughput",
-            f"RoCEv2 {kind} long flows, 100 Gbps, {r['measurements']} measurements",
+            f"RoCEv2 {kind} long flows, 100 Gbps, {r['measurements']} measurements of {window} steps "
+            f"({r['sim_ms']:.0f} ms simulated)",
             "queue change %, throughput change %",
             f"{PAPER_QUEUE_CHANGE_PCT} / +{PAPER_THROUGHPUT_CHANGE_PCT}",
             f"{r['queue_change_pct']:.1f} / {r['throughput_change_pct']:+.2f}",
             bool(r["queue_change_pct"] < 0), bool(r["queue_change_pct"] < 0 and held),
             f"queue {r['dcqcn_queue_cells']:.0f} -> {r['tuned_queue_cells']:.0f} cells, throughput "
-            f"{r['dcqcn_throughput_gbps']:.1f} -> {r['tuned_throughput_gbps']:.1f} Gbps; Eq. 14 (common normaliser) "
-            f"{r['f_dcqcn']:.3f} -> {r['f_tuned']:.3f}"
-            + ("" if r["queue_change_pct"] < 0 else "; not reproduced: single ~1 ms windows of DCQCN's "
-               "oscillating queue are noisy, and the search's best-scoring vector does not hold up when replayed")))
+            f"{r['dcqcn_throughput_gbps']:.1f} -> {r['tuned_throughput_gbps']:.1f} Gbps; {r['accepted']} accepted "
+            f"moves in {r['search_measurements']} search measurements (the paper's schedule: 9170 iterations)"
+            + ("" if r["queue_change_pct"] < 0 else "; not reproduced: the search's best vector does not "
+               "hold a lower queue when replayed")))
         claims.append(Claim(
             f"objective_{kind}", "the objective (Eq. 14) improves over the DCQCN default", f"RoCEv2 {kind}",
             "Eq. 14 of the replayed settings, dcqcn -> tuned (max 1)", "improves",
             f"{r['f_dcqcn']:.3f} -> {r['f_tuned']:.3f}",
             bool(r["f_tuned"] > r["f_dcqcn"]), bool(r["f_tuned"] > r["f_dcqcn"])))
-    g = tune_and_compare("2-to-1", "greedy", steps, window)
+    window = WINDOW_STEPS["2-to-1"] // (5 if quick else 1)
+    g = tune_and_compare("2-to-1", "greedy", window, measurements=30 if quick else None)
     claims.append(Claim(
         "greedy_2-to-1", "the public tuner's greedy search (compared)",
         f"RoCEv2 2-to-1, {g['measurements']} measurements",
         "queue change %, throughput change %", "(no paper figure)",
         f"{g['queue_change_pct']:.1f} / {g['throughput_change_pct']:+.2f}", bool(g["queue_change_pct"] < 0),
         bool(g["queue_change_pct"] < 0 and g["throughput_change_pct"] >= -5),
-        "greedy probes every coordinate both ways per round (2 x knobs measurements per round): fewer moves per "
-        "episode than SA"))
+        f"queue {g['dcqcn_queue_cells']:.0f} -> {g['tuned_queue_cells']:.0f} cells; greedy probes every coordinate "
+        "both ways per round (2 x knobs measurements per round): fewer moves per episode than SA"))
+    if not quick:
+        old, ours = window_noise("16-to-1", 50), window_noise("16-to-1", WINDOW_STEPS["16-to-1"])
+        claims.append(Claim(
+            "window_noise", "[measurement, ours] the DCQCN default's queue between windows, 16-to-1",
+            "RoCEv2 16-to-1, 20 windows", "coefficient of variation: 50-step (~1 ms) window -> ours",
+            "(the paper: 1 s telemetry)", f"{old:.2f} -> {ours:.2f}", bool(ours < old), bool(ours <= 0.15),
+            "the window length is ours: the paper's 1 s period is out of reach of a simulated run"))
     return claims

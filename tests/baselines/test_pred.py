@@ -18,6 +18,7 @@ from ecngym.error import ConfigError
     ("controller.t_qla", {"t_qla": "fivertt"}), ("controller.t_fcs", {"t_fcs": "-1us"}),
     ("controller.scaling", {"scaling": "N3"}), ("controller.fcs_params.lambda_qla", {"fcs_params": {"lambda_qla": 1}}),
     ("controller.lambda_max_per_mb", {"mode": "only_qla", "lambda_max_per_mb": 3.0}),
+    ("controller.adjust", {"adjust": "no"}),
 ])
 def test_bad_parameters_name_the_field(field, kwargs):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
@@ -46,6 +47,13 @@ def test_mink_mode_raises_mink_on_lower_is_better_and_leaves_at_the_initial_mink
     assert list(pred.mink) == [15e3, 15e3, 10e3]          # down: +dminK; up: -dminK; up at the start: leave
     assert list(pred.in_mink_mode) == [True, True, False]
     assert np.allclose(pred.lam, [0.05, 0.05, 0.075])     # leaving resumes lambda += dl
+
+
+def test_adjust_false_records_verdicts_but_never_moves():
+    pred = PredController(adjust=False)
+    verdict = _decide(pred, [[2, 1, 1, 2], [1, 2, 2, 1]], [0.1, 0.05], [10e3] * 2, [False] * 2)
+    assert list(verdict) == ["up", "down"]
+    assert np.allclose(pred.lam, [0.1, 0.05]) and not pred.in_mink_mode.any()
 
 
 def _incast(n=4, steps=12, **extra):
