@@ -25,6 +25,22 @@ host-facing ports carried at least 10 % of the busiest switch's host-bound data 
 window). With ``all``, nearly idle switches add terms that flip between 1 and ~0.5 on a cell of
 queue, which drowns the signal of the congested one on a leaf-spine.
 
+**Fairness objective** (Eq. 15, ``objective: eq15``), for fairness-sensitive traffic::
+
+    f = Σ_flows [ β · T_now(i) / T_max(i) + (1 − β) · (Q_min + 1) / (Q_now + 1) ]
+        / ( γ · Σ_flows (T_now(i) − mean T_now)² + ε )
+
+The printed denominator, γ · Σ [T_now(flow_i) − T_now(flow_i)]², is identically 0; the spec reads
+it as the variance of the flows' throughput (§3.1 [ours]), in Gbps², with ε (``fairness_epsilon``,
+Gbps²) against a zero denominator and γ = ``fairness_gamma`` (never given). A "flow" is a sending
+host (its NIC port's data rate; in the long-flow scenarios one flow per sender) [ours]: switch
+telemetry has no per-flow rates. The queue of a flow is the queue of the objective's switches
+(all flows share the receiver-side queue) [ours].
+
+**Only switches on the traffic path** (§1.4 rule (a), ``path_only``): after the first measurement
+the switches whose controlled ports carried no data are left at the start vector and out of the
+search and of the objective; with ``per_switch`` this drops their coordinates.
+
 **Search** (``variant``):
 
 * ``"sa"`` — Algorithm 1 (§3.2): for each temperature, ``iterations`` times: re-measure x,
@@ -76,6 +92,7 @@ DEFAULT_BOUNDS: dict[str, list[Any]] = {"kmin_bytes": ["1KB", "1MB"], "kmax_byte
 
 Vector = dict[str, dict[str, float]]  # unit (layer or switch) -> knob -> value
 Search = Generator[Vector, float, None]
+Measurement = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]  # (T per switch, Q per switch, flow Gbps)
 
 
 class ByteTuningController:
@@ -105,6 +122,10 @@ class ByteTuningController:
         pfc_layers: Layers whose PFC knobs are tuned (``None`` = every layer but ``spine``, §1.4).
         per_switch: One vector per switch instead of per layer (no compression rule (c)).
         objective_switches: ``"all"`` or ``"receiver_side"`` (§1.4 rule (b)).
+        objective: ``"eq14"`` (throughput / latency, the paper's runs) or ``"eq15"`` (fairness).
+        fairness_gamma: γ of Eq. 15 (> 0; not given by the paper).
+        fairness_epsilon: ε of Eq. 15's denominator, Gbps² (> 0) [ours].
+        path_only: Tune only the switches on the traffic path (§1.4 rule (a)).
         queue_unit_bytes: Q is counted in these units (paper: 256 B cells).
         bounds: Per-knob ``[low, high]`` (bytes may be size strings); missing knobs use the defaults.
         best_by: How x_best is chosen: ``"single"`` (Algorithm 1: the best single measurement) or
@@ -124,7 +145,8 @@ class ByteTuningController:
                  step_max: float = 1.0, coords_per_move: int = 2, probe_others: int = 1, max_rounds: int = 100,
                  start: str | list[Any] = "dcqcn", start_pfc: dict[str, Any] | None = None,
                  tune: Sequence[str] = KNOBS, pfc_layers: Sequence[str] | None = None, per_switch: bool = False,
-                 objective_switches: str = "all", queue_unit_bytes: int = 256,
+                 objective_switches: str = "all", objective: str = "eq14", fairness_gamma: float = 1.0,
+                 fairness_epsilon: float = 1.0, path_only: bool = False, queue_unit_bytes: int = 256,
                  bounds: dict[str, Any] | None = None, best_by: str = "mean", seed: int = 0,
                  name: str | None = None) -> None:
         self.variant = params.choice("variant", variant, ("sa", "greedy", "hold"))
@@ -160,6 +182,10 @@ class ByteTuningController:
         self.pfc_layers = None if pfc_layers is None else [str(x) for x in pfc_layers]
         self.per_switch = bool(params.choice("per_switch", per_switch, (True, False)))
         self.objective_switches = params.choice("objective_switches", objective_switches, ("all", "receiver_side"))
+        self.objective = params.choice("objective", objective, ("eq14", "eq15"))
+        self.fairness_gamma = params.real("fairness_gamma", fairness_gamma, 0, low_inclusive=False)
+        self.fairness_epsilon = params.real("fairness_epsilon", fairness_epsilon, 0, low_inclusive=False)
+        self.path_only = bool(params.choice("path_only", path_only, (True, False)))
         self.queue_unit_bytes = params.whole("queue_unit_bytes", queue_unit_bytes, 1)
         self.bounds = self._bounds(bounds or {})
         self.best_by = params.choice("best_by", best_by, ("single", "mean"))
@@ -243,6 +269,9 @@ class ByteTuningController:
             raise ConfigError("controller.tune", f"{list(self.tune)} leaves nothing to tune on layers "
                                                  f"{self.units} (PFC is tuned on {pfc_layers})")
         self.x0 = self._start_vector()
+        self._unit_ports_all = list(self.unit_ports)
+        self.path_switches: np.ndarray | None = None
+        self.flow_t_max = np.zeros(0)
         # receiver_side: chosen from the first window's traffic (see _objective)
         self.switch_ids = np.unique(view.port_switches) if self.objective_switches == "all" else None
         self.t_max = self.q_min = np.zeros(0)
@@ -252,8 +281,8 @@ class ByteTuningController:
         self._record: dict[str, Any] = {}
         self._current: Vector = {}
         self.best = self.x0
-        self._history: dict[tuple[float, ...], tuple[Vector, list[tuple[np.ndarray, np.ndarray]]]] = {}
-        self._best_tq: tuple[np.ndarray, np.ndarray] | None = None
+        self._history: dict[tuple[float, ...], tuple[Vector, list[Measurement]]] = {}
+        self._best_tq: Measurement | None = None
         self._apply(next(self._search))
 
     def _start_vector(self) -> Vector:
@@ -291,19 +320,34 @@ class ByteTuningController:
         return x
 
     def _apply(self, x: Vector) -> None:
-        """Push vector ``x``: ECN through the action, PFC through the view (only what changed)."""
+        """Push vector ``x``: ECN through the action, PFC through the view (only what changed).
+
+        Ports left out of the search (``path_only``) keep the start vector.
+        """
         view = self.view
         kmin, kmax, pmax = (np.empty(len(view.ports)) for _ in range(3))
+        for u, ports in zip(self.units, self._unit_ports_all, strict=True):
+            kmin[ports], kmax[ports], pmax[ports] = (self.x0[u][k] for k in ECN_KNOBS)
         for u, ports, switches, has_pfc in zip(self.units, self.unit_ports, self.unit_switches, self.unit_has_pfc,
                                                strict=True):
             kmin[ports], kmax[ports], pmax[ports] = x[u]["kmin_bytes"], x[u]["kmax_bytes"], x[u]["pmax"]
             old = self._current.get(u)
-            if has_pfc and (old is None or old["alpha"] != x[u]["alpha"]
-                            or old["headroom_bytes"] != x[u]["headroom_bytes"]):
+            if has_pfc and len(switches) and (old is None or old["alpha"] != x[u]["alpha"]
+                                              or old["headroom_bytes"] != x[u]["headroom_bytes"]):
                 view.set_pfc(switches, x[u]["alpha"], x[u]["headroom_bytes"])
         self._action = view.encode(kmin, kmax, pmax)
         self._current = {u: dict(v) for u, v in x.items()}
-        self._steps_in, self._tx, self._queue = 0, [], []
+        self._steps_in, self._tx, self._queue, self._host_tx = 0, [], [], []
+
+    def _restrict_to_path(self, tx_bytes: np.ndarray) -> None:
+        """§1.4 rule (a): drop the switches whose controlled ports carried no data from the search."""
+        sw = self.view.port_switches
+        on_path = np.unique(sw[tx_bytes > 0])
+        self.unit_ports = [m & np.isin(sw, on_path) for m in self._unit_ports_all]
+        self.unit_switches = [np.intersect1d(s, on_path) for s in self.unit_switches]
+        active = {u for u, m in zip(self.units, self.unit_ports, strict=True) if m.any()}
+        self.coords = [c for c in self.coords if c[0] in active] or self.coords
+        self.path_switches = on_path
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
         """The action of the vector under measurement."""
@@ -316,40 +360,62 @@ class ByteTuningController:
             return
         tel, ports = info["telemetry"], info["ports"]
         self._tx.append(tel["tx_data_bytes"][ports].astype(np.float64))
+        self._host_tx.append(tel["tx_data_bytes"][self.view.host_ports].astype(np.float64))
         self._queue.append(tel["mean_queue_bytes"][ports].astype(np.float64))
         if len(self._tx) < self.window_steps:
             return
-        f, t_now, q_now = self._objective(np.mean(self._tx, axis=0), np.mean(self._queue, axis=0))
-        self._last_tq = (t_now, q_now)
+        tx_mean = np.mean(self._tx, axis=0)
+        if self.path_only and self.path_switches is None:
+            self._restrict_to_path(tx_mean)
+        f, t_now, q_now = self._objective(tx_mean, np.mean(self._queue, axis=0), np.mean(self._host_tx, axis=0))
+        self._last_tq = (t_now, q_now, getattr(self, "_last_flows", None) if self.objective == "eq15" else None)
         self._history.setdefault(self._key(self._current), (self._current, []))[1].append(self._last_tq)
-        self.log.append({"time_ns": int(info["time_ns"]), **self._record, "f": f,
+        flows = self._last_tq[2]
+        fair = {} if flows is None or not (flows > 0).any() else {"flow_gbps_std": float(np.std(flows[flows > 0]))}
+        self.log.append({"time_ns": int(info["time_ns"]), **self._record, "f": f, **fair,
                          "throughput_gbps": float(t_now.sum() / 1e9), "queue_cells": float(q_now.sum()),
                          **{f"{u}.{k}": v for u, x in self._current.items() for k, v in x.items()
                             if (u, k) in self.coords}})
         self._apply(self._search.send(f))
 
-    def _objective(self, tx_bytes: np.ndarray, queue_bytes: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-        """Eq. 14 over the objective's switches; updates the historical T_max / Q_min."""
+    def _objective(self, tx_bytes: np.ndarray, queue_bytes: np.ndarray,
+                   host_tx_bytes: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """Eq. 14 (or 15) over the objective's switches; updates the historical T_max / Q_min."""
         sw = self.view.port_switches
         if self.switch_ids is None:  # receiver side: host-facing ports carry >= 10 % of the busiest's data
             to_host = np.where(self.view.port_to_host, tx_bytes, 0.0)
             per_switch = np.array([to_host[sw == s].sum() for s in np.unique(sw)])
             busy = per_switch >= 0.1 * per_switch.max() if per_switch.max() > 0 else per_switch >= 0
             self.switch_ids = np.unique(sw)[busy]
-        if len(self.t_max) != len(self.switch_ids):
-            self.t_max, self.q_min = np.zeros(len(self.switch_ids)), np.full(len(self.switch_ids), np.inf)
-        t_now = np.array([tx_bytes[sw == s].sum() * 8e9 / self.view.interval_ns for s in self.switch_ids])
-        q_now = np.array([queue_bytes[sw == s].sum() / self.queue_unit_bytes for s in self.switch_ids])
+        ids = self.switch_ids if self.path_switches is None else np.intersect1d(self.switch_ids, self.path_switches)
+        if len(self.t_max) != len(ids):
+            self.t_max, self.q_min = np.zeros(len(ids)), np.full(len(ids), np.inf)
+        t_now = np.array([tx_bytes[sw == s].sum() * 8e9 / self.view.interval_ns for s in ids])
+        q_now = np.array([queue_bytes[sw == s].sum() / self.queue_unit_bytes for s in ids])
         self.t_max = np.maximum(self.t_max, t_now)
         self.q_min = np.minimum(self.q_min, q_now)
+        if self.objective == "eq15":
+            flow_gbps = host_tx_bytes * 8 / self.view.interval_ns
+            if len(self.flow_t_max) != len(flow_gbps):
+                self.flow_t_max = np.zeros(len(flow_gbps))
+            self.flow_t_max = np.maximum(self.flow_t_max, flow_gbps)
+            self._last_flows = flow_gbps
         return self._score(t_now, q_now), t_now, q_now
 
-    def _score(self, t_now: np.ndarray, q_now: np.ndarray) -> float:
-        """Eq. 14 of one measurement under the current historical T_max / Q_min."""
-        t_term = np.divide(t_now, self.t_max, out=np.ones_like(t_now), where=self.t_max > 0)
-        return float(np.sum(self.beta * t_term + (1 - self.beta) * (self.q_min + 1) / (q_now + 1)))
+    def _score(self, t_now: np.ndarray, q_now: np.ndarray, flows_gbps: np.ndarray | None = None) -> float:
+        """Eq. 14 (or Eq. 15) of one measurement under the current historical normalisers."""
+        q_term = (self.q_min + 1) / (q_now + 1)
+        if self.objective == "eq14":
+            t_term = np.divide(t_now, self.t_max, out=np.ones_like(t_now), where=self.t_max > 0)
+            return float(np.sum(self.beta * t_term + (1 - self.beta) * q_term))
+        flows = self._last_flows if flows_gbps is None else flows_gbps
+        sending = self.flow_t_max > 0  # hosts that send at all ([ours]: the receiver is not a flow)
+        t_flow = flows[sending] / self.flow_t_max[sending]
+        numerator = np.sum(self.beta * t_flow + (1 - self.beta) * float(np.sum(q_term)))
+        spread = float(np.sum((flows[sending] - flows[sending].mean()) ** 2)) if sending.any() else 0.0
+        return float(numerator / (self.fairness_gamma * spread + self.fairness_epsilon))
 
-    def _beats_best(self, tq: tuple[np.ndarray, np.ndarray]) -> bool:
+    def _beats_best(self, tq: Measurement) -> bool:
         """Whether a measurement scores at least x_best's, both under today's normalisers ([ours]).
 
         The first measurement sets T_max and Q_min and so scores the maximum n; compared by the f

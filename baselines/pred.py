@@ -22,6 +22,14 @@ Units: λ in probability per MB of queue above minK (pred.md §1.2 [OUR CHOICE])
 Φ (§3.3 [AMBIG]): ``"linear"`` (1 up to q_left, linear to 0 at maxK; the env's ``pred`` reward
 uses the same) or ``"inverse"`` (min(1, q_left / q̄)).
 
+Utility (``utility``): ``"paper"`` is U above; ``"t2"`` is the Tofino-2 data-plane reward (§3.3,
+Fig. 12), which has no division: reward = qdepth_left + out_pkts, the remaining queue
+(``t2_max_queue`` − q̄, in packets) plus the data packets sent in the slot. The paper's cap ("above
+5000 it is capped at 6000") is inconsistent [AMBIG]; only differences between slots matter, so the
+constant cancels and the reward compares packets sent against packets queued one for one. The T2
+code steps Pmax by Pmax_step at fixed minK / maxK, which is a λ step of Pmax_step / (maxK − minK):
+the λ machinery here with Δλ = Pmax_step / (maxK − minK) (Pmax_step is not given).
+
 Modes (the paper's ablations, §4.2 / Fig. 18):
 
 * ``"pred"``: FCS + QLA.
@@ -89,6 +97,10 @@ class PredController:
         t_fcs: FCS period (§3.2: "1.25rtt").
         scaling: FCS's f(N): ``"N"`` (the paper's), ``"SqrtN"``, ``"NSquared"``.
         fcs_params: Further parameters of the fabric's ``pred`` policy (e.g. hashed counting).
+        utility: ``"paper"`` (β · R/C + (1 − β) · Φ(q̄)) or ``"t2"`` (the Tofino-2 reward, above).
+        t2_max_queue: The T2 reward's maximum queue (§3.3 Fig. 12: 6000 packets; "6000pkt" is
+            6000 of ``packet_bytes``); it cancels in the A/B comparisons.
+        packet_bytes: Bytes of one packet for the T2 reward's queue (our 1000 B payload + 48 B).
         adjust: ``False`` runs the four-slot trials and records each cycle's verdict but never moves
             λ_QLA or minK ([ours]: a probe of the A/B test itself, e.g. whether its verdicts point
             the right way on a scenario whose better direction is known).
@@ -103,6 +115,7 @@ class PredController:
                  lambda_min_per_mb: float = 0.05, lambda_max_per_mb: float = 2.0, mink: Any = "10KB",
                  delta_mink: Any = "5KB", maxk: Any = "500KB", mink_mode: bool = True, t_qla: Any = "5rtt",
                  t_fcs: Any = "1.25rtt", scaling: str = "N", fcs_params: dict[str, Any] | None = None,
+                 utility: str = "paper", t2_max_queue: float = 6000, packet_bytes: Any = "1048B",
                  adjust: bool = True, name: str | None = None) -> None:
         self.mode = params.choice("mode", mode, ("pred", "only_fcs", "only_qla"))
         self.beta = params.real("beta", beta, 0, 1)
@@ -139,6 +152,11 @@ class PredController:
             raise ConfigError(f"controller.fcs_params.{sorted(reserved)[0]}", "set by the controller's own parameters")
         self.fcs_params = dict(fcs_params or {})
         self.adjust = params.choice("adjust", adjust, (True, False))
+        self.utility_kind = params.choice("utility", utility, ("paper", "t2"))
+        self.t2_max_queue = params.real("t2_max_queue", t2_max_queue, 0, low_inclusive=False)
+        self.packet_bytes = parse_bytes(packet_bytes, "controller.packet_bytes")
+        if self.packet_bytes < 1:
+            raise ConfigError("controller.packet_bytes", f"must be >= 1 B, got {packet_bytes!r}")
         self.name = name or ("pred" if mode == "pred" else f"pred_{mode}")
         self.interval_steps = 1
         self.log: list[dict[str, Any]] = []
@@ -176,6 +194,7 @@ class PredController:
         self.utility = np.zeros((4, n))
         self.slot = -1  # the first act starts slot 0
         self._tx, self._queue_ns, self._span_ns, self._flows = np.zeros(n), np.zeros(n), 0, np.zeros(n)
+        self._pkts = np.zeros(n)
         self.log = []
         self._pushed: dict[int, tuple[float, float]] = {}
         if self.mode == "only_qla":
@@ -193,6 +212,7 @@ class PredController:
         tel, ports = info["telemetry"], info["ports"]
         span = int(tel["interval_end_ns"] - tel["interval_start_ns"])
         self._tx += tel["tx_data_bytes"][ports]
+        self._pkts += tel["tx_data_packets"][ports]
         self._queue_ns += tel["mean_queue_bytes"][ports] * span
         self._span_ns += span
         count = tel.get("pred.flow_count")
@@ -206,7 +226,7 @@ class PredController:
         if self.slot >= 0 and self._span_ns > 0:
             self._score_slot(int(info["time_ns"]))
         self.slot = (self.slot + 1) % 4
-        self._tx[:], self._queue_ns[:], self._span_ns = 0, 0, 0
+        self._tx[:], self._queue_ns[:], self._span_ns, self._pkts[:] = 0, 0, 0, 0
         self._push_trial()
         return self._action
 
@@ -223,7 +243,10 @@ class PredController:
         trial = self._trial()  # what ran in the slot that ended (before the decision moves λ)
         r_over_c = self._tx * 8e9 / (view.port_rates_bps * self._span_ns)
         q_bar = self._queue_ns / self._span_ns
-        u = self.utility_of(r_over_c, q_bar)
+        if self.utility_kind == "t2":
+            u = (self.t2_max_queue - q_bar / self.packet_bytes) + self._pkts
+        else:
+            u = self.utility_of(r_over_c, q_bar)
         self.utility[self.slot] = u
         verdict = np.full(len(u), "", dtype=object)
         if self.slot == 3:
@@ -235,6 +258,7 @@ class PredController:
                              "lambda_qla_per_mb": float(self.lam[i]), "mink_bytes": float(self.mink[i]),
                              "mink_mode": bool(self.in_mink_mode[i]), "utility": float(u[i]),
                              "goodput_fraction": float(r_over_c[i]), "queue_bytes": float(q_bar[i]),
+                             "packets_sent": float(self._pkts[i]),
                              "flow_count": float(self._flows[i]), "verdict": verdict[i]})
 
     def _decide(self) -> np.ndarray:

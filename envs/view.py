@@ -10,6 +10,7 @@ Controllers (baselines and learning agents) read what they need here instead of 
 | ``port_rates_bps`` | line rate of each controlled port | bit/s |
 | ``port_switches`` | switch index of each controlled port (for :meth:`set_pfc`) | |
 | ``port_to_host`` | whether the port's link goes to a host (the receiver side) | |
+| ``host_ports`` | fabric-wide ids of the hosts' NIC ports (telemetry there = what each host sends) | |
 | ``units`` / ``unit_of_port`` | what one action entry sets (``"all"``, a layer, a port) and each port's unit | |
 | ``interval_ns`` | one env step of simulated time | ns |
 | ``base_rtt_ns`` | largest host-to-host base RTT of the topology | ns |
@@ -60,6 +61,9 @@ class EnvView:
         peers = np.empty(2 * len(topo.link_a), dtype=np.int64)
         peers[0::2], peers[1::2] = topo.link_b, topo.link_a
         self.port_to_host: np.ndarray = peers[sc.ports] < topo.num_hosts
+        nodes = np.empty_like(peers)
+        nodes[0::2], nodes[1::2] = topo.link_a, topo.link_b
+        self.host_ports: np.ndarray = np.flatnonzero(nodes < topo.num_hosts)
         self.switch_layers: list[str] = list(topo.switch_layers)
         self.interval_ns: int = int(sc.interval_ns)
         self.base_rtt_ns: int = int(sc.base_rtt_ns)

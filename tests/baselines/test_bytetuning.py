@@ -35,6 +35,8 @@ def run(controller, scenario, seed=1):
     ("controller.bounds.ttl", {"bounds": {"ttl": [1, 2]}}),
     ("controller.start", {"start": "magic"}), ("controller.start_pfc.alpha", {"start_pfc": {"alpha": -1}}),
     ("controller.objective_switches", {"objective_switches": "spine"}), ("controller.seed", {"seed": -1}),
+    ("controller.objective", {"objective": "eq16"}), ("controller.fairness_gamma", {"fairness_gamma": 0}),
+    ("controller.fairness_epsilon", {"fairness_epsilon": -1}), ("controller.path_only", {"path_only": "yes"}),
 ])
 def test_bad_parameters_name_the_field(field, kwargs):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
@@ -93,3 +95,39 @@ def test_spine_runs_without_pfc_tuning_on_the_leaf_spine():
     knobs = {f"{u}.{k}" for u, k in bt.coords}
     assert "leaf.alpha" in knobs and "leaf.headroom_bytes" in knobs and "spine.kmin_bytes" in knobs
     assert "spine.alpha" not in knobs and "spine.headroom_bytes" not in knobs
+
+
+def test_eq15_scores_a_fairer_split_higher():
+    bt = ByteTuningController(objective="eq15")
+    bt.t_max, bt.q_min, bt.flow_t_max = np.array([100e9]), np.array([10.0]), np.array([60.0, 60.0, 0.0])
+    fair = bt._score(np.array([100e9]), np.array([10.0]), np.array([50.0, 50.0, 0.0]))
+    unfair = bt._score(np.array([100e9]), np.array([10.0]), np.array([60.0, 40.0, 0.0]))
+    # numerator 2 x (0.5 x 50/60 + 0.5) over eps 1 vs (0.5 + 0.5 x 40/60 + 1) over 1 x 200 + 1
+    assert fair == pytest.approx(2 * (0.5 * 50 / 60 + 0.5)) and unfair == pytest.approx((0.5 + 0.5 * 40 / 60 + 1) / 201)
+
+
+def test_eq15_tunes_on_the_senders_rates():
+    bt = ByteTuningController(objective="eq15", window_steps=2, settle_steps=1, iterations=1, cooling=0.5,
+                              final_temperature=50.0, temperature_scale=1e-3, seed=1)
+    run(bt, n_to_1(2, 30))
+    log = pd.DataFrame(bt.log)
+    assert len(log) == 10 and np.isfinite(log["f"]).all()
+    assert (log["flow_gbps_std"] >= 0).all() and (log["throughput_gbps"] > 50).any()
+
+
+def test_path_only_leaves_switches_without_traffic_out_of_the_search(tmp_path):
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401
+    from ecngym.workloads import Trace
+
+    trace = tmp_path / "one_flow.parquet"  # host 1 -> host 0: both under leaf 0, no spine on the path
+    Trace.from_flows(pd.DataFrame({"src": [1], "dst": [0], "size_bytes": [10**9], "start_ns": [0]})).save(trace)
+    bt = ByteTuningController(window_steps=2, settle_steps=0, per_switch=True, path_only=True, iterations=1,
+                              cooling=0.5, final_temperature=50.0, temperature_scale=1e-3)
+    env = gym.make("ecngym/RoceLeafSpine-v0", episode_steps=12, trace=str(trace), **bt.env_overrides(None))
+    run_episode(env, bt, seed=0)
+    env.close()
+    units = {u for u, _ in bt.coords}
+    assert len(bt.path_switches) == 1 and units == {f"switch{bt.path_switches[0]}"}
+    assert len(units) < len(bt.units)

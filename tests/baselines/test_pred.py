@@ -18,7 +18,8 @@ from ecngym.error import ConfigError
     ("controller.t_qla", {"t_qla": "fivertt"}), ("controller.t_fcs", {"t_fcs": "-1us"}),
     ("controller.scaling", {"scaling": "N3"}), ("controller.fcs_params.lambda_qla", {"fcs_params": {"lambda_qla": 1}}),
     ("controller.lambda_max_per_mb", {"mode": "only_qla", "lambda_max_per_mb": 3.0}),
-    ("controller.adjust", {"adjust": "no"}),
+    ("controller.adjust", {"adjust": "no"}), ("controller.utility", {"utility": "t3"}),
+    ("controller.t2_max_queue", {"t2_max_queue": 0}), ("controller.packet_bytes", {"packet_bytes": "0B"}),
 ])
 def test_bad_parameters_name_the_field(field, kwargs):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
@@ -114,3 +115,17 @@ def test_t_qla_must_be_whole_env_steps():
     with pytest.raises(ConfigError, match="controller.t_qla"):
         PredController(t_qla="7.5rtt").reset(env)
     env.close()
+
+
+def test_t2_reward_counts_packets_sent_against_packets_queued():
+    from ecngym.baselines.registry import build_controller
+
+    pred = build_controller({"_target_": "ecngym.baselines.pred.PredController", "utility": "t2"})
+    env = _incast()
+    run_episode(env, pred, seed=1)
+    env.close()
+    log = pd.DataFrame(pred.log)
+    busy = log[log["goodput_fraction"] > 0.5]
+    # reward = 6000 - queue (packets of 1048 B) + data packets sent in the slot
+    expected = 6000 - busy["queue_bytes"] / 1048 + busy["packets_sent"]
+    assert len(busy) and np.allclose(busy["utility"], expected) and (busy["packets_sent"] > 100).all()
