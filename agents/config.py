@@ -46,6 +46,7 @@ class RllibParams(ConfigModel):
 
     train_batch_size: Whole(1)
     num_env_runners: Whole(0, 4096)
+    rollout_fragment_length: Whole(1, 10**6)
 
 
 class AccConfig(ConfigModel):

@@ -10,7 +10,10 @@ Per agent (one per port, weights shared by all, §3.1 [OURS]), once per monitori
    averaged over the interval (§3.2). Δt is 15 base RTTs while a long flow (>= 100 KB delivered)
    is active and 5 otherwise: the env's adaptive interval (``env.interval_short``), driven by its
    long-flow flag (``info["long_flow"]``).
-2. **Decision module** (a small DQN on {S_t, S^save}): trigger ∈ {0, 1}.
+2. **Decision module** (a small DQN on {S_t, S^save}): trigger ∈ {0, 1}. Before the first
+   trigger of an episode there is no S^save / a^save to compare with and keep ([UNSPEC]): with
+   ``initial_trigger`` (default, [OURS]) the first interval triggers the policy generator without
+   the decision module; without it a^save starts as the fabric's static template.
 3. trigger = 0: keep executing a^save; the policy generator does not run.
    trigger = 1: the **policy generator** (a six-layer DDQN) picks a_t = argmax_a Q(S_t, a);
    S^save, a^save <- S_t, a_t.
@@ -185,6 +188,9 @@ class LaecnAgent:
         self.decisions = 0  # agent decisions so far (drives ε)
         self.saved_state: np.ndarray | None = None
         self.saved_action: np.ndarray | None = None
+        # runs trained before the option existed started from the static template
+        self.initial_trigger = bool(cfg.get("initial_trigger", False))
+        self._must_trigger = False
 
     def epsilon(self) -> float:
         """ε: linear from ``exploration_initial_eps`` to ``exploration_final_eps`` over the first decisions."""
@@ -193,9 +199,14 @@ class LaecnAgent:
         return float(c["exploration_initial_eps"] + frac * (c["exploration_final_eps"] - c["exploration_initial_eps"]))
 
     def begin(self, states: np.ndarray) -> None:
-        """New episode: S^save = S_0, a^save = the static template, for every agent."""
+        """New episode: S^save = S_0, a^save = the static template, for every agent.
+
+        With ``initial_trigger`` the first :meth:`step` then triggers the policy generator for every
+        agent (there is no S^save / a^save of this episode yet, laecn.md §3.1 [UNSPEC]).
+        """
         self.saved_state = states.copy()
         self.saved_action = np.full(len(states), self.static_action, dtype=np.int64)
+        self._must_trigger = self.initial_trigger
 
     def _greedy(self, q: np.ndarray, eps: float) -> np.ndarray:
         choice = q.argmax(axis=1)
@@ -216,10 +227,15 @@ class LaecnAgent:
             (actions to execute per agent, trigger per agent, the decision module's input).
         """
         x = np.concatenate([states, self.saved_state], axis=1)
-        trigger = self._greedy(self.decision.q_values(x), eps)
         if counter is not None:
             counter.decisions += len(states)
-            counter.forward(len(states), self.decision.flops)
+        if self._must_trigger:  # the episode's first interval: nothing saved to keep yet
+            trigger = np.ones(len(states), dtype=np.int64)
+            self._must_trigger = False
+        else:
+            trigger = self._greedy(self.decision.q_values(x), eps)
+            if counter is not None:
+                counter.forward(len(states), self.decision.flops)
         fired = np.flatnonzero(trigger == 1)
         if len(fired):
             self.saved_action[fired] = self._greedy(self.policy.q_values(states[fired]), eps)

@@ -35,7 +35,7 @@ def _agent(obs_dim=15, n_actions=5, **over):
 
 
 def test_decision_module_can_skip_the_policy():
-    agent = _agent()
+    agent = _agent(initial_trigger=False)  # a^save starts as the static template
     states = np.random.default_rng(0).random((4, 15), dtype=np.float32)
     agent.begin(states)
     with torch.no_grad():  # a decision net that always prefers "keep"
@@ -54,6 +54,25 @@ def test_decision_module_can_skip_the_policy():
     assert trigger.all() and counter.extra["policy_forward_passes"] == 4
     np.testing.assert_array_equal(actions, agent.policy.q_values(states).argmax(1))
     np.testing.assert_array_equal(agent.saved_state, states)  # S^save <- S_t on a trigger
+
+
+def test_first_interval_triggers_the_policy_then_the_decision_module_gates_it():
+    agent = _agent()  # initial_trigger (the default): no S^save / a^save before the first trigger
+    states = np.random.default_rng(1).random((3, 15), dtype=np.float32)
+    with torch.no_grad():  # a decision net that always prefers "keep"
+        agent.decision.net[-1].bias[:] = torch.tensor([10.0, -10.0])
+        agent.decision.net[-1].weight.zero_()
+    for episode in range(2):  # every episode starts with the policy's choice
+        agent.begin(states)
+        counter = InferenceCounter()
+        actions, trigger, _ = agent.step(states, eps=0.0, counter=counter)
+        assert trigger.all() and counter.extra["policy_forward_passes"] == 3
+        assert counter.forward_passes == 3  # the policy only: the decision module had nothing to compare
+        first = agent.policy.q_values(states).argmax(1)
+        np.testing.assert_array_equal(actions, first)
+        later, trigger, _ = agent.step(states * 0.5, eps=0.0, counter=counter)
+        assert not trigger.any() and counter.forward_passes == 6  # now the decision module runs, keeps a^save
+        np.testing.assert_array_equal(later, first)
 
 
 def test_trigger_penalty_enters_only_the_decision_reward():
