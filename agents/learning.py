@@ -9,6 +9,8 @@ held-out traces (seeds disjoint from training, checked); the figures per control
 * ``afct_us``: average flow completion time of the finished flows; ``p99_small_slowdown``:
   p99 FCT slowdown of flows < 100 KB;
 * ``trigger_rate`` (LAECN / HAECN): policy-generator runs per agent decision;
+* PRED (``pred``, at its T_QLA = 5 base RTTs over the same simulated time) beside them, for
+  its inference cost (no network: its cost is ``act_wall_s_per_sim_s``);
 * ``forward_passes_per_sim_s`` (every network evaluation, LAECN's decision module included),
   ``policy_forward_passes_per_sim_s`` (the policy Q-network only: ACC's every decision, LAECN's
   when triggered), ``flops_per_sim_s``, ``decisions_per_sim_s``, ``act_wall_s_per_sim_s``.
@@ -94,6 +96,8 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = (
     from ecngym.agents import learned_controller, train_agent
     from ecngym.agents.common import agent_config
     from ecngym.baselines import StaticEcnController
+    from ecngym.baselines.pred import PredController
+    from ecngym.envs.config import EnvConfig
     from ecngym.envs.registration import scenario_config
 
     out_dir = Path(out_dir)
@@ -126,6 +130,11 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = (
         figures = {}
         for name, setting in (("static_default", "env_default"), ("static_dcqcn", "dcqcn")):
             figures[name] = evaluate(StaticEcnController(setting), env_cfg, list(eval_seeds))
+        # PRED (pred.md §3) at its own T_QLA = 5 base RTTs: 5 RTT steps over the same simulated time
+        # (the same traces, checked below); its inference cost beside the learners'
+        steps = EnvConfig.from_dict(env_cfg).episode_steps
+        figures["pred"] = evaluate(PredController(), {**env_cfg, "interval": "5rtt", "episode_steps": 3 * steps},
+                                   list(eval_seeds))
         for name, path in runs.items():
             figures[name] = evaluate(learned_controller(name.split("_")[0], str(path)), env_cfg, list(eval_seeds))
         hashes = {name: [e["trace_hash"] for e in f["episodes"]] for name, f in figures.items()}

@@ -28,8 +28,8 @@ def run_episode(env: Any, controller: Any, seed: int | None = None,
     * ``forward_passes`` / ``flops``: network evaluations (per agent) and their dense-layer FLOPs
       (0 for controllers without a network); learned controllers may add their own counts
       (LAECN: ``policy_forward_passes``);
-    * ``act_wall_s``: wall time spent in ``act`` (inference, feature grouping, the controller's
-      own logic);
+    * ``act_wall_s``: wall time spent in ``act`` and ``observe`` (inference, feature grouping, the
+      controller's own logic);
     * the same per simulated second: ``decisions_per_sim_s``, ``forward_passes_per_sim_s``,
       ``flops_per_sim_s``, ``act_wall_s_per_sim_s``.
 
@@ -55,8 +55,10 @@ def run_episode(env: Any, controller: Any, seed: int | None = None,
             calls += 1
             next_decision = step + max(1, int(getattr(controller, "interval_steps", 1)))
         obs, reward, terminated, truncated, info = env.step(action)
-        if observe is not None:
+        if observe is not None:  # the controller's own per-step work counts as its cost too
+            start = time.perf_counter()
             observe(obs, info)
+            act_wall += time.perf_counter() - start
         total += reward
         if on_step is not None:
             on_step(step, reward, info)
