@@ -51,7 +51,7 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         limit_threads(threads)
         out_dir.mkdir(parents=True, exist_ok=True)
         env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
-        path = train_acc_rllib({**env_cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent, out_dir,
+        path, episodes = train_acc_rllib({**env_cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent, out_dir,
                                ray_address=ray_address, **common)
         from ecngym.envs.scenario import EcnScenario
 
@@ -60,9 +60,7 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
                                   "env": agent["env"], "env_config": env_cfg.as_dict(), "seed": seed,
                                   "n_actions": n_actions, "final_eps": agent["hyperparams"]["exploration_final_eps"],
                                   "checkpoint": str(path), "timesteps": timesteps,
-                                  # RLlib's env runners draw their own traces: not recorded, eval cannot
-                                  # check them (pick eval seeds far from the training seed)
-                                  "episodes": []})
+                                  "episodes": episodes})  # every env runner's traces: eval refuses them
         return path
     if name in ("laecn", "haecn"):
         if framework != "sb3":

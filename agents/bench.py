@@ -13,8 +13,11 @@ For each algorithm, in a fresh process (so thread settings do not leak between m
 ``--threads`` sets threads per torch / BLAS pool (default: the training default, 1; 0 = the
 libraries' own defaults, which is what training used before the thread fix);
 ``--compare-defaults`` measures both. ``--rllib 1,2`` adds RLlib's ACC (multi-agent DQN) sampling
-throughput with 1 and 2 env-runner processes (one fabric each; learning held off) and the
-speedup. The last line is one JSON object.
+throughput with 1 and 2 env-runner processes (:func:`rllib_sampling`: each runner its own process
+with one fabric and one thread, every runner sampling ``--steps`` env steps at once while the
+driver waits, warm-up excluded) and the speedup over the first count. On a machine with fewer
+free cores than runners the speedup cannot reach the runner count: the table prints the load
+average before the run. The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ def _env_only(env: Any, steps: int, action: Any) -> float:
 
 def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
     """Env-only and training env steps/s of one algorithm in this process."""
+    from ecngym.agents.sb3 import unchecked_distributions
     from ecngym.agents.threads import limit_threads
 
     limit_threads(threads)
@@ -54,12 +58,12 @@ def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
     if algorithm in ("ppo", "dqn"):
         from stable_baselines3.common.env_util import make_vec_env
 
-        from ecngym.agents.sb3 import algorithm_class
+        from ecngym.agents.sb3 import algorithm_class, in_process_vec_env_class
 
         env = gym.make(ENV_ID)
         out["env_steps_per_s"] = _env_only(env, steps, env.unwrapped.static_action())
         env.close()
-        venv = make_vec_env(lambda: gym.make(ENV_ID), n_envs=1, seed=0)
+        venv = make_vec_env(lambda: gym.make(ENV_ID), n_envs=1, seed=0, vec_env_cls=in_process_vec_env_class())
         model = algorithm_class(algorithm)("MlpPolicy", venv, seed=0, device="cpu", verbose=0)
     else:
         from ecngym.agents.acc import make_shared_vec_env
@@ -85,7 +89,8 @@ def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
         model = DoubleDQN("MlpPolicy", venv, seed=0, device="cpu", verbose=0, **hyper)
     per_step = venv.num_envs  # SB3 counts one timestep per sub-env (per agent for ACC)
     start = time.perf_counter()
-    model.learn(total_timesteps=steps * per_step)
+    with unchecked_distributions():  # as ecngym train
+        model.learn(total_timesteps=steps * per_step)
     wall = time.perf_counter() - start
     venv.close()
     out["train_env_steps"] = model.num_timesteps // per_step
@@ -94,11 +99,32 @@ def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
     return out
 
 
-def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
-    """Env steps/s of RLlib's ACC (multi-agent DQN) sampling with ``runners`` env-runner processes.
+def _runner_sample(runner: Any, env_steps: int) -> tuple[int, float]:
+    """(env steps sampled, wall seconds) of one env runner's ``sample`` call (runs in the runner)."""
+    start = time.perf_counter()
+    episodes = runner.sample(num_timesteps=env_steps, explore=True)
+    return sum(e.env_steps() for e in episodes), time.perf_counter() - start
 
-    Learning is held off (warm-up longer than the run), so the figure is the env runners'
-    sampling throughput: what adding processes (one fabric each) buys.
+
+def _runner_threads(runner: Any, threads: int) -> int:
+    """Limit the runner process's thread pools (as training does); its torch thread count."""
+    import torch
+
+    from ecngym.agents.threads import limit_threads
+
+    limit_threads(threads)
+    return torch.get_num_threads()
+
+
+def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
+    """Env steps/s that ``runners`` RLlib env runners sample in parallel for ACC (multi-agent DQN).
+
+    What is timed: every remote env runner (its own process, one fabric, one torch / BLAS thread)
+    samples ``steps`` env steps with the ACC RLModule's exploring forward pass, all at once; the
+    driver only waits for them (no learner, no replay buffer, no episode transfer: each runner
+    returns two numbers). A warm-up call of ``steps // 4`` env steps per runner (env and fabric
+    built, first episodes reset) is excluded. Figure: all runners' env steps / wall seconds of
+    the parallel call; the per-runner rates come too.
     """
     import ray
 
@@ -108,27 +134,28 @@ def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
     from ecngym.envs.registration import scenario_config
 
     limit_threads(threads)
-    agent = agent_config("acc", {"hyperparams": {"learning_starts": 10**9}})
+    agent = agent_config("acc")
     cfg = agent_env_config(scenario_config(ENV_ID), agent["env"])
-    ray.init(num_cpus=max(2, runners + 1), include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=runners + 1, include_dashboard=False, log_to_driver=False)
     try:
         config = shared_policy_dqn({**cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent,
                                    num_env_runners=runners)
-        config.env_runners(rollout_fragment_length=25)
-        config.min_sample_timesteps_per_iteration = 25 * runners
         algo = config.build_algo()
-        algo.train()  # warm: every runner has built its env and fabric
-        start_steps = algo.train()["env_runners"]["num_env_steps_sampled_lifetime"]
+        group = algo.env_runner_group
+        remote = {"local_env_runner": False}
+        runner_threads = group.foreach_env_runner(lambda r: _runner_threads(r, threads), **remote)
+        group.foreach_env_runner(lambda r: _runner_sample(r, max(1, steps // 4)), **remote)  # warm-up
         start = time.perf_counter()
-        sampled = start_steps
-        while sampled - start_steps < steps:
-            sampled = algo.train()["env_runners"]["num_env_steps_sampled_lifetime"]
+        per_runner = group.foreach_env_runner(lambda r: _runner_sample(r, steps), **remote)
         wall = time.perf_counter() - start
         algo.stop()
     finally:
         ray.shutdown()
+    sampled = sum(n for n, _ in per_runner)
     return {"algorithm": f"rllib_acc_{runners}_runners", "runners": runners, "threads": threads,
-            "env_steps": int(sampled - start_steps), "env_steps_per_s": (sampled - start_steps) / wall}
+            "runner_torch_threads": runner_threads, "env_steps": int(sampled), "wall_s": wall,
+            "env_steps_per_s": sampled / wall,
+            "per_runner_env_steps_per_s": [n / max(t, 1e-9) for n, t in per_runner]}
 
 
 def _child(algorithm: str, steps: int, threads: int, queue: Any) -> None:
@@ -215,9 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     summary: dict[str, Any] = {"bench": "train", "env": ENV_ID, "steps": args.steps, "cpus": os.cpu_count(),
                                "load_avg_before": load, "results": results}
     if rllib:
-        for r in rllib:
-            console.print(f"RLlib ACC sampling, {r['runners']} env runner(s): {r['env_steps_per_s']:.0f} env steps/s")
         base = rllib[0]["env_steps_per_s"]
         summary["rllib"] = [{**r, "speedup": r["env_steps_per_s"] / base} for r in rllib]
+        for r in summary["rllib"]:
+            each = ", ".join(f"{x:.0f}" for x in r["per_runner_env_steps_per_s"])
+            console.print(f"RLlib ACC sampling, {r['runners']} env runner(s) x {r['env_steps'] // r['runners']} env "
+                          f"steps: {r['env_steps_per_s']:.0f} env steps/s (each runner: {each}; torch threads "
+                          f"{r['runner_torch_threads']}), {r['speedup']:.2f}x of {rllib[0]['runners']} runner(s)")
     print(json.dumps(summary))
     return 0

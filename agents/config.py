@@ -68,6 +68,7 @@ class LaecnConfig(ConfigModel):
     granularity: GRANULARITY
     env: dict[str, Any]
     trigger_penalty: Real(0, 1e3)
+    initial_trigger: Flag
     learning_rate: Real(0, 1, low_open=True)
     gamma: Real(0, 1)
     batch_size: Whole(1, 10**6)

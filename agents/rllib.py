@@ -7,6 +7,43 @@ from pathlib import Path
 from typing import Any
 
 ENV_NAME = "ecngym_multi_agent"
+#: Beside every ACC checkpoint: the episodes (seed, trace hash) its env runners played
+EPISODES_FILE = "ecngym_episodes.json"
+
+
+def recording_env_creator(env_config: dict[str, Any]) -> Any:
+    """:func:`~ecngym.envs.adapters.rllib_env_creator` whose env remembers the traces it played.
+
+    Every reset appends ``{"episode_seed", "trace_hash"}`` to the env's ``played_episodes`` (as
+    SB3's :class:`~ecngym.envs.adapters.SharedPolicyVecEnv` records them), so that a trained run
+    lists its training traces and ``ecngym eval`` can refuse them.
+    """
+    from ecngym.envs.adapters import rllib_env_creator
+
+    env = rllib_env_creator(env_config)
+    env.played_episodes = []
+    inner = env.par_env.reset
+    first_agent = env.par_env.possible_agents[0]
+
+    def reset(seed: int | None = None, options: dict | None = None) -> Any:
+        obs, infos = inner(seed=seed, options=options)
+        info = infos[first_agent]
+        env.played_episodes.append({"episode_seed": info["episode_seed"], "trace_hash": info["trace_hash"]})
+        return obs, infos
+
+    env.par_env.reset = reset
+    return env
+
+
+def _runner_episodes(runner: Any) -> list[dict[str, Any]]:
+    """The episodes played by one env runner's envs (runs in the runner)."""
+    vec = getattr(runner, "env", None)
+    return [e for sub in (getattr(vec, "envs", None) or []) for e in getattr(sub.unwrapped, "played_episodes", [])]
+
+
+def played_episodes(algo: Any) -> list[dict[str, Any]]:
+    """Every episode the algorithm's env runners (local and remote) have played so far."""
+    return [e for runner in algo.env_runner_group.foreach_env_runner(_runner_episodes) for e in runner]
 
 
 def shared_policy_ppo(env_config: dict[str, Any], *, train_batch_size: int = 400, minibatch_size: int = 64,
@@ -63,13 +100,14 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, num_
     from ray.rllib.algorithms.dqn import DQNConfig
     from ray.tune.registry import register_env
 
-    from ecngym.envs.adapters import rllib_env_creator
-
     h = agent["hyperparams"]
-    register_env(ENV_NAME, rllib_env_creator)
+    register_env(ENV_NAME, recording_env_creator)
     config = (DQNConfig()
               .environment(ENV_NAME, env_config=env_config)
-              .env_runners(num_env_runners=num_env_runners, rollout_fragment_length=1)
+              # each runner samples this many env steps per call; the replay ratio below keeps one
+              # gradient step of batch_size per sampled env step whatever the fragment (SB3 ACC's train_freq 1)
+              .env_runners(num_env_runners=num_env_runners, num_cpus_per_env_runner=1,
+                           rollout_fragment_length=int(agent["rllib"]["rollout_fragment_length"]))
               .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")
               .rl_module(model_config={"fcnet_hiddens": list(h["policy_kwargs"]["net_arch"]),
                                        "fcnet_activation": "relu"})
@@ -77,6 +115,7 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, num_
                         train_batch_size=int(h["batch_size"]), td_error_loss_fn=h.get("loss", "mse"),
                         target_network_update_freq=int(h["target_update_interval"]) * int(h["batch_size"]),
                         num_steps_sampled_before_learning_starts=int(h["learning_starts"]),
+                        training_intensity=float(h["batch_size"]),
                         replay_buffer_config={"type": "MultiAgentEpisodeReplayBuffer",
                                               "capacity": int(h["buffer_size"])},
                         epsilon=[[0, float(h["exploration_initial_eps"])],
@@ -89,14 +128,15 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, num_
 
 def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int,
                     seed: int, checkpoint_every: int = 0, resume: str | None = None, progress_bar: bool = True,
-                    ray_address: str | None = None, device: str = "cpu") -> Path:
+                    ray_address: str | None = None, device: str = "cpu") -> tuple[Path, list[dict[str, Any]]]:
     """Train ACC with RLlib (multi-agent DQN, double-Q, one shared policy) and checkpoint it.
 
     Runs on this machine (``ray_address=None``: a local Ray with ``agent.rllib.num_env_runners``
     sampling processes) or on an existing cluster (``ray_address="auto"`` on a cluster node,
     ``"ray://<head>:10001"`` from outside; see the README's cluster recipe). Writes
     ``out_dir/rllib_checkpoint`` (and ``checkpoints/iter_<n>`` every ``checkpoint_every`` env
-    steps), ``curve.csv`` (one row per iteration) and ``agent.json``.
+    steps), each with the episodes played so far (``ecngym_episodes.json``: seed and trace hash,
+    a resumed run's included), and ``curve.csv`` (one row per iteration).
 
     Args:
         env_config: The parallel env's config (``EnvConfig`` fields plus ``agent_granularity``).
@@ -111,7 +151,7 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         device: Torch device of the learner.
 
     Returns:
-        The final checkpoint directory.
+        The final checkpoint directory, and the episodes trained on (``episode_seed``, ``trace_hash``).
     """
     import numpy as np
     import ray
@@ -125,11 +165,22 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
             ray.init(address=ray_address, log_to_driver=False)
         else:
             ray.init(num_cpus=max(2, runners + 1), include_dashboard=False, log_to_driver=False)
-    algo = shared_policy_dqn(env_config, agent, num_env_runners=runners, seed=seed, device=device).build_algo()
+    earlier: list[dict[str, Any]] = []  # a resumed run's episodes before the checkpoint
     if resume:
         if not Path(resume).is_dir():
             raise ConfigError("resume", f"no RLlib checkpoint directory at {resume!r}")
+        if (Path(resume) / EPISODES_FILE).is_file():
+            earlier = json.loads((Path(resume) / EPISODES_FILE).read_text())
+    algo = shared_policy_dqn(env_config, agent, num_env_runners=runners, seed=seed, device=device).build_algo()
+    if resume:
         algo.restore_from_path(str(Path(resume).resolve()))
+
+    def save(path: Path) -> list[dict[str, Any]]:
+        algo.save_to_path(str(path))
+        episodes = earlier + played_episodes(algo)
+        (path / EPISODES_FILE).write_text(json.dumps(episodes))
+        return episodes
+
     curve = out_dir / "curve.csv"
     curve.write_text("iteration,env_steps,agent_steps,episode_return_mean,loss,q_mean\n")
     bar = tqdm(total=timesteps, disable=not progress_bar, unit="step", desc="acc (rllib)")
@@ -151,14 +202,14 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
                         f"{r.get('episode_return_mean', float('nan'))},{learner.get('qf_loss', float('nan'))},"
                         f"{learner.get('qf_mean', float('nan'))}\n")
             if checkpoint_every and steps - last_ckpt >= checkpoint_every:
-                algo.save_to_path(str((out_dir / "checkpoints" / f"iter_{it}").resolve()))
+                save((out_dir / "checkpoints" / f"iter_{it}").resolve())
                 last_ckpt = steps
         path = (out_dir / "rllib_checkpoint").resolve()
-        algo.save_to_path(str(path))
+        episodes = save(path)
         final = {k: (float(v) if isinstance(v, (int, float, np.floating)) else v)
                  for k, v in result.get("learners", {}).get("shared", {}).items() if np.isscalar(v)}
     finally:
         bar.close()
         algo.stop()
     (out_dir / "rllib_learner.json").write_text(json.dumps(final, indent=2, default=str))
-    return path
+    return path, episodes

@@ -123,3 +123,68 @@ def test_acc_refuses_a_bad_granularity(tiny_env, tmp_path):
 def test_agent_configs_are_validated_naming_the_field(name, override, field):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
         agent_config(name, override)
+
+
+def test_rllib_run_records_its_training_traces_and_eval_refuses_them(tiny_env, tmp_path):
+    ray = pytest.importorskip("ray")
+    from ecngym.agents import train_agent
+    from ecngym.agents.rllib import EPISODES_FILE
+
+    agent = agent_config("acc", {"hyperparams": {"learning_starts": 24, "buffer_size": 2000},
+                                 "rllib": {"train_batch_size": 12}})
+    try:
+        train_agent(tiny_env, agent, tmp_path / "run", framework="rllib", timesteps=24, seed=3,
+                    checkpoint_every=12, progress_bar=False)
+        meta = json.loads((tmp_path / "run" / "agent.json").read_text())
+        first_ckpt = sorted((tmp_path / "run" / "checkpoints").iterdir(), key=lambda p: int(p.name.split("_")[1]))[0]
+        train_agent(tiny_env, agent, tmp_path / "resumed", framework="rllib", timesteps=12, seed=4,
+                    resume=str(first_ckpt), progress_bar=False)
+        resumed = json.loads((tmp_path / "resumed" / "agent.json").read_text())
+    finally:
+        ray.shutdown()
+    episodes = meta["episodes"]
+    assert len(episodes) >= 2  # 24 env steps of 12-step episodes: at least two traces played
+    before = json.loads((first_ckpt / EPISODES_FILE).read_text())
+    assert before and before == resumed["episodes"][:len(before)]  # a resumed run keeps the earlier traces
+    assert len(resumed["episodes"]) > len(before)
+    ctrl = AccController(tmp_path / "run")
+    env = gym.make("ecngym/RoceIncast-v0", **{**tiny_env, **ctrl.env_overrides()})
+    try:
+        obs, info = env.reset(seed=987_654)
+        ctrl.reset(env)
+        sc = env.unwrapped.scenario
+        for episode in episodes:  # each record is the trace really played (same scenario, that episode seed)
+            sc.start_episode(episode["episode_seed"])
+            assert sc.trace.hash == episode["trace_hash"]
+        with pytest.raises(ConfigError, match="seed"):
+            ctrl.act(obs, {**info, "trace_hash": episodes[-1]["trace_hash"]})
+        obs, info = env.reset(seed=987_654)
+        ctrl.reset(env)
+        assert ctrl.act(obs, info).shape == (6,)  # a held-out trace plays
+    finally:
+        env.close()
+
+
+def test_online_fine_tuning_continues_on_the_deployment_scenario_with_low_exploration(tiny_env, tmp_path):
+    deploy = {"workload": {**tiny_env["workload"], "load": 0.3}}
+    online = {"timesteps": 24, "exploration_eps": 0.02, "env": deploy}
+    offline_only = train_acc(tiny_env, agent_config("acc", FAST), tmp_path / "offline", timesteps=24, seed=5,
+                             progress_bar=False)
+    both = train_acc(tiny_env, agent_config("acc", {**FAST, "online": online}), tmp_path / "online", timesteps=24,
+                     seed=5, progress_bar=False)
+    meta = json.loads((tmp_path / "online" / "agent.json").read_text())
+    assert meta["timesteps"] == {"offline": 24, "online": 24}
+    phases = [e["phase"] for e in meta["episodes"]]
+    assert phases[0] == "offline" and phases[-1] == "online" and phases == sorted(phases, key=["offline", "online"].index)
+    off_traces = {e["trace_hash"] for e in meta["episodes"] if e["phase"] == "offline"}
+    on_traces = {e["trace_hash"] for e in meta["episodes"] if e["phase"] == "online"}
+    assert on_traces and not on_traces & off_traces  # the deployment scenario's own traces
+    assert list((tmp_path / "online" / "monitor").glob("online*.csv"))
+    first, tuned = DoubleDQN.load(offline_only, device="cpu"), DoubleDQN.load(both, device="cpu")
+    assert tuned.num_timesteps == first.num_timesteps + 24 * 6  # the online steps of all 6 port agents
+    assert tuned.exploration_rate == pytest.approx(0.02)  # deployment exploration, not the offline schedule
+    changed = [not th.equal(a, b) for a, b in zip(first.q_net.parameters(), tuned.q_net.parameters(), strict=True)]
+    assert any(changed)  # the online phase took gradient steps
+    with pytest.raises(ConfigError, match="agent.online.env"):  # fine-tuning needs the same fabric
+        train_acc(tiny_env, agent_config("acc", {**FAST, "online": {**online, "env": {"topology": {
+            **tiny_env["topology"], "hosts": 5}}}}), tmp_path / "bad", timesteps=4, seed=5, progress_bar=False)
