@@ -125,42 +125,70 @@ def test_agent_configs_are_validated_naming_the_field(name, override, field):
         agent_config(name, override)
 
 
+_TRAIN_RLLIB = """
+import json, sys
+from pathlib import Path
+import gymnasium as gym
+import ray
+import ecngym.envs
+from ecngym.agents import train_agent
+from ecngym.agents.acc import AccController
+from ecngym.agents.common import agent_config
+from ecngym.error import ConfigError
+env, out, resume = json.loads(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] or None
+agent = agent_config("acc", {"hyperparams": {"learning_starts": 24, "buffer_size": 2000},
+                             "rllib": {"train_batch_size": 12}})
+try:
+    train_agent(env, agent, out, framework="rllib", timesteps=12 if resume else 24, seed=4 if resume else 3,
+                checkpoint_every=12, resume=resume, progress_bar=False)
+finally:
+    ray.shutdown()
+trained = json.loads((out / "agent.json").read_text())["episodes"]
+ctrl = AccController(out)  # eval: a training trace is refused, a held-out one plays
+e = gym.make("ecngym/RoceIncast-v0", **{**env, **ctrl.env_overrides()})
+obs, info = e.reset(seed=987_654)
+ctrl.reset(e)
+try:
+    ctrl.act(obs, {**info, "trace_hash": trained[-1]["trace_hash"]})
+    refused = ""
+except ConfigError as exc:
+    refused = str(exc)
+print(json.dumps({"refused": refused, "held_out_actions": len(ctrl.act(obs, info))}))
+"""
+
+
+def _train_rllib(tiny_env, out, resume=""):
+    """Train and play in a child process (Ray's import and init change this process's stderr handling)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _TRAIN_RLLIB, json.dumps(tiny_env), str(out), resume],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((out / "agent.json").read_text()), json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_rllib_run_records_its_training_traces_and_eval_refuses_them(tiny_env, tmp_path):
-    ray = pytest.importorskip("ray")
-    from ecngym.agents import train_agent
+    pytest.importorskip("ray")
     from ecngym.agents.rllib import EPISODES_FILE
 
-    agent = agent_config("acc", {"hyperparams": {"learning_starts": 24, "buffer_size": 2000},
-                                 "rllib": {"train_batch_size": 12}})
-    try:
-        train_agent(tiny_env, agent, tmp_path / "run", framework="rllib", timesteps=24, seed=3,
-                    checkpoint_every=12, progress_bar=False)
-        meta = json.loads((tmp_path / "run" / "agent.json").read_text())
-        first_ckpt = sorted((tmp_path / "run" / "checkpoints").iterdir(), key=lambda p: int(p.name.split("_")[1]))[0]
-        train_agent(tiny_env, agent, tmp_path / "resumed", framework="rllib", timesteps=12, seed=4,
-                    resume=str(first_ckpt), progress_bar=False)
-        resumed = json.loads((tmp_path / "resumed" / "agent.json").read_text())
-    finally:
-        ray.shutdown()
+    meta, played = _train_rllib(tiny_env, tmp_path / "run")
+    first_ckpt = sorted((tmp_path / "run" / "checkpoints").iterdir(), key=lambda p: int(p.name.split("_")[1]))[0]
+    resumed, _ = _train_rllib(tiny_env, tmp_path / "resumed", str(first_ckpt))
     episodes = meta["episodes"]
     assert len(episodes) >= 2  # 24 env steps of 12-step episodes: at least two traces played
     before = json.loads((first_ckpt / EPISODES_FILE).read_text())
     assert before and before == resumed["episodes"][:len(before)]  # a resumed run keeps the earlier traces
     assert len(resumed["episodes"]) > len(before)
-    ctrl = AccController(tmp_path / "run")
-    env = gym.make("ecngym/RoceIncast-v0", **{**tiny_env, **ctrl.env_overrides()})
+    assert "seed" in played["refused"] and "training trace" in played["refused"]
+    assert played["held_out_actions"] == 6  # one template per port
+    env = gym.make("ecngym/RoceIncast-v0", **{**tiny_env, **meta["env"]})  # the agent's Δt: its traces' span
     try:
-        obs, info = env.reset(seed=987_654)
-        ctrl.reset(env)
+        env.reset(seed=987_654)
         sc = env.unwrapped.scenario
         for episode in episodes:  # each record is the trace really played (same scenario, that episode seed)
             sc.start_episode(episode["episode_seed"])
             assert sc.trace.hash == episode["trace_hash"]
-        with pytest.raises(ConfigError, match="seed"):
-            ctrl.act(obs, {**info, "trace_hash": episodes[-1]["trace_hash"]})
-        obs, info = env.reset(seed=987_654)
-        ctrl.reset(env)
-        assert ctrl.act(obs, info).shape == (6,)  # a held-out trace plays
     finally:
         env.close()
 
