@@ -509,20 +509,14 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
 
 
-def _print_tables(results: list[dict[str, Any]]) -> None:
-    from rich.console import Console
-    from rich.markup import escape
+def _print_speed(console: Any, scen: list[dict[str, Any]], no_ref: dict[str, float]) -> None:
+    """One speed table: a column per replay, the HPCC model's figure in brackets."""
     from rich.table import Table
 
-    console = Console()
-    scen = [r for r in results if "scenario" in r]
     speed = Table(title="Fabric speed on one core: ecngym (HPCC model's figure in brackets)")
     speed.add_column("figure")
     for r in scen:
         speed.add_column(r["scenario"], justify="right")
-
-    nan = float("nan")
-    no_ref = {"data_packet_hops": 0, "events": nan, "wall_s": nan, "simulated_span_s": nan, "peak_rss_mb": nan}
 
     def row(label: str, fmt: Any) -> None:
         speed.add_row(label, *[fmt(r, r["reference"] or no_ref) for r in scen])
@@ -544,6 +538,20 @@ def _print_tables(results: list[dict[str, Any]]) -> None:
     row("peak RSS MB", lambda r, f: f"{r['peak_rss_mb']:.0f} ({f['peak_rss_mb']:.0f})")
     row("flows completed", lambda r, f: f"{r['flows_completed']}/{r['flows_total']}")
     console.print(speed)
+
+
+def _print_tables(results: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    scen = [r for r in results if "scenario" in r]
+    nan = float("nan")
+    no_ref = {"data_packet_hops": 0, "events": nan, "wall_s": nan, "simulated_span_s": nan, "peak_rss_mb": nan}
+    # at most four replays per table, so that --cc all stays readable in an 80-column terminal
+    for first in range(0, len(scen), 4):
+        _print_speed(console, scen[first : first + 4], no_ref)
     interleaved = {r["int_cost_scenario"]: r for r in results if "int_wall_ratio" in r}
     for name, cost in _int_cost(scen).items():
         both = interleaved.get(name)
