@@ -236,6 +236,17 @@ class AqmActionMapper:
                                     f"[{self.low[j]:g}, {self.high[j]:g}] to within {tol:g}")
         return action
 
+    def param_bounds(self) -> dict[str, tuple[float, float]]:
+        """Each tuned numeric parameter's (low, high): the continuous range, or the templates' span."""
+        out = {}
+        for j, p in enumerate(self.params):
+            if self.cfg.type == "continuous":
+                out[p] = (float(self.low[j]), float(self.high[j]))
+            elif self.spec[p].kind in ("int", "float"):
+                values = [float(t[j]) for t in self.templates]
+                out[p] = (min(values), max(values))
+        return out
+
     @property
     def kmax_bound_bytes(self) -> float:
         """1: this action sets no RED curve (the kmin / kmax features are refused for it)."""

@@ -25,6 +25,19 @@ AQM_FEATURES = ("pred.flow_count", "pred.flows_last_period", "pred.lambda_eff", 
                 "ecn_sharp.marked_persistent", "ecn_sharp.persistent_state", "codel.marked", "codel.marking_state",
                 "r_aqm.viq_packets", "r_aqm.viq_max_packets", "r_aqm.state", "r_aqm.held", "r_aqm.released",
                 "r_aqm.expired", "r_aqm.overflow_drops", "r_aqm.echo_marked")
+#: Prefix of the features that show a parameter the action tunes (``"aqm.ins_target_ns"``).
+AQM_PARAM_FEATURE = "aqm."
+
+
+def _feature(value: Any) -> str:
+    """One observation feature: from FEATURES or AQM_FEATURES, or ``aqm.<tuned parameter>``."""
+    if isinstance(value, str) and (value in FEATURES or value in AQM_FEATURES or (
+            value.startswith(AQM_PARAM_FEATURE) and value[len(AQM_PARAM_FEATURE):].isidentifier())):
+        return value
+    raise ValueError(f"got {value!r}, allowed: {', '.join(map(repr, FEATURES + AQM_FEATURES))} or "
+                     f"'{AQM_PARAM_FEATURE}<parameter>' (a parameter env.action.aqm_params tunes)")
+
+
 #: Reward names (formulas in :mod:`ecngym.envs.reward`).
 REWARDS = ("acc", "pred", "fct")
 #: Most intervals an episode may have (10^7 took ~80 s and ~7 GB to prepare its trace).
@@ -93,7 +106,9 @@ class ObservationConfig(ConfigModel):
     Attributes:
         features: Per-port features, from :data:`FEATURES` and :data:`AQM_FEATURES` (each at most
             once). With a non-RED ``env.aqm`` the default drops ``kmin``, ``kmax``, ``pmax`` (they
-            describe the RED curve, which those ports do not run; listing them then is an error).
+            describe the RED curve, which those ports do not run; listing them then is an error);
+            ``aqm.<parameter>`` shows the current value of a parameter the action tunes, in [0, 1]
+            over the action's range (continuous) or the templates' span (discrete).
         history: Number of past intervals stacked (k), 1..64.
         queue_mapping: ``"linear"`` (queue / queue_scale, clipped at 1) or ``"step"`` (ACC's step
             mapping: 1 for an empty queue down to 0 for a long one, breakpoints in port BDPs).
@@ -106,7 +121,7 @@ class ObservationConfig(ConfigModel):
             2-D, ``(ports, history x features)``, which SB3's checker flags as unconventional.
     """
 
-    features: list[OneOf(*FEATURES, *AQM_FEATURES)] = Field(
+    features: list[Annotated[str, BeforeValidator(_feature)]] = Field(
         default_factory=lambda: ["queue", "utilization", "marked_rate", "kmin", "kmax", "pmax", "paused_fraction",
                                  "flows"], min_length=1)
     history: Whole(1, 64) = 3

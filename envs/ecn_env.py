@@ -89,7 +89,8 @@ class EcnTuningEnv(gym.Env):
     ``env.action.aqm_ranges.<param>``; an action the policy rejects raises InvalidAction and
     changes nothing. The RED-curve features ``kmin``, ``kmax``, ``pmax`` leave the default
     observation; the policy's telemetry features (``ecn_sharp.sojourn_mean_ns``, ``pred.flow_count``,
-    ``r_aqm.viq_packets`` ..., table in :mod:`ecngym.envs.observation`) can join it.
+    ``r_aqm.viq_packets`` ..., table in :mod:`ecngym.envs.observation`) and the tuned parameters'
+    current values (``aqm.<parameter>``, in [0, 1] over the action's range) can join it.
 
     ## Observation Space
     ``Box(0, high, (ports x k x F,), float32)`` (``observation.flatten=True``, the default;

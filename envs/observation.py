@@ -30,13 +30,14 @@ Features of the controlled ports' AQM policy (``env.aqm``; telemetry keys of
 | r_aqm.state | 0 normal, 0.5 draining, 1 congested |
 | r_aqm.held, .released, .expired, .overflow_drops | ACKs c in the interval as c / (c + viq_capacity_packets) |
 | r_aqm.echo_marked | released ACKs given an ECN echo / released ACKs, at most 1 |
+| aqm.<parameter> | a tuned parameter's value v: (v − low) / (high − low), action range or templates' span, in [0, 1] |
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ecngym.envs.config import AQM_FEATURES, FEATURES, ObservationConfig, number
+from ecngym.envs.config import AQM_FEATURES, AQM_PARAM_FEATURE, FEATURES, ObservationConfig, number
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes
 
@@ -62,8 +63,11 @@ class FeatureBuilder:
 
     def __init__(self, cfg: ObservationConfig, ports: np.ndarray, bdp_bytes: np.ndarray,
                  kmax_bound_bytes: float, mark_at_dequeue: bool, extra_telemetry: tuple[str, ...] = (),
-                 port_rates_bps: np.ndarray | None = None, viq_capacity_packets: float = 1.0) -> None:
-        bad = [f for f in cfg.features if f not in FEATURES and f not in AQM_FEATURES]
+                 port_rates_bps: np.ndarray | None = None, viq_capacity_packets: float = 1.0,
+                 aqm_param_bounds: dict[str, tuple[float, float]] | None = None) -> None:
+        bounds = aqm_param_bounds or {}
+        bad = [f for f in cfg.features if f not in FEATURES and f not in AQM_FEATURES
+               and f.removeprefix(AQM_PARAM_FEATURE) not in bounds]
         if bad or not cfg.features:
             raise ConfigError("env.observation.features", f"unknown {bad}; allowed: {list(FEATURES + AQM_FEATURES)}")
         if len(set(cfg.features)) != len(cfg.features):
@@ -104,6 +108,11 @@ class FeatureBuilder:
         rates = np.ones(len(ports)) if port_rates_bps is None else np.asarray(port_rates_bps, dtype=np.float64)
         self._bytes_per_ns = rates / 8e9
         self._viq_capacity = float(viq_capacity_packets)
+        # aqm.<parameter> columns: (column, index of the parameter in the setting rows, low, span)
+        names = list(bounds)
+        self._param_cols = tuple((i, names.index(f.removeprefix(AQM_PARAM_FEATURE)),
+                                  *_low_span(*bounds[f.removeprefix(AQM_PARAM_FEATURE)]))
+                                 for i, f in enumerate(cfg.features) if f.startswith(AQM_PARAM_FEATURE))
         needed |= set(extra_telemetry)
         self.telemetry_keys = tuple(sorted(needed))
         # history ring: (ports, history, features), oldest first
@@ -134,7 +143,7 @@ class FeatureBuilder:
         p = self.ports
         return {k: tel[k][p] for k in self.telemetry_keys}
 
-    def frame(self, pt: dict, red: dict, span_ns: int) -> np.ndarray:
+    def frame(self, pt: dict, red: dict, span_ns: int, aqm_values: np.ndarray | None = None) -> np.ndarray:
         """Features of one interval, shape (ports, features), float64, each inside its bounds.
 
         The returned array is reused by the next call: copy it to keep it. (Written column by
@@ -145,6 +154,8 @@ class FeatureBuilder:
             red: Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of the controlled ports (the
                 ECN columns are recomputed only when this mapping is another object).
             span_ns: Length of the interval.
+            aqm_values: Current values of the tuned policy parameters, (ports, parameters) in the
+                order of ``aqm_param_bounds`` (for the ``aqm.<parameter>`` features).
         """
         out = self._frame
         linear = self.cfg.queue_mapping == "linear"
@@ -169,6 +180,11 @@ class FeatureBuilder:
                 np.divide(f, f + self.cfg.flow_scale, out=col)
             elif name in AQM_FEATURES:
                 col[:] = self._aqm_feature(name, pt)
+        for i, j, low, span in self._param_cols:  # clipped: a configured value may lie outside the range
+            if span > 0:
+                np.clip((aqm_values[:, j] - low) / span, 0.0, 1.0, out=out[:, i])
+            else:
+                out[:, i] = 0.0
         if self._ecn_cols and red is not self._red_seen:
             for i in self._ecn_cols:
                 name = self.cfg.features[i]
@@ -211,6 +227,10 @@ class FeatureBuilder:
     def observation(self) -> np.ndarray:
         """The stacked history, shape (ports, history x features): a new array every call."""
         return self._hist.reshape(len(self.ports), -1).copy()
+
+
+def _low_span(low: float, high: float) -> tuple[float, float]:
+    return float(low), float(high) - float(low)
 
 
 #: Telemetry array each feature reads (beyond those every env reads).

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ecngym.envs.action import EcnActionMapper, EcnSetting
 from ecngym.envs.aqm_action import AqmActionMapper
-from ecngym.envs.config import EnvConfig, number
+from ecngym.envs.config import AQM_PARAM_FEATURE, EnvConfig, number
 from ecngym.envs.observation import FeatureBuilder
 from ecngym.envs.reward import REWARD_TELEMETRY, RewardFunction
 from ecngym.envs.summary import episode_summary
@@ -153,9 +153,11 @@ class EcnScenario:
         bdp = rates * self.base_rtt_ns / 8e9
         viq = {**aqm_policies.policy_defaults("r_aqm"), **self.aqm_setting}["viq_capacity_packets"] \
             if self.aqm_policy == "r_aqm" else 1
+        param_bounds = self.actions.param_bounds() if isinstance(self.actions, AqmActionMapper) else {}
+        self._feature_params = list(param_bounds)  # columns of aqm_values
         self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp, self.actions.kmax_bound_bytes,
                                        self.fabric_config.ecn.mark_at == "dequeue",
-                                       REWARD_TELEMETRY.get(cfg.reward.name, ()), rates, viq)
+                                       REWARD_TELEMETRY.get(cfg.reward.name, ()), rates, viq, param_bounds)
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
         goodput_per_byte = 8e9 / (rates * self.interval_ns)
         self.reward = RewardFunction(cfg.reward, self.features.step_map, goodput_per_byte)
@@ -213,7 +215,13 @@ class EcnScenario:
         default = type(obs).model_fields["features"].default_factory()
         if isinstance(self.actions, AqmActionMapper) and features == default:
             features = [f for f in features if f not in red_curve]
+        tuned = self.actions.params if isinstance(self.actions, AqmActionMapper) else []
         for f in features:
+            if f.startswith(AQM_PARAM_FEATURE):
+                if f.removeprefix(AQM_PARAM_FEATURE) not in tuned:
+                    raise ConfigError("env.observation.features", f"{f!r} shows a parameter the action tunes; the "
+                                      f"action tunes {[AQM_PARAM_FEATURE + p for p in tuned] or 'the RED curve'}")
+                continue
             owner = f.split(".")[0] if "." in f else ("red" if f in red_curve else None)
             if owner is not None and owner != policy and not (owner == "red" and not isinstance(
                     self.actions, AqmActionMapper)):
@@ -297,6 +305,7 @@ class EcnScenario:
             self.fabric.set_aqm(self.ports, self.aqm_policy, **self.aqm_setting)
         self.aqm = [dict(self.actions.base) for _ in range(len(self.ports))] \
             if isinstance(self.actions, AqmActionMapper) else None
+        self.aqm_values = self._aqm_values()
         self.step_count = 0
         self.elapsed_ns = 0
         self.long_flow = False  # every flow starts short (laecn.md §3.1)
@@ -308,7 +317,7 @@ class EcnScenario:
         # time 0: empty queues, the fabric's static ECN setting (mirrored here: only apply() sets it)
         self.red = {k: v[self.ports] for k, v in self.fabric.get_red().items()}
         self.first_telemetry = self.fabric.read_telemetry()  # t = 0: empty queues, no traffic yet
-        first = self.features.frame(self.features.controlled(self.first_telemetry), self.red, 1)
+        first = self.features.frame(self.features.controlled(self.first_telemetry), self.red, 1, self.aqm_values)
         return self.features.reset(first)
 
     def apply(self, action: object) -> None:
@@ -343,6 +352,14 @@ class EcnScenario:
             self.fabric.set_aqm(self.ports[rows], self.aqm_policy, **setting)
             for r in rows:
                 self.aqm[r] = setting
+            self.aqm_values[rows] = [float(setting[p]) for p in self._feature_params]
+
+    def _aqm_values(self) -> np.ndarray | None:
+        """The tuned parameters of each controlled port, (ports, parameters) (for the features)."""
+        if self.aqm is None:
+            return None
+        return np.array([[float(s[p]) for p in self._feature_params] for s in self.aqm],
+                        dtype=np.float64).reshape(len(self.aqm), len(self._feature_params))
 
     @property
     def next_interval_ns(self) -> int:
@@ -369,7 +386,7 @@ class EcnScenario:
         self.elapsed_ns += span
         tel = self.fabric.read_telemetry()
         pt = self.features.controlled(tel)
-        obs = self.features.push(self.features.frame(pt, self.red, span))
+        obs = self.features.push(self.features.frame(pt, self.red, span, self.aqm_values))
         for k, v in self._stats.items():
             v.append(pt[k])
         if self.interval_short_ns is not None:

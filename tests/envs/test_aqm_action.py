@@ -182,3 +182,26 @@ def test_a_partial_update_the_merged_setting_breaks_changes_nothing():
 def test_action_params_default_to_each_policys_knobs():
     for name, params in aqm.ACTION_PARAMS.items():
         assert set(params) <= set(aqm.policy_spec(name)), name
+
+
+def test_tuned_parameter_features_show_the_current_setting():
+    env = make(aqm="r_aqm", observation={"history": 1, "features": ["queue", "aqm.kmin_bytes", "aqm.kmax_bytes"]},
+               action={"type": "continuous", "aqm_ranges": {"kmin_bytes": ["10KB", "30KB"],
+                                                            "kmax_bytes": ["40KB", "100KB"]}})
+    try:
+        obs, _ = env.reset(seed=5)
+        table = obs.reshape(len(env.unwrapped.ports), 3)
+        # the configured defaults (K_min 21040 B, K_max 42080 B) over the action's ranges
+        np.testing.assert_allclose(table[:, 1], (21_040 - 10_000) / 20_000, rtol=1e-6)
+        np.testing.assert_allclose(table[:, 2], (42_080 - 40_000) / 60_000, rtol=1e-6)
+        obs, *_ = env.step(np.array([[1.0, -1.0]], dtype=np.float32))
+        table = obs.reshape(len(env.unwrapped.ports), 3)
+        assert (table[:, 1] == 1.0).all() and (table[:, 2] == 0.0).all()
+        assert env.observation_space.contains(obs)
+    finally:
+        env.close()
+    with pytest.raises(ConfigError, match=r"'aqm.stale_ns' shows a parameter the action tunes; the action tunes "
+                                          r"\['aqm.kmin_bytes', 'aqm.kmax_bytes'\]"):
+        make(aqm="r_aqm", observation={"features": ["queue", "aqm.stale_ns"]})
+    with pytest.raises(ConfigError, match="env.observation.features"):
+        make(observation={"features": ["queue", "aqm.kmin_bytes"]})  # RED's curve action: no such feature
