@@ -93,8 +93,10 @@ class PredController:
         delta_mink: ΔminK (§3.4: 5 packets; "5KB").
         maxk: maxK, fixed (§3.4: "500KB").
         mink_mode: Tune minK below λ_min (§3.3); ``False`` pins λ_QLA at λ_min instead.
-        t_qla: Slot length: ``"<x>rtt"`` (base RTTs, §3.4: "5rtt") or a duration.
+        t_qla: Slot length: ``"<x>rtt"`` (§3.4: "5rtt") or a duration.
         t_fcs: FCS period (§3.2: "1.25rtt").
+        rtt: What one RTT of ``t_qla`` / ``t_fcs`` is: ``"base"`` (the topology's largest base RTT)
+            or a duration (the paper states "RTT is 0.08 ms" for its simulations, Fig. 25: "80us").
         scaling: FCS's f(N): ``"N"`` (the paper's), ``"SqrtN"``, ``"NSquared"``.
         fcs_params: Further parameters of the fabric's ``pred`` policy (e.g. hashed counting).
         utility: ``"paper"`` (β · R/C + (1 − β) · Φ(q̄)) or ``"t2"`` (the Tofino-2 reward, above).
@@ -114,7 +116,8 @@ class PredController:
                  lambda_init_per_mb: float = 0.1, delta_lambda_per_mb: float = 0.025,
                  lambda_min_per_mb: float = 0.05, lambda_max_per_mb: float = 2.0, mink: Any = "10KB",
                  delta_mink: Any = "5KB", maxk: Any = "500KB", mink_mode: bool = True, t_qla: Any = "5rtt",
-                 t_fcs: Any = "1.25rtt", scaling: str = "N", fcs_params: dict[str, Any] | None = None,
+                 t_fcs: Any = "1.25rtt", rtt: Any = "base", scaling: str = "N",
+                 fcs_params: dict[str, Any] | None = None,
                  utility: str = "paper", t2_max_queue: float = 6000, packet_bytes: Any = "1048B",
                  adjust: bool = True, name: str | None = None) -> None:
         self.mode = params.choice("mode", mode, ("pred", "only_fcs", "only_qla"))
@@ -142,6 +145,9 @@ class PredController:
                                                               "exceeds probability 1")
         self.mink_mode = params.choice("mink_mode", mink_mode, (True, False))
         self.t_qla, self.t_fcs = t_qla, t_fcs
+        if not (isinstance(rtt, str) and rtt.strip().lower() == "base"):
+            _rtt_multiple("rtt", rtt, 1)  # a duration > 0
+        self.rtt = rtt
         _rtt_multiple("t_qla", t_qla, 1)  # checked now; resolved against the env's RTT at reset
         _rtt_multiple("t_fcs", t_fcs, 1)
         self.scaling = params.choice("scaling", scaling, ("N", "SqrtN", "NSquared"))
@@ -180,13 +186,15 @@ class PredController:
                 cannot express Only-QLA's RED curves.
         """
         self.view = view = EnvView(env)
-        t_qla_ns = _rtt_multiple("t_qla", self.t_qla, view.base_rtt_ns)
+        base = isinstance(self.rtt, str) and self.rtt.strip().lower() == "base"
+        self.rtt_ns = view.base_rtt_ns if base else _rtt_multiple("rtt", self.rtt, 1)
+        t_qla_ns = _rtt_multiple("t_qla", self.t_qla, self.rtt_ns)
         steps = t_qla_ns / view.interval_ns
         if abs(steps - round(steps)) > 1e-6 * steps or round(steps) < 1:
             raise ConfigError("controller.t_qla", f"T_QLA = {t_qla_ns} ns is not a whole number of env steps of "
                                                   f"{view.interval_ns} ns; set env interval or t_qla to match")
         self.interval_steps = int(round(steps)) if self.mode != "only_fcs" else view.episode_steps + 1
-        self.t_fcs_ns = _rtt_multiple("t_fcs", self.t_fcs, view.base_rtt_ns)
+        self.t_fcs_ns = _rtt_multiple("t_fcs", self.t_fcs, self.rtt_ns)
         n = len(view.ports)
         self.lam = np.full(n, self.lambda_init)
         self.mink = np.full(n, float(self.mink_bytes))

@@ -3,9 +3,10 @@
 Setting, as the paper gives it: DCTCP (g = 1/16, [3]) on one 10 Gbps switch with **10 µs links**
 (§VI-C.1; §VI-C.2/3/6 "other settings are similar"), PRED as ``configs/controller/pred.yaml`` (β =
 0.4, q_left = 15 packets, Δλ = 0.025 per MB, λ_min = 0.05, minK 10 packets, maxK 500 KB) with
-**T_QLA = 400 µs and T_FCS = 100 µs**: 5 × and 1.25 × the RTT the paper states for these
-simulations ("RTT is 0.08 ms", Fig. 25), which is larger than the base RTT of a 10 µs star
-(≈ 45 µs); the paper gives the periods in RTTs and this one RTT value. One env step = one QLA slot.
+**T_QLA = 5 RTT and T_FCS = 1.25 RTT of the RTT the paper states for these simulations** ("RTT is
+0.08 ms", Fig. 25; controller ``rtt: 80us``): 400 µs and 100 µs. That RTT is larger than the base
+RTT of a 10 µs star (≈ 45 µs); the paper gives the periods in RTTs and this one RTT value. One env
+step = one QLA slot.
 A "packet" is our 1000 B payload + 48 B headers.
 
 * **Queue, 16-to-1** (§6.2 Fig. 19): "static threshold schemes ≈ 25 packets, PRED ≈ 15, Only-FCS
@@ -43,10 +44,11 @@ PAPER_ID = "pred"
 TITLE = "PRED (Li et al., ToN 2025): QLA tracks the workload (Fig. 26); 16-to-1 queue vs static (Fig. 19)"
 
 LINK = {"link_rate": "10Gbps", "link_delay": "10us"}  # §VI-C.1
-PAPER_RTT_NS = 80_000                                 # Fig. 25: "RTT is 0.08 ms"
-T_QLA = "400us"                                       # 5 RTT (§IV-C)
-T_FCS = "100us"                                       # 1.25 RTT (§IV-A)
-T_QLA_LONG = "1600us"                                 # 20 RTT: our sensitivity run
+PAPER_RTT = "80us"                                    # Fig. 25: "RTT is 0.08 ms"
+T_QLA = "5rtt"                                        # §IV-C: 400 us
+T_FCS = "1.25rtt"                                     # §IV-A: 100 us
+T_QLA_LONG = "20rtt"                                  # our sensitivity run: 1.6 ms
+INTERVAL = "400us"                                    # one env step = one T_QLA slot
 PKT_BYTES = 1000 + 48                                 # payload + headers of one data packet
 WL_LOAD = 0.8
 QUEUE_WORKLOAD, QUEUE_LOAD = "websearch", 0.9
@@ -79,7 +81,7 @@ def pred_controller(mode: str = "pred", t_qla: str = T_QLA, **extra: Any) -> Any
     from ecngym.baselines.registry import build_controller
 
     return build_controller({"_target_": "ecngym.baselines.pred.PredController", "mode": mode,
-                             "t_qla": t_qla, "t_fcs": T_FCS, **extra})
+                             "t_qla": t_qla, "t_fcs": T_FCS, "rtt": PAPER_RTT, **extra})
 
 
 def pred_env(flows: pd.DataFrame | None, senders: int, steps: int, workdir: Path, **extra: Any) -> Any:
@@ -88,7 +90,7 @@ def pred_env(flows: pd.DataFrame | None, senders: int, steps: int, workdir: Path
     from ecngym.workloads import Trace
 
     kwargs: dict[str, Any] = {"topology": {"kind": "incast_star", "hosts": senders + 1, **LINK},
-                              "fabric": {"preset": "dctcp"}, "episode_steps": steps, "interval": T_QLA,
+                              "fabric": {"preset": "dctcp"}, "episode_steps": steps, "interval": INTERVAL,
                               **extra}
     if flows is None:
         kwargs["workload"] = {"workload": "none", "incast": {"degree": 0},
@@ -160,7 +162,7 @@ def _phase_run(phase_ms: float, t_qla: str) -> list[tuple[float, float]]:
     phases = ["pred_workload1", "pred_workload2", "pred_workload1"]
     from ecngym.units import parse_time_ns
 
-    phase_steps = int(round(phase_ms * 1e6 / parse_time_ns(T_QLA, "interval")))
+    phase_steps = int(round(phase_ms * 1e6 / parse_time_ns(INTERVAL, "interval")))
     result = run_on(pred_controller(t_qla=t_qla), workload_trace(phases, phase_ms), 18, phase_steps * len(phases))
     return lambda_trajectory(result, phase_steps, len(phases))
 
@@ -168,7 +170,8 @@ def _phase_run(phase_ms: float, t_qla: str) -> list[tuple[float, float]]:
 def workload_claims(phase_ms: float) -> list[Claim]:
     """λ under WL1 → WL2 → WL1."""
     (a0, a1), (b0, b1), (c0, c1) = _phase_run(phase_ms, T_QLA)
-    setting = f"DCTCP 18-to-1, 10 Gbps, 10 us links, load {WL_LOAD}, {phase_ms:g} ms per phase, T_QLA = {T_QLA}"
+    setting = (f"DCTCP 18-to-1, 10 Gbps, 10 us links, load {WL_LOAD}, {phase_ms:g} ms per phase, "
+               f"T_QLA = {T_QLA} of {PAPER_RTT}")
     metric = "lambda_QLA (per MB) at the bottleneck port, phase start -> end"
     why_wl1 = ("not reproduced: our DCTCP NIC starts every flow at line rate with a path-BDP window and fresh "
                "state, so a 3-6 KB flow is sent before any mark can act: λ cannot change R under WL1, and the "

@@ -19,6 +19,7 @@ from ecngym.error import ConfigError
     ("controller.scaling", {"scaling": "N3"}), ("controller.fcs_params.lambda_qla", {"fcs_params": {"lambda_qla": 1}}),
     ("controller.lambda_max_per_mb", {"mode": "only_qla", "lambda_max_per_mb": 3.0}),
     ("controller.adjust", {"adjust": "no"}), ("controller.utility", {"utility": "t3"}),
+    ("controller.rtt", {"rtt": "-80us"}),
     ("controller.t2_max_queue", {"t2_max_queue": 0}), ("controller.packet_bytes", {"packet_bytes": "0B"}),
 ])
 def test_bad_parameters_name_the_field(field, kwargs):
@@ -129,3 +130,17 @@ def test_t2_reward_counts_packets_sent_against_packets_queued():
     # reward = 6000 - queue (packets of 1048 B) + data packets sent in the slot
     expected = 6000 - busy["queue_bytes"] / 1048 + busy["packets_sent"]
     assert len(busy) and np.allclose(busy["utility"], expected) and (busy["packets_sent"] > 100).all()
+
+
+def test_rtt_sets_what_the_periods_count():
+    env = _incast(steps=2)
+    env.reset(seed=0)
+    pred = PredController(rtt="80us", t_qla="5rtt", t_fcs="1.25rtt")
+    with pytest.raises(ConfigError, match="controller.t_qla"):  # 400 us is not a whole number of 5-base-RTT steps
+        pred.reset(env)
+    env.close()
+    env = _incast(steps=2, interval="400us")
+    env.reset(seed=0)
+    pred.reset(env)
+    env.close()
+    assert pred.rtt_ns == 80_000 and pred.t_fcs_ns == 100_000 and pred.interval_steps == 1
