@@ -48,17 +48,20 @@ def run_case(k: int, load: float, sim_time: str, scheduler: str = "timing_wheel"
     fab = Fabric(topo, trace, FabricConfig.preset("hpcc", scheduler=scheduler, seed=seed))
     build_s = time.perf_counter() - start
     with fab:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fab.run_until(parse_time_ns(sim_time, "--sim-time"))
-        run_s = time.perf_counter() - start
+        run_s, run_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
         counters = fab.counters()
+        event_list = fab.sim.event_list()
     return {
         "k": k, "hosts": topo.num_hosts, "switches": topo.num_switches, "load": load,
         "scheduler": scheduler, "sim_time_s": parse_time_ns(sim_time, "--sim-time") / 1e9,
         "flows": len(trace.flows), "flows_completed": counters["flows_completed"],
         "data_packet_hops": counters["data_packet_hops"], "control_packet_hops": counters["control_packet_hops"],
         "events": counters["events"], "trace_s": trace_s, "build_s": build_s, "run_s": run_s,
-        "peak_rss_mb": _peak_rss_mb(),
+        "run_cpu_s": run_cpu_s, "packets_in_flight": counters["packets_in_flight"],
+        "pending_events": event_list.get("pending_events"), "far_events": event_list.get("far_events"),
+        "far_cancelled_events": event_list.get("far_cancelled_events"), "peak_rss_mb": _peak_rss_mb(),
     }
 
 
@@ -66,9 +69,13 @@ def summarize(cases: list[dict[str, Any]], bare: dict[str, Any] | None) -> dict[
     """The final JSON line.
 
     Keys: ``cases`` (one object per (k, load): ``k``, ``hosts``, ``load``, ``data_packet_hops_per_s``,
-    ``events_per_s``, ``sim_s_per_wall_s``, ``ns_per_data_packet_hop``, ``build_s``, ``trace_s``,
-    ``peak_rss_mb``, ``flows``, ``flows_completed``), ``hops_per_s_vs_k4`` (k -> the lowest ratio over
-    loads of its packet-hop rate to k = 4's at the same load), ``max_build_s``, ``max_peak_rss_mb``,
+    ``data_packet_hops_per_cpu_s`` (per second of the process's CPU time: what other processes on a
+    shared machine take away from wall time does not count), ``events_per_s``, ``events_per_data_packet_hop``,
+    ``sim_s_per_wall_s``, ``ns_per_data_packet_hop``, ``build_s``, ``trace_s``, ``peak_rss_mb``,
+    ``flows``, ``flows_completed``, and at the end of the run ``packets_in_flight``, ``pending_events``,
+    ``far_events`` (beyond the timing wheel's horizon), ``far_cancelled_events``), ``hops_per_s_vs_k4``
+    (k -> the lowest ratio over loads of its packet-hop rate to k = 4's at the same load),
+    ``hops_per_cpu_s_vs_k4`` (the same per CPU second), ``max_build_s``, ``max_peak_rss_mb``,
     ``sim_time_s``, ``bare_events_per_s``.
     """
     rows = []
@@ -76,21 +83,29 @@ def summarize(cases: list[dict[str, Any]], bare: dict[str, Any] | None) -> dict[
         rows.append({
             "k": c["k"], "hosts": c["hosts"], "load": c["load"],
             "data_packet_hops_per_s": c["data_packet_hops"] / c["run_s"],
+            "data_packet_hops_per_cpu_s": c["data_packet_hops"] / max(c["run_cpu_s"], 1e-9),
             "events_per_s": c["events"] / c["run_s"],
+            "events_per_data_packet_hop": c["events"] / max(c["data_packet_hops"], 1),
             "sim_s_per_wall_s": c["sim_time_s"] / c["run_s"],
             "ns_per_data_packet_hop": c["run_s"] * 1e9 / max(c["data_packet_hops"], 1),
             "build_s": c["build_s"], "trace_s": c["trace_s"], "peak_rss_mb": c["peak_rss_mb"],
             "flows": c["flows"], "flows_completed": c["flows_completed"],
+            "packets_in_flight": c["packets_in_flight"], "pending_events": c["pending_events"],
+            "far_events": c["far_events"], "far_cancelled_events": c["far_cancelled_events"],
         })
-    base = {r["load"]: r["data_packet_hops_per_s"] for r in rows if r["k"] == DEFAULT_KS[0]}
-    vs_k4: dict[str, float] = {}
-    for r in rows:
-        if r["load"] in base:
-            ratio = r["data_packet_hops_per_s"] / base[r["load"]]
-            vs_k4[str(r["k"])] = min(vs_k4.get(str(r["k"]), ratio), ratio)
+    def vs_k4(key: str) -> dict[str, float]:
+        base = {r["load"]: r[key] for r in rows if r["k"] == DEFAULT_KS[0]}
+        ratios: dict[str, float] = {}
+        for r in rows:
+            if r["load"] in base:
+                ratio = r[key] / base[r["load"]]
+                ratios[str(r["k"])] = min(ratios.get(str(r["k"]), ratio), ratio)
+        return ratios
+
     out: dict[str, Any] = {
         "cases": rows,
-        "hops_per_s_vs_k4": vs_k4,
+        "hops_per_s_vs_k4": vs_k4("data_packet_hops_per_s"),
+        "hops_per_cpu_s_vs_k4": vs_k4("data_packet_hops_per_cpu_s"),
         "max_build_s": max(r["build_s"] for r in rows),
         "max_peak_rss_mb": max(r["peak_rss_mb"] for r in rows),
         "sim_time_s": cases[0]["sim_time_s"],
@@ -116,16 +131,22 @@ def _print_table(summary: dict[str, Any]) -> None:
 
     table = Table(title=f"Fabric cost vs size and load: fat-tree, WebSearch, {summary['sim_time_s'] * 1e3:g} ms "
                         "simulated, hpcc preset")
-    for col in ("k (hosts)", "load", "flows", "data packet-hops/s", "vs k=4", "events/s", "sim s / wall s",
-                "ns / packet-hop", "trace s", "build s", "peak RSS MB"):
+    for col in ("k (hosts)", "load", "flows", "data packet-hops/s", "vs k=4", "per CPU s", "vs k=4 (CPU)",
+                "events / hop", "sim s / wall s", "ns / packet-hop", "in flight", "pending events (far, cancelled)",
+                "trace s", "build s", "peak RSS MB"):
         table.add_column(col, justify="right")
-    base = {r["load"]: r["data_packet_hops_per_s"] for r in summary["cases"] if r["k"] == DEFAULT_KS[0]}
+    base = {r["load"]: r for r in summary["cases"] if r["k"] == DEFAULT_KS[0]}
     for r in summary["cases"]:
-        ratio = r["data_packet_hops_per_s"] / base[r["load"]] if r["load"] in base else float("nan")
+        b = base.get(r["load"])
+        ratio = r["data_packet_hops_per_s"] / b["data_packet_hops_per_s"] if b else float("nan")
+        ratio_cpu = r["data_packet_hops_per_cpu_s"] / b["data_packet_hops_per_cpu_s"] if b else float("nan")
+        pending = (f"{r['pending_events']:,} ({r['far_events']:,}, {r['far_cancelled_events']:,})"
+                   if r.get("far_events") is not None else "-")
         table.add_row(f"{r['k']} ({r['hosts']})", f"{r['load']:.0%}", f"{r['flows']:,}",
-                      f"{r['data_packet_hops_per_s']:.3g}", f"{ratio:.2f}", f"{r['events_per_s']:.3g}",
-                      f"{r['sim_s_per_wall_s']:.3g}", f"{r['ns_per_data_packet_hop']:.0f}", f"{r['trace_s']:.2f}",
-                      f"{r['build_s']:.2f}", f"{r['peak_rss_mb']:.0f}")
+                      f"{r['data_packet_hops_per_s']:.3g}", f"{ratio:.2f}", f"{r['data_packet_hops_per_cpu_s']:.3g}",
+                      f"{ratio_cpu:.2f}", f"{r['events_per_data_packet_hop']:.2f}", f"{r['sim_s_per_wall_s']:.3g}",
+                      f"{r['ns_per_data_packet_hop']:.0f}", f"{r['packets_in_flight']:,}", pending,
+                      f"{r['trace_s']:.2f}", f"{r['build_s']:.2f}", f"{r['peak_rss_mb']:.0f}")
     console = Console()
     console.print(table)
     if "bare_events_per_s" in summary:

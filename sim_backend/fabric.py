@@ -379,13 +379,15 @@ class Fabric:
         definition); ``slowdown`` = max(1, fct / ideal), NaN for unfinished flows.
         """
         r = self.sim.flow_records()
-        df = pd.DataFrame({k: v for k, v in r.items()})
-        df.insert(0, "flow_id", np.arange(len(df)))
-        df["finished"] = df["finished"].astype(bool)
-        fct = np.where(df["finished"], df["finish_ns"] - df["start_ns"], np.nan)
-        df["fct_ns"] = fct
-        df["slowdown"] = np.maximum(1.0, fct / df["ideal_fct_ns"].to_numpy())
-        return df
+        # columns computed on the arrays, one DataFrame built at the end (envs call this at the end
+        # of every episode; inserting columns one by one cost ~1 ms)
+        cols: dict[str, Any] = {"flow_id": np.arange(len(r["finished"]))}
+        cols.update(r)
+        finished = cols["finished"] = np.asarray(r["finished"]).astype(bool)
+        fct = np.where(finished, r["finish_ns"] - r["start_ns"], np.nan)
+        cols["fct_ns"] = fct
+        cols["slowdown"] = np.maximum(1.0, fct / np.asarray(r["ideal_fct_ns"]))
+        return pd.DataFrame(cols)
 
 
 def _ids(value: Any, name: str, count: int) -> np.ndarray:

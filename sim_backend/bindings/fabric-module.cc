@@ -8,6 +8,8 @@
 #include "../helper/fabric.h"
 #include "../helper/scheduler-check.h"
 
+#include "../model/fabric-simulator-impl.h"
+
 #include "ns3/simulator-impl.h"
 #include "ns3/simulator.h"
 
@@ -451,6 +453,23 @@ NB_MODULE(_fabric, m)
                  d["is_switch"] = ToNumpy(f.PortIsSwitch());
                  d["rate_bps"] = ToNumpy(f.PortRateBps());
                  d["switch_index"] = ToNumpy(f.PortSwitchIndex());
+                 return d;
+             })
+        .Def("event_list",
+             +[](const Fabric& f) {
+                 // what the event list holds now (FabricSimulatorImpl only; {} on stock ns-3)
+                 nb::dict d;
+                 const FabricSimulatorImpl* sim = FabricSimulatorImpl::Active();
+                 if (sim != nullptr)
+                 {
+                     d["pending_events"] = sim->GetPendingEventCount();
+                     if (const TimingWheelScheduler* wheel = sim->GetWheel())
+                     {
+                         d["wheel_events"] = wheel->GetWheelEventCount();
+                         d["far_events"] = wheel->GetFarEventCount();
+                         d["far_cancelled_events"] = wheel->CountCancelledFarEvents();
+                     }
+                 }
                  return d;
              })
         .Prop("simulator_impl",

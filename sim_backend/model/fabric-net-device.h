@@ -334,6 +334,7 @@ class FabricNetDevice : public NetDevice
     std::vector<PfcEvent>* m_pfcLog{nullptr};
     Ptr<FabricChannel> m_channel;
     FabricNetDevice* m_peer{nullptr};
+    int64_t m_linkDelayNs{0}; //!< the channel's propagation delay
     Ptr<Node> m_node;
     uint32_t m_ifIndex{0};
     uint32_t m_portId{0};

@@ -100,6 +100,18 @@ class FabricSimulatorImpl : public SimulatorImpl
         Insert(m_currentTs + static_cast<uint64_t>(delayNs), kOwnedContext, event);
     }
 
+    /** @return events scheduled and not yet run or removed (cancelled ones included) */
+    int64_t GetPendingEventCount() const
+    {
+        return m_unscheduledEvents;
+    }
+
+    /** @return the scheduler when it is a timing wheel, else nullptr */
+    const TimingWheelScheduler* GetWheel() const
+    {
+        return m_wheel;
+    }
+
     // Inherited from SimulatorImpl
     void Destroy() override;
     bool IsFinished() const override;

@@ -76,6 +76,17 @@ TimingWheelScheduler::SetPublishClock(bool publish)
     }
 }
 
+std::size_t
+TimingWheelScheduler::CountCancelledFarEvents() const
+{
+    std::size_t n = 0;
+    for (const Scheduler::Event& ev : m_far)
+    {
+        n += ev.impl->IsCancelled() ? 1 : 0;
+    }
+    return n;
+}
+
 void
 TimingWheelScheduler::SetHorizonBits(uint32_t bits)
 {

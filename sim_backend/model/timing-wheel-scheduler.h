@@ -77,6 +77,21 @@ class TimingWheelScheduler : public Scheduler
      */
     void SetPublishClock(bool publish);
 
+    /** @return events in the wheel (timestamps within the horizon) */
+    std::size_t GetWheelEventCount() const
+    {
+        return m_wheelCount;
+    }
+
+    /** @return events in the far heap (timestamps beyond the horizon) */
+    std::size_t GetFarEventCount() const
+    {
+        return m_far.size();
+    }
+
+    /** @return far-heap events that were cancelled and wait to come due (O(far events)) */
+    std::size_t CountCancelledFarEvents() const;
+
     /** @return whether NowNs() reads this scheduler's clock */
     bool GetPublishClock() const
     {

@@ -18,8 +18,13 @@ def test_bench_scale_reports_every_case(capsys):
     for case in result["cases"]:
         assert case["hosts"] == 16 and case["data_packet_hops_per_s"] > 0 and case["events_per_s"] > 0
         assert case["build_s"] > 0 and case["peak_rss_mb"] > 0 and case["sim_s_per_wall_s"] > 0
+        assert case["data_packet_hops_per_cpu_s"] > 0 and 2 < case["events_per_data_packet_hop"] < 8
+        # the event list at the end: flow starts and timers wait beyond the wheel's horizon
+        assert case["pending_events"] >= case["far_events"] > 0 and case["far_cancelled_events"] >= 0
+        assert case["packets_in_flight"] >= 0
     assert result["cases"][1]["flows"] > result["cases"][0]["flows"]  # 60 % load offers more flows
-    assert result["hops_per_s_vs_k4"]["4"] == 1.0 and result["sim_time_s"] == 2e-4
+    assert result["hops_per_s_vs_k4"]["4"] == result["hops_per_cpu_s_vs_k4"]["4"] == 1.0
+    assert result["sim_time_s"] == 2e-4
     assert result["bare_events_per_s"] > 0
 
 

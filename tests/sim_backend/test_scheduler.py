@@ -76,6 +76,22 @@ def test_the_wheel_runs_on_our_simulator_core_and_stock_schedulers_on_ns3s(make_
         fab.close()
 
 
+def test_event_list_counts_what_the_wheel_holds(make_fabric):
+    topo = topology.leaf_spine(leaves=4, spines=4, hosts_per_leaf=4)
+    fab = make_fabric(topo, _flows(), FabricConfig.preset("hpcc"), seed=7)
+    fab.advance("20us")
+    ev = fab.sim.event_list()
+    # pending = wheel + far heap; later flow starts and the retransmission / DCQCN timers are far
+    assert ev["pending_events"] == ev["wheel_events"] + ev["far_events"]
+    assert ev["wheel_events"] > 0 and ev["far_events"] > 0
+    assert 0 <= ev["far_cancelled_events"] <= ev["far_events"]
+    assert fab.run("100ms")
+    ev = fab.sim.event_list()
+    assert ev["far_events"] == ev["far_cancelled_events"]  # only cancelled timers are left ...
+    stock = make_fabric(topo, _flows(), FabricConfig.preset("hpcc", scheduler="map"), seed=7)
+    assert stock.sim.event_list() == {}  # ... and stock ns-3 has no such counts
+
+
 @pytest.mark.parametrize("value", ["wheel", "ns3::MapScheduler", 3, None])
 def test_unknown_scheduler_names_the_field(value):
     with pytest.raises(ConfigError, match=r"fabric\.scheduler.*timing_wheel"):
