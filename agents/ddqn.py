@@ -85,10 +85,13 @@ class DoubleDQN(DQN):
         self.logger.record("train/q_mean", self.last_q_mean)
 
     def _setup_model(self) -> None:
-        """SB3's setup, keeping ``target_update_interval`` in gradient steps (SB3 divides it by n_envs)."""
+        """SB3's setup, keeping ``target_update_interval`` in gradient steps (SB3 divides it by n_envs); fused Adam."""
+        from ecngym.agents.sb3 import fuse_adam
+
         interval = self.target_update_interval
         super()._setup_model()
         self.target_update_interval = max(1, int(interval))
+        fuse_adam(self.policy)
 
     def _excluded_save_params(self) -> list[str]:
         return [*super()._excluded_save_params(), "last_loss", "last_q_mean"]

@@ -101,6 +101,23 @@ def unchecked_distributions() -> Iterator[None]:
         torch.distributions.Distribution.set_default_validate_args(before)
 
 
+def fuse_adam(policy: Any) -> None:
+    """Give a fresh SB3 policy torch's fused Adam (same update rule, one kernel per step).
+
+    The default (per-tensor) Adam runs ~8 small ops for each weight tensor; for these small
+    networks that is ~0.25 ms of a ~1.7 ms gradient step on one CPU thread (ACC's six-layer net,
+    batch 64). Only a policy whose optimizer has no state yet is changed (a resumed model keeps
+    the optimizer it was saved with); other optimizers are left alone.
+    """
+    import torch
+
+    opt = getattr(policy, "optimizer", None)
+    if type(opt) is not torch.optim.Adam or opt.state or opt.defaults.get("fused"):
+        return
+    params = [p for group in opt.param_groups for p in group["params"]]  # (DQN: the online net only)
+    policy.optimizer = torch.optim.Adam(params, **{**opt.defaults, "foreach": None, "fused": True})
+
+
 class _FreshInfos(list):
     """The sub-envs' info dicts of the current step: ``deepcopy`` gives a new list of the same dicts."""
 
@@ -182,6 +199,7 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
             model = cls("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **hyperparams)
         except (AssertionError, ValueError, TypeError) as exc:  # SB3's own checks of the values
             raise ConfigError("hyperparams", f"{cls.__name__} refused them: {exc}") from None
+        fuse_adam(model.policy)
         callback = None
         if checkpoint_every:
             # CheckpointCallback counts calls (one per vector step): convert from env steps
