@@ -9,8 +9,10 @@ against. Each scenario runs in a fresh subprocess so that its peak RSS is its ow
 
 Speed is measured on the fabric's scheduler (``fabric.scheduler``, default ours, the timing wheel)
 and, in the same process and interleaved with it, on ns-3's ``PriorityQueueScheduler``
-(``--stock-scheduler``); the bare loop runs on both too. The machine is shared, so the ratios within
-one run (ours vs stock, fabric vs bare loop) are the figures to compare across runs.
+(``--stock-scheduler``); the bare loop runs on both too. With the timing wheel the fabric runs on
+its own simulator core (FabricSimulatorImpl), with a stock scheduler on ns-3's DefaultSimulatorImpl,
+so ``scheduler_speedup`` is ours (core and scheduler) against stock ns-3. The machine is shared, so
+the ratios within one run (ours vs stock, fabric vs bare loop) are the figures to compare across runs.
 
 Whole process: ``--whole-process`` runs (default 3) of a fresh interpreter that imports ecngym,
 loads scenario A's topology and flows, builds the fabric, runs it to completion and reads the flow
