@@ -219,6 +219,15 @@ def _env_for(controller: Any, cfg: DictConfig) -> Any:
     return make_env(cfg, extra)
 
 
+def _nan_free_mean(values: list[float]) -> float:
+    """Mean over the non-nan values (nan when there are none, e.g. an empty size bucket in every episode).
+
+    ``np.nanmean`` gives the same numbers but warns "Mean of empty slice" for an all-nan column.
+    """
+    finite = [float(v) for v in values if not np.isnan(v)]
+    return float(np.mean(finite)) if finite else float("nan")
+
+
 def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
     """The episode summaries of ``ecngym eval`` as a rich table (one column per episode, plus the mean)."""
     from ecngym.sim_backend.metrics import SIZE_BUCKETS
@@ -236,7 +245,7 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
     def add(label: str, cell: Any, numeric: list[str] | None = None) -> None:
         cells = [cell(r) for r in rows]
         if len(rows) > 1:
-            mean = {k: float(np.nanmean([r[k] for r in rows])) for k in numeric or []}
+            mean = {k: _nan_free_mean([r[k] for r in rows]) for k in numeric or []}
             cells.append(cell(mean) if numeric else "")
         table.add_row(label, *cells)
 
