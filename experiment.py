@@ -586,7 +586,7 @@ def run_main(cfg: DictConfig) -> None:
         scenario_hash = scenario_hash or results_store(cfg).query(
             "SELECT scenario_hash FROM episodes WHERE row_id = ?", [rows[0]["row_id"]])["scenario_hash"][0]
         console.print(f"{name}: {len(rows)} episodes, p99 slowdown <100KB "
-                      f"{np.nanmean([r['slowdown_p99_<100KB'] for r in rows]):.2f}")
+                      f"{_nan_free_mean([r['slowdown_p99_<100KB'] for r in rows]):.2f}")
     console.print(f"simulated {len(controllers) - len(failed)} controllers in {time.perf_counter() - start:.0f} s")
     if scenario_hash is not None:
         leaderboard_from_store(results_store(cfg), console, score=str(cfg.leaderboard.score),

@@ -134,12 +134,12 @@ def _table(rows: pd.DataFrame, score: str, ascending: bool) -> pd.DataFrame:
         values = group[score].to_numpy(float)
         low, high = confidence_interval(values)
         entry = {"controller": names[chash] + (f" [{chash[:6]}]" if chash in ambiguous else ""),
-                 "controller_hash": chash, "score_mean": float(np.nanmean(values)) if len(values) else math.nan,
+                 "controller_hash": chash, "score_mean": float(group[score].astype(float).mean()),  # pandas skips nan, quietly
                  "ci95_low": low, "ci95_high": high, "seeds": len(values),
                  "params": group["controller_params"].iloc[-1], "row_ids": list(group["row_id"])}
         for metric in CONTEXT_METRICS:
             if metric in group:
-                entry[metric] = float(np.nanmean(group[metric].to_numpy(float)))
+                entry[metric] = float(group[metric].astype(float).mean())
         out.append(entry)
     table = pd.DataFrame(out).sort_values("score_mean", ascending=ascending, kind="stable", na_position="last")
     table.insert(0, "rank", range(1, len(table) + 1))
