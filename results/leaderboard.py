@@ -115,7 +115,7 @@ def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE,
         refused += messages
         kept = scen[~other]
         trace_sets = kept.groupby("controller_hash")["seed"].apply(
-            lambda seeds: canonical_hash(sorted((int(s), reference[int(s)]) for s in seeds), 12))
+            lambda seeds, reference=reference: canonical_hash(sorted((int(s), reference[int(s)]) for s in seeds), 12))
         for trace_set, controllers in trace_sets.groupby(trace_sets):
             group = kept[kept["controller_hash"].isin(controllers.index)]
             seeds = sorted(int(s) for s in group["seed"].unique())
@@ -134,7 +134,8 @@ def _table(rows: pd.DataFrame, score: str, ascending: bool) -> pd.DataFrame:
         values = group[score].to_numpy(float)
         low, high = confidence_interval(values)
         entry = {"controller": names[chash] + (f" [{chash[:6]}]" if chash in ambiguous else ""),
-                 "controller_hash": chash, "score_mean": float(group[score].astype(float).mean()),  # pandas skips nan, quietly
+                 "controller_hash": chash,
+                 "score_mean": float(group[score].astype(float).mean()),  # pandas skips nan, quietly
                  "ci95_low": low, "ci95_high": high, "seeds": len(values),
                  "params": group["controller_params"].iloc[-1], "row_ids": list(group["row_id"])}
         for metric in CONTEXT_METRICS:

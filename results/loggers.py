@@ -22,7 +22,6 @@ from typing import Any
 import pandas as pd
 
 
-
 class NullLogger:
     """Logs nothing (``logger=none``)."""
 

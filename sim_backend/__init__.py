@@ -14,13 +14,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from ecngym.sim_backend import topology
-    from ecngym.sim_backend.config import FabricConfig, preset_names
-    from ecngym.sim_backend.fabric import Fabric, PortTable
-    from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
-    from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table
-    from ecngym.sim_backend.topology import Topology
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only (the names resolve lazily via _LAZY)
+    from ecngym.sim_backend import topology  # noqa: F401
+    from ecngym.sim_backend.config import FabricConfig, preset_names  # noqa: F401
+    from ecngym.sim_backend.fabric import Fabric, PortTable  # noqa: F401
+    from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file  # noqa: F401
+    from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table  # noqa: F401
+    from ecngym.sim_backend.topology import Topology  # noqa: F401
 
 #: public name -> the submodule that defines it (``None``: the name is the submodule)
 _LAZY = {

@@ -155,6 +155,8 @@ def replay(label: str, description: str, topo: Any, flows: Any, base: Any, ref_f
     walls: list[float] = []
     walls_stock: list[float] = []
     per_seed: list[dict[str, Any]] = []
+    records: Any = None  # the latest run on ``scheduler``; a stock run right after it must match it
+    counters: dict[str, int] = {}
     for seed in range(1, seeds + 1):
         for _ in range(repeats if seed == 1 else 1):
             for sched in (scheduler, stock) if seed == 1 and stock else (scheduler,):

@@ -109,8 +109,10 @@ class TimelyParams:
 
 @dataclass
 class HpccParams:
-    """HPCC (Li et al., SIGCOMM 2019) as the HPCC model runs it (``CC_MODE 3``; see
-    ``hpcc-rate-control.h``): one rate per queue pair (``MULTI_RATE 0``)."""
+    """HPCC (Li et al., SIGCOMM 2019) as the HPCC model runs it (``CC_MODE 3``).
+
+    One rate per queue pair (``MULTI_RATE 0``); see ``hpcc-rate-control.h``.
+    """
 
     target_util: float = 0.95
     ai_rate: Any = "40Mbps"  # run.py at 100 Gbps: 10 Mbps x bw / 25G

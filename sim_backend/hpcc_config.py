@@ -135,7 +135,7 @@ def _rate_map(keys: dict[str, list[str]], key: str) -> dict[float, str]:
         return {}
     pairs = values[1:]
     out: dict[float, str] = {}
-    for rate, value in zip(pairs[0::2], pairs[1::2]):
+    for rate, value in zip(pairs[0::2], pairs[1::2], strict=True):  # the count was checked at parse
         out[parse_rate_bps(rate, f"hpcc_config.{key}")] = value
     return out
 

@@ -87,8 +87,10 @@ class Topology:
         return flags
 
     def check_buildable(self, available_bytes: int | None = None) -> None:
-        """Refuse a topology the fabric cannot build: a switch beyond 65535 ports, or one whose
-        estimated memory exceeds what this machine has available.
+        """Refuse a topology the fabric cannot build.
+
+        Refused: a switch beyond 65535 ports, or a topology whose estimated memory exceeds what
+        this machine has available.
 
         The estimate is dominated by the per-destination tables: hop counts (4 B x hosts x nodes)
         and each switch's next-hop list per host (a vector header plus its smallest heap block,

@@ -158,6 +158,7 @@ class Counter:
         self.name, self.n = name, 0
 
     def report(self) -> int:
+        """Print and return the number of cases run."""
         print(f"\n{self.name}: {self.n} cases")
         return self.n
 

@@ -9,15 +9,18 @@ import pytest
 from pydantic import Field, model_validator
 
 from ecngym.error import ConfigError, check_whole
-from ecngym.validation import (Bytes, ConfigModel, Duration, Flag, OneOf, Rate, Real, Text, Whole, check,
-                               field_error)
+from ecngym.validation import Bytes, ConfigModel, Duration, Flag, OneOf, Rate, Real, Text, Whole, check, field_error
 
 
 class Inner(ConfigModel):
+    """A nested model."""
+
     weight: Real(0, 1) = 0.5
 
 
 class Shaper(ConfigModel):
+    """A model with one field of every kind."""
+
     mode: OneOf("off", "token_bucket") = "off"
     burst: Bytes(low=1) = "64KB"
     interval: Duration(low=1) = "10us"

@@ -80,7 +80,7 @@ def generate_main() -> None:
 
 
 def _count(text: str) -> int:
-    """argparse type of a count >= 0 (``--head -1`` is refused rather than dropping the last flow)."""
+    """Argparse type of a count >= 0 (``--head -1`` is refused rather than dropping the last flow)."""
     try:
         n = int(text)
     except ValueError:

@@ -62,7 +62,7 @@ def test_first_interval_triggers_the_policy_then_the_decision_module_gates_it():
     with torch.no_grad():  # a decision net that always prefers "keep"
         agent.decision.net[-1].bias[:] = torch.tensor([10.0, -10.0])
         agent.decision.net[-1].weight.zero_()
-    for episode in range(2):  # every episode starts with the policy's choice
+    for _episode in range(2):  # every episode starts with the policy's choice
         agent.begin(states)
         counter = InferenceCounter()
         actions, trigger, _ = agent.step(states, eps=0.0, counter=counter)

@@ -136,7 +136,7 @@ def _variant_25g(tmp_path: Path) -> Path:
     flows = load_hpcc_experiment(hpcc_reference_path(A_DCQCN)).flows
     start = START_OFFSET_NS + 4 * (flows["start_ns"] - START_OFFSET_NS)
     rows = [f"{r.src} {r.dst} {r.priority} {r.dport} {r.size_bytes} {s // 10**9}.{s % 10**9:09d}"
-            for r, s in zip(flows.itertuples(), start)]
+            for r, s in zip(flows.itertuples(), start, strict=True)]
     (tmp_path / "flow_25g.txt").write_text("\n".join([str(len(rows)), *rows]) + "\n")
     return _write_config(tmp_path, {
         "TOPOLOGY_FILE": "topo_25g.txt", "FLOW_FILE": "flow_25g.txt", "SIMULATOR_STOP_TIME": "2.5",
