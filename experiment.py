@@ -24,7 +24,6 @@ import hydra
 import hydra.experimental.callback
 import hydra.types
 import hydra.utils
-import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -219,15 +218,6 @@ def _env_for(controller: Any, cfg: DictConfig) -> Any:
     return make_env(cfg, extra)
 
 
-def _nan_free_mean(values: list[float]) -> float:
-    """Mean over the non-nan values (nan when there are none, e.g. an empty size bucket in every episode).
-
-    ``np.nanmean`` gives the same numbers but warns "Mean of empty slice" for an all-nan column.
-    """
-    finite = [float(v) for v in values if not np.isnan(v)]
-    return float(np.mean(finite)) if finite else float("nan")
-
-
 def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
     """The episode summaries of ``ecngym eval`` as a rich table (one column per episode, plus the mean)."""
     from ecngym.sim_backend.metrics import SIZE_BUCKETS
@@ -245,7 +235,8 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
     def add(label: str, cell: Any, numeric: list[str] | None = None) -> None:
         cells = [cell(r) for r in rows]
         if len(rows) > 1:
-            mean = {k: _nan_free_mean([r[k] for r in rows]) for k in numeric or []}
+            # pandas skips nan without numpy's "Mean of empty slice" warning (a bucket empty in every episode)
+            mean = {k: float(pd.Series([r[k] for r in rows], dtype=float).mean()) for k in numeric or []}
             cells.append(cell(mean) if numeric else "")
         table.add_row(label, *cells)
 
@@ -586,7 +577,7 @@ def run_main(cfg: DictConfig) -> None:
         scenario_hash = scenario_hash or results_store(cfg).query(
             "SELECT scenario_hash FROM episodes WHERE row_id = ?", [rows[0]["row_id"]])["scenario_hash"][0]
         console.print(f"{name}: {len(rows)} episodes, p99 slowdown <100KB "
-                      f"{_nan_free_mean([r['slowdown_p99_<100KB'] for r in rows]):.2f}")
+                      f"{pd.Series([r['slowdown_p99_<100KB'] for r in rows], dtype=float).mean():.2f}")
     console.print(f"simulated {len(controllers) - len(failed)} controllers in {time.perf_counter() - start:.0f} s")
     if scenario_hash is not None:
         leaderboard_from_store(results_store(cfg), console, score=str(cfg.leaderboard.score),

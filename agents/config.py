@@ -16,8 +16,8 @@ from ecngym.validation import ConfigModel, Flag, OneOf, Real, Whole
 GRANULARITY = OneOf("port", "switch")
 
 
-class DoubleDqnParams(ConfigModel):
-    """Keyword arguments of :class:`~ecngym.agents.ddqn.DoubleDQN` that ACC sets."""
+class DqnTrainingParams(ConfigModel):
+    """The deep-Q training settings ACC (SB3's DoubleDQN) and LAECN (our own loop) share."""
 
     learning_rate: Real(0, 1, low_open=True)
     gamma: Real(0, 1)
@@ -27,6 +27,11 @@ class DoubleDqnParams(ConfigModel):
     learning_starts: Whole(0)
     exploration_initial_eps: Real(0, 1)
     exploration_final_eps: Real(0, 1)
+
+
+class DoubleDqnParams(DqnTrainingParams):
+    """Keyword arguments of :class:`~ecngym.agents.ddqn.DoubleDQN` that ACC sets."""
+
     train_freq: Whole(1)
     gradient_steps: Whole(1)
     loss: OneOf("mse", "huber")
@@ -61,22 +66,14 @@ class AccConfig(ConfigModel):
     rllib: RllibParams
 
 
-class LaecnConfig(ConfigModel):
-    """``configs/agent/laecn.yaml`` and ``haecn.yaml``."""
+class LaecnConfig(DqnTrainingParams):
+    """``configs/agent/laecn.yaml`` and ``haecn.yaml`` (the deep-Q settings at the top level)."""
 
     name: OneOf("laecn", "haecn")
     granularity: GRANULARITY
     env: dict[str, Any]
     trigger_penalty: Real(0, 1e3)
     initial_trigger: Flag
-    learning_rate: Real(0, 1, low_open=True)
-    gamma: Real(0, 1)
-    batch_size: Whole(1, 10**6)
-    target_update_interval: Whole(1)
-    buffer_size: Whole(1, 10**8)
-    learning_starts: Whole(0)
-    exploration_initial_eps: Real(0, 1)
-    exploration_final_eps: Real(0, 1)
     exploration_decisions: Whole(1)
     eval_eps: Real(0, 1)
     optimizer: OneOf("adam")
