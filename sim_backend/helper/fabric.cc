@@ -91,6 +91,42 @@ Where(const char* what, std::size_t i)
 {
     return std::string(what) + "[" + std::to_string(i) + "]";
 }
+
+/**
+ * The checks set_pfc and set_port_pfc share: the three arrays have one entry per id, every id
+ * passes \p idError (an empty string) and every alpha is > 0, reported in index order.
+ *
+ * \param call the Python method's name, for the length error.
+ * \param idsName the ids' argument name.
+ * \param idError for an id, the reason it is refused, or "" if it is a valid one.
+ */
+template <typename IdError>
+void
+CheckPfcEntries(const char* call,
+                const char* idsName,
+                const std::vector<uint32_t>& ids,
+                const std::vector<double>& alpha,
+                const std::vector<uint64_t>& headroomBytes,
+                IdError idError)
+{
+    const std::size_t n = ids.size();
+    if (alpha.size() != n || headroomBytes.size() != n)
+    {
+        throw std::invalid_argument(std::string(call) + ": " + idsName + ", alpha, headroom differ in length");
+    }
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        const std::string reason = idError(ids[i]);
+        if (!reason.empty())
+        {
+            throw std::invalid_argument(Where(idsName, i) + ": " + reason);
+        }
+        if (!(alpha[i] > 0))
+        {
+            throw std::invalid_argument(Where("alpha", i) + ": must be > 0");
+        }
+    }
+}
 } // namespace
 
 Fabric::Fabric(const FabricConfig& cfg)
@@ -1009,24 +1045,11 @@ Fabric::SetPfc(const std::vector<uint32_t>& switchIds,
                const std::vector<uint64_t>& headroomBytes)
 {
     CheckAlive();
-    const std::size_t n = switchIds.size();
-    if (alpha.size() != n || headroomBytes.size() != n)
-    {
-        throw std::invalid_argument("set_pfc: switch_ids, alpha, headroom differ in length");
-    }
-    for (std::size_t i = 0; i < n; ++i)
-    {
-        if (switchIds[i] >= m_switches.size())
-        {
-            throw std::invalid_argument(Where("switch_ids", i) + ": must be in [0, " +
-                                        std::to_string(m_switches.size()) + ")");
-        }
-        if (!(alpha[i] > 0))
-        {
-            throw std::invalid_argument(Where("alpha", i) + ": must be > 0");
-        }
-    }
-    for (std::size_t i = 0; i < n; ++i)
+    CheckPfcEntries("set_pfc", "switch_ids", switchIds, alpha, headroomBytes, [this](uint32_t id) {
+        return id < m_switches.size() ? std::string()
+                                      : "must be in [0, " + std::to_string(m_switches.size()) + ")";
+    });
+    for (std::size_t i = 0; i < switchIds.size(); ++i)
     {
         m_switches[switchIds[i]]->Mmu().SetPfcParameters(alpha[i], headroomBytes[i]);
     }
@@ -1038,24 +1061,12 @@ Fabric::SetPortPfc(const std::vector<uint32_t>& portIds,
                    const std::vector<uint64_t>& headroomBytes)
 {
     CheckAlive();
-    const std::size_t n = portIds.size();
-    if (alpha.size() != n || headroomBytes.size() != n)
-    {
-        throw std::invalid_argument("set_port_pfc: port_ids, alpha, headroom differ in length");
-    }
-    for (std::size_t i = 0; i < n; ++i)
-    {
-        if (portIds[i] >= m_ports.size() || !m_isSwitch[m_portNode[portIds[i]]])
-        {
-            throw std::invalid_argument(Where("port_ids", i) + ": " + std::to_string(portIds[i]) +
-                                        " is not a switch port");
-        }
-        if (!(alpha[i] > 0))
-        {
-            throw std::invalid_argument(Where("alpha", i) + ": must be > 0");
-        }
-    }
-    for (std::size_t i = 0; i < n; ++i)
+    CheckPfcEntries("set_port_pfc", "port_ids", portIds, alpha, headroomBytes, [this](uint32_t id) {
+        return id < m_ports.size() && m_isSwitch[m_portNode[id]]
+                   ? std::string()
+                   : std::to_string(id) + " is not a switch port";
+    });
+    for (std::size_t i = 0; i < portIds.size(); ++i)
     {
         const uint32_t node = m_portNode[portIds[i]];
         m_switches[m_nodeToSwitch[node]]->Mmu().SetPortPfcParameters(
