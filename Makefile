@@ -9,7 +9,10 @@ PYTEST_ARGS ?= -m "not slow"
 
 install:
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	@# setuptools and wheel too: with --no-build-isolation below, sdist-only dependencies (Hydra's
+	@# antlr4-python3-runtime) build with the venv's own setuptools, and a new venv's (65.x) has no
+	@# bdist_wheel without the wheel package.
+	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
 	@# The build requirements (pyproject's [build-system]) go into the venv and the build runs without
 	@# isolation: an isolated build gets a new temporary path for ns-3's and nanobind's headers each
 	@# time, which made every reinstall recompile the whole fabric; this way build/ stays incremental.
