@@ -135,35 +135,61 @@ class OpenGymServer:
     def _connect(self, what: str) -> tuple[zmq.Socket, zmq.Socket]:
         """A REQ socket whose ZMQ handshake with the agent succeeded, and its monitor socket.
 
+        A TCP connection that fails before the ZMQ handshake completes (the peer hangs up or does
+        not answer the greeting) is tried again on a fresh socket: an ns3-gym agent's previous REP
+        socket that is closing while its ``reset()`` binds the port anew refuses connections that
+        way for a moment. Only failures that go on for ``handshake_s`` mean another program holds
+        the port.
+
         Raises:
             AgentTimeout: If no agent answers at the address within ``timeout_s``.
             PortInUse: If the port accepts TCP connections but the peer does not speak ZMQ.
         """
+        deadline = time.monotonic() + self.timeout_s
+        first_failure: float | None = None
+        while True:
+            sock, monitor = self._dial()
+            outcome = self._handshake(monitor, deadline)
+            if outcome == "ok":
+                return sock, monitor
+            self._close(sock, monitor)
+            now = time.monotonic()
+            if outcome == "timeout":
+                raise AgentTimeout(f"no ns3-gym agent answered at {self.address} within {self.timeout_s:g} s "
+                                   f"({what}); start the agent first: it binds the port "
+                                   f"(ns3gym.ns3env.Ns3Env(port=..., startSim=False))")
+            first_failure = now if first_failure is None else first_failure
+            if now - first_failure >= self.handshake_s:
+                raise PortInUse(f"port: {self.address} accepts TCP connections but the program there does not "
+                                "speak ZMQ (no ZMTP handshake): the port is in use by another program, not an "
+                                "ns3-gym agent; start the agent on a free port and give that port as port=...")
+            time.sleep(0.05)  # a closing listener: give the agent's new socket a moment to bind
+
+    def _dial(self) -> tuple[zmq.Socket, zmq.Socket]:
+        """A fresh REQ socket connecting to the agent, with a monitor of its connection events."""
         sock = self._ctx.socket(zmq.REQ)
         sock.linger = 0
         sock.setsockopt(zmq.HANDSHAKE_IVL, max(1, int(self.handshake_s * 1000)))
         monitor = sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
                                           | zmq.EVENT_HANDSHAKE_SUCCEEDED | _HANDSHAKE_FAILED)
         sock.connect(self.address)
-        deadline = time.monotonic() + self.timeout_s
+        return sock, monitor
+
+    @staticmethod
+    def _handshake(monitor: zmq.Socket, deadline: float) -> str:
+        """How the socket's connection went: ``"ok"``, ``"failed"`` (before the handshake) or ``"timeout"``."""
         tcp_up = False
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not monitor.poll(remaining * 1000):
-                self._close(sock, monitor)
-                raise AgentTimeout(f"no ns3-gym agent answered at {self.address} within {self.timeout_s:g} s "
-                                   f"({what}); start the agent first: it binds the port "
-                                   f"(ns3gym.ns3env.Ns3Env(port=..., startSim=False))")
+                return "timeout"
             event = zmq.utils.monitor.recv_monitor_message(monitor)["event"]
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-                return sock, monitor
+                return "ok"
             if event == zmq.EVENT_CONNECTED:
                 tcp_up = True
             elif event & _HANDSHAKE_FAILED or (event == zmq.EVENT_DISCONNECTED and tcp_up):
-                self._close(sock, monitor)
-                raise PortInUse(f"port: {self.address} accepts TCP connections but the program there does not "
-                                "speak ZMQ (no ZMTP handshake): the port is in use by another program, not an "
-                                "ns3-gym agent; start the agent on a free port and give that port as port=...")
+                return "failed"
 
     @staticmethod
     def _close(sock: zmq.Socket, monitor: zmq.Socket) -> None:

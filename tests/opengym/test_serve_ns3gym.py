@@ -328,6 +328,50 @@ def test_port_held_by_another_program_is_a_clear_error(tmp_path):
     assert "in use by another program" in err
 
 
+def test_a_listener_that_hangs_up_for_a_moment_is_tried_again(tmp_path, ctx):
+    # what an agent's previous REP socket can do while it closes and the agent's reset() binds the port
+    # anew: TCP connections are accepted and hung up without a ZMQ greeting. For less than handshake_s
+    # (5 s) that is not "another program holds the port": the server must try again.
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    hangups = []
+
+    def hang_up() -> None:
+        listener.settimeout(0.05)
+        end = None
+        while end is None or time.monotonic() < end:  # from the first connection on, for 1 s
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            end = end or time.monotonic() + 1.0
+            hangups.append(conn.getpeername())
+            conn.close()
+        listener.close()
+
+    thread = threading.Thread(target=hang_up, daemon=True)
+    thread.start()
+    proc = _serve(tmp_path, port, "timeout_s=60")
+    agent = None
+    try:
+        thread.join(timeout=120)
+        agent = Ns3GymStyleAgent(ctx, port)
+        agent.initialize()
+        agent.rx_state()
+        agent.send_stop()
+        code, err = _finish(proc)
+    finally:
+        proc.kill()
+        if agent is not None:
+            agent.close()
+    assert len(hangups) >= 2, hangups  # it did try again on the hung-up port
+    assert code == 0, err
+    assert pd.read_csv(tmp_path / "serve" / "episodes.csv")["status"].tolist() == ["stopped"]
+
+
 @pytest.mark.parametrize(("override", "field"), [("port=70000", "port"), ("timeout_s=0", "timeout_s")])
 def test_bad_settings_name_the_field(tmp_path, override, field):
     code, err = _finish(_serve(tmp_path, 5555, override))  # refused before any connection is tried
