@@ -101,3 +101,19 @@ def test_check_validates_one_value():
     assert check_whole("n", 5, 1, 10) == 5
     with pytest.raises(ConfigError, match="n: expected a whole number"):
         check_whole("n", 2.5)
+
+
+def test_checking_a_field_again_reuses_its_validator():
+    # the factories return one annotation per argument list, so check() finds its cached adapter
+    # (before, every call built a new pydantic TypeAdapter: ~470 per env reset)
+    from ecngym.validation import _cached_adapter
+
+    assert Real(0, 1, low_open=True) is Real(0, 1, low_open=True) and Whole(1) is Whole(1)
+    assert Real(1) is not Real(1.0)  # typed: the message prints the bound as it was written
+    check("x", 0.5, Real(0, 1, low_open=True))
+    before = _cached_adapter.cache_info()
+    for _ in range(5):
+        check("x", 0.5, Real(0, 1, low_open=True))
+        check("n", 3, Whole(1))
+    after = _cached_adapter.cache_info()
+    assert after.misses - before.misses <= 1 and after.hits - before.hits >= 9
