@@ -8,7 +8,12 @@ For each algorithm, in a fresh process (so thread settings do not leak between m
 * ``train_steps_per_s``: env steps per wall second of ``model.learn`` (sampling, inference,
   replay and gradient steps), with SB3's default hyperparameters for PPO / DQN (PPO collects at
   least one 2048-step rollout and runs 320 minibatch updates on it) and ACC's config;
-* ``share``: train / env-only (goal >= 0.5).
+* ``share``: train / env-only (goal >= 0.5);
+* where a training env step's wall time goes, in ms per env step: ``env_ms`` (1 / env-only
+  rate), ``update_ms`` (inside the algorithm's ``train``: replay sampling / minibatches, forward
+  and backward passes, optimizer steps) and ``other_ms`` (the rest: acting, storing transitions,
+  wrappers and callbacks, and the env work that a changing action costs and the static one
+  does not, e.g. setting the ECN curve).
 
 ``--threads`` sets threads per torch / BLAS pool (default: the training default, 1; 0 = the
 libraries' own defaults, which is what training used before the thread fix);
@@ -27,6 +32,8 @@ import json
 import multiprocessing as mp
 import os
 import time
+import traceback
+from queue import Empty
 from typing import Any
 
 ALGORITHMS = ("ppo", "dqn", "acc")
@@ -44,7 +51,13 @@ def _env_only(env: Any, steps: int, action: Any) -> float:
 
 
 def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
-    """Env-only and training env steps/s of one algorithm in this process."""
+    """Env-only and training env steps/s of one algorithm in this process.
+
+    Raises:
+        ValueError: ``algorithm`` is not one of :data:`ALGORITHMS`.
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm: got {algorithm!r}, allowed: {list(ALGORITHMS)}")
     from ecngym.agents.sb3 import unchecked_distributions
     from ecngym.agents.threads import limit_threads
 
@@ -89,15 +102,33 @@ def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
         hyper = {**agent["hyperparams"], "exploration_fraction": 0.5}
         model = DoubleDQN("MlpPolicy", venv, seed=0, device="cpu", verbose=0, **hyper)
     per_step = venv.num_envs  # SB3 counts one timestep per sub-env (per agent for ACC)
+    update_s = _time_updates(model)
     start = time.perf_counter()
     with unchecked_distributions():  # as ecngym train
         model.learn(total_timesteps=steps * per_step)
     wall = time.perf_counter() - start
     venv.close()
-    out["train_env_steps"] = model.num_timesteps // per_step
-    out["train_steps_per_s"] = out["train_env_steps"] / wall
+    out["train_env_steps"] = n = model.num_timesteps // per_step
+    out["train_steps_per_s"] = n / wall
     out["share"] = out["train_steps_per_s"] / out["env_steps_per_s"]
+    out["env_ms"] = 1e3 / out["env_steps_per_s"]
+    out["update_ms"] = 1e3 * update_s[0] / n
+    out["other_ms"] = 1e3 * wall / n - out["env_ms"] - out["update_ms"]
     return out
+
+
+def _time_updates(model: Any) -> list[float]:
+    """Sum the wall seconds of ``model.train`` calls (the updates) into the returned one-item list."""
+    total = [0.0]
+    train = model.train
+
+    def timed(*args: Any, **kwargs: Any) -> None:
+        start = time.perf_counter()
+        train(*args, **kwargs)
+        total[0] += time.perf_counter() - start
+
+    model.train = timed
+    return total
 
 
 def _runner_sample(runner: Any, env_steps: int) -> tuple[int, float]:
@@ -160,14 +191,34 @@ def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
 
 
 def _child(algorithm: str, steps: int, threads: int, queue: Any) -> None:
-    if algorithm.startswith("rllib:"):
-        queue.put(rllib_sampling(int(algorithm.split(":")[1]), steps, threads))
-    else:
-        queue.put(measure(algorithm, steps, threads))
+    try:
+        if algorithm.startswith("rllib:"):
+            queue.put(rllib_sampling(int(algorithm.split(":")[1]), steps, threads))
+        else:
+            queue.put(measure(algorithm, steps, threads))
+    except BaseException:  # the parent reports it; without this it would wait for a result forever
+        queue.put({"error": traceback.format_exc()})
+        raise
+
+
+class BenchChildError(RuntimeError):
+    """A measuring process failed or died before reporting its figures."""
 
 
 def in_fresh_process(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
-    """:func:`measure` in a new process (thread pools are set once per process)."""
+    """:func:`measure` in a new process (thread pools are set once per process).
+
+    Args:
+        algorithm: a name of :data:`ALGORITHMS`, or ``"rllib:<runners>"``.
+        steps: env steps to measure.
+        threads: torch / BLAS threads of the child (0: the libraries' defaults).
+
+    Returns:
+        The child's figures.
+
+    Raises:
+        BenchChildError: the child raised (its traceback is in the message) or died without reporting.
+    """
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     # the child's libraries must load with the limit (0 = leave the defaults: unset the variables)
@@ -179,8 +230,17 @@ def in_fresh_process(algorithm: str, steps: int, threads: int) -> dict[str, Any]
     try:
         proc = ctx.Process(target=_child, args=(algorithm, steps, threads, queue))
         proc.start()
-        result = queue.get()
+        result = None
+        while result is None:
+            try:
+                result = queue.get(timeout=1.0)
+            except Empty:
+                if not proc.is_alive():  # died without a word (a crash in native code, a kill)
+                    raise BenchChildError(f"{algorithm}: the measuring process exited with code "
+                                          f"{proc.exitcode} before reporting") from None
         proc.join()
+        if "error" in result:
+            raise BenchChildError(f"{algorithm}: the measuring process failed:\n{result['error']}")
     finally:
         for k, v in saved.items():
             if v is None:
@@ -192,10 +252,11 @@ def in_fresh_process(algorithm: str, steps: int, threads: int) -> dict[str, Any]
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``ecngym bench train``."""
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from ecngym.agents.threads import resolve_threads
+    from ecngym.sim_backend.bench import wide_console
 
     parser = argparse.ArgumentParser(prog="ecngym bench train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=512, help="env steps per measurement (default 512)")
@@ -221,24 +282,35 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--steps must be >= 1")
     threads = resolve_threads(args.threads)
     settings = [threads] + ([0] if args.compare_defaults and threads != 0 else [])
-    console = Console()
+    console = wide_console(110)  # the table has 8 columns
     load = os.getloadavg()[0]
-    results = []
+    results: list[dict[str, Any]] = []
+    rllib: list[dict[str, Any]] = []
+    failed: list[str] = []
+
+    def measure_into(into: list[dict[str, Any]], algorithm: str, n_threads: int) -> None:
+        try:
+            into.append(in_fresh_process(algorithm, args.steps, n_threads))
+        except BenchChildError as exc:  # report it, keep measuring the others
+            failed.append(str(exc))
+            console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)  # a traceback holds [...]
+
     with console.status("") as status:
         for algo in algos:
             for t in settings:
                 status.update(f"{algo}: {args.steps} env steps, threads={t or 'library default'} ...")
-                results.append(in_fresh_process(algo, args.steps, t))
-        rllib = []
+                measure_into(results, algo, t)
         for n in runner_counts:
             status.update(f"RLlib ACC sampling with {n} env runner(s) ...")
-            rllib.append(in_fresh_process(f"rllib:{n}", args.steps, threads))
+            measure_into(rllib, f"rllib:{n}", threads)
     table = Table(title=f"training throughput on {ENV_ID} ({os.cpu_count()} CPUs, load {load:.1f} before)")
-    for col in ("algorithm", "threads", "env-only steps/s", "training steps/s", "share"):
+    for col in ("algorithm", "threads", "env-only steps/s", "training steps/s", "share", "env ms/step",
+                "update ms/step", "other ms/step"):
         table.add_column(col, justify="right")
     for r in results:
         table.add_row(r["algorithm"], str(r["threads"] or f"default ({r['torch_threads']})"),
-                      f"{r['env_steps_per_s']:.0f}", f"{r['train_steps_per_s']:.0f}", f"{r['share']:.0%}")
+                      f"{r['env_steps_per_s']:.0f}", f"{r['train_steps_per_s']:.0f}", f"{r['share']:.0%}",
+                      f"{r['env_ms']:.2f}", f"{r['update_ms']:.2f}", f"{r['other_ms']:.2f}")
     console.print(table)
     summary: dict[str, Any] = {"bench": "train", "env": ENV_ID, "steps": args.steps, "cpus": os.cpu_count(),
                                "load_avg_before": load, "results": results}
@@ -250,5 +322,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"RLlib ACC sampling, {r['runners']} env runner(s) x {r['env_steps'] // r['runners']} env "
                           f"steps: {r['env_steps_per_s']:.0f} env steps/s (each runner: {each}; torch threads "
                           f"{r['runner_torch_threads']}), {r['speedup']:.2f}x of {rllib[0]['runners']} runner(s)")
+    if failed:
+        summary["failed"] = failed
     print(json.dumps(summary))
-    return 0
+    return 1 if failed else 0

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from ecngym import cli
 
 
@@ -11,7 +13,18 @@ def test_bench_train_last_line_is_json(capsys):
     (acc,) = last["results"]
     assert acc["algorithm"] == "acc" and acc["threads"] == 1 and acc["torch_threads"] == 1
     assert acc["train_env_steps"] == 8 and acc["env_steps_per_s"] > 0 and acc["share"] > 0
+    # the breakdown of a training env step adds up to its wall time (8 steps: still before learning_starts)
+    assert acc["update_ms"] == 0 and acc["env_ms"] > 0
+    assert abs(acc["env_ms"] + acc["update_ms"] + acc["other_ms"] - 1e3 / acc["train_steps_per_s"]) < 1e-6
 
 
 def test_bench_train_refuses_an_unknown_algorithm(capsys):
     assert cli.main(["bench", "train", "--algorithms", "a2c"]) == 2
+
+
+def test_a_failing_measuring_process_is_reported_not_waited_for():
+    # the child raises (no such algorithm in ALGORITHMS): before, the parent waited on its queue forever
+    from ecngym.agents.bench import BenchChildError, in_fresh_process
+
+    with pytest.raises(BenchChildError, match=r"no-such-algorithm: the measuring process failed:\n.*Traceback"):
+        in_fresh_process("no-such-algorithm", 8, 1)
