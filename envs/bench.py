@@ -14,6 +14,12 @@ Measured on ``ecngym/RoceLeafSpine-v0`` at its default interval with the static 
   processes (no lockstep, as RLlib's env runners or independent rollout workers step them);
 * ``overhead_fraction``: in one process, the share of step time spent outside the simulator
   (outside ``Fabric.advance``: Python, bindings, telemetry, features, reward, summary);
+  ``outside_us_per_step``: that time per ordinary step, ``episode_end_us``: what an episode's
+  last step adds (flow records, summary); ``outside_us_parts``: a second, instrumented run's
+  split of the outside time per step into telemetry read (the block and the ``info`` mapping
+  of its arrays), port gather, features, history,
+  reward, action, episode end (amortised) and the rest (``env.step``'s own code, ``info``,
+  wrappers); the timers add a little, so the parts sum to a bit more than the plain run's;
 * ``reset_s``: wall time of one ``reset`` (new trace + new fabric);
 * ``peak_rss_mb``: the largest peak resident set (VmHWM) of an env worker process;
 * ``cpus``, ``load_avg_before``: the machine's CPUs and its 1-minute load average before the run
@@ -66,19 +72,82 @@ def in_process(env_id: str, steps: int) -> dict[str, float]:
     reset_s = time.perf_counter() - t0
     sim = 0.0
     times = []
+    outside, last = [], []  # outside-simulator seconds of each step; whether it ended its episode
     while len(times) < steps:
         sc = env.unwrapped.scenario
         before = sc.sim_wall_s
         t = time.perf_counter()
         _, _, term, trunc, _ = env.step(static)
         times.append(time.perf_counter() - t)
-        sim += env.unwrapped.scenario.sim_wall_s - before
+        sim_step = sc.sim_wall_s - before
+        sim += sim_step
+        outside.append(times[-1] - sim_step)
+        last.append(term or trunc)
         if term or trunc:
             env.reset()
     env.close()
     total = float(np.sum(times))
+    out, end = np.array(outside), np.array(last)
+    ordinary = float(out[~end].mean())
     return {"steps_per_s": steps / total, "overhead_fraction": 1 - sim / total, "reset_s": reset_s,
-            "step_time_cv": float(np.std(times) / np.mean(times))}
+            "step_time_cv": float(np.std(times) / np.mean(times)), "outside_us_per_step": ordinary * 1e6,
+            "episode_end_us": float(out[end].mean() - ordinary) * 1e6 if end.any() else None}
+
+
+#: Parts of a step outside the simulator that :func:`outside_parts` times: (part, owner, method).
+_PARTS = (("telemetry_read", "fabric", "read_telemetry_block"), ("port_gather", "features", "controlled"),
+          ("features", "features", "frame"), ("history", "features", "push"), ("reward", "reward", "per_port"),
+          ("action", "scenario", "apply"), ("episode_end", "scenario", "finish"))
+
+
+def outside_parts(env_id: str, steps: int) -> dict[str, float]:
+    """Microseconds per step of each part outside the simulator (timers wrapped around them)."""
+    env = _make(env_id)
+    static = env.unwrapped.static_action()
+    spent = dict.fromkeys([p for p, _, _ in _PARTS], 0.0)
+
+    def timed(part: str, fn: Any) -> Any:
+        def call(*args: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                spent[part] += time.perf_counter() - t
+        return call
+
+    def instrument() -> None:  # a reset builds a new fabric: wrap its method again
+        sc = env.unwrapped.scenario
+        owners = {"fabric": sc.fabric, "features": sc.features, "reward": sc.reward, "scenario": sc}
+        for part, owner, name in _PARTS:
+            obj = owners[owner]
+            setattr(obj, name, timed(part, getattr(type(obj), name).__get__(obj)))
+
+    from ecngym.sim_backend.fabric import Telemetry
+
+    env.reset(seed=0)
+    instrument()
+    as_dict = Telemetry.as_dict  # the info mapping of the telemetry: part of reading it
+    Telemetry.as_dict = timed("telemetry_read", as_dict)
+    sim = total = 0.0
+    try:
+        for _ in range(steps):
+            sc = env.unwrapped.scenario
+            before = sc.sim_wall_s
+            t = time.perf_counter()
+            _, _, term, trunc, _ = env.step(static)
+            total += time.perf_counter() - t
+            sim += sc.sim_wall_s - before
+            if term or trunc:
+                kept = dict(spent)
+                env.reset()
+                spent.update(kept)  # the reset's own calls are no step's
+                instrument()
+    finally:
+        Telemetry.as_dict = as_dict
+        env.close()
+    parts = {p: s / steps * 1e6 for p, s in spent.items()}
+    parts["rest"] = (total - sim) / steps * 1e6 - sum(parts.values())
+    return parts
 
 
 def vectorised(env_id: str, n_envs: int, steps: int, same_seed: bool = False) -> dict[str, float]:
@@ -174,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]  # other work on the machine depresses the parallel figures
     with Console(stderr=True).status("measuring ...") as status:
         single = in_process(args.env, args.steps)
+        status.update("outside the simulator, part by part ...")
+        parts = outside_parts(args.env, args.steps)
         rounds: dict[tuple[str, int], list[dict[str, float]]] = {}
         for r in range(args.rounds):
             for kind, fn in (("vector", vectorised), ("free", free_running)):
@@ -197,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
         "speedup_2_free": round(med["free", 2] / med["free", 1], 3),
         "steps_per_s_in_process": round(single["steps_per_s"], 1),
         "step_time_cv": round(single["step_time_cv"], 3),
+        "outside_us_per_step": round(single["outside_us_per_step"], 1),
+        "episode_end_us": None if single["episode_end_us"] is None else round(single["episode_end_us"], 1),
+        "outside_us_parts": {k: round(v, 1) for k, v in parts.items()},
         "cpus": os.cpu_count(),
         "load_avg_before": round(load_before, 2),
     }
@@ -214,11 +288,19 @@ def main(argv: list[str] | None = None) -> int:
                            ("speedup_2_free", "  2 processes / 1 process"),
                            ("step_time_cv", "step wall-time variation (std / mean)"),
                            ("overhead_fraction", "share of step time outside the simulator"),
+                           ("outside_us_per_step", "  outside the simulator per ordinary step, us"),
+                           ("episode_end_us", "  added by an episode's last step, us"),
                            ("reset_s", "reset (new trace + fabric), s"),
                            ("peak_rss_mb", "peak RSS per env process, MB")]:
             table.add_row(label, str(result[key]))
         console = Console()
         console.print(table)
+        split = Table(title="outside the simulator, per step (instrumented run), us")
+        split.add_column("part")
+        split.add_column("us / step", justify="right")
+        for part, us in result["outside_us_parts"].items():
+            split.add_row(part, f"{us:.1f}")
+        console.print(split)
         if load_before > 0.5:
             console.print(f"[yellow]note:[/] the 1-minute load average was {load_before:.2f} on {os.cpu_count()} "
                           "CPUs before the run: other processes compete for the cores, so the 2-worker figures are low")

@@ -35,11 +35,16 @@ Features of the controlled ports' AQM policy (``env.aqm``; telemetry keys of
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ecngym.envs.config import AQM_FEATURES, AQM_PARAM_FEATURE, FEATURES, ObservationConfig, number
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes
+
+if TYPE_CHECKING:
+    from ecngym.sim_backend.fabric import Telemetry
 
 FEATURE_HIGH = {"utilization": 2.0}
 
@@ -138,10 +143,9 @@ class FeatureBuilder:
             return np.minimum(queue_bytes / self.queue_scale, 1.0)
         return self.step_map(queue_bytes)
 
-    def controlled(self, tel: dict) -> dict[str, np.ndarray]:
+    def controlled(self, tel: Telemetry) -> dict[str, np.ndarray]:
         """The telemetry arrays the env reads (only those), for the controlled ports only."""
-        p = self.ports
-        return {k: tel[k][p] for k in self.telemetry_keys}
+        return tel.rows(self.telemetry_keys, self.ports)
 
     def frame(self, pt: dict, red: dict, span_ns: int, aqm_values: np.ndarray | None = None) -> np.ndarray:
         """Features of one interval, shape (ports, features), float64, each inside its bounds.

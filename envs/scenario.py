@@ -151,8 +151,8 @@ class EcnScenario:
         else:
             self.actions = EcnActionMapper(cfg.action, self.ports, self.port_layers, rates, default)
         bdp = rates * self.base_rtt_ns / 8e9
-        viq = {**aqm_policies.policy_defaults("r_aqm"), **self.aqm_setting}["viq_capacity_packets"] \
-            if self.aqm_policy == "r_aqm" else 1
+        # R-AQM always runs with an AqmActionMapper, whose base setting is the merged one
+        viq = self.actions.base["viq_capacity_packets"] if self.aqm_policy == "r_aqm" else 1
         param_bounds = self.actions.param_bounds() if isinstance(self.actions, AqmActionMapper) else {}
         self._feature_params = list(param_bounds)  # columns of aqm_values
         self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp, self.actions.kmax_bound_bytes,
@@ -316,8 +316,9 @@ class EcnScenario:
         self._last_action_key = None
         # time 0: empty queues, the fabric's static ECN setting (mirrored here: only apply() sets it)
         self.red = {k: v[self.ports] for k, v in self.fabric.get_red().items()}
-        self.first_telemetry = self.fabric.read_telemetry()  # t = 0: empty queues, no traffic yet
-        first = self.features.frame(self.features.controlled(self.first_telemetry), self.red, 1, self.aqm_values)
+        tel = self.fabric.read_telemetry_block()  # t = 0: empty queues, no traffic yet
+        self.first_telemetry = tel.as_dict()
+        first = self.features.frame(self.features.controlled(tel), self.red, 1, self.aqm_values)
         return self.features.reset(first)
 
     def apply(self, action: object) -> None:
@@ -384,8 +385,9 @@ class EcnScenario:
         self.sim_wall_s += time.perf_counter() - start
         self.step_count += 1
         self.elapsed_ns += span
-        tel = self.fabric.read_telemetry()
-        pt = self.features.controlled(tel)
+        block = self.fabric.read_telemetry_block()
+        tel = block.as_dict()
+        pt = self.features.controlled(block)
         obs = self.features.push(self.features.frame(pt, self.red, span, self.aqm_values))
         for k, v in self._stats.items():
             v.append(pt[k])

@@ -20,6 +20,7 @@ the default's queue varies by ≲ 15 % between windows (``window_noise``).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -154,10 +155,9 @@ def tune_and_compare(kind: str, variant: str, window_steps: int | None = None,
            "window_steps": window, "settle_steps": settle}
     if variant == "sa":
         cfg.update(SA_SCHEDULE)
-        n = measurements or sa_measurements(SA_SCHEDULE["iterations"], SA_SCHEDULE["cooling"]) + 4
     else:
         cfg.update(step=0.2, max_rounds=100)
-        n = measurements or sa_measurements(SA_SCHEDULE["iterations"], SA_SCHEDULE["cooling"]) + 4
+    n = measurements or sa_measurements(SA_SCHEDULE["iterations"], SA_SCHEDULE["cooling"]) + 4
     tuner = build_controller(cfg)
     _, log = run_controller(tuner, kind, n * (window + settle))
     searched = log[log["phase"] != "hold"] if "phase" in log else log
@@ -194,6 +194,7 @@ def _fct_us(records: pd.DataFrame) -> np.ndarray:
     return fct[np.isfinite(fct) & (fct > 0)] / 1e3
 
 
+@functools.cache  # a scenario's interval is fixed; building an env to read it is not free
 def _interval_ns(kind: str) -> int:
     import gymnasium as gym
 

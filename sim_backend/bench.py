@@ -70,6 +70,23 @@ DEFAULT_SEEDS = 5
 ESTIMATORS = {"": "linear", "_hpcc": "hpcc"}
 
 
+def wide_console(min_columns: int) -> Any:
+    """A rich console at least ``min_columns`` wide, for the bench tables.
+
+    Without a terminal (a log, ``nohup``, CI) rich assumes 80 columns and cuts wide tables' cells to
+    "…"; the JSON line carries every figure, but the table should be readable too.
+
+    Args:
+        min_columns: the width the table needs.
+
+    Returns:
+        The console (the terminal's width where that is wider).
+    """
+    from rich.console import Console
+
+    return Console(width=max(Console().width, min_columns))
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
@@ -307,17 +324,24 @@ def hpcc_incast(senders: int = 16, until_ns: int = 1_000_000, settle_ns: int = 2
         utilisation three ways: ``utilisation`` = tx bits / (B x t), every byte on the wire (headers,
         INT) at the nominal rate B, which is HPCC's own txRate / B (Li et al. §3.2); ``busy`` = the
         fraction of time the wire is busy, with whole-ns serialisation (ns-3.36's, the reference's:
-        a 1094 B packet takes 87 ns, not 87.52); ``goodput`` = payload bits / (B x t).
+        a 1094 B packet takes 87 ns, not 87.52); ``goodput`` = payload bits / (B x t). And where
+        that utilisation goes: ``u_estimate`` (the senders' own smoothed U, HPCC's txRate / B +
+        min(q, q') / (B T) of the most utilised hop, averaged over senders and samples),
+        ``u_fixed_point`` (where HPCC's update R = R_c η / U + R_AI rests for ``senders`` equal
+        flows and no queue: U = η + senders x R_AI / B, Li et al. Alg. 1; the reference's
+        ``RdmaHw::UpdateRateHp``) and ``queue_term`` = ``u_estimate`` - ``utilisation``, the part
+        of U that the standing queue takes from the wire.
     """
     import pandas as pd
 
     from ecngym.sim_backend import Fabric, topology
     from ecngym.sim_backend.data import hpcc_reference_path
     from ecngym.sim_backend.hpcc_config import load_hpcc_experiment
+    from ecngym.units import parse_rate_bps
 
     cfg = load_hpcc_experiment(hpcc_reference_path("config_A_hp.txt")).config
     flows = pd.DataFrame({"src": range(senders), "dst": senders, "size_bytes": 20_000_000, "start_ns": 0})
-    queue, tx, packets = [], 0, 0
+    queue, tx, packets, u_estimate = [], 0, 0, []
     with Fabric(topology.incast_star(hosts=senders + 1), flows, cfg) as fab:
         port = int(np.flatnonzero(fab.ports.is_switch & (fab.ports.peer_node == senders))[0])
         rate = float(fab.ports.rate_bps[port])
@@ -329,15 +353,21 @@ def hpcc_incast(senders: int = 16, until_ns: int = 1_000_000, settle_ns: int = 2
             queue.append(int(tel["queue_bytes"][port]))
             tx += int(tel["tx_bytes"][port])
             packets += int(tel["tx_data_packets"][port])
+            u_estimate.append(float(np.mean(fab.flow_records()["cc_utilisation"])))
         span_s = (until_ns - settle_ns) * 1e-9
         packet_bytes = tx // packets  # every data packet the same size (only data leaves this port)
+        utilisation = tx * 8 / (rate * span_s)
+        u_mean = float(np.mean(u_estimate))
         return {
             "senders": senders, "window_ns": [settle_ns, until_ns],
             "queue_median_bytes": float(np.median(queue)), "queue_max_bytes": max(queue),
-            "utilisation": tx * 8 / (rate * span_s),
+            "utilisation": utilisation,
             "busy": packets * int(packet_bytes * 8e9 / rate) * 1e-9 / span_s,
             "goodput": packets * cfg.mtu_payload * 8 / (rate * span_s),
             "packet_bytes": packet_bytes,
+            "u_estimate": u_mean,
+            "u_fixed_point": cfg.hpcc.target_util + senders * parse_rate_bps(cfg.hpcc.ai_rate) / rate,
+            "queue_term": u_mean - utilisation,
         }
 
 
@@ -572,7 +602,9 @@ def _print_tables(results: list[dict[str, Any]]) -> None:
                           f"{i['queue_median_bytes'] / 1e3:.1f} KB, max {i['queue_max_bytes'] / 1e3:.1f} KB; "
                           f"utilisation {i['utilisation']:.1%} (tx bits incl. headers and INT / B t, HPCC's "
                           f"txRate / B), wire busy {i['busy']:.1%} (whole-ns serialisation), payload goodput "
-                          f"{i['goodput']:.1%}")
+                          f"{i['goodput']:.1%}; the senders' own U {i['u_estimate']:.2%} (its fixed point "
+                          f"eta + N R_AI / B = {i['u_fixed_point']:.2%}), of which the queue term "
+                          f"{i['queue_term']:.2%}")
         if "bare_events_per_s" in r:
             stock = (f", {r['bare_events_per_s_stock']:.3g} on {r['stock_scheduler']}"
                      if "bare_events_per_s_stock" in r else "")

@@ -25,7 +25,7 @@ import sys
 import time
 from typing import Any
 
-from ecngym.sim_backend.bench import _in_subprocess, _peak_rss_mb, bare_event_rate
+from ecngym.sim_backend.bench import _in_subprocess, _peak_rss_mb, bare_event_rate, wide_console
 
 DEFAULT_KS = (4, 8, 16)
 DEFAULT_LOADS = (0.3, 0.6)
@@ -126,7 +126,6 @@ def summarize(cases: list[dict[str, Any]], bare: dict[str, Any] | None) -> dict[
 
 
 def _print_table(summary: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"Fabric cost vs size and load: fat-tree, WebSearch, {summary['sim_time_s'] * 1e3:g} ms "
@@ -147,7 +146,7 @@ def _print_table(summary: dict[str, Any]) -> None:
                       f"{ratio_cpu:.2f}", f"{r['events_per_data_packet_hop']:.2f}", f"{r['sim_s_per_wall_s']:.3g}",
                       f"{r['ns_per_data_packet_hop']:.0f}", f"{r['packets_in_flight']:,}", pending,
                       f"{r['trace_s']:.2f}", f"{r['build_s']:.2f}", f"{r['peak_rss_mb']:.0f}")
-    console = Console()
+    console = wide_console(190)  # 15 columns
     console.print(table)
     if "bare_events_per_s" in summary:
         console.print(f"bare ns-3 event loop in this run: {summary['bare_events_per_s']:.3g} events/s")

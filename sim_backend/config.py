@@ -76,6 +76,10 @@ class DctcpParams:
     initial_alpha: float = 1.0
     initial_window: Any = "0B"  # 0 = the path's bandwidth-delay product
     min_window: Any = "1000B"
+    # Flows of one host pair share a pool of persistent connections that keep their window and
+    # alpha between flows (the HKUST-SING TrafficGenerator's client; README "Persistent
+    # connections"); False = every flow is a fresh connection.
+    persistent_connections: bool = False
 
 
 @dataclass
@@ -384,6 +388,10 @@ class FabricConfig:
         tp.initial_window_bytes = parse_bytes(t.initial_window, "fabric.dctcp.initial_window")
         tp.min_window_bytes = _bytes_in("fabric.dctcp.min_window", t.min_window, 1, None)
         tp.mss_bytes = c.mtu_payload_bytes
+        tp.persistent_connections = _bool("fabric.dctcp.persistent_connections", t.persistent_connections)
+        if tp.persistent_connections and self.cc != "dctcp":
+            raise ConfigError("fabric.dctcp.persistent_connections", "persistent connections are a feature of "
+                              f"the window-based 'dctcp' host model; got cc={self.cc!r}")
 
         r, rp = self.dctcp_rate, c.dctcp_rate
         rp.g = check_range("fabric.dctcp_rate.g", _real("fabric.dctcp_rate.g", r.g), 0, 1, low_inclusive=False)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -241,15 +242,19 @@ class Fabric:
         (data packets that joined the port's queues), ``mean_queue_bytes``
         (time-average of data-queue bytes), ``max_queue_bytes``, ``queue_bytes`` (now),
         ``ecn_marked_packets``, ``pfc_pause_sent``, ``pfc_pause_received``, ``paused_ns``,
-        ``drops``, ``distinct_flows``, and ``utilization`` (tx bits / (rate x interval)).
+        ``drops``, ``distinct_flows``, the per-policy arrays ``"<policy>.<name>"`` of ports
+        running a non-RED policy (:mod:`ecngym.sim_backend.aqm`), and ``utilization`` (tx bits /
+        (rate x interval), 0 for an empty interval).
         """
-        tel = self.sim.read_telemetry()
-        span = tel["interval_end_ns"] - tel["interval_start_ns"]
-        tel["utilization"] = (
-            tel["tx_bytes"] * 8e9 / (self.ports.rate_bps * span) if span > 0
-            else np.zeros(len(self.ports))
-        )
-        return tel
+        return self.read_telemetry_block().as_dict()
+
+    def read_telemetry_block(self) -> Telemetry:
+        """:meth:`read_telemetry` as the fabric hands it over: one array for every port and quantity.
+
+        For readers that want a few quantities of a few ports (the envs): no per-key arrays
+        are built until asked for (:meth:`Telemetry.rows`).
+        """
+        return Telemetry(*self.sim.read_telemetry())
 
     def counters(self) -> dict[str, int]:
         """Cumulative counters: data / control packet-hops, drops, events, flows completed."""
@@ -377,6 +382,8 @@ class Fabric:
         ``fct_ns`` runs from the flow's start to the sender's receipt of the ACK of its last byte;
         ``ideal_fct_ns`` = base RTT + (size + header x packets) x 8 / bottleneck rate (the HPCC
         definition); ``slowdown`` = max(1, fct / ideal), NaN for unfinished flows.
+        ``cc_utilisation`` is the congestion control's own estimate of its bottleneck's utilisation
+        where it keeps one (HPCC's smoothed U, Li et al. §3.2), NaN otherwise and once finished.
         """
         r = self.sim.flow_records()
         # columns computed on the arrays, one DataFrame built at the end (envs call this at the end
@@ -388,6 +395,64 @@ class Fabric:
         cols["fct_ns"] = fct
         cols["slowdown"] = np.maximum(1.0, fct / np.asarray(r["ideal_fct_ns"]))
         return pd.DataFrame(cols)
+
+
+class Telemetry(NamedTuple):
+    """One interval's per-port telemetry (:meth:`Fabric.read_telemetry_block`).
+
+    Attributes:
+        start_ns: Start of the interval (the previous read).
+        end_ns: End of the interval (now).
+        block: ``(quantities, ports)`` uint64 array, one row per quantity of the C++ fabric's
+            ``TELEMETRY_ROWS`` (rows of int64 / float64 quantities hold those types' bits).
+        aqm: The per-policy arrays ``"<policy>.<name>"`` (empty when every port runs RED).
+    """
+
+    start_ns: int
+    end_ns: int
+    block: np.ndarray
+    aqm: dict[str, np.ndarray]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The mapping :meth:`Fabric.read_telemetry` returns (each array a view into ``block``)."""
+        tel: dict[str, Any] = {"interval_start_ns": self.start_ns, "interval_end_ns": self.end_ns}
+        rows = telemetry_rows(self.block)
+        util = rows.pop("utilization")
+        tel.update(rows)
+        tel.update(self.aqm)
+        tel["utilization"] = util  # last, as it always came (computed after the others)
+        return tel
+
+    def rows(self, keys: tuple[str, ...], ports: np.ndarray) -> dict[str, np.ndarray]:
+        """The arrays ``keys`` (block rows or per-policy names) of ``ports`` only: one gather."""
+        out = telemetry_rows(self.block.take(ports, axis=1), keys)
+        for k in keys:
+            if k not in out:
+                out[k] = self.aqm[k][ports]
+        return out
+
+
+@functools.cache
+def _telemetry_layout() -> dict[str, tuple[int, int]]:
+    """Each block row's key -> (row, index into (uint64, int64, float64) views)."""
+    from ecngym.sim_backend import _fabric
+
+    kinds = {"u": 0, "i": 1, "f": 2}
+    return {name: (row, kinds[kind]) for row, (name, kind) in enumerate(_fabric.TELEMETRY_ROWS)}
+
+
+def telemetry_rows(block: np.ndarray, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
+    """Typed row views of a telemetry ``block`` (or of its columns for some ports), by key.
+
+    Args:
+        block: A :attr:`Telemetry.block` (or columns of it).
+        keys: The keys wanted (default: every row); keys that are no block row are left out.
+    """
+    layout = _telemetry_layout()
+    views = (block, block.view(np.int64), block.view(np.float64))
+    if keys is None:
+        return {k: views[kind][row] for k, (row, kind) in layout.items()}
+    return {k: views[layout[k][1]][layout[k][0]] for k in keys if k in layout}
 
 
 def _ids(value: Any, name: str, count: int) -> np.ndarray:

@@ -68,11 +68,13 @@ class Topology:
             ConfigError: Naming ``field_name`` and the first id that is not a host of this topology.
         """
         ids = np.asarray(ids, dtype=np.int64)
-        host_ids = self.node_ids()[: self.num_hosts]
-        lookup = np.full(int(self.node_ids().max()) + 1 if self.num_nodes else 0, -1, dtype=np.int64)
+        all_ids = self.node_ids()
+        host_ids = all_ids[: self.num_hosts]
+        lookup = np.full(int(all_ids.max()) + 1 if self.num_nodes else 0, -1, dtype=np.int64)
         lookup[host_ids] = np.arange(self.num_hosts)
         inside = (ids >= 0) & (ids < len(lookup))
-        hosts = np.where(inside, lookup[np.where(inside, ids, 0)] if len(lookup) else -1, -1)
+        hosts = np.full(len(ids), -1, dtype=np.int64)
+        hosts[inside] = lookup[ids[inside]]
         bad = np.flatnonzero(hosts < 0)
         if len(bad):
             i = int(bad[0])

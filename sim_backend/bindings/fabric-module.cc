@@ -50,31 +50,25 @@ FromNumpy(const ArrayIn<T>& a)
     return std::vector<T>(a.data(), a.data() + a.shape(0));
 }
 
-nb::dict
-TelemetryToDict(TelemetrySnapshot&& s)
+/**
+ * Telemetry as (interval_start_ns, interval_end_ns, block, aqm): block is the kTelemetryRows x
+ * ports uint64 array of TelemetryRow (one allocation; TELEMETRY_ROWS names its rows and their
+ * kinds), aqm a dict of the per-policy arrays (empty when every port runs RED).
+ */
+nb::tuple
+TelemetryToTuple(TelemetrySnapshot&& s)
 {
-    nb::dict d;
-    d["interval_start_ns"] = s.intervalStartNs;
-    d["interval_end_ns"] = s.intervalEndNs;
-    d["tx_bytes"] = ToNumpy(std::move(s.txBytes));
-    d["tx_data_bytes"] = ToNumpy(std::move(s.txDataBytes));
-    d["tx_data_packets"] = ToNumpy(std::move(s.txDataPackets));
-    d["tx_control_packets"] = ToNumpy(std::move(s.txControlPackets));
-    d["enqueued_data_packets"] = ToNumpy(std::move(s.enqueuedDataPackets));
-    d["mean_queue_bytes"] = ToNumpy(std::move(s.meanQueueBytes));
-    d["max_queue_bytes"] = ToNumpy(std::move(s.maxQueueBytes));
-    d["queue_bytes"] = ToNumpy(std::move(s.queueBytes));
-    d["ecn_marked_packets"] = ToNumpy(std::move(s.ecnMarked));
-    d["pfc_pause_sent"] = ToNumpy(std::move(s.pfcPauseSent));
-    d["pfc_pause_received"] = ToNumpy(std::move(s.pfcPauseReceived));
-    d["paused_ns"] = ToNumpy(std::move(s.pausedNs));
-    d["drops"] = ToNumpy(std::move(s.drops));
-    d["distinct_flows"] = ToNumpy(std::move(s.distinctFlows));
+    const std::size_t ports = s.block.size() / kTelemetryRows;
+    auto* heap = new std::vector<uint64_t>(std::move(s.block));
+    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<uint64_t>*>(p); });
+    nb::ndarray<nb::numpy, uint64_t, nb::ndim<2>, nb::c_contig> block(
+        heap->data(), {static_cast<std::size_t>(kTelemetryRows), ports}, owner);
+    nb::dict aqm;
     for (auto& [name, values] : s.aqm)
     {
-        d[name.c_str()] = ToNumpy(std::move(values));
+        aqm[name.c_str()] = ToNumpy(std::move(values));
     }
-    return d;
+    return nb::make_tuple(s.intervalStartNs, s.intervalEndNs, block, aqm);
 }
 
 nb::dict
@@ -88,12 +82,14 @@ FlowsToDict(FlowRecords&& r)
     d["finish_ns"] = ToNumpy(std::move(r.finishNs));
     d["ideal_fct_ns"] = ToNumpy(std::move(r.idealFctNs));
     d["base_rtt_ns"] = ToNumpy(std::move(r.baseRttNs));
+    d["cc_utilisation"] = ToNumpy(std::move(r.ccUtilisation));
     d["delivered_bytes"] = ToNumpy(std::move(r.deliveredBytes));
     d["retransmitted_bytes"] = ToNumpy(std::move(r.retransmittedBytes));
     d["finished"] = ToNumpy(std::move(r.finished));
     d["rate_bps"] = ToNumpy(std::move(r.rateBps));
     d["inflight_bytes"] = ToNumpy(std::move(r.inflightBytes));
     d["window_bytes"] = ToNumpy(std::move(r.windowBytes));
+    d["connection"] = ToNumpy(std::move(r.connection));
     return d;
 }
 
@@ -146,6 +142,14 @@ NB_MODULE(_fabric, m)
     m.doc() = "ecngym's packet-level RoCEv2 / DCTCP fabric on ns-3 (low-level bindings; use "
               "ecngym.sim_backend.Fabric)";
 
+    // the rows of read_telemetry()'s block: (key, kind) with kind 'u' uint64, 'i' int64, 'f' float64
+    nb::list rows;
+    for (const TelemetryRowInfo& r : kTelemetryRowInfo)
+    {
+        rows.append(nb::make_tuple(r.name, std::string(1, r.kind)));
+    }
+    m.attr("TELEMETRY_ROWS") = nb::tuple(rows);
+
     nb::enum_<CcKind>(m, "CcKind")
         .value("DCQCN", CcKind::Dcqcn)
         .value("DCTCP", CcKind::Dctcp)
@@ -180,7 +184,8 @@ NB_MODULE(_fabric, m)
         .def_rw("initial_alpha", &DctcpConfig::initialAlpha)
         .def_rw("initial_window_bytes", &DctcpConfig::initialWindowBytes)
         .def_rw("min_window_bytes", &DctcpConfig::minWindowBytes)
-        .def_rw("mss_bytes", &DctcpConfig::mssBytes);
+        .def_rw("mss_bytes", &DctcpConfig::mssBytes)
+        .def_rw("persistent_connections", &DctcpConfig::persistentConnections);
 
     nb::class_<DctcpRateConfig>(m, "DctcpRateConfig")
         .def(nb::init<>())
@@ -364,7 +369,7 @@ NB_MODULE(_fabric, m)
              +[](Fabric& f, int64_t limitNs) { return f.RunToCompletion(limitNs); }, "limit_ns"_a,
              nb::call_guard<nb::gil_scoped_release>())
         .Prop("now_ns", +[](const Fabric& f) { return f.NowNs(); })
-        .Def("read_telemetry", +[](Fabric& f) { return TelemetryToDict(f.ReadTelemetry()); })
+        .Def("read_telemetry", +[](Fabric& f) { return TelemetryToTuple(f.ReadTelemetry()); })
         .Def(
             "set_red",
             +[](Fabric& f,

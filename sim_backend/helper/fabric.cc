@@ -13,6 +13,7 @@
 #include "ns3/simulator.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -730,6 +731,24 @@ Fabric::GetEventCount() const
     return Simulator::GetEventCount();
 }
 
+const TelemetryRowInfo kTelemetryRowInfo[kTelemetryRows] = {
+    {"tx_bytes", 'u'},
+    {"tx_data_bytes", 'u'},
+    {"tx_data_packets", 'u'},
+    {"tx_control_packets", 'u'},
+    {"enqueued_data_packets", 'u'},
+    {"mean_queue_bytes", 'f'},
+    {"max_queue_bytes", 'u'},
+    {"queue_bytes", 'u'},
+    {"ecn_marked_packets", 'u'},
+    {"pfc_pause_sent", 'u'},
+    {"pfc_pause_received", 'u'},
+    {"paused_ns", 'i'},
+    {"drops", 'u'},
+    {"distinct_flows", 'u'},
+    {"utilization", 'f'},
+};
+
 TelemetrySnapshot
 Fabric::ReadTelemetry()
 {
@@ -738,39 +757,37 @@ Fabric::ReadTelemetry()
     const int64_t now = NowNs();
     s.intervalStartNs = m_intervalStartNs;
     s.intervalEndNs = now;
-    const double span = static_cast<double>(now - m_intervalStartNs);
+    const int64_t spanNs = now - m_intervalStartNs;
+    const double span = static_cast<double>(spanNs);
     const std::size_t n = m_ports.size();
-    s.txBytes.resize(n);
-    s.txDataBytes.resize(n);
-    s.txDataPackets.resize(n);
-    s.txControlPackets.resize(n);
-    s.enqueuedDataPackets.resize(n);
-    s.meanQueueBytes.resize(n);
-    s.maxQueueBytes.resize(n);
-    s.queueBytes.resize(n);
-    s.ecnMarked.resize(n);
-    s.pfcPauseSent.resize(n);
-    s.pfcPauseReceived.resize(n);
-    s.pausedNs.resize(n);
-    s.drops.resize(n);
-    s.distinctFlows.resize(n);
+    s.block.resize(kTelemetryRows * n);
+    uint64_t* row[kTelemetryRows];
+    for (std::size_t r = 0; r < kTelemetryRows; ++r)
+    {
+        row[r] = s.block.data() + r * n;
+    }
     for (std::size_t i = 0; i < n; ++i)
     {
         const PortTelemetry t = m_ports[i]->ReadInterval();
-        s.txBytes[i] = t.txBytes;
-        s.txDataBytes[i] = t.txDataBytes;
-        s.txDataPackets[i] = t.txDataPackets;
-        s.txControlPackets[i] = t.txControlPackets;
-        s.enqueuedDataPackets[i] = t.enqueuedDataPackets;
-        s.meanQueueBytes[i] = span > 0 ? t.queueByteNs / span : 0.0;
-        s.maxQueueBytes[i] = t.maxQueueBytes;
-        s.queueBytes[i] = m_ports[i]->GetDataQueueBytes();
-        s.ecnMarked[i] = t.ecnMarked;
-        s.pfcPauseSent[i] = t.pfcPauseSent;
-        s.pfcPauseReceived[i] = t.pfcPauseReceived;
-        s.pausedNs[i] = t.pausedNs;
-        s.drops[i] = t.drops;
-        s.distinctFlows[i] = t.distinctFlows;
+        row[kTelTxBytes][i] = t.txBytes;
+        row[kTelTxDataBytes][i] = t.txDataBytes;
+        row[kTelTxDataPackets][i] = t.txDataPackets;
+        row[kTelTxControlPackets][i] = t.txControlPackets;
+        row[kTelEnqueuedDataPackets][i] = t.enqueuedDataPackets;
+        row[kTelMeanQueueBytes][i] = std::bit_cast<uint64_t>(span > 0 ? t.queueByteNs / span : 0.0);
+        row[kTelMaxQueueBytes][i] = t.maxQueueBytes;
+        row[kTelQueueBytes][i] = m_ports[i]->GetDataQueueBytes();
+        row[kTelEcnMarked][i] = t.ecnMarked;
+        row[kTelPfcPauseSent][i] = t.pfcPauseSent;
+        row[kTelPfcPauseReceived][i] = t.pfcPauseReceived;
+        row[kTelPausedNs][i] = std::bit_cast<uint64_t>(t.pausedNs);
+        row[kTelDrops][i] = t.drops;
+        row[kTelDistinctFlows][i] = t.distinctFlows;
+        // bits sent / bits the line could send (this operation order is the documented formula)
+        const double util = spanNs > 0 ? static_cast<double>(t.txBytes) * 8e9 /
+                                             (m_ports[i]->GetRateBps() * span)
+                                       : 0.0;
+        row[kTelUtilization][i] = std::bit_cast<uint64_t>(util);
     }
     // Per-policy telemetry, one array per name (first seen order: deterministic).
     std::vector<std::pair<const char*, double>> buf;
@@ -1104,12 +1121,14 @@ Fabric::GetFlowRecords() const
     r.finishNs.resize(n);
     r.idealFctNs.resize(n);
     r.baseRttNs.resize(n);
+    r.ccUtilisation.resize(n);
     r.deliveredBytes.resize(n);
     r.retransmittedBytes.resize(n);
     r.finished.resize(n);
     r.rateBps.resize(n);
     r.inflightBytes.resize(n);
     r.windowBytes.resize(n);
+    r.connection.resize(n);
     for (std::size_t i = 0; i < n; ++i)
     {
         const QueuePair& qp = m_ctx->flows[i];
@@ -1120,12 +1139,15 @@ Fabric::GetFlowRecords() const
         r.finishNs[i] = qp.finishNs;
         r.idealFctNs[i] = qp.idealFctNs;
         r.baseRttNs[i] = qp.baseRttNs;
+        r.ccUtilisation[i] =
+            qp.cc ? qp.cc->UtilisationEstimate() : std::numeric_limits<double>::quiet_NaN();
         r.deliveredBytes[i] = qp.rcvNxt;
         r.retransmittedBytes[i] = qp.retransmittedBytes;
         r.finished[i] = qp.finished ? 1 : 0;
         r.rateBps[i] = qp.rateBps;
         r.inflightBytes[i] = qp.sndNxt - qp.sndUna;
         r.windowBytes[i] = qp.EffectiveWindow();
+        r.connection[i] = qp.connection;
     }
     return r;
 }

@@ -18,17 +18,50 @@ namespace ns3
 namespace ecngym
 {
 
-/** @brief Per-port telemetry of one interval, one entry per port (struct of arrays). */
+/**
+ * @brief Rows of a telemetry block: one row per quantity, one column per port.
+ *
+ * Every entry is 64 bits; the rows of kind 'f' hold a double's bit pattern and those of kind 'i'
+ * an int64_t (the Python side views the one block as uint64, int64 and float64, so one
+ * allocation carries a whole interval). Row names are the keys of Fabric.read_telemetry().
+ */
+enum TelemetryRow : std::size_t
+{
+    kTelTxBytes,             //!< bytes put on the wire (all packet kinds)
+    kTelTxDataBytes,         //!< wire bytes of data packets
+    kTelTxDataPackets,       //!< data packets sent
+    kTelTxControlPackets,    //!< ACK / NACK / CNP / PFC packets sent
+    kTelEnqueuedDataPackets, //!< data packets that joined a data queue of the port
+    kTelMeanQueueBytes,      //!< (f) time-average of data-queue bytes over the interval
+    kTelMaxQueueBytes,       //!< largest data-queue occupancy in the interval
+    kTelQueueBytes,          //!< data-queue bytes now
+    kTelEcnMarked,           //!< data packets CE-marked
+    kTelPfcPauseSent,        //!< PAUSE frames sent
+    kTelPfcPauseReceived,    //!< PAUSE frames received
+    kTelPausedNs,            //!< (i) time with a data priority paused
+    kTelDrops,               //!< data packets dropped that were headed to the port
+    kTelDistinctFlows,       //!< distinct flows whose data left through the port
+    kTelUtilization,         //!< (f) tx bytes x 8 / (line rate x interval); 0 for an empty interval
+    kTelemetryRows
+};
+
+/** @brief Name (the Python key) and kind ('u' uint64, 'i' int64, 'f' double) of a telemetry row. */
+struct TelemetryRowInfo
+{
+    const char* name;
+    char kind;
+};
+
+/** @brief The rows of a telemetry block, in TelemetryRow order. */
+extern const TelemetryRowInfo kTelemetryRowInfo[kTelemetryRows];
+
+/** @brief Per-port telemetry of one interval. */
 struct TelemetrySnapshot
 {
     int64_t intervalStartNs{0};
     int64_t intervalEndNs{0};
-    std::vector<uint64_t> txBytes, txDataBytes, txDataPackets, txControlPackets, enqueuedDataPackets;
-    std::vector<double> meanQueueBytes;
-    std::vector<uint64_t> maxQueueBytes, queueBytes;
-    std::vector<uint64_t> ecnMarked, pfcPauseSent, pfcPauseReceived;
-    std::vector<int64_t> pausedNs;
-    std::vector<uint64_t> drops, distinctFlows;
+    /// kTelemetryRows x ports, row-major (see TelemetryRow)
+    std::vector<uint64_t> block;
     /// per-policy telemetry: (name, one value per port; NaN where the port runs another policy)
     std::vector<std::pair<std::string, std::vector<double>>> aqm;
 };
@@ -50,11 +83,13 @@ struct FlowRecords
     std::vector<int64_t> startNs, finishNs;
     std::vector<double> idealFctNs;
     std::vector<int64_t> baseRttNs;
+    std::vector<double> ccUtilisation;     //!< the congestion control's utilisation estimate (NaN: none)
     std::vector<uint64_t> deliveredBytes, retransmittedBytes;
     std::vector<uint8_t> finished;
     std::vector<double> rateBps;           //!< current pacing rate
     std::vector<uint64_t> inflightBytes;   //!< sent and not yet acknowledged
     std::vector<uint64_t> windowBytes;     //!< current window (0 = none)
+    std::vector<int32_t> connection;       //!< persistent connection of its host pair (-1 = none)
 };
 
 /**

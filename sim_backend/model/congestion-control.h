@@ -8,6 +8,7 @@
 #include "queue-pair.h"
 
 #include <cstdint>
+#include <limits>
 
 namespace ns3
 {
@@ -79,6 +80,15 @@ class CongestionControl
     /** @brief The flow is finished: cancel every pending timer. */
     virtual void Stop()
     {
+    }
+
+    /**
+     * @return the control's own estimate of its bottleneck's utilisation (HPCC's smoothed U), NaN
+     *         for a control that keeps none
+     */
+    virtual double UtilisationEstimate() const
+    {
+        return std::numeric_limits<double>::quiet_NaN();
     }
 };
 

@@ -26,8 +26,31 @@ DctcpWindowControl::Start(QueuePair& qp, int64_t nowNs)
 }
 
 void
+DctcpWindowControl::Resume(QueuePair& qp, int64_t nowNs)
+{
+    qp.rateBps = qp.lineRateBps;
+    qp.windowBytes = static_cast<uint64_t>(m_windowBytes);
+    m_windowEnd = 0;
+    m_inCwr = false;
+    m_cwrEnd = 0;
+    m_windowLimited = false;
+}
+
+void
+DctcpWindowControl::OnDataSent(QueuePair& qp, uint32_t payloadBytes, int64_t nowNs)
+{
+    if (m_cfg->persistentConnections && qp.IsWindowBound())
+    {
+        m_windowLimited = true;
+    }
+}
+
+void
 DctcpWindowControl::OnAck(QueuePair& qp, uint64_t newlyAckedBytes, bool ecnEcho, int64_t nowNs)
 {
+    // (persistent connections) grow only if the window limited the sender in this observation
+    // window: Linux's tcp_is_cwnd_limited, evaluated before the window rolls over
+    const bool mayGrow = !m_cfg->persistentConnections || m_windowLimited;
     m_ackedBytes += newlyAckedBytes;
     if (ecnEcho)
     {
@@ -42,6 +65,7 @@ DctcpWindowControl::OnAck(QueuePair& qp, uint64_t newlyAckedBytes, bool ecnEcho,
         m_ackedBytes = 0;
         m_markedBytes = 0;
         m_windowEnd = qp.sndNxt;
+        m_windowLimited = false;
     }
     if (m_inCwr && qp.sndUna > m_cwrEnd)
     {
@@ -53,7 +77,7 @@ DctcpWindowControl::OnAck(QueuePair& qp, uint64_t newlyAckedBytes, bool ecnEcho,
         m_inCwr = true;
         m_cwrEnd = qp.sndNxt;
     }
-    else if (!ecnEcho && !m_inCwr && newlyAckedBytes > 0)
+    else if (!ecnEcho && !m_inCwr && newlyAckedBytes > 0 && mayGrow)
     {
         m_windowBytes += static_cast<double>(m_cfg->mssBytes) * newlyAckedBytes / m_windowBytes;
     }

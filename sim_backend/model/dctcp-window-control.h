@@ -22,6 +22,15 @@ struct DctcpConfig
     uint64_t initialWindowBytes{0}; //!< initial window; 0 = the path's bandwidth-delay product
     uint64_t minWindowBytes{1000}; //!< window floor (one MTU payload)
     uint32_t mssBytes{1000};       //!< additive increase per window of ACKs
+    /**
+     * Persistent connections (off by default): the flows of one host pair are carried by a pool of
+     * connections, as the HKUST-SING TrafficGenerator's client keeps them (specs/pred.md §5.1,
+     * ref [40]): a flow takes the first idle connection of its pair, keeping that connection's
+     * window and alpha, or opens a new one when all are busy. A connection's window then grows
+     * only while it limited the sender (Linux's tcp_is_cwnd_limited), so one that carries only
+     * flows shorter than its window does not grow it without bound.
+     */
+    bool persistentConnections{false};
 };
 
 /**
@@ -37,6 +46,17 @@ class DctcpWindowControl : public CongestionControl
     explicit DctcpWindowControl(const DctcpConfig* cfg);
 
     void Start(QueuePair& qp, int64_t nowNs) override;
+
+    /**
+     * @brief A new flow starts on this (persistent, idle) connection: it keeps the window, alpha
+     *        and the marks of the unfinished observation window; sequence-based state restarts
+     *        with the flow's byte numbering (the next ACK closes the carried observation window).
+     * @param qp the new flow's queue pair
+     * @param nowNs current time
+     */
+    void Resume(QueuePair& qp, int64_t nowNs);
+
+    void OnDataSent(QueuePair& qp, uint32_t payloadBytes, int64_t nowNs) override;
     void OnAck(QueuePair& qp, uint64_t newlyAckedBytes, bool ecnEcho, int64_t nowNs) override;
 
     /** @return current alpha */
@@ -54,6 +74,7 @@ class DctcpWindowControl : public CongestionControl
     uint64_t m_markedBytes{0};
     bool m_inCwr{false};
     uint64_t m_cwrEnd{0};
+    bool m_windowLimited{false}; //!< the window limited the sender in this observation window
 };
 
 } // namespace ecngym

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "fabric-channel.h"
 
-#include "fabric-events.h"
 #include "fabric-net-device.h"
-
-#include "ns3/simulator.h"
 
 namespace ns3
 {
@@ -31,14 +28,6 @@ FabricChannel::Attach(Ptr<FabricNetDevice> a, Ptr<FabricNetDevice> b, int64_t de
     m_ends[0] = a;
     m_ends[1] = b;
     m_delayNs = delayNs;
-}
-
-void
-FabricChannel::Transmit(FabricPacket* p, const FabricNetDevice* sender, int64_t txNs)
-{
-    FabricNetDevice* peer = (PeekPointer(m_ends[0]) == sender) ? PeekPointer(m_ends[1])
-                                                                : PeekPointer(m_ends[0]);
-    SchedulePacketArrival(txNs + m_delayNs, peer, p);
 }
 
 std::size_t

@@ -5,8 +5,6 @@
 #ifndef ECNGYM_FABRIC_CHANNEL_H
 #define ECNGYM_FABRIC_CHANNEL_H
 
-#include "fabric-packet.h"
-
 #include "ns3/channel.h"
 #include "ns3/ptr.h"
 
@@ -20,8 +18,9 @@ class FabricNetDevice;
 /**
  * @brief A full-duplex point-to-point link between two FabricNetDevices.
  *
- * A packet handed to Transmit() arrives at the other end after its serialisation time (computed
- * by the sender) plus the propagation delay.
+ * It holds the two ends and the propagation delay; a sending device schedules the packet's
+ * arrival at its peer itself (FabricNetDevice caches the delay and the peer, so a packet-hop
+ * touches no channel object).
  */
 class FabricChannel : public Channel
 {
@@ -41,14 +40,6 @@ class FabricChannel : public Channel
      * @param delayNs one-way propagation delay in nanoseconds
      */
     void Attach(Ptr<FabricNetDevice> a, Ptr<FabricNetDevice> b, int64_t delayNs);
-
-    /**
-     * @brief Put a packet on the wire.
-     * @param p the packet (ownership passes to the receiving device)
-     * @param sender the transmitting end
-     * @param txNs serialisation time of the packet at the sender, in nanoseconds
-     */
-    void Transmit(FabricPacket* p, const FabricNetDevice* sender, int64_t txNs);
 
     /** @return the one-way propagation delay in nanoseconds */
     int64_t GetDelayNs() const

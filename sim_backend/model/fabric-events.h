@@ -5,6 +5,7 @@
 #ifndef ECNGYM_FABRIC_EVENTS_H
 #define ECNGYM_FABRIC_EVENTS_H
 
+#include "fabric-packet.h"
 #include "fabric-simulator-impl.h"
 
 #include "ns3/event-impl.h"
@@ -21,7 +22,6 @@ namespace ecngym
 {
 
 class FabricNetDevice;
-struct FabricPacket;
 
 /**
  * @brief Free list of fixed-size blocks for the fabric's own event objects.
@@ -145,82 +145,6 @@ SchedulePooled(int64_t delayNs, EventImpl* event)
 }
 
 /**
- * @brief An OwnedEvent class with its free list: objects are built once and reused.
- * @tparam Derived the event class
- */
-template <typename Derived>
-class RecycledEvent : public OwnedEvent
-{
-  public:
-    /** @return an object to arm and schedule (from the free list, or a new one) */
-    static Derived* Acquire()
-    {
-        if (s_free == nullptr)
-        {
-            return new Derived();
-        }
-        Derived* e = s_free;
-        s_free = e->m_nextFree;
-        return e;
-    }
-
-    void Discard() override
-    {
-        Recycle();
-    }
-
-  protected:
-    /** @brief Put this object back on the free list (done before the action runs, so that the
-     *         action's own events reuse it while it is still in cache). */
-    void Recycle()
-    {
-        m_nextFree = s_free;
-        s_free = static_cast<Derived*>(this);
-    }
-
-  private:
-    Derived* m_nextFree{nullptr};
-    static inline Derived* s_free{nullptr};
-};
-
-/** @brief PacketArrivalEvent as an owned event (FabricSimulatorImpl). */
-class OwnedPacketArrival : public RecycledEvent<OwnedPacketArrival>
-{
-  public:
-    /**
-     * @param device the receiving port
-     * @param packet the packet
-     */
-    void Arm(FabricNetDevice* device, FabricPacket* packet)
-    {
-        m_device = device;
-        m_packet = packet;
-    }
-
-    void Fire() override;
-
-  private:
-    FabricNetDevice* m_device{nullptr};
-    FabricPacket* m_packet{nullptr};
-};
-
-/** @brief TransmitCompleteEvent as an owned event (FabricSimulatorImpl). */
-class OwnedTransmitComplete : public RecycledEvent<OwnedTransmitComplete>
-{
-  public:
-    /** @param device the transmitting port */
-    void Arm(FabricNetDevice* device)
-    {
-        m_device = device;
-    }
-
-    void Fire() override;
-
-  private:
-    FabricNetDevice* m_device{nullptr};
-};
-
-/**
  * @brief Schedule the arrival of a packet at a port after a delay.
  * @param delayNs delay in ns
  * @param device the receiving port
@@ -231,9 +155,8 @@ SchedulePacketArrival(int64_t delayNs, FabricNetDevice* device, FabricPacket* pa
 {
     if (FabricSimulatorImpl* sim = FabricSimulatorImpl::Active())
     {
-        OwnedPacketArrival* e = OwnedPacketArrival::Acquire();
-        e->Arm(device, packet);
-        sim->ScheduleOwned(delayNs, e);
+        packet->arrivalPort = device;
+        sim->SchedulePacketArrival(delayNs, packet);
         return;
     }
     SchedulePooled(delayNs, new PacketArrivalEvent(device, packet));
@@ -249,9 +172,7 @@ ScheduleTransmitComplete(int64_t delayNs, FabricNetDevice* device)
 {
     if (FabricSimulatorImpl* sim = FabricSimulatorImpl::Active())
     {
-        OwnedTransmitComplete* e = OwnedTransmitComplete::Acquire();
-        e->Arm(device);
-        sim->ScheduleOwned(delayNs, e);
+        sim->ScheduleTransmitComplete(delayNs, device);
         return;
     }
     SchedulePooled(delayNs, new TransmitCompleteEvent(device));

@@ -108,7 +108,7 @@ FabricPacket*
 FabricNetDevice::DequeueEligible()
 {
     uint8_t chosenQueue = 0;
-    if (m_queues[0].head == nullptr)
+    if ((m_nonEmptyMask & 1U) == 0) // the control queue is empty (its bit mirrors its head)
     {
         // Round-robin over the non-empty, unpaused data queues (bit q of each mask = queue q),
         // starting at m_rrNext.
@@ -187,8 +187,8 @@ FabricNetDevice::TryTransmit()
         ++m_counters->controlPacketHops;
     }
     ScheduleTransmitComplete(txNs, this);
-    // straight to the far end (FabricChannel::Transmit does the same through the channel object,
-    // one more cache line per hop on a large fabric)
+    // straight to the far end, without touching the channel object (one more cache line per hop
+    // on a large fabric)
     SchedulePacketArrival(txNs + m_linkDelayNs, m_peer, p);
 }
 
@@ -321,23 +321,6 @@ void
 TransmitCompleteEvent::Notify()
 {
     m_device->TransmitComplete();
-}
-
-void
-OwnedPacketArrival::Fire()
-{
-    FabricNetDevice* device = m_device;
-    FabricPacket* packet = m_packet;
-    Recycle();
-    device->Receive(packet);
-}
-
-void
-OwnedTransmitComplete::Fire()
-{
-    FabricNetDevice* device = m_device;
-    Recycle();
-    device->TransmitComplete();
 }
 
 // --- ns3::NetDevice boilerplate ------------------------------------------------------------

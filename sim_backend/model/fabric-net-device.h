@@ -23,7 +23,6 @@ namespace ecngym
 
 class FabricNetDevice;
 class TransmitCompleteEvent;
-class OwnedTransmitComplete;
 
 /** Most queues (priorities) a port has: queue 0 is the control queue, 1..7 carry data. */
 constexpr uint8_t kMaxQueues = 8;
@@ -309,7 +308,7 @@ class FabricNetDevice : public NetDevice
 
   private:
     friend class TransmitCompleteEvent;
-    friend class OwnedTransmitComplete;
+    friend class FabricSimulatorImpl;
 
     struct Fifo
     {
@@ -328,36 +327,41 @@ class FabricNetDevice : public NetDevice
         m_lastQueueChangeNs = nowNs;
     }
 
+    // Members in the order a packet-hop touches them (issue 12: at k = 16 a port's state is cold
+    // when its next packet comes, so the per-packet fields share as few cache lines as possible):
+    // first the scalars of Receive / Enqueue / DequeueEligible / TryTransmit, then the telemetry
+    // counters (hot ones first in PortTelemetry), then the queues, then what is used rarely.
     FabricPortOwner* m_owner{nullptr};
-    FabricCounters* m_counters{nullptr};
-    PacketPool* m_pool{nullptr};
-    std::vector<PfcEvent>* m_pfcLog{nullptr};
-    Ptr<FabricChannel> m_channel;
     FabricNetDevice* m_peer{nullptr};
+    FabricCounters* m_counters{nullptr};
     int64_t m_linkDelayNs{0}; //!< the channel's propagation delay
-    Ptr<Node> m_node;
-    uint32_t m_ifIndex{0};
-    uint32_t m_portId{0};
-    uint16_t m_localIndex{0};
-    double m_rateBps{0};
+    uint64_t m_dataBytes{0};
+    uint64_t m_txBytesTotal{0};
+    int64_t m_lastQueueChangeNs{0};
     double m_psPerByte{0};   //!< serialisation time of one byte, picoseconds
     int64_t m_residualPs{0}; //!< sub-nanosecond serialisation time carried to the next packet
     uint64_t m_rateBpsInt{0}; //!< line rate as an integer (truncated serialisation times)
+    double m_rateBps{0};
+    uint32_t m_portId{0};
+    uint16_t m_localIndex{0};
     bool m_truncateTxTime{false};
     uint8_t m_numQueues{2};
     uint8_t m_rrNext{1};
     bool m_busy{false};
-    std::array<Fifo, kMaxQueues> m_queues;
-    uint64_t m_dataBytes{0};
-    uint64_t m_txBytesTotal{0};
-    std::array<bool, kMaxQueues> m_paused{};
     uint8_t m_pausedMask{0};   //!< bit q: queue q is paused
     uint8_t m_nonEmptyMask{0}; //!< bit q: queue q holds a packet
-    std::array<EventId, kMaxQueues> m_pauseExpiry;
+    PortTelemetry m_tel;
+    std::array<Fifo, kMaxQueues> m_queues;
+    // rarely used: PFC state, setup, the ns-3 NetDevice interface
+    std::array<bool, kMaxQueues> m_paused{};
     uint8_t m_pausedCount{0};
     int64_t m_pausedSinceNs{0};
-    int64_t m_lastQueueChangeNs{0};
-    PortTelemetry m_tel;
+    std::array<EventId, kMaxQueues> m_pauseExpiry;
+    PacketPool* m_pool{nullptr};
+    std::vector<PfcEvent>* m_pfcLog{nullptr};
+    Ptr<FabricChannel> m_channel;
+    Ptr<Node> m_node;
+    uint32_t m_ifIndex{0};
     Mac48Address m_address;
 };
 

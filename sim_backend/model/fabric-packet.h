@@ -7,6 +7,7 @@
 
 #include "int-telemetry.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -14,6 +15,8 @@ namespace ns3
 {
 namespace ecngym
 {
+
+class FabricNetDevice;
 
 /**
  * @brief What a fabric packet is; decides its queue and who consumes it.
@@ -35,8 +38,10 @@ enum class PacketKind : uint8_t
  * Instead each packet is a small plain struct from a free-list pool, moved (never copied) from
  * queue to channel to queue. The wire size is still accounted exactly (headers included).
  */
-struct FabricPacket
+struct alignas(64) FabricPacket
 {
+    // --- first cache line: everything a switch reads or writes per hop (issue 12: at k = 16 the
+    // ~45 k packets in flight are cold when they arrive or leave a queue, so every line counts) ---
     FabricPacket* next{nullptr}; //!< intrusive FIFO link (egress queue or pool)
     PacketKind kind{PacketKind::Data};
     uint8_t queue{0};          //!< egress queue / PFC priority (0 = strict-priority control)
@@ -45,13 +50,22 @@ struct FabricPacket
     uint16_t ingressPort{0};   //!< switch-local ingress port, for shared-buffer accounting
     uint16_t hop{0};           //!< number of switches crossed so far
     uint32_t wireBytes{0};     //!< size on the wire, headers included
-    uint32_t payloadBytes{0};  //!< data payload (0 for control packets)
     uint32_t flowId{0};        //!< index of the flow (queue pair) in the flow table
-    uint32_t srcHost{0};       //!< source host index
     uint32_t dstHost{0};       //!< destination host index
-    uint32_t flowHash{0};      //!< per-flow ECMP hash input
-    uint64_t seq{0};           //!< data: first byte; ACK/NACK: next expected byte
+    uint32_t flowHash{0};      //!< per-flow ECMP hash input (EcmpHash::Salted)
     int64_t enqueueNs{0};      //!< time it joined its current egress queue
+    /** The HPCC ECMP hash's three input words in this packet's direction (EcmpHash::Hpcc: source
+     *  and destination address, the two ports), copied from the queue pair when the packet is
+     *  built, so that forwarding reads no flow state. */
+    uint32_t ecmpWords[3]{0, 0, 0};
+    uint8_t flowQueue{0};      //!< the flow's data priority (where ACKs go with ackInFlowQueue)
+    /** The port it is on its way to (set when it leaves a port): its arrival event is the packet
+     *  itself (FabricSimulatorImpl::SchedulePacketArrival), no separate event object to touch. */
+    FabricNetDevice* arrivalPort{nullptr};
+    // --- beyond the first cache line: what the hosts (and a few AQM policies) use ---
+    uint32_t payloadBytes{0};  //!< data payload (0 for control packets)
+    uint32_t srcHost{0};       //!< source host index
+    uint64_t seq{0};           //!< data: first byte; ACK/NACK: next expected byte
     union
     {
         int64_t pauseNs{0}; //!< PFC: pause duration (0 = resume)
@@ -60,7 +74,21 @@ struct FabricPacket
     };
     int64_t sendNs{0};         //!< data: time its NIC built it; ACK: the echoed data send time
     IntStack ints;             //!< data: INT records pushed by switches (HPCC); ACK: their echo
+
+    /**
+     * @brief Set ecmpWords for a packet travelling from (srcAddr, srcPort) to (dstAddr, dstPort):
+     *        the HPCC model's hash words, the two ports packed source-low, destination-high.
+     */
+    void SetEcmpWords(uint32_t srcAddr, uint32_t dstAddr, uint16_t srcPort, uint16_t dstPort)
+    {
+        ecmpWords[0] = srcAddr;
+        ecmpWords[1] = dstAddr;
+        ecmpWords[2] = srcPort | (static_cast<uint32_t>(dstPort) << 16);
+    }
 };
+
+static_assert(offsetof(FabricPacket, payloadBytes) == 64, "a packet's per-hop fields fit one cache line");
+static_assert(sizeof(FabricPacket) % 64 == 0, "a packet starts on a cache line");
 
 /**
  * @brief Free-list allocator for FabricPacket.

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "fabric-simulator-impl.h"
 
+#include "fabric-net-device.h"
+#include "fabric-packet.h"
+
 #include "ns3/assert.h"
 #include "ns3/simulator.h"
 
@@ -49,11 +52,9 @@ FabricSimulatorImpl::ReleaseEvents()
     {
         Scheduler::Event next = m_wheel != nullptr ? m_wheel->TimingWheelScheduler::RemoveNext()
                                                    : m_events->RemoveNext();
-        if (next.key.m_context == kOwnedContext)
-        {
-            static_cast<OwnedEvent*>(next.impl)->Discard();
-        }
-        else
+        // a packet's arrival or a port's end of serialisation has nothing to free (the packet
+        // belongs to the pool)
+        if (!IsBareEntry(next.key.m_context))
         {
             next.impl->Unref();
         }
@@ -119,10 +120,17 @@ FabricSimulatorImpl::ProcessOneEvent()
     ++m_eventCount;
     m_currentTs = next.key.m_ts;
     m_currentUid = next.key.m_uid;
-    if (next.key.m_context == kOwnedContext)
+    if (next.key.m_context == kPacketArrivalContext)
     {
         m_currentContext = Simulator::NO_CONTEXT;
-        static_cast<OwnedEvent*>(next.impl)->Fire();
+        FabricPacket* p = reinterpret_cast<FabricPacket*>(next.impl);
+        p->arrivalPort->Receive(p);
+        return;
+    }
+    if (next.key.m_context == kTransmitCompleteContext)
+    {
+        m_currentContext = Simulator::NO_CONTEXT;
+        reinterpret_cast<FabricNetDevice*>(next.impl)->TransmitComplete();
         return;
     }
     m_currentContext = next.key.m_context;

@@ -22,25 +22,8 @@ namespace ns3
 namespace ecngym
 {
 
-/**
- * @brief An event that FabricSimulatorImpl runs directly (FabricSimulatorImpl::ScheduleOwned):
- *        never cancelled, never handed out as an EventId, not reference-counted; the object is
- *        reused (a free list per event class) instead of built and destroyed per event.
- */
-class OwnedEvent : public EventImpl
-{
-  public:
-    /** @brief Run the event; the object goes back to its free list. */
-    virtual void Fire() = 0;
-    /** @brief Give the object back to its free list without running it (simulator torn down). */
-    virtual void Discard() = 0;
-
-  protected:
-    void Notify() override
-    {
-        Fire(); // not reached: owned events are never Invoke()d
-    }
-};
+class FabricNetDevice;
+struct FabricPacket;
 
 /**
  * @brief ns-3's simulator core for a fabric run: DefaultSimulatorImpl's semantics, less its
@@ -54,9 +37,10 @@ class OwnedEvent : public EventImpl
  * ScheduleWithContext and ScheduleDestroy each take one), events run by (timestamp, uid), cancelled
  * events counted when they come due, the same clock and Stop() — and drops the rest:
  *
- * - ScheduleOwned(): the fabric's packet events (a packet arriving, a port finishing a
- *   packet: ~90 % of all events) are inserted directly, without an EventId nobody keeps, and run
- *   as reused objects (OwnedEvent), without EventImpl's construction, Invoke() and destruction;
+ * - the fabric's packet events (a packet arriving, a port finishing a packet: ~90 % of all
+ *   events) are inserted directly (SchedulePacketArrival, ScheduleTransmitComplete), without an
+ *   EventId nobody keeps and without an event object: the scheduler entry points at the packet or
+ *   the port;
  * - no PreEventHook (SimulatorImpl's is empty; DefaultSimulatorImpl builds an EventId to call it);
  * - with a TimingWheelScheduler the scheduler calls are not virtual.
  *
@@ -86,18 +70,43 @@ class FabricSimulatorImpl : public SimulatorImpl
     }
 
     /**
-     * @brief Schedule an owned event: the same uid and order as Simulator::Schedule, without the
-     *        EventId, the reference counts or the event's construction and destruction.
-     *
-     * The event's context is marked kOwnedContext in the scheduler (contexts take no part in the
-     * order); it runs with Simulator::NO_CONTEXT, the only context the fabric schedules from.
+     * @brief Schedule a packet's arrival at p->arrivalPort: the scheduler entry points at the
+     *        packet itself (context kPacketArrivalContext), so running it touches no event object
+     *        (issue 12: at k = 16 each separate event object was one more cache miss per hop).
+     *        The same uid and order as Simulator::Schedule.
      * @param delayNs delay from now, ns (>= 0)
-     * @param event the event, armed; the simulator fires or discards it exactly once
+     * @param p the packet, its arrivalPort set
      */
-    void ScheduleOwned(int64_t delayNs, OwnedEvent* event)
+    void SchedulePacketArrival(int64_t delayNs, FabricPacket* p)
     {
         NS_ASSERT(m_currentContext == Simulator::NO_CONTEXT);
-        Insert(m_currentTs + static_cast<uint64_t>(delayNs), kOwnedContext, event);
+        Insert(m_currentTs + static_cast<uint64_t>(delayNs),
+               kPacketArrivalContext,
+               reinterpret_cast<EventImpl*>(p));
+    }
+
+    /**
+     * @brief Schedule the end of a port's serialisation: the scheduler entry points at the port
+     *        (context kTransmitCompleteContext). The same uid and order as Simulator::Schedule.
+     * @param delayNs delay from now, ns (>= 0)
+     * @param port the transmitting port
+     */
+    void ScheduleTransmitComplete(int64_t delayNs, FabricNetDevice* port)
+    {
+        NS_ASSERT(m_currentContext == Simulator::NO_CONTEXT);
+        Insert(m_currentTs + static_cast<uint64_t>(delayNs),
+               kTransmitCompleteContext,
+               reinterpret_cast<EventImpl*>(port));
+    }
+
+    /**
+     * @param context a scheduler entry's context
+     * @return whether the entry's impl is not an EventImpl but a packet or a port
+     *         (SchedulePacketArrival, ScheduleTransmitComplete)
+     */
+    static bool IsBareEntry(uint32_t context)
+    {
+        return context == kPacketArrivalContext || context == kTransmitCompleteContext;
     }
 
     /** @return events scheduled and not yet run or removed (cancelled ones included) */
@@ -164,8 +173,10 @@ class FabricSimulatorImpl : public SimulatorImpl
     void ProcessOneEvent();
     void ReleaseEvents();
 
-    /** Context value that marks an owned event in the scheduler (node ids stay far below it). */
-    static constexpr uint32_t kOwnedContext = 0xfffffffeU;
+    /** Context value of a packet's arrival (impl is the FabricPacket; node ids stay far below). */
+    static constexpr uint32_t kPacketArrivalContext = 0xfffffffdU;
+    /** Context value of a port's end of serialisation (impl is the FabricNetDevice). */
+    static constexpr uint32_t kTransmitCompleteContext = 0xfffffffcU;
 
     static inline FabricSimulatorImpl* s_active{nullptr}; //!< the instance in use, if any
 

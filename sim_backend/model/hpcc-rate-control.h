@@ -53,8 +53,8 @@ class HpccRateControl : public CongestionControl
     void Start(QueuePair& qp, int64_t nowNs) override;
     void OnAckFeedback(QueuePair& qp, const FabricPacket& ack, int64_t nowNs) override;
 
-    /** @return the smoothed utilisation estimate u */
-    double GetUtilisation() const
+    /** @return the smoothed utilisation estimate u of the most utilised hop (1 until the first update) */
+    double UtilisationEstimate() const override
     {
         return m_u;
     }

@@ -41,6 +41,8 @@ struct QueuePair
     uint32_t dstAddr{0};
     uint16_t srcPort{0};
     uint16_t dstPort{0};
+    int32_t connection{-1};    //!< persistent connection of the host pair carrying it (its index in
+                               //!< the pair's pool; -1 = the flow is its own connection)
 
     // --- path facts (for the ideal FCT) ---
     double lineRateBps{0};     //!< sender NIC line rate

@@ -49,6 +49,11 @@ RdmaHostNode::StartFlow(QueuePair& qp)
         qp.cc = std::make_unique<DcqcnRateControl>(&cfg.dcqcn);
         break;
     case CcKind::Dctcp:
+        if (cfg.dctcp.persistentConnections)
+        {
+            TakeConnection(qp, now);
+            break;
+        }
         qp.cc = std::make_unique<DctcpWindowControl>(&cfg.dctcp);
         break;
     case CcKind::DctcpRate:
@@ -61,10 +66,36 @@ RdmaHostNode::StartFlow(QueuePair& qp)
         qp.cc = std::make_unique<HpccRateControl>(&cfg.hpcc);
         break;
     }
-    qp.cc->Start(qp, now);
+    if (qp.connection < 0)
+    {
+        qp.cc->Start(qp, now);
+    }
     m_active.push_back(&qp);
     ++m_ctx->flowsStarted;
     m_port->TryTransmit();
+}
+
+void
+RdmaHostNode::TakeConnection(QueuePair& qp, int64_t nowNs)
+{
+    // The TrafficGenerator client's rule (specs/pred.md §5.1, ref [40]): the first idle
+    // connection to the peer, in the order they were opened, else a new one.
+    std::vector<Connection>& pool = m_connections[qp.dstHost];
+    auto idle = std::find_if(pool.begin(), pool.end(), [](const Connection& c) { return !c.busy; });
+    if (idle == pool.end())
+    {
+        qp.cc = std::make_unique<DctcpWindowControl>(&m_ctx->cfg.dctcp);
+        qp.cc->Start(qp, nowNs);
+        pool.emplace_back();
+        idle = std::prev(pool.end());
+    }
+    else
+    {
+        qp.cc = std::move(idle->cc);
+        static_cast<DctcpWindowControl&>(*qp.cc).Resume(qp, nowNs);
+    }
+    idle->busy = true;
+    qp.connection = static_cast<int32_t>(idle - pool.begin());
 }
 
 void
@@ -190,6 +221,8 @@ RdmaHostNode::PullData(FabricNetDevice* port)
     p->srcHost = qp.srcHost;
     p->dstHost = qp.dstHost;
     p->flowHash = qp.flowHash;
+    p->SetEcmpWords(qp.srcAddr, qp.dstAddr, qp.srcPort, qp.dstPort);
+    p->flowQueue = qp.queue;
     p->seq = qp.sndNxt;
     if (qp.sndNxt < qp.maxSent)
     {
@@ -306,6 +339,8 @@ RdmaHostNode::SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bo
     c->srcHost = qp.dstHost; // control packets travel receiver -> sender
     c->dstHost = qp.srcHost;
     c->flowHash = qp.flowHash ^ 0x5bd1e995U;
+    c->SetEcmpWords(qp.dstAddr, qp.srcAddr, qp.dstPort, qp.srcPort);
+    c->flowQueue = qp.queue;
     c->seq = seq;
     c->ce = ce;
     if (qp.extraDelayNs > 0)
@@ -457,6 +492,13 @@ RdmaHostNode::FinishFlow(QueuePair& qp)
     qp.rtoEvent.Cancel();
     qp.rtoArmed = false;
     // The queue pair stays in m_active until a PullData scan compacts it out (HPCC's NIC does).
+    if (qp.connection >= 0)
+    {
+        // the connection goes idle with the flow's congestion state, for the pair's next flow
+        Connection& conn = m_connections[qp.dstHost][qp.connection];
+        conn.cc = std::move(qp.cc);
+        conn.busy = false;
+    }
     qp.cc.reset();
     if (++m_ctx->flowsCompleted == m_ctx->flows.size() && m_ctx->stopWhenAllComplete)
     {
@@ -469,6 +511,7 @@ RdmaHostNode::DoDispose()
 {
     m_wakeEvent.Cancel();
     m_active.clear();
+    m_connections.clear();
     m_port = nullptr;
     Node::DoDispose();
 }

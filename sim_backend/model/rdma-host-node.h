@@ -10,6 +10,8 @@
 
 #include "ns3/node.h"
 
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3
@@ -99,6 +101,7 @@ class RdmaHostNode : public Node, public FabricPortOwner
     void SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bool ce, const FabricPacket* data);
     int64_t TxTimeNs(uint32_t bytes, double rateBps) const;
     void FinishFlow(QueuePair& qp);
+    void TakeConnection(QueuePair& qp, int64_t nowNs);
     void ArmRetransmitTimer(QueuePair& qp, int64_t delayNs);
     void RetransmitTimeout(QueuePair* qp);
     void ScheduleWakeForPacing(FabricNetDevice* port, int64_t now);
@@ -112,6 +115,14 @@ class RdmaHostNode : public Node, public FabricPortOwner
     std::vector<QueuePair*> m_active; //!< flows this host sends, in start order (finished ones
                                       //!< linger until a scan compacts them out)
     uint32_t m_rrLast{0};             //!< index in m_active of the queue pair served last
+    /** @brief A persistent connection to one peer (DctcpConfig::persistentConnections). */
+    struct Connection
+    {
+        std::unique_ptr<CongestionControl> cc; //!< its congestion state while idle (null while busy)
+        bool busy{false};
+    };
+    /** persistent connections by destination host, in the order they were opened */
+    std::unordered_map<uint32_t, std::vector<Connection>> m_connections;
     EventId m_wakeEvent;
     int64_t m_wakeAtNs{-1};
 };

@@ -14,8 +14,7 @@ SharedBufferMmu::Setup(uint32_t numPorts, uint8_t numQueues, const Config& confi
     m_cfg = config;
     m_numPorts = numPorts;
     m_numQueues = numQueues;
-    m_ingressBytes.assign(static_cast<std::size_t>(numPorts) * numQueues, 0);
-    m_headroomBytes.assign(static_cast<std::size_t>(numPorts) * numQueues, 0);
+    m_queues.assign(static_cast<std::size_t>(numPorts) * numQueues, QueueUse{});
     m_sharedUsed = 0;
     m_usedBytes = 0;
     SetPfcParameters(config.alpha, config.headroomBytes);
@@ -58,10 +57,10 @@ SharedBufferMmu::Admit(uint16_t port, uint8_t queue, uint32_t bytes)
         return false;
     }
     const std::size_t i = Index(port, queue);
-    const uint64_t newIngress = m_ingressBytes[i] + bytes;
+    const uint64_t newIngress = m_queues[i].ingressBytes + bytes;
     if (newIngress <= m_cfg.reserveBytes)
     {
-        m_ingressBytes[i] = newIngress;
+        m_queues[i].ingressBytes = newIngress;
         m_usedBytes += bytes;
         return true;
     }
@@ -70,13 +69,13 @@ SharedBufferMmu::Admit(uint16_t port, uint8_t queue, uint32_t bytes)
     if (newShared <= threshold)
     {
         m_sharedUsed += newShared - SharedUse(i);
-        m_ingressBytes[i] = newIngress;
+        m_queues[i].ingressBytes = newIngress;
         m_usedBytes += bytes;
         return true;
     }
-    if (m_cfg.pfcEnabled && m_headroomBytes[i] + bytes <= m_portHeadroom[port])
+    if (m_cfg.pfcEnabled && m_queues[i].headroomBytes + bytes <= m_portHeadroom[port])
     {
-        m_headroomBytes[i] += bytes;
+        m_queues[i].headroomBytes += bytes;
         m_usedBytes += bytes;
         return true;
     }
@@ -89,13 +88,13 @@ SharedBufferMmu::Release(uint16_t port, uint8_t queue, uint32_t bytes)
     const std::size_t i = Index(port, queue);
     // Headroom drains first: it holds the most recent arrivals of a paused (port, priority), and
     // emptying it is what allows XON.
-    const uint64_t fromHeadroom = std::min<uint64_t>(m_headroomBytes[i], bytes);
-    m_headroomBytes[i] -= fromHeadroom;
+    const uint64_t fromHeadroom = std::min<uint64_t>(m_queues[i].headroomBytes, bytes);
+    m_queues[i].headroomBytes -= fromHeadroom;
     const uint64_t rest = bytes - fromHeadroom;
     if (rest > 0)
     {
         const uint64_t before = SharedUse(i);
-        m_ingressBytes[i] -= std::min<uint64_t>(m_ingressBytes[i], rest);
+        m_queues[i].ingressBytes -= std::min<uint64_t>(m_queues[i].ingressBytes, rest);
         m_sharedUsed -= before - SharedUse(i);
     }
     m_usedBytes -= bytes;
@@ -109,7 +108,7 @@ SharedBufferMmu::ShouldPause(uint16_t port, uint8_t queue) const
         return false;
     }
     const std::size_t i = Index(port, queue);
-    return m_headroomBytes[i] > 0 || SharedUse(i) >= GetPfcThreshold(port);
+    return m_queues[i].headroomBytes > 0 || SharedUse(i) >= GetPfcThreshold(port);
 }
 
 bool
@@ -117,7 +116,7 @@ SharedBufferMmu::ShouldResume(uint16_t port, uint8_t queue) const
 {
     const std::size_t i = Index(port, queue);
     const uint64_t shared = SharedUse(i);
-    return m_headroomBytes[i] == 0 &&
+    return m_queues[i].headroomBytes == 0 &&
            (shared == 0 || shared + m_cfg.resumeOffsetBytes <= GetPfcThreshold(port));
 }
 

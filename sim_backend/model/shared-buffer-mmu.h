@@ -149,7 +149,8 @@ class SharedBufferMmu
 
     uint64_t SharedUse(std::size_t i) const
     {
-        return m_ingressBytes[i] > m_cfg.reserveBytes ? m_ingressBytes[i] - m_cfg.reserveBytes : 0;
+        return m_queues[i].ingressBytes > m_cfg.reserveBytes ? m_queues[i].ingressBytes - m_cfg.reserveBytes
+                                                             : 0;
     }
 
     Config m_cfg;
@@ -158,8 +159,14 @@ class SharedBufferMmu
     std::vector<uint64_t> m_portHeadroom;   //!< headroom per (ingress port, priority), by port
     uint64_t m_totalHeadroomBytes{0};       //!< sum of m_portHeadroom
     uint8_t m_numQueues{0};
-    std::vector<uint64_t> m_ingressBytes;  //!< reserved + shared, per (port, queue)
-    std::vector<uint64_t> m_headroomBytes; //!< headroom in use, per (port, queue)
+    /** The counters of one (ingress port, priority), side by side: every packet reads both. */
+    struct QueueUse
+    {
+        uint64_t ingressBytes{0};  //!< reserved + shared
+        uint64_t headroomBytes{0}; //!< headroom in use
+    };
+
+    std::vector<QueueUse> m_queues; //!< per (port, queue)
     uint64_t m_sharedUsed{0};              //!< sum of shared use over all (port, queue)
     uint64_t m_usedBytes{0};               //!< all charged bytes
 };

@@ -43,7 +43,8 @@ SwitchNode::Setup(uint32_t switchIndex,
     const FabricConfig& cfg = ctx->cfg;
     m_hashSalt = SplitMix64(cfg.seed ^ (0xec3e000000000000ULL + switchIndex));
     m_mmu.Setup(static_cast<uint32_t>(m_ports.size()), cfg.numQueues, cfg.mmu);
-    m_pause.assign(m_ports.size() * cfg.numQueues, PauseState{});
+    m_paused.assign(m_ports.size() * cfg.numQueues, 0);
+    m_pauseRefresh.assign(m_ports.size() * cfg.numQueues, EventId());
     m_aqm.assign(m_ports.size(), nullptr);
     m_aqmIngress.assign(m_ports.size(), 0);
     m_intRateIndex.clear();
@@ -123,17 +124,9 @@ SwitchNode::Route(const FabricPacket* p) const
     }
     if (m_ctx->cfg.ecmpHash == EcmpHash::Hpcc)
     {
-        const QueuePair& qp = m_ctx->flows[p->flowId];
+        // the words were taken from the queue pair, in the packet's direction, when it was built
         const uint32_t h =
-            p->kind == PacketKind::Data
-                ? Murmur3Of3Words(qp.srcAddr,
-                                  qp.dstAddr,
-                                  qp.srcPort | (static_cast<uint32_t>(qp.dstPort) << 16),
-                                  m_nodeIndex)
-                : Murmur3Of3Words(qp.dstAddr,
-                                  qp.srcAddr,
-                                  qp.dstPort | (static_cast<uint32_t>(qp.srcPort) << 16),
-                                  m_nodeIndex);
+            Murmur3Of3Words(p->ecmpWords[0], p->ecmpWords[1], p->ecmpWords[2], m_nodeIndex);
         return PeekPointer(m_ports[next[h % count]]);
     }
     const uint64_t h = SplitMix64(m_hashSalt ^ p->flowHash);
@@ -196,7 +189,7 @@ SwitchNode::Forward(FabricPacket* p)
             return;
         }
         // HPCC-model switch: ACK / NACK join the data queue of the flow's priority.
-        p->queue = m_ctx->flows[p->flowId].queue;
+        p->queue = p->flowQueue;
     }
     const uint16_t inPort = p->ingressPort;
     const uint8_t q = p->queue;
@@ -279,12 +272,12 @@ SwitchNode::PauseDurationNs(uint16_t inPort) const
 void
 SwitchNode::CheckPause(uint16_t inPort, uint8_t queue)
 {
-    PauseState& s = m_pause[inPort * m_ctx->cfg.numQueues + queue];
-    if (s.paused || !m_mmu.ShouldPause(inPort, queue))
+    uint8_t& paused = m_paused[inPort * m_ctx->cfg.numQueues + queue];
+    if (paused || !m_mmu.ShouldPause(inPort, queue))
     {
         return;
     }
-    s.paused = true;
+    paused = 1;
     SendPauseAndArmRefresh(inPort, queue);
 }
 
@@ -293,7 +286,7 @@ SwitchNode::SendPauseAndArmRefresh(uint16_t inPort, uint8_t queue)
 {
     SendPfc(inPort, queue, true);
     // Real PFC refreshes XOFF before the pause time runs out while congestion lasts.
-    m_pause[inPort * m_ctx->cfg.numQueues + queue].refresh =
+    m_pauseRefresh[inPort * m_ctx->cfg.numQueues + queue] =
         Simulator::Schedule(NanoSeconds(PauseDurationNs(inPort) / 2),
                             &SwitchNode::RefreshPause,
                             this,
@@ -304,14 +297,14 @@ SwitchNode::SendPauseAndArmRefresh(uint16_t inPort, uint8_t queue)
 void
 SwitchNode::RefreshPause(uint16_t inPort, uint8_t queue)
 {
-    PauseState& s = m_pause[inPort * m_ctx->cfg.numQueues + queue];
-    if (!s.paused)
+    uint8_t& paused = m_paused[inPort * m_ctx->cfg.numQueues + queue];
+    if (!paused)
     {
         return;
     }
     if (m_mmu.ShouldResume(inPort, queue))
     {
-        s.paused = false;
+        paused = 0;
         SendPfc(inPort, queue, false);
         return;
     }
@@ -321,13 +314,13 @@ SwitchNode::RefreshPause(uint16_t inPort, uint8_t queue)
 void
 SwitchNode::CheckResume(uint16_t inPort, uint8_t queue)
 {
-    PauseState& s = m_pause[inPort * m_ctx->cfg.numQueues + queue];
-    if (!s.paused || !m_mmu.ShouldResume(inPort, queue))
+    const std::size_t i = inPort * m_ctx->cfg.numQueues + queue;
+    if (!m_paused[i] || !m_mmu.ShouldResume(inPort, queue))
     {
         return;
     }
-    s.paused = false;
-    s.refresh.Cancel();
+    m_paused[i] = 0;
+    m_pauseRefresh[i].Cancel();
     SendPfc(inPort, queue, false);
 }
 
@@ -350,9 +343,9 @@ SwitchNode::SendPfc(uint16_t inPort, uint8_t queue, bool pause)
 void
 SwitchNode::DoDispose()
 {
-    for (auto& s : m_pause)
+    for (auto& refresh : m_pauseRefresh)
     {
-        s.refresh.Cancel();
+        refresh.Cancel();
     }
     for (auto& aqm : m_aqm)
     {

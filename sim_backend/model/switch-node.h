@@ -124,12 +124,6 @@ class SwitchNode : public Node, public FabricPortOwner, public AqmPortAccess
     void SendPfc(uint16_t inPort, uint8_t queue, bool pause);
     int64_t PauseDurationNs(uint16_t inPort) const;
 
-    struct PauseState
-    {
-        bool paused{false};
-        EventId refresh;
-    };
-
     FabricContext* m_ctx{nullptr};
     uint32_t m_switchIndex{0};
     uint32_t m_nodeIndex{0};
@@ -145,7 +139,10 @@ class SwitchNode : public Node, public FabricPortOwner, public AqmPortAccess
     std::vector<uint32_t> m_setStart;    //!< set i: m_setPorts[m_setStart[i] .. m_setStart[i + 1])
     std::vector<uint16_t> m_setPorts;    //!< next-hop local port indices of every set, in order
     SharedBufferMmu m_mmu;
-    std::vector<PauseState> m_pause; //!< per (ingress port, queue)
+    // PFC state per (ingress port, queue), split so that the per-packet check reads one byte per
+    // (port, queue) (a switch's flags share one or two cache lines) and not the refresh timers
+    std::vector<uint8_t> m_paused;        //!< XOFF sent and not yet undone
+    std::vector<EventId> m_pauseRefresh;  //!< the pending XOFF refresh
     std::vector<uint32_t> m_intRateIndex; //!< per port: its rate's index in cfg.hpcc.linkRates
 };
 

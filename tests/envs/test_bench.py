@@ -12,3 +12,14 @@ def test_bench_env_last_line_is_json(capsys):
             "speedup_2_same_seed", "speedup_2_free"} <= set(result)
     assert result["steps_per_s_1"] > 0 and result["steps_per_s_2"] > 0
     assert 0 <= result["overhead_fraction"] < 1 and result["peak_rss_mb"] > 0
+
+
+def test_bench_env_splits_the_time_outside_the_simulator():
+    from ecngym.envs.bench import ENV_ID, in_process, outside_parts
+
+    single = in_process(ENV_ID, 110)  # one episode (100 steps) ends inside
+    assert single["outside_us_per_step"] > 0 and single["episode_end_us"] is not None
+    parts = outside_parts(ENV_ID, 110)
+    assert list(parts) == ["telemetry_read", "port_gather", "features", "history", "reward", "action",
+                           "episode_end", "rest"]
+    assert all(parts[p] > 0 for p in parts if p != "rest")

@@ -183,10 +183,12 @@ def test_r_aqm_claims_hold_on_a_small_sweep():
     assert claims["T6_queue_peak"].direction_holds
 
 
-def test_ecn_sharp_claims_that_hold_on_a_short_trace():
+def test_ecn_sharp_claims_that_hold():
     from ecngym.reproduce import ecn_sharp
 
-    claims = {c.id: c for c in ecn_sharp.run(quick=True)}
+    # the full run (~15 s): in the quick one's 5 ms before the queries the persistent-connection
+    # background happens to leave both queues empty, so the queue ratio is 0 / 0
+    claims = {c.id: c for c in ecn_sharp.run(quick=False)}
     assert claims["queue"].direction_holds and claims["incast_queue"].direction_holds
     assert claims["large"].direction_holds
 

@@ -63,6 +63,9 @@ def test_bench_fabric_replays_each_cc_beside_its_reference_run_and_says_what_int
     assert incast["queue_median_bytes"] < 5_000 and incast["packet_bytes"] == 1094
     assert 0.9 < incast["busy"] < incast["utilisation"] < 1
     assert incast["goodput"] == pytest.approx(incast["utilisation"] * 1000 / 1094, abs=1e-3)
+    # and where it goes: the senders' own U at its fixed point, less the queue term
+    assert incast["u_fixed_point"] == pytest.approx(0.95 + 16 * 40e6 / 100e9)
+    assert incast["utilisation"] < incast["u_estimate"] == pytest.approx(incast["u_fixed_point"], abs=0.002)
 
 
 def test_bench_fabric_replays_an_hpcc_config_and_writes_the_reference_fct_format(capsys, tmp_path):

@@ -139,3 +139,32 @@ def test_paused_time_matches_the_pause_state(make_fabric, h):
     assert paused == pytest.approx(0.75, abs=0.15)
     assert sending == pytest.approx(0.25, abs=0.05)
     assert tel["paused_ns"][h.port_towards(fab, 4)] == 0  # the receiver never pauses the switch
+
+
+def test_utilization_is_the_documented_formula_of_raw_telemetry(make_fabric, h):
+    # computed in C++ (one home); here from the raw counters, bit for bit
+    fab = make_fabric(topology.incast_star(hosts=4), h.flows([(0, 3, 10**6, 0), (1, 3, 300_000, 1000)]), "hpcc")
+    for dt in ("7us", "30us", "1us"):
+        fab.advance(dt)
+        tel = fab.read_telemetry()
+        span = tel["interval_end_ns"] - tel["interval_start_ns"]
+        expected = tel["tx_bytes"] * 8e9 / (fab.ports.rate_bps * span)
+        assert tel["utilization"].dtype == np.float64
+        assert tel["utilization"].tobytes() == expected.tobytes()
+        assert expected.max() > 0
+
+
+def test_block_rows_of_some_ports_match_the_mapping(make_fabric, h):
+    # the envs' gather (Telemetry.rows) reads the same values as the mapping, per-policy ones included
+    fab = make_fabric(topology.incast_star(hosts=4), h.flows([(0, 3, 10**6, 0), (1, 3, 10**6, 0)]), "dctcp")
+    ports = np.array([h.port_towards(fab, 3), h.host_port(fab, 0)], dtype=np.uint32)
+    fab.set_aqm(ports[:1], "ecn_sharp")
+    fab.advance("40us")
+    block = fab.read_telemetry_block()
+    tel = block.as_dict()
+    assert set(tel) == KEYS | {k for k in tel if k.startswith("ecn_sharp.")} and list(tel)[-1] == "utilization"
+    keys = ("mean_queue_bytes", "paused_ns", "tx_data_packets", "utilization", "ecn_sharp.sojourn_mean_ns")
+    rows = block.rows(keys, ports)
+    for k in keys:
+        assert rows[k].dtype == tel[k].dtype
+        assert rows[k].tobytes() == tel[k][ports].tobytes(), k
