@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ecngym.error import EcnGymError
@@ -297,8 +298,10 @@ class ResultStore:
                                     "ORDER BY created_at, row_id").df()
             finally:
                 con.close()
-        metrics = pd.DataFrame([dict(zip(k, v, strict=True)) for k, v in zip(frame.pop("k"), frame.pop("v"),
-                                                                               strict=True)],
+        # a NaN metric (e.g. no small flow finished) is stored as NULL, and DuckDB hands a list holding
+        # NULL over as a masked array: back to float NaN here, so every metric column is float64
+        metrics = pd.DataFrame([dict(zip(k, np.ma.filled(np.ma.asarray(v, dtype=np.float64), np.nan), strict=True))
+                                for k, v in zip(frame.pop("k"), frame.pop("v"), strict=True)],
                                index=frame.index)
         return pd.concat([frame, metrics], axis=1)
 

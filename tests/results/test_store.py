@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import warnings
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -31,6 +33,19 @@ def test_rows_round_trip_with_metrics_and_parquet(tmp_path):
     pd.testing.assert_frame_equal(store.frame(rows["flows_path"][0]), flows)
     assert not list((tmp_path / "inbox").iterdir())  # ingested, then removed
     assert store.has(rid) and not store.has("nope")
+
+
+def test_a_nan_metric_reads_back_as_float_nan(tmp_path):
+    # a short episode where no small flow finished has NaN slowdowns: DuckDB stores NULL, and its list
+    # of metric values came back as masked elements (object columns; a UserWarning in every leaderboard)
+    store = ResultStore(tmp_path)
+    store.commit({**_row(1), "metrics": {"slowdown_p99_<100KB": float("nan"), "flows_total": 3}})
+    store.commit(_row(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = store.episodes()
+    assert rows["slowdown_p99_<100KB"].dtype == np.float64 and rows["flows_total"].dtype == np.float64
+    assert np.isnan(rows["slowdown_p99_<100KB"][0]) and rows["slowdown_p99_<100KB"][1] == 3.0
 
 
 def test_a_half_written_row_is_never_read(tmp_path):
