@@ -37,10 +37,11 @@ Modes (the paper's ablations, §4.2 / Fig. 18):
 * ``"only_qla"``: plain RED (no flow counting) whose slope λ_QLA the QLA tunes: Kmin = minK,
   Kmax = maxK, Pmax = λ_QLA · (maxK − minK), set through the env's (continuous, per-port) action.
 
-T_QLA = ``t_qla`` (5 RTT, §3.4) must be a whole number of env steps; the controller acts once per
-slot and averages the telemetry of the slot's steps (``observe``). Every slot and port with
-traffic is one record of :attr:`log` (trial λ, λ_QLA, minK, mode, U, R/C, q̄, the 4-slot verdict,
-and FCS's flow count N where the policy reports it).
+T_QLA = ``t_qla`` (5 RTT, §3.4) must be a whole number of env steps (Only-FCS has no slots, so any
+T_QLA goes there); the controller acts once per slot and averages the telemetry of the slot's
+steps (``observe``). Every slot and port with traffic is one record of :attr:`log` (trial λ,
+λ_QLA, minK, mode, U, R/C, q̄, the 4-slot verdict, and FCS's flow count N where the policy
+reports it).
 """
 
 from __future__ import annotations
@@ -181,7 +182,7 @@ class PredController:
         """Install the FCS policy (or RED) on the controlled ports and start the first A/B cycle.
 
         Raises:
-            ConfigError: If T_QLA is not a whole number of env steps.
+            ConfigError: If T_QLA is not a whole number of env steps (modes with QLA).
             InvalidAction: If the fabric has no ``pred`` policy (FCS modes) or the action space
                 cannot express Only-QLA's RED curves.
         """
@@ -190,10 +191,13 @@ class PredController:
         self.rtt_ns = view.base_rtt_ns if base else _rtt_multiple("rtt", self.rtt, 1)
         t_qla_ns = _rtt_multiple("t_qla", self.t_qla, self.rtt_ns)
         steps = t_qla_ns / view.interval_ns
-        if abs(steps - round(steps)) > 1e-6 * steps or round(steps) < 1:
+        if self.mode == "only_fcs":  # no QLA slots: T_QLA need not fit the env's steps
+            self.interval_steps = view.episode_steps + 1
+        elif abs(steps - round(steps)) > 1e-6 * steps or round(steps) < 1:
             raise ConfigError("controller.t_qla", f"T_QLA = {t_qla_ns} ns is not a whole number of env steps of "
                                                   f"{view.interval_ns} ns; set env interval or t_qla to match")
-        self.interval_steps = int(round(steps)) if self.mode != "only_fcs" else view.episode_steps + 1
+        else:
+            self.interval_steps = int(round(steps))
         self.t_fcs_ns = _rtt_multiple("t_fcs", self.t_fcs, self.rtt_ns)
         n = len(view.ports)
         self.lam = np.full(n, self.lambda_init)

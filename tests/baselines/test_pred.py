@@ -115,6 +115,9 @@ def test_t_qla_must_be_whole_env_steps():
     env.reset(seed=0)
     with pytest.raises(ConfigError, match="controller.t_qla"):
         PredController(t_qla="7.5rtt").reset(env)
+    only_fcs = PredController(mode="only_fcs", t_qla="7.5rtt")  # no QLA slots: nothing to fit (was refused)
+    only_fcs.reset(env)
+    assert only_fcs.interval_steps == 3  # never within the 2-step episode
     env.close()
 
 
