@@ -146,20 +146,20 @@ class OpenGymServer:
             PortInUse: If the port accepts TCP connections but the peer does not speak ZMQ.
         """
         deadline = time.monotonic() + self.timeout_s
-        first_failure: float | None = None
+        failing_since: float | None = None  # when the first attempt that failed was dialled
         while True:
+            dialled = time.monotonic()
             sock, monitor = self._dial()
             outcome = self._handshake(monitor, deadline)
             if outcome == "ok":
                 return sock, monitor
             self._close(sock, monitor)
-            now = time.monotonic()
             if outcome == "timeout":
                 raise AgentTimeout(f"no ns3-gym agent answered at {self.address} within {self.timeout_s:g} s "
                                    f"({what}); start the agent first: it binds the port "
                                    f"(ns3gym.ns3env.Ns3Env(port=..., startSim=False))")
-            first_failure = now if first_failure is None else first_failure
-            if now - first_failure >= self.handshake_s:
+            failing_since = dialled if failing_since is None else failing_since
+            if time.monotonic() - failing_since >= self.handshake_s:  # a silent peer: at its first time-out
                 raise PortInUse(f"port: {self.address} accepts TCP connections but the program there does not "
                                 "speak ZMQ (no ZMTP handshake): the port is in use by another program, not an "
                                 "ns3-gym agent; start the agent on a free port and give that port as port=...")

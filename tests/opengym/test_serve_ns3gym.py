@@ -328,6 +328,34 @@ def test_port_held_by_another_program_is_a_clear_error(tmp_path):
     assert "in use by another program" in err
 
 
+def test_a_silent_port_is_a_clear_error(tmp_path):
+    # a TCP server that accepts and never says anything: no ZMQ greeting within handshake_s
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    held = []
+
+    def hold() -> None:
+        listener.settimeout(60)
+        try:
+            while True:
+                held.append(listener.accept()[0])
+        except OSError:
+            pass
+
+    threading.Thread(target=hold, daemon=True).start()
+    proc = _serve(tmp_path, port, "timeout_s=60", "handshake_s=1")
+    try:
+        code, err = _finish(proc)
+    finally:
+        proc.kill()
+        listener.close()
+        for conn in held:
+            conn.close()
+    assert code == 2 and "does not speak ZMQ" in err, err
+
+
 def test_a_listener_that_hangs_up_for_a_moment_is_tried_again(tmp_path, ctx):
     # what an agent's previous REP socket can do while it closes and the agent's reset() binds the port
     # anew: TCP connections are accepted and hung up without a ZMQ greeting. For less than handshake_s
