@@ -299,30 +299,47 @@ def test_stop_request_then_reset_plays_the_next_episode_and_a_vanished_agent_tim
     assert json.loads((tmp_path / "serve" / "serve.json").read_text())["episodes"][0]["status"] == "stopped"
 
 
-def test_port_held_by_another_program_is_a_clear_error(tmp_path):
-    # a plain TCP server (not ZMQ) on a free port: it answers like a web server and hangs up
+def _loopback_listener() -> tuple[socket.socket, int]:
+    """A plain TCP listener (not ZMQ) on a free loopback port, and its port."""
     listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     listener.listen()
-    port = listener.getsockname()[1]
+    return listener, listener.getsockname()[1]
 
-    def answer() -> None:
+
+def _serve_a_foreign_program(tmp_path, on_connection, *overrides: str) -> tuple[int, int, str]:
+    """Run the server against a TCP program that handles each connection with ``on_connection``.
+
+    Returns:
+        The port, the server's exit status and its stderr.
+    """
+    listener, port = _loopback_listener()
+
+    def accept() -> None:
         listener.settimeout(60)
         try:
             while True:
-                conn, _ = listener.accept()
-                conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
-                conn.close()
+                on_connection(listener.accept()[0])
         except OSError:
             pass
 
-    threading.Thread(target=answer, daemon=True).start()
-    proc = _serve(tmp_path, port, "timeout_s=30")
+    threading.Thread(target=accept, daemon=True).start()
+    proc = _serve(tmp_path, port, *overrides)
     try:
         code, err = _finish(proc)
     finally:
         proc.kill()
         listener.close()
+    return port, code, err
+
+
+def test_port_held_by_another_program_is_a_clear_error(tmp_path):
+    def answer_like_a_web_server(conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+        conn.close()
+
+    port, code, err = _serve_a_foreign_program(tmp_path, answer_like_a_web_server, "timeout_s=30")
     assert code == 2
     assert f"tcp://127.0.0.1:{port} accepts TCP connections but the program there does not speak ZMQ" in err
     assert "in use by another program" in err
@@ -330,27 +347,10 @@ def test_port_held_by_another_program_is_a_clear_error(tmp_path):
 
 def test_a_silent_port_is_a_clear_error(tmp_path):
     # a TCP server that accepts and never says anything: no ZMQ greeting within handshake_s
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    port = listener.getsockname()[1]
-    held = []
-
-    def hold() -> None:
-        listener.settimeout(60)
-        try:
-            while True:
-                held.append(listener.accept()[0])
-        except OSError:
-            pass
-
-    threading.Thread(target=hold, daemon=True).start()
-    proc = _serve(tmp_path, port, "timeout_s=60", "handshake_s=1")
+    held: list[socket.socket] = []
     try:
-        code, err = _finish(proc)
+        _, code, err = _serve_a_foreign_program(tmp_path, held.append, "timeout_s=60", "handshake_s=1")
     finally:
-        proc.kill()
-        listener.close()
         for conn in held:
             conn.close()
     assert code == 2 and "does not speak ZMQ" in err, err
@@ -360,11 +360,7 @@ def test_a_listener_that_hangs_up_for_a_moment_is_tried_again(tmp_path, ctx):
     # what an agent's previous REP socket can do while it closes and the agent's reset() binds the port
     # anew: TCP connections are accepted and hung up without a ZMQ greeting. For less than handshake_s
     # (5 s) that is not "another program holds the port": the server must try again.
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    port = listener.getsockname()[1]
+    listener, port = _loopback_listener()
     hangups = []
 
     def hang_up() -> None:
