@@ -165,6 +165,11 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
             ray.init(address=ray_address, log_to_driver=False)
         else:
             ray.init(num_cpus=max(2, runners + 1), include_dashboard=False, log_to_driver=False)
+    cpus = ray.cluster_resources().get("CPU", 0.0)
+    if runners > cpus:  # RLlib would wait for the missing runners forever, silently
+        raise ConfigError("agent.rllib.num_env_runners",
+                          f"got {runners}, but the Ray cluster has {cpus:g} CPUs (each env runner takes one); "
+                          "lower it or add nodes")
     earlier: list[dict[str, Any]] = []  # a resumed run's episodes before the checkpoint
     if resume:
         if not Path(resume).is_dir():
