@@ -35,6 +35,7 @@ class DoubleDqnParams(DqnTrainingParams):
     train_freq: Whole(1)
     gradient_steps: Whole(1)
     loss: OneOf("mse", "huber")
+    overlap_updates: Flag = False
     policy_kwargs: dict[str, Any] = Field(default_factory=dict)
 
 

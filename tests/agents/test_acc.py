@@ -16,10 +16,10 @@ from ecngym.error import ConfigError
 FAST = {"hyperparams": {"learning_starts": 48, "buffer_size": 5000}}
 
 
-def _model(tiny_env, seed=0):
+def _model(tiny_env, seed=0, **hyperparams):
     agent = agent_config("acc", FAST)
     venv = make_shared_vec_env(agent_env_config({**tiny_env, "seed": seed}, agent["env"]), agent["granularity"])
-    hyper = {**agent["hyperparams"], "exploration_fraction": 0.5}
+    hyper = {**agent["hyperparams"], "exploration_fraction": 0.5, **hyperparams}
     return DoubleDQN("MlpPolicy", venv, seed=seed, device="cpu", **hyper), venv
 
 
@@ -46,6 +46,52 @@ def test_acc_trains_with_finite_loss_and_one_shared_set_of_weights(tiny_env, tmp
     np.testing.assert_array_equal(model.predict(obs, deterministic=True)[0], loaded.predict(obs, deterministic=True)[0])
     with th.no_grad():
         np.testing.assert_array_equal(model.q_net(th.as_tensor(obs)).numpy(), loaded.q_net(th.as_tensor(obs)).numpy())
+
+
+def test_overlapped_updates_run_while_the_fabric_simulates_and_keep_every_gradient_step(tiny_env):
+    import threading
+
+    from ecngym.agents.acc import shared_env
+
+    steps = 30
+    seq, venv = _model(tiny_env)
+    seq.learn(total_timesteps=steps * venv.num_envs)
+    venv.close()
+    model, venv = _model(tiny_env, overlap_updates=True)
+    shared = shared_env(venv)
+    queued, concurrent, env_threads = [], [], set()
+    updated = threading.Event()
+    step_async, step_wait, update = shared.step_async, shared.step_wait, model.update
+
+    def spy_async(actions):  # on the learner's thread
+        queued.append(bool(model._deferred))
+        updated.clear()
+        step_async(actions)
+
+    def spy_wait():  # a step with an update queued must see the update finish while it runs
+        env_threads.add(threading.get_ident())
+        if queued[-1]:
+            concurrent.append(updated.wait(timeout=30))  # a sequential update would time out here
+        return step_wait()
+
+    def spy_update(*args, **kwargs):
+        update(*args, **kwargs)
+        updated.set()
+
+    shared.step_async, shared.step_wait, model.update = spy_async, spy_wait, spy_update
+    model.learn(total_timesteps=steps * venv.num_envs)
+    venv.close()
+    assert len(concurrent) > 10 and all(concurrent)
+    assert threading.get_ident() not in env_threads
+    assert model._n_updates == seq._n_updates and not model._deferred  # the last interval's update ran too
+    assert np.isfinite(model.last_loss) and np.isfinite(model.last_q_mean)
+    assert model.env is venv  # the thread wrapper is gone after learn
+    # deterministic: the threads share no state and are joined every interval
+    again, venv = _model(tiny_env, overlap_updates=True)
+    again.learn(total_timesteps=steps * venv.num_envs)
+    venv.close()
+    for a, b in zip(model.q_net.state_dict().values(), again.q_net.state_dict().values(), strict=True):
+        th.testing.assert_close(a, b, rtol=0, atol=0)
 
 
 def test_double_q_target_uses_the_online_argmax_and_the_target_value(tiny_env):
@@ -114,6 +160,7 @@ def test_acc_refuses_a_bad_granularity(tiny_env, tmp_path):
     ("acc", {"hyperparams": {"batch_size": 6.5}}, "agent.hyperparams.batch_size"),
     ("acc", {"hyperparams": {"lr": 0.1}}, "agent.hyperparams"),
     ("acc", {"online": {"timesteps": -1}}, "agent.online.timesteps"),
+    ("acc", {"hyperparams": {"overlap_updates": 1}}, "agent.hyperparams.overlap_updates"),
     ("laecn", {"trigger_penalty": "high"}, "agent.trigger_penalty"),
     ("laecn", {"policy_net": [256, 0]}, "agent.policy_net"),
     ("haecn", {"decision_double_q": "no"}, "agent.decision_double_q"),

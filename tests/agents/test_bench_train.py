@@ -28,3 +28,11 @@ def test_a_failing_measuring_process_is_reported_not_waited_for():
 
     with pytest.raises(BenchChildError, match=r"no-such-algorithm: the measuring process failed:\n.*Traceback"):
         in_fresh_process("no-such-algorithm", 8, 1)
+
+
+def test_bench_train_measures_acc_with_overlapped_updates(capsys):
+    # 80 env steps x 16 port agents passes learning_starts (1000 transitions): gradient steps run
+    assert cli.main(["bench", "train", "--steps", "80", "--algorithms", "acc_overlap"]) == 0
+    (row,) = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["results"]
+    assert row["algorithm"] == "acc_overlap" and row["train_env_steps"] == 80
+    assert row["update_ms"] > 0  # timed inside the deferred updates, not the (deferring) train call
