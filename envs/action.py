@@ -13,6 +13,17 @@ from ecngym.error import ConfigError, InvalidAction, check_range
 from ecngym.units import parse_bytes
 
 REFERENCE_RATE_BPS = 100e9
+#: Distinct discrete actions whose settings :meth:`EcnActionMapper.to_settings` remembers.
+SETTINGS_MEMO_SIZE = 4096
+
+
+def action_key(action: object) -> object:
+    """A hashable, exact identity of an action (``None`` when it is not cheap to build)."""
+    if isinstance(action, np.ndarray):
+        return (action.dtype.str, action.shape, action.tobytes())
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    return None
 
 
 @dataclass
@@ -42,6 +53,7 @@ class EcnActionMapper:
                  port_rates_bps: np.ndarray, static_default: EcnSetting) -> None:
         self.cfg = cfg
         self.ports = ports
+        self._memo: dict[object, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # see to_settings
         if cfg.type not in ("discrete", "continuous"):
             raise ConfigError("env.action.type", f"got {cfg.type!r}, allowed: 'discrete', 'continuous'")
         if cfg.scope not in ("all", "layer", "port"):
@@ -102,11 +114,27 @@ class EcnActionMapper:
         raise InvalidAction("a continuous action space has no designated static action")
 
     def to_settings(self, action: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Validate ``action`` and return per-port (kmin_bytes, kmax_bytes, pmax) arrays.
+        """Validate ``action`` and return per-port (kmin_bytes, kmax_bytes, pmax) arrays (read-only).
+
+        Discrete actions are remembered by their exact identity (dtype, shape, bytes), so an
+        action seen before costs a lookup (up to :data:`SETTINGS_MEMO_SIZE` of them).
 
         Raises:
             InvalidAction: If the action is not in the action space (never clamped).
         """
+        key = action_key(action) if self.cfg.type == "discrete" else None
+        if key is not None and key in self._memo:
+            return self._memo[key]
+        out = self._to_settings(action)
+        for a in out:
+            a.setflags(write=False)  # shared by every later lookup of this action
+        if key is not None:
+            if len(self._memo) >= SETTINGS_MEMO_SIZE:
+                self._memo.clear()
+            self._memo[key] = out
+        return out
+
+    def _to_settings(self, action: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         try:
             a = np.asarray(action)
         except (ValueError, TypeError):  # ragged nesting, or not array-like at all

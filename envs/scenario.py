@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ecngym.envs.action import EcnActionMapper, EcnSetting
+from ecngym.envs.action import EcnActionMapper, EcnSetting, action_key
 from ecngym.envs.aqm_action import AqmActionMapper
 from ecngym.envs.config import AQM_PARAM_FEATURE, EnvConfig, number
 from ecngym.envs.observation import FeatureBuilder
@@ -98,15 +98,6 @@ def controlled_ports(ports: dict[str, np.ndarray], switch_layers: list[str], lay
     return np.flatnonzero(mask).astype(np.uint32)
 
 
-def _action_key(action: object) -> object:
-    """A hashable, exact identity of an action (``None`` when it is not cheap to build)."""
-    if isinstance(action, np.ndarray):
-        return (action.dtype.str, action.shape, action.tobytes())
-    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-        return int(action)
-    return None
-
-
 class EcnScenario:
     """Builds and drives the fabric for an ECN-tuning environment.
 
@@ -137,6 +128,7 @@ class EcnScenario:
         self.episode_ns = self.interval_ns * self.episode_steps
         ports = port_table(self.topology)
         self.ports = controlled_ports(ports, self.topology.switch_layers, cfg.action.layers, cfg.action.ports)
+        self._ports_u32 = self.ports.astype(np.uint32)  # Fabric.set_red's typed form (ids < 2^32 by construction)
         self.port_layers = ports["layer"][self.ports]
         self.port_nodes = ports["node"][self.ports]
         rates = ports["rate_bps"][self.ports]
@@ -327,7 +319,7 @@ class EcnScenario:
         Raises:
             InvalidAction: If ``action`` is not in the action space (nothing is applied).
         """
-        key = _action_key(action)
+        key = action_key(action)
         if key is not None and key == self._last_action_key:
             return  # the action applied last step (validated then): a held action is the common case
         if isinstance(self.actions, AqmActionMapper):
@@ -340,7 +332,7 @@ class EcnScenario:
         if (np.array_equal(kmin, red["kmin_bytes"]) and np.array_equal(kmax, red["kmax_bytes"])
                 and np.array_equal(pmax, red["pmax"])):
             return  # same setting: skip the call
-        self.fabric.set_red(self.ports, kmin, kmax, pmax)
+        self.fabric.set_red(self._ports_u32, kmin, kmax, pmax)
         self.red = {"kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax}
 
     def _apply_aqm(self, settings: list[dict[str, Any]]) -> None:

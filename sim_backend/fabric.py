@@ -273,6 +273,14 @@ class Fabric:
         Raises:
             ConfigError: If a port is not a switch port, kmin > kmax or pmax outside [0, 1].
         """
+        if _typed_red_args(ports, kmin, kmax, pmax):
+            # Already typed arrays (the envs' actions): the C++ call checks every port and value
+            # before it changes any, so only a refusal needs the checks below to name the field.
+            try:
+                self.sim.set_red(ports, kmin, kmax, pmax)
+                return
+            except ValueError:
+                pass
         ports = _ids(ports, "ports", len(self.ports))
         n = len(ports)
         if not np.all(self.ports.is_switch[ports]):
@@ -478,6 +486,21 @@ def _ids(value: Any, name: str, count: int) -> np.ndarray:
     if len(bad):
         raise ConfigError(name, f"got {int(out[bad[0]])}, ids must be in [0, {count})")
     return out
+
+
+def _typed_red_args(ports: Any, kmin: Any, kmax: Any, pmax: Any) -> bool:
+    """Whether :meth:`Fabric.set_red`'s arguments can go to C++ unconverted.
+
+    That is: contiguous 1-D arrays of one length, ports ``uint32``, sizes ``uint64`` at most
+    :data:`~ecngym.units.MAX_BYTES` (C++ checks kmin <= kmax, so kmax bounds both), pmax ``float64``.
+    """
+    arrays = (ports, kmin, kmax, pmax)
+    if not all(isinstance(a, np.ndarray) and a.ndim == 1 and a.flags.c_contiguous for a in arrays):
+        return False
+    if ports.dtype != np.uint32 or kmin.dtype != np.uint64 or kmax.dtype != np.uint64 or pmax.dtype != np.float64:
+        return False
+    n = len(ports)
+    return n > 0 and len(kmin) == n and len(kmax) == n and len(pmax) == n and int(kmax.max()) <= MAX_BYTES
 
 
 def _has_big_int(value: Any) -> bool:

@@ -123,6 +123,44 @@ def test_set_red_pmax_must_be_one_number_per_port(fab, pmax):
         fab.set_red([_switch_port(fab)], 1000, 2000, pmax)
 
 
+def _typed(port, kmin, kmax, pmax):
+    """set_red's arguments as the typed arrays its fast path takes (as the envs pass them)."""
+    return (np.array([port], dtype=np.uint32), np.array([kmin], dtype=np.uint64),
+            np.array([kmax], dtype=np.uint64), np.array([pmax], dtype=np.float64))
+
+
+@pytest.mark.parametrize("bad,field", [
+    ({"port": 0}, "ports"),  # a host port
+    ({"port": 10**6}, "ports"),  # no such port
+    ({"kmin": 3000, "kmax": 2000}, "kmax"),
+    ({"pmax": float("nan")}, "pmax"),
+    ({"pmax": 1.5}, "pmax"),
+    ({"kmin": 2**60, "kmax": 2**60}, "kmin"),  # beyond 2^53 B
+])
+def test_set_red_typed_arrays_are_checked_as_any_input(fab, bad, field):
+    # the typed fast path goes straight to C++; a refusal still names the field and changes nothing
+    args = {"port": _switch_port(fab), "kmin": 1000, "kmax": 2000, "pmax": 0.1, **bad}
+    before = {k: v.copy() for k, v in fab.get_red().items()}
+    with pytest.raises(ConfigError, match=field):
+        fab.set_red(*_typed(**args))
+    after = fab.get_red()
+    assert all(np.array_equal(after[k], before[k]) for k in before)
+
+
+def test_set_red_typed_arrays_set_what_lists_set(fab):
+    from ecngym.sim_backend.fabric import _typed_red_args
+
+    port = _switch_port(fab)
+    assert _typed_red_args(*_typed(port, 1234, 5678, 0.25))  # the fast path is taken
+    assert not _typed_red_args(*_typed(port, 1234, 2**60, 0.25))  # (not for sizes beyond 2^53 B)
+    fab.set_red(*_typed(port, 1234, 5678, 0.25))
+    typed = {k: v.copy() for k, v in fab.get_red().items()}
+    fab.set_red([port], 1, 2, 0.5)
+    fab.set_red([port], [1234], [5678], [0.25])
+    assert all(np.array_equal(fab.get_red()[k], typed[k]) for k in typed)
+    assert typed["kmin_bytes"][port] == 1234 and typed["kmax_bytes"][port] == 5678 and typed["pmax"][port] == 0.25
+
+
 def test_set_red_largest_threshold_is_stored_exactly(fab):
     port = _switch_port(fab)
     fab.set_red([port], 2**53, 2**53, 0.5)
