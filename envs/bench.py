@@ -15,7 +15,9 @@ Measured on ``ecngym/RoceLeafSpine-v0`` at its default interval with the static 
 * ``overhead_fraction``: in one process, the share of step time spent outside the simulator
   (outside ``Fabric.advance``: Python, bindings, telemetry, features, reward, summary);
   ``outside_us_per_step``: that time per ordinary step, ``episode_end_us``: what an episode's
-  last step adds (flow records, summary); ``outside_us_parts``: a second, instrumented run's
+  last step adds (flow records, summary); ``outside_us_per_step_changing``: the same per
+  ordinary step with seeded random actions (a new ECN setting at most steps, as a learner's)
+  instead of the static one; ``outside_us_parts``: a second, instrumented run's
   split of the outside time per step into telemetry read (the block and the ``info`` mapping
   of its arrays), port gather, features, history,
   reward, action, episode end (amortised) and the rest (``env.step``'s own code, ``info``,
@@ -63,10 +65,19 @@ def _make(env_id: str) -> Any:
     return gym.make(env_id)
 
 
-def in_process(env_id: str, steps: int) -> dict[str, float]:
-    """Step one env in this process; split time into simulator and everything else."""
+def in_process(env_id: str, steps: int, changing: bool = False) -> dict[str, float]:
+    """Step one env in this process; split time into simulator and everything else.
+
+    Args:
+        env_id: The env.
+        steps: Steps to time.
+        changing: Step with seeded random actions (a new ECN setting at most steps, as a
+            learner's) instead of the static one.
+    """
     env = _make(env_id)
     static = env.unwrapped.static_action()
+    env.action_space.seed(0)
+    actions = [env.action_space.sample() for _ in range(steps)] if changing else [static] * steps
     t0 = time.perf_counter()
     env.reset(seed=0)
     reset_s = time.perf_counter() - t0
@@ -77,7 +88,7 @@ def in_process(env_id: str, steps: int) -> dict[str, float]:
         sc = env.unwrapped.scenario
         before = sc.sim_wall_s
         t = time.perf_counter()
-        _, _, term, trunc, _ = env.step(static)
+        _, _, term, trunc, _ = env.step(actions[len(times)])
         times.append(time.perf_counter() - t)
         sim_step = sc.sim_wall_s - before
         sim += sim_step
@@ -243,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]  # other work on the machine depresses the parallel figures
     with Console(stderr=True).status("measuring ...") as status:
         single = in_process(args.env, args.steps)
+        status.update("outside the simulator with changing actions ...")
+        changing = in_process(args.env, args.steps, changing=True)
         status.update("outside the simulator, part by part ...")
         parts = outside_parts(args.env, args.steps)
         rounds: dict[tuple[str, int], list[dict[str, float]]] = {}
@@ -270,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         "step_time_cv": round(single["step_time_cv"], 3),
         "outside_us_per_step": round(single["outside_us_per_step"], 1),
         "episode_end_us": None if single["episode_end_us"] is None else round(single["episode_end_us"], 1),
+        "outside_us_per_step_changing": round(changing["outside_us_per_step"], 1),
         "outside_us_parts": {k: round(v, 1) for k, v in parts.items()},
         "cpus": os.cpu_count(),
         "load_avg_before": round(load_before, 2),
@@ -290,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
                            ("overhead_fraction", "share of step time outside the simulator"),
                            ("outside_us_per_step", "  outside the simulator per ordinary step, us"),
                            ("episode_end_us", "  added by an episode's last step, us"),
+                           ("outside_us_per_step_changing", "  per ordinary step with random actions, us"),
                            ("reset_s", "reset (new trace + fabric), s"),
                            ("peak_rss_mb", "peak RSS per env process, MB")]:
             table.add_row(label, str(result[key]))

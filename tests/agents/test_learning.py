@@ -8,6 +8,8 @@ land in ``$ECNGYM_LEARNING_DIR/learning.json`` (printed with -s).
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,10 +19,14 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def figures(tmp_path_factory):
-    from ecngym.agents.learning import run
-
+    # in a child process: Ray's init (the RLlib run) ties this process's stderr handling to the
+    # capture of the test that started it, which breaks later tests' output (make test-all)
     out = Path(os.environ.get("ECNGYM_LEARNING_DIR") or tmp_path_factory.mktemp("learning"))
-    result = run(out, timesteps=int(os.environ.get("ECNGYM_LEARNING_STEPS", "3000")), rllib=True)
+    steps = int(os.environ.get("ECNGYM_LEARNING_STEPS", "3000"))
+    code = f"from ecngym.agents.learning import run; run({str(out)!r}, timesteps={steps}, rllib=True)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=3 * 3600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((out / "learning.json").read_text())
     summary = {sc: {name: {k: v for k, v in f.items() if k != "episodes"} for name, f in result[sc].items()}
                for sc in ("bursty", "stable")}
     print(json.dumps({"train_wall_s": result["train_wall_s"], **summary}, indent=1))

@@ -9,7 +9,7 @@ def test_bench_env_last_line_is_json(capsys):
     assert cli.main(["bench", "env", "--steps", "10", "--rounds", "1", "--json-only"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert {"steps_per_s_1", "steps_per_s_2", "overhead_fraction", "peak_rss_mb", "reset_s",
-            "speedup_2_same_seed", "speedup_2_free"} <= set(result)
+            "speedup_2_same_seed", "speedup_2_free", "outside_us_per_step_changing"} <= set(result)
     assert result["steps_per_s_1"] > 0 and result["steps_per_s_2"] > 0
     assert 0 <= result["overhead_fraction"] < 1 and result["peak_rss_mb"] > 0
 
@@ -23,3 +23,16 @@ def test_bench_env_splits_the_time_outside_the_simulator():
     assert list(parts) == ["telemetry_read", "port_gather", "features", "history", "reward", "action",
                            "episode_end", "rest"]
     assert all(parts[p] > 0 for p in parts if p != "rest")
+
+
+def test_bench_env_changing_actions_really_change_the_setting(monkeypatch):
+    from ecngym.envs.bench import ENV_ID, in_process
+    from ecngym.sim_backend.fabric import Fabric
+
+    calls = []
+    set_red = Fabric.set_red
+    monkeypatch.setattr(Fabric, "set_red", lambda self, *a: calls.append(1) or set_red(self, *a))
+    in_process(ENV_ID, 20)
+    assert calls == []  # the static action is the fabric's own setting
+    in_process(ENV_ID, 20, changing=True)
+    assert len(calls) > 10
