@@ -74,7 +74,7 @@ class DoubleDQN(DQN):
 
     def learn(self, *args: Any, **kwargs: Any) -> DoubleDQN:
         """SB3's ``learn``; with ``overlap_updates`` the env steps in a thread beside the updates."""
-        if not self.overlap_updates:
+        if not self.overlap_updates or self.env is None:  # (no env: SB3's own error)
             return super().learn(*args, **kwargs)
         inner = self.env
         overlapped = _OverlappedVecEnv(inner, self._run_deferred)
