@@ -960,16 +960,19 @@ Fabric::SetAqm(const std::vector<uint32_t>& portIds,
     {
         SwitchOfPort(portIds[i], i, "port_ids");
     }
-    // Validate on a scratch instance: nothing changes unless every value is good.
-    ApplyAqmAttributes(*MakeAqm(tid), typeName, names, values);
-    // A port already running the policy keeps its other parameters: check the merged setting on a
-    // scratch copy of each (a partial update can break a consistency rule, e.g. K_min > K_max).
+    // Validate on scratch instances: nothing changes unless every port's new setting is good.
+    // A port already running the policy keeps its other parameters, so its merged setting is
+    // checked on a scratch copy of it (a partial update can break a consistency rule, e.g.
+    // K_min > K_max, or satisfy one only with the port's own values); a port that gets a fresh
+    // instance (and a call with no port) is checked against the defaults, once.
+    bool checkDefaults = portIds.empty();
     for (std::size_t i = 0; i < portIds.size(); ++i)
     {
         SwitchNode* sw = SwitchOfPort(portIds[i], i, "port_ids");
         PortAqmPolicy* current = sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex());
         if (current->GetInstanceTypeId() != tid)
         {
+            checkDefaults = true;
             continue;
         }
         Ptr<PortAqmPolicy> scratch = MakeAqm(tid);
@@ -981,6 +984,10 @@ Fabric::SetAqm(const std::vector<uint32_t>& portIds,
             scratch->SetAttribute(info.name, *v);
         }
         ApplyAqmAttributes(*scratch, typeName, names, values);
+    }
+    if (checkDefaults)
+    {
+        ApplyAqmAttributes(*MakeAqm(tid), typeName, names, values);
     }
     for (std::size_t i = 0; i < portIds.size(); ++i)
     {

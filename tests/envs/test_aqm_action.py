@@ -179,6 +179,24 @@ def test_a_partial_update_the_merged_setting_breaks_changes_nothing():
         fabric.close()
 
 
+def test_a_partial_update_is_checked_against_the_ports_own_setting_not_the_defaults():
+    topo = Topology.from_config({"kind": "incast_star", "hosts": 3, "link_rate": "10Gbps", "link_delay": "1us"})
+    flows = {"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": [0]}
+    fabric = Fabric(topo, flows, FabricConfig.from_dict({"preset": "dctcp"}), seed=1)
+    try:
+        port, other = (int(p) for p in fabric.ports.switch_ports(None)[:2])
+        fabric.set_aqm(port, "r_aqm", kmin_bytes="10KB", kmax_bytes="200KB")
+        # was refused: checked against a default instance (K_max 42080 B) before the port's own
+        fabric.set_aqm(port, "r_aqm", kmin_bytes="100KB")
+        assert (fabric.get_aqm(port)["kmin_bytes"], fabric.get_aqm(port)["kmax_bytes"]) == (100_000, 200_000)
+        # a port that gets a fresh instance is still checked against the defaults: nothing changes
+        with pytest.raises(ConfigError, match=r"kmax_bytes \(42080\) must be >= kmin_bytes \(150000\)"):
+            fabric.set_aqm([port, other], "r_aqm", kmin_bytes="150KB")
+        assert fabric.get_aqm(port)["kmin_bytes"] == 100_000 and fabric.get_aqm(other)["policy"] == "red"
+    finally:
+        fabric.close()
+
+
 def test_action_params_default_to_each_policys_knobs():
     for name, params in aqm.ACTION_PARAMS.items():
         assert set(params) <= set(aqm.policy_spec(name)), name
