@@ -81,7 +81,6 @@ class DoubleDQN(DQN):
         self.env, self._deferring = overlapped, True
         try:
             super().learn(*args, **kwargs)
-            self._deferring = False
             self._run_deferred()  # the last interval's update: every asked-for step runs
         finally:
             self._deferring = False
