@@ -251,8 +251,9 @@ def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
     for key in ("utilization", "pfc_paused_fraction", "marked_fraction"):
         add(key, lambda r, key=key: fmt(r[key]), [key])
     if "decisions_per_sim_s" in rows[0]:  # inference accounting (envs.rollout.run_episode)
-        keys = ["decisions_per_sim_s", "forward_passes_per_sim_s", "act_wall_s_per_sim_s"]
-        add("per sim s: decisions/forward/wall s", lambda r: "/".join(fmt(r[k]) for k in keys), keys)
+        keys = ["decisions_per_sim_s", "forward_passes_per_sim_s", "act_wall_s_per_sim_s",
+                "actuation_wall_s_per_sim_s"]
+        add("per sim s: decisions/forward/act s/actuation s", lambda r: "/".join(fmt(r[k]) for k in keys), keys)
     add("seed/trace hash", lambda r: f"{r['seed']}/{str(r['trace_hash'])[:12]}")
     return table
 

@@ -8,9 +8,12 @@ from typing import Any
 
 import pandas as pd
 
+from ecngym.envs.view import actuation_wall_s
+
 
 def run_episode(env: Any, controller: Any, seed: int | None = None,
                 on_step: Callable[[int, float, dict[str, Any]], None] | None = None,
+                act_times: list[float] | None = None,
                 ) -> tuple[dict[str, Any], pd.DataFrame, float]:
     """Play one episode; the controller acts every ``controller.interval_steps`` steps.
 
@@ -29,15 +32,20 @@ def run_episode(env: Any, controller: Any, seed: int | None = None,
       (0 for controllers without a network); learned controllers may add their own counts
       (LAECN: ``policy_forward_passes``);
     * ``act_wall_s``: wall time spent in ``act`` and ``observe`` (inference, feature grouping, the
-      controller's own logic);
+      controller's own logic), without the time the fabric takes to apply knobs the controller
+      sets through :class:`~ecngym.envs.view.EnvView` (``set_aqm``, ``set_pfc``): that is
+      ``actuation_wall_s``, kept apart because the ECN action's own application runs inside
+      ``env.step`` and is no controller's cost either;
     * the same per simulated second: ``decisions_per_sim_s``, ``forward_passes_per_sim_s``,
-      ``flops_per_sim_s``, ``act_wall_s_per_sim_s``.
+      ``flops_per_sim_s``, ``act_wall_s_per_sim_s``, ``actuation_wall_s_per_sim_s``.
 
     Args:
         env: The env.
         controller: A :class:`ecngym.baselines.Controller`.
         seed: The episode seed (``env.reset(seed=...)``).
         on_step: Called after every step with (step index, reward, info), e.g. to record telemetry.
+        act_times: If given, each ``act`` call's own wall seconds (as counted in ``act_wall_s``)
+            are appended to it.
 
     Returns:
         (summary, flow records, undiscounted return).
@@ -47,18 +55,27 @@ def run_episode(env: Any, controller: Any, seed: int | None = None,
     observe = getattr(controller, "observe", None)
     total, step, action, next_decision = 0.0, 0, None, 0
     calls, act_wall = 0, 0.0
+    actuation_start = actuation_wall_s(env)
+
+    def own_seconds(start: float, actuation_before: float) -> float:
+        """Wall seconds since ``start`` less what the fabric spent applying EnvView knobs."""
+        return time.perf_counter() - start - (actuation_wall_s(env) - actuation_before)
+
     while True:
         if step >= next_decision or action is None:
-            start = time.perf_counter()
+            before, start = actuation_wall_s(env), time.perf_counter()
             action = controller.act(obs, info)
-            act_wall += time.perf_counter() - start
+            spent = own_seconds(start, before)
+            act_wall += spent
+            if act_times is not None:
+                act_times.append(spent)
             calls += 1
             next_decision = step + max(1, int(getattr(controller, "interval_steps", 1)))
         obs, reward, terminated, truncated, info = env.step(action)
         if observe is not None:  # the controller's own per-step work counts as its cost too
-            start = time.perf_counter()
+            before, start = actuation_wall_s(env), time.perf_counter()
             observe(obs, info)
-            act_wall += time.perf_counter() - start
+            act_wall += own_seconds(start, before)
         total += reward
         if on_step is not None:
             on_step(step, reward, info)
@@ -70,7 +87,8 @@ def run_episode(env: Any, controller: Any, seed: int | None = None,
             if counter is not None:
                 counts.update(counter.as_dict())
             sim_s = max(float(info["time_ns"]) * 1e-9, 1e-12)
-            summary.update(counts, act_wall_s=act_wall)
-            for key in ("decisions", "forward_passes", "flops", "act_wall_s"):
-                summary[f"{key}_per_sim_s"] = (act_wall if key == "act_wall_s" else counts[key]) / sim_s
+            counts.update(act_wall_s=act_wall, actuation_wall_s=actuation_wall_s(env) - actuation_start)
+            summary.update(counts)
+            for key in ("decisions", "forward_passes", "flops", "act_wall_s", "actuation_wall_s"):
+                summary[f"{key}_per_sim_s"] = counts[key] / sim_s
             return summary, info["flow_records"], total

@@ -165,6 +165,9 @@ class EcnScenario:
         self.elapsed_ns = 0
         self.long_flow = False
         self.sim_wall_s = 0.0
+        # wall seconds in knobs outside the action (EnvView.set_aqm / set_pfc), cumulative: the
+        # inference accounting leaves them out of a controller's act time (envs/rollout.py)
+        self.actuation_wall_s = 0.0
         self._stats: dict[str, list[np.ndarray]] = {}
         self._last_action_key: object = None
         self.first_telemetry: dict[str, Any] = {}

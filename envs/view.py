@@ -22,11 +22,14 @@ Controllers (baselines and learning agents) read what they need here instead of 
 
 Actuation: the ECN curve goes through the env's action (:meth:`encode` turns per-unit byte
 settings into an action of the env's space); knobs outside the action space (PFC per switch,
-the port AQM policy) are set here, effective from the current simulated time.
+the port AQM policy) are set here, effective from the current simulated time. The time these
+setters spend in the fabric is kept apart (:func:`actuation_wall_s`), so a controller that
+actuates here is charged for its decisions only, like one that actuates through the action.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -118,7 +121,11 @@ class EnvView:
         alpha_a = np.broadcast_to(np.asarray(alpha, dtype=np.float64), sw.shape).copy()
         head = np.broadcast_to(np.asarray(headroom_bytes, dtype=np.float64), sw.shape)
         head = np.round(head).astype(np.int64)
-        self._scenario.fabric.set_pfc(sw, alpha_a, head.astype(np.uint64))
+        start = time.perf_counter()
+        try:
+            self._scenario.fabric.set_pfc(sw, alpha_a, head.astype(np.uint64))
+        finally:
+            self._scenario.actuation_wall_s += time.perf_counter() - start
         self._pfc["alpha"][sw], self._pfc["headroom_bytes"][sw] = alpha_a, head
 
     def hold_action(self) -> Any:
@@ -151,4 +158,20 @@ class EnvView:
         fabric = self._scenario.fabric
         if not hasattr(fabric, "set_aqm"):
             raise InvalidAction("this fabric has no Fabric.set_aqm (the port-AQM plug-in point)")
-        fabric.set_aqm(ports, policy, **params)
+        start = time.perf_counter()
+        try:
+            fabric.set_aqm(ports, policy, **params)
+        finally:
+            self._scenario.actuation_wall_s += time.perf_counter() - start
+
+
+def actuation_wall_s(env: Any) -> float:
+    """Wall seconds the env's fabric has spent so far on knobs set through an :class:`EnvView`.
+
+    :meth:`EnvView.set_aqm` and :meth:`EnvView.set_pfc` apply a controller's decision to the
+    fabric, as ``env.step`` applies the ECN action: the inference accounting
+    (:func:`ecngym.envs.rollout.run_episode`) counts neither as the controller's own cost. 0 for
+    an env without a scenario (a foreign env).
+    """
+    scenario = getattr(getattr(env, "unwrapped", env), "scenario", None)
+    return float(getattr(scenario, "actuation_wall_s", 0.0))

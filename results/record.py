@@ -45,25 +45,6 @@ class Episode:
         return out
 
 
-class _TimedController:
-    """Forwards to a controller and records the wall time of each ``act`` (its inference cost)."""
-
-    def __init__(self, controller: Any, times: list[float]) -> None:
-        self._controller, self._times = controller, times
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._controller, name)
-
-    def reset(self, env: Any) -> None:
-        self._controller.reset(env)
-
-    def act(self, observation: Any, info: dict[str, Any]) -> Any:
-        start = time.perf_counter()
-        action = self._controller.act(observation, info)
-        self._times.append(time.perf_counter() - start)
-        return action
-
-
 def measure_episode(env: Any, controller: Any, seed: int) -> Episode:
     """Play one episode of ``env`` with ``controller`` from ``seed`` and keep its measurements."""
     from ecngym.envs.rollout import run_episode
@@ -77,7 +58,7 @@ def measure_episode(env: Any, controller: Any, seed: int) -> Episode:
                       "reward": float(reward)} for p, q in zip(info["ports"], queue, strict=True))
 
     start = time.perf_counter()
-    summary, flows, ret = run_episode(env, _TimedController(controller, times), seed=seed, on_step=on_step)
+    summary, flows, ret = run_episode(env, controller, seed=seed, on_step=on_step, act_times=times)
     wall = time.perf_counter() - start
     return Episode(seed=seed, summary=dict(summary), flows=flows, series=pd.DataFrame(steps),
                    episode_return=float(ret), act_wall_s=times, wall_s=wall)

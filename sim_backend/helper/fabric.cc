@@ -960,47 +960,77 @@ Fabric::SetAqm(const std::vector<uint32_t>& portIds,
     {
         SwitchOfPort(portIds[i], i, "port_ids");
     }
-    // Validate on scratch instances: nothing changes unless every port's new setting is good.
-    // A port already running the policy keeps its other parameters, so its merged setting is
-    // checked on a scratch copy of it (a partial update can break a consistency rule, e.g.
-    // K_min > K_max, or satisfy one only with the port's own values); a port that gets a fresh
-    // instance (and a call with no port) is checked against the defaults, once.
+    // All or nothing. A port that gets a fresh instance (and a call with no port) is checked
+    // against the defaults on a scratch instance, once, before anything changes. A port already
+    // running the policy keeps its other parameters, so its merged setting is what must pass (a
+    // partial update can break a consistency rule, e.g. K_min > K_max, or satisfy one only with
+    // the port's own values): it is set in place, and a refusal restores every port set so far.
+    // Restoring is exact because every policy attribute is a plain member accessor (no setter
+    // side effects), and far cheaper than building a scratch policy per port.
     bool checkDefaults = portIds.empty();
     for (std::size_t i = 0; i < portIds.size(); ++i)
     {
         SwitchNode* sw = SwitchOfPort(portIds[i], i, "port_ids");
-        PortAqmPolicy* current = sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex());
-        if (current->GetInstanceTypeId() != tid)
-        {
-            checkDefaults = true;
-            continue;
-        }
-        Ptr<PortAqmPolicy> scratch = MakeAqm(tid);
-        for (std::size_t k = 0; k < tid.GetAttributeN(); ++k)
-        {
-            const TypeId::AttributeInformation info = tid.GetAttribute(k);
-            Ptr<AttributeValue> v = info.checker->Create();
-            current->GetAttribute(info.name, *v);
-            scratch->SetAttribute(info.name, *v);
-        }
-        ApplyAqmAttributes(*scratch, typeName, names, values);
+        checkDefaults |= sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex())->GetInstanceTypeId() != tid;
     }
     if (checkDefaults)
     {
         ApplyAqmAttributes(*MakeAqm(tid), typeName, names, values);
     }
+    struct Saved
+    {
+        PortAqmPolicy* policy;
+        std::vector<Ptr<AttributeValue>> values; //!< the named attributes before this call
+    };
+
+    std::vector<Saved> saved;
+    try
+    {
+        for (std::size_t i = 0; i < portIds.size(); ++i)
+        {
+            SwitchNode* sw = SwitchOfPort(portIds[i], i, "port_ids");
+            PortAqmPolicy* current = sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex());
+            if (current->GetInstanceTypeId() != tid)
+            {
+                continue;
+            }
+            Saved before{current, {}};
+            for (const std::string& name : names)
+            {
+                TypeId::AttributeInformation info;
+                if (!tid.LookupAttributeByName(name, &info))
+                {
+                    throw std::invalid_argument("aqm: " + typeName + " has no attribute " + name);
+                }
+                Ptr<AttributeValue> v = info.checker->Create();
+                current->GetAttribute(name, *v);
+                before.values.push_back(v);
+            }
+            saved.push_back(std::move(before));
+            ApplyAqmAttributes(*current, typeName, names, values);
+        }
+    }
+    catch (const std::invalid_argument&)
+    {
+        for (auto it = saved.rbegin(); it != saved.rend(); ++it) // newest first: a port listed twice ends as it began
+        {
+            for (std::size_t k = 0; k < names.size(); ++k)
+            {
+                it->policy->SetAttribute(names[k], *it->values[k]);
+            }
+        }
+        throw;
+    }
     for (std::size_t i = 0; i < portIds.size(); ++i)
     {
         SwitchNode* sw = SwitchOfPort(portIds[i], i, "port_ids");
         const uint16_t local = m_ports[portIds[i]]->GetLocalIndex();
-        PortAqmPolicy* current = sw->GetAqm(local);
-        if (current->GetInstanceTypeId() == tid)
+        if (sw->GetAqm(local)->GetInstanceTypeId() == tid)
         {
-            ApplyAqmAttributes(*current, typeName, names, values);
-            continue;
+            continue; // set in place above
         }
         Ptr<PortAqmPolicy> policy = MakeAqm(tid);
-        ApplyAqmAttributes(*policy, typeName, names, values);
+        ApplyAqmAttributes(*policy, typeName, names, values); // passed on the defaults above
         sw->SetAqm(local, policy);
     }
 }

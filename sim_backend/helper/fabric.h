@@ -194,10 +194,12 @@ class Fabric
     /**
      * @brief Install a port AQM policy, chosen by TypeId name, on switch ports, effective now.
      *
-     * The attributes are checked on a scratch instance first (each against its checker, then
-     * PortAqmPolicy::CheckConsistency), so a bad value changes nothing. A port already running
-     * this type keeps its policy object (and its state: flow counts, held ACKs) and only takes
-     * the new attribute values; any other port gets a fresh policy.
+     * All or nothing: each value is checked against its checker, then the whole setting
+     * against PortAqmPolicy::CheckConsistency, and a refusal changes no port. A port already
+     * running this type keeps its policy object (and its state: flow counts, held ACKs) and
+     * takes the new values in place, checked with its own other parameters (a refusal restores
+     * the ports set so far); any other port gets a fresh policy, the setting checked on a
+     * scratch instance with the defaults first.
      * @param portIds fabric-wide port ids (must be switch ports)
      * @param typeName TypeId name, e.g. "ns3::ecngym::PredFcsAqmPolicy"
      * @param names attribute names

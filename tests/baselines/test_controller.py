@@ -1,6 +1,9 @@
 """The Controller interface as the episode runner drives it: own interval, raw telemetry."""
 
+import time
+
 import numpy as np
+import pytest
 
 from ecngym.baselines import Controller, StaticEcnController
 from ecngym.envs import EcnTuningEnv
@@ -43,3 +46,58 @@ def test_runner_calls_the_controller_at_its_own_interval_with_telemetry():
     assert controller.calls == [0, 4 * interval, 8 * interval]  # t = 0 (reset info), then every 4 steps
     assert summary["flows_total"] == len(records) > 0
     assert np.isfinite(summary["queue_mean_bytes"])
+
+
+class SlowAqmController:
+    """Thinks for ``think_s`` per act, then sets PRED's lambda through the view (an EnvView knob)."""
+
+    name = "slow_aqm"
+    interval_steps = 1
+
+    def __init__(self, think_s: float) -> None:
+        self.think_s = think_s
+
+    def reset(self, env) -> None:
+        """Build the view."""
+        from ecngym.envs.view import EnvView
+
+        self.view = EnvView(env)
+        self.action = env.unwrapped.static_action()
+
+    def act(self, observation, info):
+        """Busy-wait ``think_s``, then set lambda."""
+        end = time.perf_counter() + self.think_s
+        while time.perf_counter() < end:  # the controller's own work
+            pass
+        self.view.set_aqm(self.view.ports, "pred", lambda_qla=0.1)
+        return self.action
+
+
+def test_inference_accounting_leaves_out_the_fabric_applying_view_knobs(monkeypatch):
+    """act_wall_s is the controller's own work; set_aqm's time in the fabric is actuation_wall_s."""
+    from ecngym.sim_backend.fabric import Fabric
+
+    actuation_s, think_s, steps = 0.02, 0.005, 4
+    real = Fabric.set_aqm
+
+    def slow_set_aqm(self, *args, **kwargs):  # the real call, made measurably slow
+        end = time.perf_counter() + actuation_s
+        real(self, *args, **kwargs)
+        while time.perf_counter() < end:
+            pass
+
+    monkeypatch.setattr(Fabric, "set_aqm", slow_set_aqm)
+    env = EcnTuningEnv(episode_steps=steps)
+    times: list[float] = []
+    try:
+        summary, _, _ = run_episode(env, SlowAqmController(think_s), seed=1, act_times=times)
+        policies = {d["policy"] for d in env.scenario.fabric.get_aqm(env.scenario.ports)}
+    finally:
+        env.close()
+    assert policies == {"pred"}  # the knob really reached the fabric
+    assert len(times) == summary["decisions"] == steps
+    assert all(think_s <= t < think_s + actuation_s / 2 for t in times), times
+    assert summary["act_wall_s"] == pytest.approx(sum(times))
+    assert summary["actuation_wall_s"] >= steps * actuation_s
+    sim_s = steps * env.scenario.interval_ns * 1e-9
+    assert summary["actuation_wall_s_per_sim_s"] == pytest.approx(summary["actuation_wall_s"] / sim_s)

@@ -197,6 +197,25 @@ def test_a_partial_update_is_checked_against_the_ports_own_setting_not_the_defau
         fabric.close()
 
 
+def test_an_update_one_running_port_refuses_restores_the_running_ports_set_before_it():
+    topo = Topology.from_config({"kind": "incast_star", "hosts": 4, "link_rate": "10Gbps", "link_delay": "1us"})
+    flows = {"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": [0]}
+    fabric = Fabric(topo, flows, FabricConfig.from_dict({"preset": "dctcp"}), seed=1)
+    try:
+        a, b, c = (int(p) for p in fabric.ports.switch_ports(None)[:3])
+        fabric.set_aqm([a, c], "r_aqm", kmin_bytes="10KB", kmax_bytes="200KB", window_ns=30_000)
+        fabric.set_aqm(b, "r_aqm", kmin_bytes="10KB", kmax_bytes="30KB")
+        before = fabric.get_aqm([a, b, c])
+        # a and c take K_min 100 KB, b (K_max 30 KB) refuses it: a, set before b, goes back
+        with pytest.raises(ConfigError, match=r"kmax_bytes \(30000\) must be >= kmin_bytes \(100000\)"):
+            fabric.set_aqm([a, b, c], "r_aqm", kmin_bytes="100KB", window_ns=40_000)
+        assert fabric.get_aqm([a, b, c]) == before
+        fabric.set_aqm([a, c], "r_aqm", kmin_bytes="100KB", window_ns=40_000)  # valid for both: taken
+        assert [(s["kmin_bytes"], s["window_ns"]) for s in fabric.get_aqm([a, c])] == [(100_000, 40_000)] * 2
+    finally:
+        fabric.close()
+
+
 def test_action_params_default_to_each_policys_knobs():
     for name, params in aqm.ACTION_PARAMS.items():
         assert set(params) <= set(aqm.policy_spec(name)), name
