@@ -30,6 +30,7 @@ import importlib
 import os
 import sys
 import traceback
+from typing import Any
 
 from ecngym.error import ConfigError, EcnGymError
 
@@ -55,6 +56,19 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
 # Hydra commands -> their config (configs/<name>.yaml): overrides are composed before the command runs
 _HYDRA_CONFIGS: dict[tuple[str, ...], str] = {("run",): "run", ("compare",): "compare", ("eval",): "eval", ("train",): "train",
                                               ("trace", "generate"): "trace"}
+
+
+# Hydra config -> the nodes whose every key ecngym validates (each node's own model refuses a key
+# it does not know). A "+key=value" override may add keys there; anywhere else an added key would
+# be read by nothing, so check_overrides refuses it. ("" = the whole config; config groups such as
+# "+sweep=joblib" and Hydra's own "hydra." keys are always allowed.)
+_OPEN_NODES: dict[str, tuple[str, ...]] = {
+    "run": ("env.kwargs", "fabric", "topology", "workload", "results", "logger"),
+    "eval": ("env.kwargs", "controller", "fabric", "topology", "workload", "results", "logger"),
+    "train": ("env.kwargs", "agent", "hyperparams", "fabric", "topology", "workload", "results", "logger"),
+    "compare": ("ecn_settings", "fabric", "topology"),
+    "trace": ("",),
+}
 
 
 def _debug() -> bool:
@@ -92,7 +106,7 @@ def check_overrides(config_name: str, args: list[str]) -> None:
     with initialize_config_module(config_module="ecngym.configs", version_base="1.3"):
         for combo in combos:
             try:
-                compose(config_name, overrides=list(combo))
+                cfg = compose(config_name, overrides=list(combo))
             except MissingConfigException as exc:
                 missing = exc.missing_cfg_file or ""
                 group, _, option = missing.rpartition("/")
@@ -105,7 +119,51 @@ def check_overrides(config_name: str, args: list[str]) -> None:
                     message = _one_line(str(exc))
                 raise ConfigError(group or _override_key(str(exc), combo), message) from exc
             except (HydraException, OmegaConfBaseException) as exc:
-                raise ConfigError(_override_key(str(exc), combo), _one_line(str(exc))) from exc
+                key = _override_key(str(exc), combo)
+                message = _one_line(str(exc))
+                if key.startswith("env.") and not key.startswith("env.kwargs.") and "Could not override" in message:
+                    # Hydra suggests "+env.<field>", which nothing reads: point at env.kwargs instead
+                    message = (f"the env has no key {key[4:]!r}; its settings go under env.kwargs: "
+                               f"env.kwargs.{key[4:]}=... (+env.kwargs.{key[4:]}=... for a field the "
+                               f"env's config does not list; see ecngym.envs.EnvConfig)")
+                raise ConfigError(key, message) from exc
+            _check_added_keys(config_name, combo, cfg)
+
+
+def _check_added_keys(config_name: str, overrides: list[str], cfg: Any) -> None:
+    """Refuse a ``+key=value`` override that adds a key no part of ecngym reads.
+
+    Hydra accepts any added key; one outside the validated nodes of :data:`_OPEN_NODES` (a typo
+    such as ``+episode=5``, or ``+env.episode_steps=5`` for ``env.kwargs.episode_steps``) would
+    otherwise be silently ignored.
+
+    Raises:
+        ConfigError: Naming the key and where such settings go.
+    """
+    from importlib.resources import files
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import DictConfig, OmegaConf
+
+    groups = files("ecngym.configs")
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        if not (override.is_add() or override.is_force_add()):
+            continue
+        key = override.key_or_group
+        if key.startswith("hydra.") or groups.joinpath(*key.split(".")).is_dir():
+            continue  # Hydra's own settings; a config group choice (+sweep=joblib)
+        if any(node == "" or key == node or key.startswith(node + ".") for node in _OPEN_NODES[config_name]):
+            continue
+        if key.startswith("env.") or key == "env":
+            raise ConfigError(key, f"unknown key: nothing reads it; the env's settings go under env.kwargs "
+                                   f"(+env.kwargs.{key.removeprefix('env.')}=..., see ecngym.envs.EnvConfig)")
+        parent, _, leaf = key.rpartition(".")
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+        known = sorted(str(k) for k in node if str(k) != leaf) if isinstance(node, DictConfig) else []
+        from ecngym.workloads.distributions import suggest
+
+        raise ConfigError(key, f"unknown key: nothing reads it ('+' adds a key to the config); "
+                               f"{parent or 'the config'} has {known}.{suggest(leaf, known)}")
 
 
 def _one_line(message: str) -> str:

@@ -33,6 +33,20 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["compare", "topology.link_rate=0.5bps"], "topology.link_rate: got '0.5bps', allowed range is [1bps, 1e15bps]"),
     (["eval", "+env.kwargs.observation.flatten=no"], "env.observation.flatten: expected true or false, got 'no'"),
     (["bench", "env", "--env", "ecngym/Nope-v0"], "--env: unknown env id 'ecngym/Nope-v0'; registered: ecngym/"),
+    # a '+' override adds a key; one that nothing reads was silently ignored (the run went on without it)
+    (["eval", "+episdoes=2"], "episdoes: unknown key: nothing reads it ('+' adds a key to the config); the config "
+                              "has ['controller', 'env', 'episodes', 'logger', 'objective', 'results', 'seed']. "
+                              "Did you mean 'episodes'?"),
+    (["eval", "-m", "controller=static_default,pred", "+episdoes=2"], "episdoes: unknown key: nothing reads it"),
+    (["eval", "+env.episode_steps=5"], "env.episode_steps: unknown key: nothing reads it; the env's settings go "
+                                       "under env.kwargs (+env.kwargs.episode_steps=..."),
+    (["eval", "env.episode_steps=5"], "env.episode_steps: the env has no key 'episode_steps'; its settings go under "
+                                      "env.kwargs: env.kwargs.episode_steps=..."),
+    (["run", "+leaderboard.bogus=1"], "leaderboard.bogus: unknown key: nothing reads it ('+' adds a key to the "
+                                      "config); leaderboard has ['html', 'score']"),
+    (["train", "agent=acc", "+ray.adress=auto"], "ray.adress: unknown key: nothing reads it ('+' adds a key to the "
+                                                 "config); ray has ['address']. Did you mean 'address'?"),
+    (["compare", "+limt=1ms"], "limt: unknown key: nothing reads it"),
 ])
 def test_cli_errors_exit_2_with_one_line_naming_the_field(args, message):
     proc = ecngym(*args)
