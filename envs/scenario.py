@@ -266,8 +266,15 @@ class EcnScenario:
             return self._windowed(self._fixed_trace, seed)
         wl = dict(self.cfg.workload)
         name = wl.pop("workload", "websearch")
-        return generate_trace(name, hosts=self.topology.num_hosts, link_rate=float(self.topology.rate_bps.min()),
-                              duration=self.episode_ns, seed=seed, **wl)
+        try:
+            return generate_trace(name, hosts=self.topology.num_hosts, link_rate=float(self.topology.rate_bps.min()),
+                                  duration=self.episode_ns, seed=seed, **wl)
+        except ConfigError as exc:
+            # the generator names its own fields (trace.load); a key the user gave is env.workload.<key>
+            key = exc.field.removeprefix("trace.").removeprefix("workload.")
+            if key.split(".")[0].split("[")[0] in {*wl, "workload"}:
+                raise ConfigError(f"env.workload.{key}", exc.message) from None
+            raise
 
     def _windowed(self, trace: Trace, seed: int) -> Trace:
         """The flows of ``trace`` that start inside this episode's window, shifted to start at 0."""

@@ -47,6 +47,9 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["train", "agent=acc", "+ray.adress=auto"], "ray.adress: unknown key: nothing reads it ('+' adds a key to the "
                                                  "config); ray has ['address']. Did you mean 'address'?"),
     (["compare", "+limt=1ms"], "limt: unknown key: nothing reads it"),
+    # the env's workload is named as the user gave it (was "trace.load", the generator's own name)
+    (["eval", "+env.kwargs.workload.load=1.5"], "env.workload.load: got 1.5, allowed range is (0.0, 1.0)"),
+    (["eval", "+env.kwargs.workload.incast.degree=99"], "env.workload.incast.degree: got 99, allowed range is [0, 15]"),
 ])
 def test_cli_errors_exit_2_with_one_line_naming_the_field(args, message):
     proc = ecngym(*args)

@@ -132,7 +132,7 @@ def test_continuous_actions_map_to_documented_bounds():
      ({"action": {"scope": "switch"}}, "env.action.scope"), ({"action": {"layers": ["core"]}}, "env.action.layers"),
      ({"observation": {"features": ["queue", "mood"]}}, "env.observation.features"),
      ({"no_such": 1}, "env.no_such"), ({"fabric": {"preset": "hpcc", "ecn": {"pmax": 3}}}, "fabric.ecn.pmax"),
-     ({"workload": {"load": 1.2}}, "trace.load"), ({"action": {"ports": [0]}}, "env.action.ports"),
+     ({"workload": {"load": 1.2}}, "env.workload.load"), ({"action": {"ports": [0]}}, "env.action.ports"),
      ({"action": {"ports": []}}, "env.action.ports"), ({"action": {"type": "box"}}, "env.action.type"),
      ({"action": {"templates": [[5000, 1000, 0.1]]}}, r"env.action.templates\[0\]"),
      ({"action": {"pmax_range": [0.5, 0.1]}}, "env.action.pmax_range"),
