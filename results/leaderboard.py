@@ -5,6 +5,13 @@ controller (name + parameters) it is averaged over seeds, with a 95 % confidence
 Student's t over the per-seed values (none with one seed). Lower is better except for the metrics
 in :data:`HIGHER_IS_BETTER`.
 
+Every controller of a ranking ran the same trace at each seed, so the ranking also gives each
+controller's **paired** difference from the leader: the mean over seeds of (its score − the
+leader's score at that seed), with a Student-t 95 % interval over those per-seed differences.
+The shared trace cancels out of a difference, so this interval is far narrower than the two
+controllers' own intervals suggest; one that excludes 0 says the two differ at the 95 % level
+(a per-pair test: with many controllers, some such calls are false by chance).
+
 Rows are only ranked against rows measured on the same traffic:
 
 * A scenario (env id + resolved env config without its action space, ``scenario_hash``) is ranked
@@ -73,6 +80,18 @@ def confidence_interval(values: np.ndarray, level: float = 0.95) -> tuple[float,
         return float(values.mean()), float(values.mean())
     low, high = stats.t.interval(level, len(values) - 1, loc=values.mean(), scale=sem)
     return float(low), float(high)
+
+
+def paired_difference(values: pd.Series, reference: pd.Series) -> tuple[float, float, float]:
+    """Mean of ``values − reference`` over their common index (seeds) and its Student-t 95 % interval.
+
+    Returns:
+        (mean, low, high); the bounds are nan with fewer than two common seeds, and the mean too
+        with none.
+    """
+    diff = (values.astype(float) - reference.astype(float)).dropna()
+    low, high = confidence_interval(diff.to_numpy())
+    return (float(diff.mean()) if len(diff) else float("nan")), low, high
 
 
 def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE,
@@ -144,30 +163,45 @@ def _table(rows: pd.DataFrame, score: str, ascending: bool) -> pd.DataFrame:
         out.append(entry)
     table = pd.DataFrame(out).sort_values("score_mean", ascending=ascending, kind="stable", na_position="last")
     table.insert(0, "rank", range(1, len(table) + 1))
-    return table.reset_index(drop=True)
+    table = table.reset_index(drop=True)
+    by_seed = rows.groupby(["controller_hash", "seed"])[score].first().astype(float)
+    leader = by_seed.loc[table["controller_hash"].iloc[0]]
+    paired = [paired_difference(by_seed.loc[h], leader) for h in table["controller_hash"]]
+    table["delta_vs_leader"], table["delta_ci95_low"], table["delta_ci95_high"] = map(list, zip(*paired, strict=True))
+    return table
 
 
 def _fmt(x: Any, digits: int = 3) -> str:
     return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}g}"
 
 
+def paired_text(row: Any) -> str:
+    """``+1.2 [0.3, 2.1]``: a ranking row's paired difference from the leader, 2 digits (``—`` for the leader)."""
+    if row.rank == 1:
+        return "—"
+    if not math.isfinite(row.delta_vs_leader):
+        return "—"
+    return f"{row.delta_vs_leader:+.2g} [{_fmt(row.delta_ci95_low, 2)}, {_fmt(row.delta_ci95_high, 2)}]"
+
+
 def rich_table(ranking: Ranking) -> Table:
-    """The ranking as a rich table."""
+    """The ranking as a rich table (every row ran the seeds of the title)."""
     direction = "higher" if ranking.score in HIGHER_IS_BETTER else "lower"
     table = Table(title=f"{ranking.scenario} ({ranking.env_id}) · scenario {ranking.scenario_hash[:8]} · "
                         f"traces {ranking.trace_set} (seeds {', '.join(map(str, ranking.traces))})",
-                  caption=f"score: {ranking.score}, mean over seeds, 95% CI (Student t); {direction} is better")
+                  caption=f"score: {ranking.score}, mean over seeds, 95% CI (Student t); {direction} is better; "
+                          "Δ vs #1: mean and 95% CI of the per-seed difference from the leader")
     table.add_column("#", justify="right")
     table.add_column("controller", no_wrap=True)
     table.add_column(LABELS.get(ranking.score, ranking.score), justify="right")
     table.add_column("95% CI", justify="right", no_wrap=True)
-    table.add_column("seeds", justify="right")
+    table.add_column("Δ vs #1, paired CI", justify="right", no_wrap=True)
     extra = [m for m in CONTEXT_METRICS if m in ranking.table]
     for metric in extra:
         table.add_column(LABELS.get(metric, metric), justify="right")
     for r in ranking.table.itertuples():
         table.add_row(str(r.rank), r.controller, _fmt(r.score_mean, 4), f"[{_fmt(r.ci95_low)}, {_fmt(r.ci95_high)}]",
-                      str(r.seeds), *[_fmt(ranking.table.loc[r.Index, m]) for m in extra])
+                      paired_text(r), *[_fmt(ranking.table.loc[r.Index, m]) for m in extra])
     return table
 
 
@@ -225,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         from ecngym.results.loggers import make_logger
 
         logger = make_logger({"name": args.logger}, "leaderboard", store.root / "logs", {"score": args.score})
-    console = Console(width=max(Console().width, 120))
+    console = Console(width=max(Console().width, 130))  # the table needs ~130 columns (as ecngym run)
     try:
         leaderboard_from_store(store, console, args.score, args.html or None, scenario=args.scenario, logger=logger)
     finally:

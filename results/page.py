@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ecngym.results.leaderboard import CONTEXT_METRICS, HIGHER_IS_BETTER, Ranking
+from ecngym.results.leaderboard import CONTEXT_METRICS, HIGHER_IS_BETTER, Ranking, paired_text
 from ecngym.results.store import ResultStore, _atomic_write
 from ecngym.sim_backend.metrics import SIZE_BUCKETS
 
@@ -50,12 +50,12 @@ def _fmt(x: object, digits: int = 4) -> str:
 def _table_html(ranking: Ranking, index: int) -> str:
     extra = [m for m in CONTEXT_METRICS if m in ranking.table]
     head = "".join(f"<th>{html.escape(h)}</th>" for h in
-                   ["#", "controller", ranking.score, "95% CI", "seeds", *extra])
+                   ["#", "controller", ranking.score, "95% CI", "seeds", "Δ vs #1, paired 95% CI", *extra])
     body = []
     for r in ranking.table.itertuples():
         cells = [f"<td>{r.rank}</td>", f'<td class="name">{html.escape(r.controller)}</td>',
                  f"<td>{_fmt(r.score_mean)}</td>", f"<td>[{_fmt(r.ci95_low, 3)}, {_fmt(r.ci95_high, 3)}]</td>",
-                 f"<td>{r.seeds}</td>", *[f"<td>{_fmt(ranking.table.loc[r.Index, m], 3)}</td>" for m in extra]]
+                 f"<td>{r.seeds}</td>", f"<td>{html.escape(paired_text(r))}</td>", *[f"<td>{_fmt(ranking.table.loc[r.Index, m], 3)}</td>" for m in extra]]
         body.append(f'<tr class="lb-row" data-controller="{html.escape(r.controller)}">{"".join(cells)}</tr>')
     return (f'<table class="ranking" id="ranking-{index}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>")
@@ -143,7 +143,9 @@ def write_page(rankings: list[Ranking], refused: list[str], store: ResultStore, 
     page = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ecngym leaderboard</title>"
             f"<style>{_STYLE}</style></head><body><h1>ecngym leaderboard</h1>"
             f"<p>Store {html.escape(str(store.root))}. Score per controller: mean over seeds with a 95% confidence "
-            "interval (Student t); controllers are only ranked against rows measured on the same traces.</p>"
+            "interval (Student t); controllers are only ranked against rows measured on the same traces. "
+            "Δ vs #1: the mean over seeds of each controller's score minus the leader's on the same trace, "
+            "with a Student-t 95% interval over those paired differences (excluding 0: the two differ).</p>"
             + "".join(sections)
             + (f"<h2>Refused rows</h2><ul>{refusals}</ul>" if refused else "") + "</body></html>")
     _atomic_write(path, lambda fh: fh.write(page.encode()))

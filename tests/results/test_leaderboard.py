@@ -1,0 +1,58 @@
+"""The leaderboard's statistics on hand-made rows: each controller's paired difference from the leader."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from ecngym.results.leaderboard import rank, rich_table
+
+SCORE = "slowdown_p99_<100KB"
+
+
+def _rows(scores: dict[str, list[float]]) -> pd.DataFrame:
+    """Episode rows of one scenario: each controller at seeds 1, 2, 3, one trace per seed."""
+    rows = []
+    for controller, values in scores.items():
+        for seed, value in enumerate(values, start=1):
+            rows.append({"row_id": f"{controller}-{seed}", "command": "eval", "scenario_hash": "s" * 64,
+                         "scenario": "incast", "env_id": "ecngym/RoceIncast-v0", "controller": controller,
+                         "controller_hash": controller * 8, "controller_params": "{}", "seed": seed,
+                         "trace_hash": f"{seed}" * 64, "created_at": pd.Timestamp("2026-01-01"), SCORE: value})
+    return pd.DataFrame(rows)
+
+
+def test_the_paired_difference_separates_what_the_per_controller_intervals_cannot():
+    # the traces differ a lot between seeds; on each trace B is worse than A by about 1
+    a = [2.0, 10.0, 30.0]
+    b = [3.0, 11.2, 30.8]
+    (ranking,), _ = rank(_rows({"A": a, "B": b}))
+    t = ranking.table.set_index("controller")
+    assert list(ranking.table["controller"]) == ["A", "B"]
+    # the per-controller intervals overlap almost entirely ...
+    assert t.loc["B", "ci95_low"] < t.loc["A", "ci95_high"]
+    # ... the paired one is the t interval of the per-seed differences, and excludes 0
+    diff = np.subtract(b, a)
+    low, high = stats.t.interval(0.95, 2, loc=diff.mean(), scale=stats.sem(diff))
+    assert t.loc["B", "delta_vs_leader"] == pytest.approx(1.0)
+    assert (t.loc["B", "delta_ci95_low"], t.loc["B", "delta_ci95_high"]) == pytest.approx((low, high))
+    assert 0 < low
+    assert t.loc["A", "delta_vs_leader"] == 0.0  # the leader against itself
+
+
+def test_a_difference_that_changes_sign_between_seeds_is_not_called():
+    (ranking,), _ = rank(_rows({"A": [5.0, 6.0, 7.0], "B": [4.0, 7.5, 7.0]}))
+    b = ranking.table.set_index("controller").loc["B"]
+    assert b["delta_ci95_low"] < 0 < b["delta_ci95_high"]
+
+
+def test_the_terminal_table_shows_the_paired_column():
+    from rich.console import Console
+
+    (ranking,), _ = rank(_rows({"A": [2.0, 10.0, 30.0], "B": [3.0, 11.2, 30.8]}))
+    console = Console(width=200, record=True)
+    console.print(rich_table(ranking))
+    text = console.export_text()
+    assert "Δ vs #1, paired CI" in text and "+1 [0.5, 1.5]" in text
