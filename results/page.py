@@ -55,7 +55,8 @@ def _table_html(ranking: Ranking, index: int) -> str:
     for r in ranking.table.itertuples():
         cells = [f"<td>{r.rank}</td>", f'<td class="name">{html.escape(r.controller)}</td>',
                  f"<td>{_fmt(r.score_mean)}</td>", f"<td>[{_fmt(r.ci95_low, 3)}, {_fmt(r.ci95_high, 3)}]</td>",
-                 f"<td>{r.seeds}</td>", f"<td>{html.escape(paired_text(r))}</td>", *[f"<td>{_fmt(ranking.table.loc[r.Index, m], 3)}</td>" for m in extra]]
+                 f"<td>{r.seeds}</td>", f"<td>{html.escape(paired_text(r))}</td>",
+                 *[f"<td>{_fmt(ranking.table.loc[r.Index, m], 3)}</td>" for m in extra]]
         body.append(f'<tr class="lb-row" data-controller="{html.escape(r.controller)}">{"".join(cells)}</tr>')
     return (f'<table class="ranking" id="ranking-{index}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>")
