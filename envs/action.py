@@ -61,6 +61,11 @@ class EcnActionMapper:
         self.groups, self.group_names = action_units(cfg.scope, ports, port_layers)
         self.n_units = len(self.group_names)
         self.rate_scale = (port_rates_bps / REFERENCE_RATE_BPS) if cfg.scale_with_rate else np.ones(len(ports))
+        # each unit's one rate scale (NaN: its ports differ, so encode cannot address the unit)
+        low, high = (np.full(self.n_units, fill) for fill in (np.inf, -np.inf))
+        np.minimum.at(low, self.groups, self.rate_scale)
+        np.maximum.at(high, self.groups, self.rate_scale)
+        self._unit_scale = np.where(low == high, low, np.nan)
         # both representations are checked whichever is used: a bad field fails now, not after a switch
         self.templates = self._templates(static_default)
         self.kmin_lo, self.kmin_hi = self._range("kmin_range", cfg.kmin_range)
@@ -176,28 +181,25 @@ class EcnActionMapper:
         """
         n = self.n_units
         want = [np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for v in (kmin_bytes, kmax_bytes, pmax)]
-        kmin_u, kmax_u, pmax_u = (np.empty(n) for _ in range(3))
-        for u in range(n):
-            scale = np.unique(self.rate_scale[self.groups == u])
-            if len(scale) != 1:
-                raise InvalidAction(f"unit {self.group_names[u]!r} mixes port rates; with scale_with_rate its "
-                                    "ports take different byte values for one action")
-            kmin_u[u], kmax_u[u] = want[0][u] / scale[0], want[1][u] / scale[0]
-            pmax_u[u] = want[2][u]
+        mixed = np.flatnonzero(np.isnan(self._unit_scale))
+        if len(mixed):
+            raise InvalidAction(f"unit {self.group_names[mixed[0]]!r} mixes port rates; with scale_with_rate its "
+                                "ports take different byte values for one action")
+        kmin_u, kmax_u, pmax_u = want[0] / self._unit_scale, want[1] / self._unit_scale, want[2]
         if np.any(kmax_u < kmin_u):
             raise InvalidAction(f"kmax {want[1].tolist()} below kmin {want[0].tolist()}")
         if self.cfg.type == "discrete":
-            idx = np.empty(n, dtype=np.int64)
-            for u in range(n):
-                hits = np.flatnonzero((np.abs(self._template_kmin - kmin_u[u]) <= 0.5)
-                                      & (np.abs(self._template_kmax - kmax_u[u]) <= 0.5)
-                                      & (np.abs(self._template_pmax - pmax_u[u]) <= 1e-9))
-                if not len(hits):
-                    raise InvalidAction(f"({want[0][u]:.0f} B, {want[1][u]:.0f} B, {want[2][u]}) on unit "
-                                        f"{self.group_names[u]!r} is not one of the env's ECN templates; add it via "
-                                        "env.action.static_default or env.action.templates, or use "
-                                        "action.type=continuous")
-                idx[u] = hits[0]
+            hits = ((np.abs(self._template_kmin - kmin_u[:, None]) <= 0.5)  # (units, templates)
+                    & (np.abs(self._template_kmax - kmax_u[:, None]) <= 0.5)
+                    & (np.abs(self._template_pmax - pmax_u[:, None]) <= 1e-9))
+            missing = np.flatnonzero(~hits.any(axis=1))
+            if len(missing):
+                u = missing[0]
+                raise InvalidAction(f"({want[0][u]:.0f} B, {want[1][u]:.0f} B, {want[2][u]}) on unit "
+                                    f"{self.group_names[u]!r} is not one of the env's ECN templates; add it via "
+                                    "env.action.static_default or env.action.templates, or use "
+                                    "action.type=continuous")
+            idx = hits.argmax(axis=1).astype(np.int64)  # the first matching template, as before
             return int(idx[0]) if n == 1 else idx
         action = np.empty((n, 3), dtype=np.float32)
         for col, (v, lo, hi, name) in enumerate(((kmin_u, self.kmin_lo, self.kmin_hi, "kmin"),

@@ -81,36 +81,68 @@ def test_sb3_trains_one_shared_policy_over_all_agents():
     venv.close()
 
 
-def test_rllib_wrapper_steps():
-    pytest.importorskip("ray.rllib")
-    from ecngym.envs.adapters import rllib_env_creator
+_STEP_RLLIB_WRAPPER = """
+import json, sys
+from ecngym.envs.adapters import rllib_env_creator
+small = json.loads(sys.argv[1])
+agents = {"switch_0", "switch_1", "switch_2", "switch_3"}
+env = rllib_env_creator(small)
+obs, _ = env.reset(seed=0)
+assert set(obs) == agents, obs.keys()
+for _ in range(small["episode_steps"]):
+    obs, rewards, terms, truncs, _ = env.step({a: 0 for a in obs})
+    assert set(rewards) == agents and not terms["__all__"]
+assert truncs["__all__"]
+env.close()
+# a registered scenario as the starting point, with overrides
+env = rllib_env_creator({"scenario": "RoceLeafSpine-v0", "episode_steps": 2, "agent_granularity": "port"})
+obs, _ = env.reset(seed=0)
+env.close()
+print(json.dumps({"leaf_spine_agents": len(obs)}))
+"""
 
-    env = rllib_env_creator(SMALL)
-    obs, _ = env.reset(seed=0)
-    assert set(obs) == {"switch_0", "switch_1", "switch_2", "switch_3"}
-    for _ in range(SMALL["episode_steps"]):
-        obs, rewards, terms, truncs, _ = env.step({a: 0 for a in obs})
-        assert set(rewards) == {"switch_0", "switch_1", "switch_2", "switch_3"} and not terms["__all__"]
-    assert truncs["__all__"]
-    env.close()
-    # a registered scenario as the starting point, with overrides
-    env = rllib_env_creator({"scenario": "RoceLeafSpine-v0", "episode_steps": 2, "agent_granularity": "port"})
-    obs, _ = env.reset(seed=0)
-    assert len(obs) == 48
-    env.close()
+
+def _in_child(script: str) -> dict:
+    """Run ``script`` with SMALL as its argument in a child process; its last stdout line as JSON.
+
+    Importing RLlib in the pytest process ties loggers to pytest's capture streams, and a later
+    test whose Hydra job fails then kills pytest ("lost sys.stderr"): RLlib runs in a child.
+    """
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("ray") is None:  # (not importorskip: that imports it here)
+        pytest.skip("ray is not installed")
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(SMALL)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_rllib_wrapper_steps():
+    assert _in_child(_STEP_RLLIB_WRAPPER) == {"leaf_spine_agents": 48}
+
+
+_TRAIN_SHARED_PPO = """
+import json, sys
+import ray
+from ecngym.agents.rllib import shared_policy_ppo
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+try:
+    config = shared_policy_ppo(json.loads(sys.argv[1]), train_batch_size=120, minibatch_size=30, num_epochs=1)
+    algo = config.build_algo()
+    result = algo.train()
+    algo.stop()
+finally:
+    ray.shutdown()
+runners = result["env_runners"]
+print(json.dumps({"steps": runners["num_env_steps_sampled_lifetime"], "return": runners["episode_return_mean"]}))
+"""
 
 
 def test_rllib_trains_the_multi_agent_env_with_a_shared_policy():
-    ray = pytest.importorskip("ray")
-    from ecngym.agents.rllib import shared_policy_ppo
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        algo = shared_policy_ppo(SMALL, train_batch_size=120, minibatch_size=30, num_epochs=1).build_algo()
-        result = algo.train()
-        algo.stop()
-    finally:
-        ray.shutdown()
-    runners = result["env_runners"]
-    assert runners["num_env_steps_sampled_lifetime"] >= 120
-    assert np.isfinite(runners["episode_return_mean"])
+    runners = _in_child(_TRAIN_SHARED_PPO)
+    assert runners["steps"] >= 120
+    assert np.isfinite(runners["return"])
