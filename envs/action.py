@@ -236,7 +236,7 @@ def action_units(scope: str, ports: np.ndarray, port_layers: np.ndarray) -> tupl
     if scope == "all":
         return np.zeros(len(ports), dtype=np.int64), ["all"]
     if scope == "layer":
-        names = sorted(set(port_layers))
+        names = sorted({str(layer) for layer in port_layers})
         return np.array([names.index(layer) for layer in port_layers], dtype=np.int64), names
     return np.arange(len(ports), dtype=np.int64), [f"port{p}" for p in ports]
 

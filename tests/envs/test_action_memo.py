@@ -41,3 +41,28 @@ def test_the_memo_stays_bounded(mapper, monkeypatch):
         mapper.to_settings(np.array(np.unravel_index(i, mapper.space.nvec)))
         assert len(mapper._memo) <= 5
     assert len(mapper._memo) > 0
+
+
+def test_encode_addresses_each_unit_at_its_own_rate_and_refuses_a_unit_of_mixed_rates():
+    """encode is to_settings' inverse per unit; a unit whose ports differ in rate cannot be addressed."""
+    from ecngym.envs.action import EcnActionMapper, EcnSetting
+    from ecngym.envs.config import ActionConfig
+    from ecngym.error import InvalidAction
+
+    ports = np.arange(4)
+    rates = np.array([25e9, 25e9, 100e9, 100e9])
+    static = EcnSetting(20_000, 40_000, 0.05)
+    by_layer = EcnActionMapper(ActionConfig.parse({"scope": "layer", "scale_with_rate": True}), ports,
+                               np.array(["leaf", "leaf", "spine", "spine"]), rates, static)
+    kmin = by_layer._template_kmin * np.array([[0.25], [1.0]])  # template 0 at 25 G, template 3 at 100 G
+    kmax = by_layer._template_kmax * np.array([[0.25], [1.0]])
+    pmax = by_layer._template_pmax
+    action = by_layer.encode([kmin[0, 0], kmin[1, 3]], [kmax[0, 0], kmax[1, 3]], [pmax[0], pmax[3]])
+    assert action.tolist() == [0, 3]
+    got = by_layer.to_settings(action)
+    assert got[0].tolist() == [kmin[0, 0]] * 2 + [kmin[1, 3]] * 2
+    with pytest.raises(InvalidAction, match="unit 'leaf' is not one of|on unit 'spine' is not one of"):
+        by_layer.encode([kmin[0, 0], 1], [kmax[0, 0], 2], [pmax[0], 0.5])
+    mixed = EcnActionMapper(ActionConfig.parse({"scope": "all", "scale_with_rate": True}), ports, np.array(["leaf"] * 4), rates, static)
+    with pytest.raises(InvalidAction, match="unit 'all' mixes port rates"):
+        mixed.encode(20_000, 40_000, 0.05)
