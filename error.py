@@ -35,6 +35,14 @@ class SimulatorError(EcnGymError, RuntimeError):
     """The simulator reached an inconsistent state (a bug, never a user error)."""
 
 
+def shown(value: Any) -> str:
+    """``repr`` of a value for an error message, a NumPy scalar as its Python value (``5``, not ``np.int64(5)``)."""
+    item = getattr(value, "item", None)
+    if item is not None and getattr(value, "shape", None) == ():
+        value = item()
+    return repr(value)
+
+
 def check_range(
     field: str,
     value: float,

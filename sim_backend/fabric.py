@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ecngym.error import ConfigError, check_range
+from ecngym.error import ConfigError, check_range, shown
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig
 from ecngym.sim_backend.flows import as_flow_table
@@ -291,7 +291,7 @@ class Fabric:
         pmax_a = _broadcast_reals(pmax, n, "pmax")
         bad = np.flatnonzero(~((pmax_a >= 0.0) & (pmax_a <= 1.0)))
         if len(bad):
-            raise ConfigError("pmax", f"got {pmax_a[bad[0]]!r} for port {ports[bad[0]]}, allowed range is [0, 1]")
+            raise ConfigError("pmax", f"got {shown(pmax_a[bad[0]])} for port {ports[bad[0]]}, allowed range is [0, 1]")
         bad = np.flatnonzero(kmin_b > kmax_b)
         if len(bad):
             i = bad[0]
@@ -535,7 +535,7 @@ def _broadcast_bytes(value: Any, n: int, name: str) -> np.ndarray:
         ok = np.isfinite(value) & (value >= 0) & (value == np.round(value)) & (value <= MAX_BYTES)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise ConfigError(f"{name}[{i}]", f"got {value[i]!r}, allowed: a whole number of bytes in [0, 2^53]")
+            raise ConfigError(f"{name}[{i}]", f"got {shown(value[i])}, allowed: a whole number of bytes in [0, 2^53]")
         return value.astype(np.uint64)
     if isinstance(value, (str, numbers.Real)):  # numbers.Real covers bools: parse_bytes refuses them
         return np.full(n, parse_bytes(value, name), dtype=np.uint64)

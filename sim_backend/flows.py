@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ecngym.error import ConfigError
+from ecngym.error import ConfigError, shown
 from ecngym.units import MAX_BYTES, MAX_TIME_NS
 
 REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
@@ -133,7 +133,7 @@ def _whole_numbers(col: str, values: np.ndarray) -> np.ndarray:
         ok = np.zeros(len(values), dtype=bool)
     if not ok.all():
         bad = _first(~ok)
-        raise ConfigError(f"flows.{col}", f"row {bad}: expected whole numbers, got {values[bad]!r}")
+        raise ConfigError(f"flows.{col}", f"row {bad}: expected whole numbers, got {shown(values[bad])}")
     return values.astype(np.int64)
 
 
@@ -150,7 +150,7 @@ def _check(table: pd.DataFrame, col: str, bad: pd.Series, message: str) -> None:
     mask = np.asarray(bad)
     if mask.any():
         row = _first(mask)
-        raise ConfigError(f"flows.{col}", f"row {row}: {table[col].iloc[row]!r} {message}")
+        raise ConfigError(f"flows.{col}", f"row {row}: {shown(table[col].iloc[row])} {message}")
 
 
 def _load(path: Path, topology: Any = None) -> Any:

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ecngym.error import ConfigError
+from ecngym.error import ConfigError, shown
 from ecngym.files import write_atomically
 
 #: Columns and dtypes of a trace table, in hashing order.
@@ -88,7 +88,7 @@ def _integer_column(col: str, values: np.ndarray) -> np.ndarray:
         ok = np.zeros(len(values), dtype=bool)
     if not ok.all():
         row = int(np.flatnonzero(~ok)[0])
-        raise ConfigError(f"flows.{col}", f"row {row}: expected a whole number, got {values[row]!r}")
+        raise ConfigError(f"flows.{col}", f"row {row}: expected a whole number, got {shown(values[row])}")
     return values.astype(np.int64)
 
 

@@ -172,6 +172,17 @@ def test_bad_flows_name_the_column(column, value, field):
         Fabric(topology.incast_star(hosts=2), flows, "hpcc")
 
 
+@pytest.mark.parametrize("column,value,message", [
+    ("dst", 0, "flows.dst: row 0: 0 equals src"), ("size_bytes", 1.5, "got 1.5"),
+    ("start_ns", -5, "flows.start_ns: row 0: -5 must be >= 0")])
+def test_bad_flow_values_are_shown_as_given_not_as_numpy_reprs(column, value, message):
+    flows = FLOWS.copy()
+    flows[column] = value
+    with pytest.raises(ConfigError) as info:
+        Fabric(topology.incast_star(hosts=2), flows, "hpcc")
+    assert message in str(info.value) and "np." not in str(info.value)
+
+
 def test_priority_beyond_the_configured_queues():
     # 4 queues = control queue 0 + data priorities 1..3; the C++ check names the column
     flows = FLOWS.assign(priority=5)
