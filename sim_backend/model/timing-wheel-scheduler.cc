@@ -348,6 +348,14 @@ TimingWheelScheduler::RemoveNext()
     const Scheduler::Event ev = n->ev;
     ReleaseNode(n);
     m_nowTs = ev.key.m_ts;
+    if (m_wheelCount != 0)
+    {
+        // Start loading the next event's object (a packet, a device or an EventImpl) while this
+        // event runs: on a large fabric it is rarely still cached, and its miss was a quarter of
+        // the run time at k = 16 (perf). A prefetch changes no result.
+        const Node* after = b.head != nullptr ? b.head : m_buckets[FindNextBucket(idx)].head;
+        __builtin_prefetch(after->ev.impl);
+    }
     return ev;
 }
 
