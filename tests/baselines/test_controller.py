@@ -77,7 +77,7 @@ def test_inference_accounting_leaves_out_the_fabric_applying_view_knobs(monkeypa
     """act_wall_s is the controller's own work; set_aqm's time in the fabric is actuation_wall_s."""
     from ecngym.sim_backend.fabric import Fabric
 
-    actuation_s, think_s, steps = 0.02, 0.005, 4
+    actuation_s, think_s, steps = 0.05, 0.005, 4  # own work ~5 ms per act; ~55 ms if actuation counted
     real = Fabric.set_aqm
 
     def slow_set_aqm(self, *args, **kwargs):  # the real call, made measurably slow
