@@ -28,5 +28,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.paper not in found:
         raise ConfigError("paper", f"unknown paper {args.paper!r}; known: {', '.join(found)}")
     module = found[args.paper]
-    report(module.PAPER_ID, module.TITLE, module.run(quick=args.quick), json_only=args.json_only)
+    report(module.PAPER_ID, module.TITLE, _with_progress(module, args.quick), json_only=args.json_only)
     return 0
+
+
+def _with_progress(module: object, quick: bool) -> object:
+    """``module.run(quick)`` under a spinner with the elapsed time, on stderr (these runs take 10 s to minutes)."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        progress.add_task(f"{module.PAPER_ID}: running its simulations", total=None)
+        return module.run(quick=quick)
