@@ -29,7 +29,9 @@ actuates here is charged for its decisions only, like one that actuates through 
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -121,11 +123,8 @@ class EnvView:
         alpha_a = np.broadcast_to(np.asarray(alpha, dtype=np.float64), sw.shape).copy()
         head = np.broadcast_to(np.asarray(headroom_bytes, dtype=np.float64), sw.shape)
         head = np.round(head).astype(np.int64)
-        start = time.perf_counter()
-        try:
+        with self._actuating():
             self._scenario.fabric.set_pfc(sw, alpha_a, head.astype(np.uint64))
-        finally:
-            self._scenario.actuation_wall_s += time.perf_counter() - start
         self._pfc["alpha"][sw], self._pfc["headroom_bytes"][sw] = alpha_a, head
 
     def hold_action(self) -> Any:
@@ -158,9 +157,15 @@ class EnvView:
         fabric = self._scenario.fabric
         if not hasattr(fabric, "set_aqm"):
             raise InvalidAction("this fabric has no Fabric.set_aqm (the port-AQM plug-in point)")
+        with self._actuating():
+            fabric.set_aqm(ports, policy, **params)
+
+    @contextlib.contextmanager
+    def _actuating(self) -> Iterator[None]:
+        """Add the wall time of the block to the scenario's ``actuation_wall_s`` (see :func:`actuation_wall_s`)."""
         start = time.perf_counter()
         try:
-            fabric.set_aqm(ports, policy, **params)
+            yield
         finally:
             self._scenario.actuation_wall_s += time.perf_counter() - start
 
