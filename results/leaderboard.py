@@ -177,9 +177,7 @@ def _fmt(x: Any, digits: int = 3) -> str:
 
 def paired_text(row: Any) -> str:
     """``+1.2 [0.3, 2.1]``: a ranking row's paired difference from the leader, 2 digits (``—`` for the leader)."""
-    if row.rank == 1:
-        return "—"
-    if not math.isfinite(row.delta_vs_leader):
+    if row.rank == 1 or not math.isfinite(row.delta_vs_leader):
         return "—"
     return f"{row.delta_vs_leader:+.2g} [{_fmt(row.delta_ci95_low, 2)}, {_fmt(row.delta_ci95_high, 2)}]"
 
