@@ -44,7 +44,7 @@ def test_the_memo_stays_bounded(mapper, monkeypatch):
 
 
 def test_encode_addresses_each_unit_at_its_own_rate_and_refuses_a_unit_of_mixed_rates():
-    """encode is to_settings' inverse per unit; a unit whose ports differ in rate cannot be addressed."""
+    """Encoding inverts to_settings per unit; a unit whose ports differ in rate cannot be addressed."""
     from ecngym.envs.action import EcnActionMapper, EcnSetting
     from ecngym.envs.config import ActionConfig
     from ecngym.error import InvalidAction
@@ -63,6 +63,7 @@ def test_encode_addresses_each_unit_at_its_own_rate_and_refuses_a_unit_of_mixed_
     assert got[0].tolist() == [kmin[0, 0]] * 2 + [kmin[1, 3]] * 2
     with pytest.raises(InvalidAction, match="unit 'leaf' is not one of|on unit 'spine' is not one of"):
         by_layer.encode([kmin[0, 0], 1], [kmax[0, 0], 2], [pmax[0], 0.5])
-    mixed = EcnActionMapper(ActionConfig.parse({"scope": "all", "scale_with_rate": True}), ports, np.array(["leaf"] * 4), rates, static)
+    mixed = EcnActionMapper(ActionConfig.parse({"scope": "all", "scale_with_rate": True}), ports,
+                            np.array(["leaf"] * 4), rates, static)
     with pytest.raises(InvalidAction, match="unit 'all' mixes port rates"):
         mixed.encode(20_000, 40_000, 0.05)
