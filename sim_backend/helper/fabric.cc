@@ -956,22 +956,28 @@ Fabric::SetAqm(const std::vector<uint32_t>& portIds,
         throw std::invalid_argument("set_aqm: names and values differ in length");
     }
     const TypeId tid = LookupAqmType(typeName);
-    for (std::size_t i = 0; i < portIds.size(); ++i)
+    // All or nothing. Every port is resolved first (a bad id changes nothing). A port that gets a
+    // fresh instance (and a call with no port) is checked against the defaults on a scratch
+    // instance, once, before anything changes. A port already running the policy keeps its other
+    // parameters, so its merged setting is what must pass (a partial update can break a
+    // consistency rule, e.g. K_min > K_max, or satisfy one only with the port's own values): it
+    // is set in place, and a refusal restores every port set so far. Restoring is exact because
+    // every policy attribute is a plain member accessor (no setter side effects), and far cheaper
+    // than building a scratch policy per port.
+    struct Target
     {
-        SwitchOfPort(portIds[i], i, "port_ids");
-    }
-    // All or nothing. A port that gets a fresh instance (and a call with no port) is checked
-    // against the defaults on a scratch instance, once, before anything changes. A port already
-    // running the policy keeps its other parameters, so its merged setting is what must pass (a
-    // partial update can break a consistency rule, e.g. K_min > K_max, or satisfy one only with
-    // the port's own values): it is set in place, and a refusal restores every port set so far.
-    // Restoring is exact because every policy attribute is a plain member accessor (no setter
-    // side effects), and far cheaper than building a scratch policy per port.
+        SwitchNode* sw;
+        uint16_t local; //!< the port's index on its switch
+    };
+
+    std::vector<Target> targets;
+    targets.reserve(portIds.size());
     bool checkDefaults = portIds.empty();
     for (std::size_t i = 0; i < portIds.size(); ++i)
     {
-        SwitchNode* sw = SwitchOfPort(portIds[i], i, "port_ids");
-        checkDefaults |= sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex())->GetInstanceTypeId() != tid;
+        const Target t{SwitchOfPort(portIds[i], i, "port_ids"), m_ports[portIds[i]]->GetLocalIndex()};
+        checkDefaults |= t.sw->GetAqm(t.local)->GetInstanceTypeId() != tid;
+        targets.push_back(t);
     }
     if (checkDefaults)
     {
@@ -986,10 +992,9 @@ Fabric::SetAqm(const std::vector<uint32_t>& portIds,
     std::vector<Saved> saved;
     try
     {
-        for (std::size_t i = 0; i < portIds.size(); ++i)
+        for (const Target& t : targets)
         {
-            SwitchNode* sw = SwitchOfPort(portIds[i], i, "port_ids");
-            PortAqmPolicy* current = sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex());
+            PortAqmPolicy* current = t.sw->GetAqm(t.local);
             if (current->GetInstanceTypeId() != tid)
             {
                 continue;
@@ -1021,17 +1026,15 @@ Fabric::SetAqm(const std::vector<uint32_t>& portIds,
         }
         throw;
     }
-    for (std::size_t i = 0; i < portIds.size(); ++i)
+    for (const Target& t : targets)
     {
-        SwitchNode* sw = SwitchOfPort(portIds[i], i, "port_ids");
-        const uint16_t local = m_ports[portIds[i]]->GetLocalIndex();
-        if (sw->GetAqm(local)->GetInstanceTypeId() == tid)
+        if (t.sw->GetAqm(t.local)->GetInstanceTypeId() == tid)
         {
-            continue; // set in place above
+            continue; // set in place above (or a fresh instance given to an earlier entry of this port)
         }
         Ptr<PortAqmPolicy> policy = MakeAqm(tid);
         ApplyAqmAttributes(*policy, typeName, names, values); // passed on the defaults above
-        sw->SetAqm(local, policy);
+        t.sw->SetAqm(t.local, policy);
     }
 }
 
