@@ -165,55 +165,47 @@ def test_default_templates_are_the_configured_value_halved_and_doubled_where_the
         env.close()
 
 
-def test_a_partial_update_the_merged_setting_breaks_changes_nothing():
+@pytest.fixture
+def fabric():
+    """A bare 3-host DCTCP star (three switch ports, all RED), closed after the test."""
     topo = Topology.from_config({"kind": "incast_star", "hosts": 3, "link_rate": "10Gbps", "link_delay": "1us"})
     flows = {"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": [0]}
     fabric = Fabric(topo, flows, FabricConfig.from_dict({"preset": "dctcp"}), seed=1)
-    try:
-        port = int(fabric.ports.switch_ports(None)[0])
-        fabric.set_aqm(port, "r_aqm", kmin_bytes="10KB", kmax_bytes="30KB")
-        with pytest.raises(ConfigError, match=r"kmax_bytes \(30000\) must be >= kmin_bytes \(35000\)"):
-            fabric.set_aqm(port, "r_aqm", kmin_bytes="35KB")  # the defaults alone (K_max 42080) allow it
-        assert (fabric.get_aqm(port)["kmin_bytes"], fabric.get_aqm(port)["kmax_bytes"]) == (10_000, 30_000)
-    finally:
-        fabric.close()
+    yield fabric
+    fabric.close()
 
 
-def test_a_partial_update_is_checked_against_the_ports_own_setting_not_the_defaults():
-    topo = Topology.from_config({"kind": "incast_star", "hosts": 3, "link_rate": "10Gbps", "link_delay": "1us"})
-    flows = {"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": [0]}
-    fabric = Fabric(topo, flows, FabricConfig.from_dict({"preset": "dctcp"}), seed=1)
-    try:
-        port, other = (int(p) for p in fabric.ports.switch_ports(None)[:2])
-        fabric.set_aqm(port, "r_aqm", kmin_bytes="10KB", kmax_bytes="200KB")
-        # was refused: checked against a default instance (K_max 42080 B) before the port's own
-        fabric.set_aqm(port, "r_aqm", kmin_bytes="100KB")
-        assert (fabric.get_aqm(port)["kmin_bytes"], fabric.get_aqm(port)["kmax_bytes"]) == (100_000, 200_000)
-        # a port that gets a fresh instance is still checked against the defaults: nothing changes
-        with pytest.raises(ConfigError, match=r"kmax_bytes \(42080\) must be >= kmin_bytes \(150000\)"):
-            fabric.set_aqm([port, other], "r_aqm", kmin_bytes="150KB")
-        assert fabric.get_aqm(port)["kmin_bytes"] == 100_000 and fabric.get_aqm(other)["policy"] == "red"
-    finally:
-        fabric.close()
+def test_a_partial_update_the_merged_setting_breaks_changes_nothing(fabric):
+    port = int(fabric.ports.switch_ports(None)[0])
+    fabric.set_aqm(port, "r_aqm", kmin_bytes="10KB", kmax_bytes="30KB")
+    with pytest.raises(ConfigError, match=r"kmax_bytes \(30000\) must be >= kmin_bytes \(35000\)"):
+        fabric.set_aqm(port, "r_aqm", kmin_bytes="35KB")  # the defaults alone (K_max 42080) allow it
+    assert (fabric.get_aqm(port)["kmin_bytes"], fabric.get_aqm(port)["kmax_bytes"]) == (10_000, 30_000)
 
 
-def test_an_update_one_running_port_refuses_restores_the_running_ports_set_before_it():
-    topo = Topology.from_config({"kind": "incast_star", "hosts": 4, "link_rate": "10Gbps", "link_delay": "1us"})
-    flows = {"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": [0]}
-    fabric = Fabric(topo, flows, FabricConfig.from_dict({"preset": "dctcp"}), seed=1)
-    try:
-        a, b, c = (int(p) for p in fabric.ports.switch_ports(None)[:3])
-        fabric.set_aqm([a, c], "r_aqm", kmin_bytes="10KB", kmax_bytes="200KB", window_ns=30_000)
-        fabric.set_aqm(b, "r_aqm", kmin_bytes="10KB", kmax_bytes="30KB")
-        before = fabric.get_aqm([a, b, c])
-        # a and c take K_min 100 KB, b (K_max 30 KB) refuses it: a, set before b, goes back
-        with pytest.raises(ConfigError, match=r"kmax_bytes \(30000\) must be >= kmin_bytes \(100000\)"):
-            fabric.set_aqm([a, b, c], "r_aqm", kmin_bytes="100KB", window_ns=40_000)
-        assert fabric.get_aqm([a, b, c]) == before
-        fabric.set_aqm([a, c], "r_aqm", kmin_bytes="100KB", window_ns=40_000)  # valid for both: taken
-        assert [(s["kmin_bytes"], s["window_ns"]) for s in fabric.get_aqm([a, c])] == [(100_000, 40_000)] * 2
-    finally:
-        fabric.close()
+def test_a_partial_update_is_checked_against_the_ports_own_setting_not_the_defaults(fabric):
+    port, other = (int(p) for p in fabric.ports.switch_ports(None)[:2])
+    fabric.set_aqm(port, "r_aqm", kmin_bytes="10KB", kmax_bytes="200KB")
+    # was refused: checked against a default instance (K_max 42080 B) before the port's own
+    fabric.set_aqm(port, "r_aqm", kmin_bytes="100KB")
+    assert (fabric.get_aqm(port)["kmin_bytes"], fabric.get_aqm(port)["kmax_bytes"]) == (100_000, 200_000)
+    # a port that gets a fresh instance is still checked against the defaults: nothing changes
+    with pytest.raises(ConfigError, match=r"kmax_bytes \(42080\) must be >= kmin_bytes \(150000\)"):
+        fabric.set_aqm([port, other], "r_aqm", kmin_bytes="150KB")
+    assert fabric.get_aqm(port)["kmin_bytes"] == 100_000 and fabric.get_aqm(other)["policy"] == "red"
+
+
+def test_an_update_one_running_port_refuses_restores_the_running_ports_set_before_it(fabric):
+    a, b, c = (int(p) for p in fabric.ports.switch_ports(None)[:3])
+    fabric.set_aqm([a, c], "r_aqm", kmin_bytes="10KB", kmax_bytes="200KB", window_ns=30_000)
+    fabric.set_aqm(b, "r_aqm", kmin_bytes="10KB", kmax_bytes="30KB")
+    before = fabric.get_aqm([a, b, c])
+    # a and c take K_min 100 KB, b (K_max 30 KB) refuses it: a, set before b, goes back
+    with pytest.raises(ConfigError, match=r"kmax_bytes \(30000\) must be >= kmin_bytes \(100000\)"):
+        fabric.set_aqm([a, b, c], "r_aqm", kmin_bytes="100KB", window_ns=40_000)
+    assert fabric.get_aqm([a, b, c]) == before
+    fabric.set_aqm([a, c], "r_aqm", kmin_bytes="100KB", window_ns=40_000)  # valid for both: taken
+    assert [(s["kmin_bytes"], s["window_ns"]) for s in fabric.get_aqm([a, c])] == [(100_000, 40_000)] * 2
 
 
 def test_action_params_default_to_each_policys_knobs():
