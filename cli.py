@@ -126,6 +126,8 @@ def check_overrides(config_name: str, args: list[str]) -> None:
                     message = (f"the env has no key {key[4:]!r}; its settings go under env.kwargs: "
                                f"env.kwargs.{key[4:]}=... (+env.kwargs.{key[4:]}=... for a field the "
                                f"env's config does not list; see ecngym.envs.EnvConfig)")
+                elif "is not in struct" in str(exc.__cause__ or ""):
+                    message = _absent_key_message(config_name, key, [o for o in combo if _key_of(o) != key])
                 raise ConfigError(key, message) from exc
             _check_added_keys(config_name, combo, cfg)
 
@@ -166,6 +168,32 @@ def _check_added_keys(config_name: str, overrides: list[str], cfg: Any) -> None:
                                f"{parent or 'the config'} has {known}.{suggest(leaf, known)}")
 
 
+def _absent_key_message(config_name: str, key: str, other_overrides: list[str]) -> str:
+    """Why ``key=value`` fails when the config has no ``key``: the keys its node has, the closest one.
+
+    Hydra's own message only suggests ``+key=value``, which outside :data:`_OPEN_NODES` adds a key
+    that nothing reads (and :func:`_check_added_keys` refuses).
+    """
+    from hydra import compose
+    from omegaconf import DictConfig, OmegaConf
+
+    from ecngym.workloads.distributions import suggest
+
+    parent, _, leaf = key.rpartition(".")
+    cfg = compose(config_name, overrides=other_overrides)  # the rest composed (it did, up to this key)
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    known = sorted(str(k) for k in node) if isinstance(node, DictConfig) else []
+    message = f"unknown key: {parent or 'the config'} has {known}.{suggest(leaf, known)}"
+    if any(key.startswith(n + ".") for n in _OPEN_NODES[config_name] if n):
+        message += f" (+{key}=... adds a key the config does not list, for the model to check)"
+    return message
+
+
+def _key_of(override: str) -> str:
+    """The key (or group) an override sets: ``+a.b@pkg=1`` -> ``a.b``."""
+    return override.lstrip("~+").split("=", 1)[0].split("@", 1)[0]
+
+
 def _one_line(message: str) -> str:
     lines = [ln.strip() for ln in message.splitlines() if ln.strip() and "HYDRA_FULL_ERROR" not in ln]
     return "; ".join(lines)
@@ -174,7 +202,7 @@ def _one_line(message: str) -> str:
 def _override_key(message: str, overrides: list[str]) -> str:
     """The override key a Hydra message is about (the first override whose key it quotes)."""
     for o in overrides:
-        key = o.lstrip("~+").split("=", 1)[0].split("@", 1)[0]
+        key = _key_of(o)
         if f"'{key}'" in message or f"'{o}'" in message:
             return key
     return "overrides"

@@ -29,7 +29,17 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["run", "fabric=nope"], "fabric: no option 'nope'"),
     (["eval", "controller=sb3"], "ecngym eval: error: controller.path: "),
     (["eval", "episodes=0"], "episodes: got 0, allowed range is [1, inf)"),
-    (["eval", "nosuchkey=1"], "nosuchkey: Could not override 'nosuchkey'"),
+    # a key the config lacks: its node's keys and the closest (Hydra's own hint was "+key=", read by nothing)
+    (["eval", "nosuchkey=1"], "nosuchkey: unknown key: the config has ['controller', 'env', 'episodes', 'logger', "
+                              "'objective', 'results', 'seed']."),
+    (["eval", "seeds=[1,2]"], "seeds: unknown key: the config has ['controller', 'env', 'episodes', 'logger', "
+                              "'objective', 'results', 'seed']. Did you mean 'seed'?"),
+    (["run", "leaderboard.scroe=mean"], "leaderboard.scroe: unknown key: leaderboard has ['html', 'score']. "
+                                        "Did you mean 'score'?"),
+    (["eval", "-m", "controller=static_default,bytetuning", "controller.window_intervals=5"],
+     "controller.window_intervals: unknown key: controller has ['_target_', 'setting']."),
+    (["eval", "controller=bytetuning", "controller.window_intervals=5"],
+     "Did you mean 'window_steps'? (+controller.window_intervals=... adds a key the config does not list"),
     (["compare", "topology.link_rate=0.5bps"], "topology.link_rate: got '0.5bps', allowed range is [1bps, 1e15bps]"),
     (["eval", "+env.kwargs.observation.flatten=no"], "env.observation.flatten: expected true or false, got 'no'"),
     (["bench", "env", "--env", "ecngym/Nope-v0"], "--env: unknown env id 'ecngym/Nope-v0'; registered: ecngym/"),
