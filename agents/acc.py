@@ -92,9 +92,17 @@ def _curve_callback(path: Path, n_agents: int, every: int) -> Any:
     return LearningCurve()
 
 
+def acc_meta(agent: dict[str, Any], env_cfg: Any, venv: Any, seed: int) -> dict[str, Any]:
+    """What :class:`AccController` reads beside an SB3 ACC model (``agent.json``), for ``venv``'s env."""
+    par = shared_env(venv).par_env
+    return {"agent": agent["name"], "framework": "sb3", "granularity": agent["granularity"], "env": agent["env"],
+            "env_config": env_cfg.as_dict(), "n_agents": venv.num_envs,
+            "n_actions": int(par.action_space(par.possible_agents[0]).n), "seed": seed}
+
+
 def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
               progress_bar: bool = True, checkpoint_every: int = 0, resume: str | None = None,
-              threads: Any = None, device: str = "cpu") -> Path:
+              threads: Any = None, device: str = "cpu", callbacks: list[Any] | None = None) -> Path:
     """Train ACC with SB3: offline on the scenario's traces, then (optionally) online fine-tuning.
 
     Writes ``out_dir/model.zip``, ``out_dir/agent.json``, the learning curve ``curve.csv`` and the
@@ -113,6 +121,8 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
         resume: A checkpoint or ``model.zip`` to continue from (its replay buffer too, if saved).
         threads: Threads per torch / BLAS pool (:func:`ecngym.agents.threads.limit_threads`).
         device: Torch device of the learner (``"cpu"``, ``"cuda"``).
+        callbacks: Further SB3 callbacks of the offline phase (``ecngym bench train --plateau``
+            evaluates the policy with one); one returning False ends that phase early.
 
     Returns:
         The saved model's path.
@@ -140,11 +150,12 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
                 model = DoubleDQN("MlpPolicy", venv, seed=seed, device=device, verbose=0, **hyper)
             except (AssertionError, ValueError, TypeError) as exc:
                 raise ConfigError("agent.hyperparams", f"DoubleDQN refused them: {exc}") from None
-        callbacks = [_curve_callback(out_dir / "curve.csv", n_agents, max(1, timesteps // 100))]
+        curve = _curve_callback(out_dir / "curve.csv", n_agents, max(1, timesteps // 100))
+        offline = [curve, *(callbacks or [])]
         if checkpoint_every:
-            callbacks.append(CheckpointCallback(checkpoint_every, str(out_dir / "checkpoints"), "model",
-                                                save_replay_buffer=True))
-        model.learn(total_timesteps=transitions, progress_bar=progress_bar, callback=CallbackList(callbacks),
+            offline.append(CheckpointCallback(checkpoint_every, str(out_dir / "checkpoints"), "model",
+                                              save_replay_buffer=True))
+        model.learn(total_timesteps=transitions, progress_bar=progress_bar, callback=CallbackList(offline),
                     reset_num_timesteps=not resume)
         episodes += [{**e, "phase": "offline"} for e in shared_env(venv).episodes]
         online = agent.get("online") or {}
@@ -160,15 +171,12 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
             model.set_env(venv)
             model.exploration_schedule = ConstantSchedule(online.get("exploration_eps", 0.01))
             model.learn(total_timesteps=online_steps * n_agents, progress_bar=progress_bar,
-                        callback=callbacks[0], reset_num_timesteps=False)
+                        callback=curve, reset_num_timesteps=False)
             episodes += [{**e, "phase": "online"} for e in shared_env(venv).episodes]
         path = out_dir / "model.zip"
         model.save(str(path))
-        par = shared_env(venv).par_env
         save_agent_meta(out_dir, {
-            "agent": agent["name"], "framework": "sb3", "granularity": granularity, "env": agent["env"],
-            "env_config": env_cfg.as_dict(), "n_agents": n_agents,
-            "n_actions": int(par.action_space(par.possible_agents[0]).n), "seed": seed,
+            **acc_meta(agent, env_cfg, venv, seed),
             "timesteps": {"offline": timesteps, "online": online_steps}, "hyperparams": hyper,
             "last_loss": model.last_loss, "last_q_mean": model.last_q_mean, "episodes": episodes})
     finally:

@@ -27,7 +27,10 @@ throughput with 1 and 2 env-runner processes (:func:`rllib_sampling`: each runne
 with one fabric and one thread, every runner sampling ``--steps`` env steps at once while the
 driver waits, warm-up excluded) and the speedup over the first count. On a machine with fewer
 free cores than runners the speedup cannot reach the runner count: the table prints the load
-average before the run. The last line is one JSON object.
+average before the run. ``--plateau`` trains ACC on the default incast scenario until its greedy
+reward on held-out traces stops improving and prints the training wall time to that plateau
+(:mod:`ecngym.agents.plateau`: the rule, ``--eval-every`` / ``--patience`` / ``--tol`` /
+``--window`` / ``--max-steps`` / ``--max-train-s``). The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ import time
 import traceback
 from queue import Empty
 from typing import Any
+
+from ecngym.agents.plateau import PlateauRule, measure_plateau
+from ecngym.error import ConfigError
 
 ALGORITHMS = ("ppo", "dqn", "acc", "acc_overlap")
 ENV_ID = "ecngym/RoceIncast-v0"
@@ -261,6 +267,28 @@ def in_fresh_process(algorithm: str, steps: int, threads: int) -> dict[str, Any]
     return result
 
 
+def _print_plateau(console: Any, p: dict[str, Any]) -> None:
+    """The learning curve of ``--plateau`` and its one-line verdict."""
+    from rich.table import Table
+
+    table = Table(title=f"ACC on {p['scenario']}: greedy reward on held-out seeds {p['eval_seeds']}")
+    for col in ("env steps", "training s", "reward", f"mean of last {p['rule']['window']}", "exploration"):
+        table.add_column(col, justify="right")
+    for c in p["curve"]:
+        table.add_row(str(c["env_steps"]), f"{c['train_s']:.1f}", f"{c['reward']:.4f}", f"{c['smoothed']:.4f}",
+                      f"{c['exploration']:.3f}")
+    console.print(table)
+    statics = ", ".join(f"{k} {v:.4f}" for k, v in p["static_rewards"].items())
+    if p["plateau_reached"]:
+        verdict = (f"ACC reached its plateau after {p['plateau_env_steps']} env steps, "
+                   f"{p['plateau_train_s']:.0f} s of training ({p['plateau_train_s'] / 60:.1f} min; goal <= 20 min)")
+    else:
+        verdict = (f"no plateau within the run (stopped by {p['stopped_by']}); the curve stood at its last "
+                   f"level from {p['plateau_env_steps']} env steps, {p['plateau_train_s']:.0f} s of training")
+    console.print(f"{verdict}; plateau level {p['plateau_level']:.4f} ({statics}); "
+                  f"run: {p['train_s']:.0f} s training + {p['eval_s']:.0f} s evaluating", highlight=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``ecngym bench train``."""
     from rich.markup import escape
@@ -279,7 +307,32 @@ def main(argv: list[str] | None = None) -> int:
                         help="also measure with the libraries' default thread pools (threads=0)")
     parser.add_argument("--rllib", default="", help="also measure RLlib ACC sampling env steps/s with these "
                                                     "env-runner counts, e.g. 1,2")
+    parser.add_argument("--plateau", action="store_true",
+                        help="also train ACC until its held-out reward plateaus and print the training wall "
+                             "time to the plateau (ecngym.agents.plateau; minutes)")
+    rule = PlateauRule()
+    parser.add_argument("--eval-every", type=int, default=rule.eval_every,
+                        help=f"--plateau: env steps between evaluations (default {rule.eval_every})")
+    parser.add_argument("--window", type=int, default=rule.window,
+                        help=f"--plateau: evaluations in the trailing mean (default {rule.window})")
+    parser.add_argument("--patience", type=int, default=rule.patience,
+                        help=f"--plateau: evaluations without a gain that end the run (default {rule.patience})")
+    parser.add_argument("--tol", type=float, default=rule.tol,
+                        help=f"--plateau: reward gain that counts as one (default {rule.tol})")
+    parser.add_argument("--max-steps", type=int, default=rule.max_steps,
+                        help=f"--plateau: env steps at most (default {rule.max_steps})")
+    parser.add_argument("--max-train-s", type=float, default=rule.max_train_s,
+                        help=f"--plateau: training seconds at most (default {rule.max_train_s:.0f})")
+    parser.add_argument("--seed", type=int, default=7, help="--plateau: seed of the learner and the training "
+                                                            "traces (default 7, as the learning tests)")
     args = parser.parse_args(argv)
+    if args.seed < 0:
+        parser.error(f"--seed: got {args.seed}, must be >= 0")
+    if args.plateau:
+        try:
+            rule = PlateauRule(args.eval_every, args.window, args.patience, args.tol, args.max_steps, args.max_train_s)
+        except ConfigError as exc:
+            parser.error(str(exc))
     try:
         runner_counts = [int(n) for n in args.rllib.split(",") if n.strip()]
     except ValueError:
@@ -288,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--rllib: runner counts must be >= 1")
     algos = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     bad = [a for a in algos if a not in ALGORITHMS]
-    if bad or (not algos and not args.rllib):
+    if bad or (not algos and not args.rllib and not args.plateau):
         parser.error(f"--algorithms: unknown {bad}; allowed: {list(ALGORITHMS)}")
     if args.steps < 1:
         parser.error("--steps must be >= 1")
@@ -315,6 +368,14 @@ def main(argv: list[str] | None = None) -> int:
         for n in runner_counts:
             status.update(f"RLlib ACC sampling with {n} env runner(s) ...")
             measure_into(rllib, f"rllib:{n}", threads)
+        plateau = None
+        if args.plateau:
+            status.update("ACC plateau: static settings on the held-out traces ...")
+            try:
+                plateau = measure_plateau(rule, seed=args.seed, progress=status.update)
+            except Exception as exc:  # report it beside the other figures
+                failed.append(f"plateau: {exc!r}")
+                console.print(f"[red]error:[/red] plateau: {escape(repr(exc))}", highlight=False)
     table = Table(title=f"training throughput on {ENV_ID} ({os.cpu_count()} CPUs, load {load:.1f} before)")
     for col in ("algorithm", "threads", "env-only steps/s", "training steps/s", "share", "env ms/step",
                 "update ms/step", "other ms/step"):
@@ -334,6 +395,9 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"RLlib ACC sampling, {r['runners']} env runner(s) x {r['env_steps'] // r['runners']} env "
                           f"steps: {r['env_steps_per_s']:.0f} env steps/s (each runner: {each}; torch threads "
                           f"{r['runner_torch_threads']}), {r['speedup']:.2f}x of {rllib[0]['runners']} runner(s)")
+    if plateau is not None:
+        summary["plateau"] = plateau
+        _print_plateau(console, plateau)
     if failed:
         summary["failed"] = failed
     print(json.dumps(summary))

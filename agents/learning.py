@@ -31,6 +31,18 @@ BURSTY: dict[str, Any] = {}
 STABLE: dict[str, Any] = {"workload": {"workload": "websearch", "load": 0.5, "incast": None}}
 
 
+def bursty_env() -> dict[str, Any]:
+    """The bursty scenario's env config: ``RoceIncast-v0`` stepped every 15 base RTTs (ACC's Δt).
+
+    Every controller of the experiment replays the same traces with it: the episode spans the
+    agents' 100 x 15 RTT (LAECN's adaptive steps cover the same time; static settings step at
+    15 RTT too).
+    """
+    from ecngym.envs.registration import scenario_config
+
+    return {**scenario_config("RoceIncast-v0"), "interval": "15rtt", **BURSTY}
+
+
 def evaluate(controller: Any, base_env: dict[str, Any], seeds: list[int]) -> dict[str, Any]:
     """Play ``controller`` on ``base_env`` (plus its env overrides) once per seed; aggregate."""
     import gymnasium as gym
@@ -98,12 +110,9 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = (
     from ecngym.baselines import StaticEcnController
     from ecngym.baselines.pred import PredController
     from ecngym.envs.config import EnvConfig
-    from ecngym.envs.registration import scenario_config
 
     out_dir = Path(out_dir)
-    # every controller replays the same traces: the episode spans the agents' 100 x 15 RTT
-    # (LAECN's adaptive steps cover the same time; static settings step at 15 RTT too)
-    base = {**scenario_config("RoceIncast-v0"), "interval": "15rtt"}
+    base = bursty_env()
     result: dict[str, Any] = {"timesteps": timesteps, "eval_seeds": list(eval_seeds), "train_wall_s": {},
                               "trained_steps": {}}
     runs = {}
