@@ -136,8 +136,6 @@ def measure_plateau(rule: PlateauRule, *, seed: int = 7, eval_seeds: Sequence[in
     eval_seeds = list(eval_seeds)
     # the evaluations run in one child process: a process holds one fabric, and training's is open
     evaluator = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
-    statics = {name: evaluator.submit(_evaluate, "static", setting, base, eval_seeds).result()
-               for name, setting in (("static_default", "env_default"), ("static_dcqcn", "dcqcn"))}
     curve: list[dict[str, Any]] = []
     state = {"stopped_by": "max_steps", "eval_s": 0.0}
 
@@ -169,8 +167,9 @@ def measure_plateau(rule: PlateauRule, *, seed: int = 7, eval_seeds: Sequence[in
                 return True
             reward = self._evaluate(steps, train_s)
             if progress is not None:
-                progress(f"ACC plateau: {steps} env steps, {train_s:.0f} s training, held-out reward {reward:.4f} "
-                     f"(trailing mean {smoothed([c['reward'] for c in curve], rule.window)[-1]:.4f})")
+                mean = smoothed([c["reward"] for c in curve], rule.window)[-1]
+                progress(f"ACC plateau: {steps} env steps, {train_s:.0f} s training, held-out reward "
+                         f"{reward:.4f} (trailing mean {mean:.4f})")
             settled = self.model.exploration_rate <= self.model.exploration_final_eps  # ε schedule done
             if settled and plateaued([c["reward"] for c in curve], rule.window, rule.patience, rule.tol):
                 state["stopped_by"] = "plateau"
@@ -182,6 +181,8 @@ def measure_plateau(rule: PlateauRule, *, seed: int = 7, eval_seeds: Sequence[in
 
     env_cfg = agent_env_config({**base, "seed": seed}, agent["env"])
     with evaluator, tempfile.TemporaryDirectory(prefix="ecngym-plateau-") as tmp:
+        statics = {name: evaluator.submit(_evaluate, "static", setting, base, eval_seeds).result()
+                   for name, setting in (("static_default", "env_default"), ("static_dcqcn", "dcqcn"))}
         run_dir = Path(out_dir) if out_dir is not None else Path(tmp)
         start = time.perf_counter()
         train_acc(base, agent, run_dir, timesteps=rule.max_steps, seed=seed, progress_bar=False,
@@ -190,10 +191,11 @@ def measure_plateau(rule: PlateauRule, *, seed: int = 7, eval_seeds: Sequence[in
     if not curve:
         raise RuntimeError("the training ended before its first evaluation")
     rewards = [c["reward"] for c in curve]
-    for c, mean in zip(curve, smoothed(rewards, rule.window)):
+    for c, mean in zip(curve, smoothed(rewards, rule.window), strict=True):
         c["smoothed"] = float(mean)
     at = curve[plateau_index(rewards, rule.window, rule.patience, rule.tol)]
-    return {"scenario": "RoceIncast-v0 (bursty, 15 RTT)", "seed": seed, "eval_seeds": eval_seeds,
+    scenario = "RoceIncast-v0 (bursty, 15 RTT)" if base_env is None else "the given env"
+    return {"scenario": scenario, "seed": seed, "eval_seeds": eval_seeds,
             "rule": asdict(rule), "curve": curve, "stopped_by": state["stopped_by"],
             "plateau_reached": state["stopped_by"] == "plateau", "plateau_env_steps": at["env_steps"],
             "plateau_train_s": at["train_s"], "plateau_level": float(np.mean(rewards[-rule.patience:])),
