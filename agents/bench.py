@@ -29,7 +29,7 @@ driver waits, warm-up excluded) and the speedup over the first count. On a machi
 free cores than runners the speedup cannot reach the runner count: the table prints the load
 average before the run. ``--plateau`` trains ACC on the default incast scenario until its greedy
 reward on held-out traces stops improving and prints the training wall time to that plateau
-(:mod:`ecngym.agents.plateau`: the rule, ``--eval-every`` / ``--patience`` / ``--tol`` /
+(:mod:`ecngym.agents.plateau`: the rule; ``--eval-every`` / ``--patience`` / ``--tol`` /
 ``--window`` / ``--max-steps`` / ``--max-train-s``). The last line is one JSON object.
 """
 
@@ -41,6 +41,7 @@ import multiprocessing as mp
 import os
 import time
 import traceback
+from dataclasses import fields
 from queue import Empty
 from typing import Any
 
@@ -310,19 +311,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plateau", action="store_true",
                         help="also train ACC until its held-out reward plateaus and print the training wall "
                              "time to the plateau (ecngym.agents.plateau; minutes)")
-    rule = PlateauRule()
-    parser.add_argument("--eval-every", type=int, default=rule.eval_every,
-                        help=f"--plateau: env steps between evaluations (default {rule.eval_every})")
-    parser.add_argument("--window", type=int, default=rule.window,
-                        help=f"--plateau: evaluations in the trailing mean (default {rule.window})")
-    parser.add_argument("--patience", type=int, default=rule.patience,
-                        help=f"--plateau: evaluations without a gain that end the run (default {rule.patience})")
-    parser.add_argument("--tol", type=float, default=rule.tol,
-                        help=f"--plateau: reward gain that counts as one (default {rule.tol})")
-    parser.add_argument("--max-steps", type=int, default=rule.max_steps,
-                        help=f"--plateau: env steps at most (default {rule.max_steps})")
-    parser.add_argument("--max-train-s", type=float, default=rule.max_train_s,
-                        help=f"--plateau: training seconds at most (default {rule.max_train_s:.0f})")
+    for option in fields(PlateauRule):  # --eval-every, --window, ... (the rule's fields, its defaults)
+        parser.add_argument(f"--{option.name.replace('_', '-')}", type=type(option.default),
+                            default=option.default, help=f"--plateau: {option.metadata['help']} "
+                                                         f"(default {option.default})")
     parser.add_argument("--seed", type=int, default=7, help="--plateau: seed of the learner and the training "
                                                             "traces (default 7, as the learning tests)")
     args = parser.parse_args(argv)
@@ -330,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seed: got {args.seed}, must be >= 0")
     if args.plateau:
         try:
-            rule = PlateauRule(args.eval_every, args.window, args.patience, args.tol, args.max_steps, args.max_train_s)
+            rule = PlateauRule(**{option.name: getattr(args, option.name) for option in fields(PlateauRule)})
         except ConfigError as exc:
             parser.error(str(exc))
     try:

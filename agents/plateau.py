@@ -28,7 +28,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +53,12 @@ class PlateauRule:
         max_train_s: Training wall seconds at most (evaluations not counted).
     """
 
-    eval_every: int = 250
-    window: int = 5
-    patience: int = 8
-    tol: float = 0.002
-    max_steps: int = 100_000
-    max_train_s: float = 1800.0
+    eval_every: int = field(default=250, metadata={"help": "env steps between evaluations"})
+    window: int = field(default=5, metadata={"help": "evaluations in the trailing mean"})
+    patience: int = field(default=8, metadata={"help": "evaluations without a gain that end the run"})
+    tol: float = field(default=0.002, metadata={"help": "reward gain that counts as one"})
+    max_steps: int = field(default=100_000, metadata={"help": "env steps at most"})
+    max_train_s: float = field(default=1800.0, metadata={"help": "training seconds at most"})
 
     def __post_init__(self) -> None:
         check_whole("--eval-every", self.eval_every, 1)
