@@ -54,8 +54,8 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
 
 
 # Hydra commands -> their config (configs/<name>.yaml): overrides are composed before the command runs
-_HYDRA_CONFIGS: dict[tuple[str, ...], str] = {("run",): "run", ("compare",): "compare", ("eval",): "eval", ("train",): "train",
-                                              ("trace", "generate"): "trace"}
+_HYDRA_CONFIGS: dict[tuple[str, ...], str] = {("run",): "run", ("compare",): "compare", ("eval",): "eval",
+                                              ("train",): "train", ("trace", "generate"): "trace"}
 
 
 # Hydra config -> the nodes whose every key ecngym validates (each node's own model refuses a key

@@ -62,7 +62,8 @@ def _in_range(value: float, low: float | None, high: float | None, low_open: boo
     try:
         check_range("", value, low, high, low_inclusive=not low_open, high_inclusive=not high_open)
     except ConfigError:
-        raise ValueError(f"got {value!r}{unit}, allowed range is {range_text(low, high, low_open, high_open)}{unit}") from None
+        allowed = range_text(low, high, low_open, high_open)
+        raise ValueError(f"got {value!r}{unit}, allowed range is {allowed}{unit}") from None
 
 
 def _is_number(value: Any) -> bool:
@@ -170,8 +171,9 @@ class ConfigModel(BaseModel):
 
     Build with :meth:`parse` (errors name the dotted field under ``prefix``); apply overrides with
     :meth:`updated`. (Keyword construction, ``RewardConfig(name="pred")``, validates too but raises
-    pydantic's ``ValidationError``: use :meth:`parse` on user input.) Mapping-valued fields and nested models merge key by key in :meth:`updated`,
-    except the fields named in ``replaced_whole`` (e.g. a topology: another kind takes other keys).
+    pydantic's ``ValidationError``: use :meth:`parse` on user input.) Mapping-valued fields and nested
+    models merge key by key in :meth:`updated`, except the fields named in ``replaced_whole`` (e.g. a
+    topology: another kind takes other keys).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, validate_default=True, arbitrary_types_allowed=True)

@@ -51,8 +51,8 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         limit_threads(threads)
         out_dir.mkdir(parents=True, exist_ok=True)
         env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
-        path, episodes = train_acc_rllib({**env_cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent, out_dir,
-                               ray_address=ray_address, **common)
+        path, episodes = train_acc_rllib({**env_cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent,
+                                         out_dir, ray_address=ray_address, **common)
         from ecngym.envs.scenario import EcnScenario
 
         n_actions = len(EcnScenario(env_cfg).actions.templates)  # (builds no fabric)

@@ -216,8 +216,8 @@ def leaderboard_from_store(store: ResultStore, console: Console, score: str = DE
     if scenario is not None:
         match = episodes[(episodes["scenario"] == scenario) | episodes["scenario_hash"].str.startswith(scenario)]
         if match.empty:
-            raise ConfigError("scenario", f"got {scenario!r}; stored scenarios: "
-                                          f"{sorted(set(episodes['scenario'] + ' [' + episodes['scenario_hash'] + ']'))}")
+            stored = sorted(set(episodes["scenario"] + " [" + episodes["scenario_hash"] + "]"))
+            raise ConfigError("scenario", f"got {scenario!r}; stored scenarios: {stored}")
         scenario_hashes = sorted(set(match["scenario_hash"]) & set(scenario_hashes or match["scenario_hash"]))
     rankings, refused = rank(episodes, score, scenario_hashes)
     if not rankings:

@@ -93,7 +93,8 @@ def _figures(ranking: Ranking, store: ResultStore) -> list:
             done = flows[flows["finished"].astype(bool)]
             for col, bucket in enumerate(buckets, start=1):
                 lo, hi = SIZE_BUCKETS.get(bucket, (0, float("inf")))
-                x, y = _cdf(done.loc[(done["size_bytes"] >= lo) & (done["size_bytes"] < hi), "slowdown"].to_numpy(float))
+                in_bucket = (done["size_bytes"] >= lo) & (done["size_bytes"] < hi)
+                x, y = _cdf(done.loc[in_bucket, "slowdown"].to_numpy(float))
                 slowdown.add_trace(go.Scatter(x=x, y=y, mode="lines", name=r.controller, legendgroup=r.controller,
                                               showlegend=col == 1, line={"color": color}), row=1, col=col)
         series = [store.frame(p) for p in rows["series_path"]]

@@ -424,7 +424,8 @@ def whole_process(name: str, runs: int) -> dict[str, Any]:
 
     med = [float(np.median([p[i] for p in phases])) for i in range(5)]
     total = float(np.median(totals))
-    return {"whole_process_scenario": name, "reference_wall_s": scenario(name).wall_s, "whole_process_s": total, "whole_process_s_all": totals,
+    return {"whole_process_scenario": name, "reference_wall_s": scenario(name).wall_s, "whole_process_s": total,
+            "whole_process_s_all": totals,
             "flows_completed": int(med[0]), "import_s": med[1], "load_build_s": med[2], "run_s": med[3],
             "records_s": med[4], "startup_s": total - sum(med[1:])}
 
@@ -614,7 +615,8 @@ def _print_tables(results: list[dict[str, Any]]) -> None:
             console.print(f"scenario {r['whole_process_scenario']} as a whole process (fresh interpreter: import, "
                           f"load, build, run, records): {r['whole_process_s']:.2f} s median of "
                           f"{len(r['whole_process_s_all'])} (HPCC model: {r['reference_wall_s']:.2f} s); "
-                          f"import {r['import_s']:.2f} s, load + build {r['load_build_s']:.2f} s, run {r['run_s']:.2f} s, "
+                          f"import {r['import_s']:.2f} s, load + build {r['load_build_s']:.2f} s, "
+                          f"run {r['run_s']:.2f} s, "
                           f"records {r['records_s']:.2f} s, interpreter start / exit {r['startup_s']:.2f} s")
     n_seeds = scen[0]["seeds"]
     for suffix, label in (("", "linear-interpolation percentiles"),

@@ -167,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated even fat-tree arities (default 4,8,16)")
     parser.add_argument("--loads", default=",".join(map(str, DEFAULT_LOADS)),
                         help="comma-separated WebSearch loads in (0, 1) (default 0.3,0.6)")
-    parser.add_argument("--sim-time", default=DEFAULT_SIM_TIME, help=f"simulated time per case (default {DEFAULT_SIM_TIME})")
+    parser.add_argument("--sim-time", default=DEFAULT_SIM_TIME,
+                        help=f"simulated time per case (default {DEFAULT_SIM_TIME})")
     parser.add_argument("--scheduler", default="timing_wheel", help="fabric.scheduler (default timing_wheel)")
     parser.add_argument("--json-only", action="store_true", help="print only the JSON line")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)

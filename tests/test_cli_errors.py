@@ -20,7 +20,8 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
 
 @pytest.mark.parametrize("args,message", [
-    (["eval", "fabric=dctpc"], "fabric: no option 'dctpc' in group 'fabric'; available options: dcqcn_paper, dctcp, hpcc"),
+    (["eval", "fabric=dctpc"],
+     "fabric: no option 'dctpc' in group 'fabric'; available options: dcqcn_paper, dctcp, hpcc"),
     (["eval", "topology=leaf_spin"], "topology: no option 'leaf_spin' in group 'topology'; available options: "
                                      "dumbbell, fat_tree, incast_star, leaf_spine"),
     (["eval", "workload=websarch"], "workload: no option 'websarch' in group 'workload'; available options:"),
@@ -70,7 +71,8 @@ def test_cli_errors_exit_2_with_one_line_naming_the_field(args, message):
 
 
 def test_debug_shows_the_traceback():
-    for proc in (ecngym("eval", "fabric=dctpc", "--debug"), ecngym("eval", "episodes=0", env={"HYDRA_FULL_ERROR": "1"})):
+    for proc in (ecngym("eval", "fabric=dctpc", "--debug"),
+                 ecngym("eval", "episodes=0", env={"HYDRA_FULL_ERROR": "1"})):
         assert proc.returncode == 2 and "Traceback" in proc.stderr
         assert proc.stderr.strip().splitlines()[-1].startswith("ecngym eval: error: ")
 

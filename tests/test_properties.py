@@ -265,7 +265,7 @@ def test_topology_config_property(valid):
     assert count.report() >= min(EXAMPLES, 50)
 
 
-# ---------------------------------------------------------------------------------------- fabric and env (child process)
+# ------------------------------------------------------------------------------- fabric and env (child process)
 def _run_child(surface: str, tmp_path: Any) -> int:
     """Run this file's ``surface`` harness in a fresh interpreter; return the cases it ran."""
     last = tmp_path / "last_case.txt"

@@ -250,7 +250,8 @@ def test_online_fine_tuning_continues_on_the_deployment_scenario_with_low_explor
     meta = json.loads((tmp_path / "online" / "agent.json").read_text())
     assert meta["timesteps"] == {"offline": 24, "online": 24}
     phases = [e["phase"] for e in meta["episodes"]]
-    assert phases[0] == "offline" and phases[-1] == "online" and phases == sorted(phases, key=["offline", "online"].index)
+    assert phases[0] == "offline" and phases[-1] == "online"
+    assert phases == sorted(phases, key=["offline", "online"].index)
     off_traces = {e["trace_hash"] for e in meta["episodes"] if e["phase"] == "offline"}
     on_traces = {e["trace_hash"] for e in meta["episodes"] if e["phase"] == "online"}
     assert on_traces and not on_traces & off_traces  # the deployment scenario's own traces

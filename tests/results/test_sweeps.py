@@ -136,7 +136,8 @@ def test_run_rejects_unknown_controllers_and_empty_seeds(tmp_path, capsys):
     assert cli.main(["run", "controllers=[static_dcqcn,sb3]", "seeds=[1]", "env.kwargs.episode_steps=5",
                      f"results.dir={tmp_path}", f"hydra.run.dir={tmp_path / 'r'}"]) == 2  # named: must all run
     assert "sb3: controller.path" in capsys.readouterr().err
-    assert cli.main(["eval", "results.skip_existing=no", f"results.dir={tmp_path}", f"hydra.run.dir={tmp_path / 'r'}"]) == 2
+    assert cli.main(["eval", "results.skip_existing=no", f"results.dir={tmp_path}",
+                     f"hydra.run.dir={tmp_path / 'r'}"]) == 2
     assert "results.skip_existing" in capsys.readouterr().err
     assert cli.main(["eval", "logger=wandb", "logger.mode=live", f"results.dir={tmp_path}",
                      f"hydra.run.dir={tmp_path / 'r'}"]) == 2
