@@ -174,14 +174,26 @@ def _absent_key_message(config_name: str, key: str, other_overrides: list[str]) 
     Hydra's own message only suggests ``+key=value``, which outside :data:`_OPEN_NODES` adds a key
     that nothing reads (and :func:`_check_added_keys` refuses).
     """
+    from importlib.resources import files
+
     from hydra import compose
+    from hydra.errors import HydraException
     from omegaconf import DictConfig, OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
 
     from ecngym.workloads.distributions import suggest
 
     parent, _, leaf = key.rpartition(".")
-    cfg = compose(config_name, overrides=other_overrides)  # the rest composed (it did, up to this key)
-    node = OmegaConf.select(cfg, parent) if parent else cfg
+    groups = files("ecngym.configs")
+    choices = [o for o in other_overrides if groups.joinpath(*_key_of(o).split(".")).is_dir()]
+    node = None
+    for overrides in (other_overrides, choices):  # the others may hold a bad key too: then the group choices
+        try:
+            cfg = compose(config_name, overrides=overrides)
+        except (HydraException, OmegaConfBaseException):
+            continue
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+        break
     known = sorted(str(k) for k in node) if isinstance(node, DictConfig) else []
     message = f"unknown key: {parent or 'the config'} has {known}.{suggest(leaf, known)}"
     if any(key.startswith(n + ".") for n in _OPEN_NODES[config_name] if n):

@@ -41,6 +41,9 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
      "controller.window_intervals: unknown key: controller has ['_target_', 'setting']."),
     (["eval", "controller=bytetuning", "controller.window_intervals=5"],
      "Did you mean 'window_steps'? (+controller.window_intervals=... adds a key the config does not list"),
+    # two unknown keys: the first is named (composing the rest for its node's keys failed too: it crashed)
+    (["eval", "controller=bytetuning", "seeds=1", "controller.nosuch=2"], "seeds: unknown key: the config has "
+                                                                          "['controller', 'env', 'episodes',"),
     (["compare", "topology.link_rate=0.5bps"], "topology.link_rate: got '0.5bps', allowed range is [1bps, 1e15bps]"),
     (["eval", "+env.kwargs.observation.flatten=no"], "env.observation.flatten: expected true or false, got 'no'"),
     (["bench", "env", "--env", "ecngym/Nope-v0"], "--env: unknown env id 'ecngym/Nope-v0'; registered: ecngym/"),
