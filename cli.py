@@ -142,30 +142,21 @@ def _check_added_keys(config_name: str, overrides: list[str], cfg: Any) -> None:
     Raises:
         ConfigError: Naming the key and where such settings go.
     """
-    from importlib.resources import files
-
     from hydra.core.override_parser.overrides_parser import OverridesParser
-    from omegaconf import DictConfig, OmegaConf
 
-    groups = files("ecngym.configs")
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         if not (override.is_add() or override.is_force_add()):
             continue
         key = override.key_or_group
-        if key.startswith("hydra.") or groups.joinpath(*key.split(".")).is_dir():
+        if key.startswith("hydra.") or _is_config_group(key):
             continue  # Hydra's own settings; a config group choice (+sweep=joblib)
         if any(node == "" or key == node or key.startswith(node + ".") for node in _OPEN_NODES[config_name]):
             continue
         if key.startswith("env.") or key == "env":
             raise ConfigError(key, f"unknown key: nothing reads it; the env's settings go under env.kwargs "
                                    f"(+env.kwargs.{key.removeprefix('env.')}=..., see ecngym.envs.EnvConfig)")
-        parent, _, leaf = key.rpartition(".")
-        node = OmegaConf.select(cfg, parent) if parent else cfg
-        known = sorted(str(k) for k in node if str(k) != leaf) if isinstance(node, DictConfig) else []
-        from ecngym.workloads.distributions import suggest
-
         raise ConfigError(key, f"unknown key: nothing reads it ('+' adds a key to the config); "
-                               f"{parent or 'the config'} has {known}.{suggest(leaf, known)}")
+                               f"{_keys_beside(cfg, key)}")
 
 
 def _absent_key_message(config_name: str, key: str, other_overrides: list[str]) -> str:
@@ -174,31 +165,41 @@ def _absent_key_message(config_name: str, key: str, other_overrides: list[str]) 
     Hydra's own message only suggests ``+key=value``, which outside :data:`_OPEN_NODES` adds a key
     that nothing reads (and :func:`_check_added_keys` refuses).
     """
-    from importlib.resources import files
-
     from hydra import compose
     from hydra.errors import HydraException
-    from omegaconf import DictConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
+
+    cfg = None
+    choices = [o for o in other_overrides if _is_config_group(_key_of(o))]
+    for overrides in (other_overrides, choices):  # the others may hold a bad key too: then the group choices
+        try:
+            cfg = compose(config_name, overrides=overrides)
+            break
+        except (HydraException, OmegaConfBaseException):
+            continue
+    message = f"unknown key: {_keys_beside(cfg, key)}"
+    if any(key.startswith(n + ".") for n in _OPEN_NODES[config_name] if n):
+        message += f" (+{key}=... adds a key the config does not list, for the model to check)"
+    return message
+
+
+def _keys_beside(cfg: Any, key: str) -> str:
+    """``"<parent> has [<its other keys>]. Did you mean '<closest>'?"`` for ``key`` in the composed ``cfg``."""
+    from omegaconf import DictConfig, OmegaConf
 
     from ecngym.workloads.distributions import suggest
 
     parent, _, leaf = key.rpartition(".")
-    groups = files("ecngym.configs")
-    choices = [o for o in other_overrides if groups.joinpath(*_key_of(o).split(".")).is_dir()]
-    node = None
-    for overrides in (other_overrides, choices):  # the others may hold a bad key too: then the group choices
-        try:
-            cfg = compose(config_name, overrides=overrides)
-        except (HydraException, OmegaConfBaseException):
-            continue
-        node = OmegaConf.select(cfg, parent) if parent else cfg
-        break
-    known = sorted(str(k) for k in node) if isinstance(node, DictConfig) else []
-    message = f"unknown key: {parent or 'the config'} has {known}.{suggest(leaf, known)}"
-    if any(key.startswith(n + ".") for n in _OPEN_NODES[config_name] if n):
-        message += f" (+{key}=... adds a key the config does not list, for the model to check)"
-    return message
+    node = (OmegaConf.select(cfg, parent) if parent else cfg) if cfg is not None else None
+    known = sorted(str(k) for k in node if str(k) != leaf) if isinstance(node, DictConfig) else []
+    return f"{parent or 'the config'} has {known}.{suggest(leaf, known)}"
+
+
+def _is_config_group(key: str) -> bool:
+    """Whether ``key`` names a config group (``sweep``, ``controller``): a folder of ``ecngym.configs``."""
+    from importlib.resources import files
+
+    return files("ecngym.configs").joinpath(*key.split(".")).is_dir()
 
 
 def _key_of(override: str) -> str:

@@ -29,6 +29,8 @@ import numpy as np
 BURSTY: dict[str, Any] = {}
 #: A stable load on the same fabric: WebSearch background only (no incasts).
 STABLE: dict[str, Any] = {"workload": {"workload": "websearch", "load": 0.5, "incast": None}}
+#: Held-out evaluation traces (disjoint from the training seeds' traces, which the learned controllers check).
+EVAL_SEEDS: tuple[int, ...] = (1001, 1002, 1003)
 
 
 def bursty_env() -> dict[str, Any]:
@@ -94,7 +96,7 @@ def evaluate(controller: Any, base_env: dict[str, Any], seeds: list[int]) -> dic
     return out
 
 
-def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = (1001, 1002, 1003),
+def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = EVAL_SEEDS,
         seed: int = 7, agents: tuple[str, ...] = ("acc", "laecn", "haecn"), rllib: bool = False,
         progress_bar: bool = False, reuse: bool = True) -> dict[str, Any]:
     """Train each agent for ``timesteps`` env steps on the bursty scenario, then evaluate all.

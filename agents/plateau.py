@@ -34,10 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from ecngym.agents.learning import EVAL_SEEDS
 from ecngym.error import ConfigError, check_range, check_whole
-
-#: Held-out evaluation traces (disjoint from the training seed's, which AccController checks).
-EVAL_SEEDS = (1001, 1002, 1003)
 
 
 @dataclass(frozen=True)

@@ -31,13 +31,13 @@ from ecngym.reproduce.core import Claim
 PAPER_ID = "laecn"
 TITLE = "LAECN (Hu et al., TNSM 2024): AFCT, stable throughput and inference cost vs ACC and static DCQCN"
 
-#: training env steps per agent (full run) and held-out evaluation seeds
+#: training env steps per agent (full run)
 TIMESTEPS = 1500
-EVAL_SEEDS = (1001, 1002, 1003)
 
 
 def run(quick: bool = False) -> list[Claim]:
     """Train ACC / LAECN / HAECN, evaluate on held-out traces, return the §9 directional claims."""
+    from ecngym.agents.learning import EVAL_SEEDS
     from ecngym.agents.learning import run as train_and_compare
 
     runs = os.environ.get("ECNGYM_LAECN_RUNS")  # reuse (or keep) trained agents in this directory
