@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from ecngym.validation import Bytes, ConfigModel, Duration, Flag, OneOf, Real, Text, Whole, check, convert, field_error
+from ecngym.validation import Bytes, ConfigModel, Duration, Flag, OneOf, Real, Text, Whole, check, convert, field_error, plain
 
 #: Per-port features an observation can hold (see :mod:`ecngym.envs.observation`).
 FEATURES = ("queue", "max_queue", "utilization", "marked_rate", "kmin", "kmax", "pmax",
@@ -272,6 +272,26 @@ class EnvConfig(ConfigModel):
     seed: Whole(0, 2**64 - 1) | None = None
     delay_classes: list[Duration()] | None = Field(default=None, min_length=1)
     aqm: dict[str, Any] | Text | None = None
+
+    def updated(self, overrides: Any, prefix: str = "") -> EnvConfig:
+        """Return a validated copy with (nested) ``overrides`` merged in (:meth:`ConfigModel.updated`).
+
+        A ``fabric`` override that chooses its base (a ``preset`` or an ``hpcc_config`` file)
+        replaces the scenario's choice of base, so ``fabric=hpcc_file fabric.hpcc_config=path``
+        works on a scenario built on the ``hpcc`` preset; the fabric's other keys still merge.
+
+        Raises:
+            ConfigError: Naming the first bad field.
+        """
+        overrides = plain(overrides)
+        fabric = overrides.get("fabric") if isinstance(overrides, dict) else None
+        if isinstance(fabric, dict):
+            from ecngym.sim_backend.config import BASE_KEYS
+
+            if any(key in fabric for key in BASE_KEYS):
+                kept = {key: value for key, value in self.fabric.items() if key not in BASE_KEYS}
+                return super(EnvConfig, self.model_copy(update={"fabric": kept})).updated(overrides, prefix)
+        return super().updated(overrides, prefix)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, prefix: str = "env") -> EnvConfig:

@@ -181,6 +181,11 @@ class EcnParams:
     by_rate: dict = field(default_factory=dict)
 
 
+#: The keys of a fabric mapping that choose its base (:meth:`FabricConfig.from_dict`): a preset or
+#: an HPCC config file. A mapping names one at most; an override naming one replaces the other.
+BASE_KEYS = ("preset", "hpcc_config")
+
+
 @dataclass
 class FabricConfig:
     """Everything about a fabric except its topology and its flows.

@@ -43,6 +43,19 @@ def test_make_overrides_merge_into_the_scenario_preset():
     assert gym.make("ecngym/DctcpLeafSpine-v0").unwrapped.config.action.scope == "layer"
 
 
+def test_a_fabric_override_choosing_another_base_replaces_the_scenarios_preset():
+    # `ecngym eval fabric=hpcc_file fabric.hpcc_config=path` on a scenario built on the hpcc preset
+    from ecngym.sim_backend.data import hpcc_reference_path
+
+    path = str(hpcc_reference_path("config_A_1sw_100g_dcqcn.txt"))
+    env = gym.make("ecngym/RoceIncast-v0", fabric={"hpcc_config": path, "seed": 3}, **SHORT)
+    assert env.unwrapped.config.fabric == {"hpcc_config": path, "seed": 3}
+    env.close()
+    # naming both bases in one mapping is still refused
+    with pytest.raises(ConfigError, match="env.fabric.hpcc_config: give either a preset"):
+        gym.make("ecngym/RoceIncast-v0", fabric={"hpcc_config": path, "preset": "dctcp"}, **SHORT).reset(seed=1)
+
+
 def _rollout(env, actions, seed):
     obs, _ = env.reset(seed=seed)
     observations, rewards = [obs], []
