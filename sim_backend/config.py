@@ -264,6 +264,21 @@ class FabricConfig:
     ecn: EcnParams = field(default_factory=EcnParams)
     aqm: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # A section given as a mapping, FabricConfig(dctcp={"persistent_connections": True}),
+        # overrides that section's defaults, as preset() and updated() do; anything else is refused.
+        for f in dataclasses.fields(self):
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+            value = getattr(self, f.name)
+            if not dataclasses.is_dataclass(default) or isinstance(value, type(default)):
+                continue
+            try:
+                value = dict(value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"fabric.{f.name}", f"expected a mapping of its fields or a "
+                                  f"{type(default).__name__}, got {value!r}") from None
+            setattr(self, f.name, merge_dataclass(default, value, f"fabric.{f.name}"))
+
     # ------------------------------------------------------------------ construction
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> FabricConfig:

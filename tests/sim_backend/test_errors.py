@@ -85,6 +85,17 @@ def test_good_fabric_configs_convert():
     assert (c.seed, c.num_queues, c.pmax, c.kmin_bytes) == (2**64 - 1, 4, 0.5, 1024)
 
 
+def test_keyword_construction_takes_a_section_as_a_mapping():
+    # FabricConfig(dctcp={...}) overrides that section's defaults, like preset() and updated()
+    c = FabricConfig(cc="dctcp", dctcp={"persistent_connections": True}, ecn={"kmin": "1KiB"})
+    assert c.dctcp.persistent_connections and c.dctcp.g == FabricConfig().dctcp.g
+    assert c.to_cpp().kmin_bytes == 1024
+    with pytest.raises(ConfigError, match=r"fabric\.dctcp: expected a mapping of its fields or a DctcpParams, got 3"):
+        FabricConfig(dctcp=3)
+    with pytest.raises(ConfigError, match=r"fabric\.dctcp\.nope: unknown field"):
+        FabricConfig(dctcp={"nope": 1})
+
+
 def test_unknown_preset():
     with pytest.raises(ConfigError, match=r"fabric\.preset"):
         FabricConfig.preset("hpcc2")
