@@ -54,7 +54,7 @@ def test_eval_multirun_over_static_controllers(tmp_path):
                      "env.kwargs.episode_steps=10", f"hydra.sweep.dir={tmp_path}"]) == 0
     runs = sorted(tmp_path.glob("*/eval.json"))
     names = {json.loads(r.read_text())["episodes"][0]["controller"] for r in runs}
-    assert names == {"static_env_default", "static_dcqcn", "static_dctcp"}
+    assert names == {"static_default", "static_dcqcn", "static_dctcp"}
 
 
 def test_eval_rejects_a_missing_model(tmp_path, capsys):
