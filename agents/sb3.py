@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from ecngym.agents.common import InferenceCounter, mlp_flops
 from ecngym.error import ConfigError, check_whole
 
 ALGORITHMS = ("dqn", "ppo")
@@ -56,6 +57,8 @@ class SB3Controller:
         self.deterministic = deterministic
         self.interval_steps = interval_steps
         self.name = f"sb3_{algorithm}"
+        self.inference = InferenceCounter()
+        self._flops = _acting_flops(self.model.policy)
 
     def reset(self, env: Any) -> None:
         """Check that the model fits the env's spaces.
@@ -69,11 +72,23 @@ class SB3Controller:
         if self.model.action_space != env.action_space:
             raise ConfigError("controller.path", f"model acts in {self.model.action_space}, env expects "
                                                  f"{env.action_space}")
+        self.inference.reset()
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
-        """The policy's action."""
+        """The policy's action (one decision, one network evaluation: :attr:`inference`)."""
         action, _ = self.model.predict(observation, deterministic=self.deterministic)
+        self.inference.decisions += 1
+        self.inference.forward(1, self._flops)
         return action.item() if np.ndim(action) == 0 else action
+
+
+def _acting_flops(policy: Any) -> int:
+    """Dense-layer FLOPs of one ``predict``: DQN's online Q-network; an actor-critic's features
+    extractor, actor MLP and action head (``predict`` does not run the critic)."""
+    if hasattr(policy, "q_net"):
+        return mlp_flops(policy.q_net)
+    return (mlp_flops(policy.pi_features_extractor) + mlp_flops(policy.mlp_extractor.policy_net)
+            + mlp_flops(policy.action_net))
 
 
 def _check_hyperparams(cls: Any, hyperparams: dict[str, Any]) -> None:

@@ -17,6 +17,15 @@ def test_train_writes_a_model_that_eval_loads(tmp_path):
     result = json.loads((eval_dir / "eval.json").read_text())
     assert result["episodes"][0]["controller"] == "sb3_ppo"
     assert result["episodes"][0]["flows_total"] > 0
+    # inference accounting: one decision and one actor evaluation per step (SB3's default 64 x 64 MLP)
+    import gymnasium as gym
+
+    env = gym.make("ecngym/RoceIncast-v0")
+    obs_dim, actions = env.observation_space.shape[0], env.action_space.n
+    env.close()
+    episode = result["episodes"][0]
+    assert episode["decisions"] == episode["forward_passes"] == 16
+    assert episode["flops"] == 16 * 2 * (obs_dim * 64 + 64 * 64 + 64 * actions)
     # each run records what it ran: resolved config, trace hash, version, seed
     trained = json.loads((train_dir / "train.json").read_text())
     assert trained["seed"] == 1 and trained["version"] and trained["env_config"]["episode_steps"] == 16
