@@ -455,7 +455,13 @@ def train_main(cfg: DictConfig) -> None:
     write_text_atomically(out / "train.json", json.dumps(
         {"version": __version__, "model": str(path), "seed": int(cfg.seed),
          "config": OmegaConf.to_container(cfg, resolve=True), "env_config": env_config}, indent=2, default=str))
-    row = _store_training(cfg, path, env_config, out)
+    curve = training_curve(out / "monitor")
+    tail = curve["episode_return"].tail(10)
+    metrics = {"episodes": float(len(curve)), "timesteps": float(cfg.total_timesteps),
+               "return_last10_mean": float(tail.mean()) if len(tail) else float("nan")}
+    params = {"algorithm": str(cfg.algorithm), "total_timesteps": int(cfg.total_timesteps), "n_envs": int(cfg.n_envs),
+              "hyperparams": hyper}
+    row = _store_training(cfg, f"sb3_{cfg.algorithm}", params, path, env_config, out, curve, metrics)
     Console().print(f"model: {path}\nresults: {results_store(cfg).root} (row {row['row_id'][:10]})\n"
                     f"evaluate: ecngym eval env={cfg.env.name} controller=sb3 "
                     f"controller.algorithm={cfg.algorithm} controller.path={path}")
@@ -465,6 +471,7 @@ def _train_agent(cfg: DictConfig, out: Path) -> None:
     """``ecngym train agent=acc|laecn|haecn [framework=sb3|rllib]``: train a learning agent, save the run."""
     from ecngym.agents import train_agent
     from ecngym.agents.common import agent_config
+    from ecngym.results import curve_reward_column
 
     raw = OmegaConf.to_container(cfg.agent, resolve=True)
     agent = agent_config(str(raw.get("name")), raw)  # validated: errors name agent.<field>
@@ -479,7 +486,18 @@ def _train_agent(cfg: DictConfig, out: Path) -> None:
     write_text_atomically(out / "train.json", json.dumps(
         {"version": __version__, "model": str(path), "seed": int(cfg.seed),
          "config": OmegaConf.to_container(cfg, resolve=True), "env_config": base_env}, indent=2, default=str))
-    Console().print(f"model: {path}\nlearning curve: {out / 'curve.csv'}\nevaluate on held-out traces: "
+    curve = pd.read_csv(out / "curve.csv")
+    curve.insert(0, "timesteps", curve["env_steps"])
+    reward = curve[curve_reward_column(curve)].tail(10)
+    metrics = {"timesteps": float(curve["timesteps"].iloc[-1]) if len(curve) else 0.0,
+               "curve_points": float(len(curve)), "reward_last10_mean": float(reward.mean()) if len(reward) else
+               float("nan")}
+    framework = str(cfg.get("framework", "sb3"))
+    row = _store_training(cfg, agent["name"], {**agent, "framework": framework,
+                                                "total_timesteps": int(cfg.total_timesteps)},
+                          path, base_env, out, curve, metrics)
+    Console().print(f"model: {path}\nlearning curve: {out / 'curve.csv'}\n"
+                    f"results: {results_store(cfg).root} (row {row['row_id'][:10]})\nevaluate on held-out traces: "
                     f"ecngym eval env={cfg.env.name} controller={agent['name']} controller.path={out} seed=1000")
 
 
@@ -499,24 +517,19 @@ def training_curve(monitor_dir: Path) -> pd.DataFrame:
                          "episode_length": curve["l"].to_numpy(), "wall_s": curve["t"].to_numpy()})
 
 
-def _store_training(cfg: DictConfig, model: Path, env_config: dict[str, Any], out: Path) -> dict[str, Any]:
-    """Commit the training run's row (learning curve, final returns, the model's path) and log the curve."""
+def _store_training(cfg: DictConfig, name: str, params: dict[str, Any], model: Path, env_config: dict[str, Any],
+                    out: Path, curve: pd.DataFrame, metrics: dict[str, float]) -> dict[str, Any]:
+    """Commit the training run's row (learning curve, summary metrics, the model's path) and log the curve."""
     from ecngym.results import episode_row, make_logger
 
     store = results_store(cfg)
-    curve = training_curve(out / "monitor")
-    tail = curve["episode_return"].tail(10)
-    metrics = {"episodes": float(len(curve)), "timesteps": float(cfg.total_timesteps),
-               "return_last10_mean": float(tail.mean()) if len(tail) else float("nan")}
-    params = {"algorithm": str(cfg.algorithm), "total_timesteps": int(cfg.total_timesteps), "n_envs": int(cfg.n_envs),
-              "hyperparams": OmegaConf.to_container(cfg.hyperparams, resolve=True) if cfg.get("hyperparams") else {}}
-    row = episode_row(store, "train", f"sb3_{cfg.algorithm}", params, cfg.env.id, scenario_name(cfg), env_config,
+    row = episode_row(store, "train", name, params, cfg.env.id, scenario_name(cfg), env_config,
                       "training: one trace per episode seed", int(cfg.seed), metrics, curve=curve,
                       artifacts_path=str(model))
     store.commit(row)
     store.ingest()
     with make_logger(OmegaConf.to_container(cfg.logger, resolve=True) if cfg.get("logger") else None,
-                     run_name=f"train-sb3_{cfg.algorithm}-seed{cfg.seed}", run_dir=out,
+                     run_name=f"train-{name}-seed{cfg.seed}", run_dir=out,
                      config=OmegaConf.to_container(cfg, resolve=True)) as logger:
         logger.log_curve(curve)
         logger.log_metrics(metrics, step=int(cfg.total_timesteps), prefix="train_summary")

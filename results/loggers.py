@@ -31,10 +31,10 @@ class NullLogger:
         """Log scalar metrics at ``step`` under ``prefix/``."""
 
     def log_curve(self, curve: pd.DataFrame) -> None:
-        """Log a training curve (columns ``timesteps``, ``episode_return``, ``episode_length``)."""
-        for row in curve.itertuples():
-            self.log_metrics({"episode_return": row.episode_return, "episode_length": row.episode_length},
-                             step=int(row.timesteps), prefix="train")
+        """Log a training curve: every numeric column of each row at its ``timesteps``."""
+        columns = [c for c in curve.select_dtypes("number").columns if c != "timesteps"]
+        for row in curve.to_dict("records"):
+            self.log_metrics({c: row[c] for c in columns}, step=int(row["timesteps"]), prefix="train")
 
     def log_table(self, name: str, table: pd.DataFrame) -> None:
         """Log a table (e.g. the leaderboard)."""

@@ -84,6 +84,24 @@ def controller_identity(name: str, params: dict[str, Any]) -> str:
     return canonical_hash([name, params])
 
 
+#: The reward column of a stored training curve, by trainer: SB3's Monitor (each episode's return),
+#: ACC's and LAECN's own curves (the mean step reward over a stretch of training), RLlib's (the mean
+#: episode return of an iteration). Every stored curve also has ``timesteps`` (env steps so far).
+CURVE_REWARD_COLUMNS = ("episode_return", "mean_reward", "episode_return_mean")
+
+
+def curve_reward_column(curve: pd.DataFrame) -> str:
+    """The reward column of a training curve (:data:`CURVE_REWARD_COLUMNS`).
+
+    Raises:
+        KeyError: If it has none of them.
+    """
+    for column in CURVE_REWARD_COLUMNS:
+        if column in curve.columns:
+            return column
+    raise KeyError(f"a training curve has one of {CURVE_REWARD_COLUMNS}; got {list(curve.columns)}")
+
+
 def episode_row(store: ResultStore, command: str, controller_name: str, controller_params: dict[str, Any],
                 env_id: str, scenario: str, env_config: dict[str, Any], trace_hash: str, seed: int,
                 metrics: dict[str, float], *, episode_return: float | None = None, wall_s: float | None = None,

@@ -247,9 +247,19 @@ def test_train_agent_laecn_then_eval_on_held_out_traces_only(tmp_path):
     train_dir = tmp_path / "train"
     tiny = ["env.kwargs.episode_steps=6", "progress_bar=false"]
     assert cli.main(["train", "agent=laecn", "total_timesteps=14", "agent.learning_starts=16", "checkpoint_every=7",
-                     *tiny, f"hydra.run.dir={train_dir}"]) == 0
+                     *tiny, f"results.dir={tmp_path / 'store'}", "logger=tensorboard",
+                     f"hydra.run.dir={train_dir}"]) == 0
     meta = json.loads((train_dir / "agent.json").read_text())
     assert meta["agent"] == "laecn" and meta["env"]["interval_short"] == "5rtt"
+    # the training run is a row of the results store, with its learning curve, and logged
+    from ecngym.results import ResultStore
+
+    store = ResultStore(tmp_path / "store")
+    (run,) = store.episodes().itertuples()
+    assert (run.command, run.controller, run.timesteps) == ("train", "laecn", 14)
+    curve = store.frame(run.curve_path)
+    assert list(curve["timesteps"]) == list(curve["env_steps"]) and curve["mean_reward"].notna().all()
+    assert list((train_dir / "tensorboard").glob("train-laecn-seed1/events.out.tfevents.*"))
     assert (train_dir / "laecn.pt").is_file() and (train_dir / "checkpoints" / "laecn_14_steps.pt").is_file()
     # resume from a checkpoint continues the step count
     assert cli.main(["train", "agent=laecn", "total_timesteps=21", "agent.learning_starts=16", *tiny,
