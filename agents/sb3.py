@@ -83,8 +83,11 @@ class SB3Controller:
 
 
 def _acting_flops(policy: Any) -> int:
-    """Dense-layer FLOPs of one ``predict``: DQN's online Q-network; an actor-critic's features
-    extractor, actor MLP and action head (``predict`` does not run the critic)."""
+    """Dense-layer FLOPs of one ``predict``.
+
+    DQN's online Q-network; an actor-critic's features extractor, actor MLP and action head
+    (``predict`` does not run the critic).
+    """
     if hasattr(policy, "q_net"):
         return mlp_flops(policy.q_net)
     return (mlp_flops(policy.pi_features_extractor) + mlp_flops(policy.mlp_extractor.policy_net)

@@ -12,7 +12,20 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from ecngym.validation import Bytes, ConfigModel, Duration, Flag, OneOf, Real, Text, Whole, check, convert, field_error, plain
+from ecngym.validation import (
+    Bytes,
+    ConfigModel,
+    Duration,
+    Flag,
+    OneOf,
+    Real,
+    Text,
+    Whole,
+    check,
+    convert,
+    field_error,
+    plain,
+)
 
 #: Per-port features an observation can hold (see :mod:`ecngym.envs.observation`).
 FEATURES = ("queue", "max_queue", "utilization", "marked_rate", "kmin", "kmax", "pmax",
