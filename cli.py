@@ -40,7 +40,8 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("compare",): ("ecngym.experiment:compare_main", "one trace under several static ECN settings (bare fabric)"),
     ("leaderboard",): ("ecngym.results.leaderboard:main", "rank controllers from the results store, write the page"),
     ("eval",): ("ecngym.experiment:eval_main", "run one controller on one scenario, print the summary"),
-    ("train",): ("ecngym.experiment:train_main", "train an SB3 algorithm (DQN / PPO) on an env"),
+    ("train",): ("ecngym.experiment:train_main",
+                  "train an agent (agent=acc|laecn|haecn) or an SB3 algorithm (DQN / PPO) on an env"),
     ("trace", "generate"): ("ecngym.workloads.cli:generate_main", "generate a hashed traffic trace"),
     ("trace", "inspect"): ("ecngym.workloads.cli:inspect_main", "flows, achieved load, sizes and hash of a trace"),
     ("bench", "fabric"): ("ecngym.sim_backend.bench:main", "fabric speed and fidelity vs the HPCC reference"),
@@ -263,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
                 return exc.code if isinstance(exc.code, int) else 1
             return result if isinstance(result, int) else 0  # a sweep objective is no exit status
     subcommands = [words[1] for words in _COMMANDS if len(words) == 2 and words[0] == args[0]]
+    if subcommands and args[1:2] in (["-h"], ["--help"]):  # `ecngym bench --help`: the group's commands
+        print(f"usage: ecngym {args[0]} {{{','.join(subcommands)}}} [args]\n\n{_usage()}")
+        return 0
     if subcommands:
         print(f"ecngym {args[0]}: needs one of: {', '.join(subcommands)}\n\n{_usage()}", file=sys.stderr)
     else:

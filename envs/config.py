@@ -91,7 +91,10 @@ def _interval(value: Any) -> str | int:
         if not (math.isfinite(n) and 0 < n <= MAX_INTERVAL_RTTS):
             raise ValueError(f"got {value!r}, allowed: (0, {MAX_INTERVAL_RTTS:g}] base RTTs or a duration")
         return value.strip()
-    return convert(value, Duration(low=1))
+    try:
+        return convert(value, Duration(low=1))
+    except ValueError as exc:
+        raise ValueError(f"{exc}; or a number of base RTTs, e.g. '5rtt'") from None
 
 
 def _trace_window(value: Any) -> str | int:

@@ -43,9 +43,11 @@ class EcnTuningEnv(gym.Env):
     classes {1, 20, 50, 80, 160} µs. ``DctcpLargeIncast-v0`` is R-AQM's (r_aqm.md §5.1): 48-to-1
     incasts of 64 KB every 500 µs over WebSearch 20 %, lossy.)
 
-    Every scenario runs 100 steps per episode on a fresh trace: WebSearch background traffic
-    (30 % load on the star, 40 % on the leaf-spine) plus Poisson 64 KB incasts (8-way on the
-    star, 6-way on the leaf-spine, one every 200 µs on average).
+    Every scenario runs 100 steps per episode on a fresh trace. The RoCEv2 and the DCTCP
+    leaf-spine scenarios run WebSearch background traffic (30 % load on the star, 40 % on the
+    leaf-spine) plus Poisson 64 KB incasts (8-way on the star, 6-way on the leaf-spine, one every
+    200 µs on average); ``DctcpRttVariation-v0`` and ``DctcpLargeIncast-v0`` run the workloads
+    named above.
 
     ## Action Space
     A *unit* is what one action entry sets: all controlled ports (``action.scope="all"``), the

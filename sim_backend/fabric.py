@@ -271,7 +271,8 @@ class Fabric:
             pmax: Marking probability at Kmax, in [0, 1].
 
         Raises:
-            ConfigError: If a port is not a switch port, kmin > kmax or pmax outside [0, 1].
+            ConfigError: If a port is not a switch port or runs another AQM policy than RED,
+                kmin > kmax or pmax outside [0, 1].
         """
         if _typed_red_args(ports, kmin, kmax, pmax):
             # Already typed arrays (the envs' actions): the C++ call checks every port and value
@@ -357,7 +358,8 @@ class Fabric:
         """Set the PFC dynamic-threshold alpha and the per-port headroom of switches, from now.
 
         Raises:
-            ConfigError: If a switch index is out of range or alpha <= 0.
+            ConfigError: If a switch index is out of range, alpha is outside (0, 64] or a headroom
+                is not a size.
         """
         sw = _ids(switches, "switches", self.topology.num_switches)
         n = len(sw)
