@@ -33,9 +33,13 @@ from rich.table import Table
 from ecngym import __version__
 from ecngym.error import ConfigError, EcnGymError, check_whole
 from ecngym.files import write_atomically, write_text_atomically
+from ecngym.results.store import MAX_SEED
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
+
+#: Most episodes one ``ecngym eval`` plays (its seeds and row ids are listed up front).
+MAX_EPISODES = 100_000
 
 
 def load_trace(spec: str) -> tuple[Any, str]:
@@ -386,7 +390,8 @@ def objective(cfg: DictConfig, rows: list[dict[str, Any]]) -> float | None:
 def eval_main(cfg: DictConfig) -> float | None:
     """``ecngym eval``: run one controller on one scenario, store the episodes, print the summary."""
     console = Console(width=max(Console().width, 100))  # the summary table needs ~100 columns
-    episodes, seed = check_whole("episodes", cfg.episodes, 1), check_whole("seed", cfg.seed, 0)
+    seed = check_whole("seed", cfg.seed, 0, MAX_SEED)
+    episodes = check_whole("episodes", cfg.episodes, 1, min(MAX_EPISODES, MAX_SEED - seed + 1))
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = evaluate(cfg, cfg.controller, list(range(seed, seed + episodes)), "eval", console, out)
@@ -443,6 +448,7 @@ def train_main(cfg: DictConfig) -> None:
     from ecngym.agents import train
 
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
+    check_whole("seed", cfg.seed, 0, MAX_SEED)  # the run's row in the results store holds it
     if cfg.get("agent"):
         return _train_agent(cfg, out)
     hyper = OmegaConf.to_container(cfg.hyperparams, resolve=True) if cfg.get("hyperparams") else {}
@@ -573,7 +579,7 @@ def run_main(cfg: DictConfig) -> None:
     console = Console(width=max(Console().width, 130))  # the leaderboard needs ~130 columns
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    seeds = [check_whole(f"seeds[{i}]", s, 0) for i, s in enumerate(cfg.seeds)]
+    seeds = [check_whole(f"seeds[{i}]", s, 0, MAX_SEED) for i, s in enumerate(cfg.seeds)]
     if not seeds:
         raise ConfigError("seeds", "got an empty list; give at least one seed")
     controllers = benchmark_controllers(cfg)

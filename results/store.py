@@ -77,6 +77,8 @@ COLUMNS: dict[str, str] = {
     "artifacts_path": "VARCHAR",            # run directory / trained model (absolute)
 }
 METRICS_COLUMN = "metrics"                  # MAP(VARCHAR, DOUBLE): the env's episode summary, inference cost
+#: The largest episode seed a row can hold (the ``seed`` column is a signed 64-bit BIGINT).
+MAX_SEED = 2**63 - 1
 
 
 class StoreError(EcnGymError):
@@ -176,6 +178,7 @@ class ResultStore:
         if unknown:
             raise StoreError(f"row has unknown column(s) {sorted(unknown)}; allowed: {list(COLUMNS)}, "
                              f"{METRICS_COLUMN!r}")
+        _check_seed(row["seed"], f"row {row['row_id']}")
         metrics = {}
         for key, value in dict(row.get(METRICS_COLUMN, {})).items():
             try:
@@ -342,4 +345,11 @@ def _read_inbox_row(path: Path) -> dict[str, Any]:
     version = row.get("schema_version")
     if version != SCHEMA_VERSION:
         raise StoreError(_version_message(f"inbox row {path}", version if isinstance(version, int) else None))
+    _check_seed(row.get("seed"), f"inbox row {path} (move it out of the inbox to go on)")
     return row
+
+
+def _check_seed(seed: Any, what: str) -> None:
+    """Refuse a seed the BIGINT column cannot hold (DuckDB would fail the whole ingest on it)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise StoreError(f"{what}: seed {seed!r} is outside the store's range [0, 2^63 - 1]")

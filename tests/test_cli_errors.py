@@ -29,7 +29,13 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["eval", "-m", "controller=static_default,nope"], "controller: no option 'nope' in group 'controller'"),
     (["run", "fabric=nope"], "fabric: no option 'nope'"),
     (["eval", "controller=sb3"], "ecngym eval: error: controller.path: "),
-    (["eval", "episodes=0"], "episodes: got 0, allowed range is [1, inf)"),
+    (["eval", "episodes=0"], "episodes: got 0, allowed range is [1, 100000]"),
+    (["eval", "episodes=1e9"], "episodes: got 1000000000, allowed range is [1, 100000]"),  # was an OOM kill
+    # the results store's seed column is a BIGINT (a larger seed made every later ingest fail)
+    (["eval", "seed=9223372036854775808"], "seed: got 9223372036854775808, allowed range is [0, 9223372036854775807]"),
+    (["eval", "seed=9223372036854775807", "episodes=2"], "episodes: got 2, allowed range is [1, 1]"),
+    (["run", "seeds=[1,9223372036854775808]"], "seeds[1]: got 9223372036854775808, allowed range is"),
+    (["train", "seed=-1"], "seed: got -1, allowed range is [0, 9223372036854775807]"),
     # a key the config lacks: its node's keys and the closest (Hydra's own hint was "+key=", read by nothing)
     (["eval", "nosuchkey=1"], "nosuchkey: unknown key: the config has ['controller', 'env', 'episodes', 'logger', "
                               "'objective', 'results', 'seed']."),
@@ -38,7 +44,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["run", "leaderboard.scroe=mean"], "leaderboard.scroe: unknown key: leaderboard has ['html', 'score']. "
                                         "Did you mean 'score'?"),
     (["eval", "-m", "controller=static_default,bytetuning", "controller.window_intervals=5"],
-     "controller.window_intervals: unknown key: controller has ['_target_', 'setting']."),
+     "controller.window_intervals: unknown key: controller has ['_target_', 'name', 'setting']."),
     (["eval", "controller=bytetuning", "controller.window_intervals=5"],
      "Did you mean 'window_steps'? (+controller.window_intervals=... adds a key the config does not list"),
     # two unknown keys: the first is named (composing the rest for its node's keys failed too: it crashed)
