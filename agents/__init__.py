@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,13 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     if device != "cpu":
         import torch
 
-        if device.startswith("cuda") and not torch.cuda.is_available():
+        if not re.fullmatch(r"cuda(:\d+)?", device):
+            raise ConfigError("device", f"got {device!r}, allowed: 'cpu', 'cuda' or 'cuda:<index>'")
+        if not torch.cuda.is_available():
             raise ConfigError("device", f"got {device!r} but torch sees no CUDA device; use device=cpu")
+        index = int(device.partition(":")[2] or 0)
+        if index >= torch.cuda.device_count():
+            raise ConfigError("device", f"got {device!r}; torch sees {torch.cuda.device_count()} CUDA device(s)")
     common = dict(timesteps=timesteps, seed=seed, progress_bar=progress_bar, checkpoint_every=checkpoint_every,
                   resume=resume, device=device)
     if name == "acc" and framework == "sb3":

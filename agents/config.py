@@ -29,6 +29,12 @@ class DqnTrainingParams(ConfigModel):
     exploration_final_eps: Real(0, 1)
 
 
+class PolicyKwargs(ConfigModel):
+    """The Q-network's shape (SB3's ``policy_kwargs``; RLlib's ``fcnet_hiddens``): hidden layer widths."""
+
+    net_arch: list[Whole(1, 65536)] = Field(default_factory=lambda: [64, 64])
+
+
 class DoubleDqnParams(DqnTrainingParams):
     """Keyword arguments of :class:`~ecngym.agents.ddqn.DoubleDQN` that ACC sets."""
 
@@ -36,7 +42,7 @@ class DoubleDqnParams(DqnTrainingParams):
     gradient_steps: Whole(1)
     loss: OneOf("mse", "huber")
     overlap_updates: Flag = False
-    policy_kwargs: dict[str, Any] = Field(default_factory=dict)
+    policy_kwargs: PolicyKwargs = Field(default_factory=PolicyKwargs)
 
 
 class OnlineParams(ConfigModel):

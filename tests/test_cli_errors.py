@@ -35,6 +35,11 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["eval", "seed=9223372036854775808"], "seed: got 9223372036854775808, allowed range is [0, 9223372036854775807]"),
     (["eval", "seed=9223372036854775807", "episodes=2"], "episodes: got 2, allowed range is [1, 1]"),
     (["run", "seeds=[1,9223372036854775808]"], "seeds[1]: got 9223372036854775808, allowed range is"),
+    (["train", "agent=acc", "agent.hyperparams.policy_kwargs.net_arch=[64,-5]"],
+     "agent.hyperparams.policy_kwargs.net_arch[1]: got -5"),  # was torch's negative-dimension traceback
+    (["train", "agent=acc", "+agent.hyperparams.policy_kwargs.activation=tanh"],
+     "agent.hyperparams.policy_kwargs.activation"),
+    (["train", "agent=acc", "device=tpu"], "device: got 'tpu', allowed: 'cpu', 'cuda' or 'cuda:<index>'"),
     (["train", "seed=-1"], "seed: got -1, allowed range is [0, 9223372036854775807]"),
     # a key the config lacks: its node's keys and the closest (Hydra's own hint was "+key=", read by nothing)
     (["eval", "nosuchkey=1"], "nosuchkey: unknown key: the config has ['controller', 'env', 'episodes', 'logger', "
