@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ DEFAULT_PRIORITY = 3
 #: Destination port of flows whose table gives none: the HPCC traffic generator's (its incast
 #: flows use 200). The HPCC ECMP hash (``FabricConfig.ecmp_hash="hpcc"``) hashes it.
 DEFAULT_DPORT = 100
+#: An HPCC flow file's start: whole seconds, then up to 9 decimals (ns); no sign, no exponent.
+_START_S = re.compile(r"([0-9]+)(?:\.([0-9]{1,9}))?")
 
 
 def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None) -> pd.DataFrame:
@@ -166,38 +169,52 @@ def _load(path: Path, topology: Any = None) -> Any:
 def read_hpcc_flow_file(path: str | Path, topology: Any = None) -> pd.DataFrame:
     """Read the HPCC flow format: line 1 the count; then ``src dst priority dport size start_s``.
 
+    Each flow line has exactly those 6 columns; ``start_s`` is a non-negative number of seconds
+    with at most 9 decimals (parsed exactly to the ns). The count must equal the number of flow
+    lines. Blank lines are skipped (line numbers in errors count them).
+
     ``src`` / ``dst`` are node ids of the topology file; given its ``topology``
     (:func:`~ecngym.sim_backend.topology.from_hpcc_file`), they become our host indices
     (:meth:`Topology.hosts_of_node_ids`); without it they are taken as host indices.
 
     Raises:
-        ConfigError: Naming the file and line of a malformed entry.
+        ConfigError: Naming the file and line of a malformed entry: a header that is not one
+            whole number, a count other than the number of flow lines, a line without exactly
+            6 columns, a non-integer field, or a start that is negative or not ``S[.fffffffff]``.
     """
     path = Path(path)
+    field = f"flows ({path})"
     try:
-        lines = [ln.split() for ln in path.read_text().splitlines() if ln.strip()]
+        text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"flows ({path})", f"cannot read as an HPCC flow file: {exc}") from None
+        raise ConfigError(field, f"cannot read as an HPCC flow file: {exc}") from None
+    lines = [(no, ln.split()) for no, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
     if not lines:
-        raise ConfigError(f"flows ({path})", "empty file")
-    try:
-        count = int(lines[0][0])
-    except ValueError:
-        raise ConfigError(f"flows ({path})", "line 1: expected the flow count") from None
+        raise ConfigError(field, "empty file")
+    header_no, header = lines[0]
+    if len(header) != 1 or not re.fullmatch(r"[0-9]+", header[0]):
+        raise ConfigError(field, f"line {header_no}: expected the flow count (one whole number >= 0), "
+                                 f"got {' '.join(header)!r}")
+    count = int(header[0])
+    if count != len(lines) - 1:
+        raise ConfigError(field, f"line {header_no}: header says {count} flows, file has "
+                                 f"{len(lines) - 1} flow lines")
     rows = []
-    for ln_no, parts in enumerate(lines[1 : 1 + count], start=2):
+    for ln_no, parts in lines[1:]:
+        expected = f"line {ln_no}: expected 6 columns 'src dst priority dport size start_s'"
+        if len(parts) != 6:
+            raise ConfigError(field, f"{expected}, got {len(parts)}: {' '.join(parts)!r}")
         try:
             src, dst, prio, dport, size = (int(x) for x in parts[:5])
-            # start in seconds with 9 decimals: parse exactly to ns (no float rounding)
-            whole, _, frac = parts[5].partition(".")
-            start_ns = int(whole) * 1_000_000_000 + int((frac + "000000000")[:9])
-        except (ValueError, IndexError):
-            raise ConfigError(
-                f"flows ({path})", f"line {ln_no}: expected 'src dst priority dport size start_s'"
-            ) from None
+        except ValueError:
+            raise ConfigError(field, f"{expected} with whole numbers, got {' '.join(parts)!r}") from None
+        start = _START_S.fullmatch(parts[5])
+        if start is None:
+            raise ConfigError(field, f"line {ln_no}: start_s must be seconds >= 0 with at most 9 "
+                                     f"decimals (S or S.fffffffff), got {parts[5]!r}")
+        # exact to the ns (no float rounding)
+        start_ns = int(start[1]) * 1_000_000_000 + int((start[2] or "").ljust(9, "0"))
         rows.append((src, dst, size, start_ns, prio, dport))
-    if len(rows) != count:
-        raise ConfigError(f"flows ({path})", f"header says {count} flows, file has {len(rows)}")
     table = pd.DataFrame(rows, columns=["src", "dst", "size_bytes", "start_ns", "priority", "dport"])
     if topology is not None and len(table):
         for col in ("src", "dst"):

@@ -124,6 +124,34 @@ def test_flow_files_keep_the_destination_port_and_priority(tmp_path):
     assert exp.flows["dport"].tolist() == [100, 200] and exp.flows["priority"].tolist() == [3, 3]
 
 
+
+@pytest.mark.parametrize("text,message", [
+    ("1\n0 1 3 100 1000 -0.1\n", r"line 2: start_s must be seconds >= 0.*'-0\.1'"),
+    ("1\n0 1 3 100 1000 -1.5\n", r"line 2: start_s must be seconds >= 0.*'-1\.5'"),
+    ("1\n0 1 3 100 1000 0.0000000001\n", r"line 2: start_s .*at most 9 decimals"),
+    ("1\n0 1 3 100 1000 1e-3\n", r"line 2: start_s"),
+    ("1\n0 1 3 100 1000 0.1\n\n1 0 3 100 1000 0.2\n2 0 3 100 1000 0.3\n",
+     r"line 1: header says 1 flows, file has 3 flow lines"),
+    ("3\n0 1 3 100 1000 0.1\n", r"line 1: header says 3 flows, file has 1 flow lines"),
+    ("1 2\n0 1 3 100 1000 0.1\n", r"line 1: expected the flow count"),
+    ("1\n0 1 3 100 1000 0.1 7\n", r"line 2: expected 6 columns .*got 7"),
+    ("1\n\n0 1 3 100 1000\n", r"line 3: expected 6 columns .*got 5"),
+])
+def test_a_malformed_flow_file_names_the_line(tmp_path, text, message):
+    from ecngym.sim_backend.flows import read_hpcc_flow_file
+
+    (tmp_path / "flows.txt").write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        read_hpcc_flow_file(tmp_path / "flows.txt")
+
+
+def test_a_flow_file_start_is_read_exactly_to_the_ns(tmp_path):
+    from ecngym.sim_backend.flows import read_hpcc_flow_file
+
+    (tmp_path / "flows.txt").write_text("2\n0 1 3 100 1000 2\n1 0 3 100 1000 0.000000007\n")
+    assert read_hpcc_flow_file(tmp_path / "flows.txt")["start_ns"].tolist() == [2_000_000_000, 7]
+
+
 def _variant_25g(tmp_path: Path) -> Path:
     """Scenario A at 25 Gbps, as the reference's run.py makes it (--bw 25) from the same config.
 
