@@ -32,7 +32,7 @@ from rich.table import Table
 
 from ecngym import __version__
 from ecngym.error import ConfigError, EcnGymError, check_whole
-from ecngym.files import write_atomically, write_text_atomically
+from ecngym.files import check_output_path, write_atomically, write_text_atomically
 from ecngym.results.store import MAX_SEED
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
@@ -583,6 +583,7 @@ def run_main(cfg: DictConfig) -> None:
     if not seeds:
         raise ConfigError("seeds", "got an empty list; give at least one seed")
     controllers = benchmark_controllers(cfg)
+    html = check_output_path("leaderboard.html", cfg.leaderboard.html)  # before the run, not after it
     console.print(f"[bold]ecngym {__version__}[/] benchmark: {len(controllers)} controllers x {len(seeds)} seeds "
                   f"on {scenario_name(cfg)} ({cfg.env.id}); store {results_store(cfg).root}")
     failed, scenario_hash = {}, None
@@ -601,7 +602,7 @@ def run_main(cfg: DictConfig) -> None:
     console.print(f"simulated {len(controllers) - len(failed)} controllers in {time.perf_counter() - start:.0f} s")
     if scenario_hash is not None:
         leaderboard_from_store(results_store(cfg), console, score=str(cfg.leaderboard.score),
-                               html=hydra.utils.to_absolute_path(str(cfg.leaderboard.html)),
+                               html=hydra.utils.to_absolute_path(str(html)),
                                scenario_hashes=[scenario_hash])
     if failed and (cfg.controllers != "all" or scenario_hash is None):
         # named controllers must all run; with "all", one that does not fit the scenario (e.g. a

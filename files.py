@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ecngym.error import ConfigError
+
 
 def write_atomically(path: str | Path, write: Callable[[Path], Any]) -> Path:
     """Call ``write(tmp_path)`` on a temporary file next to ``path``, then rename it to ``path``.
@@ -39,3 +41,25 @@ def write_atomically(path: str | Path, write: Callable[[Path], Any]) -> Path:
 def write_text_atomically(path: str | Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (see :func:`write_atomically`)."""
     return write_atomically(path, lambda tmp: tmp.write_text(text))
+
+
+def check_output_path(field: str, path: Any, suffix: str | None = None) -> Path:
+    """Return ``path`` as a :class:`Path` if it can name a file to write, else raise.
+
+    Args:
+        field: The option that gave the path (``output``, ``--html``), named in the error.
+        path: The path as given.
+        suffix: The file suffix it must end in (``".parquet"``), or ``None`` for any.
+
+    Raises:
+        ConfigError: If ``path`` is not a string or path, is empty, ends in a path separator, is
+            an existing directory, or does not end in ``suffix``.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ConfigError(field, f"got {path!r}, expected the path of a file to write")
+    text = os.fspath(path)
+    if text.endswith(("/", os.sep)) or Path(text).is_dir():
+        raise ConfigError(field, f"got {text!r}, which is a directory; expected the path of a file to write")
+    if suffix is not None and Path(text).suffix != suffix:
+        raise ConfigError(field, f"got {text!r}, expected a file name ending in {suffix!r}")
+    return Path(text)

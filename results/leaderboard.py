@@ -38,6 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ecngym.error import ConfigError
+from ecngym.files import check_output_path
 from ecngym.results.store import ResultStore, StoreError, canonical_hash
 
 #: p99 FCT slowdown of flows under 100 KB: the latency that ECN tuning is mostly about (LAECN, ACC).
@@ -251,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--logger", choices=("none", "wandb", "tensorboard"), default="none",
                         help="also log the tables (W&B offline run / TensorBoard text) under the store")
     args = parser.parse_args(argv)
+    if args.html:
+        check_output_path("--html", args.html)
     store = ResultStore(args.store)
     logger = None
     if args.logger != "none":

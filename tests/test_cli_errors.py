@@ -75,6 +75,14 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     # the env's workload is named as the user gave it (was "trace.load", the generator's own name)
     (["eval", "+env.kwargs.workload.load=1.5"], "env.workload.load: got 1.5, allowed range is (0.0, 1.0)"),
     (["eval", "+env.kwargs.workload.incast.degree=99"], "env.workload.incast.degree: got 99, allowed range is [0, 15]"),
+    # an output path that is a directory, or a trace under another suffix, was an IsADirectoryError
+    # traceback or a Parquet file named .csv
+    (["trace", "generate", "output=/tmp"], "ecngym trace generate: error: output: got '/tmp', which is a directory"),
+    (["trace", "generate", "output=''"], "output: got '', expected the path of a file to write"),
+    (["trace", "generate", "output=t1.csv"], "output: got 't1.csv', expected a file name ending in '.parquet'"),
+    (["leaderboard", "--store", "S", "--html", "/tmp"],
+     "ecngym leaderboard: error: --html: got '/tmp', which is a directory"),
+    (["run", "leaderboard.html=/tmp"], "ecngym run: error: leaderboard.html: got '/tmp', which is a directory"),
 ])
 def test_cli_errors_exit_2_with_one_line_naming_the_field(args, message):
     proc = ecngym(*args)

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ecngym.error import ConfigError, EcnGymError
+from ecngym.files import check_output_path
 from ecngym.units import parse_rate_bps
 from ecngym.workloads.distributions import suggest
 from ecngym.workloads.generator import generate_trace_from_config
@@ -48,8 +49,8 @@ def _check_workload_overrides(args: list[str]) -> None:
 @hydra.main(version_base="1.3", config_path="../configs", config_name="trace")
 def _generate(cfg: DictConfig) -> None:
     try:
+        out = check_output_path("output", cfg.output, ".parquet")  # (Hydra's job.chdir is false)
         trace = generate_trace_from_config(OmegaConf.to_container(cfg, resolve=True))
-        out = Path(cfg.output)
         if not out.is_absolute():
             out = Path(hydra.utils.get_original_cwd()) / out
         trace.save(out)
