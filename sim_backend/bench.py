@@ -690,8 +690,14 @@ def main(argv: list[str] | None = None) -> int:
                                   stock=args.worker[5] if len(args.worker) > 5 else "", cc=args.worker[4])
         print(json.dumps(result))
         return 0
+    from ecngym.error import ConfigError
+    from ecngym.sim_backend import aqm
     from ecngym.sim_backend.config import SCHEDULERS
 
+    try:
+        aqm.resolve(args.aqm, "--aqm")  # here, not as a worker's traceback
+    except ConfigError as exc:
+        parser.error(str(exc))
     if args.stock_scheduler and args.stock_scheduler not in SCHEDULERS:
         parser.error(f"--stock-scheduler: got {args.stock_scheduler!r}, allowed: '', {', '.join(SCHEDULERS)}")
     if args.whole_process < 0:

@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 from ecngym.sim_backend.bench import _in_subprocess, _peak_rss_mb, bare_event_rate, wide_console
+from ecngym.sim_backend.topology import MAX_FAT_TREE_K
 
 DEFAULT_KS = (4, 8, 16)
 DEFAULT_LOADS = (0.3, 0.6)
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``ecngym bench scale``."""
     parser = argparse.ArgumentParser(prog="ecngym bench scale", description=__doc__.split("\n")[0])
     parser.add_argument("--k", default=",".join(map(str, DEFAULT_KS)),
-                        help="comma-separated even fat-tree arities (default 4,8,16)")
+                        help=f"comma-separated even fat-tree arities in [2, {MAX_FAT_TREE_K}] (default 4,8,16)")
     parser.add_argument("--loads", default=",".join(map(str, DEFAULT_LOADS)),
                         help="comma-separated WebSearch loads in (0, 1) (default 0.3,0.6)")
     parser.add_argument("--sim-time", default=DEFAULT_SIM_TIME,
@@ -180,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     ks = _floats(args.k, "--k", parser, int)
     loads = _floats(args.loads, "--loads", parser, float)
-    if not ks or any(k < 2 or k % 2 for k in ks):
-        parser.error(f"--k: need even arities >= 2, got {args.k!r}")
+    if not ks or any(k < 2 or k % 2 or k > MAX_FAT_TREE_K for k in ks):
+        parser.error(f"--k: need even arities in [2, {MAX_FAT_TREE_K}], got {args.k!r}")
     if not loads or any(not 0 < x < 1 for x in loads):
         parser.error(f"--loads: need loads in (0, 1), got {args.loads!r}")
     from ecngym.sim_backend.config import SCHEDULERS

@@ -88,8 +88,8 @@ def read_hpcc_keys(path: str | Path) -> dict[str, list[str]]:
     path = Path(path)
     try:
         text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(f"hpcc_config ({path})", f"cannot read: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:  # a binary file is no config either
+        raise ConfigError(f"hpcc_config ({path})", f"cannot read as an HPCC config: {exc}") from None
     keys: dict[str, list[str]] = {}
     for ln_no, line in enumerate(text.splitlines(), start=1):
         parts = line.split("#", 1)[0].split()

@@ -221,8 +221,12 @@ class _LeafSpine(ConfigModel):
     fabric_delay: LinkDelay
 
 
+#: Largest fat-tree arity (k = 64: 65,536 hosts, 5,120 switches).
+MAX_FAT_TREE_K = 64
+
+
 class _FatTree(ConfigModel):
-    k: Whole(2, 64)
+    k: Whole(2, MAX_FAT_TREE_K)
     link_rate: Rate()
     link_delay: LinkDelay
 
@@ -318,7 +322,7 @@ def fat_tree(k: int = 4, link_rate: Any = "100Gbps", link_delay: Any = "1us") ->
     """A k-ary fat-tree (Al-Fares et al.): k pods, k^3/4 hosts, 5k^2/4 switches.
 
     Raises:
-        ConfigError: If ``k`` is not an even number >= 2.
+        ConfigError: If ``k`` is not an even number in ``[2, MAX_FAT_TREE_K]``.
     """
     a = _FatTree.parse({"k": k, "link_rate": link_rate, "link_delay": link_delay}, "topology")
     k, rate, d = a.k, a.link_rate, a.link_delay
@@ -359,7 +363,7 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
     field_name = f"topology.path ({path})"
     try:
         lines = [ln.split() for ln in path.read_text().splitlines() if ln.strip()]
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:  # a binary file is no topology either
         raise ConfigError(field_name, f"cannot read: {exc}") from None
     try:
         n_nodes, n_switches, n_links = (int(x) for x in lines[0][:3])

@@ -32,6 +32,9 @@ def test_bench_scale_refuses_bad_arguments(capsys):
     for args in (["--k", "5"], ["--loads", "1.5"], ["--k", "x"], ["--scheduler", "fast"], ["--sim-time", "0us"]):
         assert cli.main(["bench", "scale", *args]) == 2, args
         assert "error" in capsys.readouterr().err
+    # beyond topology.fat_tree's bound: was a ConfigError traceback from the case, exit 1
+    assert cli.main(["bench", "scale", "--k", "1000"]) == 2
+    assert "--k: need even arities in [2, 64], got '1000'" in capsys.readouterr().err
 
 
 def test_bench_fabric_times_ours_stock_and_the_whole_process(capsys):
@@ -101,3 +104,10 @@ def test_bench_fabric_refuses_bad_cc_and_hpcc_options(capsys, tmp_path):
     bad.write_text("CC_MODE 10\n")
     assert cli.main(["bench", "fabric", "--hpcc-config", str(bad)]) == 2
     assert "CC_MODE 10" in capsys.readouterr().err
+    # an unknown AQM policy failed in the worker ("benchmark worker ... failed" and its traceback)
+    assert cli.main(["bench", "fabric", "--aqm", "foo"]) == 2
+    assert "--aqm: unknown AQM policy 'foo'; known: " in capsys.readouterr().err
+    binary = tmp_path / "config.bin"
+    binary.write_bytes(b"\xff\xfe\x00\x81binary")
+    assert cli.main(["bench", "fabric", "--hpcc-config", str(binary)]) == 2  # was a UnicodeDecodeError
+    assert "cannot read as an HPCC config" in capsys.readouterr().err

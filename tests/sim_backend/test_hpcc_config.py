@@ -80,6 +80,13 @@ def test_a_wrong_value_count_names_the_line(tmp_path):
         FabricConfig.from_hpcc_config(path)
 
 
+
+def test_a_binary_config_file_is_a_config_error(tmp_path):
+    path = tmp_path / "c.bin"
+    path.write_bytes(b"\xff\xfe\x00\x81binary")
+    with pytest.raises(ConfigError, match=r"hpcc_config .*cannot read"):  # was a UnicodeDecodeError
+        FabricConfig.from_hpcc_config(path)
+
 def _mixed_rate_experiment(tmp_path: Path) -> Path:
     """Two leaves of 2 hosts at 100 Gbps, one 400 Gbps spine link each, 2 us on the fabric links."""
     (tmp_path / "topo.txt").write_text(

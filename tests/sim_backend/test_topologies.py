@@ -109,3 +109,6 @@ def test_malformed_hpcc_topology_file_names_the_line(tmp_path):
         topology.from_hpcc_file(path)
     with pytest.raises(ConfigError, match="cannot read"):
         topology.from_hpcc_file(tmp_path / "missing.txt")
+    (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ConfigError, match="cannot read"):  # was a UnicodeDecodeError
+        topology.from_hpcc_file(tmp_path / "binary.txt")
