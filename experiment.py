@@ -185,7 +185,8 @@ def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
     """EcnTuningEnv overrides: ``env.kwargs`` plus any chosen fabric / topology / workload group.
 
     ``ecngym eval fabric=dcqcn_paper topology=leaf_spine workload=datamining`` replaces those parts
-    of the env's scenario by the group's config.
+    of the env's scenario by the group's config. ``+workload.<key>=...`` without a workload group
+    sets that key of the scenario's own workload (validated as ``env.workload.<key>``).
     """
     kwargs = OmegaConf.to_container(cfg.env.kwargs, resolve=True) if cfg.env.get("kwargs") else {}
     if cfg.get("fabric"):
@@ -194,7 +195,9 @@ def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
         kwargs["topology"] = OmegaConf.to_container(cfg.topology, resolve=True)
     if cfg.get("workload"):
         workload = OmegaConf.to_container(cfg.workload, resolve=True)
-        kwargs["workload"] = {**kwargs.get("workload", {}), "workload": workload.pop("name"), **workload}
+        name = workload.pop("name", None)  # absent when no group was chosen (``+workload.load=0.5`` alone)
+        kwargs["workload"] = {**kwargs.get("workload", {}), **({"workload": name} if name is not None else {}),
+                              **workload}
     return kwargs
 
 

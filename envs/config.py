@@ -57,6 +57,19 @@ REWARDS = ("acc", "pred", "fct")
 MAX_EPISODE_STEPS = 1_000_000
 #: Most base RTTs one control interval may span.
 MAX_INTERVAL_RTTS = 1e6
+#: :func:`ecngym.workloads.generate_trace` arguments that the scenario sets itself (from its
+#: topology, episode length and episode seed), so ``env.workload`` may not give them.
+SCENARIO_WORKLOAD_KEYS = ("hosts", "link_rate", "duration", "seed")
+
+
+@functools.cache
+def workload_keys() -> tuple[str, ...]:
+    """The keys ``env.workload`` takes: ``generate_trace``'s arguments less :data:`SCENARIO_WORKLOAD_KEYS`."""
+    import inspect
+
+    from ecngym.workloads import generate_trace
+
+    return tuple(k for k in inspect.signature(generate_trace).parameters if k not in SCENARIO_WORKLOAD_KEYS)
 
 
 def _ecn_setting(value: Any) -> list[Any]:
@@ -288,6 +301,26 @@ class EnvConfig(ConfigModel):
     seed: Whole(0, 2**64 - 1) | None = None
     delay_classes: list[Duration()] | None = Field(default=None, min_length=1)
     aqm: dict[str, Any] | Text | None = None
+
+    @model_validator(mode="after")
+    def _workload_keys(self) -> EnvConfig:
+        """Refuse a ``workload`` key that the generator does not take or that the scenario sets itself.
+
+        Raises:
+            ValueError: Naming ``workload.<key>`` (pydantic's ConfigError then names ``env.workload.<key>``).
+        """
+        from ecngym.workloads.distributions import suggest
+
+        allowed = workload_keys()
+        for key in self.workload:
+            if key in SCENARIO_WORKLOAD_KEYS:
+                raise field_error(f"workload.{key}", "is set by the scenario (hosts and link rate from the "
+                                  "topology, duration from interval x episode_steps, seed per episode); "
+                                  f"allowed keys: {', '.join(allowed)}")
+            if key not in allowed:
+                raise field_error(f"workload.{key}", f"unknown key; allowed keys: {', '.join(allowed)}."
+                                  f"{suggest(key, list(allowed))}")
+        return self
 
     def updated(self, overrides: Any, prefix: str = "") -> EnvConfig:
         """Return a validated copy with (nested) ``overrides`` merged in (:meth:`ConfigModel.updated`).

@@ -83,6 +83,13 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["leaderboard", "--store", "S", "--html", "/tmp"],
      "ecngym leaderboard: error: --html: got '/tmp', which is a directory"),
     (["run", "leaderboard.html=/tmp"], "ecngym run: error: leaderboard.html: got '/tmp', which is a directory"),
+    # unknown / scenario-set workload keys were TypeErrors from generate_trace; without a group, a KeyError
+    (["eval", "+env.kwargs.workload.lod=0.5"], "env.workload.lod: unknown key; allowed keys: workload, load,"),
+    (["eval", "+env.kwargs.workload.hosts=4"], "env.workload.hosts: is set by the scenario"),
+    (["eval", "workload=websearch", "+workload.bogus=4"], "env.workload.bogus: unknown key"),
+    (["eval", "+workload.lod=0.5"], "env.workload.lod: unknown key; allowed keys: workload, load, start, size, "
+                                    "cdf_file, phases, incast, permutation, all_to_all, long_lived, priority, "
+                                    "progress. Did you mean 'load'?"),
 ])
 def test_cli_errors_exit_2_with_one_line_naming_the_field(args, message):
     proc = ecngym(*args)
@@ -104,3 +111,14 @@ def test_a_valid_group_choice_still_runs(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "eval.json").exists() and (tmp_path / "eval.csv").exists()
     assert not list(tmp_path.glob(".*.tmp"))  # atomic writes leave no temporary files
+
+
+def test_workload_keys_without_a_workload_group_set_the_scenarios_workload():
+    from omegaconf import OmegaConf
+
+    from ecngym.experiment import env_kwargs
+
+    cfg = OmegaConf.create({"env": {"kwargs": {"episode_steps": 2}}, "workload": {"load": 0.5}})
+    assert env_kwargs(cfg)["workload"] == {"load": 0.5}  # was a KeyError on the group's missing 'name'
+    cfg = OmegaConf.create({"env": {"kwargs": {}}, "workload": {"name": "datamining", "load": 0.5}})
+    assert env_kwargs(cfg)["workload"] == {"workload": "datamining", "load": 0.5}

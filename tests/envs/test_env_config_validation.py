@@ -47,6 +47,11 @@ SHORT = {"episode_steps": 4}
     ({"seed": -1}, r"env\.seed: got -1, allowed range"),
     ({"seed": 1.5}, r"env\.seed: expected a whole number"),
     ({"seed": "1"}, r"env\.seed"),
+    # workload keys: an unknown one was a TypeError from generate_trace, one the scenario sets "multiple values"
+    ({"workload": {"lod": 0.5}}, r"env\.workload\.lod: unknown key; allowed keys: workload, load, .*Did you mean"),
+    ({"workload": {"hosts": 4}}, r"env\.workload\.hosts: is set by the scenario"),
+    ({"workload": {"duration": "1ms"}}, r"env\.workload\.duration: is set by the scenario"),
+    ({"workload": {"seed": 3}}, r"env\.workload\.seed: is set by the scenario"),
 ])
 def test_make_refuses_bad_overrides_naming_the_field(overrides, field):
     with pytest.raises(ConfigError, match=field):
