@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ecngym.error import ConfigError, EcnGymError
+from ecngym.validation import Text, check
 
 
 def build_controller(cfg: Mapping[str, Any] | Any) -> Any:
@@ -32,7 +33,8 @@ def build_controller(cfg: Mapping[str, Any] | Any) -> Any:
         The controller (see :class:`~ecngym.baselines.controller.Controller`).
 
     Raises:
-        ConfigError: On a missing or unimportable ``_target_``, an unknown key, or a bad value.
+        ConfigError: On a missing or unimportable ``_target_``, an unknown key, a ``name`` that is not
+            a non-empty string, or a bad value.
     """
     from hydra.errors import InstantiationException
     from hydra.utils import get_object, instantiate
@@ -56,6 +58,9 @@ def build_controller(cfg: Mapping[str, Any] | Any) -> Any:
     for key in node:
         if not key.startswith("_") and key not in allowed and not takes_any:
             raise ConfigError(f"controller.{key}", f"unknown parameter of {target}; allowed: {allowed}")
+    if node.get("name") is not None:  # every controller's display name (results rows, logger runs)
+        if not check("controller.name", node["name"], Text).strip():
+            raise ConfigError("controller.name", f"expected a non-empty name, got {node['name']!r}")
     missing = [k for k, p in params.items()
                if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
                and k not in node]

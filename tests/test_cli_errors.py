@@ -87,6 +87,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["eval", "+env.kwargs.workload.lod=0.5"], "env.workload.lod: unknown key; allowed keys: workload, load,"),
     (["eval", "+env.kwargs.workload.hosts=4"], "env.workload.hosts: is set by the scenario"),
     (["eval", "workload=websearch", "+workload.bogus=4"], "env.workload.bogus: unknown key"),
+    (["eval", "controller=bytetuning", "+controller.name=5"], "controller.name: expected a string, got 5"),
     (["eval", "+workload.lod=0.5"], "env.workload.lod: unknown key; allowed keys: workload, load, start, size, "
                                     "cdf_file, phases, incast, permutation, all_to_all, long_lived, priority, "
                                     "progress. Did you mean 'load'?"),

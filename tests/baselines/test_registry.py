@@ -45,6 +45,15 @@ def test_unknown_key_bad_value_and_bad_target_name_the_field():
         build_controller({"setting": "dcqcn"})
 
 
+@pytest.mark.parametrize("name", [5, True, ["a"], "", "  "])
+def test_a_controller_name_must_be_a_non_empty_string(name):
+    # a number was accepted and failed later in the results code (TypeError); "" silently became the default
+    for target in ("ecngym.baselines.bytetuning.ByteTuningController", "ecngym.baselines.StaticEcnController"):
+        with pytest.raises(ConfigError, match=r"controller\.name: "):
+            build_controller({"_target_": target, "name": name})
+    assert build_controller({"_target_": "ecngym.baselines.StaticEcnController", "name": "mine"}).name == "mine"
+
+
 def test_view_reports_ports_rates_interval_and_current_settings():
     env = EcnTuningEnv(episode_steps=3, action={"type": "continuous", "scope": "port"})
     env.reset(seed=0)
