@@ -79,6 +79,7 @@ from ecngym.baselines.static import STATIC_SETTINGS
 from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
 from ecngym.units import parse_bytes
+from ecngym.validation import Bytes, Real, Text, check
 
 #: The knobs of one layer's vector, in order (§1.2).
 KNOBS = ("kmin_bytes", "kmax_bytes", "pmax", "headroom_bytes", "alpha")
@@ -119,7 +120,8 @@ class ByteTuningController:
             (what :attr:`best_vector` returns).
         start_pfc: ``{"alpha": ..., "headroom": ...}`` to start from, or ``None`` (the preset's).
         tune: Knobs under search, a subset of ``kmin_bytes, kmax_bytes, pmax, headroom_bytes, alpha``.
-        pfc_layers: Layers whose PFC knobs are tuned (``None`` = every layer but ``spine``, §1.4).
+        pfc_layers: List of the layers whose PFC knobs are tuned, each a layer of the env's controlled
+            ports (checked at reset); ``None`` = every layer but ``spine`` (§1.4).
         per_switch: One vector per switch instead of per layer (no compression rule (c)).
         objective_switches: ``"all"`` or ``"receiver_side"`` (§1.4 rule (b)).
         objective: ``"eq14"`` (throughput / latency, the paper's runs) or ``"eq15"`` (fairness).
@@ -165,21 +167,12 @@ class ByteTuningController:
         self.coords_per_move = params.whole("coords_per_move", coords_per_move, 1)
         self.probe_others = params.whole("probe_others", probe_others, 0)
         self.max_rounds = params.whole("max_rounds", max_rounds, 1)
-        if isinstance(start, str):
-            params.choice("start", start, [*STATIC_SETTINGS, "env_default"])
-        elif isinstance(start, dict):
-            for unit, knobs in start.items():
-                if not isinstance(knobs, dict) or set(knobs) - set(KNOBS):
-                    raise ConfigError(f"controller.start.{unit}", f"expected a mapping of {list(KNOBS)}, got {knobs!r}")
-        elif not (isinstance(start, Sequence) and len(start) == 3):
-            raise ConfigError("controller.start", f"expected a static setting name, [kmin, kmax, pmax] or "
-                                                  f"{{unit: {{knob: value}}}} (a best_vector), got {start!r}")
-        self.start = start
+        self.start = self._start(start)
         self.start_pfc = self._start_pfc(start_pfc)
         if isinstance(tune, str) or not tune or any(k not in KNOBS for k in tune):
             raise ConfigError("controller.tune", f"got {tune!r}; a non-empty subset of {list(KNOBS)}")
         self.tune = tuple(k for k in KNOBS if k in tune)
-        self.pfc_layers = None if pfc_layers is None else [str(x) for x in pfc_layers]
+        self.pfc_layers = check("controller.pfc_layers", pfc_layers, list[Text] | None)
         self.per_switch = bool(params.choice("per_switch", per_switch, (True, False)))
         self.objective_switches = params.choice("objective_switches", objective_switches, ("all", "receiver_side"))
         self.objective = params.choice("objective", objective, ("eq14", "eq15"))
@@ -195,6 +188,41 @@ class ByteTuningController:
         self.log: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ parameters
+    @staticmethod
+    def _knob(field: str, knob: str, value: Any) -> float:
+        """One knob value: a size for the ``*_bytes`` knobs ("10KB" or bytes), else a number in its range.
+
+        Raises:
+            ConfigError: Naming ``field``.
+        """
+        kind = Bytes() if knob.endswith("_bytes") else Real(0, 1) if knob == "pmax" else Real(0, 64, low_open=True)
+        return float(check(field, value, kind))
+
+    @classmethod
+    def _start(cls, start: Any) -> str | list[float] | dict[str, dict[str, float]]:
+        """The start vector's config, values parsed (a vector's units are checked against the env at reset).
+
+        A setting name stays as it is; ``[kmin, kmax, pmax]`` and ``{unit: {knob: value}}`` get their sizes
+        in bytes and their numbers range-checked.
+
+        Raises:
+            ConfigError: Naming ``controller.start`` (or the bad entry in it).
+        """
+        if isinstance(start, str):
+            return params.choice("start", start, [*STATIC_SETTINGS, "env_default"])
+        if isinstance(start, dict):
+            vector = {}
+            for unit, knobs in start.items():
+                if not isinstance(knobs, dict) or set(knobs) - set(KNOBS):
+                    raise ConfigError(f"controller.start.{unit}", f"expected a mapping of {list(KNOBS)}, got {knobs!r}")
+                vector[unit] = {k: cls._knob(f"controller.start.{unit}.{k}", k, v) for k, v in knobs.items()}
+            return vector
+        if isinstance(start, Sequence) and len(start) == 3:
+            return [cls._knob(f"controller.start[{i}]", k, v)
+                    for i, (k, v) in enumerate(zip(ECN_KNOBS, start, strict=True))]
+        raise ConfigError("controller.start", f"expected a static setting name, [kmin, kmax, pmax] or "
+                                              f"{{unit: {{knob: value}}}} (a best_vector), got {start!r}")
+
     @staticmethod
     def _start_pfc(start_pfc: dict[str, Any] | None) -> dict[str, float] | None:
         if start_pfc is None:
@@ -259,8 +287,12 @@ class ByteTuningController:
             self.unit_ports = [view.port_layers == u for u in self.units]
             self.unit_switches = [np.unique(view.port_switches[m]) for m in self.unit_ports]
             unit_layer = list(self.units)
-        pfc_layers = self.pfc_layers if self.pfc_layers is not None else [x for x in set(view.port_layers)
-                                                                          if x != "spine"]
+        layers = sorted({str(x) for x in view.port_layers})
+        unknown = sorted(set(self.pfc_layers or []) - set(layers))
+        if unknown:
+            raise ConfigError("controller.pfc_layers", f"unknown {unknown}; this env's controlled ports are on "
+                                                       f"layers {layers}")
+        pfc_layers = self.pfc_layers if self.pfc_layers is not None else [x for x in layers if x != "spine"]
         self.unit_has_pfc = [layer in pfc_layers for layer in unit_layer]
         # the search coordinates: (unit, knob) for the tuned knobs (PFC knobs only where PFC is tuned)
         self.coords = [(u, k) for u, has_pfc in zip(self.units, self.unit_has_pfc, strict=True)
@@ -297,9 +329,7 @@ class ByteTuningController:
         elif isinstance(self.start, str):
             kmin, kmax, pmax = STATIC_SETTINGS[self.start].at_rate(rate)
         else:
-            kmin = parse_bytes(self.start[0], "controller.start")
-            kmax = parse_bytes(self.start[1], "controller.start")
-            pmax = params.real("start", self.start[2], 0, 1)
+            kmin, kmax, pmax = self.start
         pfc = view.pfc
         x: Vector = {}
         for u, ports, switches in zip(self.units, self.unit_ports, self.unit_switches, strict=True):
@@ -311,7 +341,10 @@ class ByteTuningController:
             if isinstance(self.start, dict):
                 if u not in self.start:
                     raise ConfigError("controller.start", f"a vector for {u!r} is missing; units are {self.units}")
-                x[u].update({k: float(v) for k, v in self.start[u].items()})
+                x[u].update(self.start[u])
+        if isinstance(self.start, dict) and set(self.start) - set(self.units):
+            extra = sorted(set(self.start) - set(self.units))
+            raise ConfigError(f"controller.start.{extra[0]}", f"unknown unit; units are {self.units}")
         for u, k in self.coords:
             lo, hi = self.bounds[k]
             if not lo <= x[u][k] <= hi:

@@ -1,5 +1,7 @@
 """ByteTuning (specs/bytetuning.md §3) on small real RoCEv2 scenarios."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -37,9 +39,17 @@ def run(controller, scenario, seed=1):
     ("controller.objective_switches", {"objective_switches": "spine"}), ("controller.seed", {"seed": -1}),
     ("controller.objective", {"objective": "eq16"}), ("controller.fairness_gamma", {"fairness_gamma": 0}),
     ("controller.fairness_epsilon", {"fairness_epsilon": -1}), ("controller.path_only", {"path_only": "yes"}),
+    # a start vector's values were float()ed at reset ("10KB": could not convert string to float)
+    ("controller.start.tor.kmin_bytes", {"start": {"tor": {"kmin_bytes": "10KX"}}}),
+    ("controller.start.tor.pmax", {"start": {"tor": {"pmax": "0.5"}}}),
+    ("controller.start.tor.alpha", {"start": {"tor": {"alpha": True}}}),
+    ("controller.start[2]", {"start": ["10KB", "50KB", 2]}),
+    # pfc_layers: "leaf" was split into letters, 5 was "'int' object is not iterable"
+    ("controller.pfc_layers", {"pfc_layers": "leaf"}), ("controller.pfc_layers", {"pfc_layers": 5}),
+    ("controller.pfc_layers", {"pfc_layers": ["tor", 5]}),
 ])
 def test_bad_parameters_name_the_field(field, kwargs):
-    with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+    with pytest.raises(ConfigError, match=re.escape(field)):
         ByteTuningController(**kwargs)
 
 
@@ -50,6 +60,24 @@ def test_start_outside_the_bounds_is_refused_at_reset():
     with pytest.raises(ConfigError, match="controller.bounds.kmin_bytes"):
         bt.reset(env)
     env.close()
+
+
+def test_start_vector_sizes_parse_units_and_pfc_layers_must_exist_in_the_env():
+    bt = ByteTuningController(variant="hold", start={"tor": {"kmin_bytes": "10KB", "kmax_bytes": "40KB"}},
+                              pfc_layers=["tor"])
+    env = EcnTuningEnv(**n_to_1(2, 3), **bt.env_overrides(None))
+    try:
+        env.reset(seed=0)
+        bt.reset(env)
+        assert bt.x0["tor"]["kmin_bytes"] == 10_000 and bt.x0["tor"]["kmax_bytes"] == 40_000
+        assert bt.unit_has_pfc == [True]
+        for bad, field in (({"pfc_layers": ["lef"]}, r"controller\.pfc_layers: unknown \['lef'\]; this env's "
+                                                     r"controlled ports are on layers \['tor'\]"),
+                           ({"start": {"tor": {}, "lef": {}}}, r"controller\.start\.lef: unknown unit")):
+            with pytest.raises(ConfigError, match=field):  # an unknown layer / unit was silently ignored
+                ByteTuningController(**bad).reset(env)
+    finally:
+        env.close()
 
 
 def test_annealing_tunes_ecn_and_pfc_online_and_logs_every_measurement():
