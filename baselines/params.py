@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ecngym.error import ConfigError
-from ecngym.validation import Real, Whole, check
+from ecngym.validation import Flag, Real, Whole, check
 
 
 def real(field: str, value: Any, low: float | None = None, high: float | None = None, *,
@@ -28,6 +28,15 @@ def real(field: str, value: Any, low: float | None = None, high: float | None = 
 def whole(field: str, value: Any, low: int | None = None, high: int | None = None) -> int:
     """``value`` as an int if it is a whole number in [low, high] (3.0 is 3; 2.5, "3", True are refused)."""
     return int(check(f"controller.{field}", value, Whole(low, high)))
+
+
+def flag(field: str, value: Any) -> bool:
+    """``value`` if it is a real boolean (1, 0 and "yes" are refused: ``1 in (True, False)`` holds).
+
+    Raises:
+        ConfigError: Naming ``controller.<field>``.
+    """
+    return bool(check(f"controller.{field}", value, Flag))
 
 
 def choice(field: str, value: Any, allowed: Sequence[Any]) -> Any:

@@ -144,7 +144,7 @@ class PredController:
             raise ConfigError("controller.lambda_max_per_mb", "only_qla sets Pmax = λ·(maxK − minK): "
                                                               f"{self.lambda_max} per MB over {self.maxk_bytes} B "
                                                               "exceeds probability 1")
-        self.mink_mode = params.choice("mink_mode", mink_mode, (True, False))
+        self.mink_mode = params.flag("mink_mode", mink_mode)
         self.t_qla, self.t_fcs = t_qla, t_fcs
         if not (isinstance(rtt, str) and rtt.strip().lower() == "base"):
             _rtt_multiple("rtt", rtt, 1)  # a duration > 0
@@ -158,7 +158,7 @@ class PredController:
         if reserved:
             raise ConfigError(f"controller.fcs_params.{sorted(reserved)[0]}", "set by the controller's own parameters")
         self.fcs_params = dict(fcs_params or {})
-        self.adjust = params.choice("adjust", adjust, (True, False))
+        self.adjust = params.flag("adjust", adjust)
         self.utility_kind = params.choice("utility", utility, ("paper", "t2"))
         self.t2_max_queue = params.real("t2_max_queue", t2_max_queue, 0, low_inclusive=False)
         self.packet_bytes = parse_bytes(packet_bytes, "controller.packet_bytes")

@@ -11,6 +11,7 @@ from gymnasium import spaces
 from ecngym.envs.config import ActionConfig, number
 from ecngym.error import ConfigError, InvalidAction, check_range
 from ecngym.units import parse_bytes
+from ecngym.validation import Real, check
 
 REFERENCE_RATE_BPS = 100e9
 #: Distinct discrete actions whose settings :meth:`EcnActionMapper.to_settings` remembers.
@@ -250,11 +251,7 @@ def _setting(field: str, entry: object) -> EcnSetting:
     if isinstance(entry, (str, bytes)) or not hasattr(entry, "__len__") or len(entry) != 3:
         raise ConfigError(field, f"expected [kmin, kmax, pmax], got {entry!r}")
     kmin, kmax = parse_bytes(entry[0], field + ".kmin"), parse_bytes(entry[1], field + ".kmax")
-    try:
-        pmax = float(entry[2])
-    except (TypeError, ValueError):
-        raise ConfigError(field + ".pmax", f"expected a probability in [0, 1], got {entry[2]!r}") from None
-    check_range(field + ".pmax", pmax, 0.0, 1.0)
+    pmax = check(field + ".pmax", entry[2], Real(0, 1))  # a number: not '0.5', not true
     if kmax < kmin:
         raise ConfigError(field, f"kmax {kmax} B < kmin {kmin} B")
     return EcnSetting(kmin, kmax, pmax)

@@ -47,6 +47,8 @@ def run(controller, scenario, seed=1):
     # pfc_layers: "leaf" was split into letters, 5 was "'int' object is not iterable"
     ("controller.pfc_layers", {"pfc_layers": "leaf"}), ("controller.pfc_layers", {"pfc_layers": 5}),
     ("controller.pfc_layers", {"pfc_layers": ["tor", 5]}),
+    # 1 and 0 passed the flags' `value in (True, False)` test (1 == True)
+    ("controller.per_switch", {"per_switch": 1}), ("controller.path_only", {"path_only": 0}),
 ])
 def test_bad_parameters_name_the_field(field, kwargs):
     with pytest.raises(ConfigError, match=re.escape(field)):

@@ -21,6 +21,9 @@ from ecngym.error import ConfigError
     ("controller.adjust", {"adjust": "no"}), ("controller.utility", {"utility": "t3"}),
     ("controller.rtt", {"rtt": "-80us"}),
     ("controller.t2_max_queue", {"t2_max_queue": 0}), ("controller.packet_bytes", {"packet_bytes": "0B"}),
+    # 1 and 0 passed the flags' `value in (True, False)` test (1 == True)
+    ("controller.mink_mode", {"mink_mode": 1}), ("controller.adjust", {"adjust": 1}),
+    ("controller.adjust", {"adjust": 0}),
 ])
 def test_bad_parameters_name_the_field(field, kwargs):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):

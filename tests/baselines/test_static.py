@@ -46,3 +46,11 @@ def test_continuous_encoding_is_exact():
 def test_unknown_setting():
     with pytest.raises(ConfigError, match="controller.setting"):
         StaticEcnController("magic")
+
+
+@pytest.mark.parametrize("setting", [["10KB", "50KB", "0.5"], ["10KB", "50KB", True], ["10KB", "50KB", None]])
+def test_a_custom_settings_pmax_must_be_a_number(setting):
+    # float(entry[2]) turned '0.5' into 0.5 and true into 1.0
+    with pytest.raises(ConfigError, match=r"controller\.setting\.pmax: "):
+        StaticEcnController(setting)
+    assert StaticEcnController(["10KB", "50KB", 0.5]).name == "static_custom"
