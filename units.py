@@ -114,3 +114,39 @@ def parse_rate_bps(value: object, field: str = "value") -> float:
     if not MIN_RATE_BPS <= r <= MAX_RATE_BPS:
         raise ConfigError(field, f"got {value!r}, allowed range is [1bps, 1e15bps] (1 Pbps)")
     return float(r)
+
+
+def is_rtt(value: object) -> bool:
+    """Whether ``value`` is a duration in base RTTs (``"5rtt"``, ``"1.25 RTT"``)."""
+    return isinstance(value, str) and value.strip().lower().endswith("rtt")
+
+
+def rtt_multiple(value: str, field: str = "value") -> float:
+    """The number of RTTs in ``"<x>rtt"``: finite, > 0 and at most 2^62 (an RTT is at least 1 ns).
+
+    Raises:
+        ConfigError: Naming ``field`` if it does not parse or is out of that range.
+    """
+    try:
+        x = float(value.strip()[:-3])
+    except ValueError:
+        raise ConfigError(field, f"cannot parse {value!r}; use e.g. '5rtt' or '20us'") from None
+    if not 0 < x <= MAX_TIME_NS:  # NaN fails too
+        raise ConfigError(field, f"got {value!r}, allowed: a number of base RTTs in (0, 2^62]")
+    return x
+
+
+def rtt_to_ns(value: str, rtt_ns: float, field: str = "value") -> int:
+    """``"<x>rtt"`` as whole nanoseconds, one RTT lasting ``rtt_ns`` (rounded to the nearest ns).
+
+    The one place a duration in RTTs becomes ns: nothing is clamped, a result below 1 ns (the
+    fabric's clock tick) or beyond 2^62 ns is refused.
+
+    Raises:
+        ConfigError: Naming ``field`` if the value does not parse or its duration is out of [1, 2^62] ns.
+    """
+    ns = rtt_multiple(value, field) * rtt_ns
+    if not 1 <= ns <= MAX_TIME_NS:
+        raise ConfigError(field, f"got {value!r} = {ns:.6g} ns with a base RTT of {rtt_ns:g} ns; allowed range "
+                                 "is [1, 2^62] ns")
+    return int(round(ns))

@@ -54,24 +54,26 @@ from ecngym.baselines import params
 from ecngym.envs.reward import pred_phi
 from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
-from ecngym.units import parse_bytes
+from ecngym.units import is_rtt, parse_bytes, parse_time_ns, rtt_multiple, rtt_to_ns
 
 #: Trial sign of the four slots of one A/B cycle (+, −, −, +), pred.md §3.3.
 SLOT_SIGNS = np.array([1, -1, -1, 1])
 BYTES_PER_MB = 1e6
 
 
-def _rtt_multiple(field: str, value: Any, rtt_ns: int) -> int:
-    """A duration given as ``"<x>rtt"`` or a time ("400us") -> ns."""
-    from ecngym.units import parse_time_ns
+def _rtt_multiple(field: str, value: Any, rtt_ns: float | None) -> int | None:
+    """A duration given as ``"<x>rtt"`` or a time ("400us") -> ns (> 0).
 
-    if isinstance(value, str) and value.strip().lower().endswith("rtt"):
-        try:
-            x = float(value.strip()[:-3])
-        except ValueError:
-            raise ConfigError(f"controller.{field}", f"cannot parse {value!r}; use e.g. '5rtt' or '400us'") from None
-        params.real(field, x, 0, low_inclusive=False)
-        return max(1, int(round(x * rtt_ns)))
+    With ``rtt_ns=None`` (before the env's RTT is known) an ``"<x>rtt"`` is only checked, and None returned.
+
+    Raises:
+        ConfigError: Naming ``controller.<field>``, also when ``"<x>rtt"`` comes to under 1 ns or over 2^62 ns.
+    """
+    if is_rtt(value):
+        if rtt_ns is None:
+            rtt_multiple(value, f"controller.{field}")
+            return None
+        return rtt_to_ns(value, rtt_ns, f"controller.{field}")
     ns = parse_time_ns(value, f"controller.{field}")
     if ns <= 0:
         raise ConfigError(f"controller.{field}", f"must be > 0, got {value!r}")
@@ -147,10 +149,10 @@ class PredController:
         self.mink_mode = params.flag("mink_mode", mink_mode)
         self.t_qla, self.t_fcs = t_qla, t_fcs
         if not (isinstance(rtt, str) and rtt.strip().lower() == "base"):
-            _rtt_multiple("rtt", rtt, 1)  # a duration > 0
+            _rtt_multiple("rtt", rtt, None)  # a duration > 0
         self.rtt = rtt
-        _rtt_multiple("t_qla", t_qla, 1)  # checked now; resolved against the env's RTT at reset
-        _rtt_multiple("t_fcs", t_fcs, 1)
+        _rtt_multiple("t_qla", t_qla, None)  # checked now; resolved against the env's RTT at reset
+        _rtt_multiple("t_fcs", t_fcs, None)
         self.scaling = params.choice("scaling", scaling, ("N", "SqrtN", "NSquared"))
         if fcs_params is not None and not isinstance(fcs_params, dict):
             raise ConfigError("controller.fcs_params", f"expected a mapping, got {fcs_params!r}")

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ecngym.error import ConfigError
+from ecngym.units import is_rtt, rtt_multiple, rtt_to_ns
 
 
 class StaticAqmController:
@@ -38,8 +39,9 @@ class StaticAqmController:
         except (TypeError, ValueError):
             raise ConfigError("controller.params", f"expected a mapping, got {params!r}") from None
         # durations in base RTTs ("1.25rtt": PRED's T_FCS) resolve against the env at reset
-        self.rtt_params = {k: _rtt_multiple(f"controller.params.{k}", v)
-                           for k, v in self.params.items() if isinstance(v, str) and v.strip().lower().endswith("rtt")}
+        self.rtt_params = {k: v for k, v in self.params.items() if is_rtt(v)}
+        for k, v in self.rtt_params.items():
+            rtt_multiple(v, f"controller.params.{k}")
         fixed = {k: v for k, v in self.params.items() if k not in self.rtt_params}
         aqm.validate_params(self.policy, {**fixed, **dict.fromkeys(self.rtt_params, 1)}, "controller.params")
         bad = [k for k in self.rtt_params if not k.endswith("_ns")]
@@ -57,24 +59,11 @@ class StaticAqmController:
         view = EnvView(env)
         self._action = view.hold_action()  # before the policy replaces RED: the env's RED mirror
         self.interval_steps = view.episode_steps + 1
-        params = {**self.params, **{k: max(1, round(x * view.base_rtt_ns)) for k, x in self.rtt_params.items()}}
+        params = {**self.params, **{k: rtt_to_ns(v, view.base_rtt_ns, f"controller.params.{k}")
+                                    for k, v in self.rtt_params.items()}}
         view.set_aqm(view.ports, self.policy, **params)
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
         """Hold the action: the ports' policy decides per packet."""
         return self._action
 
-
-def _rtt_multiple(field: str, value: str) -> float:
-    """The number of base RTTs in ``"1.25rtt"`` (> 0).
-
-    Raises:
-        ConfigError: Naming ``field`` if it does not parse or is not positive.
-    """
-    try:
-        x = float(value.strip()[:-3])
-    except ValueError:
-        raise ConfigError(field, f"cannot parse {value!r}; use e.g. '1.25rtt' or '100us'") from None
-    if not (x > 0 and x < float("inf")):
-        raise ConfigError(field, f"got {value!r}, allowed: a positive finite number of base RTTs")
-    return x

@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from ecngym.units import is_rtt
 from ecngym.validation import (
     Bytes,
     ConfigModel,
@@ -95,8 +96,11 @@ def _pair(kind: Any, value: Any) -> list[Any]:
 
 
 def _interval(value: Any) -> str | int:
-    """A control interval: a duration (> 0, stored in ns) or a number of base RTTs ("5rtt")."""
-    if isinstance(value, str) and value.strip().lower().endswith("rtt"):
+    """A control interval: a duration (> 0, stored in ns) or a number of base RTTs ("5rtt").
+
+    An RTT count stays a string: the scenario turns it into ns (:func:`ecngym.units.rtt_to_ns`).
+    """
+    if is_rtt(value):
         try:
             n = float(value.strip()[:-3])
         except ValueError:

@@ -19,7 +19,7 @@ from ecngym.error import ConfigError, check_range
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.flows import with_delay_classes
-from ecngym.units import parse_bytes, parse_time_ns
+from ecngym.units import is_rtt, parse_bytes, parse_time_ns, rtt_to_ns
 from ecngym.workloads import Trace, generate_trace
 
 
@@ -225,13 +225,8 @@ class EcnScenario:
         return obs if features == list(obs.features) else obs.model_copy(update={"features": features})
 
     def _interval(self, value: Any, field: str = "env.interval") -> int:
-        if isinstance(value, str) and value.strip().lower().endswith("rtt"):
-            try:
-                n = float(value.strip()[:-3])
-            except ValueError:
-                raise ConfigError(field, f"cannot parse {value!r}; use e.g. '5rtt' or '20us'") from None
-            check_range(field, n, 0, None, low_inclusive=False)
-            return max(1, int(round(n * self.base_rtt_ns)))
+        if is_rtt(value):
+            return rtt_to_ns(value, self.base_rtt_ns, field)
         ns = parse_time_ns(value, field)
         if ns <= 0:
             raise ConfigError(field, f"must be > 0, got {value!r}")

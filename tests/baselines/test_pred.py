@@ -20,6 +20,7 @@ from ecngym.error import ConfigError
     ("controller.lambda_max_per_mb", {"mode": "only_qla", "lambda_max_per_mb": 3.0}),
     ("controller.adjust", {"adjust": "no"}), ("controller.utility", {"utility": "t3"}),
     ("controller.rtt", {"rtt": "-80us"}),
+    ("controller.t_qla", {"t_qla": "1e30rtt"}),  # was accepted (t_fcs=1e30rtt was refused)
     ("controller.t2_max_queue", {"t2_max_queue": 0}), ("controller.packet_bytes", {"packet_bytes": "0B"}),
     # 1 and 0 passed the flags' `value in (True, False)` test (1 == True)
     ("controller.mink_mode", {"mink_mode": 1}), ("controller.adjust", {"adjust": 1}),
@@ -121,6 +122,8 @@ def test_t_qla_must_be_whole_env_steps():
     only_fcs = PredController(mode="only_fcs", t_qla="7.5rtt")  # no QLA slots: nothing to fit (was refused)
     only_fcs.reset(env)
     assert only_fcs.interval_steps == 3  # never within the 2-step episode
+    with pytest.raises(ConfigError, match=r"controller\.t_fcs: got '0.00001rtt' = .* ns with a base RTT"):
+        PredController(t_fcs="0.00001rtt").reset(env)  # was clamped to 1 ns
     env.close()
 
 

@@ -99,3 +99,10 @@ def test_a_duration_in_base_rtts_resolves_against_the_env():
         StaticAqmController("pred", {"lambda_qla": "2rtt"})
     with pytest.raises(ConfigError, match=r"controller.params.fcs_period_ns: got '-1rtt'"):
         StaticAqmController("pred", {"fcs_period_ns": "-1rtt"})
+    env = gym.make("ecngym/DctcpLargeIncast-v0", episode_steps=2)
+    try:
+        env.reset(seed=1)
+        with pytest.raises(ConfigError, match=r"controller\.params\.target_ns: got '0.000001rtt' = .* ns"):
+            StaticAqmController("codel", {"target_ns": "0.000001rtt"}).reset(env)  # was clamped to 1 ns
+    finally:
+        env.close()

@@ -42,6 +42,7 @@ SHORT = {"episode_steps": 4}
     ({"interval": "1e400rtt"}, r"env\.interval: got '1e400rtt', allowed"),
     ({"interval": "nanrtt"}, r"env\.interval"),
     ({"interval": "1e30s"}, r"env\.interval"),
+    ({"interval": "1e-9rtt"}, r"env\.interval: got '1e-9rtt' = .* ns with a base RTT of .*allowed range is \[1, "),
     ({"episode_steps": 10**7}, r"env\.episode_steps: got 10000000, allowed range is \[1, 1000000\]"),
     # the seed is checked when the env is made, not at the first reset
     ({"seed": -1}, r"env\.seed: got -1, allowed range"),

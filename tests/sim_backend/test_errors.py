@@ -26,6 +26,21 @@ def test_units_reject_malformed_values(parse, value, field):
         parse(value, field)
 
 
+def test_a_duration_in_rtts_becomes_whole_ns_or_is_refused_never_clamped():
+    from ecngym.units import rtt_to_ns
+
+    assert rtt_to_ns("1.25rtt", 4160, "t") == 5200 and rtt_to_ns(" 2 RTT", 0.75, "t") == 2
+    for value, rtt_ns in (("1e-9rtt", 4160), ("0.4rtt", 1), ("0.000001rtt", 4160)):  # were 1 ns
+        with pytest.raises(ConfigError, match=r"^t: got .* allowed range is \[1, 2\^62\] ns"):
+            rtt_to_ns(value, rtt_ns, "t")
+    for value in ("1e30rtt", "2e15rtt"):
+        with pytest.raises(ConfigError, match="^t: got"):
+            rtt_to_ns(value, 4160, "t")
+    for value in ("0rtt", "-1rtt", "nanrtt", "infrtt", "xrtt"):
+        with pytest.raises(ConfigError, match="^t: "):
+            rtt_to_ns(value, 4160, "t")
+
+
 def test_units_parse_human_values():
     assert parse_bytes("5KB") == 5000 and parse_bytes("32MiB") == 32 << 20 and parse_bytes(4000) == 4000
     assert parse_time_ns("10us") == 10_000 and parse_time_ns("0.001ms") == 1000
