@@ -7,12 +7,12 @@ environments are presets of it. Unknown keys raise :class:`ecngym.error.ConfigEr
 from __future__ import annotations
 
 import functools
-import math
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from ecngym.units import is_rtt
+from ecngym.error import ConfigError
+from ecngym.units import is_rtt, rtt_multiple
 from ecngym.validation import (
     Bytes,
     ConfigModel,
@@ -102,10 +102,10 @@ def _interval(value: Any) -> str | int:
     """
     if is_rtt(value):
         try:
-            n = float(value.strip()[:-3])
-        except ValueError:
-            raise ValueError(f"cannot parse {value!r}; use e.g. '5rtt' or '20us'") from None
-        if not (math.isfinite(n) and 0 < n <= MAX_INTERVAL_RTTS):
+            n = rtt_multiple(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message) from None
+        if n > MAX_INTERVAL_RTTS:
             raise ValueError(f"got {value!r}, allowed: (0, {MAX_INTERVAL_RTTS:g}] base RTTs or a duration")
         return value.strip()
     try:

@@ -61,5 +61,6 @@ def test_leaderboard_notebook_ranks_the_store(tmp_path):
 def test_training_curves_notebook_plots_every_training_run(tmp_path):
     text, figures = _execute("training_curves", tmp_path)
     assert "2 training runs" in text
-    assert len(re.findall(r"sb3_ppo seed \d: 10 episodes", text)) == 2  # 160 steps / 16 per episode
+    # an SB3 curve has one point per episode: 160 steps / 16 per episode
+    assert len(re.findall(r"sb3_ppo seed \d: 10 points, last episode_return", text)) == 2
     assert figures == 1
