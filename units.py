@@ -150,3 +150,27 @@ def rtt_to_ns(value: str, rtt_ns: float, field: str = "value") -> int:
         raise ConfigError(field, f"got {value!r} = {ns:.6g} ns with a base RTT of {rtt_ns:g} ns; allowed range "
                                  "is [1, 2^62] ns")
     return int(round(ns))
+
+
+def duration_ns(value: object, rtt_ns: float | None, field: str = "value") -> int | None:
+    """A positive duration, given as a time ("400us", ns) or in base RTTs ("5rtt"), as whole ns.
+
+    Args:
+        value: The duration as given.
+        rtt_ns: One base RTT in ns, or ``None`` before it is known: then an ``"<x>rtt"`` is only
+            checked (:func:`rtt_multiple`) and ``None`` returned.
+        field: The field named in errors.
+
+    Raises:
+        ConfigError: Naming ``field`` if the value does not parse, is not > 0, or an RTT form comes
+            to under 1 ns or over 2^62 ns (:func:`rtt_to_ns`).
+    """
+    if is_rtt(value):
+        if rtt_ns is None:
+            rtt_multiple(value, field)
+            return None
+        return rtt_to_ns(value, rtt_ns, field)
+    ns = parse_time_ns(value, field)
+    if ns <= 0:
+        raise ConfigError(field, f"must be > 0, got {value!r}")
+    return ns

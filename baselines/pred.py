@@ -54,30 +54,16 @@ from ecngym.baselines import params
 from ecngym.envs.reward import pred_phi
 from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
-from ecngym.units import is_rtt, parse_bytes, parse_time_ns, rtt_multiple, rtt_to_ns
+from ecngym.units import duration_ns, parse_bytes
 
 #: Trial sign of the four slots of one A/B cycle (+, −, −, +), pred.md §3.3.
 SLOT_SIGNS = np.array([1, -1, -1, 1])
 BYTES_PER_MB = 1e6
 
 
-def _rtt_multiple(field: str, value: Any, rtt_ns: float | None) -> int | None:
-    """A duration given as ``"<x>rtt"`` or a time ("400us") -> ns (> 0).
-
-    With ``rtt_ns=None`` (before the env's RTT is known) an ``"<x>rtt"`` is only checked, and None returned.
-
-    Raises:
-        ConfigError: Naming ``controller.<field>``, also when ``"<x>rtt"`` comes to under 1 ns or over 2^62 ns.
-    """
-    if is_rtt(value):
-        if rtt_ns is None:
-            rtt_multiple(value, f"controller.{field}")
-            return None
-        return rtt_to_ns(value, rtt_ns, f"controller.{field}")
-    ns = parse_time_ns(value, f"controller.{field}")
-    if ns <= 0:
-        raise ConfigError(f"controller.{field}", f"must be > 0, got {value!r}")
-    return ns
+def _duration_ns(field: str, value: Any, rtt_ns: float | None) -> int | None:
+    """``controller.<field>``: a time ("400us") or RTTs ("5rtt") as ns (:func:`ecngym.units.duration_ns`)."""
+    return duration_ns(value, rtt_ns, f"controller.{field}")
 
 
 class PredController:
@@ -149,10 +135,10 @@ class PredController:
         self.mink_mode = params.flag("mink_mode", mink_mode)
         self.t_qla, self.t_fcs = t_qla, t_fcs
         if not (isinstance(rtt, str) and rtt.strip().lower() == "base"):
-            _rtt_multiple("rtt", rtt, None)  # a duration > 0
+            _duration_ns("rtt", rtt, None)  # a duration > 0
         self.rtt = rtt
-        _rtt_multiple("t_qla", t_qla, None)  # checked now; resolved against the env's RTT at reset
-        _rtt_multiple("t_fcs", t_fcs, None)
+        _duration_ns("t_qla", t_qla, None)  # checked now; resolved against the env's RTT at reset
+        _duration_ns("t_fcs", t_fcs, None)
         self.scaling = params.choice("scaling", scaling, ("N", "SqrtN", "NSquared"))
         if fcs_params is not None and not isinstance(fcs_params, dict):
             raise ConfigError("controller.fcs_params", f"expected a mapping, got {fcs_params!r}")
@@ -190,8 +176,8 @@ class PredController:
         """
         self.view = view = EnvView(env)
         base = isinstance(self.rtt, str) and self.rtt.strip().lower() == "base"
-        self.rtt_ns = view.base_rtt_ns if base else _rtt_multiple("rtt", self.rtt, 1)
-        t_qla_ns = _rtt_multiple("t_qla", self.t_qla, self.rtt_ns)
+        self.rtt_ns = view.base_rtt_ns if base else _duration_ns("rtt", self.rtt, 1)
+        t_qla_ns = _duration_ns("t_qla", self.t_qla, self.rtt_ns)
         steps = t_qla_ns / view.interval_ns
         if self.mode == "only_fcs":  # no QLA slots: T_QLA need not fit the env's steps
             self.interval_steps = view.episode_steps + 1
@@ -200,7 +186,7 @@ class PredController:
                                                   f"{view.interval_ns} ns; set env interval or t_qla to match")
         else:
             self.interval_steps = int(round(steps))
-        self.t_fcs_ns = _rtt_multiple("t_fcs", self.t_fcs, self.rtt_ns)
+        self.t_fcs_ns = _duration_ns("t_fcs", self.t_fcs, self.rtt_ns)
         n = len(view.ports)
         self.lam = np.full(n, self.lambda_init)
         self.mink = np.full(n, float(self.mink_bytes))

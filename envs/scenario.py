@@ -19,7 +19,7 @@ from ecngym.error import ConfigError, check_range
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.flows import with_delay_classes
-from ecngym.units import is_rtt, parse_bytes, parse_time_ns, rtt_to_ns
+from ecngym.units import duration_ns, parse_bytes, parse_time_ns
 from ecngym.workloads import Trace, generate_trace
 
 
@@ -225,12 +225,7 @@ class EcnScenario:
         return obs if features == list(obs.features) else obs.model_copy(update={"features": features})
 
     def _interval(self, value: Any, field: str = "env.interval") -> int:
-        if is_rtt(value):
-            return rtt_to_ns(value, self.base_rtt_ns, field)
-        ns = parse_time_ns(value, field)
-        if ns <= 0:
-            raise ConfigError(field, f"must be > 0, got {value!r}")
-        return ns
+        return duration_ns(value, self.base_rtt_ns, field)
 
     # ------------------------------------------------------------------ episode
     def _load_trace(self, path: str) -> Trace:
