@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from stable_baselines3 import DQN
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
+from ecngym.agents.sb3 import without_log_dir
 from ecngym.error import ConfigError
 
 
@@ -65,6 +66,7 @@ class DoubleDQN(DQN):
         self.last_loss = float("nan")
         self.last_q_mean = float("nan")
         super().__init__(*args, **kwargs)
+        without_log_dir(self)  # (also when SB3's load() rebuilds one)
 
     def _on_step(self) -> None:
         """Only the exploration schedule: the target net is updated in :meth:`train`."""

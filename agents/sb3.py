@@ -119,6 +119,19 @@ def unchecked_distributions() -> Iterator[None]:
         torch.distributions.Distribution.set_default_validate_args(before)
 
 
+def without_log_dir(model: Any) -> Any:
+    """Give an SB3 model a logger that writes nowhere, and return the model.
+
+    Without one, every ``learn()`` of a model built with ``verbose=0`` and no ``tensorboard_log``
+    creates an empty ``$TMPDIR/SB3-<timestamp>`` directory that nothing removes (SB3's
+    ``configure_logger``); ecngym writes its own curves, so SB3's logger has nothing to keep.
+    """
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
+
+
 def fuse_adam(policy: Any) -> None:
     """Give a fresh SB3 policy torch's fused Adam (same update rule, one kernel per step).
 
@@ -214,7 +227,7 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
             raise ConfigError("algorithm", f"dqn needs a Discrete action space, this env has {venv.action_space}; "
                                            "use ppo, or one action unit (env.kwargs.action.scope=all, type discrete)")
         try:
-            model = cls("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **hyperparams)
+            model = without_log_dir(cls("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **hyperparams))
         except (AssertionError, ValueError, TypeError) as exc:  # SB3's own checks of the values
             raise ConfigError("hyperparams", f"{cls.__name__} refused them: {exc}") from None
         fuse_adam(model.policy)
