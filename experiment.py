@@ -546,6 +546,25 @@ def _store_training(cfg: DictConfig, name: str, params: dict[str, Any], model: P
 
 
 # ---------------------------------------------------------------------- the benchmark
+def _distinct_items(field: str, values: Any, example: str) -> list[Any]:
+    """``values`` as a list, checked to be a non-empty list without repeats.
+
+    A repeat would play the same episode again, under the same row id.
+
+    Raises:
+        ConfigError: On a non-list, an empty list or a repeated item, naming ``field``.
+    """
+    if not OmegaConf.is_list(values):
+        raise ConfigError(field, f"got {values!r}; give a list, e.g. {field}={example}")
+    items = list(values)
+    if not items:
+        raise ConfigError(field, "got an empty list; give at least one")
+    repeated = sorted({str(v) for v in items if items.count(v) > 1})
+    if repeated:
+        raise ConfigError(field, f"{', '.join(repeated)} given more than once; give each once")
+    return items
+
+
 def benchmark_controllers(cfg: DictConfig) -> dict[str, DictConfig]:
     """The controller configs ``ecngym run`` evaluates, by name.
 
@@ -553,7 +572,7 @@ def benchmark_controllers(cfg: DictConfig) -> dict[str, DictConfig]:
     mandatory ``???`` field such as a model path); a list names them.
 
     Raises:
-        ConfigError: On an unknown controller name.
+        ConfigError: On an unknown or repeated controller name, or an empty list.
     """
     directory = Path(__file__).resolve().parent / "configs" / "controller"
     known = sorted(p.stem for p in directory.glob("*.yaml"))
@@ -567,7 +586,7 @@ def benchmark_controllers(cfg: DictConfig) -> dict[str, DictConfig]:
         return chosen
     if isinstance(wanted, str) or not OmegaConf.is_list(wanted):
         raise ConfigError("controllers", f"got {wanted!r}; give 'all' or a list of names from {known}")
-    unknown = [n for n in wanted if n not in known]
+    unknown = [n for n in _distinct_items("controllers", wanted, "[static_dcqcn,pred]") if n not in known]
     if unknown:
         raise ConfigError("controllers", f"unknown controller(s) {unknown}; known: {known}")
     return {str(n): OmegaConf.load(directory / f"{n}.yaml") for n in wanted}
@@ -582,9 +601,8 @@ def run_main(cfg: DictConfig) -> None:
     console = Console(width=max(Console().width, 130))  # the leaderboard needs ~130 columns
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    seeds = [check_whole(f"seeds[{i}]", s, 0, MAX_SEED) for i, s in enumerate(cfg.seeds)]
-    if not seeds:
-        raise ConfigError("seeds", "got an empty list; give at least one seed")
+    seeds = [check_whole(f"seeds[{i}]", s, 0, MAX_SEED)
+             for i, s in enumerate(_distinct_items("seeds", cfg.seeds, "[1,2,3]"))]
     controllers = benchmark_controllers(cfg)
     html = check_output_path("leaderboard.html", cfg.leaderboard.html)  # before the run, not after it
     console.print(f"[bold]ecngym {__version__}[/] benchmark: {len(controllers)} controllers x {len(seeds)} seeds "

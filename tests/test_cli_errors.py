@@ -35,6 +35,10 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["eval", "seed=9223372036854775808"], "seed: got 9223372036854775808, allowed range is [0, 9223372036854775807]"),
     (["eval", "seed=9223372036854775807", "episodes=2"], "episodes: got 2, allowed range is [1, 1]"),
     (["run", "seeds=[1,9223372036854775808]"], "seeds[1]: got 9223372036854775808, allowed range is"),
+    (["run", "seeds=5"], "seeds: got 5; give a list, e.g. seeds=[1,2,3]"),  # was a TypeError traceback
+    (["run", "seeds=[1,2,1]"], "seeds: 1 given more than once; give each once"),  # was the same episode twice
+    (["run", "controllers=[]"], "controllers: got an empty list; give at least one"),  # was exit 0, nothing run
+    (["run", "controllers=[pred,static_dcqcn,pred]"], "controllers: pred given more than once"),
     (["train", "agent=acc", "agent.hyperparams.policy_kwargs.net_arch=[64,-5]"],
      "agent.hyperparams.policy_kwargs.net_arch[1]: got -5"),  # was torch's negative-dimension traceback
     (["train", "agent=acc", "+agent.hyperparams.policy_kwargs.activation=tanh"],
