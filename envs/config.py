@@ -307,6 +307,20 @@ class EnvConfig(ConfigModel):
     aqm: dict[str, Any] | Text | None = None
 
     @model_validator(mode="after")
+    def _trace_window_needs_a_trace(self) -> EnvConfig:
+        """Refuse a ``trace_window`` other than the default without a fixed ``trace`` (it would be ignored).
+
+        Raises:
+            ValueError: Naming ``trace_window``.
+        """
+        if self.trace is None and self.trace_window != "start":
+            given = repr(self.trace_window) if isinstance(self.trace_window, str) else f"{self.trace_window} ns"
+            raise field_error("trace_window", f"got {given} without env.trace: only a fixed "
+                              "trace has windows (each episode of a generated workload is its own trace); "
+                              "give env.trace=PATH or leave trace_window out")
+        return self
+
+    @model_validator(mode="after")
     def _workload_keys(self) -> EnvConfig:
         """Refuse a ``workload`` key that the generator does not take or that the scenario sets itself.
 

@@ -19,7 +19,7 @@ from ecngym.error import ConfigError, check_range
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.flows import with_delay_classes
-from ecngym.units import duration_ns, parse_bytes, parse_time_ns
+from ecngym.units import duration_ns, parse_bytes
 from ecngym.workloads import Trace, generate_trace
 
 
@@ -154,7 +154,7 @@ class EcnScenario:
         goodput_per_byte = 8e9 / (rates * self.interval_ns)
         self.reward = RewardFunction(cfg.reward, self.features.step_map, goodput_per_byte)
         self._fixed_trace = self._load_trace(cfg.trace) if cfg.trace else None
-        self._window = self._trace_window(cfg.trace_window)
+        self._window = cfg.trace_window  # "start", "random" or an offset in ns (EnvConfig checked it)
         self.trace_offset_ns = 0
         self.source_trace: Trace | None = None
         self.make_trace(0)  # validate the workload now, not at the first reset
@@ -238,17 +238,6 @@ class EcnScenario:
                 raise ConfigError("env.trace", f"uses host {top}; the topology has hosts "
                                                f"0..{self.topology.num_hosts - 1}")
         return trace
-
-    def _trace_window(self, value: Any) -> str | int:
-        if value in ("start", "random"):
-            return value
-        try:
-            ns = parse_time_ns(value, "env.trace_window")
-        except ConfigError:
-            raise ConfigError("env.trace_window", f"got {value!r}; allowed: 'start', 'random' or a duration") from None
-        if ns < 0:
-            raise ConfigError("env.trace_window", f"must be >= 0, got {value!r}")
-        return ns
 
     def make_trace(self, seed: int) -> Trace:
         """The episode's trace: a window of the fixed one, or a fresh one from the workload config and seed."""

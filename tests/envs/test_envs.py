@@ -156,7 +156,10 @@ def test_continuous_actions_map_to_documented_bounds():
      ({"reward": {"q_left": "1MB", "q_max": "500KB"}}, "env.reward.q_max"),
      ({"episode_steps": "many"}, "env.episode_steps"), ({"episode_steps": 2.5}, "env.episode_steps"),
      ({"observation": {"history": "3"}}, "env.observation.history"), ({"reward": {"beta": "x"}}, "env.reward.beta"),
-     ({"trace_window": "middle"}, "env.trace_window")],
+     ({"trace_window": "middle"}, "env.trace_window"),
+     # a window of no fixed trace was ignored: every generated episode starts at 0
+     ({"trace_window": "random"}, "env.trace_window: got 'random' without env.trace"),
+     ({"trace_window": "2ms"}, "env.trace_window: got 2000000 ns without env.trace")],
 )
 def test_bad_env_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError, match=field):
