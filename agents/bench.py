@@ -45,6 +45,7 @@ from dataclasses import fields
 from queue import Empty
 from typing import Any
 
+from ecngym.agents.learning import TRAIN_SEED
 from ecngym.agents.plateau import PlateauRule, measure_plateau
 from ecngym.error import ConfigError
 
@@ -315,11 +316,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(f"--{option.name.replace('_', '-')}", type=type(option.default),
                             default=option.default, help=f"--plateau: {option.metadata['help']} "
                                                          f"(default {option.default})")
-    parser.add_argument("--seed", type=int, default=7, help="--plateau: seed of the learner and the training "
-                                                            "traces (default 7, as the learning tests)")
+    parser.add_argument("--seed", type=int, default=TRAIN_SEED, help="--plateau: seed of the learner and the "
+                        f"training traces (default {TRAIN_SEED}, as the learning tests)")
     args = parser.parse_args(argv)
     if args.seed < 0:
         parser.error(f"--seed: got {args.seed}, must be >= 0")
+    plateau_only = [f"--{o.name.replace('_', '-')}" for o in fields(PlateauRule) if getattr(args, o.name) != o.default]
+    plateau_only += ["--seed"] if args.seed != TRAIN_SEED else []
+    if plateau_only and not args.plateau:  # they would be ignored
+        parser.error(f"{', '.join(plateau_only)}: only used with --plateau; add --plateau or leave them out")
     if args.plateau:
         try:
             rule = PlateauRule(**{option.name: getattr(args, option.name) for option in fields(PlateauRule)})

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.agents.learning import EVAL_SEEDS
+from ecngym.agents.learning import EVAL_SEEDS, TRAIN_SEED
 from ecngym.error import ConfigError, check_range, check_whole
 
 
@@ -101,7 +101,7 @@ def plateau_index(rewards: Sequence[float], window: int, patience: int, tol: flo
     return int(np.flatnonzero(smoothed(rewards, window) >= level - tol)[0])
 
 
-def measure_plateau(rule: PlateauRule, *, seed: int = 7, eval_seeds: Sequence[int] = EVAL_SEEDS,
+def measure_plateau(rule: PlateauRule, *, seed: int = TRAIN_SEED, eval_seeds: Sequence[int] = EVAL_SEEDS,
                     base_env: dict[str, Any] | None = None, out_dir: Path | None = None,
                     progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Train ACC until its held-out reward plateaus; the learning curve and the time to the plateau.

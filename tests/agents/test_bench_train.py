@@ -22,6 +22,15 @@ def test_bench_train_refuses_an_unknown_algorithm(capsys):
     assert cli.main(["bench", "train", "--algorithms", "a2c"]) == 2
 
 
+@pytest.mark.parametrize("args,named", [
+    (["--eval-every", "0"], "--eval-every"),  # was ignored (and never checked) without --plateau
+    (["--patience", "3", "--seed", "1"], "--patience, --seed"),
+])
+def test_bench_train_refuses_plateau_options_without_plateau(args, named, capsys):
+    assert cli.main(["bench", "train", "--algorithms", "acc", *args]) == 2
+    assert f"{named}: only used with --plateau" in capsys.readouterr().err
+
+
 def test_a_failing_measuring_process_is_reported_not_waited_for():
     # the child raises (no such algorithm in ALGORITHMS): before, the parent waited on its queue forever
     from ecngym.agents.bench import BenchChildError, in_fresh_process
