@@ -47,6 +47,8 @@ def agent_config(name: str, overrides: dict[str, Any] | None = None) -> dict[str
     merged = OmegaConf.merge(_load_agent_yaml(name), OmegaConf.create(overrides or {}))
     cfg = MODELS[name].parse(OmegaConf.to_container(merged, resolve=True), "agent").as_dict()
     EnvConfig().updated(cfg["env"], "agent.env")  # the agent's env overrides are valid env fields
+    if "online" in cfg:  # (ACC) checked now, not only once a run reaches its online phase
+        EnvConfig().updated(cfg["online"]["env"], "agent.online.env")
     return cfg
 
 

@@ -160,6 +160,9 @@ def test_acc_refuses_a_bad_granularity(tiny_env, tmp_path):
     ("acc", {"hyperparams": {"batch_size": 6.5}}, "agent.hyperparams.batch_size"),
     ("acc", {"hyperparams": {"lr": 0.1}}, "agent.hyperparams"),
     ("acc", {"online": {"timesteps": -1}}, "agent.online.timesteps"),
+    # checked with the offline phase's config, not first when (and if) the online phase starts
+    ("acc", {"online": {"timesteps": 0, "env": {"bogus": 1}}}, "agent.online.env.bogus"),
+    ("acc", {"online": {"env": {"interval": "0rtt"}}}, "agent.online.env.interval"),
     ("acc", {"hyperparams": {"overlap_updates": 1}}, "agent.hyperparams.overlap_updates"),
     ("laecn", {"trigger_penalty": "high"}, "agent.trigger_penalty"),
     ("laecn", {"policy_net": [256, 0]}, "agent.policy_net"),
