@@ -19,6 +19,8 @@ DEFAULT_PRIORITY = 3
 #: Destination port of flows whose table gives none: the HPCC traffic generator's (its incast
 #: flows use 200). The HPCC ECMP hash (``FabricConfig.ecmp_hash="hpcc"``) hashes it.
 DEFAULT_DPORT = 100
+#: A whole-number column of an HPCC flow line: digits, maybe a minus (the row checks name negatives).
+_INTEGER = re.compile(r"-?[0-9]+")
 #: An HPCC flow file's start: whole seconds, then up to 9 decimals (ns); no sign, no exponent.
 _START_S = re.compile(r"([0-9]+)(?:\.([0-9]{1,9}))?")
 
@@ -204,10 +206,9 @@ def read_hpcc_flow_file(path: str | Path, topology: Any = None) -> pd.DataFrame:
         expected = f"line {ln_no}: expected 6 columns 'src dst priority dport size start_s'"
         if len(parts) != 6:
             raise ConfigError(field, f"{expected}, got {len(parts)}: {' '.join(parts)!r}")
-        try:
-            src, dst, prio, dport, size = (int(x) for x in parts[:5])
-        except ValueError:
-            raise ConfigError(field, f"{expected} with whole numbers, got {' '.join(parts)!r}") from None
+        if not all(_INTEGER.fullmatch(x) for x in parts[:5]):  # (int() also takes '1_0' and '+5')
+            raise ConfigError(field, f"{expected} with whole numbers, got {' '.join(parts)!r}")
+        src, dst, prio, dport, size = (int(x) for x in parts[:5])
         start = _START_S.fullmatch(parts[5])
         if start is None:
             raise ConfigError(field, f"line {ln_no}: start_s must be seconds >= 0 with at most 9 "

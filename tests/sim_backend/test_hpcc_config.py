@@ -143,6 +143,9 @@ def test_flow_files_keep_the_destination_port_and_priority(tmp_path):
     ("1 2\n0 1 3 100 1000 0.1\n", r"line 1: expected the flow count"),
     ("1\n0 1 3 100 1000 0.1 7\n", r"line 2: expected 6 columns .*got 7"),
     ("1\n\n0 1 3 100 1000\n", r"line 3: expected 6 columns .*got 5"),
+    ("1\n0 1 3 100 1_000 0.1\n", r"line 2: expected 6 columns .* whole numbers, got '0 1 3 100 1_000 0\.1'"),
+    ("1\n+0 1 3 100 1000 0.1\n", r"line 2: expected 6 columns .* whole numbers"),  # int() took both
+    ("1\n0 1 3 100 1000.0 0.1\n", r"line 2: expected 6 columns .* whole numbers"),
 ])
 def test_a_malformed_flow_file_names_the_line(tmp_path, text, message):
     from ecngym.sim_backend.flows import read_hpcc_flow_file
