@@ -54,6 +54,7 @@ from ecngym.baselines import params
 from ecngym.envs.reward import pred_phi
 from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
+from ecngym.sim_backend.aqm import policy_spec
 from ecngym.units import duration_ns, parse_bytes
 
 #: Trial sign of the four slots of one A/B cycle (+, −, −, +), pred.md §3.3.
@@ -118,8 +119,9 @@ class PredController:
         self.lambda_init = params.real("lambda_init_per_mb", lambda_init_per_mb, self.lambda_min, self.lambda_max)
         self.delta_lambda = params.real("delta_lambda_per_mb", delta_lambda_per_mb, 0, self.lambda_min,
                                         low_inclusive=False, high_inclusive=False)
-        self.maxk_bytes = parse_bytes(maxk, "controller.maxk")
-        self.mink_bytes = parse_bytes(mink, "controller.mink")
+        fcs = policy_spec("pred")  # maxK and minK become the FCS policy's kmax / kmin: its ranges
+        self.maxk_bytes = fcs["kmax_bytes"].convert(maxk, "controller.maxk")
+        self.mink_bytes = fcs["kmin_bytes"].convert(mink, "controller.mink")
         self.delta_mink_bytes = parse_bytes(delta_mink, "controller.delta_mink")
         if not self.q_left_bytes < self.maxk_bytes:
             raise ConfigError("controller.q_left",

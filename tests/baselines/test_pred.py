@@ -25,6 +25,8 @@ from ecngym.error import ConfigError
     # 1 and 0 passed the flags' `value in (True, False)` test (1 == True)
     ("controller.mink_mode", {"mink_mode": 1}), ("controller.adjust", {"adjust": 1}),
     ("controller.adjust", {"adjust": 0}),
+    # past the FCS policy's kmax range: the error named the policy's field (aqm.pred.kmax_bytes)
+    ("controller.maxk", {"maxk": 10**15}),
 ])
 def test_bad_parameters_name_the_field(field, kwargs):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
