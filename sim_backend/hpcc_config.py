@@ -29,6 +29,7 @@ the whole experiment); ``ecngym run fabric=hpcc_file`` takes only the fabric set
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,60 @@ def _rate(keys: dict[str, list[str]], key: str) -> float:
     return parse_rate_bps(keys.get(key, [DEFAULTS.get(key, "")])[0], f"hpcc_config.{key}")
 
 
+def _whole(keys: dict[str, list[str]], key: str) -> int:
+    value = _num(keys, key)
+    if not value.is_integer():  # (third.cc reads these into integers: '2.5' would not be 2)
+        raise ConfigError(f"hpcc_config.{key}", f"expected a whole number, got {value:g}")
+    return int(value)
+
+
+def _us(keys: dict[str, list[str]], key: str) -> str:
+    value = _num(keys, key)  # (the DCQCN timers are in microseconds; every digit kept, "55us" stays "55us")
+    return f"{int(value)}us" if value.is_integer() else f"{value!r}us"
+
+
+def _global_t(keys: dict[str, list[str]], key: str) -> str:
+    return "global" if _flag(keys, key) else "pair"
+
+
+def _buffer_mib(keys: dict[str, list[str]], key: str) -> str:
+    return f"{_whole(keys, key)}MiB"
+
+
+#: FabricConfig fields read from one HPCC key each, with the reader: one table for the config and
+#: for errors, which name the key the file wrote. A key the file leaves out that third.cc has no
+#: default for (``RATE_AI``, ``RATE_HAI``) keeps the ``hpcc`` preset's value.
+_FIELDS: tuple[tuple[str, str, Callable[[dict[str, list[str]], str], Any]], ...] = (
+    ("mtu_payload", "PACKET_PAYLOAD_SIZE", _whole),
+    ("dcqcn.alpha_interval", "ALPHA_RESUME_INTERVAL", _us),
+    ("dcqcn.decrease_interval", "RATE_DECREASE_INTERVAL", _us),
+    ("dcqcn.increase_timer", "RP_TIMER", _us),
+    ("dcqcn.g", "EWMA_GAIN", _num),
+    ("dcqcn.fast_recovery_steps", "FAST_RECOVERY_TIMES", _whole),
+    ("dcqcn.ai_rate", "RATE_AI", _rate),
+    ("dcqcn.hai_rate", "RATE_HAI", _rate),
+    ("dcqcn.min_rate", "MIN_RATE", _rate),
+    ("dcqcn.clamp_target_rate", "CLAMP_TARGET_RATE", _flag),
+    ("dctcp_rate.g", "EWMA_GAIN", _num),
+    ("dctcp_rate.ai_rate", "DCTCP_RATE_AI", _rate),
+    ("dctcp_rate.min_rate", "MIN_RATE", _rate),
+    ("timely.ai_rate", "RATE_AI", _rate),
+    ("timely.hai_rate", "RATE_HAI", _rate),
+    ("timely.min_rate", "MIN_RATE", _rate),
+    ("hpcc.target_util", "U_TARGET", _num),
+    ("hpcc.mi_thresh", "MI_THRESH", _whole),
+    ("hpcc.fast_react", "FAST_REACT", _flag),
+    ("hpcc.sample_feedback", "SAMPLE_FEEDBACK", _flag),
+    ("hpcc.int_multi", "INT_MULTI", _whole),
+    ("hpcc.min_rate", "MIN_RATE", _rate),
+    ("hpcc.ai_rate", "RATE_AI", _rate),
+    ("window.enabled", "HAS_WIN", _flag),
+    ("window.variable", "VAR_WIN", _flag),
+    ("window.scope", "GLOBAL_T", _global_t),
+    ("buffer.buffer", "BUFFER_SIZE", _buffer_mib),
+)
+
+
 def _rate_map(keys: dict[str, list[str]], key: str) -> dict[float, str]:
     values = keys.get(key)
     if values is None:
@@ -195,7 +250,6 @@ def fabric_config_from_keys(keys: dict[str, list[str]], source: str = "hpcc_conf
     if problems:
         raise ConfigError(f"hpcc_config ({source})", "unsupported: " + "; ".join(problems))
     cc = CC_MODES[int(_num(keys, "CC_MODE"))]
-    us = lambda key: f"{_num(keys, key):g}us"  # noqa: E731 (the DCQCN timers are in microseconds)
     kmin, kmax, pmax = (_rate_map(keys, k) for k in ("KMIN_MAP", "KMAX_MAP", "PMAX_MAP"))
     if not (kmin.keys() == kmax.keys() == pmax.keys()):
         raise ConfigError(f"hpcc_config ({source})", "KMIN_MAP, KMAX_MAP and PMAX_MAP must list the same "
@@ -204,39 +258,29 @@ def fabric_config_from_keys(keys: dict[str, list[str]], source: str = "hpcc_conf
     # ENABLE_QCN 0: switches never mark (thresholds no queue reaches)
     by_rate = {f"{rate:.0f}bps": {"kmin": f"{kmin[rate]}KB", "kmax": f"{kmax[rate]}KB", "pmax": float(pmax[rate])}
                for rate in kmin} if ecn_on else {}
-    min_rate = _rate(keys, "MIN_RATE")
-    cfg = FabricConfig.preset("hpcc")
-    return cfg.updated({
+    overrides: dict[str, Any] = {
         "cc": cc,
-        "mtu_payload": int(_num(keys, "PACKET_PAYLOAD_SIZE")),
-        "dcqcn": {
-            "alpha_interval": us("ALPHA_RESUME_INTERVAL"), "decrease_interval": us("RATE_DECREASE_INTERVAL"),
-            "increase_timer": us("RP_TIMER"), "g": _num(keys, "EWMA_GAIN"),
-            "fast_recovery_steps": int(_num(keys, "FAST_RECOVERY_TIMES")),
-            "ai_rate": _rate(keys, "RATE_AI") if "RATE_AI" in keys else cfg.dcqcn.ai_rate,
-            "hai_rate": _rate(keys, "RATE_HAI") if "RATE_HAI" in keys else cfg.dcqcn.hai_rate,
-            "min_rate": min_rate, "clamp_target_rate": _flag(keys, "CLAMP_TARGET_RATE"),
-        },
-        "dctcp_rate": {"g": _num(keys, "EWMA_GAIN"), "ai_rate": _rate(keys, "DCTCP_RATE_AI"),
-                       "min_rate": min_rate},
-        "timely": {
-            **({"ai_rate": _rate(keys, "RATE_AI")} if "RATE_AI" in keys else {}),
-            **({"hai_rate": _rate(keys, "RATE_HAI")} if "RATE_HAI" in keys else {}),
-            "min_rate": min_rate,
-        },
-        "hpcc": {
-            "target_util": _num(keys, "U_TARGET"), "mi_thresh": int(_num(keys, "MI_THRESH")),
-            "fast_react": _flag(keys, "FAST_REACT"), "sample_feedback": _flag(keys, "SAMPLE_FEEDBACK"),
-            "int_multi": int(_num(keys, "INT_MULTI")), "min_rate": min_rate,
-            **({"ai_rate": _rate(keys, "RATE_AI")} if "RATE_AI" in keys else {}),
-        },
-        "window": {"enabled": _flag(keys, "HAS_WIN"), "variable": _flag(keys, "VAR_WIN"),
-                   "scope": "global" if _flag(keys, "GLOBAL_T") else "pair"},
-        "buffer": {"buffer": f"{int(_num(keys, 'BUFFER_SIZE'))}MiB", "headroom_rule": "rate_delay",
-                   "headroom_delays": 3, "pfc_alpha_rule": "by_rate", "pfc_alpha": 0.125},
+        "buffer": {"headroom_rule": "rate_delay", "headroom_delays": 3, "pfc_alpha_rule": "by_rate",
+                   "pfc_alpha": 0.125},
         "ecn": {"by_rate": by_rate, "mark_at": "dequeue",
                 **({} if ecn_on else {"kmin": 1 << 50, "kmax": 1 << 50, "pmax": 0.0})},
-    })
+    }
+    for field, key, read in _FIELDS:
+        if key in keys or key in DEFAULTS:  # (else the preset's value stays)
+            *sections, name = field.split(".")
+            node = overrides
+            for section in sections:
+                node = node.setdefault(section, {})
+            node[name] = read(keys, key)
+    config = FabricConfig.preset("hpcc").updated(overrides)
+    try:
+        config.to_cpp()  # every range check, here, so that an error names the file's key
+    except ConfigError as exc:
+        key = next((k for f, k, _ in _FIELDS if exc.field == f"fabric.{f}"), None)
+        if key is None:
+            raise
+        raise ConfigError(f"hpcc_config.{key}", f"{exc.message} (as {exc.field}; {source})") from None
+    return config
 
 
 @dataclass

@@ -81,6 +81,26 @@ def test_a_wrong_value_count_names_the_line(tmp_path):
 
 
 
+@pytest.mark.parametrize("changes,message", [
+    # out of the fabric's range: the error names the file's key (it named fabric.dcqcn.g)
+    ({"EWMA_GAIN": "2"}, r"hpcc_config\.EWMA_GAIN: got 2\.0, allowed range is \(0, 1\] \(as fabric\.dcqcn\.g; "),
+    ({"U_TARGET": "1.5"}, r"hpcc_config\.U_TARGET: .*\(as fabric\.hpcc\.target_util; "),
+    # third.cc reads these into integers; int() made 16.5 MiB 16 and 2.5 recovery steps 2
+    ({"BUFFER_SIZE": "16.5"}, r"hpcc_config\.BUFFER_SIZE: expected a whole number, got 16\.5"),
+    ({"FAST_RECOVERY_TIMES": "2.5"}, r"hpcc_config\.FAST_RECOVERY_TIMES: expected a whole number"),
+])
+def test_a_value_out_of_range_names_the_hpcc_key(tmp_path, changes, message):
+    with pytest.raises(ConfigError, match=message):
+        FabricConfig.from_hpcc_config(_write_config(tmp_path, changes))
+
+
+def test_dcqcn_timers_keep_every_digit(tmp_path):
+    config = FabricConfig.from_hpcc_config(_write_config(tmp_path, {"RP_TIMER": "1234567", "ALPHA_RESUME_INTERVAL":
+                                                                    "0.1"}))
+    assert config.dcqcn.increase_timer == "1234567us"  # ':g' made it '1.23457e+06us'
+    assert config.dcqcn.alpha_interval == "0.1us"
+
+
 def test_a_binary_config_file_is_a_config_error(tmp_path):
     path = tmp_path / "c.bin"
     path.write_bytes(b"\xff\xfe\x00\x81binary")
