@@ -109,9 +109,15 @@ class EnvView:
         """The env action that sets these per-unit values (see ``EcnActionMapper.encode``).
 
         Raises:
-            InvalidAction: If the env's action space cannot express them.
+            InvalidAction: If the env's action space cannot express them, or sets another AQM
+                policy's parameters (``env.aqm``) than RED's thresholds.
         """
-        return self._scenario.actions.encode(kmin_bytes, kmax_bytes, pmax)
+        actions = self._scenario.actions
+        if isinstance(actions, AqmActionMapper):  # its encode takes that policy's parameters
+            raise InvalidAction(f"env.aqm: the env's action sets the {actions.policy!r} policy's "
+                                f"{list(actions.params)}, but this controller sets RED thresholds (kmin, kmax, "
+                                "pmax); leave env.aqm out, or use a controller of that policy")
+        return actions.encode(kmin_bytes, kmax_bytes, pmax)
 
     def set_pfc(self, switches: Any, alpha: Any, headroom_bytes: Any) -> None:
         """Set PFC dynamic-threshold alpha and headroom of switches (by index), from now.

@@ -234,3 +234,16 @@ def test_tuned_parameter_features_show_the_current_setting():
         make(aqm="r_aqm", observation={"features": ["queue", "aqm.stale_ns"]})
     with pytest.raises(ConfigError, match="env.observation.features"):
         make(observation={"features": ["queue", "aqm.kmin_bytes"]})  # RED's curve action: no such feature
+
+
+def test_a_red_threshold_controller_on_a_policy_action_is_refused_naming_env_aqm():
+    from ecngym.baselines.static import StaticEcnController
+
+    env = make(aqm="codel")
+    try:
+        env.reset(seed=0)
+        with pytest.raises(InvalidAction, match=r"env\.aqm: the env's action sets the 'codel' policy's "
+                                                r"\['target_ns', 'interval_ns'\], but this controller sets RED"):
+            StaticEcnController().reset(env)  # was a TypeError from the mapper's encode(**values)
+    finally:
+        env.close()
