@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
+from unittest import mock
 
 import nbclient
 import nbformat
@@ -14,10 +16,15 @@ NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 
 
 def _execute(name: str, tmp_path: Path) -> tuple[str, int]:
-    """Run a notebook; return its printed text and how many figures it drew."""
+    """Run a notebook; return its printed text and how many figures it drew.
+
+    The kernel's temporary directory is ``tmp_path`` (``$TMPDIR``), so the demo stores the notebooks
+    make there go with the test's directory instead of piling up in the machine's ``/tmp``.
+    """
     nb = nbformat.read(NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    with mock.patch.dict(os.environ, {"TMPDIR": str(tmp_path)}):
+        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                                resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = [out for c in nb.cells if c.cell_type == "code" for out in c.get("outputs", [])]
     text = "".join(out.get("text", "") + out.get("data", {}).get("text/plain", "") for out in outputs)
     return text, sum("image/png" in out.get("data", {}) for out in outputs)
@@ -46,6 +53,7 @@ def test_quickstart_runs_and_every_flow_finishes(tmp_path):
 
 def test_compare_controllers_reads_a_sweep_from_the_store_on_identical_traces(tmp_path):
     text, figures = _execute("compare_controllers", tmp_path)
+    assert len(list(tmp_path.glob("ecngym-store-*"))) == 1  # its demo store, in the test's directory
     assert "3 controllers, 6 episodes" in text
     assert "identical traces for every seed: True" in text
     assert figures == 1
@@ -53,6 +61,7 @@ def test_compare_controllers_reads_a_sweep_from_the_store_on_identical_traces(tm
 
 def test_leaderboard_notebook_ranks_the_store(tmp_path):
     text, figures = _execute("leaderboard", tmp_path)
+    assert len(list(tmp_path.glob("ecngym-store-*"))) == 1  # its demo store, in the test's directory
     assert "1 ranking(s)" in text and "rows ranked: 6" in text
     assert all(name in text for name in ("static_dcqcn", "static_hpcc", "static_vendor"))
     assert figures == 1
@@ -60,6 +69,7 @@ def test_leaderboard_notebook_ranks_the_store(tmp_path):
 
 def test_training_curves_notebook_plots_every_training_run(tmp_path):
     text, figures = _execute("training_curves", tmp_path)
+    assert len(list(tmp_path.glob("ecngym-store-*"))) == 1  # its demo store, in the test's directory
     assert "2 training runs" in text
     # an SB3 curve has one point per episode: 160 steps / 16 per episode
     assert len(re.findall(r"sb3_ppo seed \d: 10 points, last episode_return", text)) == 2
