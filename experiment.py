@@ -461,26 +461,17 @@ def train_main(cfg: DictConfig) -> None:
     path = train(partial(make_env, cfg), cfg.algorithm, cfg.total_timesteps, cfg.seed, out,
                  n_envs=cfg.n_envs, hyperparams=hyper, progress_bar=bool(cfg.progress_bar),
                  checkpoint_every=cfg.get("checkpoint_every", 0), threads=cfg.get("threads"))
-    write_text_atomically(out / "train.json", json.dumps(
-        {"version": __version__, "model": str(path), "seed": int(cfg.seed),
-         "config": OmegaConf.to_container(cfg, resolve=True), "env_config": env_config}, indent=2, default=str))
-    curve = training_curve(out / "monitor")
-    tail = curve["episode_return"].tail(10)
-    metrics = {"episodes": float(len(curve)), "timesteps": float(cfg.total_timesteps),
-               "return_last10_mean": float(tail.mean()) if len(tail) else float("nan")}
     params = {"algorithm": str(cfg.algorithm), "total_timesteps": int(cfg.total_timesteps), "n_envs": int(cfg.n_envs),
               "hyperparams": hyper}
-    row = _store_training(cfg, f"sb3_{cfg.algorithm}", params, path, env_config, out, curve, metrics)
-    Console().print(f"model: {path}\nresults: {results_store(cfg).root} (row {row['row_id'][:10]})\n"
-                    f"evaluate: ecngym eval env={cfg.env.name} controller=sb3 "
-                    f"controller.algorithm={cfg.algorithm} controller.path={path}")
+    _finish_training(cfg, out, f"sb3_{cfg.algorithm}", params, path, env_config, training_curve(out / "monitor"),
+                     f"evaluate: ecngym eval env={cfg.env.name} controller=sb3 controller.algorithm={cfg.algorithm} "
+                     f"controller.path={path}")
 
 
 def _train_agent(cfg: DictConfig, out: Path) -> None:
     """``ecngym train agent=acc|laecn|haecn [framework=sb3|rllib]``: train a learning agent, save the run."""
     from ecngym.agents import train_agent
     from ecngym.agents.common import agent_config
-    from ecngym.results import curve_reward_column
 
     raw = OmegaConf.to_container(cfg.agent, resolve=True)
     agent = agent_config(str(raw.get("name")), raw)  # validated: errors name agent.<field>
@@ -492,22 +483,13 @@ def _train_agent(cfg: DictConfig, out: Path) -> None:
                        checkpoint_every=cfg.get("checkpoint_every", 0), resume=cfg.get("resume"),
                        threads=cfg.get("threads"), device=str(cfg.get("device", "cpu")),
                        ray_address=cfg.get("ray", {}).get("address"))
-    write_text_atomically(out / "train.json", json.dumps(
-        {"version": __version__, "model": str(path), "seed": int(cfg.seed),
-         "config": OmegaConf.to_container(cfg, resolve=True), "env_config": base_env}, indent=2, default=str))
     curve = pd.read_csv(out / "curve.csv")
     curve.insert(0, "timesteps", curve["env_steps"])
-    reward = curve[curve_reward_column(curve)].tail(10)
-    metrics = {"timesteps": float(curve["timesteps"].iloc[-1]) if len(curve) else 0.0,
-               "curve_points": float(len(curve)), "reward_last10_mean": float(reward.mean()) if len(reward) else
-               float("nan")}
     framework = str(cfg.get("framework", "sb3"))
-    row = _store_training(cfg, agent["name"], {**agent, "framework": framework,
-                                                "total_timesteps": int(cfg.total_timesteps)},
-                          path, base_env, out, curve, metrics)
-    Console().print(f"model: {path}\nlearning curve: {out / 'curve.csv'}\n"
-                    f"results: {results_store(cfg).root} (row {row['row_id'][:10]})\nevaluate on held-out traces: "
-                    f"ecngym eval env={cfg.env.name} controller={agent['name']} controller.path={out} seed=1000")
+    _finish_training(cfg, out, agent["name"], {**agent, "framework": framework,
+                                                "total_timesteps": int(cfg.total_timesteps)}, path, base_env, curve,
+                     f"learning curve: {out / 'curve.csv'}\nevaluate on held-out traces: ecngym eval "
+                     f"env={cfg.env.name} controller={agent['name']} controller.path={out} seed=1000")
 
 
 def training_curve(monitor_dir: Path) -> pd.DataFrame:
@@ -526,11 +508,22 @@ def training_curve(monitor_dir: Path) -> pd.DataFrame:
                          "episode_length": curve["l"].to_numpy(), "wall_s": curve["t"].to_numpy()})
 
 
-def _store_training(cfg: DictConfig, name: str, params: dict[str, Any], model: Path, env_config: dict[str, Any],
-                    out: Path, curve: pd.DataFrame, metrics: dict[str, float]) -> dict[str, Any]:
-    """Commit the training run's row (learning curve, summary metrics, the model's path) and log the curve."""
-    from ecngym.results import episode_row, make_logger
+def _finish_training(cfg: DictConfig, out: Path, name: str, params: dict[str, Any], model: Path,
+                     env_config: dict[str, Any], curve: pd.DataFrame, next_steps: str) -> None:
+    """Record any finished training run, SB3 or agent, the same way.
 
+    Writes ``train.json``, commits the results-store row with the learning curve and its summary
+    (``timesteps`` asked for, ``curve_points``, ``reward_last10_mean`` over the trainer's reward
+    column), logs the curve, and prints where the model is and what to run next.
+    """
+    from ecngym.results import curve_reward_column, episode_row, make_logger
+
+    write_text_atomically(out / "train.json", json.dumps(
+        {"version": __version__, "model": str(model), "seed": int(cfg.seed),
+         "config": OmegaConf.to_container(cfg, resolve=True), "env_config": env_config}, indent=2, default=str))
+    reward = curve[curve_reward_column(curve)].tail(10) if len(curve) else pd.Series(dtype=float)
+    metrics = {"timesteps": float(cfg.total_timesteps), "curve_points": float(len(curve)),
+               "reward_last10_mean": float(reward.mean()) if len(reward) else float("nan")}
     store = results_store(cfg)
     row = episode_row(store, "train", name, params, cfg.env.id, scenario_name(cfg), env_config,
                       "training: one trace per episode seed", int(cfg.seed), metrics, curve=curve,
@@ -542,7 +535,7 @@ def _store_training(cfg: DictConfig, name: str, params: dict[str, Any], model: P
                      config=OmegaConf.to_container(cfg, resolve=True)) as logger:
         logger.log_curve(curve)
         logger.log_metrics(metrics, step=int(cfg.total_timesteps), prefix="train_summary")
-    return row
+    Console().print(f"model: {model}\nresults: {store.root} (row {row['row_id'][:10]})\n{next_steps}")
 
 
 # ---------------------------------------------------------------------- the benchmark

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from ecngym import cli
 
 
@@ -9,9 +11,18 @@ def test_train_writes_a_model_that_eval_loads(tmp_path):
     train_dir, eval_dir = tmp_path / "train", tmp_path / "eval"
     assert cli.main(["train", "algorithm=ppo", "total_timesteps=64", "progress_bar=false",
                      "+hyperparams.n_steps=32", "+hyperparams.batch_size=32",
-                     "env.kwargs.episode_steps=16", f"hydra.run.dir={train_dir}"]) == 0
+                     "env.kwargs.episode_steps=16", f"results.dir={tmp_path / 'store'}",
+                     f"hydra.run.dir={train_dir}"]) == 0
     model = train_dir / "model.zip"
     assert model.exists()
+    # its row sums the curve up as an agent's does: 64 steps / 16 per episode = 4 points
+    from ecngym.results import ResultStore
+
+    store = ResultStore(tmp_path / "store")
+    (run,) = store.episodes().itertuples()
+    curve = store.frame(run.curve_path)
+    assert (run.controller, run.timesteps, run.curve_points) == ("sb3_ppo", 64, 4) and len(curve) == 4
+    assert run.reward_last10_mean == pytest.approx(curve["episode_return"].mean())
     assert cli.main(["eval", "controller=sb3", f"controller.path={model}", "controller.algorithm=ppo",
                      "env.kwargs.episode_steps=16", f"hydra.run.dir={eval_dir}"]) == 0
     result = json.loads((eval_dir / "eval.json").read_text())
@@ -261,6 +272,8 @@ def test_train_agent_laecn_then_eval_on_held_out_traces_only(tmp_path):
     assert (run.command, run.controller, run.timesteps) == ("train", "laecn", 14)
     curve = store.frame(run.curve_path)
     assert list(curve["timesteps"]) == list(curve["env_steps"]) and curve["mean_reward"].notna().all()
+    assert run.curve_points == len(curve)
+    assert run.reward_last10_mean == pytest.approx(curve["mean_reward"].tail(10).mean())
     assert list((train_dir / "tensorboard").glob("train-laecn-seed1/events.out.tfevents.*"))
     assert (train_dir / "laecn.pt").is_file() and (train_dir / "checkpoints" / "laecn_14_steps.pt").is_file()
     # resume from a checkpoint continues the step count
