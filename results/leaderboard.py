@@ -43,8 +43,9 @@ from ecngym.results.store import ResultStore, StoreError, canonical_hash
 
 #: p99 FCT slowdown of flows under 100 KB: the latency that ECN tuning is mostly about (LAECN, ACC).
 DEFAULT_SCORE = "slowdown_p99_<100KB"
-#: Metrics where a larger value ranks higher.
-HIGHER_IS_BETTER = frozenset({"return", "utilization", "flows_finished", "reward_last10_mean"})
+#: Metrics where a larger value ranks higher (``return_last10_mean``: SB3 training rows stored
+#: before it became ``reward_last10_mean``, so older stores still rank the right way).
+HIGHER_IS_BETTER = frozenset({"return", "utilization", "flows_finished", "reward_last10_mean", "return_last10_mean"})
 #: Columns shown beside the score (when present).
 CONTEXT_METRICS = ("slowdown_p50_<100KB", "slowdown_p99_all", "queue_p99_bytes", "utilization", "inference_us_mean")
 #: Short column labels for the terminal table.
