@@ -39,7 +39,7 @@ from rich.table import Table
 
 from ecngym.error import ConfigError
 from ecngym.files import check_output_path
-from ecngym.results.store import ResultStore, StoreError, canonical_hash
+from ecngym.results.store import COLUMNS, ResultStore, StoreError, canonical_hash
 
 #: p99 FCT slowdown of flows under 100 KB: the latency that ECN tuning is mostly about (LAECN, ACC).
 DEFAULT_SCORE = "slowdown_p99_<100KB"
@@ -109,14 +109,15 @@ def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE,
         (the rankings, the refusals: one sentence per row kept out of a ranking and why).
 
     Raises:
-        ConfigError: If ``score`` is no metric of the rows.
+        ConfigError: If ``score`` is no metric of the rows (a provenance column of the store, such
+            as ``controller`` or ``seed``, is none).
     """
     rows = episodes[episodes["command"] != "train"]
     if scenario_hashes is not None:
         rows = rows[rows["scenario_hash"].isin(scenario_hashes)]
-    if score not in rows.columns:
-        known = sorted(c for c in rows.columns if c.startswith(("slowdown_", "queue_")) or c in HIGHER_IS_BETTER)
-        raise ConfigError("score", f"got {score!r}, not a metric of the stored episodes; known: {known}")
+    metrics = [c for c in rows.columns if c not in COLUMNS]  # the rest are the metrics MAP's keys
+    if score not in metrics:
+        raise ConfigError("score", f"got {score!r}, not a metric of the stored episodes; known: {sorted(metrics)}")
     # the latest row of each (scenario, controller, seed): a rerun with a newer version supersedes
     rows = rows.sort_values("created_at", kind="stable").drop_duplicates(
         ["scenario_hash", "controller_hash", "seed"], keep="last")

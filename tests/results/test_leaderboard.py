@@ -56,3 +56,13 @@ def test_the_terminal_table_shows_the_paired_column():
     console.print(rich_table(ranking))
     text = console.export_text()
     assert "Δ vs #1, paired CI" in text and "+1 [0.5, 1.5]" in text
+
+
+@pytest.mark.parametrize("score", ["controller", "trace_hash", "seed"])
+def test_a_provenance_column_is_no_score(score):
+    # 'controller' / 'trace_hash' were a ValueError traceback (float() of a name); 'seed' ranked by the seed
+    from ecngym.error import ConfigError
+
+    with pytest.raises(ConfigError, match=rf"^score: got '{score}', not a metric of the stored episodes; "
+                                          r"known: \['slowdown_p99_<100KB'\]"):
+        rank(_rows({"A": [1.0, 2.0, 3.0]}), score=score)
