@@ -54,13 +54,20 @@ def load_trace(spec: str) -> tuple[Any, str]:
     return spec, spec
 
 
-def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed: int) -> FabricConfig:
-    """The fabric config of one named ECN setting, validated; errors name ``ecn_settings.<name>.<field>``."""
+def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed: Any) -> FabricConfig:
+    """The fabric config of one named ECN setting, validated.
+
+    Raises:
+        ConfigError: Naming ``ecn_settings.<name>.<field>`` for a bad ECN field, ``seed`` for a
+            seed the fabric refuses (compare's ``seed`` is the fabric's), else the fabric's field.
+    """
     try:
         # a setting applies to every port: it replaces per-rate thresholds (an HPCC config's maps)
         setting = fabric_cfg.updated({"ecn": {"by_rate": {}, **ecn}, "seed": seed})
         setting.to_cpp()
     except ConfigError as exc:
+        if exc.field == "fabric.seed":
+            raise ConfigError("seed", exc.message) from None
         if not exc.field.startswith("fabric.ecn."):
             raise
         field = f"ecn_settings.{name}.{exc.field.removeprefix('fabric.ecn.')}"
@@ -77,7 +84,11 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
     Raises:
         ConfigError: On a bad fabric, topology, trace or ECN setting (naming the field).
     """
-    fabric_cfg = FabricConfig.from_dict(OmegaConf.to_container(cfg.fabric, resolve=True))
+    fabric = OmegaConf.to_container(cfg.fabric, resolve=True)
+    if "seed" in fabric:  # the top-level seed sets it for every setting
+        raise ConfigError("fabric.seed", f"got {fabric['seed']!r}; compare's fabric seed is the top-level seed "
+                                         f"(now {cfg.seed!r}): give seed={fabric['seed']!r} instead")
+    fabric_cfg = FabricConfig.from_dict(fabric)
     topo = Topology.from_config(OmegaConf.to_container(cfg.topology, resolve=True))
     ecn_settings = cfg.get("ecn_settings")  # None once deleted with ~ecn_settings
     if not ecn_settings:
@@ -86,7 +97,7 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
     for name, ecn in ecn_settings.items():
         if not isinstance(ecn, Mapping):
             raise ConfigError(f"ecn_settings.{name}", f"got {ecn!r}, expected a mapping {{kmin, kmax, pmax}}")
-        settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), int(cfg.seed))
+        settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), cfg.seed)
     flows, description = load_trace(str(cfg.trace))
     flows = as_flow_table(flows, num_hosts=topo.num_hosts)  # read and checked once, before any run
     if flows.empty:

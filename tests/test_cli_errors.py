@@ -76,6 +76,13 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["train", "agent=acc", "+ray.adress=auto"], "ray.adress: unknown key: nothing reads it ('+' adds a key to the "
                                                  "config); ray has ['address']. Did you mean 'address'?"),
     (["compare", "+limt=1ms"], "limt: unknown key: nothing reads it"),
+    # compare's seed is the fabric's: 'abc' was int()'s ValueError traceback, 2.5 ran as 2, true as 1,
+    # and a fabric.seed beside it was silently replaced
+    (["compare", "seed=abc"], "ecngym compare: error: seed: expected a whole number, got 'abc'"),
+    (["compare", "seed=2.5"], "ecngym compare: error: seed: expected a whole number, got 2.5"),
+    (["compare", "seed=-1"], "ecngym compare: error: seed: got -1, allowed range is [0, 18446744073709551615]"),
+    (["compare", "+fabric.seed=7"], "fabric.seed: got 7; compare's fabric seed is the top-level seed (now 1): "
+                                    "give seed=7 instead"),
     # the env's workload is named as the user gave it (was "trace.load", the generator's own name)
     (["eval", "+env.kwargs.workload.load=1.5"], "env.workload.load: got 1.5, allowed range is (0.0, 1.0)"),
     (["eval", "+env.kwargs.workload.incast.degree=99"], "env.workload.incast.degree: got 99, allowed range is [0, 15]"),
