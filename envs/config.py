@@ -253,7 +253,7 @@ class EnvConfig(ConfigModel):
 
     Attributes:
         topology: Topology config (``{"kind": "incast_star", ...}``).
-        fabric: Fabric config (``{"preset": "hpcc", ...}``).
+        fabric: Fabric config (``{"preset": "hpcc", ...}``), without ``seed``: the episode's seed seeds it.
         workload: Arguments of :func:`ecngym.workloads.generate_trace` except hosts, link rate,
             duration and seed, which come from the scenario.
         trace: Path of a fixed trace (Parquet from ``ecngym trace generate``, or an HPCC flow file)
@@ -318,6 +318,19 @@ class EnvConfig(ConfigModel):
             raise field_error("trace_window", f"got {given} without env.trace: only a fixed "
                               "trace has windows (each episode of a generated workload is its own trace); "
                               "give env.trace=PATH or leave trace_window out")
+        return self
+
+    @model_validator(mode="after")
+    def _fabric_seed_is_the_episodes(self) -> EnvConfig:
+        """Refuse ``fabric.seed``: every episode's fabric takes the episode's seed (it would be ignored).
+
+        Raises:
+            ValueError: Naming ``fabric.seed`` (pydantic's ConfigError then names ``env.fabric.seed``).
+        """
+        if "seed" in self.fabric:
+            raise field_error("fabric.seed", f"got {self.fabric['seed']!r}; each episode's fabric is seeded from "
+                              "the episode's seed (reset(seed=...); ecngym eval/run: seed=, seeds=), so a fabric "
+                              "seed would be ignored; leave it out")
         return self
 
     @model_validator(mode="after")

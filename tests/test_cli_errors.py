@@ -97,6 +97,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     # unknown / scenario-set workload keys were TypeErrors from generate_trace; without a group, a KeyError
     (["eval", "+env.kwargs.workload.lod=0.5"], "env.workload.lod: unknown key; allowed keys: workload, load,"),
     (["eval", "+env.kwargs.workload.hosts=4"], "env.workload.hosts: is set by the scenario"),
+    (["eval", "+fabric.seed=7"], "env.fabric.seed: got 7; each episode's fabric is seeded from the episode's seed"),
     (["eval", "workload=websearch", "+workload.bogus=4"], "env.workload.bogus: unknown key"),
     (["eval", "controller=bytetuning", "+controller.name=5"], "controller.name: expected a string, got 5"),
     (["eval", "+workload.lod=0.5"], "env.workload.lod: unknown key; allowed keys: workload, load, start, size, "

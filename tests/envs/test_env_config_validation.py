@@ -53,6 +53,8 @@ SHORT = {"episode_steps": 4}
     ({"workload": {"hosts": 4}}, r"env\.workload\.hosts: is set by the scenario"),
     ({"workload": {"duration": "1ms"}}, r"env\.workload\.duration: is set by the scenario"),
     ({"workload": {"seed": 3}}, r"env\.workload\.seed: is set by the scenario"),
+    # the episode's seed seeds its fabric: a fabric seed was silently ignored
+    ({"fabric": {"seed": 3}}, r"env\.fabric\.seed: got 3; each episode's fabric is seeded from the episode's seed"),
 ])
 def test_make_refuses_bad_overrides_naming_the_field(overrides, field):
     with pytest.raises(ConfigError, match=field):
