@@ -52,9 +52,10 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 
 from ecngym import __version__
-from ecngym.error import EcnGymError, InvalidAction, check_range, check_whole
+from ecngym.error import ConfigError, EcnGymError, InvalidAction, check_whole
 from ecngym.experiment import _user_errors, make_env
 from ecngym.opengym import protocol as pb
+from ecngym.validation import Real, Text, check
 
 
 class AgentTimeout(EcnGymError, TimeoutError):
@@ -95,6 +96,8 @@ def info_json(info: dict[str, Any], **extra: Any) -> str:
 
 _HANDSHAKE_FAILED = (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                      | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+#: Longest ``timeout_s`` / ``handshake_s``, in seconds: ZMQ takes its waits as C ints of milliseconds (~24.8 days).
+MAX_WAIT_S = (2**31 - 1) / 1000
 
 
 class OpenGymServer:
@@ -104,20 +107,21 @@ class OpenGymServer:
         env: The env to serve (an ecngym env, or any Gymnasium env with mappable spaces).
         host: Address of the agent (loopback by default).
         port: The agent's port (its REP socket is bound there).
-        timeout_s: How long to wait for the agent to connect or to answer a message.
+        timeout_s: How long to wait for the agent to connect or to answer a message, in
+            (0, :data:`MAX_WAIT_S`] seconds.
         handshake_s: How long a TCP peer may take to answer the ZMQ greeting before the port is
-            declared held by another program.
+            declared held by another program, in (0, :data:`MAX_WAIT_S`] seconds.
 
     Raises:
         UnsupportedSpace: If a space of ``env`` has no OpenGym equivalent.
+        ConfigError: On a bad ``host``, ``timeout_s`` or ``handshake_s`` (:meth:`check_settings`).
     """
 
     def __init__(self, env: Any, host: str = "127.0.0.1", port: int = 5555, timeout_s: float = 300.0,
                  handshake_s: float = 5.0) -> None:
         self.env = env
+        host, self.timeout_s, self.handshake_s = self.check_settings(host, timeout_s, handshake_s)
         self.address = f"tcp://{host}:{port}"
-        self.timeout_s = float(timeout_s)
-        self.handshake_s = float(handshake_s)
         self.obs_space, self.act_space = env.observation_space, env.action_space
         self.init_msg = pb.SimInitMsg(
             # ns3-gym's client uses these process ids only to kill the simulation on close; this
@@ -130,6 +134,19 @@ class OpenGymServer:
         self.encode_s = 0.0  # wall time building and serialising EnvStateMsg (observation, info JSON)
         self.state_bytes = 0  # bytes of EnvStateMsg sent
         self.states_sent = 0
+
+    @staticmethod
+    def check_settings(host: Any, timeout_s: Any, handshake_s: Any) -> tuple[str, float, float]:
+        """``host``, ``timeout_s`` and ``handshake_s`` checked (before an env is built, by the CLI, too).
+
+        Raises:
+            ConfigError: On an empty ``host`` or a wait that is not a number in (0, MAX_WAIT_S],
+                naming ``host``, ``timeout_s`` or ``handshake_s``.
+        """
+        if not check("host", host, Text).strip():
+            raise ConfigError("host", f"got {host!r}, expected the agent's host name or address (e.g. 127.0.0.1)")
+        wait = Real(0, MAX_WAIT_S, low_open=True)
+        return host, check("timeout_s", timeout_s, wait), check("handshake_s", handshake_s, wait)
 
     # ------------------------------------------------------------------ socket
     def _connect(self, what: str) -> tuple[zmq.Socket, zmq.Socket]:
@@ -172,7 +189,12 @@ class OpenGymServer:
         sock.setsockopt(zmq.HANDSHAKE_IVL, max(1, int(self.handshake_s * 1000)))
         monitor = sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
                                           | zmq.EVENT_HANDSHAKE_SUCCEEDED | _HANDSHAKE_FAILED)
-        sock.connect(self.address)
+        try:
+            sock.connect(self.address)
+        except zmq.ZMQError as exc:  # e.g. a host with a space: ZMQ cannot parse the endpoint
+            self._close(sock, monitor)
+            raise ConfigError("host", f"ZMQ cannot connect to {self.address!r} ({exc}); give the agent's host "
+                                      "name or address, e.g. 127.0.0.1") from None
         return sock, monitor
 
     @staticmethod
@@ -369,8 +391,7 @@ def serve_ns3gym_main(cfg: DictConfig) -> None:
     """Entry point of ``ecngym serve-ns3gym`` (Hydra: ``env=roce_incast port=5555 episodes=2``)."""
     port = check_whole("port", cfg.port, 1, 65535)
     episodes, seed = check_whole("episodes", cfg.episodes, 1), check_whole("seed", cfg.seed, 0)
-    timeout_s = check_range("timeout_s", float(cfg.timeout_s), 0, None, low_inclusive=False)
-    handshake_s = check_range("handshake_s", float(cfg.handshake_s), 0, None, low_inclusive=False)
+    OpenGymServer.check_settings(cfg.host, cfg.timeout_s, cfg.handshake_s)  # before the env is built
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     console = Console(stderr=True)
     env = make_env(cfg)
@@ -382,7 +403,7 @@ def serve_ns3gym_main(cfg: DictConfig) -> None:
 
     server = None
     try:
-        server = OpenGymServer(env, str(cfg.host), port, timeout_s, handshake_s)
+        server = OpenGymServer(env, cfg.host, port, cfg.timeout_s, cfg.handshake_s)
         obs_view = pb.space_from_description(server.init_msg.obsSpace)
         act_view = pb.space_from_description(server.init_msg.actSpace)
         console.print(f"ecngym {__version__} serve-ns3gym: {cfg.env.id} as the ns-3 simulation for the ns3-gym "

@@ -396,7 +396,22 @@ def test_a_listener_that_hangs_up_for_a_moment_is_tried_again(tmp_path, ctx):
     assert pd.read_csv(tmp_path / "serve" / "episodes.csv")["status"].tolist() == ["stopped"]
 
 
-@pytest.mark.parametrize(("override", "field"), [("port=70000", "port"), ("timeout_s=0", "timeout_s")])
-def test_bad_settings_name_the_field(tmp_path, override, field):
+@pytest.mark.parametrize(("override", "message"), [
+    ("port=70000", "port: got"), ("timeout_s=0", "timeout_s: got"),
+    # were a ValueError / OverflowError traceback (float('abc'), int(inf * 1000)) and an endless wait on 'tcp://:5555'
+    ("timeout_s=abc", "timeout_s: expected a finite number, got 'abc'"),
+    ("timeout_s=inf", "timeout_s: expected a finite number, got inf"),
+    ("handshake_s=1e7", "handshake_s: got 10000000.0, allowed range is (0, 2147483.647]"),
+    ("host=", "host: got '', expected the agent's host name or address")])
+def test_bad_settings_name_the_field(tmp_path, override, message):
     code, err = _finish(_serve(tmp_path, 5555, override))  # refused before any connection is tried
-    assert code == 2 and f"error: {field}: got" in err, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and f"error: {message}" in lines[0], err
+
+
+def test_a_host_zmq_cannot_parse_is_named(tmp_path):
+    # was ZMQError's traceback from connect()
+    code, err = _finish(_serve(tmp_path, 5555, 'host="a b"', "timeout_s=5"))
+    assert code == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].startswith("ecngym serve_ns3gym: error: host: ZMQ cannot connect to "
+                                                   "'tcp://a b:5555'"), err
