@@ -39,6 +39,8 @@ SECTION_DEFAULTS: dict[str, dict[str, Any]] = {
     "long_lived": {"flows": 0, "size": "1GB", "receiver": None, "at": "0ns"},
 }
 _DEFAULT_INCAST_INTERVAL = "1ms"
+#: The field that turns each pattern on (0 = the pattern is off and its other fields unused).
+_SECTION_SWITCH = {"incast": "degree", "permutation": "size", "all_to_all": "size", "long_lived": "flows"}
 
 
 def _section(name: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -286,11 +288,14 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
         The trace.
 
     Raises:
-        ConfigError: On an unknown key or a bad value.
+        ConfigError: On an unknown key or a bad value, or a top-level field of a pattern that stays
+            off (``incast.size`` while ``incast.degree`` is 0 or unset: it would be ignored).
     """
     cfg = dict(cfg)
     workload = cfg.pop("workload", "websearch")
     cfg.pop("output", None)
+    given = {key: {k: v for k, v in cfg[key].items() if v is not None}  # the top-level fields set
+             for key in SECTION_DEFAULTS if isinstance(cfg.get(key), Mapping)}
     if isinstance(workload, Mapping):
         wl = dict(workload)
         unknown = sorted(set(wl) - set(_SIZE_KEYS) - set(_MIX_KEYS))
@@ -315,7 +320,28 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
     if unknown:
         raise ConfigError(f"trace.{unknown[0]}", f"unknown field; known: {sorted(known)}")
     cfg = {k: v for k, v in cfg.items() if v is not None}  # None = the generator's default
+    for key, switch in _SECTION_SWITCH.items():
+        section = cfg.get(key)
+        on = section.get(switch) if isinstance(section, Mapping) else None
+        ignored = [k for k in given.get(key, {}) if k != switch]
+        if ignored and _is_off(on):
+            raise ConfigError(f"trace.{key}.{ignored[0]}", f"got {given[key][ignored[0]]!r}, but {key}.{switch} is "
+                                                           f"{on or 0} (no {key}), so it would be ignored; set "
+                                                           f"{key}.{switch} (> 0) or leave {key}.{ignored[0]} out")
     return generate_trace(name, **cfg)
+
+
+def _is_off(switch: Any) -> bool:
+    """Whether a pattern's switch value (a count, or a size such as ``"0B"``) leaves the pattern off.
+
+    A value that does not parse counts as on: :func:`generate_trace` then names it.
+    """
+    if switch is None:
+        return True
+    try:
+        return parse_bytes(switch, "") == 0
+    except ConfigError:
+        return False
 
 
 class _Progress:

@@ -182,3 +182,26 @@ def test_config_mix_is_the_base_and_set_fields_override_it():
         generate_trace_from_config({**base, "bogus": 1})
     with pytest.raises(ConfigError, match="workload.incats"):
         generate_trace_from_config({**base, "workload": {"name": "websearch", "incats": {}}})
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    ({"incast": {"degree": None, "size": "64KB"}},
+     r"trace\.incast\.size: got '64KB', but incast\.degree is 0 \(no incast\), so it would be ignored"),
+    ({"incast": {"degree": 0, "arrival": "bursty"}}, r"trace\.incast\.arrival: got 'bursty', but incast\.degree is 0"),
+    ({"permutation": {"size": "0B", "at": "1ms"}}, r"trace\.permutation\.at: got '1ms', but permutation\.size is 0B"),
+    ({"all_to_all": {"size": None, "at": "1ms"}}, r"trace\.all_to_all\.at: got '1ms', but all_to_all\.size is 0"),
+    ({"long_lived": {"flows": None, "receiver": 2}}, r"trace\.long_lived\.receiver: got 2, but long_lived\.flows is 0"),
+])
+def test_config_fields_of_a_pattern_that_is_off_are_refused(section, message):
+    # `ecngym trace generate incast.size=64KB` without incast.degree gave the trace without incasts
+    # (same hash): the field was silently ignored, not even checked
+    with pytest.raises(ConfigError, match=message):
+        generate_trace_from_config({"duration": "1ms", **section})
+
+
+def test_a_mix_that_turns_a_pattern_on_takes_its_fields_and_off_leaves_its_own_alone():
+    mix = {"name": "fb_hadoop", "incast": {"degree": 2, "size": "20KB", "interval": "1ms"}}
+    t = generate_trace_from_config({"duration": "3ms", "workload": mix, "incast": {"size": "10KB"}})
+    assert (t.flows[t.flows["tag"] == "incast"]["size_bytes"] == 10_000).all()
+    t = generate_trace_from_config({"duration": "3ms", "workload": mix, "incast": {"degree": 0}})
+    assert not (t.flows["tag"] == "incast").any()  # the mix's own size / interval are not the user's
