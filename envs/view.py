@@ -39,6 +39,7 @@ import numpy as np
 from ecngym.envs.action import EcnSetting
 from ecngym.envs.aqm_action import AqmActionMapper
 from ecngym.error import InvalidAction
+from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.topology import Topology
 from ecngym.units import parse_bytes
 
@@ -157,12 +158,18 @@ class EnvView:
         """Choose and parameterise the AQM policy of controlled ports (``Fabric.set_aqm``).
 
         Raises:
-            InvalidAction: If this build's fabric has no port-AQM plug-in point.
+            InvalidAction: If this build's fabric has no port-AQM plug-in point, or the env installs
+                another policy on its controlled ports (``env.aqm``), which this one would replace.
             ConfigError: On a bad policy or parameter (from the fabric).
         """
         fabric = self._scenario.fabric
         if not hasattr(fabric, "set_aqm"):
             raise InvalidAction("this fabric has no Fabric.set_aqm (the port-AQM plug-in point)")
+        env_policy = self._scenario.aqm_policy
+        if env_policy is not None and aqm_policies.resolve(policy, "policy")[0] != env_policy:
+            raise InvalidAction(f"env.aqm: the env installs {env_policy!r} on its controlled ports, but this "
+                                f"controller installs {policy!r} there, which would replace it; leave env.aqm out, "
+                                f"or set it to {policy!r}")
         with self._actuating():
             fabric.set_aqm(ports, policy, **params)
 

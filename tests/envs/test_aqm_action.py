@@ -247,3 +247,22 @@ def test_a_red_threshold_controller_on_a_policy_action_is_refused_naming_env_aqm
             StaticEcnController().reset(env)  # was a TypeError from the mapper's encode(**values)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize(("env_aqm", "controller"), [
+    ("r_aqm", {"policy": "codel"}), ("red", {"policy": "ecn_sharp"}), ("codel", {"policy": "pred"})])
+def test_a_controller_installing_another_policy_than_env_aqm_is_refused_naming_env_aqm(env_aqm, controller):
+    # `ecngym eval controller=codel +env.kwargs.aqm=r_aqm` ran CoDel: env.aqm was silently replaced
+    from ecngym.baselines.static_aqm import StaticAqmController
+
+    env = make(aqm=env_aqm)
+    try:
+        env.reset(seed=0)
+        policy = controller["policy"]
+        with pytest.raises(InvalidAction, match=rf"^env\.aqm: the env installs '{env_aqm}' on its controlled ports, "
+                                                rf"but this controller installs '{policy}' there"):
+            StaticAqmController(**controller).reset(env)
+        assert {s["policy"] for s in env.unwrapped.scenario.fabric.get_aqm(env.unwrapped.ports)} == {env_aqm}
+        StaticAqmController(policy=env_aqm).reset(env)  # the env's own policy, with the controller's parameters
+    finally:
+        env.close()
