@@ -121,8 +121,10 @@ def is_rtt(value: object) -> bool:
     return isinstance(value, str) and value.strip().lower().endswith("rtt")
 
 
-def rtt_multiple(value: str, field: str = "value") -> float:
-    """The number of RTTs in ``"<x>rtt"``: finite, > 0 and at most 2^62 (an RTT is at least 1 ns).
+def rtt_multiple(value: str, field: str = "value", high: float | None = None) -> float:
+    """The number of RTTs in ``"<x>rtt"``: finite, > 0 and at most ``high``.
+
+    ``high`` defaults to 2^62, the most any duration may be (an RTT is at least 1 ns).
 
     Raises:
         ConfigError: Naming ``field`` if it does not parse or is out of that range.
@@ -131,8 +133,9 @@ def rtt_multiple(value: str, field: str = "value") -> float:
         x = float(value.strip()[:-3])
     except ValueError:
         raise ConfigError(field, f"cannot parse {value!r}; use e.g. '5rtt' or '20us'") from None
-    if not 0 < x <= MAX_TIME_NS:  # NaN fails too
-        raise ConfigError(field, f"got {value!r}, allowed: a number of base RTTs in (0, 2^62]")
+    if not 0 < x <= (MAX_TIME_NS if high is None else high):  # NaN fails too
+        limit = "2^62" if high is None else f"{high:g}"
+        raise ConfigError(field, f"got {value!r}, allowed: a number of base RTTs in (0, {limit}]")
     return x
 
 

@@ -102,11 +102,10 @@ def _interval(value: Any) -> str | int:
     """
     if is_rtt(value):
         try:
-            n = rtt_multiple(value)
+            rtt_multiple(value, high=MAX_INTERVAL_RTTS)
         except ConfigError as exc:
-            raise ValueError(exc.message) from None
-        if n > MAX_INTERVAL_RTTS:
-            raise ValueError(f"got {value!r}, allowed: (0, {MAX_INTERVAL_RTTS:g}] base RTTs or a duration")
+            unparsed = "cannot parse" in exc.message  # (its message already shows a duration)
+            raise ValueError(exc.message if unparsed else f"{exc.message}, or a duration") from None
         return value.strip()
     try:
         return convert(value, Duration(low=1))
