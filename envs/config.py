@@ -306,26 +306,22 @@ class EnvConfig(ConfigModel):
     aqm: dict[str, Any] | Text | None = None
 
     @model_validator(mode="after")
-    def _trace_window_needs_a_trace(self) -> EnvConfig:
-        """Refuse a ``trace_window`` other than the default without a fixed ``trace`` (it would be ignored).
+    def _nothing_ignored(self) -> EnvConfig:
+        """Refuse fields the scenario would ignore.
+
+        * ``trace_window`` other than the default without a fixed ``trace``: each episode of a
+          generated workload is its own trace, starting at 0;
+        * ``fabric.seed``: every episode's fabric takes the episode's seed.
 
         Raises:
-            ValueError: Naming ``trace_window``.
+            ValueError: Naming ``trace_window`` or ``fabric.seed`` (pydantic's ConfigError then
+                names ``env.<field>``).
         """
         if self.trace is None and self.trace_window != "start":
             given = repr(self.trace_window) if isinstance(self.trace_window, str) else f"{self.trace_window} ns"
             raise field_error("trace_window", f"got {given} without env.trace: only a fixed "
                               "trace has windows (each episode of a generated workload is its own trace); "
                               "give env.trace=PATH or leave trace_window out")
-        return self
-
-    @model_validator(mode="after")
-    def _fabric_seed_is_the_episodes(self) -> EnvConfig:
-        """Refuse ``fabric.seed``: every episode's fabric takes the episode's seed (it would be ignored).
-
-        Raises:
-            ValueError: Naming ``fabric.seed`` (pydantic's ConfigError then names ``env.fabric.seed``).
-        """
         if "seed" in self.fabric:
             raise field_error("fabric.seed", f"got {self.fabric['seed']!r}; each episode's fabric is seeded from "
                               "the episode's seed (reset(seed=...); ecngym eval/run: seed=, seeds=), so a fabric "
