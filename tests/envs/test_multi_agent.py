@@ -71,9 +71,11 @@ def test_agents_act_independently():
 def test_sb3_trains_one_shared_policy_over_all_agents():
     from stable_baselines3 import PPO
 
+    from ecngym.agents.sb3 import without_log_dir
+
     venv = SharedPolicyVecEnv(EcnTuningParallelEnv(SMALL))
     assert venv.num_envs == 4
-    model = PPO("MlpPolicy", venv, n_steps=16, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model = without_log_dir(PPO("MlpPolicy", venv, n_steps=16, batch_size=32, n_epochs=1, seed=0, device="cpu"))
     model.learn(total_timesteps=128)
     obs = venv.reset()
     actions, _ = model.predict(obs, deterministic=True)
