@@ -124,7 +124,8 @@ def is_rtt(value: object) -> bool:
 def rtt_multiple(value: str, field: str = "value", high: float | None = None) -> float:
     """The number of RTTs in ``"<x>rtt"``: finite, > 0 and at most ``high``.
 
-    ``high`` defaults to 2^62, the most any duration may be (an RTT is at least 1 ns).
+    ``high`` defaults to 2^62, the most any duration may be (an RTT is at least 1 ns). Every field
+    that takes base RTTs takes a time too, and the messages say so.
 
     Raises:
         ConfigError: Naming ``field`` if it does not parse or is out of that range.
@@ -135,7 +136,7 @@ def rtt_multiple(value: str, field: str = "value", high: float | None = None) ->
         raise ConfigError(field, f"cannot parse {value!r}; use e.g. '5rtt' or '20us'") from None
     if not 0 < x <= (MAX_TIME_NS if high is None else high):  # NaN fails too
         limit = "2^62" if high is None else f"{high:g}"
-        raise ConfigError(field, f"got {value!r}, allowed: a number of base RTTs in (0, {limit}]")
+        raise ConfigError(field, f"got {value!r}, allowed: a number of base RTTs in (0, {limit}], or a duration")
     return x
 
 

@@ -104,8 +104,7 @@ def _interval(value: Any) -> str | int:
         try:
             rtt_multiple(value, high=MAX_INTERVAL_RTTS)
         except ConfigError as exc:
-            unparsed = "cannot parse" in exc.message  # (its message already shows a duration)
-            raise ValueError(exc.message if unparsed else f"{exc.message}, or a duration") from None
+            raise ValueError(exc.message) from None
         return value.strip()
     try:
         return convert(value, Duration(low=1))
