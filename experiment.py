@@ -489,14 +489,14 @@ def _train_agent(cfg: DictConfig, out: Path) -> None:
     probe = make_env(cfg)  # fails fast on a bad env config (opens no fabric)
     base_env = probe.unwrapped.config.as_dict()
     probe.close()
-    path = train_agent(base_env, agent, out, framework=str(cfg.get("framework", "sb3")),
+    framework = str(cfg.get("framework", "sb3"))
+    path = train_agent(base_env, agent, out, framework=framework,
                        timesteps=cfg.total_timesteps, seed=cfg.seed, progress_bar=bool(cfg.progress_bar),
                        checkpoint_every=cfg.get("checkpoint_every", 0), resume=cfg.get("resume"),
                        threads=cfg.get("threads"), device=str(cfg.get("device", "cpu")),
                        ray_address=cfg.get("ray", {}).get("address"))
     curve = pd.read_csv(out / "curve.csv")
     curve.insert(0, "timesteps", curve["env_steps"])
-    framework = str(cfg.get("framework", "sb3"))
     _finish_training(cfg, out, agent["name"], {**agent, "framework": framework,
                                                 "total_timesteps": int(cfg.total_timesteps)}, path, base_env, curve,
                      f"learning curve: {out / 'curve.csv'}\nevaluate on held-out traces: ecngym eval "
@@ -532,9 +532,9 @@ def _finish_training(cfg: DictConfig, out: Path, name: str, params: dict[str, An
     write_text_atomically(out / "train.json", json.dumps(
         {"version": __version__, "model": str(model), "seed": int(cfg.seed),
          "config": OmegaConf.to_container(cfg, resolve=True), "env_config": env_config}, indent=2, default=str))
-    reward = curve[curve_reward_column(curve)].tail(10) if len(curve) else pd.Series(dtype=float)
+    last10 = curve[curve_reward_column(curve)].tail(10)  # (a curve without points has its columns: NaN)
     metrics = {"timesteps": float(cfg.total_timesteps), "curve_points": float(len(curve)),
-               "reward_last10_mean": float(reward.mean()) if len(reward) else float("nan")}
+               "reward_last10_mean": float(last10.mean())}
     store = results_store(cfg)
     row = episode_row(store, "train", name, params, cfg.env.id, scenario_name(cfg), env_config,
                       "training: one trace per episode seed", int(cfg.seed), metrics, curve=curve,
