@@ -312,8 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plateau", action="store_true",
                         help="also train ACC until its held-out reward plateaus and print the training wall "
                              "time to the plateau (ecngym.agents.plateau; minutes)")
-    for option in fields(PlateauRule):  # --eval-every, --window, ... (the rule's fields, its defaults)
-        parser.add_argument(f"--{option.name.replace('_', '-')}", type=type(option.default),
+    rule_options = {o.name: f"--{o.name.replace('_', '-')}" for o in fields(PlateauRule)}  # eval_every: --eval-every
+    for option in fields(PlateauRule):  # the rule's fields, types, defaults and help
+        parser.add_argument(rule_options[option.name], type=type(option.default),
                             default=option.default, help=f"--plateau: {option.metadata['help']} "
                                                          f"(default {option.default})")
     parser.add_argument("--seed", type=int, default=TRAIN_SEED, help="--plateau: seed of the learner and the "
@@ -321,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.seed < 0:
         parser.error(f"--seed: got {args.seed}, must be >= 0")
-    plateau_only = [f"--{o.name.replace('_', '-')}" for o in fields(PlateauRule) if getattr(args, o.name) != o.default]
+    plateau_only = [rule_options[o.name] for o in fields(PlateauRule) if getattr(args, o.name) != o.default]
     plateau_only += ["--seed"] if args.seed != TRAIN_SEED else []
     if plateau_only and not args.plateau:  # they would be ignored
         parser.error(f"{', '.join(plateau_only)}: only used with --plateau; add --plateau or leave them out")
