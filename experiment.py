@@ -32,11 +32,12 @@ from rich.table import Table
 
 from ecngym import __version__
 from ecngym.error import ConfigError, EcnGymError, check_whole
-from ecngym.files import check_output_path, write_atomically, write_text_atomically
+from ecngym.files import check_input_file, check_output_path, write_atomically, write_text_atomically
 from ecngym.results.store import MAX_SEED
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
+from ecngym.validation import Duration, check, config_values
 
 #: Most episodes one ``ecngym eval`` plays (its seeds and row ids are listed up front).
 MAX_EPISODES = 100_000
@@ -48,9 +49,7 @@ def load_trace(spec: str) -> tuple[Any, str]:
         flows = read_hpcc_flow_file(hpcc_reference_path("flow_ws50_16h_100g_10ms.txt"))
         flows["start_ns"] -= flows["start_ns"].min()  # the file starts at t = 2 s
         return flows, "HPCC reference WebSearch 50% (605 flows)"
-    if not Path(spec).is_file():
-        raise ConfigError("trace", f"no such file {spec!r}; give 'hpcc_reference', a Parquet trace "
-                                   "('ecngym trace generate') or an HPCC flow file")
+    check_input_file("trace", spec, "'hpcc_reference', a Parquet trace ('ecngym trace generate') or an HPCC flow file")
     return spec, spec
 
 
@@ -82,14 +81,14 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
     flow records and the summary so far are written as soon as that setting finishes.
 
     Raises:
-        ConfigError: On a bad fabric, topology, trace or ECN setting (naming the field).
+        ConfigError: On a bad fabric, topology, trace, ECN setting or limit (naming the field).
     """
-    fabric = OmegaConf.to_container(cfg.fabric, resolve=True)
+    fabric = config_values(cfg.fabric)
     if "seed" in fabric:  # the top-level seed sets it for every setting
         raise ConfigError("fabric.seed", f"got {fabric['seed']!r}; compare's fabric seed is the top-level seed "
                                          f"(now {cfg.seed!r}): give seed={fabric['seed']!r} instead")
     fabric_cfg = FabricConfig.from_dict(fabric)
-    topo = Topology.from_config(OmegaConf.to_container(cfg.topology, resolve=True))
+    topo = Topology.from_config(config_values(cfg.topology))
     ecn_settings = cfg.get("ecn_settings")  # None once deleted with ~ecn_settings
     if not ecn_settings:
         raise ConfigError("ecn_settings", "got no setting; give at least one name: {kmin, kmax, pmax}")
@@ -98,8 +97,13 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
         if not isinstance(ecn, Mapping):
             raise ConfigError(f"ecn_settings.{name}", f"got {ecn!r}, expected a mapping {{kmin, kmax, pmax}}")
         settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), cfg.seed)
+    limit_ns = check("limit", cfg.limit, Duration(low=1))
     flows, description = load_trace(str(cfg.trace))
-    flows = as_flow_table(flows, num_hosts=topo.num_hosts)  # read and checked once, before any run
+    try:
+        flows = as_flow_table(flows, num_hosts=topo.num_hosts)  # read and checked once, before any run
+    except ConfigError as exc:  # (e.g. a 16-host trace on a smaller topology)
+        raise ConfigError("trace", f"{description} does not fit the topology {topo.name} "
+                                   f"({topo.num_hosts} hosts): {exc}") from None
     if flows.empty:
         raise ConfigError("trace", f"{description} has no flows: nothing to compare")
     console.print(f"[bold]ecngym {__version__}[/] · {topo.name} · {description} · fabric preset "
@@ -108,7 +112,7 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
     for name, setting in settings.items():
         start = time.perf_counter()
         with console.status(f"simulating {name} ..."), Fabric(topo, flows, setting) as fab:
-            all_done = fab.run(cfg.limit)
+            all_done = fab.run(limit_ns)
             records = fab.flow_records()
             counters = fab.counters()
         wall = time.perf_counter() - start
@@ -199,13 +203,13 @@ def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
     of the env's scenario by the group's config. ``+workload.<key>=...`` without a workload group
     sets that key of the scenario's own workload (validated as ``env.workload.<key>``).
     """
-    kwargs = OmegaConf.to_container(cfg.env.kwargs, resolve=True) if cfg.env.get("kwargs") else {}
+    kwargs = config_values(cfg.env.kwargs) if cfg.env.get("kwargs") else {}
     if cfg.get("fabric"):
-        kwargs["fabric"] = OmegaConf.to_container(cfg.fabric, resolve=True)
+        kwargs["fabric"] = config_values(cfg.fabric)
     if cfg.get("topology"):
-        kwargs["topology"] = OmegaConf.to_container(cfg.topology, resolve=True)
+        kwargs["topology"] = config_values(cfg.topology)
     if cfg.get("workload"):
-        workload = OmegaConf.to_container(cfg.workload, resolve=True)
+        workload = config_values(cfg.workload)
         name = workload.pop("name", None)  # absent when no group was chosen (``+workload.load=0.5`` alone)
         kwargs["workload"] = {**kwargs.get("workload", {}), **({"workload": name} if name is not None else {}),
                               **workload}
@@ -465,7 +469,7 @@ def train_main(cfg: DictConfig) -> None:
     check_whole("seed", cfg.seed, 0, MAX_SEED)  # the run's row in the results store holds it
     if cfg.get("agent"):
         return _train_agent(cfg, out)
-    hyper = OmegaConf.to_container(cfg.hyperparams, resolve=True) if cfg.get("hyperparams") else {}
+    hyper = config_values(cfg.hyperparams) if cfg.get("hyperparams") else {}
     probe = make_env(cfg)  # fails fast on a bad env config; records the resolved scenario (opens no fabric)
     env_config = probe.unwrapped.config.as_dict()
     probe.close()
@@ -484,7 +488,7 @@ def _train_agent(cfg: DictConfig, out: Path) -> None:
     from ecngym.agents import train_agent
     from ecngym.agents.common import agent_config
 
-    raw = OmegaConf.to_container(cfg.agent, resolve=True)
+    raw = config_values(cfg.agent)
     agent = agent_config(str(raw.get("name")), raw)  # validated: errors name agent.<field>
     probe = make_env(cfg)  # fails fast on a bad env config (opens no fabric)
     base_env = probe.unwrapped.config.as_dict()
@@ -609,6 +613,7 @@ def run_main(cfg: DictConfig) -> None:
              for i, s in enumerate(_distinct_items("seeds", cfg.seeds, "[1,2,3]"))]
     controllers = benchmark_controllers(cfg)
     html = check_output_path("leaderboard.html", cfg.leaderboard.html)  # before the run, not after it
+    make_env(cfg).close()  # a bad scenario fails here, once, not once per controller (opens no fabric)
     console.print(f"[bold]ecngym {__version__}[/] benchmark: {len(controllers)} controllers x {len(seeds)} seeds "
                   f"on {scenario_name(cfg)} ({cfg.env.id}); store {results_store(cfg).root}")
     failed, scenario_hash = {}, None

@@ -43,6 +43,27 @@ def write_text_atomically(path: str | Path, text: str) -> Path:
     return write_atomically(path, lambda tmp: tmp.write_text(text))
 
 
+def check_input_file(field: str, path: Any, expected: str = "a file") -> Path:
+    """Return ``path`` as a :class:`Path` if it names an existing file to read, else raise.
+
+    Args:
+        field: The option that gave the path (``trace``, ``env.trace``), named in the error.
+        path: The path as given.
+        expected: What the file should be, for the message (``"a Parquet trace"``).
+
+    Raises:
+        ConfigError: If ``path`` is not a string or path, names nothing, or names a directory.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ConfigError(field, f"got {path!r}, expected the path of {expected}")
+    text = os.fspath(path)
+    if Path(text).is_dir():
+        raise ConfigError(field, f"got {text!r}, which is a directory; expected {expected}")
+    if not Path(text).is_file():
+        raise ConfigError(field, f"no file at {text!r}; expected {expected}")
+    return Path(text)
+
+
 def check_output_path(field: str, path: Any, suffix: str | None = None) -> Path:
     """Return ``path`` as a :class:`Path` if it can name a file to write, else raise.
 

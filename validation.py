@@ -252,12 +252,31 @@ def _adapter(kind: Any) -> TypeAdapter:
         return TypeAdapter(kind)
 
 
-def plain(value: Any) -> Any:
-    """OmegaConf containers, mappings and tuples as plain dicts / lists (recursively)."""
-    if type(value).__module__.startswith("omegaconf"):
-        from omegaconf import OmegaConf
+def config_values(node: Any) -> Any:
+    """An OmegaConf node as plain dicts / lists, interpolations resolved.
 
-        value = OmegaConf.to_container(value, resolve=True)
+    Raises:
+        ConfigError: Naming the key of a mandatory value (``???``, e.g. ``fabric.hpcc_config``)
+            left unset, which would otherwise pass on as the string ``"???"``.
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import MissingMandatoryValue
+
+    try:
+        return OmegaConf.to_container(node, resolve=True, throw_on_missing=True)
+    except MissingMandatoryValue as exc:
+        key = exc.full_key or "config"
+        raise ConfigError(key, f"required but not given (set {key}=...)") from None
+
+
+def plain(value: Any) -> Any:
+    """OmegaConf containers, mappings and tuples as plain dicts / lists (recursively).
+
+    Raises:
+        ConfigError: On a mandatory value left unset (:func:`config_values`).
+    """
+    if type(value).__module__.startswith("omegaconf"):
+        value = config_values(value)
     if isinstance(value, BaseModel):
         return value
     if isinstance(value, Mapping):

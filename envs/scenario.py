@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -229,9 +228,7 @@ class EcnScenario:
 
     # ------------------------------------------------------------------ episode
     def _load_trace(self, path: str) -> Trace:
-        if not Path(path).is_file():
-            raise ConfigError("env.trace", f"no trace file at {path!r} (a Parquet trace or an HPCC flow file)")
-        trace = Trace.load(path) if str(path).endswith(".parquet") else Trace.from_hpcc_flow_file(path)
+        trace = Trace.read(path, "env.trace")
         if len(trace):
             top = int(max(trace.flows["src"].max(), trace.flows["dst"].max()))
             if top >= self.topology.num_hosts:

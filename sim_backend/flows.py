@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.error import ConfigError, shown
+from ecngym.files import check_input_file
 from ecngym.units import MAX_BYTES, MAX_TIME_NS
 
 REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
@@ -159,8 +160,7 @@ def _check(table: pd.DataFrame, col: str, bad: pd.Series, message: str) -> None:
 
 
 def _load(path: Path, topology: Any = None) -> Any:
-    if not path.is_file():
-        raise ConfigError("flows", f"not a file: {path}" if path.exists() else f"file not found: {path}")
+    check_input_file("flows", path, "a Parquet trace or an HPCC flow file")
     if path.suffix == ".parquet":
         from ecngym.workloads import Trace
 

@@ -224,7 +224,7 @@ def test_compare_rejects_a_bad_ecn_setting_before_simulating(tmp_path, capsys):
     assert "ecn_settings.step_100KB.pmax" in capsys.readouterr().err
     assert not (out / "summary.csv").exists()
     assert cli.main(["compare", f"trace={tmp_path}/missing.parquet", f"hydra.run.dir={out}"]) == 2
-    assert "trace: no such file" in capsys.readouterr().err
+    assert "trace: no file at" in capsys.readouterr().err
     from ecngym.workloads import generate_trace
 
     empty = generate_trace("websearch", load=0.3, hosts=4, duration="200us", seed=2)  # draws no flow

@@ -103,6 +103,16 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["eval", "+workload.lod=0.5"], "env.workload.lod: unknown key; allowed keys: workload, load, start, size, "
                                     "cdf_file, phases, incast, permutation, all_to_all, long_lived, priority, "
                                     "progress. Did you mean 'load'?"),
+    # a mandatory value left at ??? went on as the path '???' ("hpcc_config (???): cannot read ..."), in
+    # ecngym run once per controller
+    (["eval", "fabric=hpcc_file"], "fabric.hpcc_config: required but not given (set fabric.hpcc_config=...)"),
+    (["run", "fabric=hpcc_file"], "ecngym run: error: fabric.hpcc_config: required but not given"),
+    (["trace", "generate", "workload=custom"], "workload.cdf_file: required but not given"),
+    # compare's limit was read by the first run (limit=0 ran every setting to a table of NaN)
+    (["compare", "limit=0"], "limit: got 0 ns, allowed range is [1, "),
+    (["compare", "topology=dumbbell"], "trace: HPCC reference WebSearch 50% (605 flows) does not fit the topology "
+                                       "dumbbell(4x1) (5 hosts): flows.src: row 0:"),
+    (["trace", "inspect", "/"], "trace: got '/', which is a directory; expected a Parquet trace or an HPCC flow file"),
 ])
 def test_cli_errors_exit_2_with_one_line_naming_the_field(args, message):
     proc = ecngym(*args)

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import hydra
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from rich.console import Console
 from rich.table import Table
 
 from ecngym.error import ConfigError, EcnGymError
 from ecngym.files import check_output_path
 from ecngym.units import parse_rate_bps
+from ecngym.validation import config_values
 from ecngym.workloads.distributions import suggest
 from ecngym.workloads.generator import generate_trace_from_config
 from ecngym.workloads.trace import Trace
@@ -50,7 +51,7 @@ def _check_workload_overrides(args: list[str]) -> None:
 def _generate(cfg: DictConfig) -> None:
     try:
         out = check_output_path("output", cfg.output, ".parquet")  # (Hydra's job.chdir is false)
-        trace = generate_trace_from_config(OmegaConf.to_container(cfg, resolve=True))
+        trace = generate_trace_from_config(config_values(cfg))
         if not out.is_absolute():
             out = Path(hydra.utils.get_original_cwd()) / out
         trace.save(out)
@@ -91,11 +92,6 @@ def _count(text: str) -> int:
     return n
 
 
-def _load_any(path: Path) -> Trace:
-    """A Parquet trace, or an HPCC flow file (anything not ending in ``.parquet``)."""
-    return Trace.load(path) if path.suffix == ".parquet" else Trace.from_hpcc_flow_file(path)
-
-
 def inspect_main(argv: list[str] | None = None) -> int:
     """``ecngym trace inspect PATH``: print a trace's flows, achieved load, size percentiles and hash.
 
@@ -115,7 +111,7 @@ def inspect_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--head", type=_count, default=10, help="flows to show (a whole number >= 0; default 10)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     path = Path(args.path)
-    trace = _load_any(path)
+    trace = Trace.read(path)
     f = trace.flows
     console = Console(width=max(Console().width, 100))  # the hash row needs ~90 columns
     rate = parse_rate_bps(args.link_rate or trace.params.get("link_rate_bps", "100Gbps"), "--link-rate")

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ecngym.error import ConfigError, shown
-from ecngym.files import write_atomically
+from ecngym.files import check_input_file, write_atomically
 
 #: Columns and dtypes of a trace table, in hashing order.
 COLUMNS: dict[str, str] = {
@@ -227,9 +227,7 @@ class Trace:
         """
         from ecngym.sim_backend.flows import read_hpcc_flow_file
 
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError("trace", f"file not found: {path}")
+        path = check_input_file("trace", path, "an HPCC flow file")
         flows = read_hpcc_flow_file(path)
         flows["tag"] = "hpcc"
         return cls(flows, params={"source": f"hpcc flow file {path.name}"})
@@ -286,6 +284,16 @@ class Trace:
         return hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
 
     @classmethod
+    def read(cls, path: str | Path, field: str = "trace") -> Trace:
+        """Read a Parquet trace (``.parquet``, :meth:`load`) or an HPCC flow file (any other path).
+
+        Raises:
+            ConfigError: Naming ``field`` if ``path`` is no file, else as the reader raises it.
+        """
+        path = check_input_file(field, path, "a Parquet trace or an HPCC flow file")
+        return cls.load(path) if path.suffix == ".parquet" else cls.from_hpcc_flow_file(path)
+
+    @classmethod
     def load(cls, path: str | Path, unverified_metadata: bool = False) -> Trace:
         """Read a Parquet trace written by :meth:`save` and verify its hashes.
 
@@ -302,9 +310,7 @@ class Trace:
             ConfigError: If the file is missing, unreadable, not an ecngym trace, or its table or
                 metadata no longer match their stored hashes.
         """
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError("trace", f"file not found: {path}")
+        path = check_input_file("trace", path, "a Parquet trace ('ecngym trace generate')")
         try:
             table = pq.read_table(path)
         except (pa.ArrowException, OSError) as exc:

@@ -89,8 +89,10 @@ def test_an_altered_table_fails_the_hash_check(tmp_path, edit):
 
 
 def test_load_refuses_what_is_not_a_trace(tmp_path):
-    with pytest.raises(ConfigError, match="not found"):
+    with pytest.raises(ConfigError, match="no file at"):
         Trace.load(tmp_path / "missing.parquet")
+    with pytest.raises(ConfigError, match="which is a directory"):  # was "file not found" for a directory
+        Trace.read(tmp_path)
     junk = tmp_path / "junk.parquet"
     junk.write_text("not parquet")
     with pytest.raises(ConfigError, match="not a readable Parquet file"):

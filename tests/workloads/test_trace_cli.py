@@ -54,7 +54,7 @@ def test_generate_errors_are_one_line_naming_the_field(tmp_path, capsys):
 
 def test_inspect_errors_and_hpcc_files(tmp_path, capsys):
     assert cli.main(["trace", "inspect", str(tmp_path / "missing.parquet")]) == 2
-    assert "not found" in capsys.readouterr().err
+    assert "trace: no file at" in capsys.readouterr().err
     ref = hpcc_reference_path("flow_ws50_16h_100g_10ms.txt")
     assert cli.main(["trace", "inspect", str(ref), "--head", "2"]) == 0
     assert "605" in capsys.readouterr().out
