@@ -162,7 +162,7 @@ def _user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfig], An
             if isinstance(exc, OmegaConfBaseException):  # e.g. a mandatory value left at ??? (controller.path)
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 exc = ConfigError(getattr(exc, "full_key", None) or "config", first)
-            print(f"ecngym {task.__name__.removesuffix('_main')}: error: {exc}", file=sys.stderr)
+            print(f"ecngym {task.__name__.removesuffix('_main').replace('_', '-')}: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
 
     return wrapper

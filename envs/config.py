@@ -56,6 +56,8 @@ def _feature(value: Any) -> str:
 REWARDS = ("acc", "pred", "fct")
 #: Most intervals an episode may have (10^7 took ~80 s and ~7 GB to prepare its trace).
 MAX_EPISODE_STEPS = 1_000_000
+#: Largest seed of ``reset(seed=...)`` (NumPy's seed sequence takes any whole number; this keeps it 64-bit).
+MAX_EPISODE_SEED = 2**64 - 1
 #: Most base RTTs one control interval may span.
 MAX_INTERVAL_RTTS = 1e6
 #: :func:`ecngym.workloads.generate_trace` arguments that the scenario sets itself (from its
@@ -300,7 +302,7 @@ class EnvConfig(ConfigModel):
     observation: ObservationConfig = Field(default_factory=ObservationConfig)
     action: ActionConfig = Field(default_factory=ActionConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
-    seed: Whole(0, 2**64 - 1) | None = None
+    seed: Whole(0, MAX_EPISODE_SEED) | None = None
     delay_classes: list[Duration()] | None = Field(default=None, min_length=1)
     aqm: dict[str, Any] | Text | None = None
 

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.envs.config import EnvConfig, merge
+from ecngym.envs.config import MAX_EPISODE_SEED, EnvConfig, merge
 from ecngym.envs.scenario import EcnScenario
 from ecngym.validation import Whole, check
 
@@ -211,7 +211,7 @@ class EcnTuningEnv(gym.Env):
             ConfigError: If ``seed`` is not a whole number in [0, 2^64 - 1] (the running episode is kept).
         """
         if seed is not None:
-            seed = check("seed", seed, Whole(0, 2**64 - 1))
+            seed = check("seed", seed, Whole(0, MAX_EPISODE_SEED))
         if seed is None and self.config.seed is not None and self._np_random is None:
             seed = int(self.config.seed)  # the config's default seed, on the first reset only
         super().reset(seed=seed)

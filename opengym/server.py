@@ -52,6 +52,7 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 
 from ecngym import __version__
+from ecngym.envs.config import MAX_EPISODE_SEED
 from ecngym.error import ConfigError, EcnGymError, InvalidAction, check_whole
 from ecngym.experiment import _user_errors, make_env
 from ecngym.opengym import protocol as pb
@@ -390,7 +391,8 @@ def _brief(space: Any) -> str:
 def serve_ns3gym_main(cfg: DictConfig) -> None:
     """Entry point of ``ecngym serve-ns3gym`` (Hydra: ``env=roce_incast port=5555 episodes=2``)."""
     port = check_whole("port", cfg.port, 1, 65535)
-    episodes, seed = check_whole("episodes", cfg.episodes, 1), check_whole("seed", cfg.seed, 0)
+    episodes = check_whole("episodes", cfg.episodes, 1)
+    seed = check_whole("seed", cfg.seed, 0, MAX_EPISODE_SEED - (episodes - 1))  # episode k plays seed + k
     OpenGymServer.check_settings(cfg.host, cfg.timeout_s, cfg.handshake_s)  # before the env is built
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     console = Console(stderr=True)

@@ -113,6 +113,9 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["compare", "topology=dumbbell"], "trace: HPCC reference WebSearch 50% (605 flows) does not fit the topology "
                                        "dumbbell(4x1) (5 hosts): flows.src: row 0:"),
     (["trace", "inspect", "/"], "trace: got '/', which is a directory; expected a Parquet trace or an HPCC flow file"),
+    # episode k plays seed + k: the last episode's seed was refused by reset after the agent connected
+    (["serve-ns3gym", "seed=18446744073709551615", "episodes=2"],
+     "ecngym serve-ns3gym: error: seed: got 18446744073709551615, allowed range is [0, 18446744073709551614]"),
 ])
 def test_cli_errors_exit_2_with_one_line_naming_the_field(args, message):
     proc = ecngym(*args)

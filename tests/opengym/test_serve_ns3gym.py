@@ -413,5 +413,5 @@ def test_a_host_zmq_cannot_parse_is_named(tmp_path):
     # was ZMQError's traceback from connect()
     code, err = _finish(_serve(tmp_path, 5555, 'host="a b"', "timeout_s=5"))
     assert code == 2 and "Traceback" not in err, err
-    assert err.strip().splitlines()[-1].startswith("ecngym serve_ns3gym: error: host: ZMQ cannot connect to "
+    assert err.strip().splitlines()[-1].startswith("ecngym serve-ns3gym: error: host: ZMQ cannot connect to "
                                                    "'tcp://a b:5555'"), err
