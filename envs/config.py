@@ -7,6 +7,7 @@ environments are presets of it. Unknown keys raise :class:`ecngym.error.ConfigEr
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, model_validator
@@ -383,10 +384,30 @@ def number(field: str, value: Any, integer: bool = False) -> float | int:
     return check(field, value, Whole() if integer else Real())
 
 
+#: Action fields that one action type reads and the other ignores.
+ACTION_TYPE_OF_FIELD = {"templates": "discrete", "static_default": "discrete", "aqm_templates": "discrete",
+                        "kmin_range": "continuous", "kmax_span_range": "continuous", "pmax_range": "continuous",
+                        "aqm_ranges": "continuous"}
+
+
 def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
     """Return a validated copy of ``obj`` with nested ``overrides``; unknown keys raise.
 
     The ``fabric`` and ``workload`` mappings and the sections merge key by key (override one
     field of a preset); ``topology`` is replaced whole (another kind takes other arguments).
+
+    Raises:
+        ConfigError: On a bad value, an unknown key, or an ``action`` field given in ``overrides``
+            that the resulting action type does not read (``templates`` with a continuous
+            action, ``kmin_range`` with a discrete one; a preset's own fields are not checked:
+            a preset may carry templates and still be run with a continuous action).
     """
-    return obj.updated(overrides, prefix)
+    cfg = obj.updated(overrides, prefix)
+    given = overrides.get("action")
+    for key in given if isinstance(given, Mapping) else ():
+        kind = ACTION_TYPE_OF_FIELD.get(key)
+        if kind is not None and kind != cfg.action.type:
+            raise ConfigError(f"{prefix}.action.{key}", f"only a {kind} action reads it, and this env's action.type "
+                                                        f"is {cfg.action.type!r}: set action.type={kind!r} or leave "
+                                                        f"{key} out")
+    return cfg

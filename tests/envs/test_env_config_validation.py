@@ -56,10 +56,22 @@ SHORT = {"episode_steps": 4}
     ({"workload": {"seed": 3}}, r"env\.workload\.seed: is set by the scenario"),
     # the episode's seed seeds its fabric: a fabric seed was silently ignored
     ({"fabric": {"seed": 3}}, r"env\.fabric\.seed: got 3; each episode's fabric is seeded from the episode's seed"),
+    # a field of the other action type was silently ignored
+    ({"action": {"type": "continuous", "templates": [[1000, 2000, 0.1]]}},
+     r"env\.action\.templates: only a discrete action reads it, and this env's action\.type is 'continuous'"),
+    ({"action": {"kmin_range": ["1KB", "2KB"]}}, r"env\.action\.kmin_range: only a continuous action reads it"),
+    ({"action": {"static_default": [1000, 2000, 0.1], "type": "continuous"}}, r"env\.action\.static_default"),
 ])
 def test_make_refuses_bad_overrides_naming_the_field(overrides, field):
     with pytest.raises(ConfigError, match=field):
         gym.make("ecngym/RoceIncast-v0", **{**SHORT, **overrides})
+
+
+def test_a_preset_with_templates_still_takes_a_continuous_action():
+    # DctcpLeafSpine's preset sets DCTCP step templates: the user did not, so they are not refused
+    env = gym.make("ecngym/DctcpLeafSpine-v0", **SHORT, action={"type": "continuous", "kmin_range": ["1KB", "2KB"]})
+    assert env.unwrapped.config.action.templates[0][0] == env.unwrapped.config.action.templates[0][1]  # a step
+    assert env.action_space.shape[1] == 3
 
 
 def test_strict_types_keep_valid_values_and_convert_units_once():
