@@ -397,16 +397,17 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
     field of a preset); ``topology`` is replaced whole (another kind takes other arguments).
 
     Raises:
-        ConfigError: On a bad value, an unknown key, or an ``action`` field given in ``overrides``
-            that the resulting action type does not read (``templates`` with a continuous
-            action, ``kmin_range`` with a discrete one; a preset's own fields are not checked:
-            a preset may carry templates and still be run with a continuous action).
+        ConfigError: On a bad value, an unknown key, or an ``action`` field that ``overrides``
+            changes although the resulting action type does not read it (``templates`` with a
+            continuous action, ``kmin_range`` with a discrete one). A preset's own fields, and
+            fields given with the value they already have (a whole config passed back in), are
+            not refused: a preset may carry templates and still be run with a continuous action.
     """
     cfg = obj.updated(overrides, prefix)
     given = overrides.get("action")
     for key in given if isinstance(given, Mapping) else ():
         kind = ACTION_TYPE_OF_FIELD.get(key)
-        if kind is not None and kind != cfg.action.type:
+        if kind is not None and kind != cfg.action.type and getattr(cfg.action, key) != getattr(obj.action, key):
             raise ConfigError(f"{prefix}.action.{key}", f"only a {kind} action reads it, and this env's action.type "
                                                         f"is {cfg.action.type!r}: set action.type={kind!r} or leave "
                                                         f"{key} out")

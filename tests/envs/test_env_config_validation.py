@@ -72,6 +72,10 @@ def test_a_preset_with_templates_still_takes_a_continuous_action():
     env = gym.make("ecngym/DctcpLeafSpine-v0", **SHORT, action={"type": "continuous", "kmin_range": ["1KB", "2KB"]})
     assert env.unwrapped.config.action.templates[0][0] == env.unwrapped.config.action.templates[0][1]  # a step
     assert env.action_space.shape[1] == 3
+    # a whole resolved config passed back in (RLlib's env_config) repeats the fields it does not read
+    whole = env.unwrapped.config.as_dict()
+    again = gym.make("ecngym/DctcpLeafSpine-v0", **whole)
+    assert again.unwrapped.config == env.unwrapped.config
 
 
 def test_strict_types_keep_valid_values_and_convert_units_once():
