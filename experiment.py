@@ -631,9 +631,16 @@ def run_main(cfg: DictConfig) -> None:
                       f"{pd.Series([r['slowdown_p99_<100KB'] for r in rows], dtype=float).mean():.2f}")
     console.print(f"simulated {len(controllers) - len(failed)} controllers in {time.perf_counter() - start:.0f} s")
     if scenario_hash is not None:
-        leaderboard_from_store(results_store(cfg), console, score=str(cfg.leaderboard.score),
-                               html=hydra.utils.to_absolute_path(str(html)),
-                               scenario_hashes=[scenario_hash])
+        try:
+            leaderboard_from_store(results_store(cfg), console, score=str(cfg.leaderboard.score),
+                                   html=hydra.utils.to_absolute_path(str(html)),
+                                   scenario_hashes=[scenario_hash])
+        except ConfigError as exc:  # the metric names come from the stored rows: known only now
+            if exc.field != "score":
+                raise
+            raise ConfigError("leaderboard.score", f"{exc.message}; the episodes are stored: rank them with "
+                                                   f"ecngym leaderboard --store {results_store(cfg).root} "
+                                                   "--score <metric>") from None
     if failed and (cfg.controllers != "all" or scenario_hash is None):
         # named controllers must all run; with "all", one that does not fit the scenario (e.g. a
         # DCTCP-only policy on a RoCE fabric) is reported above and left out of the ranking

@@ -148,3 +148,14 @@ def test_workload_keys_without_a_workload_group_set_the_scenarios_workload():
     assert env_kwargs(cfg)["workload"] == {"load": 0.5}  # was a KeyError on the group's missing 'name'
     cfg = OmegaConf.create({"env": {"kwargs": {}}, "workload": {"name": "datamining", "load": 0.5}})
     assert env_kwargs(cfg)["workload"] == {"workload": "datamining", "load": 0.5}
+
+
+def test_run_with_an_unknown_score_names_leaderboard_score_and_keeps_the_episodes(tmp_path):
+    store = tmp_path / "store"
+    proc = ecngym("run", "controllers=[static_default]", "seeds=[1]", "env.kwargs.episode_steps=4",
+                  "leaderboard.score=slowdown_p99", f"results.dir={store}", f"hydra.run.dir={tmp_path / 'run'}")
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]  # was "score: got ..." (no such option of run)
+    assert last.startswith("ecngym run: error: leaderboard.score: got 'slowdown_p99', not a metric"), last
+    assert f"rank them with ecngym leaderboard --store {store}" in last
+    assert (store / "results.duckdb").exists()
