@@ -22,6 +22,10 @@ Measured on ``ecngym/RoceLeafSpine-v0`` at its default interval with the static 
   of its arrays), port gather, features, history,
   reward, action, episode end (amortised) and the rest (``env.step``'s own code, ``info``,
   wrappers); the timers add a little, so the parts sum to a bit more than the plain run's;
+  ``outside_us_parts_warm``: each of those parts (but the episode end) called again
+  back to back on its last step's arguments, caches warm: what it costs when the
+  simulator has not just evicted its code and data (the gap to ``outside_us_parts`` is
+  the cache refill after each ``Fabric.advance``);
 * ``reset_s``: wall time of one ``reset`` (new trace + new fabric);
 * ``peak_rss_mb``: the largest peak resident set (VmHWM) of an env worker process;
 * ``cpus``, ``load_avg_before``: the machine's CPUs and its 1-minute load average before the run
@@ -111,14 +115,21 @@ _PARTS = (("telemetry_read", "fabric", "read_telemetry_block"), ("port_gather", 
           ("action", "scenario", "apply"), ("episode_end", "scenario", "finish"))
 
 
-def outside_parts(env_id: str, steps: int) -> dict[str, float]:
-    """Microseconds per step of each part outside the simulator (timers wrapped around them)."""
+def outside_parts(env_id: str, steps: int, repeats: int = 200) -> tuple[dict[str, float], dict[str, float]]:
+    """Microseconds per step of each part outside the simulator (timers wrapped around them).
+
+    Returns:
+        (the parts in the stepping loop, the same parts repeated ``repeats`` times back to back
+        on their last arguments: warm caches; the episode end and the rest left out).
+    """
     env = _make(env_id)
     static = env.unwrapped.static_action()
     spent = dict.fromkeys([p for p, _, _ in _PARTS], 0.0)
+    last: dict[tuple[str, Any], tuple[Any, ...]] = {}  # (part, function) -> its last arguments
 
     def timed(part: str, fn: Any) -> Any:
         def call(*args: Any) -> Any:
+            last[part, fn] = args
             t = time.perf_counter()
             try:
                 return fn(*args)
@@ -152,13 +163,21 @@ def outside_parts(env_id: str, steps: int) -> dict[str, float]:
                 kept = dict(spent)
                 env.reset()
                 spent.update(kept)  # the reset's own calls are no step's
+                last.clear()  # (calls on the closed fabric)
                 instrument()
+        warm = dict.fromkeys([p for p, _, _ in _PARTS if p != "episode_end"], 0.0)
+        for (part, fn), args in last.items():
+            if part in warm:
+                t = time.perf_counter()
+                for _ in range(repeats):
+                    fn(*args)
+                warm[part] += (time.perf_counter() - t) / repeats * 1e6
     finally:
         Telemetry.as_dict = as_dict
         env.close()
     parts = {p: s / steps * 1e6 for p, s in spent.items()}
     parts["rest"] = (total - sim) / steps * 1e6 - sum(parts.values())
-    return parts
+    return parts, warm
 
 
 def vectorised(env_id: str, n_envs: int, steps: int, same_seed: bool = False) -> dict[str, float]:
@@ -257,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         status.update("outside the simulator with changing actions ...")
         changing = in_process(args.env, args.steps, changing=True)
         status.update("outside the simulator, part by part ...")
-        parts = outside_parts(args.env, args.steps)
+        parts, warm = outside_parts(args.env, args.steps)
         rounds: dict[tuple[str, int], list[dict[str, float]]] = {}
         for r in range(args.rounds):
             for kind, fn in (("vector", vectorised), ("free", free_running)):
@@ -285,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         "episode_end_us": None if single["episode_end_us"] is None else round(single["episode_end_us"], 1),
         "outside_us_per_step_changing": round(changing["outside_us_per_step"], 1),
         "outside_us_parts": {k: round(v, 1) for k, v in parts.items()},
+        "outside_us_parts_warm": {k: round(v, 1) for k, v in warm.items()},
         "cpus": os.cpu_count(),
         "load_avg_before": round(load_before, 2),
     }
@@ -313,8 +333,10 @@ def main(argv: list[str] | None = None) -> int:
         split = Table(title="outside the simulator, per step (instrumented run), us")
         split.add_column("part")
         split.add_column("us / step", justify="right")
+        split.add_column("repeated, warm", justify="right")
         for part, us in result["outside_us_parts"].items():
-            split.add_row(part, f"{us:.1f}")
+            again = result["outside_us_parts_warm"].get(part)
+            split.add_row(part, f"{us:.1f}", "" if again is None else f"{again:.1f}")
         console.print(split)
         if load_before > 0.5:
             console.print(f"[yellow]note:[/] the 1-minute load average was {load_before:.2f} on {os.cpu_count()} "
