@@ -141,26 +141,12 @@ class EcnActionMapper:
         return out
 
     def _to_settings(self, action: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        try:
-            a = np.asarray(action)
-        except (ValueError, TypeError):  # ragged nesting, or not array-like at all
-            raise InvalidAction(f"expected an element of {self.space}, got {action!r}") from None
         if self.cfg.type == "discrete":
-            if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and np.all(np.isfinite(a))
-                                                 and np.all(a == np.round(a))):
-                raise InvalidAction(f"expected integer template indices in [0, {len(self.templates)}), got {action!r}")
-            idx = a.astype(np.int64).reshape(-1)
-            if idx.size != self.n_units or np.any(idx < 0) or np.any(idx >= len(self.templates)):
-                raise InvalidAction(f"expected {self.n_units} template index(es) in [0, {len(self.templates)}) "
-                                    f"(space {self.space}), got {action!r}")
-            per_port = idx[self.groups]
+            per_port = template_indices(action, self.n_units, len(self.templates), self.space)[self.groups]
             kmin, kmax = self._template_kmin[per_port], self._template_kmax[per_port]
             pmax = self._template_pmax[per_port]
         else:
-            if (a.dtype.kind not in "iuf" or a.shape != self.space.shape or not np.all(np.isfinite(a))
-                    or np.any(np.abs(a) > 1.0)):
-                raise InvalidAction(f"expected a float array of shape {self.space.shape} in [-1, 1], got {action!r}")
-            u = (a.astype(np.float64) + 1.0) / 2.0
+            u = (box_values(action, self.space.shape) + 1.0) / 2.0
             kmin = (self.kmin_lo + u[:, 0] * (self.kmin_hi - self.kmin_lo))[self.groups]
             kmax = kmin + (self.span_lo + u[:, 1] * (self.span_hi - self.span_lo))[self.groups]
             pmax = (self.pmax_lo + u[:, 2] * (self.pmax_hi - self.pmax_lo))[self.groups]
@@ -227,6 +213,58 @@ class EcnActionMapper:
         else:
             top = self.kmin_hi + self.span_hi
         return float(top * self.rate_scale.max())
+
+
+def template_indices(action: object, n_units: int, n_templates: int, space: object) -> np.ndarray:
+    """Check a discrete action and return its template indices, one per unit (int64).
+
+    The one check of a discrete action (single-agent, AQM-parameter and per-agent actions): whole
+    numbers (integers, or floats like ``3.0``) in [0, ``n_templates``), ``n_units`` of them; booleans,
+    strings, NaN and non-integral floats are refused, nothing is clamped.
+
+    Args:
+        action: The action as given (an int, a NumPy scalar or array, a list).
+        n_units: How many indices the action holds.
+        n_templates: How many templates each index chooses from.
+        space: The action space, for the message.
+
+    Returns:
+        The ``n_units`` indices.
+
+    Raises:
+        InvalidAction: Naming the space and what was given.
+    """
+    try:
+        a = np.asarray(action)
+    except (ValueError, TypeError):  # ragged nesting, or not array-like at all
+        raise InvalidAction(f"expected an element of {space}, got {action!r}") from None
+    if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and np.all(np.isfinite(a))
+                                         and np.all(a == np.round(a))):
+        raise InvalidAction(f"expected integer template indices in [0, {n_templates}), got {action!r}")
+    # the range is checked before the cast: 2**63 or 1e300 would wrap (or warn) as int64
+    if a.size != n_units or np.any(a < 0) or np.any(a >= n_templates):
+        raise InvalidAction(f"expected {n_units} template index(es) in [0, {n_templates}) (space {space}), "
+                            f"got {action!r}")
+    return a.astype(np.int64).reshape(-1)
+
+
+def box_values(action: object, shape: tuple[int, ...]) -> np.ndarray:
+    """Check a continuous action and return it as float64: ``shape``, finite, every entry in [-1, 1].
+
+    The one check of a continuous action (single-agent, AQM-parameter and per-agent actions);
+    booleans, strings and complex numbers are refused, nothing is clamped.
+
+    Raises:
+        InvalidAction: Naming the expected shape and what was given.
+    """
+    try:
+        a = np.asarray(action)
+    except (ValueError, TypeError):  # ragged nesting, or not array-like at all
+        a = None
+    if (a is None or a.dtype.kind not in "iuf" or a.shape != tuple(shape) or not np.all(np.isfinite(a))
+            or np.any(np.abs(a) > 1.0)):
+        raise InvalidAction(f"expected a float array of shape {tuple(shape)} in [-1, 1], got {action!r}")
+    return a.astype(np.float64)
 
 
 def action_units(scope: str, ports: np.ndarray, port_layers: np.ndarray) -> tuple[np.ndarray, list[str]]:

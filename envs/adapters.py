@@ -8,6 +8,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from ecngym.envs.multi_agent import EcnTuningParallelEnv
+from ecngym.error import InvalidAction
 
 
 class SharedPolicyVecEnv(VecEnv):
@@ -48,7 +49,19 @@ class SharedPolicyVecEnv(VecEnv):
         self._actions = actions
 
     def step_wait(self):
-        """Step every agent; auto-reset at the end of the episode."""
+        """Step every agent; auto-reset at the end of the episode.
+
+        Raises:
+            InvalidAction: If the actions are not one row per agent (the rows themselves are checked
+                by the parallel env, naming the agent).
+        """
+        try:
+            rows = len(self._actions)
+        except TypeError:  # None, a scalar: not one row per agent
+            rows = None
+        if rows != self.num_envs:
+            raise InvalidAction(f"expected {self.num_envs} actions, one per agent ({self.num_envs} agents of "
+                                f"{self.action_space} each), got {self._actions!r}")
         actions = {a: self._actions[i] for i, a in enumerate(self.agent_ids)}
         obs, rewards, terms, truncs, infos = self.par_env.step(actions)
         stacked = self._stack(obs)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.envs.action import action_units
+from ecngym.envs.action import action_units, box_values, template_indices
 from ecngym.envs.config import ActionConfig
 from ecngym.error import ConfigError, InvalidAction
 from ecngym.sim_backend import aqm as aqm_policies
@@ -160,25 +160,11 @@ class AqmActionMapper:
             InvalidAction: If the action is not in the action space, or the setting it maps to
                 breaks the policy's consistency rule (never clamped; nothing applied).
         """
-        try:
-            a = np.asarray(action)
-        except (ValueError, TypeError):
-            raise InvalidAction(f"expected an element of {self.space}, got {action!r}") from None
-        n_t = len(self.templates)
         if self.cfg.type == "discrete":
-            if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and np.all(np.isfinite(a))
-                                                 and np.all(a == np.round(a))):
-                raise InvalidAction(f"expected integer template indices in [0, {n_t}), got {action!r}")
-            idx = a.astype(np.int64).reshape(-1)
-            if idx.size != self.n_units or np.any(idx < 0) or np.any(idx >= n_t):
-                raise InvalidAction(f"expected {self.n_units} template index(es) in [0, {n_t}) "
-                                    f"(space {self.space}), got {action!r}")
+            idx = template_indices(action, self.n_units, len(self.templates), self.space)
             rows = [self.templates[i] for i in idx]
         else:
-            if (a.dtype.kind not in "iuf" or a.shape != self.space.shape or not np.all(np.isfinite(a))
-                    or np.any(np.abs(a) > 1.0)):
-                raise InvalidAction(f"expected a float array of shape {self.space.shape} in [-1, 1], got {action!r}")
-            values = self.low + (a.astype(np.float64) + 1.0) / 2.0 * (self.high - self.low)
+            values = self.low + (box_values(action, self.space.shape) + 1.0) / 2.0 * (self.high - self.low)
             rows = [tuple(int(round(v)) if self.spec[p].kind == "int" else float(v)
                           for p, v in zip(self.params, row, strict=True)) for row in values]
         out = []

@@ -412,3 +412,12 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
                                                         f"is {cfg.action.type!r}: set action.type={kind!r} or leave "
                                                         f"{key} out")
     return cfg
+
+
+def check_episode_seed(seed: Any) -> int | None:
+    """The check of ``reset(seed=...)`` (single- and multi-agent env): ``None``, or the seed as an int.
+
+    Raises:
+        ConfigError: Naming ``seed`` if it is not a whole number in [0, :data:`MAX_EPISODE_SEED`].
+    """
+    return None if seed is None else int(check("seed", seed, Whole(0, MAX_EPISODE_SEED)))

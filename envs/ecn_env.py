@@ -8,9 +8,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.envs.config import MAX_EPISODE_SEED, EnvConfig, merge
+from ecngym.envs.config import EnvConfig, check_episode_seed, merge
 from ecngym.envs.scenario import EcnScenario
-from ecngym.validation import Whole, check
 
 
 class EcnTuningEnv(gym.Env):
@@ -210,8 +209,7 @@ class EcnTuningEnv(gym.Env):
         Raises:
             ConfigError: If ``seed`` is not a whole number in [0, 2^64 - 1] (the running episode is kept).
         """
-        if seed is not None:
-            seed = check("seed", seed, Whole(0, MAX_EPISODE_SEED))
+        seed = check_episode_seed(seed)
         if seed is None and self.config.seed is not None and self._np_random is None:
             seed = int(self.config.seed)  # the config's default seed, on the first reset only
         super().reset(seed=seed)

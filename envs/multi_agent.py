@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from ecngym.envs.config import EnvConfig, merge
+from ecngym.envs.action import box_values, template_indices
+from ecngym.envs.config import EnvConfig, check_episode_seed, merge
 from ecngym.envs.registration import scenario_config
 from ecngym.envs.scenario import EcnScenario
 from ecngym.error import ConfigError, InvalidAction
@@ -101,7 +103,13 @@ class EcnTuningParallelEnv(ParallelEnv):
         return {agent: agent_observation(obs[rows], self.granularity, k) for agent, rows in self._agent_ports.items()}
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Start an episode; returns (observations, infos) per agent."""
+        """Start an episode; returns (observations, infos) per agent.
+
+        Raises:
+            ConfigError: If ``seed`` is not a whole number in [0, 2^64 - 1] (the running episode is kept,
+                as in the single-agent env). ``options`` are not read (PettingZoo's API test passes some).
+        """
+        seed = check_episode_seed(seed)
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
         episode_seed = int(self._np_random.integers(0, 2**31 - 1))
@@ -111,23 +119,38 @@ class EcnTuningParallelEnv(ParallelEnv):
         return self._agent_obs(obs), {a: dict(info) for a in self.agents}
 
     def step(self, actions: dict[str, Any]):
-        """Apply every agent's action for one interval."""
+        """Apply every agent's action for one interval.
+
+        Raises:
+            InvalidAction: If ``actions`` is not a mapping with exactly one action per agent, or an
+                action is not in :meth:`action_space` (nothing is applied).
+            RuntimeError: Before :meth:`reset`, after the episode's end or after :meth:`close`.
+        """
+        if self.scenario.fabric is None:
+            raise RuntimeError("call reset() before step()")
         if not self.agents:
             raise RuntimeError("the episode is over; call reset()")
+        if not isinstance(actions, Mapping):
+            raise InvalidAction(f"expected a mapping of agent -> action for {_few(self.agents)}, got {actions!r}")
         missing = [a for a in self.agents if a not in actions]
         if missing:
-            raise InvalidAction(f"missing actions for agents {missing[:3]}{'...' if len(missing) > 3 else ''}")
+            raise InvalidAction(f"missing actions for agents {_few(missing)}")
+        extra = [a for a in actions if a not in self._agent_ports]
+        if extra:
+            raise InvalidAction(f"actions for unknown agents {_few(extra)}; the agents are {_few(self.agents)}")
         sc = self.scenario
         n_ports = len(sc.ports)
-        if sc.actions.cfg.type == "discrete":
+        discrete = sc.actions.cfg.type == "discrete"
+        if discrete:
             per_port = np.zeros(n_ports, dtype=np.int64)
         else:
             per_port = np.zeros((n_ports, sc.actions.space.shape[1]), dtype=np.float32)
         for agent, rows in self._agent_ports.items():
-            a = actions[agent]
-            if not self._act_space.contains(np.asarray(a, dtype=self._act_space.dtype)
-                                            if isinstance(self._act_space, spaces.Box) else a):
-                raise InvalidAction(f"{agent}: expected an action in {self._act_space}, got {a!r}")
+            try:  # the single-agent env's checks, for one unit
+                a = (template_indices(actions[agent], 1, self._act_space.n, self._act_space)[0] if discrete
+                     else box_values(actions[agent], self._act_space.shape))
+            except InvalidAction as exc:
+                raise InvalidAction(f"{agent}: {exc}") from None
             per_port[rows] = a
         sc.apply(per_port)
         obs, tel, per_port_reward = sc.advance()
@@ -150,8 +173,14 @@ class EcnTuningParallelEnv(ParallelEnv):
         return observations, rewards, terminations, truncations, infos
 
     def close(self) -> None:
-        """Destroy the fabric (safe to call twice)."""
+        """Destroy the fabric (safe to call twice); :meth:`step` then needs a :meth:`reset`."""
         self.scenario.close()
+        self.agents = []
+
+
+def _few(names: list[str]) -> str:
+    """The first three names of a list, for a message (``['a', 'b', 'c']...``)."""
+    return f"{names[:3]}{'...' if len(names) > 3 else ''}"
 
 
 def agent_port_rows(scenario: EcnScenario, granularity: str) -> dict[str, np.ndarray]:

@@ -122,6 +122,20 @@ def test_bad_discrete_action_raises(bad):
     env.close()
 
 
+@pytest.mark.parametrize("env_kw", [{}, {"aqm": "ecn_sharp"}], ids=["red", "aqm"])
+@pytest.mark.parametrize("bad", [2**63, 1e300, [2**63], np.array([2**64 - 1], dtype=np.uint64)])
+def test_huge_discrete_index_is_refused_without_a_cast_warning(env_kw, bad):
+    import warnings
+
+    env = gym.make("ecngym/RoceIncast-v0", episode_steps=3, **env_kw).unwrapped
+    env.reset(seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # was "RuntimeWarning: invalid value encountered in cast" first
+        with pytest.raises(InvalidAction, match=r"template index\(es\) in \[0, "):
+            env.step(bad)
+    env.close()
+
+
 def test_continuous_actions_map_to_documented_bounds():
     env = EcnTuningEnv(action={"type": "continuous", "scope": "port"}, **SHORT)
     env.reset(seed=0)

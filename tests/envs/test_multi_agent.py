@@ -56,6 +56,63 @@ def test_scenario_name_and_missing_or_bad_actions():
         EcnTuningParallelEnv(SMALL, agent_granularity="rack")
 
 
+@pytest.mark.parametrize("action_type", ["discrete", "continuous"])
+def test_bad_action_dicts_and_values_are_invalid_actions(action_type):
+    from ecngym.error import InvalidAction
+
+    env = EcnTuningParallelEnv("RoceLeafSpine-v0", episode_steps=3, action={"type": action_type})
+    env.reset(seed=0)
+    good = {a: env.action_space(a).sample() for a in env.agents}
+    cases = [
+        (None, "expected a mapping"),
+        (list(good.values()), "expected a mapping"),  # was a ValueError (array truth value) for Box actions
+        ({**good, "switch_99": good["switch_0"]}, r"unknown agents \['switch_99'\]"),  # was silently ignored
+        ({**good, "switch_0": True}, "switch_0"),  # a bool was template 1 (Discrete.contains takes it)
+        ({**good, "switch_0": object()}, "switch_0"),  # was a TypeError from float() for Box actions
+        ({**good, "switch_0": {}}, "switch_0"),
+        ({**good, "switch_0": "1"}, "switch_0"),
+    ]
+    red = {k: v.copy() for k, v in env.scenario.red.items()}
+    for actions, match in cases:
+        with pytest.raises(InvalidAction, match=match):
+            env.step(actions)
+    for k, v in env.scenario.red.items():  # nothing applied
+        np.testing.assert_array_equal(v, red[k])
+    env.step(good)  # still usable
+    env.close()
+    with pytest.raises(RuntimeError, match="call reset"):  # mid-episode close: was an AttributeError
+        env.step(good)
+
+
+def test_reset_seed_is_checked_like_the_single_agent_env():
+    from ecngym.error import ConfigError
+
+    env = EcnTuningParallelEnv("RoceLeafSpine-v0", episode_steps=3)
+    # were NumPy ValueError / TypeError (-1, 1.5, 'x', 3.0 as np.float64), or accepted (True as seed 1, 2**64)
+    for seed in (-1, 1.5, "x", True, 2**64):
+        with pytest.raises(ConfigError, match="^seed: "):
+            env.reset(seed=seed)
+    first, _ = env.reset(seed=np.float64(3.0))
+    again, _ = env.reset(seed=3)
+    for a in first:
+        np.testing.assert_array_equal(first[a], again[a])
+    env.close()
+
+
+def test_shared_policy_vec_env_needs_one_action_per_agent():
+    from ecngym.error import InvalidAction
+
+    vec = SharedPolicyVecEnv(EcnTuningParallelEnv("RoceLeafSpine-v0", episode_steps=3))
+    vec.reset()
+    n = vec.num_envs
+    # fewer rows were an IndexError, more were silently dropped, None / a scalar a TypeError
+    for actions in (np.zeros(n - 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64), None, 0):
+        with pytest.raises(InvalidAction, match=f"expected {n} actions, one per agent"):
+            vec.step(actions)
+    vec.step(np.zeros(n, dtype=np.int64))
+    vec.close()
+
+
 def test_agents_act_independently():
     env = EcnTuningParallelEnv(SMALL)
     env.reset(seed=1)
