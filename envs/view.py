@@ -123,16 +123,16 @@ class EnvView:
     def set_pfc(self, switches: Any, alpha: Any, headroom_bytes: Any) -> None:
         """Set PFC dynamic-threshold alpha and headroom of switches (by index), from now.
 
+        The values go to ``Fabric.set_pfc`` as given (it owns the checks: integer switch ids,
+        alpha in (0, 64], whole-byte sizes or size strings); :attr:`pfc` records what it set.
+
         Raises:
-            ConfigError: On a bad switch index, alpha or headroom (``Fabric.set_pfc``).
+            ConfigError: On a bad switch index, alpha or headroom (``Fabric.set_pfc``); nothing
+                changes then.
         """
-        sw = np.atleast_1d(np.asarray(switches, dtype=np.int64))
-        alpha_a = np.broadcast_to(np.asarray(alpha, dtype=np.float64), sw.shape).copy()
-        head = np.broadcast_to(np.asarray(headroom_bytes, dtype=np.float64), sw.shape)
-        head = np.round(head).astype(np.int64)
         with self._actuating():
-            self._scenario.fabric.set_pfc(sw, alpha_a, head.astype(np.uint64))
-        self._pfc["alpha"][sw], self._pfc["headroom_bytes"][sw] = alpha_a, head
+            sw, alpha_a, head = self._scenario.fabric.set_pfc(switches, alpha, headroom_bytes)
+        self._pfc["alpha"][sw], self._pfc["headroom_bytes"][sw] = alpha_a, head.astype(np.int64)
 
     def hold_action(self) -> Any:
         """The action that keeps the controlled ports' current ECN setting.

@@ -354,19 +354,30 @@ class Fabric:
         """Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of every port (0 for host ports)."""
         return dict(self.sim.get_red())
 
-    def set_pfc(self, switches: Any, alpha: Any, headroom: Any) -> None:
+    def set_pfc(self, switches: Any, alpha: Any, headroom: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Set the PFC dynamic-threshold alpha and the per-port headroom of switches, from now.
 
+        Args:
+            switches: Switch indices (integers; one or a flat list).
+            alpha: One alpha, or one per switch, in (0, 64].
+            headroom: One size, or one per switch (bytes or size strings).
+
+        Returns:
+            What was set: (switch indices int64, alpha float64, headroom bytes uint64), one entry per
+            switch.
+
         Raises:
-            ConfigError: If a switch index is out of range, alpha is outside (0, 64] or a headroom
-                is not a size.
+            ConfigError: If a switch index is not an integer in range, alpha is outside (0, 64] or a
+                headroom is not a size (nothing changes then).
         """
         sw = _ids(switches, "switches", self.topology.num_switches)
         n = len(sw)
         alpha_a = _broadcast_reals(alpha, n, "alpha")
         for i, a in enumerate(alpha_a):
             check_range(f"alpha[{i}]" if n > 1 else "alpha", float(a), 0.0, 64.0, low_inclusive=False)
-        self.sim.set_pfc(sw.astype(np.uint32), alpha_a, _broadcast_bytes(headroom, n, "headroom"))
+        head = _broadcast_bytes(headroom, n, "headroom")
+        self.sim.set_pfc(sw.astype(np.uint32), alpha_a, head)
+        return sw, alpha_a, head
 
     def get_port_pfc(self) -> dict[str, np.ndarray]:
         """Current PFC ``alpha`` and ``headroom_bytes`` of every ingress port (0 for host ports)."""

@@ -69,6 +69,27 @@ def test_view_reports_ports_rates_interval_and_current_settings():
     env.close()
 
 
+def test_view_set_pfc_leaves_the_checks_to_the_fabric_and_records_what_it_set():
+    env = EcnTuningEnv(episode_steps=3, topology={"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 5})
+    env.reset(seed=0)
+    view = EnvView(env)
+    before = view.pfc
+    # each was converted by the view first: 1.5 -> switch 1, True -> switch 1, '0' -> switch 0, alpha '1' -> 1.0,
+    # headroom 1.5 -> 2 B; '10KB' (a size Fabric.set_pfc takes) and a count mismatch were NumPy ValueErrors
+    for args, field in [((1.5, 1.0, 1000), "switches"), ((True, 1.0, 1000), "switches"), (("0", 1.0, 1000), "switches"),
+                        ((None, 1.0, 1000), "switches"), ((0, "1", 1000), "alpha"), ((0, 1.0, 1.5), "headroom"),
+                        ((0, 1.0, -1), "headroom"), ((0, 1.0, None), "headroom"),
+                        (([0, 1], [1.0, 2.0, 3.0], 1000), "alpha"), (([0, 1], 1.0, [1, 2, 3]), "headroom")]:
+        with pytest.raises(ConfigError, match=f"^{field}"):
+            view.set_pfc(*args)
+        for k, v in view.pfc.items():  # nothing recorded
+            np.testing.assert_array_equal(v, before[k])
+    view.set_pfc([0, 1], 2.0, "10KB")
+    assert view.pfc["alpha"][:2].tolist() == [2.0, 2.0] and view.pfc["headroom_bytes"][:2].tolist() == [10_000] * 2
+    assert view.pfc["alpha"][2] == before["alpha"][2]
+    env.close()
+
+
 def test_encoder_is_the_decoders_inverse_and_refuses_what_it_cannot_express():
     env = EcnTuningEnv(episode_steps=3, action={"type": "continuous", "kmin_range": ["1KB", "100KB"]})
     mapper = env.scenario.actions
