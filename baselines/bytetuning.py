@@ -69,7 +69,7 @@ Every measurement is one record in :attr:`log` (vector, T, Q, f, temperature, s,
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -169,7 +169,8 @@ class ByteTuningController:
         self.max_rounds = params.whole("max_rounds", max_rounds, 1)
         self.start = self._start(start)
         self.start_pfc = self._start_pfc(start_pfc)
-        if isinstance(tune, str) or not tune or any(k not in KNOBS for k in tune):
+        if (isinstance(tune, str) or not isinstance(tune, Sequence) or not tune
+                or any(not isinstance(k, str) or k not in KNOBS for k in tune)):
             raise ConfigError("controller.tune", f"got {tune!r}; a non-empty subset of {list(KNOBS)}")
         self.tune = tuple(k for k in KNOBS if k in tune)
         self.pfc_layers = check("controller.pfc_layers", pfc_layers, list[Text] | None)
@@ -180,6 +181,8 @@ class ByteTuningController:
         self.fairness_epsilon = params.real("fairness_epsilon", fairness_epsilon, 0, low_inclusive=False)
         self.path_only = params.flag("path_only", path_only)
         self.queue_unit_bytes = params.whole("queue_unit_bytes", queue_unit_bytes, 1)
+        if bounds is not None and not isinstance(bounds, Mapping):  # 5 was a TypeError, 0 and '' meant {}
+            raise ConfigError("controller.bounds", f"expected a mapping of knob -> [low, high], got {bounds!r}")
         self.bounds = self._bounds(bounds or {})
         self.best_by = params.choice("best_by", best_by, ("single", "mean"))
         self.seed = params.whole("seed", seed, 0)

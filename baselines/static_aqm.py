@@ -9,6 +9,7 @@ policy runs on the identical trace of the scenario. The policies and their param
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -34,10 +35,9 @@ class StaticAqmController:
         from ecngym.sim_backend import aqm
 
         self.policy, _ = aqm.resolve(policy, "controller.policy")
-        try:
-            self.params = dict(params or {})
-        except (TypeError, ValueError):
-            raise ConfigError("controller.params", f"expected a mapping, got {params!r}") from None
+        if params is not None and not isinstance(params, Mapping):  # 0 and '' meant {}, [] too
+            raise ConfigError("controller.params", f"expected a mapping of parameter -> value, got {params!r}")
+        self.params = dict(params or {})
         # durations in base RTTs ("1.25rtt": PRED's T_FCS) resolve against the env at reset
         self.rtt_params = {k: v for k, v in self.params.items() if is_rtt(v)}
         for k, v in self.rtt_params.items():

@@ -168,6 +168,9 @@ def resolve(policy: str, field: str = "aqm.policy") -> tuple[str, str]:
     Raises:
         ConfigError: If the policy is unknown (listing the known ones).
     """
+    if not isinstance(policy, str):  # a list or dict would be a TypeError (unhashable) in the lookup
+        raise ConfigError(field, f"expected a policy name (a string), got {policy!r}; known: "
+                                 f"{', '.join(sorted(POLICIES))}")
     if policy in POLICIES:
         return policy, POLICIES[policy]
     for short, tid in POLICIES.items():

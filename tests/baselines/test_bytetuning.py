@@ -49,6 +49,9 @@ def run(controller, scenario, seed=1):
     ("controller.pfc_layers", {"pfc_layers": ["tor", 5]}),
     # 1 and 0 passed the flags' `value in (True, False)` test (1 == True)
     ("controller.per_switch", {"per_switch": 1}), ("controller.path_only", {"path_only": 0}),
+    # tune=5 and bounds=5 were "'int' object is not iterable"; bounds=0 / '' silently meant the default bounds
+    ("controller.tune", {"tune": 5}), ("controller.tune", {"tune": [5]}), ("controller.bounds", {"bounds": 5}),
+    ("controller.bounds", {"bounds": 0}), ("controller.bounds", {"bounds": ""}),
 ])
 def test_bad_parameters_name_the_field(field, kwargs):
     with pytest.raises(ConfigError, match=re.escape(field)):

@@ -65,6 +65,14 @@ def test_bad_policy_or_parameter_of_a_controller_names_the_field():
     with pytest.raises(ConfigError) as err:
         StaticAqmController("fq_codel")
     assert err.value.field == "controller.policy"
+    for policy in (["red"], {"policy": "red"}, None):  # a list / dict was a TypeError (unhashable)
+        with pytest.raises(ConfigError, match="expected a policy name") as err:
+            StaticAqmController(policy)
+        assert err.value.field == "controller.policy"
+    for params in (0, "", ["ins_target_ns", "80us"]):  # 0 and '' silently meant no parameters
+        with pytest.raises(ConfigError, match="expected a mapping") as err:
+            StaticAqmController("ecn_sharp", params)
+        assert err.value.field == "controller.params"
     with pytest.raises(ConfigError) as err:
         gym.make("ecngym/DctcpRttVariation-v0", delay_classes=[])
     assert "delay_classes" in str(err.value)
