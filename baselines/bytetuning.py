@@ -275,10 +275,7 @@ class ByteTuningController:
     def reset(self, env: Any) -> None:
         """Start a new search from the start vector on ``env``'s fabric."""
         self.view = view = EnvView(env)
-        if view.action_type != "continuous" or len(view.units) != len(view.ports):
-            raise ConfigError("env.action", "ByteTuning sets arbitrary per-port thresholds: it needs "
-                                            "action.type=continuous, scope=port (ecngym eval sets it via "
-                                            "env_overrides)")
+        view.require_per_port_continuous("ByteTuning")
         self.rng = np.random.default_rng(self.seed)
         if self.per_switch:
             self.units = [f"switch{s}" for s in np.unique(view.port_switches)]

@@ -82,8 +82,14 @@ class DemtController:
         return int(parse_bytes(cfg.mtu_payload) + parse_bytes(cfg.data_header))
 
     def reset(self, env: Any) -> None:
-        """Compute each port's C·D; the first step runs at K = C·D (no flows seen yet)."""
+        """Compute each port's C·D; the first step runs at K = C·D (no flows seen yet).
+
+        Raises:
+            ConfigError: Naming ``env.action`` if the env's action cannot set each port's K
+                (see :meth:`env_overrides`).
+        """
         self.view = view = EnvView(env)
+        view.require_per_port_continuous("DCTCP-DEMT")
         sc = env.unwrapped.scenario
         self.pkt = self._packet(sc)
         self.bdp_packets = view.port_rates_bps * self._delay_ns(view.base_rtt_ns) / 8e9 / self.pkt

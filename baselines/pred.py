@@ -172,11 +172,14 @@ class PredController:
         """Install the FCS policy (or RED) on the controlled ports and start the first A/B cycle.
 
         Raises:
-            ConfigError: If T_QLA is not a whole number of env steps (modes with QLA).
+            ConfigError: If T_QLA is not a whole number of env steps (modes with QLA), or (Only-QLA)
+                the env's action cannot set each port's RED curve (see :meth:`env_overrides`).
             InvalidAction: If the fabric has no ``pred`` policy (FCS modes) or the action space
                 cannot express Only-QLA's RED curves.
         """
         self.view = view = EnvView(env)
+        if self.mode == "only_qla":  # RED per port through the action (env_overrides)
+            view.require_per_port_continuous("PRED only_qla")
         base = isinstance(self.rtt, str) and self.rtt.strip().lower() == "base"
         self.rtt_ns = view.base_rtt_ns if base else _duration_ns("rtt", self.rtt, 1)
         t_qla_ns = _duration_ns("t_qla", self.t_qla, self.rtt_ns)

@@ -38,7 +38,7 @@ import numpy as np
 
 from ecngym.envs.action import EcnSetting
 from ecngym.envs.aqm_action import AqmActionMapper
-from ecngym.error import InvalidAction
+from ecngym.error import ConfigError, InvalidAction
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.topology import Topology
 from ecngym.units import parse_bytes
@@ -104,6 +104,24 @@ class EnvView:
     def switches_of_layer(self, layer: str) -> np.ndarray:
         """Switch indices of one layer (among those with a controlled port)."""
         return np.unique(self.port_switches[self.port_layers == layer])
+
+    def require_per_port_continuous(self, controller: str) -> None:
+        """Check that the env's action sets any thresholds on each controlled port separately.
+
+        For controllers that compute one (Kmin, Kmax, Pmax) per port (their ``env_overrides`` ask
+        for such an action; ``ecngym eval`` applies them).
+
+        Args:
+            controller: The controller's name, for the message.
+
+        Raises:
+            ConfigError: Naming ``env.action`` if the action is discrete or has units of several ports.
+        """
+        if self.action_type != "continuous" or len(self.units) != len(self.ports):
+            raise ConfigError("env.action", f"{controller} sets arbitrary per-port thresholds: it needs "
+                                            f"action.type=continuous, scope=port, got type={self.action_type!r} "
+                                            f"with {len(self.units)} unit(s) for {len(self.ports)} ports (ecngym "
+                                            "eval sets it via the controller's env_overrides)")
 
     # ------------------------------------------------------------------ act
     def encode(self, kmin_bytes: Any, kmax_bytes: Any, pmax: Any) -> Any:

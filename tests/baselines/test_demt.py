@@ -44,3 +44,14 @@ def test_threshold_falls_as_flows_grow_on_a_real_incast():
     env.close()
     log = pd.DataFrame(short.log)
     assert (log.loc[log["flows"] >= 12, "k_bytes"] == 0).all() and (log["flows"] >= 12).any()
+
+
+@pytest.mark.parametrize("action", [{}, {"type": "continuous"}], ids=["discrete", "continuous-all"])
+def test_an_env_without_a_per_port_continuous_action_is_refused_at_reset(action):
+    # without its env_overrides the per-port K went to EnvView.encode: a NumPy broadcast ValueError at act
+    env = EcnTuningEnv(episode_steps=3, action=action)
+    try:
+        with pytest.raises(ConfigError, match=r"^env\.action: DCTCP-DEMT sets arbitrary per-port thresholds"):
+            run_episode(env, DemtController(), seed=0)
+    finally:
+        env.close()

@@ -155,3 +155,13 @@ def test_rtt_sets_what_the_periods_count():
     pred.reset(env)
     env.close()
     assert pred.rtt_ns == 80_000 and pred.t_fcs_ns == 100_000 and pred.interval_steps == 1
+
+
+def test_only_qla_on_an_env_without_a_per_port_continuous_action_is_refused_at_reset():
+    # without its env_overrides the per-port RED curves went to EnvView.encode: a NumPy broadcast ValueError
+    env = EcnTuningEnv(episode_steps=3)
+    try:
+        with pytest.raises(ConfigError, match=r"^env\.action: PRED only_qla sets arbitrary per-port thresholds"):
+            run_episode(env, PredController(mode="only_qla", t_qla="20.8us"), seed=0)
+    finally:
+        env.close()
