@@ -169,6 +169,8 @@ class EcnScenario:
         self.actuation_wall_s = 0.0
         self._stats: dict[str, list[np.ndarray]] = {}
         self._last_action_key: object = None
+        # the action EnvView.hold_action returned for the current setting (see apply)
+        self.held_action: Any = None
         self.first_telemetry: dict[str, Any] = {}
 
     @staticmethod
@@ -292,6 +294,7 @@ class EcnScenario:
         self._stats = {k: [] for k in ("mean_queue_bytes", "utilization", "paused_ns", "ecn_marked_packets",
                                        self.features.count_key)}
         self._last_action_key = None
+        self.held_action = None
         # time 0: empty queues, the fabric's static ECN setting (mirrored here: only apply() sets it)
         self.red = {k: v[self.ports] for k, v in self.fabric.get_red().items()}
         tel = self.fabric.read_telemetry_block()  # t = 0: empty queues, no traffic yet
@@ -308,6 +311,11 @@ class EcnScenario:
         key = action_key(action)
         if key is not None and key == self._last_action_key:
             return  # the action applied last step (validated then): a held action is the common case
+        if self.held_action is not None and np.array_equal(action, self.held_action):
+            # EnvView.hold_action's encoding of the current setting keeps it: a continuous action
+            # carries a setting only to float32 rounding, and decoding it would move the setting by
+            # that rounding (on ports running another policy, where no RED setting may be set)
+            return
         if isinstance(self.actions, AqmActionMapper):
             self._apply_aqm(self.actions.to_settings(action))
             self._last_action_key = key
@@ -320,6 +328,7 @@ class EcnScenario:
             return  # same setting: skip the call
         self.fabric.set_red(self._ports_u32, kmin, kmax, pmax)
         self.red = {"kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax}
+        self.held_action = None
 
     def _apply_aqm(self, settings: list[dict[str, Any]]) -> None:
         """Set each unit's policy setting on its ports where it changed (validated by the mapper)."""
@@ -329,6 +338,7 @@ class EcnScenario:
             if all(self.aqm[r] == setting for r in rows):
                 continue
             self.fabric.set_aqm(self.ports[rows], self.aqm_policy, **setting)
+            self.held_action = None
             for r in rows:
                 self.aqm[r] = setting
             self.aqm_values[rows] = [float(setting[p]) for p in self._feature_params]

@@ -155,22 +155,30 @@ class EnvView:
     def hold_action(self) -> Any:
         """The action that keeps the controlled ports' current ECN setting.
 
-        For controllers that act through :meth:`set_pfc` / :meth:`set_aqm` only.
+        For controllers that act through :meth:`set_pfc` / :meth:`set_aqm` only. Given back to
+        ``env.step``, it keeps the setting exactly, also where a continuous action could carry it
+        only to float32 rounding.
 
         Raises:
             InvalidAction: If the action space cannot express the current setting.
         """
-        red = self._scenario.red
-        mapper = self._scenario.actions
+        sc = self._scenario
+        red = sc.red
+        mapper = sc.actions
         unit_first = [int(np.flatnonzero(mapper.groups == u)[0]) for u in range(mapper.n_units)]
         if isinstance(mapper, AqmActionMapper):  # the action tunes env.aqm's policy: keep its setting
-            held = [self._scenario.aqm[i] for i in unit_first]
-            return mapper.encode(**{p: [s[p] for s in held] for p in mapper.params})
-        values = [np.asarray(red[k], dtype=np.float64)[unit_first] for k in ("kmin_bytes", "kmax_bytes", "pmax")]
-        for k, v in zip(("kmin_bytes", "kmax_bytes", "pmax"), values, strict=True):
-            if not np.array_equal(np.asarray(red[k], dtype=np.float64), v[mapper.groups]):
-                raise InvalidAction(f"the ports of one action unit differ in {k}; no single action keeps them")
-        return mapper.encode(*values)
+            held = [sc.aqm[i] for i in unit_first]
+            action = mapper.encode(**{p: [s[p] for s in held] for p in mapper.params})
+        else:
+            values = [np.asarray(red[k], dtype=np.float64)[unit_first] for k in ("kmin_bytes", "kmax_bytes", "pmax")]
+            for k, v in zip(("kmin_bytes", "kmax_bytes", "pmax"), values, strict=True):
+                if not np.array_equal(np.asarray(red[k], dtype=np.float64), v[mapper.groups]):
+                    raise InvalidAction(f"the ports of one action unit differ in {k}; no single action keeps them")
+            action = mapper.encode(*values)
+        # a continuous action carries the setting only to float32 rounding: the scenario keeps the
+        # setting itself when it is given this action back
+        sc.held_action = np.array(action, copy=True)
+        return action
 
     def set_aqm(self, ports: Any, policy: str, **params: Any) -> None:
         """Choose and parameterise the AQM policy of controlled ports (``Fabric.set_aqm``).

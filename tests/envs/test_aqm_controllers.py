@@ -114,3 +114,22 @@ def test_a_duration_in_base_rtts_resolves_against_the_env():
             StaticAqmController("codel", {"target_ns": "0.000001rtt"}).reset(env)  # was clamped to 1 ns
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("policy", ["codel", "ecn_sharp"])
+def test_a_policy_controller_on_a_continuous_action_keeps_the_red_setting_exactly(policy):
+    # hold_action's float32 encoding decoded to a setting one rounding away, which the env then
+    # tried to set on ports running the policy: "ports: port 1 runs 'codel', not RED"
+    env = gym.make("ecngym/RoceIncast-v0", episode_steps=3, action={"type": "continuous"})
+    before = None
+
+    def on_step(step, reward, info):
+        nonlocal before
+        sc = env.unwrapped.scenario
+        before = before or {k: np.array(v) for k, v in sc.red.items()}
+        assert all(np.array_equal(sc.red[k], before[k]) for k in before)
+        assert {sc.fabric.get_aqm(int(p))["policy"] for p in sc.ports} == {policy}
+
+    summary, _, _ = run_episode(env, StaticAqmController(policy), seed=0, on_step=on_step)
+    assert summary["flows_total"] > 0 and before is not None
+    env.close()
