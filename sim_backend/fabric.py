@@ -16,7 +16,7 @@ from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig
 from ecngym.sim_backend.flows import as_flow_table
 from ecngym.sim_backend.topology import Topology
-from ecngym.units import MAX_BYTES, parse_bytes, parse_time_ns
+from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_time_ns
 
 _live_fabric: weakref.ref[Fabric] | None = None
 
@@ -225,9 +225,18 @@ class Fabric:
         self.sim.run_until(t_ns)
 
     def advance(self, dt: Any) -> None:
-        """Advance simulated time by ``dt`` (ns or a duration string)."""
+        """Advance simulated time by ``dt`` (ns or a duration string).
+
+        Raises:
+            ConfigError: If ``dt`` is not a duration, or now + ``dt`` lies beyond the fabric's
+                clock (2^62 ns, :data:`~ecngym.units.MAX_TIME_NS`).
+        """
         dt_ns = parse_time_ns(dt, "dt")
-        self.sim.run_until(self.now_ns + dt_ns)
+        now = self.now_ns
+        if now + dt_ns > MAX_TIME_NS:
+            raise ConfigError("dt", f"got {dt!r}: now ({now} ns) + dt = {now + dt_ns} ns, allowed: at most "
+                                    f"{MAX_TIME_NS - now} ns, so that the time stays within [0, 2^62] ns")
+        self.sim.run_until(now + dt_ns)
 
     def run(self, limit: Any = "10s") -> bool:
         """Run until every flow has finished or the absolute time ``limit``; return whether all did."""

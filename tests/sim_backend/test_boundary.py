@@ -201,6 +201,15 @@ def test_times_beyond_the_clock_refused(fab, when):
         fab.run_until(when)
 
 
+def test_advance_beyond_the_clock_refused(fab):
+    # was: now + dt past int64 reached the C++ binding: a nanobind TypeError ("incompatible function arguments")
+    fab.advance(2**62)
+    for dt in (2**62, 1):
+        with pytest.raises(ConfigError, match=r"^dt: got .*allowed: at most 0 ns"):
+            fab.advance(dt)
+    assert fab.now_ns == 2**62
+
+
 def test_num_queues_too_few_for_the_flows_names_num_queues():
     with pytest.raises(ConfigError, match=r"fabric\.num_queues.*priority 3"):
         Fabric(STAR, FLOWS, {"preset": "hpcc", "num_queues": 2})
