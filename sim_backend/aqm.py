@@ -44,11 +44,12 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from ecngym.error import ConfigError, check_range
+from ecngym.error import ConfigError, check_range, shown
 from ecngym.units import parse_bytes, parse_time_ns
 
 #: short name -> C++ TypeId name
@@ -113,15 +114,19 @@ class ParamSpec:
             v: Any = parse_bytes(value, field)
         elif self.name.endswith("_ns"):
             v = parse_time_ns(value, field)
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
-            raise ConfigError(field, f"expected a number, got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, numbers.Real):  # (numpy booleans are no Real)
+            # (a complex number, an array or a string is no number: float() would drop an
+            # imaginary part or fail with a TypeError)
+            raise ConfigError(field, f"expected a number, got {shown(value)}")
+        elif isinstance(value, numbers.Integral):  # exact, even beyond float range (10**400)
+            v = int(value) if self.kind == "int" else check_range(field, int(value), self.low, self.high)
         else:
             v = float(value)
             if self.kind == "int":
                 if not (math.isfinite(v) and v == math.floor(v)):
-                    raise ConfigError(field, f"expected a whole number, got {value!r}")
+                    raise ConfigError(field, f"expected a whole number, got {shown(value)}")
                 v = int(v)
-        return check_range(field, v, self.low, self.high)
+        return check_range(field, float(v) if self.kind == "float" else v, self.low, self.high)
 
     def serialise(self, value: Any) -> str:
         """Return the ns-3 attribute string of an already converted value."""
@@ -179,17 +184,20 @@ def resolve(policy: str, field: str = "aqm.policy") -> tuple[str, str]:
     raise ConfigError(field, f"unknown AQM policy {policy!r}; known: {', '.join(sorted(POLICIES))}")
 
 
-@functools.cache
 def policy_spec(policy: str) -> dict[str, ParamSpec]:
     """Return the parameters of a policy (by short name), read from its C++ TypeId.
 
     Raises:
-        ConfigError: If the policy is unknown.
+        ConfigError: If the policy is unknown (or not a string).
     """
+    return _policy_spec(resolve(policy)[1])
+
+
+@functools.cache
+def _policy_spec(type_name: str) -> dict[str, ParamSpec]:
     from ecngym.sim_backend import _fabric
 
-    _, tid = resolve(policy)
-    return {s.name: s for s in map(_spec_of, _fabric.describe_aqm(tid))}
+    return {s.name: s for s in map(_spec_of, _fabric.describe_aqm(type_name))}
 
 
 def policy_defaults(policy: str) -> dict[str, Any]:

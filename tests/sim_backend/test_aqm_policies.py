@@ -70,6 +70,37 @@ def test_bad_policy_or_parameter_names_field_and_range_and_changes_nothing(make_
     assert fab.get_aqm(b) == before
 
 
+@pytest.mark.parametrize("policy,params,field,words", [
+    # were: TypeError 'unhashable type' (a list or mapping as the policy name)
+    (["red"], {}, "aqm.policy", ["expected a policy name (a string), got ['red']"]),
+    ({"policy": "red"}, {}, "aqm.policy", ["expected a policy name (a string), got {'policy': 'red'}"]),
+    # was: OverflowError 'int too large to convert to float'
+    ("pred", {"lambda_qla": 10**400}, "aqm.pred.lambda_qla", ["allowed range is [0.0, 1000000.0]"]),
+    # were: TypeError 'only 0-dimensional arrays can be converted to Python scalars'
+    ("pred", {"lambda_qla": np.array([0.1])}, "aqm.pred.lambda_qla", ["expected a number, got array([0.1])"]),
+    ("pred", {"index_size_bits": np.array([4, 5])}, "aqm.pred.index_size_bits", ["expected a number"]),
+    # was: accepted as 1.0, the imaginary part dropped with a ComplexWarning
+    ("pred", {"lambda_qla": np.complex128(1 + 1j)}, "aqm.pred.lambda_qla", ["expected a number, got (1+1j)"]),
+])
+def test_policy_names_and_numbers_of_any_type_are_config_errors(make_fabric, policy, params, field, words):
+    topo, flows = _incast(3)
+    fab = make_fabric(topo, flows, FabricConfig.preset("dctcp"))
+    with pytest.raises(ConfigError) as err:
+        fab.set_aqm(_bottleneck(fab, 3), policy, **params)
+    assert err.value.field == field and all(w in str(err.value) for w in words), str(err.value)
+    with pytest.raises(ConfigError) as err:  # the same in a fabric config, under its layer
+        FabricConfig(aqm={"all": {"policy": policy, **params}}).to_cpp()
+    assert err.value.field == "fabric.aqm.all." + field.split(".")[-1]
+    assert all(w in str(err.value) for w in words), str(err.value)
+    if not params:
+        with pytest.raises(ConfigError, match="expected a policy name"):
+            policy_spec(policy)
+    # integers stay exact; numpy numbers are numbers
+    assert fab.get_aqm(_bottleneck(fab, 3))["policy"] == "red"
+    fab.set_aqm(_bottleneck(fab, 3), "pred", lambda_qla=np.float32(0.5), index_size_bits=np.uint8(4))
+    assert fab.get_aqm(_bottleneck(fab, 3))["lambda_qla"] == 0.5
+
+
 def test_set_aqm_refuses_host_ports_and_set_red_refuses_non_red_ports(make_fabric):
     topo, flows = _incast(3)
     fab = make_fabric(topo, flows, FabricConfig.preset("dctcp"))
