@@ -28,6 +28,7 @@ Presets (``FabricConfig.preset(name)``):
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -304,8 +305,10 @@ class FabricConfig:
         simulator config file (:meth:`from_hpcc_config`); the other keys override it.
 
         Raises:
-            ConfigError: On an unknown key (with the known ones listed).
+            ConfigError: If ``data`` is not a mapping, or on an unknown key (with the known ones listed).
         """
+        if data is not None and not isinstance(data, Mapping):
+            raise ConfigError(field_prefix, f"expected a mapping of fields, got {data!r}")
         data = dict(data or {})
         preset = data.pop("preset", None)
         hpcc_config = data.pop("hpcc_config", None)
@@ -334,7 +337,11 @@ class FabricConfig:
         return fabric_config_from_keys(read_hpcc_keys(path), str(path))
 
     def updated(self, overrides: dict[str, Any], field_prefix: str = "fabric") -> FabricConfig:
-        """Return a copy with (nested) overrides applied; unknown keys raise ConfigError."""
+        """Return a copy with (nested) overrides applied.
+
+        Raises:
+            ConfigError: If ``overrides`` is not a mapping, or on an unknown key.
+        """
         return merge_dataclass(self, overrides, field_prefix)
 
     # ------------------------------------------------------------------ validation
@@ -500,7 +507,8 @@ class FabricConfig:
         """The validated ``ecn.by_rate`` map: rate (bit/s) -> (kmin bytes, kmax bytes, pmax).
 
         Raises:
-            ConfigError: Naming ``fabric.ecn.by_rate.<rate>.<field>`` of a bad entry.
+            ConfigError: Naming ``fabric.ecn.by_rate.<rate>.<field>`` of a bad entry, or the second
+                of two keys that name the same rate (``"100Gbps"`` and ``1e11``).
         """
         out: dict[float, tuple[int, int, float]] = {}
         try:
@@ -516,12 +524,15 @@ class FabricConfig:
                 raise ConfigError(name, f"expected a mapping with kmin, kmax, pmax, got {entry!r}") from None
             unknown = set(entry) - {"kmin", "kmax", "pmax"}
             if unknown or len(entry) != 3:
-                raise ConfigError(name, f"expected exactly the keys kmin, kmax, pmax, got {sorted(entry)}")
+                raise ConfigError(name, f"expected exactly the keys kmin, kmax, pmax, got {sorted(entry, key=str)}")
             kmin = parse_bytes(entry["kmin"], f"{name}.kmin")
             kmax = parse_bytes(entry["kmax"], f"{name}.kmax")
             if kmax < kmin:
                 raise ConfigError(f"{name}.kmax", f"got {kmax} B, must be >= kmin ({kmin} B)")
             pmax = check_range(f"{name}.pmax", _real(f"{name}.pmax", entry["pmax"]), 0, 1)
+            if rate_bps in out:
+                first = next(r for r, _ in items if r != rate and parse_rate_bps(r, name) == rate_bps)
+                raise ConfigError(name, f"the same rate ({rate_bps:.6g} bit/s) as key {first!r}; give each rate once")
             out[rate_bps] = (kmin, kmax, pmax)
         return out
 
@@ -579,8 +590,11 @@ def merge_dataclass(obj: Any, overrides: dict[str, Any], prefix: str,
     merge key by key, other fields are replaced.
 
     Raises:
-        ConfigError: On an unknown key (listing the known ones) or a non-mapping for a section.
+        ConfigError: On an unknown key (listing the known ones), or if ``overrides`` or the value
+            for a section is not a mapping.
     """
+    if not isinstance(overrides, Mapping):
+        raise ConfigError(prefix, f"expected a mapping of fields, got {overrides!r}")
     known = {f.name for f in dataclasses.fields(obj)}
     changes: dict[str, Any] = {}
     for key, value in overrides.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import numbers
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -13,7 +14,7 @@ import pandas as pd
 
 from ecngym.error import ConfigError, check_range, shown
 from ecngym.sim_backend import aqm as aqm_policies
-from ecngym.sim_backend.config import FabricConfig
+from ecngym.sim_backend.config import FabricConfig, preset_names
 from ecngym.sim_backend.flows import as_flow_table
 from ecngym.sim_backend.topology import Topology
 from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_time_ns
@@ -68,7 +69,7 @@ class Fabric:
         seed: Overrides ``config.seed`` if given.
 
     Raises:
-        ConfigError: On any invalid topology, flow or config field.
+        ConfigError: On any invalid topology, flow or config field, or a ``config`` of another type.
         RuntimeError: If another Fabric is still open in this process.
     """
 
@@ -85,8 +86,11 @@ class Fabric:
             config = FabricConfig()
         elif isinstance(config, str):
             config = FabricConfig.preset(config)
-        elif isinstance(config, dict):
+        elif isinstance(config, Mapping):
             config = FabricConfig.from_dict(config)
+        elif not isinstance(config, FabricConfig):
+            raise ConfigError("fabric", f"expected a FabricConfig, a preset name ({', '.join(preset_names())}) "
+                                        f"or a mapping of fields, got {config!r}")
         if seed is not None:
             config = config.updated({"seed": seed})
         self.config: FabricConfig = config

@@ -122,6 +122,32 @@ def test_unknown_preset():
         Fabric(topology.incast_star(hosts=2), FLOWS, "hpcc2")
 
 
+@pytest.mark.parametrize("value", [[("cc", "dctcp")], "hpcc", 5])
+def test_a_config_that_is_no_mapping_is_refused_naming_it(value):
+    # were: from_dict a TypeError / ValueError from dict(), updated an AttributeError ('... has no
+    # attribute items'), Fabric(config=5) an AttributeError ('int' object has no attribute 'to_cpp')
+    with pytest.raises(ConfigError, match=r"^env\.fabric: expected a mapping of fields, got "):
+        FabricConfig.from_dict(value, "env.fabric")
+    with pytest.raises(ConfigError, match=r"^fabric: expected a mapping of fields, got "):
+        FabricConfig().updated(value)
+    with pytest.raises(ConfigError, match=r"^fabric: expected a FabricConfig, a preset name .* or a mapping"):
+        Fabric(topology.incast_star(hosts=2), FLOWS, [value] if isinstance(value, str) else value)
+    with pytest.raises(ConfigError, match=r"^fabric: expected a mapping of fields, got None"):
+        FabricConfig().updated(None)
+
+
+def test_ecn_by_rate_keys_name_each_rate_once():
+    entry = {"kmin": "1KB", "kmax": "2KB", "pmax": 0.1}
+    # was: the second key silently replaced the first
+    with pytest.raises(ConfigError, match=r"^fabric\.ecn\.by_rate\.100000000000\.0: the same rate \(1e\+11 "
+                                          r"bit/s\) as key '100Gbps'; give each rate once"):
+        FabricConfig(ecn={"by_rate": {"100Gbps": entry, 1e11: entry}}).ecn_by_rate()
+    # was: TypeError "'<' not supported between instances of 'int' and 'str'" sorting the keys
+    with pytest.raises(ConfigError, match=r"by_rate\.100Gbps: expected exactly the keys kmin, kmax, pmax, got "
+                                          r"\[5, 'kmax', 'kmin', 'pmax'\]"):
+        FabricConfig(ecn={"by_rate": {"100Gbps": {**entry, 5: 1}}}).ecn_by_rate()
+
+
 def test_fabric_rejects_a_bad_config_mapping_before_building():
     with pytest.raises(ConfigError, match=r"fabric\.ecn\.kmin"):
         Fabric(topology.incast_star(hosts=2), FLOWS, {"preset": "hpcc", "ecn": {"kmin": "5XB"}})
