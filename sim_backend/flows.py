@@ -180,11 +180,12 @@ def read_hpcc_flow_file(path: str | Path, topology: Any = None) -> pd.DataFrame:
     (:meth:`Topology.hosts_of_node_ids`); without it they are taken as host indices.
 
     Raises:
-        ConfigError: Naming the file and line of a malformed entry: a header that is not one
-            whole number, a count other than the number of flow lines, a line without exactly
-            6 columns, a non-integer field, or a start that is negative or not ``S[.fffffffff]``.
+        ConfigError: If ``path`` names no file; naming the file and line of a malformed entry: a
+            header that is not one whole number, a count other than the number of flow lines, a
+            line without exactly 6 columns, a non-integer field or one beyond 64 bits, or a start
+            that is negative, not ``S[.fffffffff]`` or beyond 2^62 ns.
     """
-    path = Path(path)
+    path = check_input_file("flows", path, "an HPCC flow file")
     field = f"flows ({path})"
     try:
         text = path.read_text()
@@ -208,13 +209,19 @@ def read_hpcc_flow_file(path: str | Path, topology: Any = None) -> pd.DataFrame:
             raise ConfigError(field, f"{expected}, got {len(parts)}: {' '.join(parts)!r}")
         if not all(_INTEGER.fullmatch(x) for x in parts[:5]):  # (int() also takes '1_0' and '+5')
             raise ConfigError(field, f"{expected} with whole numbers, got {' '.join(parts)!r}")
-        src, dst, prio, dport, size = (int(x) for x in parts[:5])
+        src, dst, prio, dport, size = values = [int(x) for x in parts[:5]]
+        for name, value in zip(("src", "dst", "priority", "dport", "size"), values, strict=True):
+            if not -(2**63) <= value < 2**63:  # (a 64-bit table could not hold it)
+                raise ConfigError(field, f"line {ln_no}: {name} got {value}, allowed range is [-2^63, 2^63)")
         start = _START_S.fullmatch(parts[5])
         if start is None:
             raise ConfigError(field, f"line {ln_no}: start_s must be seconds >= 0 with at most 9 "
                                      f"decimals (S or S.fffffffff), got {parts[5]!r}")
         # exact to the ns (no float rounding)
         start_ns = int(start[1]) * 1_000_000_000 + int((start[2] or "").ljust(9, "0"))
+        if start_ns > MAX_TIME_NS:
+            raise ConfigError(field, f"line {ln_no}: start_s got {parts[5]}, allowed: at most 2^62 ns "
+                                     f"(~{MAX_TIME_NS // 1_000_000_000} s)")
         rows.append((src, dst, size, start_ns, prio, dport))
     table = pd.DataFrame(rows, columns=["src", "dst", "size_bytes", "start_ns", "priority", "dport"])
     if topology is not None and len(table):

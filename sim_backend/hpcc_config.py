@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.error import ConfigError
+from ecngym.files import check_input_file
 from ecngym.sim_backend.config import FabricConfig
 from ecngym.sim_backend.flows import read_hpcc_flow_file
 from ecngym.sim_backend.topology import Topology, from_hpcc_file
@@ -84,9 +85,10 @@ def read_hpcc_keys(path: str | Path) -> dict[str, list[str]]:
     """Read ``KEY value ...`` lines (blank lines and ``#`` comments skipped; a later key wins).
 
     Raises:
-        ConfigError: If the file cannot be read or a line has the wrong number of values.
+        ConfigError: If ``path`` names no file, the file cannot be read or a line has the wrong
+            number of values.
     """
-    path = Path(path)
+    path = check_input_file("hpcc_config", path, "an HPCC config file")
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:  # a binary file is no config either
@@ -333,7 +335,7 @@ def load_hpcc_experiment(path: str | Path) -> HpccExperiment:
     Raises:
         ConfigError: On an unsupported key, a missing or malformed input file.
     """
-    path = Path(path)
+    path = check_input_file("hpcc_config", path, "an HPCC config file")
     keys = read_hpcc_keys(path)
     config = fabric_config_from_keys(keys, str(path))
     base = path.parent

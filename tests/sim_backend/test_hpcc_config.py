@@ -175,6 +175,41 @@ def test_a_malformed_flow_file_names_the_line(tmp_path, text, message):
         read_hpcc_flow_file(tmp_path / "flows.txt")
 
 
+@pytest.mark.parametrize("text,message", [
+    ("1\n0 1 3 100 99999999999999999999999 0\n", r"line 2: size got 99999999999999999999999, allowed range is "
+                                                  r"\[-2\^63, 2\^63\)"),
+    ("1\n0 99999999999999999999999 3 100 1000 0\n", r"line 2: dst got 99999999999999999999999"),
+    ("1\n0 1 3 100 1000 99999999999999999999.5\n", r"line 2: start_s got 99999999999999999999\.5, allowed: at most "
+                                                    r"2\^62 ns"),
+])
+def test_flow_file_numbers_beyond_64_bits_name_the_line(tmp_path, text, message):
+    # were: OverflowError 'Python int too large to convert to C long' (Trace.from_hpcc_flow_file, or
+    # a topology mapping the node ids)
+    from ecngym.sim_backend import topology
+    from ecngym.sim_backend.flows import read_hpcc_flow_file
+    from ecngym.workloads import Trace
+
+    (tmp_path / "flows.txt").write_text(text)
+    for read in (lambda p: read_hpcc_flow_file(p, topology.incast_star(hosts=3)), Trace.from_hpcc_flow_file):
+        with pytest.raises(ConfigError, match=message):
+            read(tmp_path / "flows.txt")
+
+
+def test_hpcc_file_readers_name_a_path_that_is_no_path():
+    # were: TypeError 'expected str, bytes or os.PathLike object, not NoneType'
+    from ecngym.sim_backend.flows import read_hpcc_flow_file
+
+    for bad in (None, 5):
+        with pytest.raises(ConfigError, match=rf"^flows: got {bad}, expected the path of an HPCC flow file"):
+            read_hpcc_flow_file(bad)
+        readers = [read_hpcc_keys, load_hpcc_experiment, FabricConfig.from_hpcc_config]
+        if bad is not None:  # (hpcc_config=None is "not given")
+            readers.append(lambda p: FabricConfig.from_dict({"hpcc_config": p}))
+        for read in readers:
+            with pytest.raises(ConfigError, match=rf"^hpcc_config: got {bad}, expected the path of an HPCC config"):
+                read(bad)
+
+
 def test_a_flow_file_start_is_read_exactly_to_the_ns(tmp_path):
     from ecngym.sim_backend.flows import read_hpcc_flow_file
 
