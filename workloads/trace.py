@@ -73,22 +73,28 @@ def _columns(flows: pd.DataFrame) -> dict[str, str]:
 
 def _is_whole(value: Any) -> bool:
     return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-            and math.isfinite(value) and value == int(value))
+            and math.isfinite(value) and value == int(value) and -(2**63) <= int(value) < 2**63)
 
 
 def _integer_column(col: str, values: np.ndarray) -> np.ndarray:
-    """``values`` as int64; whole-valued floats convert, anything else names its first bad row."""
-    if np.issubdtype(values.dtype, np.integer):
+    """``values`` as int64; whole-valued floats convert, anything else names its first bad row.
+
+    A value int64 cannot hold (2^63 and beyond) is refused as given, never wrapped.
+    """
+    if values.dtype.kind == "i":
         return values.astype(np.int64)
-    if values.dtype.kind == "f":
-        ok = np.isfinite(values) & (values == np.round(values))
+    if values.dtype.kind == "u":
+        ok = values <= np.iinfo(np.int64).max  # beyond it, a cast to int64 would wrap negative
+    elif values.dtype.kind == "f":
+        ok = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**63)
     elif values.dtype == object:
         ok = np.array([_is_whole(v) for v in values], dtype=bool)
     else:  # strings, booleans, timestamps ...
         ok = np.zeros(len(values), dtype=bool)
     if not ok.all():
         row = int(np.flatnonzero(~ok)[0])
-        raise ConfigError(f"flows.{col}", f"row {row}: expected a whole number, got {shown(values[row])}")
+        raise ConfigError(f"flows.{col}", f"row {row}: expected a whole number in [-2^63, 2^63), "
+                                          f"got {shown(values[row])}")
     return values.astype(np.int64)
 
 

@@ -169,6 +169,22 @@ def test_user_table_validation():
             Trace.from_flows(table)
 
 
+@pytest.mark.parametrize("column,value", [
+    ("src", np.array([2**63], dtype=np.uint64)),  # was reported as -9223372036854775808 (wrapped)
+    ("size_bytes", np.array([2**64 - 1], dtype=np.uint64)),  # was "-1 must be > 0"
+    ("size_bytes", np.array([1e19])),  # was "-9223372036854775808 must be > 0"
+    ("size_bytes", np.array([2**64], dtype=object)),  # was OverflowError 'Python int too large to convert to C long'
+    ("dport", np.array([2**64], dtype=object)),
+])
+def test_a_value_beyond_int64_is_refused_as_given(column, value):
+    table = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": [0]})
+    table[column] = value
+    shown = f"{int(value[0])}" if value.dtype != np.float64 else r"1e\+19"
+    with pytest.raises(ConfigError, match=rf"^flows\.{column}: row 0: expected a whole number in \[-2\^63, 2\^63\), "
+                                          rf"got {shown}$"):
+        Trace.from_flows(table)
+
+
 def test_facts():
     t = generate_trace(load=0.5, hosts=12, link_rate="25Gbps", duration="4ms", seed=8)
     assert t.n_hosts == 12 and t.duration_ns == 4_000_000
