@@ -18,6 +18,7 @@ from ecngym.sim_backend.config import FabricConfig, preset_names
 from ecngym.sim_backend.flows import as_flow_table
 from ecngym.sim_backend.topology import Topology
 from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_time_ns
+from ecngym.validation import Flag, check
 
 _live_fabric: weakref.ref[Fabric] | None = None
 
@@ -397,8 +398,12 @@ class Fabric:
         return dict(self.sim.get_port_pfc())
 
     def log_pfc_events(self, on: bool = True) -> None:
-        """Record every PFC frame a port receives, from now (:meth:`pfc_events`); ``False`` stops."""
-        self.sim.log_pfc_events(bool(on))
+        """Record every PFC frame a port receives, from now (:meth:`pfc_events`); ``False`` stops.
+
+        Raises:
+            ConfigError: If ``on`` is not a boolean (``"no"`` is not ``False``).
+        """
+        self.sim.log_pfc_events(check("on", on, Flag))
 
     # ------------------------------------------------------------------ results
     def pfc_events(self) -> pd.DataFrame:

@@ -210,6 +210,14 @@ def test_advance_beyond_the_clock_refused(fab):
     assert fab.now_ns == 2**62
 
 
+def test_log_pfc_events_takes_a_boolean_only(fab):
+    # was: bool(on), so log_pfc_events("no") switched logging on and None switched it off
+    for bad in ("no", None, 1):
+        with pytest.raises(ConfigError, match=rf"^on: expected true or false, got {bad!r}"):
+            fab.log_pfc_events(bad)
+    fab.log_pfc_events(np.bool_(False))
+
+
 def test_num_queues_too_few_for_the_flows_names_num_queues():
     with pytest.raises(ConfigError, match=r"fabric\.num_queues.*priority 3"):
         Fabric(STAR, FLOWS, {"preset": "hpcc", "num_queues": 2})
