@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from ecngym.envs.view import actuation_wall_s
+from ecngym.validation import Whole, check
 
 
 def run_episode(env: Any, controller: Any, seed: int | None = None,
@@ -49,6 +50,10 @@ def run_episode(env: Any, controller: Any, seed: int | None = None,
 
     Returns:
         (summary, flow records, undiscounted return).
+
+    Raises:
+        ConfigError: Naming ``controller.interval_steps`` if, at a decision, it is not a whole
+            number ≥ 1 (0 or 2.5 were taken as 1 and 2).
     """
     obs, info = env.reset(seed=seed)
     controller.reset(env)
@@ -70,7 +75,8 @@ def run_episode(env: Any, controller: Any, seed: int | None = None,
             if act_times is not None:
                 act_times.append(spent)
             calls += 1
-            next_decision = step + max(1, int(getattr(controller, "interval_steps", 1)))
+            period = check("controller.interval_steps", getattr(controller, "interval_steps", 1), Whole(1))
+            next_decision = step + int(period)
         obs, reward, terminated, truncated, info = env.step(action)
         if observe is not None:  # the controller's own per-step work counts as its cost too
             before, start = actuation_wall_s(env), time.perf_counter()

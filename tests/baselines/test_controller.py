@@ -48,6 +48,21 @@ def test_runner_calls_the_controller_at_its_own_interval_with_telemetry():
     assert np.isfinite(summary["queue_mean_bytes"])
 
 
+@pytest.mark.parametrize("period,message", [
+    (0, "controller.interval_steps: got 0, allowed range is [1, inf)"),  # was taken as 1
+    (2.5, "controller.interval_steps: expected a whole number, got 2.5"),  # was taken as 2
+    ("x", "controller.interval_steps: expected a whole number, got 'x'"),  # was a ValueError from int()
+])
+def test_runner_refuses_a_period_that_is_no_whole_number_of_steps(period, message):
+    from ecngym.error import ConfigError
+
+    env = EcnTuningEnv(episode_steps=3)
+    with pytest.raises(ConfigError) as err:
+        run_episode(env, QueueThresholdController(interval_steps=period), seed=1)
+    env.close()
+    assert str(err.value) == message
+
+
 class SlowAqmController:
     """Thinks for ``think_s`` per act, then sets PRED's lambda through the view (an EnvView knob)."""
 
