@@ -102,7 +102,14 @@ class EnvView:
         return int(self._scenario.fabric.now_ns)
 
     def switches_of_layer(self, layer: str) -> np.ndarray:
-        """Switch indices of one layer (among those with a controlled port)."""
+        """Switch indices of one layer (among those with a controlled port).
+
+        Raises:
+            ConfigError: Naming ``layer`` if the topology has no such switch layer (it gave ``[]``).
+        """
+        if not isinstance(layer, str) or layer not in self.switch_layers:
+            layers = sorted(set(self.switch_layers))
+            raise ConfigError("layer", f"got {layer!r}; the topology's switch layers are {layers}")
         return np.unique(self.port_switches[self.port_layers == layer])
 
     def require_per_port_continuous(self, controller: str) -> None:

@@ -413,3 +413,17 @@ def test_an_episode_is_identical_in_fresh_processes_whatever_their_hash_seed():
         assert out.returncode == 0, out.stderr
         digests.add(out.stdout.strip())
     assert len(digests) == 1 and len(digests.pop()) == 64
+
+
+def test_switches_of_an_unknown_layer_is_an_error_not_an_empty_list():
+    from ecngym.envs.view import EnvView
+    from ecngym.error import ConfigError
+
+    env = gym.make("ecngym/RoceLeafSpine-v0", episode_steps=2)
+    env.reset(seed=0)
+    view = EnvView(env)
+    assert len(view.switches_of_layer("leaf")) > 0
+    for bad in ("nope", "tor", None, ["leaf"]):  # each gave [] before
+        with pytest.raises(ConfigError, match=r"layer: got .*; the topology's switch layers are \['leaf', 'spine'\]"):
+            view.switches_of_layer(bad)
+    env.close()
