@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ecngym.error import ConfigError, shown
-from ecngym.files import check_input_file, write_atomically
+from ecngym.files import check_input_file, check_output_path, write_atomically
 
 #: Columns and dtypes of a trace table, in hashing order.
 COLUMNS: dict[str, str] = {
@@ -269,8 +269,12 @@ class Trace:
 
         Returns:
             ``path`` (parent folders are created).
+
+        Raises:
+            ConfigError: Naming ``path`` if it is no file name ending in ``.parquet`` (what
+                :meth:`read` takes for a Parquet trace) or names a directory.
         """
-        path = Path(path)
+        path = check_output_path("path", path, ".parquet")
         path.parent.mkdir(parents=True, exist_ok=True)
         table = pa.Table.from_pandas(self.flows, preserve_index=False)
         meta = dict(table.schema.metadata or {})

@@ -1,6 +1,7 @@
 """The Trace: canonical table and hash, Parquet storage with tamper detection, HPCC format, user tables."""
 
 import hashlib
+import re
 from pathlib import Path
 
 import numpy as np
@@ -194,3 +195,14 @@ def test_facts():
     one = Trace.from_flows(pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [1], "start_ns": [0]}))
     with pytest.raises(ConfigError, match="spans no time"):
         one.achieved_load(1e9)
+
+
+@pytest.mark.parametrize("path,message", [
+    (None, "path: got None, expected the path of a file to write"),  # was a TypeError from Path()
+    ("/tmp", "path: got '/tmp', which is a directory"),  # was an IsADirectoryError
+    ("t.csv", "path: got 't.csv', expected a file name ending in '.parquet'"),  # wrote Parquet named .csv
+])
+def test_save_refuses_a_path_that_is_no_parquet_file_name(path, message):
+    trace = generate_trace(load=0.2, hosts=4, duration="100us", seed=1)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        trace.save(path)
