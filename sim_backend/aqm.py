@@ -118,8 +118,9 @@ class ParamSpec:
             # (a complex number, an array or a string is no number: float() would drop an
             # imaginary part or fail with a TypeError)
             raise ConfigError(field, f"expected a number, got {shown(value)}")
-        elif isinstance(value, numbers.Integral):  # exact, even beyond float range (10**400)
-            v = int(value) if self.kind == "int" else check_range(field, int(value), self.low, self.high)
+        elif isinstance(value, numbers.Integral):  # range-checked exactly, even beyond float range (10**400)
+            v = check_range(field, int(value), self.low, self.high)
+            return float(v) if self.kind == "float" else v
         else:
             v = float(value)
             if self.kind == "int":
