@@ -335,8 +335,8 @@ def load_hpcc_experiment(path: str | Path) -> HpccExperiment:
     Raises:
         ConfigError: On an unsupported key, a missing or malformed input file.
     """
-    path = check_input_file("hpcc_config", path, "an HPCC config file")
-    keys = read_hpcc_keys(path)
+    keys = read_hpcc_keys(path)  # (checks the path first)
+    path = Path(path)
     config = fabric_config_from_keys(keys, str(path))
     base = path.parent
     for key in ("TOPOLOGY_FILE", "FLOW_FILE"):
