@@ -14,9 +14,20 @@ from typing import Any
 import numpy as np
 from pydantic import model_validator
 
-from ecngym.error import ConfigError
-from ecngym.units import parse_rate_bps
-from ecngym.validation import ConfigModel, Duration, OneOf, Rate, Text, Whole, check, field_error, plain
+from ecngym.error import ConfigError, check_whole, shown
+from ecngym.units import MAX_RATE_BPS, MIN_RATE_BPS, parse_rate_bps
+from ecngym.validation import (
+    ConfigModel,
+    Duration,
+    OneOf,
+    Rate,
+    Text,
+    Whole,
+    check,
+    field_error,
+    plain,
+    range_text,
+)
 
 
 @dataclass
@@ -30,6 +41,18 @@ class Topology:
         link_a, link_b: Node indices of each link's ends.
         rate_bps: Rate of each link (bits/s).
         delay_ns: One-way propagation delay of each link (ns).
+        params: The builder's parameters; ``node_ids`` (one per node), if given, is :meth:`node_ids`.
+
+    Construction checks every field (a hand-built topology skips the builders' checks) and stores
+    the link arrays in the fabric's dtypes (``uint32`` ends, ``float64`` rates, ``int64`` delays).
+
+    Raises:
+        ConfigError: Naming the field (``topology.link_a[3]``), what was given and what is allowed:
+            a count that is not a whole number, layers that are not a list of strings, a link array
+            that is not a flat array of numbers (integers for ends and delays) of one length per
+            link, a link end outside the nodes, a rate outside [1, 1e15] bit/s, a delay outside
+            [0, :data:`MAX_LINK_DELAY_NS`] ns, or ``params["node_ids"]`` that are not one id in
+            [0, 2^32) per node.
     """
 
     name: str
@@ -40,6 +63,22 @@ class Topology:
     rate_bps: np.ndarray
     delay_ns: np.ndarray
     params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.num_hosts = check_whole("topology.num_hosts", self.num_hosts, 0, MAX_NODE_ID)
+        self.switch_layers = check("topology.switch_layers", self.switch_layers, list[Text])
+        if not isinstance(self.params, dict):
+            raise ConfigError("topology.params", f"expected a dict, got {self.params!r}")
+        last_node = min(self.num_nodes - 1, MAX_NODE_ID)
+        self.link_a = _checked_array("topology.link_a", self.link_a, np.uint32, 0, last_node)
+        links = len(self.link_a)
+        self.link_b = _checked_array("topology.link_b", self.link_b, np.uint32, 0, last_node, links)
+        self.rate_bps = _checked_array("topology.rate_bps", self.rate_bps, np.float64, MIN_RATE_BPS, MAX_RATE_BPS,
+                                       links)
+        self.delay_ns = _checked_array("topology.delay_ns", self.delay_ns, np.int64, 0, MAX_LINK_DELAY_NS, links)
+        if self.params.get("node_ids") is not None:
+            _checked_array("topology.params.node_ids", self.params["node_ids"], np.uint32, 0, MAX_NODE_ID,
+                         self.num_nodes, per="node")
 
     @property
     def num_switches(self) -> int:
@@ -153,6 +192,49 @@ def _id_ranges(ids: np.ndarray) -> str:
             runs.append(f"{ids[start]}" if start == i - 1 else f"{ids[start]}-{ids[i - 1]}")
             start = i
     return ", ".join(runs)
+
+
+#: Largest node index / node id: the fabric holds them as uint32.
+MAX_NODE_ID = 2**32 - 1
+
+
+def _checked_array(field_name: str, values: Any, dtype: type, low: float, high: float, length: int | None = None,
+                 per: str = "link") -> np.ndarray:
+    """``values`` as a contiguous 1-D ``dtype`` array, every entry checked to lie in [low, high].
+
+    Integer ``dtype`` takes integers only (a float is refused, never truncated); ``float64``
+    takes any real numbers; an empty list is an empty array.
+
+    Args:
+        field_name: The field, named in the error.
+        values: An array or a list.
+        dtype: The fabric's dtype of the field.
+        low: Smallest allowed entry.
+        high: Largest allowed entry.
+        length: The number of entries required (``None``: any).
+        per: What one entry stands for, for the message.
+
+    Returns:
+        The array (``values`` itself where it already is one of that dtype).
+
+    Raises:
+        ConfigError: Naming ``field_name`` (``field_name[i]`` for an entry out of range).
+    """
+    kinds, what = ("iu", "integers") if np.dtype(dtype).kind in "iu" else ("iuf", "numbers")
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError, OverflowError):  # ragged or unconvertible
+        raise ConfigError(field_name, f"expected a flat array of {what}, got {type(values).__name__} "
+                                      f"{values!r:.80}") from None
+    if arr.ndim != 1 or (arr.dtype.kind not in kinds and len(arr)):  # ([] is float64 to numpy)
+        raise ConfigError(field_name, f"expected a flat array of {what}, got {arr.dtype} of shape {arr.shape}")
+    if length is not None and len(arr) != length:
+        raise ConfigError(field_name, f"expected {length} entries (one per {per}), got {len(arr)}")
+    bad = np.flatnonzero(~((arr >= low) & (arr <= high)))  # NaN is never in range
+    if len(bad):
+        i = int(bad[0])
+        raise ConfigError(f"{field_name}[{i}]", f"got {shown(arr[i])}, allowed range is {range_text(low, high)}")
+    return np.ascontiguousarray(arr, dtype=dtype)
 
 
 def _links(

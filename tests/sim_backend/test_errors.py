@@ -188,7 +188,7 @@ def _custom_topology(link_a, link_b, hosts, layers):
     [(([0, 0, 1], [2, 3, 2]), ["tor", "tor"], r"nodes\[0\]: a host needs exactly one link"),
      (([0, 1], [2, 3]), ["tor", "tor"], r"flows\[0\]: no path"),
      (([0, 1, 2], [2, 2, 2]), ["tor"], r"links\[2\]"),
-     (([0, 1], [2, 5]), ["tor"], r"links\[1\]")],
+     (([0, 1], [2, 5]), ["tor"], r"topology\.link_b\[1\]: got 5, allowed range is \[0, 2\]")],
     ids=["host_with_two_links", "disconnected", "self_loop", "node_out_of_range"],
 )
 def test_malformed_custom_topology_is_refused_by_the_fabric(links, layers, match):
@@ -197,6 +197,42 @@ def test_malformed_custom_topology_is_refused_by_the_fabric(links, layers, match
         Fabric(_custom_topology(*links, hosts=2, layers=layers), FLOWS, "hpcc")
     with Fabric(topology.incast_star(hosts=2), FLOWS, "hpcc") as fab:  # and nothing was left open
         assert fab.run("1ms")
+
+
+#: A hand-built two-host star (node 2 the switch), its fields as plain Python values.
+STAR_FIELDS = {"name": "custom", "num_hosts": 2, "switch_layers": ["tor"], "link_a": [0, 1], "link_b": [2, 2],
+               "rate_bps": [100e9, 100e9], "delay_ns": [1000, 1000]}
+
+
+def test_hand_built_topology_of_python_lists_builds_in_the_fabrics_dtypes():
+    star = topology.Topology(**STAR_FIELDS, params={"node_ids": [0, 1, 2]})
+    assert (star.link_a.dtype, star.rate_bps.dtype, star.delay_ns.dtype) == (np.uint32, np.float64, np.int64)
+    with Fabric(star, FLOWS, "hpcc") as fab:
+        assert fab.run("1ms")
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"link_a": [-1, 1]}, "topology.link_a[0]: got -1, allowed range is [0, 2]"),
+    ({"link_b": [2, 3]}, "topology.link_b[1]: got 3, allowed range is [0, 2]"),
+    ({"link_a": [0.0, 1.0]}, "topology.link_a: expected a flat array of integers, got float64"),
+    ({"link_b": [2]}, "topology.link_b: expected 2 entries (one per link), got 1"),
+    ({"link_a": [[0, 1]]}, "topology.link_a: expected a flat array of integers, got int64 of shape (1, 2)"),
+    ({"rate_bps": [100e9, 0.0]}, "topology.rate_bps[1]: got 0.0, allowed range is [1.0, 1000000000000000.0]"),
+    ({"rate_bps": ["fast", "fast"]}, "topology.rate_bps: expected a flat array of numbers, got <U4"),
+    ({"delay_ns": [1000, 1.5]}, "topology.delay_ns: expected a flat array of integers, got float64"),
+    ({"delay_ns": [1000, -1]}, "topology.delay_ns[1]: got -1, allowed range is [0, 1000000000]"),
+    ({"num_hosts": "2"}, "topology.num_hosts: expected a whole number, got '2'"),
+    ({"switch_layers": "tor"}, "topology.switch_layers: got 'tor'"),
+    ({"params": {"node_ids": [-1, 1, 2]}}, "topology.params.node_ids[0]: got -1, allowed range is [0, 4294967295]"),
+    ({"params": {"node_ids": [0, 1]}}, "topology.params.node_ids: expected 3 entries (one per node), got 2"),
+], ids=["negative_end", "end_beyond_nodes", "float_ends", "short_array", "2d_array", "zero_rate", "string_rates",
+        "fractional_delay", "negative_delay", "string_host_count", "layers_a_string", "negative_node_id",
+        "node_ids_short"])
+def test_hand_built_topology_refuses_a_bad_field_at_construction_naming_it(changes, message):
+    # (lists reached the C++ binding as nanobind's TypeError; node id -1 wrapped to 2^32 - 1 and built)
+    with pytest.raises(ConfigError) as err:
+        topology.Topology(**{**STAR_FIELDS, **changes})
+    assert message in str(err.value)
 
 
 def test_unknown_topology_kind_or_argument():
