@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ecngym.error import ConfigError, shown
+from ecngym.error import ConfigError, check_whole, shown
 from ecngym.files import check_input_file, check_output_path, write_atomically
 
 #: Columns and dtypes of a trace table, in hashing order.
@@ -182,9 +182,14 @@ class Trace:
             default 3) and ``tag`` (str: ``"background"``, ``"incast"``, ...); ``dport`` (int32,
             the destination port) when some flow's is not the default 100.
         params: The generator's parameters (JSON-serialisable).
-        seed: The generator's seed (``None`` for imported traces).
+        seed: The generator's seed (``None`` for imported traces); a whole number (a NumPy integer
+            is stored as a Python int, so that it can be saved).
         version: The ecngym version that made it.
         hash: SHA-256 of the table (:func:`content_hash`), hex.
+
+    Raises:
+        ConfigError: Naming the column and row of a bad flow (:meth:`from_flows`), or ``seed`` if
+            it is neither ``None`` nor a whole number (:meth:`load` could not read it back).
     """
 
     flows: pd.DataFrame
@@ -194,6 +199,8 @@ class Trace:
     hash: str = ""
 
     def __post_init__(self) -> None:
+        if self.seed is not None:
+            self.seed = check_whole("seed", self.seed)
         self.flows = _canonical(self.flows)
         if not self.version:
             from ecngym import __version__

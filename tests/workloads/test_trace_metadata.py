@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -110,3 +111,21 @@ def test_a_directory_is_not_a_trace(tmp_path):
         as_flow_table(tmp_path)
     with pytest.raises(ConfigError, match="trace: got .*, which is a directory"):  # was "file not found"
         Trace.load(tmp_path)
+
+
+def test_a_numpy_integer_seed_is_stored_as_an_int_and_round_trips(saved, tmp_path):
+    # was: json.dumps' TypeError "Object of type int64 is not JSON serializable" in save
+    trace, _ = saved
+    seeded = Trace(trace.flows, params=trace.params, seed=np.int64(3))
+    assert type(seeded.seed) is int
+    back = Trace.load(seeded.save(tmp_path / "np_seed.parquet"))
+    assert back.seed == 3 and back.metadata_hash() == seeded.metadata_hash()
+
+
+@pytest.mark.parametrize("seed", ["abc", 2.5, True, [3]])
+def test_a_seed_that_is_no_whole_number_is_refused_at_construction(saved, seed):
+    # was: accepted and saved, then refused by load as "damaged metadata"
+    trace, _ = saved
+    with pytest.raises(ConfigError) as err:
+        Trace(trace.flows, seed=seed)
+    assert err.value.field == "seed" and "expected a whole number" in err.value.message
