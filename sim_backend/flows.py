@@ -40,14 +40,15 @@ def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None
             refer to (mapped to our host indices); default: ids are host indices.
 
     Raises:
-        ConfigError: Naming the column and the first bad row.
+        ConfigError: Naming the column and the first bad row, or ``flows`` and each column's length
+            if a mapping's columns are not flat arrays of one length.
     """
     if isinstance(flows, (str, Path)):
         flows = _load(Path(flows), topology)
     if hasattr(flows, "flows") and isinstance(flows.flows, pd.DataFrame):
         flows = flows.flows
     if isinstance(flows, dict):
-        flows = pd.DataFrame(flows)
+        flows = _columns_frame(flows)
     if not isinstance(flows, pd.DataFrame):
         raise ConfigError("flows", f"expected a Trace, DataFrame, mapping or path, got {type(flows).__name__}")
     missing = [c for c in REQUIRED_COLUMNS if c not in flows.columns]
@@ -118,6 +119,28 @@ def with_delay_classes(flows: pd.DataFrame, classes: Any, seed: int = 0) -> pd.D
     rng = np.random.default_rng(seed)
     out["extra_delay_ns"] = np.asarray(values, dtype=np.int64)[rng.integers(0, len(values), len(out))]
     return out
+
+
+def _columns_frame(columns: dict[Any, Any]) -> pd.DataFrame:
+    """A mapping of column arrays as a DataFrame.
+
+    Raises:
+        ConfigError: Naming ``flows`` and each column's length (or shape, or scalar value) if the
+            columns are not flat arrays of one length.
+    """
+    try:
+        return pd.DataFrame(columns)
+    except ValueError:  # pandas: "All arrays must be of the same length", "If using all scalar values ..."
+        sizes = ", ".join(f"{name}: {_size(values)}" for name, values in columns.items())
+        raise ConfigError("flows", f"expected columns of one length (one entry per flow), got {sizes}") from None
+
+
+def _size(values: Any) -> str:
+    """How long a column is, for a message: its length, its shape if not flat, or the scalar given."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        return f"scalar {shown(values)}"
+    shape = np.shape(values) if isinstance(values, np.ndarray) else (len(values),)
+    return str(shape[0]) if len(shape) == 1 else f"shape {shape}"
 
 
 def _whole_numbers(col: str, values: np.ndarray) -> np.ndarray:

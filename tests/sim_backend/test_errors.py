@@ -283,6 +283,24 @@ def test_missing_flow_column():
         Fabric(topology.incast_star(hosts=2), FLOWS.drop(columns="size_bytes"), "hpcc")
 
 
+@pytest.mark.parametrize("columns,sizes", [
+    ({"src": [0, 1], "dst": [1], "size_bytes": [1000, 1000], "start_ns": [0, 0]},
+     "src: 2, dst: 1, size_bytes: 2, start_ns: 2"),
+    ({"src": 0, "dst": 1, "size_bytes": 1000, "start_ns": 0},
+     "src: scalar 0, dst: scalar 1, size_bytes: scalar 1000, start_ns: scalar 0"),
+    ({"src": np.zeros((2, 2), dtype=int), "dst": [1, 0], "size_bytes": [1000, 1000], "start_ns": [0, 0]},
+     "src: shape (2, 2), dst: 2,"),
+], ids=["unequal_lengths", "all_scalars", "2d_column"])
+def test_a_mapping_of_flow_columns_of_unequal_lengths_names_each_length(columns, sizes):
+    # was: pandas' ValueError "All arrays must be of the same length" (or "... must pass an index")
+    from ecngym.sim_backend.flows import as_flow_table
+
+    with pytest.raises(ConfigError) as err:
+        as_flow_table(columns)
+    assert err.value.field == "flows" and "expected columns of one length" in err.value.message
+    assert sizes in err.value.message
+
+
 def test_bad_runtime_settings(make_fabric):
     fab = make_fabric(topology.incast_star(hosts=2), FLOWS, "hpcc")
     host_port = int((~fab.ports.is_switch).nonzero()[0][0])
