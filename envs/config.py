@@ -13,6 +13,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BeforeValidator, Field, model_validator
 
 from ecngym.error import ConfigError
+from ecngym.sim_backend.config import DelayClasses
 from ecngym.units import is_rtt, rtt_multiple
 from ecngym.validation import (
     Bytes,
@@ -304,7 +305,7 @@ class EnvConfig(ConfigModel):
     action: ActionConfig = Field(default_factory=ActionConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     seed: Whole(0, MAX_EPISODE_SEED) | None = None
-    delay_classes: list[Duration()] | None = Field(default=None, min_length=1)
+    delay_classes: DelayClasses | None = None
     aqm: dict[str, Any] | Text | None = None
 
     @model_validator(mode="after")

@@ -30,13 +30,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
-from ecngym.validation import Flag, OneOf, Real, Whole, check
+from ecngym.validation import Duration, Flag, OneOf, Real, Whole, check
 
 NUM_QUEUES_MAX = 8
+
+#: Per-flow extra base delays to draw from (``flows.with_delay_classes``, ``env.delay_classes``): a
+#: list of at least one delay, each ns or a duration string ("20us") in [0, 2^62] ns.
+DelayClasses = Annotated[list[Duration()], Field(min_length=1)]
 
 #: ``FabricConfig.scheduler`` choices -> the ns-3 event scheduler (TypeId). All run events in the
 #: same order (timestamp, then insertion), so the choice changes speed, never results.

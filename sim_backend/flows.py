@@ -13,7 +13,9 @@ import pandas as pd
 
 from ecngym.error import ConfigError, shown
 from ecngym.files import check_input_file
+from ecngym.sim_backend.config import DelayClasses
 from ecngym.units import MAX_BYTES, MAX_TIME_NS
+from ecngym.validation import check
 
 REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
 DEFAULT_PRIORITY = 3
@@ -101,20 +103,17 @@ def with_delay_classes(flows: pd.DataFrame, classes: Any, seed: int = 0) -> pd.D
 
     Args:
         flows: A flow table (DataFrame with at least src, dst, size_bytes, start_ns).
-        classes: Delay classes (ns or duration strings such as "20us"), picked uniformly.
+        classes: Delay classes (ns or duration strings such as "20us"), picked uniformly: a list,
+            tuple or 1-D array (:data:`~ecngym.sim_backend.config.DelayClasses`).
         seed: Seed of the per-flow choice.
 
     Raises:
-        ConfigError: If ``classes`` is empty or holds a negative or malformed delay.
+        ConfigError: Naming ``delay_classes`` if ``classes`` is no list (a string, a set, a number)
+            or an empty one, or ``delay_classes[i]`` for a negative or malformed delay.
     """
-    from ecngym.units import parse_time_ns
-
-    values = [parse_time_ns(c, f"delay_classes[{i}]") for i, c in enumerate(list(classes))]
-    if not values:
-        raise ConfigError("delay_classes", "need at least one delay class")
-    for i, v in enumerate(values):
-        if v < 0:
-            raise ConfigError(f"delay_classes[{i}]", f"got {v} ns, must be >= 0")
+    if isinstance(classes, np.ndarray):
+        classes = classes.tolist()
+    values = check("delay_classes", classes, DelayClasses)
     out = flows.copy()
     rng = np.random.default_rng(seed)
     out["extra_delay_ns"] = np.asarray(values, dtype=np.int64)[rng.integers(0, len(values), len(out))]

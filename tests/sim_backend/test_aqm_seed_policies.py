@@ -175,6 +175,30 @@ def test_bad_extra_delay_is_a_named_error(make_fabric):
         with_delay_classes(flows, [])
 
 
+@pytest.mark.parametrize("classes", ["abc", "20us", 20_000, None, {"1us", "2us"}])
+def test_delay_classes_that_are_no_list_are_refused_naming_delay_classes(classes):
+    # was: a string's characters were taken as the classes ("20us": "cannot parse 'u'" at
+    # delay_classes[2]; "abc" likewise), a number or None was a TypeError, a set was iterated in
+    # its (per-process) hash order
+    from ecngym.error import ConfigError
+
+    _, flows = _incast(2, size=10_000)
+    with pytest.raises(ConfigError) as err:
+        with_delay_classes(flows, classes)
+    assert err.value.field == "delay_classes" and "input should be a valid list" in err.value.message
+
+
+def test_delay_classes_take_a_list_tuple_or_array_with_the_env_configs_rule():
+    from ecngym.error import ConfigError
+
+    _, flows = _incast(2, size=10_000)
+    for classes in (["1us", 20_000], ("1us", 20_000), np.array([1_000, 20_000])):
+        assert set(with_delay_classes(flows, classes, seed=1)["extra_delay_ns"]) <= {1_000, 20_000}
+    with pytest.raises(ConfigError) as err:  # the element check of env.delay_classes (Duration())
+        with_delay_classes(flows, ["1us", -5])
+    assert err.value.field == "delay_classes[1]"
+
+
 def test_r_aqm_claims_hold_on_a_small_sweep():
     from ecngym.reproduce import r_aqm
 
