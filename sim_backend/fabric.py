@@ -512,11 +512,10 @@ def _ids(value: Any, name: str, count: int) -> np.ndarray:
         bad = next(v for v in arr.tolist()
                    if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63)
         raise ConfigError(name, f"expected integer ids in [0, {count}), got {bad!r}")
-    out = arr.astype(np.int64)
-    bad = np.flatnonzero((out < 0) | (out >= count))
+    bad = np.flatnonzero((arr < 0) | (arr >= count))  # before the cast: a uint64 >= 2^63 wraps in int64
     if len(bad):
-        raise ConfigError(name, f"got {int(out[bad[0]])}, ids must be in [0, {count})")
-    return out
+        raise ConfigError(name, f"got {shown(arr[bad[0]])}, ids must be in [0, {count})")
+    return arr.astype(np.int64)
 
 
 def _typed_red_args(ports: Any, kmin: Any, kmax: Any, pmax: Any) -> bool:

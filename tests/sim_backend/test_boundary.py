@@ -177,6 +177,17 @@ def test_set_pfc_arguments_are_checked(fab, switches, alpha, headroom, field):
         fab.set_pfc(switches, alpha, headroom)
 
 
+@pytest.mark.parametrize("call,field", [
+    (lambda f, ids: f.set_red(ids, 1000, 2000, 0.1), "ports"), (lambda f, ids: f.set_aqm(ids, "red"), "ports"),
+    (lambda f, ids: f.get_aqm(ids), "ports"), (lambda f, ids: f.set_pfc(ids, 1.0, 0), "switches"),
+], ids=["set_red", "set_aqm", "get_aqm", "set_pfc"])
+def test_an_id_beyond_int64_is_reported_as_given_not_wrapped(fab, call, field):
+    # was: "got -9223372036854775803" (the uint64 cast to int64 before the range check)
+    with pytest.raises(ConfigError) as err:
+        call(fab, np.array([2**63 + 5], dtype=np.uint64))
+    assert err.value.field == field and err.value.message.startswith(f"got {2**63 + 5}, ids must be in [0, ")
+
+
 def test_reset_with_bad_seed_keeps_the_fabric_open(fab):
     # was: reset(seed=-1) closed the fabric, then rejected the seed
     fab.run_until("10us")
