@@ -555,10 +555,14 @@ def _broadcast_reals(value: Any, n: int, name: str) -> np.ndarray:
 def _broadcast_bytes(value: Any, n: int, name: str) -> np.ndarray:
     """Return sizes (one, broadcast, or ``n``; bytes or size strings) as uint64 bytes.
 
+    One size is a scalar or a 0-d array (as :func:`_broadcast_reals` takes them).
+
     Raises:
         ConfigError: On a malformed, negative, fractional or out-of-range size (see
             :func:`ecngym.units.parse_bytes`) or a wrong count.
     """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()  # the scalar it holds: parsed and broadcast as that scalar
     if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":  # fast path: already bytes
         if value.shape != (n,):
             raise ConfigError(name, f"expected {n} values (one per target), got shape {value.shape}")

@@ -188,6 +188,19 @@ def test_an_id_beyond_int64_is_reported_as_given_not_wrapped(fab, call, field):
     assert err.value.field == field and err.value.message.startswith(f"got {2**63 + 5}, ids must be in [0, ")
 
 
+def test_a_0d_array_size_broadcasts_as_its_scalar_does(fab):
+    # was: "kmin: expected 2 values (one per target), got shape ()" while a 0-d pmax / alpha broadcast
+    ports = fab.ports.switch_ports()[:2]
+    fab.set_red(ports, np.array(3000), np.array(6000.0), np.array(0.25))
+    red = fab.get_red()
+    assert list(red["kmin_bytes"][ports]) == [3000, 3000] and list(red["kmax_bytes"][ports]) == [6000, 6000]
+    assert list(red["pmax"][ports]) == [0.25, 0.25]
+    _, _, head = fab.set_pfc([0], np.array(0.5), np.array("10KB"))
+    assert list(head) == [10_000]
+    with pytest.raises(ConfigError, match=r"^headroom: expected a non-negative whole number of bytes, got 2\.5"):
+        fab.set_pfc([0], 0.5, np.array(2.5))  # and checked as that scalar is
+
+
 def test_reset_with_bad_seed_keeps_the_fabric_open(fab):
     # was: reset(seed=-1) closed the fabric, then rejected the seed
     fab.run_until("10us")
