@@ -495,13 +495,14 @@ def telemetry_rows(block: np.ndarray, keys: tuple[str, ...] | None = None) -> di
 
 
 def _ids(value: Any, name: str, count: int) -> np.ndarray:
-    """Return port / switch ids as an int64 array, each checked to lie in [0, count).
+    """Return port / switch ids as an int64 array, each checked to lie in [0, count) and given once.
 
     Only integers are ids: a float (even 1.0 — a computed id that is not an integer is a bug
-    upstream), a string or a boolean is refused, never truncated or parsed.
+    upstream), a string or a boolean is refused, never truncated or parsed. An id given twice
+    would take two settings in one call (the last would win), so repeats are refused.
 
     Raises:
-        ConfigError: Naming ``name`` and the first bad entry.
+        ConfigError: Naming ``name`` and the first bad entry, or the repeated ids.
     """
     arr = np.atleast_1d(np.asarray(value, dtype=object if _has_big_int(value) else None))
     if arr.ndim != 1:
@@ -515,13 +516,20 @@ def _ids(value: Any, name: str, count: int) -> np.ndarray:
     bad = np.flatnonzero((arr < 0) | (arr >= count))  # before the cast: a uint64 >= 2^63 wraps in int64
     if len(bad):
         raise ConfigError(name, f"got {shown(arr[bad[0]])}, ids must be in [0, {count})")
-    return arr.astype(np.int64)
+    out = arr.astype(np.int64)
+    if not _increasing(out):
+        ids, counts = np.unique(out, return_counts=True)
+        repeated = ids[counts > 1].tolist()
+        if repeated:
+            raise ConfigError(name, f"ids {repeated} are given more than once; each id may appear once per call")
+    return out
 
 
 def _typed_red_args(ports: Any, kmin: Any, kmax: Any, pmax: Any) -> bool:
     """Whether :meth:`Fabric.set_red`'s arguments can go to C++ unconverted.
 
-    That is: contiguous 1-D arrays of one length, ports ``uint32``, sizes ``uint64`` at most
+    That is: contiguous 1-D arrays of one length, ports ``uint32`` and increasing (so distinct:
+    C++ would let the last setting of a repeated port win), sizes ``uint64`` at most
     :data:`~ecngym.units.MAX_BYTES` (C++ checks kmin <= kmax, so kmax bounds both), pmax ``float64``.
     """
     arrays = (ports, kmin, kmax, pmax)
@@ -530,7 +538,13 @@ def _typed_red_args(ports: Any, kmin: Any, kmax: Any, pmax: Any) -> bool:
     if ports.dtype != np.uint32 or kmin.dtype != np.uint64 or kmax.dtype != np.uint64 or pmax.dtype != np.float64:
         return False
     n = len(ports)
-    return n > 0 and len(kmin) == n and len(kmax) == n and len(pmax) == n and int(kmax.max()) <= MAX_BYTES
+    return (n > 0 and len(kmin) == n and len(kmax) == n and len(pmax) == n and int(kmax.max()) <= MAX_BYTES
+            and _increasing(ports))
+
+
+def _increasing(ids: np.ndarray) -> bool:
+    """Whether ``ids`` are strictly increasing, so distinct (a cheap test of the common case)."""
+    return bool(np.all(ids[1:] > ids[:-1]))
 
 
 def _has_big_int(value: Any) -> bool:

@@ -201,6 +201,24 @@ def test_a_0d_array_size_broadcasts_as_its_scalar_does(fab):
         fab.set_pfc([0], 0.5, np.array(2.5))  # and checked as that scalar is
 
 
+@pytest.mark.parametrize("call,field", [
+    (lambda f, p: f.set_red([p, p + 1, p], [1000, 2000, 3000], 9000, 0.1), "ports"),
+    (lambda f, p: f.set_red(*(np.concatenate([a, a]) for a in _typed(p, 1000, 9000, 0.1))), "ports"),  # typed
+    (lambda f, p: f.set_aqm([p, p], "red", kmin_bytes=1000), "ports"),
+    (lambda f, p: f.set_pfc([0, 0], [0.5, 0.25], "10KB"), "switches"),
+], ids=["set_red", "set_red_typed", "set_aqm", "set_pfc"])
+def test_an_id_given_twice_in_one_call_is_refused_naming_it(fab, call, field):
+    # was: accepted, the last setting of the repeated id won
+    port = _switch_port(fab)
+    before = {**fab.get_red(), **{f"pfc_{k}": v for k, v in fab.get_port_pfc().items()}}
+    with pytest.raises(ConfigError) as err:
+        call(fab, port)
+    repeated = 0 if field == "switches" else port
+    assert err.value.field == field and err.value.message.startswith(f"ids [{repeated}] are given more than once")
+    after = {**fab.get_red(), **{f"pfc_{k}": v for k, v in fab.get_port_pfc().items()}}
+    assert all(np.array_equal(after[k], before[k]) for k in before)  # nothing changed
+
+
 def test_reset_with_bad_seed_keeps_the_fabric_open(fab):
     # was: reset(seed=-1) closed the fabric, then rejected the seed
     fab.run_until("10us")
