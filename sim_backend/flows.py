@@ -182,12 +182,12 @@ def _check(table: pd.DataFrame, col: str, bad: pd.Series, message: str) -> None:
 
 
 def _load(path: Path, topology: Any = None) -> Any:
-    check_input_file("flows", path, "a Parquet trace or an HPCC flow file")
+    check_input_file("flows", path, "a Parquet trace or an HPCC flow file")  # (the one check)
     if path.suffix == ".parquet":
         from ecngym.workloads import Trace
 
-        return Trace.load(path)
-    return read_hpcc_flow_file(path, topology)
+        return Trace._load(path)
+    return _read_hpcc_flow_file(path, topology)
 
 
 def read_hpcc_flow_file(path: str | Path, topology: Any = None) -> pd.DataFrame:
@@ -207,7 +207,11 @@ def read_hpcc_flow_file(path: str | Path, topology: Any = None) -> pd.DataFrame:
             line without exactly 6 columns, a non-integer field or one beyond 64 bits, or a start
             that is negative, not ``S[.fffffffff]`` or beyond 2^62 ns.
     """
-    path = check_input_file("flows", path, "an HPCC flow file")
+    return _read_hpcc_flow_file(check_input_file("flows", path, "an HPCC flow file"), topology)
+
+
+def _read_hpcc_flow_file(path: Path, topology: Any = None) -> pd.DataFrame:
+    """:func:`read_hpcc_flow_file` of a path already checked to name a file."""
     field = f"flows ({path})"
     try:
         text = path.read_text()

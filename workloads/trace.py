@@ -236,12 +236,17 @@ class Trace:
         flow (``start_s`` in seconds, parsed exactly to the ns). Priority and ``dport`` are kept.
 
         Raises:
-            ConfigError: Naming the file and line of a malformed entry.
+            ConfigError: Naming ``trace`` if ``path`` is no file; naming the file and line of a
+                malformed entry.
         """
-        from ecngym.sim_backend.flows import read_hpcc_flow_file
+        return cls._from_hpcc_flow_file(check_input_file("trace", path, "an HPCC flow file"))
 
-        path = check_input_file("trace", path, "an HPCC flow file")
-        flows = read_hpcc_flow_file(path)
+    @classmethod
+    def _from_hpcc_flow_file(cls, path: Path) -> Trace:
+        """:meth:`from_hpcc_flow_file` of a path already checked to name a file."""
+        from ecngym.sim_backend.flows import _read_hpcc_flow_file
+
+        flows = _read_hpcc_flow_file(path)
         flows["tag"] = "hpcc"
         return cls(flows, params={"source": f"hpcc flow file {path.name}"})
 
@@ -307,8 +312,8 @@ class Trace:
         Raises:
             ConfigError: Naming ``field`` if ``path`` is no file, else as the reader raises it.
         """
-        path = check_input_file(field, path, "a Parquet trace or an HPCC flow file")
-        return cls.load(path) if path.suffix == ".parquet" else cls.from_hpcc_flow_file(path)
+        path = check_input_file(field, path, "a Parquet trace or an HPCC flow file")  # (the one check)
+        return cls._load(path) if path.suffix == ".parquet" else cls._from_hpcc_flow_file(path)
 
     @classmethod
     def load(cls, path: str | Path, unverified_metadata: bool = False) -> Trace:
@@ -328,6 +333,11 @@ class Trace:
                 metadata no longer match their stored hashes.
         """
         path = check_input_file("trace", path, "a Parquet trace ('ecngym trace generate')")
+        return cls._load(path, unverified_metadata)
+
+    @classmethod
+    def _load(cls, path: Path, unverified_metadata: bool = False) -> Trace:
+        """:meth:`load` of a path already checked to name a file."""
         try:
             table = pq.read_table(path)
         except (pa.ArrowException, OSError) as exc:

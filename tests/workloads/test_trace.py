@@ -206,3 +206,37 @@ def test_save_refuses_a_path_that_is_no_parquet_file_name(path, message):
     trace = generate_trace(load=0.2, hosts=4, duration="100us", seed=1)
     with pytest.raises(ConfigError, match=re.escape(message)):
         trace.save(path)
+
+
+def test_reading_a_trace_checks_its_path_once_and_each_public_reader_checks_it(tmp_path, monkeypatch):
+    # was: Trace.read checked an HPCC flow file's path 3 times (read, from_hpcc_flow_file,
+    # read_hpcc_flow_file), a Parquet trace's twice; as_flow_table(path) twice
+    import ecngym.files
+    from ecngym.sim_backend import flows as flows_module
+    from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
+    from ecngym.workloads import trace as trace_module
+
+    trace = generate_trace(load=0.3, hosts=4, duration="1ms", seed=1)
+    parquet, hpcc = trace.save(tmp_path / "t.parquet"), trace.to_hpcc_flow_file(tmp_path / "t.txt")
+    fields = []
+
+    def counted(field, path, expected="a file"):
+        fields.append(field)
+        return ecngym.files.check_input_file(field, path, expected)
+
+    monkeypatch.setattr(trace_module, "check_input_file", counted)
+    monkeypatch.setattr(flows_module, "check_input_file", counted)
+    calls = [(lambda: Trace.read(parquet, "env.trace"), "env.trace"),
+             (lambda: Trace.read(hpcc, "env.trace"), "env.trace"),
+             (lambda: Trace.load(parquet), "trace"), (lambda: Trace.from_hpcc_flow_file(hpcc), "trace"),
+             (lambda: read_hpcc_flow_file(hpcc), "flows"), (lambda: as_flow_table(parquet), "flows"),
+             (lambda: as_flow_table(hpcc), "flows")]
+    for i, (call, field) in enumerate(calls):
+        fields.clear()
+        assert len(call()) == len(trace)
+        assert fields == [field], f"call {i}"
+    missing = tmp_path / "missing.txt"
+    for reader, field in ((Trace.load, "trace"), (Trace.from_hpcc_flow_file, "trace"), (read_hpcc_flow_file, "flows")):
+        with pytest.raises(ConfigError) as err:
+            reader(missing)
+        assert err.value.field == field and "no file at" in err.value.message
