@@ -223,6 +223,7 @@ class LearnedController:
         self._rows = list(agent_port_rows(u.scenario, self.granularity).values())
         self._history = u.scenario.features.history
         self._n_ports = len(u.scenario.ports)
+        self._action_shape = u.scenario.actions.space.shape
         self.inference.reset()
 
     def agent_observations(self, observation: np.ndarray) -> np.ndarray:
@@ -253,7 +254,7 @@ class LearnedController:
         per_port = np.empty(self._n_ports, dtype=np.int64)
         for rows, a in zip(self._rows, agent_actions, strict=True):
             per_port[rows] = a
-        return per_port
+        return per_port.reshape(self._action_shape)  # one controlled port: Discrete's scalar, not shape (1,)
 
     def decide(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         """One template index per agent (subclasses)."""

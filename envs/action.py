@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,7 +143,7 @@ class EcnActionMapper:
 
     def _to_settings(self, action: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.cfg.type == "discrete":
-            per_port = template_indices(action, self.n_units, len(self.templates), self.space)[self.groups]
+            per_port = template_indices(action, len(self.templates), self.space)[self.groups]
             kmin, kmax = self._template_kmin[per_port], self._template_kmax[per_port]
             pmax = self._template_pmax[per_port]
         else:
@@ -215,21 +216,22 @@ class EcnActionMapper:
         return float(top * self.rate_scale.max())
 
 
-def template_indices(action: object, n_units: int, n_templates: int, space: object) -> np.ndarray:
+def template_indices(action: object, n_templates: int, space: spaces.Space) -> np.ndarray:
     """Check a discrete action and return its template indices, one per unit (int64).
 
     The one check of a discrete action (single-agent, AQM-parameter and per-agent actions): whole
-    numbers (integers, or floats like ``3.0``) in [0, ``n_templates``), ``n_units`` of them; booleans,
+    numbers (integers, or floats like ``3.0``) in [0, ``n_templates``), in the shape of ``space``
+    (one index for a ``Discrete`` space, as Gymnasium's ``Discrete.contains`` has it: ``[3]`` is
+    not an element of ``Discrete(13)``; one per unit for a ``MultiDiscrete`` one); booleans,
     strings, NaN and non-integral floats are refused, nothing is clamped.
 
     Args:
         action: The action as given (an int, a NumPy scalar or array, a list).
-        n_units: How many indices the action holds.
         n_templates: How many templates each index chooses from.
-        space: The action space, for the message.
+        space: The action space: its shape is the action's, and it is named in the message.
 
     Returns:
-        The ``n_units`` indices.
+        The indices, one per unit (a 1-D array also for a ``Discrete`` space).
 
     Raises:
         InvalidAction: Naming the space and what was given.
@@ -242,9 +244,9 @@ def template_indices(action: object, n_units: int, n_templates: int, space: obje
                                          and np.all(a == np.round(a))):
         raise InvalidAction(f"expected integer template indices in [0, {n_templates}), got {action!r}")
     # the range is checked before the cast: 2**63 or 1e300 would wrap (or warn) as int64
-    if a.size != n_units or np.any(a < 0) or np.any(a >= n_templates):
-        raise InvalidAction(f"expected {n_units} template index(es) in [0, {n_templates}) (space {space}), "
-                            f"got {action!r}")
+    if a.shape != space.shape or np.any(a < 0) or np.any(a >= n_templates):
+        raise InvalidAction(f"expected {math.prod(space.shape)} template index(es) in [0, {n_templates}) (an element "
+                            f"of {space}: shape {space.shape}), got {action!r}")
     return a.astype(np.int64).reshape(-1)
 
 

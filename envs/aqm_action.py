@@ -161,7 +161,7 @@ class AqmActionMapper:
                 breaks the policy's consistency rule (never clamped; nothing applied).
         """
         if self.cfg.type == "discrete":
-            idx = template_indices(action, self.n_units, len(self.templates), self.space)
+            idx = template_indices(action, len(self.templates), self.space)
             rows = [self.templates[i] for i in idx]
         else:
             values = self.low + (box_values(action, self.space.shape) + 1.0) / 2.0 * (self.high - self.low)

@@ -147,12 +147,12 @@ class EcnTuningParallelEnv(ParallelEnv):
             per_port = np.zeros((n_ports, sc.actions.space.shape[1]), dtype=np.float32)
         for agent, rows in self._agent_ports.items():
             try:  # the single-agent env's checks, for one unit
-                a = (template_indices(actions[agent], 1, self._act_space.n, self._act_space)[0] if discrete
+                a = (template_indices(actions[agent], self._act_space.n, self._act_space)[0] if discrete
                      else box_values(actions[agent], self._act_space.shape))
             except InvalidAction as exc:
                 raise InvalidAction(f"{agent}: {exc}") from None
             per_port[rows] = a
-        sc.apply(per_port)
+        sc.apply(per_port.reshape(sc.actions.space.shape))  # one port: Discrete's scalar, not shape (1,)
         obs, tel, per_port_reward = sc.advance()
         done = sc.done
         rewards = {a: float(per_port_reward[rows].sum()) / len(rows) for a, rows in self._agent_ports.items()}

@@ -267,3 +267,25 @@ def test_online_fine_tuning_continues_on_the_deployment_scenario_with_low_explor
     with pytest.raises(ConfigError, match="agent.online.env"):  # fine-tuning needs the same fabric
         train_acc(tiny_env, agent_config("acc", {**FAST, "online": {**online, "env": {"topology": {
             **tiny_env["topology"], "hosts": 5}}}}), tmp_path / "bad", timesteps=4, seed=5, progress_bar=False)
+
+
+def test_a_trained_run_acts_on_one_controlled_port_with_a_discrete_index(tiny_env, tmp_path):
+    # one controlled port makes the env's space Discrete(13), whose elements are scalars: act
+    # returned a shape-(1,) array, which the env now refuses (as Gymnasium's Discrete.contains does)
+    train_acc(tiny_env, agent_config("acc", FAST), tmp_path, timesteps=30, seed=2, progress_bar=False)
+    ctrl = AccController(tmp_path)
+    probe = gym.make("ecngym/RoceIncast-v0", **{**tiny_env, **ctrl.env_overrides()})
+    port = int(probe.unwrapped.ports[0])
+    probe.close()
+    overrides = ctrl.env_overrides()
+    overrides["action"] = {**overrides["action"], "ports": [port]}
+    env = gym.make("ecngym/RoceIncast-v0", **{**tiny_env, **overrides})
+    try:
+        assert env.action_space == gym.spaces.Discrete(13)
+        obs, info = env.reset(seed=12345)
+        ctrl.reset(env)
+        action = ctrl.act(obs, info)
+        assert np.shape(action) == () and env.action_space.contains(action)
+        env.step(action)
+    finally:
+        env.close()

@@ -427,3 +427,17 @@ def test_switches_of_an_unknown_layer_is_an_error_not_an_empty_list():
         with pytest.raises(ConfigError, match=r"layer: got .*; the topology's switch layers are \['leaf', 'spine'\]"):
             view.switches_of_layer(bad)
     env.close()
+
+
+def test_a_discrete_space_takes_one_index_not_an_array_of_one():
+    # Gymnasium's Discrete(13).contains([3]) is False; the env took [3] (and [[3]]) as template 3
+    env = gym.make("ecngym/RoceIncast-v0", episode_steps=5).unwrapped
+    assert env.action_space == gym.spaces.Discrete(13)
+    env.reset(seed=0)
+    for bad in (np.array([3]), [3], np.array([[3]])):
+        assert not env.action_space.contains(np.asarray(bad))
+        with pytest.raises(InvalidAction, match=r"an element of Discrete\(13\): shape \(\)"):
+            env.step(bad)
+    for good in (3, np.int64(3), np.array(3), 3.0):
+        env.step(good)
+    env.close()

@@ -205,3 +205,24 @@ def test_rllib_trains_the_multi_agent_env_with_a_shared_policy():
     runners = _in_child(_TRAIN_SHARED_PPO)
     assert runners["steps"] >= 120
     assert np.isfinite(runners["return"])
+
+
+@pytest.mark.parametrize("action_type", ["discrete", "continuous"])
+def test_one_port_agent_steps_its_discrete_or_box_action(action_type):
+    # one controlled port: the single-agent space is Discrete(13) (not MultiDiscrete([13])), which
+    # refuses the shape-(1,) array the parallel env used to hand it
+    from ecngym.error import InvalidAction
+
+    env = EcnTuningParallelEnv("RoceIncast-v0", agent_granularity="port", episode_steps=3,
+                               action={"ports": [7], "type": action_type})
+    try:
+        assert env.possible_agents == ["port_7"]
+        env.reset(seed=0)
+        env.step({"port_7": env.action_space("port_7").sample()})
+        if action_type == "discrete":
+            env.step({"port_7": 4})
+            assert env.scenario.red["kmin_bytes"][0] == env.scenario.actions.templates[4].kmin_bytes
+            with pytest.raises(InvalidAction, match=r"port_7: .*Discrete\(13\)"):  # an agent's own action: scalar
+                env.step({"port_7": np.array([4])})
+    finally:
+        env.close()
