@@ -43,6 +43,26 @@ def shown(value: Any) -> str:
     return repr(value)
 
 
+def first_offending(bad: Any) -> tuple[int, str]:
+    """The first of an array's offending entries and how many more there are, for a message.
+
+    A message about an array (one value per port: a fabric has thousands) names its first
+    offending entry by index and value and counts the rest, never printing the whole array::
+
+        i, more = first_offending(np.flatnonzero(pmax > 1))
+        raise ConfigError(f"pmax[{i}]", f"got {shown(pmax[i])}{more}, allowed range is [0, 1]")
+        # pmax[7]: got 1.5 (and 3 more), allowed range is [0, 1]
+
+    Args:
+        bad: The positions of the offending entries, ascending (at least one).
+
+    Returns:
+        (the first position, ``" (and N more)"``, or ``""`` when it is the only one).
+    """
+    more = len(bad) - 1
+    return int(bad[0]), (f" (and {more} more)" if more else "")
+
+
 def check_range(
     field: str,
     value: float,

@@ -46,7 +46,7 @@ from ecngym.error import ConfigError, check_range
 from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_rate_bps, parse_time_ns
 
 __all__ = ["Bytes", "ConfigModel", "Duration", "Flag", "OneOf", "Rate", "Real", "Text", "Whole", "check", "convert",
-           "field_error", "range_text"]
+           "field_error", "is_number", "range_text"]
 
 
 # ---------------------------------------------------------------------------------------- field types
@@ -66,12 +66,13 @@ def _in_range(value: float, low: float | None, high: float | None, low_open: boo
         raise ValueError(f"got {value!r}{unit}, allowed range is {allowed}{unit}") from None
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number (Python or NumPy); booleans are not, nor strings."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def _whole(value: Any, low: int | None, high: int | None) -> int:
-    if not _is_number(value) or not math.isfinite(value) or value != int(value):
+    if not is_number(value) or not math.isfinite(value) or value != int(value):
         raise ValueError(f"expected a whole number, got {value!r}")
     n = int(value)
     _in_range(n, low, high)
@@ -79,7 +80,7 @@ def _whole(value: Any, low: int | None, high: int | None) -> int:
 
 
 def _real(value: Any, low: float | None, high: float | None, low_open: bool, high_open: bool) -> float:
-    if not _is_number(value) or not math.isfinite(value):
+    if not is_number(value) or not math.isfinite(value):
         raise ValueError(f"expected a finite number, got {value!r}")
     x = float(value)
     _in_range(x, low, high, low_open, high_open)

@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ecngym.envs.config import ActionConfig, number
-from ecngym.error import ConfigError, InvalidAction, check_range
+from ecngym.error import ConfigError, InvalidAction, check_range, first_offending, shown
 from ecngym.units import parse_bytes
 from ecngym.validation import Real, check
 
@@ -174,17 +174,20 @@ class EcnActionMapper:
             raise InvalidAction(f"unit {self.group_names[mixed[0]]!r} mixes port rates; with scale_with_rate its "
                                 "ports take different byte values for one action")
         kmin_u, kmax_u, pmax_u = want[0] / self._unit_scale, want[1] / self._unit_scale, want[2]
-        if np.any(kmax_u < kmin_u):
-            raise InvalidAction(f"kmax {want[1].tolist()} below kmin {want[0].tolist()}")
+        below = np.flatnonzero(kmax_u < kmin_u)
+        if len(below):
+            u, more = first_offending(below)
+            raise InvalidAction(f"kmax_bytes[{u}]: got {want[1][u]:g} B, below kmin_bytes {want[0][u]:g} B (unit "
+                                f"{self.group_names[u]!r}){more}")
         if self.cfg.type == "discrete":
             hits = ((np.abs(self._template_kmin - kmin_u[:, None]) <= 0.5)  # (units, templates)
                     & (np.abs(self._template_kmax - kmax_u[:, None]) <= 0.5)
                     & (np.abs(self._template_pmax - pmax_u[:, None]) <= 1e-9))
             missing = np.flatnonzero(~hits.any(axis=1))
             if len(missing):
-                u = missing[0]
+                u, more = first_offending(missing)
                 raise InvalidAction(f"({want[0][u]:.0f} B, {want[1][u]:.0f} B, {want[2][u]}) on unit "
-                                    f"{self.group_names[u]!r} is not one of the env's ECN templates; add it via "
+                                    f"{self.group_names[u]!r}{more} is not one of the env's ECN templates; add it via "
                                     "env.action.static_default or env.action.templates, or use "
                                     "action.type=continuous")
             idx = hits.argmax(axis=1).astype(np.int64)  # the first matching template, as before
@@ -195,15 +198,19 @@ class EcnActionMapper:
                                                   (pmax_u, self.pmax_lo, self.pmax_hi, "pmax"))):
             bad = np.flatnonzero((v < lo - 1e-9) | (v > hi + 1e-9))
             if len(bad):
-                raise InvalidAction(f"{name} {v[bad[0]]:g} (unit {self.group_names[bad[0]]!r}, at the reference "
-                                    f"rate) outside the continuous action range [{lo}, {hi}]")
+                u, more = first_offending(bad)
+                raise InvalidAction(f"{name} {v[u]:g} (unit {self.group_names[u]!r}, at the reference rate){more} "
+                                    f"outside the continuous action range [{lo}, {hi}]")
             action[:, col] = 0.0 if hi == lo else np.clip(2 * (v - lo) / (hi - lo) - 1, -1.0, 1.0)
         kmin, kmax, pm = self.to_settings(action)
         port_want = [w[self.groups] for w in want]
-        if (np.any(np.abs(kmin - port_want[0]) > 1) or np.any(np.abs(kmax - port_want[1]) > 1)
-                or np.any(np.abs(pm - port_want[2]) > 1e-6)):
-            raise InvalidAction(f"({want[0].tolist()}, {want[1].tolist()}, {want[2].tolist()}) does not survive "
-                                "float32 encoding to within 1 byte / 1e-6")
+        off = (np.abs(kmin - port_want[0]) > 1) | (np.abs(kmax - port_want[1]) > 1) | (np.abs(pm - port_want[2]) > 1e-6)
+        if off.any():
+            p, more = first_offending(np.flatnonzero(off))
+            u = self.groups[p]
+            raise InvalidAction(f"({want[0][u]:.0f} B, {want[1][u]:.0f} B, {want[2][u]}) on unit "
+                                f"{self.group_names[u]!r} (port {self.ports[p]}){more} does not survive float32 "
+                                "encoding to within 1 byte / 1e-6")
         return action
 
     @property
@@ -240,13 +247,23 @@ def template_indices(action: object, n_templates: int, space: spaces.Space) -> n
         a = np.asarray(action)
     except (ValueError, TypeError):  # ragged nesting, or not array-like at all
         raise InvalidAction(f"expected an element of {space}, got {action!r}") from None
-    if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and np.all(np.isfinite(a))
-                                         and np.all(a == np.round(a))):
-        raise InvalidAction(f"expected integer template indices in [0, {n_templates}), got {action!r}")
+    kind = str(space) if isinstance(space, spaces.Discrete) else type(space).__name__  # (not MultiDiscrete's nvec)
+    expected = (f"{math.prod(space.shape)} template index(es) in [0, {n_templates}) (an element of {kind}: shape "
+                f"{space.shape})")
+    if a.shape != space.shape:
+        raise InvalidAction(f"expected {expected}, got {_shape_of(action, a)}")
+    if a.dtype.kind in "iu":
+        whole = np.ones(a.shape, dtype=bool)
+    elif a.dtype.kind == "f":
+        whole = np.isfinite(a) & (a == np.round(a))
+    else:  # booleans, strings, objects
+        whole = np.zeros(a.shape, dtype=bool)
+    if not whole.all():
+        raise InvalidAction(f"expected integer template indices in [0, {n_templates}), {_offending(action, a, whole)}")
     # the range is checked before the cast: 2**63 or 1e300 would wrap (or warn) as int64
-    if a.shape != space.shape or np.any(a < 0) or np.any(a >= n_templates):
-        raise InvalidAction(f"expected {math.prod(space.shape)} template index(es) in [0, {n_templates}) (an element "
-                            f"of {space}: shape {space.shape}), got {action!r}")
+    inside = (a >= 0) & (a < n_templates)
+    if not inside.all():
+        raise InvalidAction(f"expected {expected}, {_offending(action, a, inside)}")
     return a.astype(np.int64).reshape(-1)
 
 
@@ -257,16 +274,33 @@ def box_values(action: object, shape: tuple[int, ...]) -> np.ndarray:
     booleans, strings and complex numbers are refused, nothing is clamped.
 
     Raises:
-        InvalidAction: Naming the expected shape and what was given.
+        InvalidAction: Naming the expected shape and what was given (its first bad entry).
     """
+    expected = f"expected a float array of shape {tuple(shape)} in [-1, 1]"
     try:
         a = np.asarray(action)
     except (ValueError, TypeError):  # ragged nesting, or not array-like at all
-        a = None
-    if (a is None or a.dtype.kind not in "iuf" or a.shape != tuple(shape) or not np.all(np.isfinite(a))
-            or np.any(np.abs(a) > 1.0)):
-        raise InvalidAction(f"expected a float array of shape {tuple(shape)} in [-1, 1], got {action!r}")
+        raise InvalidAction(f"{expected}, got {action!r}") from None
+    if a.shape != tuple(shape):
+        raise InvalidAction(f"{expected}, got {_shape_of(action, a)}")
+    ok = (np.isfinite(a) & (np.abs(a) <= 1.0)) if a.dtype.kind in "iuf" else np.zeros(a.shape, dtype=bool)
+    if not ok.all():
+        raise InvalidAction(f"{expected}, {_offending(action, a, ok)}")
     return a.astype(np.float64)
+
+
+def _shape_of(action: object, a: np.ndarray) -> str:
+    """What an action of the wrong shape was, for a message: a scalar as given, an array by its shape."""
+    return repr(action) if a.ndim == 0 else f"shape {a.shape}"
+
+
+def _offending(action: object, a: np.ndarray, ok: np.ndarray) -> str:
+    """``got action[7, 2] = 1.5 (and 3 more)``: the first entry of ``a`` that is not ``ok`` (a scalar as given)."""
+    if a.ndim == 0:
+        return f"got {action!r}"
+    i, more = first_offending(np.flatnonzero(~ok.reshape(-1)))
+    at = ", ".join(str(int(k)) for k in np.unravel_index(i, a.shape))
+    return f"got action[{at}] = {shown(a.reshape(-1)[i])}{more}"
 
 
 def action_units(scope: str, ports: np.ndarray, port_layers: np.ndarray) -> tuple[np.ndarray, list[str]]:

@@ -21,7 +21,7 @@ from gymnasium import spaces
 
 from ecngym.envs.action import action_units, box_values, template_indices
 from ecngym.envs.config import ActionConfig
-from ecngym.error import ConfigError, InvalidAction
+from ecngym.error import ConfigError, InvalidAction, first_offending
 from ecngym.sim_backend import aqm as aqm_policies
 
 #: [OURS] default discrete grid: each tuned parameter at these multiples of its configured value
@@ -173,7 +173,7 @@ class AqmActionMapper:
             if self.cfg.type == "continuous":
                 bad = setting_error(self.policy, setting)
                 if bad:
-                    raise InvalidAction(f"action {action!r} sets {self.policy} on unit {self.group_names[u]!r} to "
+                    raise InvalidAction(f"action[{u}] sets {self.policy} on unit {self.group_names[u]!r} to "
                                         f"{dict(zip(self.params, row, strict=True))}, which it rejects: "
                                         f"{aqm_policies.consistency_error(self.policy, bad).message}")
             out.append(setting)
@@ -211,15 +211,18 @@ class AqmActionMapper:
             v, lo, hi = want[p], self.low[j], self.high[j]
             bad = np.flatnonzero((v < lo) | (v > hi))
             if len(bad):
-                raise InvalidAction(f"{p} {v[bad[0]]:g} (unit {self.group_names[bad[0]]!r}) outside the continuous "
+                u, more = first_offending(bad)
+                raise InvalidAction(f"{p} {v[u]:g} (unit {self.group_names[u]!r}){more} outside the continuous "
                                     f"action range [{lo:g}, {hi:g}]")
             action[:, j] = 0.0 if hi == lo else np.clip(2 * (v - lo) / (hi - lo) - 1, -1.0, 1.0)
         got = self.to_settings(action)
         for j, p in enumerate(self.params):
             tol = 1e-6 * max(1.0, self.high[j] - self.low[j])
-            if any(abs(g[p] - w) > tol for g, w in zip(got, want[p], strict=True)):
-                raise InvalidAction(f"{p} {want[p].tolist()} does not survive float32 encoding over "
-                                    f"[{self.low[j]:g}, {self.high[j]:g}] to within {tol:g}")
+            off = [u for u, (g, w) in enumerate(zip(got, want[p], strict=True)) if abs(g[p] - w) > tol]
+            if off:
+                u, more = first_offending(off)
+                raise InvalidAction(f"{p} {want[p][u]:g} (unit {self.group_names[u]!r}){more} does not survive float32 "
+                                    f"encoding over [{self.low[j]:g}, {self.high[j]:g}] to within {tol:g}")
         return action
 
     def param_bounds(self) -> dict[str, tuple[float, float]]:

@@ -12,13 +12,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ecngym.error import ConfigError, check_range, shown
+from ecngym.error import ConfigError, first_offending, shown
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig, preset_names
 from ecngym.sim_backend.flows import as_flow_table
 from ecngym.sim_backend.topology import Topology
 from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_time_ns
-from ecngym.validation import Flag, check
+from ecngym.validation import Flag, check, is_number, range_text
 
 _live_fabric: weakref.ref[Fabric] | None = None
 
@@ -306,11 +306,14 @@ class Fabric:
         pmax_a = _broadcast_reals(pmax, n, "pmax")
         bad = np.flatnonzero(~((pmax_a >= 0.0) & (pmax_a <= 1.0)))
         if len(bad):
-            raise ConfigError("pmax", f"got {shown(pmax_a[bad[0]])} for port {ports[bad[0]]}, allowed range is [0, 1]")
+            i, more = first_offending(bad)
+            raise ConfigError(f"pmax[{i}]" if n > 1 else "pmax", f"got {shown(pmax_a[i])} for port {ports[i]}{more}, "
+                                                                 "allowed range is [0, 1]")
         bad = np.flatnonzero(kmin_b > kmax_b)
         if len(bad):
-            i = bad[0]
-            raise ConfigError("kmax", f"got {kmax_b[i]} B below kmin {kmin_b[i]} B (port {ports[i]})")
+            i, more = first_offending(bad)
+            raise ConfigError(f"kmax[{i}]" if n > 1 else "kmax", f"got {kmax_b[i]} B for port {ports[i]}{more}, below "
+                                                                 f"its kmin {kmin_b[i]} B; allowed: kmax >= kmin")
         try:
             self.sim.set_red(ports.astype(np.uint32), kmin_b, kmax_b, pmax_a)
         except ValueError:
@@ -387,8 +390,11 @@ class Fabric:
         sw = _ids(switches, "switches", self.topology.num_switches)
         n = len(sw)
         alpha_a = _broadcast_reals(alpha, n, "alpha")
-        for i, a in enumerate(alpha_a):
-            check_range(f"alpha[{i}]" if n > 1 else "alpha", float(a), 0.0, 64.0, low_inclusive=False)
+        bad = np.flatnonzero(~((alpha_a > 0.0) & (alpha_a <= 64.0)))  # NaN too
+        if len(bad):
+            i, more = first_offending(bad)
+            raise ConfigError(f"alpha[{i}]" if n > 1 else "alpha",
+                              f"got {shown(alpha_a[i])}{more}, allowed range is {range_text(0.0, 64.0, low_open=True)}")
         head = _broadcast_bytes(headroom, n, "headroom")
         self.sim.set_pfc(sw.astype(np.uint32), alpha_a, head)
         return sw, alpha_a, head
@@ -515,7 +521,9 @@ def _ids(value: Any, name: str, count: int) -> np.ndarray:
         raise ConfigError(name, f"expected integer ids in [0, {count}), got {bad!r}")
     bad = np.flatnonzero((arr < 0) | (arr >= count))  # before the cast: a uint64 >= 2^63 wraps in int64
     if len(bad):
-        raise ConfigError(name, f"got {shown(arr[bad[0]])}, ids must be in [0, {count})")
+        i, more = first_offending(bad)
+        raise ConfigError(f"{name}[{i}]" if len(arr) > 1 else name, f"got {shown(arr[i])}{more}, ids must be in "
+                                                                   f"[0, {count})")
     out = arr.astype(np.int64)
     if not _increasing(out):
         ids, counts = np.unique(out, return_counts=True)
@@ -560,6 +568,11 @@ def _broadcast_reals(value: Any, n: int, name: str) -> np.ndarray:
     except (TypeError, ValueError):
         raise ConfigError(name, f"expected a number or {n} numbers, got {value!r}") from None
     if arr.dtype.kind not in "iuf":
+        items = list(value) if arr.ndim == 1 else []
+        bad = [i for i, v in enumerate(items) if not is_number(v)]
+        if bad:  # one entry of a list: name it, not the whole list
+            i, more = first_offending(bad)
+            raise ConfigError(f"{name}[{i}]", f"got {shown(items[i])}{more}, expected a number")
         raise ConfigError(name, f"expected a number or {n} numbers, got {value!r}")
     if arr.ndim > 1 or (arr.ndim == 1 and arr.shape != (n,)):
         raise ConfigError(name, f"expected a number or {n} values (one per target), got shape {arr.shape}")
@@ -582,8 +595,9 @@ def _broadcast_bytes(value: Any, n: int, name: str) -> np.ndarray:
             raise ConfigError(name, f"expected {n} values (one per target), got shape {value.shape}")
         ok = np.isfinite(value) & (value >= 0) & (value == np.round(value)) & (value <= MAX_BYTES)
         if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise ConfigError(f"{name}[{i}]", f"got {shown(value[i])}, allowed: a whole number of bytes in [0, 2^53]")
+            i, more = first_offending(np.flatnonzero(~ok))
+            raise ConfigError(f"{name}[{i}]", f"got {shown(value[i])}{more}, allowed: a whole number of bytes in "
+                                              "[0, 2^53]")
         return value.astype(np.uint64)
     if isinstance(value, (str, numbers.Real)):  # numbers.Real covers bools: parse_bytes refuses them
         return np.full(n, parse_bytes(value, name), dtype=np.uint64)

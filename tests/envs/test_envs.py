@@ -441,3 +441,34 @@ def test_a_discrete_space_takes_one_index_not_an_array_of_one():
     for good in (3, np.int64(3), np.array(3), 3.0):
         env.step(good)
     env.close()
+
+
+def test_a_per_port_action_error_names_the_first_bad_entry_not_the_whole_action():
+    # the message printed the whole action (and MultiDiscrete's whole nvec) for one bad entry
+    env = EcnTuningEnv(action={"scope": "port"}, **SHORT)
+    env.reset(seed=0)
+    n = len(env.ports)
+    bad = np.zeros(n, dtype=np.int64)
+    bad[[3, 9]] = 99
+    cases = [(bad, rf"\(an element of MultiDiscrete: shape \({n},\)\), got action\[3\] = 99 \(and 1 more\)$"),
+             (np.where(np.arange(n) == 5, 2.5, 0.0), r"integer template indices in \[0, 13\), got action\[5\] = 2.5$"),
+             (np.zeros(n - 1, dtype=np.int64), rf"got shape \({n - 1},\)$")]
+    for action, match in cases:
+        with pytest.raises(InvalidAction, match=match) as info:
+            env.step(action)
+        assert "13 13" not in str(info.value) and len(str(info.value)) < 160
+    env.close()
+    env = EcnTuningEnv(action={"scope": "port", "type": "continuous"}, **SHORT)
+    env.reset(seed=0)
+    box = np.zeros((n, 3))
+    box[7, 2], box[9, 0] = 1.5, np.nan
+    with pytest.raises(InvalidAction, match=r"in \[-1, 1\], got action\[7, 2\] = 1.5 \(and 1 more\)$"):
+        env.step(box)
+    from ecngym.envs.view import EnvView
+
+    kmin = np.full(n, 20_000)
+    kmin[[4, 6]] = 50_000
+    with pytest.raises(InvalidAction, match=rf"^kmax_bytes\[4\]: got 40000 B, below kmin_bytes 50000 B \(unit "
+                                            rf"'port{env.ports[4]}'\) \(and 1 more\)$"):
+        EnvView(env).encode(kmin, 40_000, 0.05)
+    env.close()

@@ -365,3 +365,34 @@ def test_one_fabric_per_process(make_fabric):
     fab.close()  # closing twice is safe
     with Fabric(topology.incast_star(hosts=2), FLOWS, "hpcc") as again:
         assert again.run("1ms")
+
+
+def test_a_per_port_error_names_the_first_bad_entry_and_counts_the_rest(make_fabric):
+    # one bad value among many ports: a list was printed whole, and no message said how many were bad
+    fab = make_fabric(topology.leaf_spine(4, 2, 6), FLOWS, "hpcc")
+    ports = np.flatnonzero(fab.ports.is_switch)
+    n = len(ports)
+    pmax = np.full(n, 0.1)
+    pmax[[7, 9, 10, 30]] = 1.5
+    kmin = np.full(n, 1000.0)
+    kmin[[3, 5]] = [-1.0, 0.5]
+    strings = [0.1] * 7 + ["x", None] + [0.1] * (n - 9)
+    cases = [
+        ((ports, 1000, 2000, pmax), rf"^pmax\[7\]: got 1.5 for port {ports[7]} \(and 3 more\), allowed range is "
+                                    r"\[0, 1\]$"),
+        ((ports, 1000, 2000, strings), r"^pmax\[7\]: got 'x' \(and 1 more\), expected a number$"),
+        ((ports, kmin, 2000, 0.1), r"^kmin\[3\]: got -1.0 \(and 1 more\), allowed: a whole number of bytes"),
+        ((ports, 3000, 2000, 0.1), rf"^kmax\[0\]: got 2000 B for port {ports[0]} \(and {n - 1} more\), below its "
+                                   "kmin 3000 B"),
+        (([*ports[:4], 10**6, 10**7], 1000, 2000, 0.1), r"^ports\[4\]: got 1000000 \(and 1 more\), ids must be in "),
+        (([ports[2]], 1000, 2000, 1.5), rf"^pmax: got 1.5 for port {ports[2]}, allowed range is \[0, 1\]$"),  # no index
+    ]
+    for args, match in cases:
+        with pytest.raises(ConfigError, match=match) as info:
+            fab.set_red(*args)
+        assert len(str(info.value)) < 160, str(info.value)  # never the whole array
+    switches = np.arange(fab.topology.num_switches)
+    with pytest.raises(ConfigError, match=r"^alpha\[1\]: got 100.0 \(and 2 more\), allowed range is \(0.0, 64.0\]$"):
+        fab.set_pfc(switches, alpha=[0.5, 100, 0.5, 100, float("nan"), 0.5], headroom="10KB")
+    with pytest.raises(ConfigError, match=r"^alpha: got 100.0, allowed range is \(0.0, 64.0\]$"):  # one: no index
+        fab.set_pfc([0], alpha=100, headroom="10KB")
