@@ -46,7 +46,7 @@ from ecngym.error import ConfigError, check_range
 from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_rate_bps, parse_time_ns
 
 __all__ = ["Bytes", "ConfigModel", "Duration", "Flag", "OneOf", "Rate", "Real", "Text", "Whole", "check", "convert",
-           "field_error", "is_number", "range_text"]
+           "field_error", "is_finite_number", "is_number", "range_text"]
 
 
 # ---------------------------------------------------------------------------------------- field types
@@ -71,8 +71,23 @@ def is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
+def is_finite_number(value: Any) -> bool:
+    """Whether ``value`` is a real number (:func:`is_number`) with a finite float value.
+
+    NaN and infinities are not; nor is an int beyond the float range (``10**400``), for which
+    ``math.isfinite`` raises ``OverflowError``.
+    """
+    if not is_number(value):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _whole(value: Any, low: int | None, high: int | None) -> int:
-    if not is_number(value) or not math.isfinite(value) or value != int(value):
+    integer = isinstance(value, numbers.Integral) and is_number(value)  # any size: 10**400 never becomes a float
+    if not integer and not (is_finite_number(value) and value == int(value)):
         raise ValueError(f"expected a whole number, got {value!r}")
     n = int(value)
     _in_range(n, low, high)
@@ -80,7 +95,7 @@ def _whole(value: Any, low: int | None, high: int | None) -> int:
 
 
 def _real(value: Any, low: float | None, high: float | None, low_open: bool, high_open: bool) -> float:
-    if not is_number(value) or not math.isfinite(value):
+    if not is_finite_number(value):
         raise ValueError(f"expected a finite number, got {value!r}")
     x = float(value)
     _in_range(x, low, high, low_open, high_open)

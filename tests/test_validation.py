@@ -103,6 +103,16 @@ def test_check_validates_one_value():
         check_whole("n", 2.5)
 
 
+def test_an_int_beyond_the_float_range_is_checked_not_an_overflow_error():
+    # math.isfinite(10**400) raised OverflowError: 'ecngym eval episodes=<400 digits>' was a traceback
+    huge = 10**400
+    with pytest.raises(ConfigError, match=r"^episodes: got 1000+, allowed range is \[1, 100000\]$"):
+        check("episodes", huge, Whole(1, 100_000))
+    assert check("n", huge, Whole()) == huge  # a whole number, exactly
+    with pytest.raises(ConfigError, match=r"^x: expected a finite number, got -1000+$"):
+        check("x", -huge, Real())
+
+
 def test_checking_a_field_again_reuses_its_validator():
     # the factories return one annotation per argument list, so check() finds its cached adapter
     # (before, every call built a new pydantic TypeAdapter: ~470 per env reset)
