@@ -12,7 +12,7 @@ from gymnasium import spaces
 from ecngym.envs.config import ActionConfig, number
 from ecngym.error import ConfigError, InvalidAction, check_range, first_offending, shown
 from ecngym.units import parse_bytes
-from ecngym.validation import Real, check
+from ecngym.validation import Real, check, is_finite_number
 
 REFERENCE_RATE_BPS = 100e9
 #: Distinct discrete actions whose settings :meth:`EcnActionMapper.to_settings` remembers.
@@ -164,11 +164,13 @@ class EcnActionMapper:
         (``to_settings(encode(x))`` is checked against ``x``); a discrete one must hit a template.
 
         Raises:
-            InvalidAction: If a value is not expressible in this action space (not a template, or
+            InvalidAction: If a value is not a number or has another count than the units
+                (:func:`unit_values`), or is not expressible in this action space (not a template, or
                 outside a continuous range); nothing is clamped.
         """
         n = self.n_units
-        want = [np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for v in (kmin_bytes, kmax_bytes, pmax)]
+        want = [unit_values(name, v, n) for name, v in (("kmin_bytes", kmin_bytes), ("kmax_bytes", kmax_bytes),
+                                                          ("pmax", pmax))]
         mixed = np.flatnonzero(np.isnan(self._unit_scale))
         if len(mixed):
             raise InvalidAction(f"unit {self.group_names[mixed[0]]!r} mixes port rates; with scale_with_rate its "
@@ -221,6 +223,45 @@ class EcnActionMapper:
         else:
             top = self.kmin_hi + self.span_hi
         return float(top * self.rate_scale.max())
+
+
+def unit_values(name: str, value: Any, n_units: int) -> np.ndarray:
+    """One argument of an action's ``encode`` as float64 values, one per action unit.
+
+    The one check of the values given to :meth:`EcnActionMapper.encode` and
+    :meth:`~ecngym.envs.aqm_action.AqmActionMapper.encode`: a real number (for every unit) or a
+    flat list / array of ``n_units`` of them; booleans (``True`` is not 1), strings (``"20KB"``),
+    ``None``, NaN and infinities are refused, and nothing but a single number is broadcast.
+
+    Args:
+        name: The argument's name (``"kmin_bytes"``, a tuned parameter), for the message.
+        value: The value as given.
+        n_units: How many units the action has.
+
+    Returns:
+        ``n_units`` float64 values (a read-only broadcast of a single number).
+
+    Raises:
+        InvalidAction: Naming ``name`` (and the first bad entry), what was given and what is allowed.
+    """
+    expected = f"expected a finite number (for every unit) or {n_units} of them (one per unit)"
+    try:
+        a = np.asarray(value)
+    except (ValueError, TypeError):  # ragged nesting
+        raise InvalidAction(f"{name}: {expected}, got {value!r}") from None
+    if a.ndim > 1 or (a.ndim == 1 and len(a) != n_units):
+        raise InvalidAction(f"{name}: {expected}, got {_shape_of(value, a)}")
+    if isinstance(value, np.ndarray) and a.dtype.kind in "iuf":  # no booleans or strings in there
+        items, bad = a.reshape(-1), np.flatnonzero(~np.isfinite(a.reshape(-1)))
+    else:  # each entry as given: np.asarray([1, True]) has made True a 1
+        items = [a.item()] if a.ndim == 0 else list(value)
+        bad = [i for i, v in enumerate(items) if not is_finite_number(v)]
+    if len(bad):
+        if a.ndim == 0:
+            raise InvalidAction(f"{name}: {expected}, got {value!r}")
+        i, more = first_offending(bad)
+        raise InvalidAction(f"{name}[{i}]: got {shown(items[i])}{more}, expected a finite number")
+    return np.broadcast_to(a.astype(np.float64), (n_units,))
 
 
 def template_indices(action: object, n_templates: int, space: spaces.Space) -> np.ndarray:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.envs.action import action_units, box_values, template_indices
+from ecngym.envs.action import action_units, box_values, template_indices, unit_values
 from ecngym.envs.config import ActionConfig
 from ecngym.error import ConfigError, InvalidAction, first_offending
 from ecngym.sim_backend import aqm as aqm_policies
@@ -187,13 +187,15 @@ class AqmActionMapper:
                 units or one per unit).
 
         Raises:
-            InvalidAction: If a parameter is missing or unknown, or a value is not expressible
-                (not a template; outside a continuous range; not exact after float32 encoding).
+            InvalidAction: If a parameter is missing or unknown, a value is not a number or has
+                another count than the units (:func:`~ecngym.envs.action.unit_values`), or is not
+                expressible (not a template; outside a continuous range; not exact after float32
+                encoding).
         """
         if sorted(values) != sorted(self.params):
             raise InvalidAction(f"expected values for {self.params}, got {sorted(values)}")
         n = self.n_units
-        want = {p: np.broadcast_to(np.asarray(values[p], dtype=np.float64), (n,)) for p in self.params}
+        want = {p: unit_values(p, values[p], n) for p in self.params}
         if self.cfg.type == "discrete":
             idx = np.empty(n, dtype=np.int64)
             for u in range(n):

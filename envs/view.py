@@ -135,8 +135,9 @@ class EnvView:
         """The env action that sets these per-unit values (see ``EcnActionMapper.encode``).
 
         Raises:
-            InvalidAction: If the env's action space cannot express them, or sets another AQM
-                policy's parameters (``env.aqm``) than RED's thresholds.
+            InvalidAction: Naming the argument if a value is not a finite number, or a list of one
+                per unit (``encode("20KB", ...)``, ``pmax=True``); if the env's action space cannot
+                express them, or sets another AQM policy's parameters (``env.aqm``) than RED's thresholds.
         """
         actions = self._scenario.actions
         if isinstance(actions, AqmActionMapper):  # its encode takes that policy's parameters

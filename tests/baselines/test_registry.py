@@ -108,6 +108,38 @@ def test_encoder_is_the_decoders_inverse_and_refuses_what_it_cannot_express():
     discrete.close()
 
 
+def test_encode_takes_one_finite_number_or_one_per_unit_and_names_the_argument():
+    # '20KB' and a wrong count were NumPy ValueErrors, True was taken as 1 (pmax 100 %), None as NaN
+    leaf_spine = {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 5}
+    env = EcnTuningEnv(episode_steps=3, topology=leaf_spine, action={"type": "continuous", "scope": "layer"})
+    env.reset(seed=0)
+    view = EnvView(env)
+    assert view.units == ["leaf", "spine"]
+    expected = r"expected a finite number \(for every unit\) or 2 of them \(one per unit\)"
+    for args, match in [(("20KB", 40_000, 0.05), rf"^kmin_bytes: {expected}, got '20KB'$"),
+                        (([20_000] * 3, 40_000, 0.05), rf"^kmin_bytes: {expected}, got shape \(3,\)$"),
+                        ((20_000, 40_000, True), rf"^pmax: {expected}, got True$"),
+                        ((20_000, 40_000, None), rf"^pmax: {expected}, got None$"),
+                        ((20_000, [40_000, True], 0.05), r"^kmax_bytes\[1\]: got True, expected a finite number$"),
+                        ((20_000, 40_000, [float("nan")] * 2), r"^pmax\[0\]: got nan \(and 1 more\), expected a "),
+                        ((np.array([20_000, 20_000]), 40_000, 0.05), None)]:
+        if match is None:
+            env.step(view.encode(*args))
+            continue
+        with pytest.raises(InvalidAction, match=match):
+            view.encode(*args)
+    env.close()
+    env = EcnTuningEnv(episode_steps=3, topology=leaf_spine, aqm="ecn_sharp",
+                       action={"type": "continuous", "scope": "layer"})
+    mapper = env.scenario.actions
+    good = {p: mapper.base[p] for p in mapper.params}
+    first = mapper.params[0]
+    for bad, got in [("x", "'x'"), (True, "True"), ([1, 2, 3], r"shape \(3,\)")]:
+        with pytest.raises(InvalidAction, match=rf"^{first}: {expected}, got {got}$"):
+            mapper.encode(**{**good, first: bad})
+    env.close()
+
+
 class _FailsInSecondEpisode(StaticEcnController):
     """Static DCQCN that breaks in the middle of its second episode (a controller bug)."""
 
