@@ -268,8 +268,18 @@ def _adapter(kind: Any) -> TypeAdapter:
         return TypeAdapter(kind)
 
 
-def config_values(node: Any) -> Any:
+def config_values(node: Any, name: str = "") -> Any:
     """An OmegaConf node as plain dicts / lists, interpolations resolved.
+
+    Args:
+        node: The node (a DictConfig or ListConfig).
+        name: The dotted name the node has in a composed config, for a node that is a config of
+            its own (``OmegaConf.load`` of a controller file: ``"controller"``), so that messages
+            name its keys as for the node of a composed config (``controller.path``), whose keys
+            carry their full names already.
+
+    Returns:
+        The plain container.
 
     Raises:
         ConfigError: Naming the key of a mandatory value (``???``, e.g. ``fabric.hpcc_config``)
@@ -282,6 +292,8 @@ def config_values(node: Any) -> Any:
         return OmegaConf.to_container(node, resolve=True, throw_on_missing=True)
     except MissingMandatoryValue as exc:
         key = exc.full_key or "config"
+        if name and node._get_parent() is None:  # a root: its full keys lack the name (OmegaConf has no public getter)
+            key = f"{name}.{key}"
         raise ConfigError(key, f"required but not given (set {key}=...)") from None
 
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ecngym.error import ConfigError, EcnGymError
-from ecngym.validation import Text, check
+from ecngym.validation import Text, check, config_values
 
 
 def build_controller(cfg: Mapping[str, Any] | Any) -> Any:
@@ -40,10 +40,9 @@ def build_controller(cfg: Mapping[str, Any] | Any) -> Any:
     from hydra.utils import get_object, instantiate
     from omegaconf import OmegaConf
 
-    node = OmegaConf.to_container(cfg, resolve=True) if OmegaConf.is_config(cfg) else dict(cfg)
-    for key, value in node.items():
-        if value == "???":  # OmegaConf's mandatory marker left unset
-            raise ConfigError(f"controller.{key}", f"required but not given (set controller.{key}=...)")
+    if not OmegaConf.is_config(cfg):  # a plain mapping: "???" marks a mandatory value there too, as Hydra reads it
+        cfg = OmegaConf.create(dict(cfg), flags={"allow_objects": True})
+    node = config_values(cfg, "controller")  # a ??? left unset, at any depth, names controller.<key>
     target = node.get("_target_")
     if not isinstance(target, str) or not target:
         raise ConfigError("controller._target_", f"missing: every controller config names its class "

@@ -17,7 +17,8 @@ from ecngym.envs import EcnTuningEnv
 from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError, InvalidAction
 
-CONTROLLER_CONFIGS = sorted((Path(ecngym.__file__).parent / "configs" / "controller").glob("*.yaml"))
+CONFIG_DIR = Path(ecngym.__file__).parent / "configs" / "controller"
+CONTROLLER_CONFIGS = sorted(CONFIG_DIR.glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", CONTROLLER_CONFIGS, ids=lambda p: p.stem)
@@ -30,6 +31,19 @@ def test_every_controller_config_builds_or_names_its_missing_field(path):
     controller = build_controller(cfg)
     # the name tables, the store and the leaderboard show is the one `controller=<name>` chose
     assert controller.name == path.stem and controller.interval_steps >= 1
+
+
+@pytest.mark.parametrize("given", ["file", "composed", "mapping"])
+def test_a_mandatory_value_left_unset_names_controller_key_at_any_depth(given):
+    # the registry had a ??? check of its own, for top-level keys only: a nested one went on as the
+    # string '???' (a controller config loaded from a file, a node of a composed config, a mapping)
+    cfg = OmegaConf.load(CONFIG_DIR / "ecn_sharp.yaml")
+    cfg.params.ins_target_ns = "???"
+    node = {"file": cfg, "composed": OmegaConf.create({"env": {}, "controller": cfg}).controller,
+            "mapping": OmegaConf.to_container(cfg)}[given]
+    with pytest.raises(ConfigError, match=r"^controller\.params\.ins_target_ns: required but not given "
+                                          r"\(set controller\.params\.ins_target_ns=\.\.\.\)$"):
+        build_controller(node)
 
 
 def test_unknown_key_bad_value_and_bad_target_name_the_field():
