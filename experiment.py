@@ -37,7 +37,7 @@ from ecngym.results.store import MAX_SEED
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
-from ecngym.validation import Duration, check, config_values
+from ecngym.validation import Duration, Text, check, config_values
 
 #: Most episodes one ``ecngym eval`` plays (its seeds and row ids are listed up front).
 MAX_EPISODES = 100_000
@@ -600,6 +600,39 @@ def benchmark_controllers(cfg: DictConfig) -> dict[str, DictConfig]:
     return {str(n): OmegaConf.load(directory / f"{n}.yaml") for n in wanted}
 
 
+def check_score(score: Any, controllers: dict[str, DictConfig]) -> str:
+    """``ecngym run``'s ``leaderboard.score``, checked before anything is simulated.
+
+    Allowed: a metric every episode row stores (:func:`~ecngym.results.record.episode_metric_names`)
+    or a count a chosen controller's class says it adds (its ``extra_metrics``, see
+    :class:`~ecngym.baselines.controller.Controller`).
+
+    Args:
+        score: The score as configured.
+        controllers: The chosen controller configs (:func:`benchmark_controllers`).
+
+    Returns:
+        The score.
+
+    Raises:
+        ConfigError: Naming ``leaderboard.score``, what was given and the allowed names.
+    """
+    from ecngym.baselines.registry import controller_class
+    from ecngym.results.record import episode_metric_names
+
+    name = check("leaderboard.score", score, Text)
+    allowed = set(episode_metric_names())
+    for ccfg in controllers.values():
+        try:
+            allowed.update(getattr(controller_class(ccfg), "extra_metrics", ()))
+        except ConfigError:  # a bad _target_: evaluate() reports it, for that controller only
+            continue
+    if name not in allowed:
+        raise ConfigError("leaderboard.score", f"got {score!r}, not a metric of these controllers' episodes; "
+                                               f"known: {sorted(allowed)}")
+    return name
+
+
 @hydra.main(version_base="1.3", config_path="configs", config_name="run")
 @_user_errors
 def run_main(cfg: DictConfig) -> None:
@@ -612,7 +645,8 @@ def run_main(cfg: DictConfig) -> None:
     seeds = [check_whole(f"seeds[{i}]", s, 0, MAX_SEED)
              for i, s in enumerate(_distinct_items("seeds", cfg.seeds, "[1,2,3]"))]
     controllers = benchmark_controllers(cfg)
-    html = check_output_path("leaderboard.html", cfg.leaderboard.html)  # before the run, not after it
+    score = check_score(cfg.leaderboard.score, controllers)  # before the run, not after it
+    html = check_output_path("leaderboard.html", cfg.leaderboard.html)
     make_env(cfg).close()  # a bad scenario fails here, once, not once per controller (opens no fabric)
     console.print(f"[bold]ecngym {__version__}[/] benchmark: {len(controllers)} controllers x {len(seeds)} seeds "
                   f"on {scenario_name(cfg)} ({cfg.env.id}); store {results_store(cfg).root}")
@@ -632,10 +666,10 @@ def run_main(cfg: DictConfig) -> None:
     console.print(f"simulated {len(controllers) - len(failed)} controllers in {time.perf_counter() - start:.0f} s")
     if scenario_hash is not None:
         try:
-            leaderboard_from_store(results_store(cfg), console, score=str(cfg.leaderboard.score),
+            leaderboard_from_store(results_store(cfg), console, score=score,
                                    html=hydra.utils.to_absolute_path(str(html)),
                                    scenario_hashes=[scenario_hash])
-        except ConfigError as exc:  # the metric names come from the stored rows: known only now
+        except ConfigError as exc:  # a count a controller declared (check_score) but no stored row has
             if exc.field != "score":
                 raise
             raise ConfigError("leaderboard.score", f"{exc.message}; the episodes are stored: rank them with "

@@ -146,7 +146,8 @@ class InferenceCounter:
         self.decisions = 0
         self.forward_passes = 0
         self.flops = 0
-        self.extra: dict[str, int] = {}  # agent-specific counts (LAECN: policy_forward_passes)
+        # agent-specific counts (LAECN: policy_forward_passes), listed in the controller class's extra_metrics
+        self.extra: dict[str, int] = {}
 
     def forward(self, rows: int, flops_per_row: int) -> None:
         """Count ``rows`` evaluations of a network costing ``flops_per_row`` each."""

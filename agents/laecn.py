@@ -38,6 +38,9 @@ import numpy as np
 from ecngym.agents.common import LearnedController, mlp_flops, save_agent_meta, start_training
 from ecngym.error import ConfigError
 
+#: LAECN's own inference count: policy-generator evaluations (only the triggered agents run it).
+POLICY_PASSES = "policy_forward_passes"
+
 WEIGHTS_FILE = "laecn.pt"
 
 
@@ -243,7 +246,7 @@ class LaecnAgent:
             self.saved_state[fired] = states[fired]
             if counter is not None:
                 counter.forward(len(fired), self.policy.flops)
-                counter.extra["policy_forward_passes"] = counter.extra.get("policy_forward_passes", 0) + len(fired)
+                counter.extra[POLICY_PASSES] = counter.extra.get(POLICY_PASSES, 0) + len(fired)
         return self.saved_action.copy(), trigger, x
 
     def learn(self, states: np.ndarray, x: np.ndarray, actions: np.ndarray, trigger: np.ndarray,
@@ -391,6 +394,8 @@ class LaecnController(LearnedController):
     """
 
     name = "laecn"
+    #: The count this controller adds to its episodes' metrics (``ecngym run`` checks a score against it).
+    extra_metrics = (POLICY_PASSES,)
 
     def __init__(self, path: str | Path, deterministic: bool = True) -> None:
         super().__init__(path, deterministic)
@@ -406,7 +411,7 @@ class LaecnController(LearnedController):
     def reset(self, env: Any) -> None:
         """Check the env; a^save starts at the static template."""
         super().reset(env)
-        self.inference.extra["policy_forward_passes"] = 0  # (also when the policy never runs)
+        self.inference.extra[POLICY_PASSES] = 0  # (also when the policy never runs)
         self._started = False
 
     def decide(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:

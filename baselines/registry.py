@@ -37,20 +37,14 @@ def build_controller(cfg: Mapping[str, Any] | Any) -> Any:
             a non-empty string, or a bad value.
     """
     from hydra.errors import InstantiationException
-    from hydra.utils import get_object, instantiate
+    from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
     if not OmegaConf.is_config(cfg):  # a plain mapping: "???" marks a mandatory value there too, as Hydra reads it
         cfg = OmegaConf.create(dict(cfg), flags={"allow_objects": True})
     node = config_values(cfg, "controller")  # a ??? left unset, at any depth, names controller.<key>
-    target = node.get("_target_")
-    if not isinstance(target, str) or not target:
-        raise ConfigError("controller._target_", f"missing: every controller config names its class "
-                                                 f"(e.g. ecngym.baselines.StaticEcnController), got {target!r}")
-    try:
-        cls = get_object(target)
-    except Exception as exc:  # hydra raises ImportError / ValueError variants
-        raise ConfigError("controller._target_", f"cannot import {target!r}: {exc}") from None
+    cls = controller_class(node)
+    target = node["_target_"]
     params = inspect.signature(cls).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     allowed = [k for k, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
@@ -72,3 +66,27 @@ def build_controller(cfg: Mapping[str, Any] | Any) -> Any:
         if isinstance(cause, EcnGymError):
             raise cause from None
         raise ConfigError("controller", f"{target}: {cause or exc}") from None
+
+
+def controller_class(cfg: Mapping[str, Any]) -> type:
+    """The class a controller config names in its ``_target_`` (imported, not instantiated).
+
+    Args:
+        cfg: The ``controller`` node (a DictConfig or mapping).
+
+    Returns:
+        The class.
+
+    Raises:
+        ConfigError: Naming ``controller._target_`` if it is missing or cannot be imported.
+    """
+    from hydra.utils import get_object
+
+    target = cfg.get("_target_")
+    if not isinstance(target, str) or not target:
+        raise ConfigError("controller._target_", f"missing: every controller config names its class "
+                                                 f"(e.g. ecngym.baselines.StaticEcnController), got {target!r}")
+    try:
+        return get_object(target)
+    except Exception as exc:  # hydra raises ImportError / ValueError variants
+        raise ConfigError("controller._target_", f"cannot import {target!r}: {exc}") from None

@@ -11,6 +11,18 @@ import pandas as pd
 from ecngym.envs.view import actuation_wall_s
 from ecngym.validation import Whole, check
 
+#: The inference accounting :func:`run_episode` adds to every summary, each also per simulated second.
+ACCOUNTING_KEYS = ("decisions", "forward_passes", "flops", "act_wall_s", "actuation_wall_s")
+
+
+def accounting_metric_names() -> list[str]:
+    """The summary keys of the inference accounting: :data:`ACCOUNTING_KEYS` and their ``_per_sim_s``.
+
+    A controller's :class:`~ecngym.agents.common.InferenceCounter` may add counts of its own
+    (``extra``), not listed here.
+    """
+    return [*ACCOUNTING_KEYS, *(f"{key}_per_sim_s" for key in ACCOUNTING_KEYS)]
+
 
 def run_episode(env: Any, controller: Any, seed: int | None = None,
                 on_step: Callable[[int, float, dict[str, Any]], None] | None = None,
@@ -95,6 +107,6 @@ def run_episode(env: Any, controller: Any, seed: int | None = None,
             sim_s = max(float(info["time_ns"]) * 1e-9, 1e-12)
             counts.update(act_wall_s=act_wall, actuation_wall_s=actuation_wall_s(env) - actuation_start)
             summary.update(counts)
-            for key in ("decisions", "forward_passes", "flops", "act_wall_s", "actuation_wall_s"):
+            for key in ACCOUNTING_KEYS:
                 summary[f"{key}_per_sim_s"] = counts[key] / sim_s
             return summary, info["flow_records"], total

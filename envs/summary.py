@@ -49,3 +49,14 @@ def episode_summary(records: pd.DataFrame, queue_samples: np.ndarray, util_sampl
     out["pfc_paused_fraction"] = float(paused_ns / max(span_ns * n_ports, 1))
     out["marked_fraction"] = float(marked / max(packets, 1))
     return out
+
+
+def summary_metric_names() -> list[str]:
+    """The keys of every :func:`episode_summary`, in its order.
+
+    Read off the summary of an empty episode (every key is always there), so the list cannot
+    drift from what an episode reports.
+    """
+    empty = pd.DataFrame({"finished": np.zeros(0, dtype=bool), "size_bytes": np.zeros(0, dtype=np.int64),
+                          "slowdown": np.zeros(0)})
+    return list(episode_summary(empty, np.zeros((0, 0)), np.zeros(0), 0.0, 0, 0, 0, 0))

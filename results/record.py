@@ -45,6 +45,23 @@ class Episode:
         return out
 
 
+def episode_metric_names() -> list[str]:
+    """The metrics every episode row stores, whatever its controller (sorted).
+
+    The env's summary (:func:`~ecngym.envs.summary.summary_metric_names`), the inference
+    accounting (:func:`~ecngym.envs.rollout.accounting_metric_names`) and what
+    :meth:`Episode.metrics` adds (``return``, ``inference_us_mean`` ...), read off an empty
+    episode's metrics so the list cannot drift from a row's. A controller may add counts of its
+    own (``InferenceCounter.extra``; its class lists them in ``extra_metrics``).
+    """
+    from ecngym.envs.rollout import accounting_metric_names
+    from ecngym.envs.summary import summary_metric_names
+
+    summary = dict.fromkeys([*summary_metric_names(), *accounting_metric_names()], 0.0)
+    empty = Episode(seed=0, summary=summary, flows=pd.DataFrame(), series=pd.DataFrame(), episode_return=0.0)
+    return sorted(empty.metrics())
+
+
 def measure_episode(env: Any, controller: Any, seed: int) -> Episode:
     """Play one episode of ``env`` with ``controller`` from ``seed`` and keep its measurements."""
     from ecngym.envs.rollout import run_episode

@@ -150,12 +150,40 @@ def test_workload_keys_without_a_workload_group_set_the_scenarios_workload():
     assert env_kwargs(cfg)["workload"] == {"workload": "datamining", "load": 0.5}
 
 
-def test_run_with_an_unknown_score_names_leaderboard_score_and_keeps_the_episodes(tmp_path):
+def test_run_refuses_an_unknown_score_before_it_simulates_anything(tmp_path):
     store = tmp_path / "store"
     proc = ecngym("run", "controllers=[static_default]", "seeds=[1]", "env.kwargs.episode_steps=4",
                   "leaderboard.score=slowdown_p99", f"results.dir={store}", f"hydra.run.dir={tmp_path / 'run'}")
     assert proc.returncode == 2, proc.stderr[-2000:]
-    last = proc.stderr.strip().splitlines()[-1]  # was "score: got ..." (no such option of run)
-    assert last.startswith("ecngym run: error: leaderboard.score: got 'slowdown_p99', not a metric"), last
-    assert f"rank them with ecngym leaderboard --store {store}" in last
-    assert (store / "results.duckdb").exists()
+    last = proc.stderr.strip().splitlines()[-1]
+    # was refused only after every episode had run (the metric names came from the stored rows)
+    assert last.startswith("ecngym run: error: leaderboard.score: got 'slowdown_p99', not a metric of these "
+                           "controllers' episodes; known: ['act_wall_s', "), last
+    assert "'slowdown_p99_<100KB'" in last and "'inference_us_mean'" in last and "'flops_per_sim_s'" in last
+    assert not store.exists()  # nothing simulated, nothing stored
+
+
+def test_run_checks_a_score_against_every_rows_metrics_and_the_controllers_declared_counts():
+    from omegaconf import OmegaConf
+
+    from ecngym.error import ConfigError
+    from ecngym.experiment import check_score
+    from ecngym.results.record import episode_metric_names
+
+    static = {"static_default": OmegaConf.create({"_target_": "ecngym.baselines.StaticEcnController"})}
+    laecn = {**static, "laecn": OmegaConf.create({"_target_": "ecngym.agents.laecn.LaecnController", "path": "x"})}
+    assert check_score("slowdown_p99_<100KB", static) == "slowdown_p99_<100KB"
+    assert check_score("policy_forward_passes", laecn) == "policy_forward_passes"  # LAECN's own count
+    for score, controllers in (("policy_forward_passes", static), ("slowdown", laecn), (5, static)):
+        with pytest.raises(ConfigError, match=r"^leaderboard\.score: "):
+            check_score(score, controllers)
+    from ecngym.baselines import StaticEcnController
+    from ecngym.envs import EcnTuningEnv
+    from ecngym.results import measure_episode
+
+    env = EcnTuningEnv(episode_steps=3)
+    try:
+        episode = measure_episode(env, StaticEcnController(), seed=1)
+    finally:
+        env.close()
+    assert sorted(episode.metrics()) == episode_metric_names()  # what a row of any controller stores
