@@ -39,7 +39,8 @@ SECTION_DEFAULTS: dict[str, dict[str, Any]] = {
     "long_lived": {"flows": 0, "size": "1GB", "receiver": None, "at": "0ns"},
 }
 _DEFAULT_INCAST_INTERVAL = "1ms"
-#: The field that turns each pattern on (0 = the pattern is off and its other fields unused).
+#: The field that turns each pattern on (0 = the pattern is off and its other fields unused): a
+#: count, or a size. Read by :func:`_switch` only.
 _SECTION_SWITCH = {"incast": "degree", "permutation": "size", "all_to_all": "size", "long_lived": "flows"}
 
 
@@ -58,6 +59,31 @@ def _section(name: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"trace.{name}.{unknown[0]}", f"unknown key; {name} has {sorted(defaults)}")
     return {k: (given.get(k) if given.get(k) is not None else d) for k, d in defaults.items()}
+
+
+def _switch(name: str, section: Mapping[str, Any], high: int | None = None) -> int:
+    """The value of the field that turns pattern ``name`` on (0: off), a whole count or a size in bytes.
+
+    The one reading of a pattern's on/off switch, for :func:`generate_trace` and for the check in
+    :func:`generate_trace_from_config` that refuses the fields of a pattern left off.
+
+    Args:
+        name: The pattern (``incast``, ``permutation``, ``all_to_all``, ``long_lived``).
+        section: Its section, defaults filled in (:func:`_section`).
+        high: The largest count allowed (it depends on the host count), or ``None``.
+
+    Returns:
+        The count, or the size in bytes.
+
+    Raises:
+        ConfigError: Naming ``trace.<name>.<switch>`` if it is no whole count (in [0, ``high``]) or
+            no size.
+    """
+    key = _SECTION_SWITCH[name]
+    field = f"trace.{name}.{key}"
+    if key == "size":
+        return parse_bytes(section[key], field)
+    return check_whole(field, section[key], 0, high)
 
 
 def _positive_ns(field: str, value: Any) -> int:
@@ -174,7 +200,7 @@ def generate_trace(
     bounds.append(end_ns)
 
     inc = _section("incast", incast)
-    degree = check_whole("trace.incast.degree", inc["degree"], 0, hosts_n - 1)
+    degree = _switch("incast", inc, hosts_n - 1)
     if degree:
         inc_size = parse_bytes(inc["size"], "trace.incast.size")
         if inc_size <= 0:
@@ -193,13 +219,13 @@ def generate_trace(
                                                                    0, hosts_n - 1)
         inc_at = start_ns + parse_time_ns(inc["at"], "trace.incast.at")
     perm = _section("permutation", permutation)
-    perm_size = parse_bytes(perm["size"], "trace.permutation.size")
+    perm_size = _switch("permutation", perm)
     a2a = _section("all_to_all", all_to_all)
-    a2a_size = parse_bytes(a2a["size"], "trace.all_to_all.size")
+    a2a_size = _switch("all_to_all", a2a)
     ll = _section("long_lived", long_lived)
     ll_receiver = None if ll["receiver"] is None else check_whole("trace.long_lived.receiver", ll["receiver"],
                                                              0, hosts_n - 1)
-    n_long = check_whole("trace.long_lived.flows", ll["flows"], 0, hosts_n - (ll_receiver is not None))
+    n_long = _switch("long_lived", ll, hosts_n - (ll_receiver is not None))
     if n_long:
         ll_size = parse_bytes(ll["size"], "trace.long_lived.size")
         if ll_size <= 0:
@@ -321,27 +347,13 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
         raise ConfigError(f"trace.{unknown[0]}", f"unknown field; known: {sorted(known)}")
     cfg = {k: v for k, v in cfg.items() if v is not None}  # None = the generator's default
     for key, switch in _SECTION_SWITCH.items():
-        section = cfg.get(key)
-        on = section.get(switch) if isinstance(section, Mapping) else None
         ignored = [k for k in given.get(key, {}) if k != switch]
-        if ignored and _is_off(on):
+        if ignored and _switch(key, _section(key, cfg.get(key))) == 0:  # a bad switch is named here
+            on = cfg[key].get(switch)
             raise ConfigError(f"trace.{key}.{ignored[0]}", f"got {given[key][ignored[0]]!r}, but {key}.{switch} is "
                                                            f"{on or 0} (no {key}), so it would be ignored; set "
                                                            f"{key}.{switch} (> 0) or leave {key}.{ignored[0]} out")
     return generate_trace(name, **cfg)
-
-
-def _is_off(switch: Any) -> bool:
-    """Whether a pattern's switch value (a count, or a size such as ``"0B"``) leaves the pattern off.
-
-    A value that does not parse counts as on: :func:`generate_trace` then names it.
-    """
-    if switch is None:
-        return True
-    try:
-        return parse_bytes(switch, "") == 0
-    except ConfigError:
-        return False
 
 
 class _Progress:

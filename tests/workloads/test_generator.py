@@ -199,6 +199,21 @@ def test_config_fields_of_a_pattern_that_is_off_are_refused(section, message):
         generate_trace_from_config({"duration": "1ms", **section})
 
 
+@pytest.mark.parametrize("section,message", [
+    ({"incast": {"degree": "0", "size": "1MB"}}, r"^trace\.incast\.degree: expected a whole number, got '0'$"),
+    ({"incast": {"degree": "0B", "size": "1MB"}}, r"^trace\.incast\.degree: expected a whole number, got '0B'$"),
+    ({"long_lived": {"flows": "0", "size": "1MB"}}, r"^trace\.long_lived\.flows: expected a whole number, got '0'$"),
+    ({"incast": {"degree": 0.0, "size": "1MB"}}, r"^trace\.incast\.size: got '1MB', but incast\.degree is 0 "),
+    ({"permutation": {"size": "0KB", "at": "1us"}},
+     r"^trace\.permutation\.at: got '1us', but permutation\.size is 0KB"),
+])
+def test_the_config_check_reads_a_pattern_switch_as_the_generator_does(section, message):
+    # the config check read every switch as a size ('0' and '0B' turned an incast off) while the
+    # generator reads a degree / flow count as a whole number: the error blamed incast.size
+    with pytest.raises(ConfigError, match=message):
+        generate_trace_from_config({"duration": "1ms", **section})
+
+
 def test_a_mix_that_turns_a_pattern_on_takes_its_fields_and_off_leaves_its_own_alone():
     mix = {"name": "fb_hadoop", "incast": {"degree": 2, "size": "20KB", "interval": "1ms"}}
     t = generate_trace_from_config({"duration": "3ms", "workload": mix, "incast": {"size": "10KB"}})
