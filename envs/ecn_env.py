@@ -206,6 +206,11 @@ class EcnTuningEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start an episode on a new trace; the simulator seed derives from ``np_random``.
 
+        Args:
+            seed: Seeds ``np_random``, from which the episode's trace and simulator seed derive.
+            options: Not read: this env defines no reset options (Gymnasium's and PettingZoo's API
+                checks pass some, so they are accepted).
+
         Raises:
             ConfigError: If ``seed`` is not a whole number in [0, 2^64 - 1] (the running episode is kept).
         """
