@@ -35,7 +35,9 @@ import fcntl
 import hashlib
 import json
 import math
+import numbers
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -168,27 +170,15 @@ class ResultStore:
         Write the row's Parquet files first (:meth:`write_frame`), then commit the row.
 
         Raises:
-            StoreError: If a provenance column is missing or a metric is not a number.
+            StoreError: If the row is not one the database can hold (:func:`check_row`): a
+                provenance column missing, unknown or of the wrong type, a bad ``row_id``, a seed
+                outside the BIGINT range, or a metric that is not a number.
         """
-        missing = [c for c, kind in COLUMNS.items() if "NOT NULL" in kind or "PRIMARY" in kind
-                   if c not in row and c not in ("schema_version", "created_at")]
-        if missing:
-            raise StoreError(f"row lacks the column(s) {missing}")
-        unknown = set(row) - set(COLUMNS) - {METRICS_COLUMN}
-        if unknown:
-            raise StoreError(f"row has unknown column(s) {sorted(unknown)}; allowed: {list(COLUMNS)}, "
-                             f"{METRICS_COLUMN!r}")
-        _check_seed(row["seed"], f"row {row['row_id']}")
-        metrics = {}
-        for key, value in dict(row.get(METRICS_COLUMN, {})).items():
-            try:
-                metrics[str(key)] = float(value)
-            except (TypeError, ValueError):
-                raise StoreError(f"metric {key!r}: got {value!r}, expected a number") from None
-        record = {**row, METRICS_COLUMN: metrics, "schema_version": SCHEMA_VERSION,
-                  "created_at": row.get("created_at") or pd.Timestamp.now(tz="UTC").isoformat()}
+        checked = check_row(row, f"row {row.get('row_id')}" if isinstance(row, Mapping) else "row")
+        record = {**checked, "schema_version": SCHEMA_VERSION,
+                  "created_at": checked.get("created_at") or pd.Timestamp.now(tz="UTC").isoformat()}
         text = json.dumps(record, default=str, allow_nan=True)
-        _atomic_write(self.inbox / f"{row['row_id']}.json", lambda fh: fh.write(text.encode()))
+        _atomic_write(self.inbox / f"{checked['row_id']}.json", lambda fh: fh.write(text.encode()))
 
     # ------------------------------------------------------------------ the database
     @contextlib.contextmanager
@@ -345,11 +335,84 @@ def _read_inbox_row(path: Path) -> dict[str, Any]:
     version = row.get("schema_version")
     if version != SCHEMA_VERSION:
         raise StoreError(_version_message(f"inbox row {path}", version if isinstance(version, int) else None))
-    _check_seed(row.get("seed"), f"inbox row {path} (move it out of the inbox to go on)")
-    return row
+    return check_row(row, f"inbox row {path} (move it out of the inbox to go on)")
 
 
-def _check_seed(seed: Any, what: str) -> None:
-    """Refuse a seed the BIGINT column cannot hold (DuckDB would fail the whole ingest on it)."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise StoreError(f"{what}: seed {seed!r} is outside the store's range [0, 2^63 - 1]")
+#: A row id: what :func:`row_id` makes, and a plain file name (``inbox/<row_id>.json``, ``flows/<row_id>.parquet``).
+_ROW_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+
+def check_row(row: Any, what: str) -> dict[str, Any]:
+    """The row as the database will hold it, or :class:`StoreError` naming the column.
+
+    Checked before a row is committed and again when an inbox row is ingested, so that a row the
+    database would refuse (a NULL in a NOT NULL column, text in a DOUBLE column, a time that is
+    not ISO 8601) never reaches the inbox, where it would fail every later ingest of every row.
+
+    Args:
+        row: The row: the provenance columns of :data:`COLUMNS` and ``metrics`` (name -> number).
+        what: The row, for the message (``"row 'ab12...'"``, ``"inbox row <path>"``).
+
+    Returns:
+        A copy of the row, the seed as an ``int`` and the metrics and DOUBLE columns as floats.
+
+    Raises:
+        StoreError: If a required column is missing, a column is unknown or holds the wrong type,
+            ``row_id`` is not a plain name, the seed is outside [0, 2^63 - 1], ``created_at`` is
+            not an ISO 8601 time, or a metric is not a number.
+    """
+    if not isinstance(row, Mapping):
+        raise StoreError(f"{what}: expected a mapping of columns, got {row!r}")
+    missing = [c for c, kind in COLUMNS.items() if "NOT NULL" in kind or "PRIMARY" in kind
+               if c not in row and c not in ("schema_version", "created_at")]
+    if missing:
+        raise StoreError(f"{what} lacks the column(s) {missing}")
+    unknown = set(row) - set(COLUMNS) - {METRICS_COLUMN}
+    if unknown:
+        raise StoreError(f"{what} has unknown column(s) {sorted(unknown, key=str)}; allowed: {list(COLUMNS)}, "
+                         f"{METRICS_COLUMN!r}")
+    out = dict(row)
+    rid = row["row_id"]
+    if not isinstance(rid, str) or not _ROW_ID.fullmatch(rid):
+        raise StoreError(f"{what}: column 'row_id': got {rid!r}, expected a name of letters, digits, '_' and '-' "
+                         "(as row_id() makes)")
+    for column, kind in COLUMNS.items():
+        value = row.get(column)
+        if column in ("row_id", "seed", "schema_version", "created_at") or (value is None and "NOT NULL" not in kind):
+            continue
+        if kind.startswith("VARCHAR") and not isinstance(value, str):
+            raise StoreError(f"{what}: column {column!r}: got {value!r}, expected a string")
+        if kind.startswith("DOUBLE"):
+            out[column] = _number(value, f"{what}: column {column!r}")
+    out["seed"] = _check_seed(row["seed"], what)
+    created = row.get("created_at")
+    if created is not None:
+        try:
+            pd.to_datetime(created, utc=True, format="ISO8601")
+        except (TypeError, ValueError):
+            raise StoreError(f"{what}: column 'created_at': got {created!r}, expected an ISO 8601 time") from None
+    metrics = row.get(METRICS_COLUMN, {})
+    if not isinstance(metrics, Mapping):
+        raise StoreError(f"{what}: column {METRICS_COLUMN!r}: got {metrics!r}, expected a mapping of metric "
+                         "names to numbers")
+    for key in metrics:
+        if not isinstance(key, str):
+            raise StoreError(f"{what}: metric {key!r}: expected a metric name (a string)")
+    out[METRICS_COLUMN] = {key: _number(value, f"metric {key!r}") for key, value in metrics.items()}
+    return out
+
+
+def _number(value: Any, what: str) -> float:
+    """``value`` as a float if it is a real number (NaN and infinities included; not a bool or a string)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise StoreError(f"{what}: got {value!r}, expected a number")
+    return float(value)
+
+
+def _check_seed(seed: Any, what: str) -> int:
+    """The seed as an int, or :class:`StoreError` if the BIGINT column cannot hold it (DuckDB would fail the ingest)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise StoreError(f"{what}: seed {seed!r} is not a whole number; the store's range is [0, 2^63 - 1]")
+    if not 0 <= seed <= MAX_SEED:
+        raise StoreError(f"{what}: seed {int(seed)!r} is outside the store's range [0, 2^63 - 1]")
+    return int(seed)

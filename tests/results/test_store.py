@@ -142,3 +142,45 @@ def test_a_missing_or_foreign_store_is_named(tmp_path):
     duckdb.connect(str(tmp_path / "x" / "results.duckdb")).execute("CREATE TABLE t (a INT)").fetchall()
     with pytest.raises(StoreError, match="not an ecngym results store"):
         ResultStore(tmp_path / "x").episodes()
+
+
+@pytest.mark.parametrize(("column", "value", "message"), [
+    # each was accepted by commit, then failed every later ingest (every reader's) with a DuckDB or
+    # pandas traceback, keeping the rows of every other job out of the store until removed by hand
+    ("controller", None, "column 'controller': got None, expected a string"),
+    ("trace_hash", 5, "column 'trace_hash': got 5, expected a string"),
+    ("episode_return", "x", "column 'episode_return': got 'x', expected a number"),
+    ("wall_s", [1], r"column 'wall_s': got \[1\], expected a number"),
+    ("created_at", "yesterday", "column 'created_at': got 'yesterday', expected an ISO 8601 time"),
+    ("metrics", [1, 2], r"column 'metrics': got \[1, 2\], expected a mapping"),
+    ("metrics", {"a": "1.5"}, "metric 'a': got '1.5', expected a number"),
+    ("metrics", {"a": True}, "metric 'a': got True, expected a number"),
+    # a row id is a file name: '../x' wrote the row outside the inbox
+    ("row_id", "../../x", r"column 'row_id': got '../../x', expected a name"),
+    ("row_id", None, "column 'row_id': got None, expected a name"),
+    ("seed", 2.5, "seed 2.5 is not a whole number"),
+])
+def test_a_row_the_database_cannot_hold_is_refused_at_commit_naming_the_column(tmp_path, column, value, message):
+    store = ResultStore(tmp_path)
+    store.commit(_row(1))
+    with pytest.raises(StoreError, match=message):
+        store.commit({**_row(2), column: value})
+    assert list(store.episodes()["seed"]) == [1]  # the store still reads
+    assert not (tmp_path.parent / "x.json").exists()
+
+
+def test_a_numpy_integer_seed_is_a_seed(tmp_path):
+    # was refused as "outside the store's range"
+    store = ResultStore(tmp_path)
+    store.commit(_row(3, seed=np.int64(3)))
+    assert list(store.episodes()["seed"]) == [3]
+
+
+def test_a_malformed_inbox_row_is_named_not_a_database_traceback(tmp_path):
+    store = ResultStore(tmp_path)
+    store.commit(_row(1))
+    (path,) = (tmp_path / "inbox").glob("*.json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), "controller": None}))
+    with pytest.raises(StoreError, match=rf"inbox row {path} \(move it out of the inbox to go on\): column "
+                                         "'controller': got None"):
+        store.ingest()
