@@ -54,9 +54,7 @@ def check_input_file(field: str, path: Any, expected: str = "a file") -> Path:
     Raises:
         ConfigError: If ``path`` is not a string or path, names nothing, or names a directory.
     """
-    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise ConfigError(field, f"got {path!r}, expected the path of {expected}")
-    text = os.fspath(path)
+    text = _path_text(field, path, f"the path of {expected}")
     if Path(text).is_dir():
         raise ConfigError(field, f"got {text!r}, which is a directory; expected {expected}")
     if not Path(text).is_file():
@@ -76,11 +74,33 @@ def check_output_path(field: str, path: Any, suffix: str | None = None) -> Path:
         ConfigError: If ``path`` is not a string or path, is empty, ends in a path separator, is
             an existing directory, or does not end in ``suffix``.
     """
-    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise ConfigError(field, f"got {path!r}, expected the path of a file to write")
-    text = os.fspath(path)
+    text = _path_text(field, path, "the path of a file to write")
     if text.endswith(("/", os.sep)) or Path(text).is_dir():
         raise ConfigError(field, f"got {text!r}, which is a directory; expected the path of a file to write")
     if suffix is not None and Path(text).suffix != suffix:
         raise ConfigError(field, f"got {text!r}, expected a file name ending in {suffix!r}")
     return Path(text)
+
+
+def check_directory_path(field: str, path: Any, expected: str = "a directory") -> Path:
+    """Return ``path`` as a :class:`Path` if it can name a directory (existing, or to be made), else raise.
+
+    Args:
+        field: The option that gave the path (``results.dir``, ``--store``), named in the error.
+        path: The path as given.
+        expected: What the directory should be, for the message (``"a results store directory"``).
+
+    Raises:
+        ConfigError: If ``path`` is not a string or path, is empty, or names an existing file.
+    """
+    text = _path_text(field, path, f"the path of {expected}")
+    if Path(text).expanduser().exists() and not Path(text).expanduser().is_dir():
+        raise ConfigError(field, f"got {text!r}, which is a file; expected {expected}")
+    return Path(text)
+
+
+def _path_text(field: str, path: Any, expected: str) -> str:
+    """``path`` as a string if it is a non-empty string or path, else :class:`ConfigError` naming ``field``."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ConfigError(field, f"got {path!r}, expected {expected}")
+    return os.fspath(path)

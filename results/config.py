@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import field_validator
+
 from ecngym.validation import ConfigModel, Flag, OneOf, Text
 
 
@@ -12,6 +14,14 @@ class ResultsConfig(ConfigModel):
 
     dir: Text = "outputs/results"
     skip_existing: Flag = False
+
+    @field_validator("dir")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        """An empty ``dir`` would be the working directory (a store spread over the current folder)."""
+        if not value.strip():
+            raise ValueError(f"got {value!r}, expected the path of a results store directory")
+        return value
 
 
 class LoggerConfig(ConfigModel):

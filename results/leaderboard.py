@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.html:
         check_output_path("--html", args.html)
-    store = ResultStore(args.store)
+    store = ResultStore(args.store, "--store")
     logger = None
     if args.logger != "none":
         from ecngym.results.loggers import make_logger

@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.error import EcnGymError
+from ecngym.files import check_directory_path
 
 #: Version of the row layout and the database schema. Bump it when either changes and teach
 #: :meth:`ResultStore._check_schema` to migrate (or refuse) the older one.
@@ -141,12 +142,16 @@ class ResultStore:
 
     Args:
         root: The store directory (``results.dir`` in the configs; default ``outputs/results``).
+        field: The option that gave ``root``, named in the error.
+
+    Raises:
+        ConfigError: If ``root`` is not a path, is empty, or names a file.
     """
 
     DB_NAME = "results.duckdb"
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root).expanduser().resolve()
+    def __init__(self, root: str | os.PathLike[str], field: str = "results.dir") -> None:
+        self.root = check_directory_path(field, root, "a results store directory").expanduser().resolve()
         self.db_path = self.root / self.DB_NAME
         self.inbox = self.root / "inbox"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import re
 import warnings
 
 import duckdb
@@ -11,7 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ecngym.error import ConfigError
 from ecngym.results import SCHEMA_VERSION, ResultStore, StoreError, row_id
+from ecngym.results.leaderboard import main as leaderboard_main
 
 
 def _row(i: int, trace: str = "t1", controller: str = "c", seed: int | None = None) -> dict:
@@ -184,3 +187,27 @@ def test_a_malformed_inbox_row_is_named_not_a_database_traceback(tmp_path):
     with pytest.raises(StoreError, match=rf"inbox row {path} \(move it out of the inbox to go on\): column "
                                          "'controller': got None"):
         store.ingest()
+
+
+@pytest.mark.parametrize("root", [None, 5, "", "  "])
+def test_a_store_root_that_is_no_path_is_named(root):
+    # None and 5 were a TypeError from pathlib; '' silently meant the working directory
+    with pytest.raises(ConfigError, match=rf"^results.dir: got {re.escape(repr(root))}, expected the path of a "
+                                          "results store directory"):
+        ResultStore(root)
+
+
+def test_a_store_root_that_is_a_file_is_named(tmp_path):
+    # commit failed with NotADirectoryError from deep inside
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ConfigError, match=r"^--store: got '.*/f', which is a file; expected a results store"):
+        ResultStore(tmp_path / "f", "--store")
+    with pytest.raises(ConfigError, match="^--store: got '.*/f', which is a file"):
+        leaderboard_main(["--store", str(tmp_path / "f"), "--html", ""])
+
+
+def test_an_empty_results_dir_is_refused():
+    from ecngym.results.config import parse_results
+
+    with pytest.raises(ConfigError, match=r"^results.dir: got '', expected the path of a results store directory"):
+        parse_results({"dir": ""})
