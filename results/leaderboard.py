@@ -40,6 +40,7 @@ from rich.table import Table
 from ecngym.error import ConfigError
 from ecngym.files import check_output_path
 from ecngym.results.store import COLUMNS, ResultStore, StoreError, canonical_hash
+from ecngym.validation import Text, check
 
 #: p99 FCT slowdown of flows under 100 KB: the latency that ECN tuning is mostly about (LAECN, ACC).
 DEFAULT_SCORE = "slowdown_p99_<100KB"
@@ -211,10 +212,27 @@ def leaderboard_from_store(store: ResultStore, console: Console, score: str = DE
                            logger: Any = None) -> list[Ranking]:
     """Print the leaderboard of ``store`` and write its HTML page to ``html``.
 
+    Args:
+        store: The results store.
+        console: Where the tables go.
+        score: The metric to rank by.
+        html: The page to write (a file path), or None for none.
+        scenario_hashes: Only these scenarios (all when None).
+        scenario: Only this scenario: its name or a prefix of its hash.
+        logger: A logger to log the tables to (:func:`ecngym.results.make_logger`), or None.
+
+    Returns:
+        The rankings.
+
     Raises:
         StoreError: If the store is missing or unreadable.
-        ConfigError: On an unknown score or a scenario that has no rows.
+        ConfigError: On an unknown score, a scenario that has no rows, an empty or non-string
+            ``scenario``, or an ``html`` that cannot name a file to write.
     """
+    if html is not None:
+        check_output_path("html", html)  # before the store is read, not after the tables
+    if scenario is not None and not check("scenario", scenario, Text).strip():
+        raise ConfigError("scenario", f"got {scenario!r}, expected a scenario name or a prefix of its hash")
     episodes = store.episodes()
     if scenario is not None:
         match = episodes[(episodes["scenario"] == scenario) | episodes["scenario_hash"].str.startswith(scenario)]

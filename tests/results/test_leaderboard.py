@@ -66,3 +66,21 @@ def test_a_provenance_column_is_no_score(score):
     with pytest.raises(ConfigError, match=rf"^score: got '{score}', not a metric of the stored episodes; "
                                           r"known: \['slowdown_p99_<100KB'\]"):
         rank(_rows({"A": [1.0, 2.0, 3.0]}), score=score)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # were an IsADirectoryError / TypeError after the tables were printed, and '' ranked every scenario
+    ({"html": "."}, r"^html: got '\.', which is a directory; expected the path of a file to write"),
+    ({"html": 5}, r"^html: got 5, expected the path of a file to write"),
+    ({"scenario": 5}, r"^scenario: expected a string, got 5"),
+    ({"scenario": ""}, r"^scenario: got '', expected a scenario name or a prefix of its hash"),
+])
+def test_leaderboard_from_store_names_a_bad_page_or_scenario(tmp_path, kwargs, message):
+    from rich.console import Console
+
+    from ecngym.error import ConfigError
+    from ecngym.results import ResultStore
+    from ecngym.results.leaderboard import leaderboard_from_store
+
+    with pytest.raises(ConfigError, match=message):
+        leaderboard_from_store(ResultStore(tmp_path), Console(), **kwargs)
