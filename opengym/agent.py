@@ -12,6 +12,7 @@ from typing import Any
 import zmq
 from gymnasium import spaces
 
+from ecngym.error import ConfigError
 from ecngym.opengym import protocol as pb
 
 
@@ -19,21 +20,32 @@ class OpenGymAgent:
     """Bind, receive the spaces, then exchange states and actions in lockstep.
 
     Args:
-        port: Port to bind on ``host``; 0 picks a free one (see :attr:`port`).
+        port: Port to bind on ``host``, in [0, 65535]; 0 picks a free one (see :attr:`port`).
         host: Interface to bind (loopback by default).
-        timeout_s: Longest wait for one message from the simulation.
+        timeout_s: Longest wait for one message from the simulation, in (0, MAX_WAIT_S] seconds.
+
+    Raises:
+        ConfigError: On a bad ``host``, ``port`` or ``timeout_s``
+            (:func:`~ecngym.opengym.protocol.check_endpoint`), or an address ZMQ cannot bind
+            (naming ``port`` when it is in use, else ``host``).
     """
 
     def __init__(self, port: int = 0, host: str = "127.0.0.1", timeout_s: float = 300.0) -> None:
+        host, port, timeout_s = pb.check_endpoint(host, port, timeout_s, lowest_port=0)
         self._ctx = zmq.Context()
         self.sock = self._ctx.socket(zmq.REP)
         self.sock.linger = 0
         self.sock.rcvtimeo = int(timeout_s * 1000)
-        if port == 0:
-            self.port = self.sock.bind_to_random_port(f"tcp://{host}")
-        else:
-            self.sock.bind(f"tcp://{host}:{port}")
-            self.port = port
+        try:
+            if port == 0:
+                self.port = self.sock.bind_to_random_port(f"tcp://{host}")
+            else:
+                self.sock.bind(f"tcp://{host}:{port}")
+                self.port = port
+        except zmq.ZMQError as exc:
+            self.close()
+            field = "port" if exc.errno == zmq.EADDRINUSE else "host"
+            raise ConfigError(field, f"cannot bind tcp://{host}:{port or '*'} ({exc})") from None
         self.observation_space: spaces.Space | None = None
         self.action_space: spaces.Space | None = None
 

@@ -42,7 +42,8 @@ import numpy as np
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
 from gymnasium import spaces
 
-from ecngym.error import EcnGymError, InvalidAction
+from ecngym.error import ConfigError, EcnGymError, InvalidAction
+from ecngym.validation import Real, Text, Whole, check
 
 PROTO_PATH = Path(__file__).with_name("messages.proto")
 PACKAGE = "ns3opengym"
@@ -50,6 +51,33 @@ PACKAGE = "ns3opengym"
 
 class UnsupportedSpace(EcnGymError, ValueError):
     """A Gymnasium space with no OpenGym equivalent (see the mapping table of this module)."""
+
+
+#: Longest wait for the other side, in seconds: ZMQ takes its waits as C ints of milliseconds (~24.8 days).
+MAX_WAIT_S = (2**31 - 1) / 1000
+#: A wait in seconds: a finite number in (0, MAX_WAIT_S].
+WAIT_S = Real(0, MAX_WAIT_S, low_open=True)
+
+
+def check_endpoint(host: Any, port: Any, timeout_s: Any, lowest_port: int = 1) -> tuple[str, int, float]:
+    """The ``host``, ``port`` and ``timeout_s`` of either side of the protocol, checked.
+
+    Args:
+        host: The agent's host name or address (a non-empty string).
+        port: Its TCP port, a whole number in [``lowest_port``, 65535] (the agent binds port 0 as
+            "any free port").
+        timeout_s: The longest wait for the other side, in (0, :data:`MAX_WAIT_S`] seconds.
+        lowest_port: 1, or 0 where 0 means any free port.
+
+    Returns:
+        ``(host, port, timeout_s)``, the port as an int and the wait as a float.
+
+    Raises:
+        ConfigError: Naming ``host``, ``port`` or ``timeout_s``.
+    """
+    if not check("host", host, Text).strip():
+        raise ConfigError("host", f"got {host!r}, expected the agent's host name or address (e.g. 127.0.0.1)")
+    return host, check("port", port, Whole(lowest_port, 65535)), check("timeout_s", timeout_s, WAIT_S)
 
 
 # ----------------------------------------------------------------------------- .proto -> descriptor

@@ -56,7 +56,7 @@ from ecngym.envs.config import MAX_EPISODE_SEED
 from ecngym.error import ConfigError, EcnGymError, InvalidAction, check_whole
 from ecngym.experiment import _user_errors, make_env
 from ecngym.opengym import protocol as pb
-from ecngym.validation import Real, Text, check
+from ecngym.validation import check
 
 
 class AgentTimeout(EcnGymError, TimeoutError):
@@ -97,8 +97,7 @@ def info_json(info: dict[str, Any], **extra: Any) -> str:
 
 _HANDSHAKE_FAILED = (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                      | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
-#: Longest ``timeout_s`` / ``handshake_s``, in seconds: ZMQ takes its waits as C ints of milliseconds (~24.8 days).
-MAX_WAIT_S = (2**31 - 1) / 1000
+MAX_WAIT_S = pb.MAX_WAIT_S  # (the longest timeout_s / handshake_s)
 
 
 class OpenGymServer:
@@ -115,13 +114,13 @@ class OpenGymServer:
 
     Raises:
         UnsupportedSpace: If a space of ``env`` has no OpenGym equivalent.
-        ConfigError: On a bad ``host``, ``timeout_s`` or ``handshake_s`` (:meth:`check_settings`).
+        ConfigError: On a bad ``host``, ``port``, ``timeout_s`` or ``handshake_s`` (:meth:`check_settings`).
     """
 
     def __init__(self, env: Any, host: str = "127.0.0.1", port: int = 5555, timeout_s: float = 300.0,
                  handshake_s: float = 5.0) -> None:
         self.env = env
-        host, self.timeout_s, self.handshake_s = self.check_settings(host, timeout_s, handshake_s)
+        host, port, self.timeout_s, self.handshake_s = self.check_settings(host, port, timeout_s, handshake_s)
         self.address = f"tcp://{host}:{port}"
         self.obs_space, self.act_space = env.observation_space, env.action_space
         self.init_msg = pb.SimInitMsg(
@@ -137,17 +136,19 @@ class OpenGymServer:
         self.states_sent = 0
 
     @staticmethod
-    def check_settings(host: Any, timeout_s: Any, handshake_s: Any) -> tuple[str, float, float]:
-        """``host``, ``timeout_s`` and ``handshake_s`` checked (before an env is built, by the CLI, too).
+    def check_settings(host: Any, port: Any, timeout_s: Any, handshake_s: Any) -> tuple[str, int, float, float]:
+        """``host``, ``port``, ``timeout_s`` and ``handshake_s`` checked (before an env is built, by the CLI, too).
+
+        Returns:
+            ``(host, port, timeout_s, handshake_s)``, the port as an int and the waits as floats.
 
         Raises:
-            ConfigError: On an empty ``host`` or a wait that is not a number in (0, MAX_WAIT_S],
-                naming ``host``, ``timeout_s`` or ``handshake_s``.
+            ConfigError: On an empty ``host``, a port that is not a whole number in [1, 65535], or a
+                wait that is not a number in (0, MAX_WAIT_S], naming ``host``, ``port``,
+                ``timeout_s`` or ``handshake_s`` (:func:`~ecngym.opengym.protocol.check_endpoint`).
         """
-        if not check("host", host, Text).strip():
-            raise ConfigError("host", f"got {host!r}, expected the agent's host name or address (e.g. 127.0.0.1)")
-        wait = Real(0, MAX_WAIT_S, low_open=True)
-        return host, check("timeout_s", timeout_s, wait), check("handshake_s", handshake_s, wait)
+        host, port, timeout_s = pb.check_endpoint(host, port, timeout_s)
+        return host, port, timeout_s, check("handshake_s", handshake_s, pb.WAIT_S)
 
     # ------------------------------------------------------------------ socket
     def _connect(self, what: str) -> tuple[zmq.Socket, zmq.Socket]:
@@ -390,10 +391,9 @@ def _brief(space: Any) -> str:
 @_user_errors
 def serve_ns3gym_main(cfg: DictConfig) -> None:
     """Entry point of ``ecngym serve-ns3gym`` (Hydra: ``env=roce_incast port=5555 episodes=2``)."""
-    port = check_whole("port", cfg.port, 1, 65535)
+    _, port, _, _ = OpenGymServer.check_settings(cfg.host, cfg.port, cfg.timeout_s, cfg.handshake_s)  # before the env
     episodes = check_whole("episodes", cfg.episodes, 1)
     seed = check_whole("seed", cfg.seed, 0, MAX_EPISODE_SEED - (episodes - 1))  # episode k plays seed + k
-    OpenGymServer.check_settings(cfg.host, cfg.timeout_s, cfg.handshake_s)  # before the env is built
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     console = Console(stderr=True)
     env = make_env(cfg)

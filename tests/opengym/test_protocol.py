@@ -110,3 +110,46 @@ def test_actions_decode_from_what_ns3gym_clients_send():
         pb.decode_action(bad, md)
     with pytest.raises(InvalidAction, match="got type NoSpaceType holding nothing"):
         pb.decode_action(pb.DataContainer(), spaces.Discrete(13))
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # were a ZMQError / ValueError / OverflowError from the socket, or bound a port nobody asked for
+    ({"port": -1}, r"^port: got -1, allowed range is \[0, 65535\]"),
+    ({"port": 70000}, r"^port: got 70000, allowed range is \[0, 65535\]"),
+    ({"port": 5.5}, r"^port: expected a whole number, got 5.5"),
+    ({"port": True}, r"^port: expected a whole number, got True"),
+    ({"port": "x"}, r"^port: expected a whole number, got 'x'"),
+    ({"timeout_s": -1}, r"^timeout_s: got -1.0, allowed range is \(0, 2147483.647\]"),
+    ({"timeout_s": float("nan")}, r"^timeout_s: expected a finite number, got nan"),
+    ({"timeout_s": 1e12}, r"^timeout_s: got 1000000000000.0, allowed range"),
+    ({"host": ""}, r"^host: got '', expected the agent's host name or address"),
+    ({"host": None}, r"^host: expected a string, got None"),
+    ({"host": "a b"}, r"^host: cannot bind tcp://a b:\*"),
+])
+def test_bad_agent_settings_name_the_field(kwargs, message):
+    from ecngym.error import ConfigError
+    from ecngym.opengym.agent import OpenGymAgent
+
+    with pytest.raises(ConfigError, match=message):
+        OpenGymAgent(**kwargs)
+
+
+@pytest.mark.parametrize(("port", "message"), [
+    # the server took any port and dialled 'tcp://127.0.0.1:True' (then blamed the host) or ':70000'
+    (70000, r"^port: got 70000, allowed range is \[1, 65535\]"),
+    (0, r"^port: got 0, allowed range is \[1, 65535\]"),
+    (True, r"^port: expected a whole number, got True"),
+    (5.5, r"^port: expected a whole number, got 5.5"),
+])
+def test_a_bad_server_port_is_named(port, message):
+    from ecngym.error import ConfigError
+    from ecngym.opengym.server import OpenGymServer
+
+    class Env:
+        observation_space, action_space = spaces.Box(0, 1, (2,), np.float32), spaces.Discrete(3)
+
+    with pytest.raises(ConfigError, match=message):
+        OpenGymServer(Env(), port=port)
+    server = OpenGymServer(Env(), port=np.int64(5555))
+    assert server.address == "tcp://127.0.0.1:5555"
+    server.close()
