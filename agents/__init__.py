@@ -79,7 +79,23 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
 
 
 def learned_controller(kind: str, path: str, deterministic: bool = True) -> Any:
-    """The controller of a trained ``acc`` / ``laecn`` / ``haecn`` run directory."""
+    """The controller of a trained ``acc`` / ``laecn`` / ``haecn`` run directory.
+
+    Args:
+        kind: ``"acc"``, ``"laecn"`` or ``"haecn"``.
+        path: The run directory (or a file in it).
+        deterministic: Greedy actions.
+
+    Returns:
+        An :class:`~ecngym.agents.acc.AccController` or :class:`~ecngym.agents.laecn.LaecnController`.
+
+    Raises:
+        ConfigError: On another ``kind``, or a path that holds no run of that kind.
+    """
+    from ecngym.agents.common import AGENTS
+
+    if kind not in AGENTS:
+        raise ConfigError("kind", f"got {kind!r}, allowed: {list(AGENTS)}")
     if kind == "acc":
         from ecngym.agents.acc import AccController
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from ecngym.agents.common import LearnedController, agent_env_config, mlp_flops, save_agent_meta, start_training
 from ecngym.error import ConfigError, check_whole
+from ecngym.files import check_input_file
 
 
 class ConstantSchedule:
@@ -215,6 +216,9 @@ class AccController(LearnedController):
 
     def __init__(self, path: str | Path, deterministic: bool = True) -> None:
         super().__init__(path, deterministic)
+        if self.meta["agent"] != "acc":
+            raise ConfigError("controller.path", f"expected an ACC run, got {self.meta['agent']} "
+                                                 f"({self.meta['framework']})")
         self._rng = np.random.default_rng(0)
         self.rllib_module = None
         if self.meta["framework"] == "rllib":  # the shared policy's RLModule (greedy actions)
@@ -227,7 +231,8 @@ class AccController(LearnedController):
             return
         from ecngym.agents.ddqn import DoubleDQN
 
-        self.model = DoubleDQN.load(str(self.run_dir / "model.zip"), device="cpu")
+        weights = check_input_file("controller.path", self.run_dir / "model.zip", "the model.zip of an ACC run")
+        self.model = DoubleDQN.load(str(weights), device="cpu")
         self.q_net = self.model.q_net
         self.q_net.set_training_mode(False)
         self._flops = mlp_flops(self.q_net)

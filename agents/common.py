@@ -13,15 +13,19 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ecngym.error import ConfigError, check_whole
+from ecngym.files import check_input_file
 
 AGENTS = ("acc", "laecn", "haecn")
 AGENT_FILE = "agent.json"
+#: What every saved agent's ``agent.json`` holds (what :class:`LearnedController` reads).
+AGENT_META_KEYS = ("agent", "framework", "granularity", "env", "env_config", "n_actions")
 
 
 def configs_dir() -> Path:
@@ -117,16 +121,35 @@ def save_agent_meta(out_dir: Path, meta: dict[str, Any]) -> Path:
 def load_agent_meta(path: str | Path, field: str = "controller.path") -> tuple[Path, dict[str, Any]]:
     """(run directory, ``agent.json``) of a saved agent, given the directory or a file in it.
 
+    Args:
+        path: The run directory, or a file in it.
+        field: The option that gave ``path``, named in the error.
+
+    Returns:
+        The run directory and its ``agent.json`` (with at least the keys of :data:`AGENT_META_KEYS`).
+
     Raises:
-        ConfigError: If there is no saved agent there.
+        ConfigError: If ``path`` is not a path or names nothing, there is no ``agent.json`` there, or
+            it is not a JSON object with the keys every saved agent has.
     """
+    expected = f"a trained agent's directory (with {AGENT_FILE}, as 'ecngym train agent=...' writes) or a file in it"
+    if not (isinstance(path, (str, os.PathLike)) and Path(path).is_dir()):
+        check_input_file(field, path, expected)
     p = Path(path)
     run_dir = p if p.is_dir() else p.parent
     meta_path = run_dir / AGENT_FILE
     if not meta_path.is_file():
         raise ConfigError(field, f"no trained agent at {str(path)!r} (expected a directory with {AGENT_FILE}, "
                                  "as 'ecngym train agent=...' writes)")
-    return run_dir, json.loads(meta_path.read_text())
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(field, f"{str(meta_path)!r} is not readable JSON ({exc})") from None
+    missing = [key for key in AGENT_META_KEYS if key not in meta] if isinstance(meta, dict) else list(AGENT_META_KEYS)
+    if missing:
+        raise ConfigError(field, f"{str(meta_path)!r} lacks {missing}: not the {AGENT_FILE} of an 'ecngym train "
+                                 "agent=...' run")
+    return run_dir, meta
 
 
 class InferenceCounter:

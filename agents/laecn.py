@@ -37,6 +37,7 @@ import numpy as np
 
 from ecngym.agents.common import LearnedController, mlp_flops, save_agent_meta, start_training
 from ecngym.error import ConfigError
+from ecngym.files import check_input_file
 
 #: LAECN's own inference count: policy-generator evaluations (only the triggered agents run it).
 POLICY_PASSES = "policy_forward_passes"
@@ -404,7 +405,8 @@ class LaecnController(LearnedController):
             raise ConfigError("controller.path", f"expected a LAECN / HAECN run, got {m['agent']} ({m['framework']})")
         self.name = m["agent"]
         self.agent = LaecnAgent(m["obs_dim"], m["n_actions"], m["static_action"], m["config"], int(m["seed"]))
-        self.agent.load(self.run_dir / WEIGHTS_FILE)
+        self.agent.load(check_input_file("controller.path", self.run_dir / WEIGHTS_FILE,
+                                         f"the {WEIGHTS_FILE} of a LAECN / HAECN run"))
         self.eps = 0.0 if deterministic else float(m["config"]["eval_eps"])
         self._started = False
 

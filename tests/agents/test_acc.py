@@ -289,3 +289,28 @@ def test_a_trained_run_acts_on_one_controlled_port_with_a_discrete_index(tiny_en
         env.step(action)
     finally:
         env.close()
+
+
+_META = {"granularity": "port", "env": {}, "env_config": {}, "n_actions": 3}
+
+
+@pytest.mark.parametrize(("kind", "files", "message"), [
+    # each was a TypeError / JSONDecodeError / KeyError / FileNotFoundError ('model.zip.zip') traceback,
+    # and an unknown kind was read as LAECN
+    ("acc", None, r"^controller.path: got None, expected the path of a trained agent's directory"),
+    ("acc", {"agent.json": "{not json"}, r"^controller.path: '.*/agent.json' is not readable JSON"),
+    ("acc", {"agent.json": "[1]"}, r"^controller.path: '.*/agent.json' lacks \['agent', 'framework'"),
+    ("laecn", {"agent.json": "{}"}, r"^controller.path: '.*/agent.json' lacks \['agent', 'framework', 'granularity'"),
+    ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3"})},
+     r"^controller.path: no file at '.*/model.zip'; expected the model.zip of an ACC run"),
+    ("acc", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch"})},
+     r"^controller.path: expected an ACC run, got laecn \(torch\)"),
+    ("bogus", {"agent.json": "{}"}, r"^kind: got 'bogus', allowed: \['acc', 'laecn', 'haecn'\]"),
+])
+def test_a_path_without_a_trained_run_is_named(tmp_path, kind, files, message):
+    from ecngym.agents import learned_controller
+
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        learned_controller(kind, None if files is None else str(tmp_path))
