@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from gymnasium import spaces
 
 from ecngym.agents.common import InferenceCounter, mlp_flops
 from ecngym.error import ConfigError, check_whole
+from ecngym.files import check_input_file
 
 ALGORITHMS = ("dqn", "ppo")
 
@@ -30,7 +33,7 @@ def algorithm_class(name: str, field: str = "algorithm") -> Any:
     from stable_baselines3 import DQN, PPO
 
     classes = {"dqn": DQN, "ppo": PPO}
-    if name not in classes:
+    if not isinstance(name, str) or name not in classes:
         raise ConfigError(field, f"got {name!r}, allowed: {list(classes)}")
     return classes[name]
 
@@ -45,15 +48,23 @@ class SB3Controller:
         interval_steps: Act every this many env steps.
 
     Raises:
-        ConfigError: If the file is missing.
+        ConfigError: If the file is missing or not a model of ``algorithm``, the algorithm is
+            unknown, or ``interval_steps`` is not a whole number >= 1 (naming ``controller.<field>``).
     """
 
     def __init__(self, path: str | Path, algorithm: str = "ppo", deterministic: bool = True,
                  interval_steps: int = 1) -> None:
-        path = Path(path)
-        if not path.exists() and not path.with_suffix(".zip").exists():
-            raise ConfigError("controller.path", f"no saved model at {path}")
-        self.model = algorithm_class(algorithm, "controller.algorithm").load(str(path), device="cpu")
+        cls = algorithm_class(algorithm, "controller.algorithm")
+        interval_steps = check_whole("controller.interval_steps", interval_steps, 1)
+        if isinstance(path, (str, os.PathLike)) and str(path).strip() and not Path(path).exists():
+            path = Path(path).with_suffix(".zip")  # SB3 saves 'model' as model.zip
+        path = check_input_file("controller.path", path, "a model saved by 'ecngym train' (model.zip)")
+        try:
+            self.model = cls.load(str(path), device="cpu")
+        except (ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:  # not a model, or another algorithm's
+            raise ConfigError("controller.path", f"{str(path)!r} is not a {cls.__name__} model saved by 'ecngym "
+                                                 f"train' ({type(exc).__name__}: {exc}); check controller.algorithm"
+                              ) from None
         self.deterministic = deterministic
         self.interval_steps = interval_steps
         self.name = f"sb3_{algorithm}"

@@ -3,6 +3,7 @@
 import tempfile
 
 import gymnasium as gym
+import pytest
 
 import ecngym.envs  # noqa: F401
 from ecngym.agents.acc import make_shared_vec_env
@@ -41,3 +42,27 @@ def test_double_dqn_learning_and_loading_leave_no_log_folder(tiny_env, tmp_path,
     loaded.learn(total_timesteps=2 * venv.num_envs, reset_num_timesteps=False)
     venv.close()
     assert entries() == []
+
+
+@pytest.mark.parametrize(("make", "kwargs", "message"), [
+    # were a TypeError, an IsADirectoryError, SB3's ValueError / TypeError, and a 0 interval taken
+    (None, {"path": None}, r"^controller.path: got None, expected the path of a model saved by 'ecngym train'"),
+    (None, {"path": "."}, r"^controller.path: got '\.', which is a directory"),
+    ("garbage", {}, r"^controller.path: '.*/m.zip' is not a PPO model saved by 'ecngym train' \(ValueError"),
+    ("dqn", {"algorithm": "ppo"}, r"^controller.path: '.*/m.zip' is not a PPO model .*check controller.algorithm"),
+    ("dqn", {"algorithm": "dqn", "interval_steps": 0},
+     r"^controller.interval_steps: got 0, allowed range is \[1, inf\)"),
+    ("dqn", {"algorithm": ["dqn"]}, r"^controller.algorithm: got \['dqn'\], allowed: \['dqn', 'ppo'\]"),
+])
+def test_a_bad_sb3_controller_is_named(tmp_path, make, kwargs, message):
+    from stable_baselines3 import DQN
+
+    from ecngym.agents import SB3Controller
+    from ecngym.error import ConfigError
+
+    if make == "garbage":
+        (tmp_path / "m.zip").write_text("not a zip")
+    elif make == "dqn":
+        DQN("MlpPolicy", "CartPole-v1", learning_starts=0, buffer_size=100, device="cpu").save(tmp_path / "m.zip")
+    with pytest.raises(ConfigError, match=message):
+        SB3Controller(**{"path": str(tmp_path / "m"), **kwargs})
