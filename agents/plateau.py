@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from ecngym.agents.learning import EVAL_SEEDS, TRAIN_SEED
-from ecngym.error import ConfigError, check_range, check_whole
+from ecngym.error import ConfigError
+from ecngym.validation import Real, Whole, check
 
 
 @dataclass(frozen=True)
@@ -59,12 +60,12 @@ class PlateauRule:
     max_train_s: float = field(default=1800.0, metadata={"help": "training seconds at most"})
 
     def __post_init__(self) -> None:
-        check_whole("--eval-every", self.eval_every, 1)
-        check_whole("--window", self.window, 1)
-        check_whole("--patience", self.patience, 1)
-        check_range("--tol", self.tol, 0.0, 1.0)
-        check_whole("--max-steps", self.max_steps, 1)
-        check_range("--max-train-s", self.max_train_s, 0.0, None, low_inclusive=False)
+        """Check every field and keep it as its type (``10.0`` steps as 10; a bool is no number)."""
+        for name, option, kind in (("eval_every", "--eval-every", Whole(1)), ("window", "--window", Whole(1)),
+                                   ("patience", "--patience", Whole(1)), ("tol", "--tol", Real(0.0, 1.0)),
+                                   ("max_steps", "--max-steps", Whole(1)),
+                                   ("max_train_s", "--max-train-s", Real(0.0, low_open=True))):
+            object.__setattr__(self, name, check(option, getattr(self, name), kind))  # (a frozen dataclass)
         if self.max_steps < self.eval_every:
             raise ConfigError("--max-steps", f"got {self.max_steps}, below --eval-every {self.eval_every}: "
                                              "nothing would be evaluated")

@@ -67,3 +67,21 @@ def test_bench_train_plateau_trains_evaluates_and_reports(capsys):
 def test_bench_train_plateau_refuses_a_bad_option(capsys):
     assert cli.main(["bench", "train", "--plateau", "--patience", "0"]) == 2
     assert "--patience" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # a string or None was a TypeError from a comparison; True was taken as 1
+    ({"tol": "a"}, r"^--tol: expected a finite number, got 'a'"),
+    ({"tol": True}, r"^--tol: expected a finite number, got True"),
+    ({"max_train_s": None}, r"^--max-train-s: expected a finite number, got None"),
+    ({"max_train_s": True}, r"^--max-train-s: expected a finite number, got True"),
+    ({"eval_every": 2.5}, r"^--eval-every: expected a whole number, got 2.5"),
+])
+def test_a_rule_of_the_wrong_type_is_refused_naming_the_option(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        PlateauRule(**kwargs)
+
+
+def test_a_rules_whole_numbers_are_ints():
+    rule = PlateauRule(eval_every=10.0, window=np.int64(3))
+    assert type(rule.eval_every) is int and type(rule.window) is int and (rule.eval_every, rule.window) == (10, 3)
