@@ -340,11 +340,15 @@ def encode(value: Any, space: spaces.Space, role: str = "observation") -> Any:
 
     A Box is sent in its declared Dtype with its shape (flat for an action, as declared by
     :func:`describe_space`); MultiDiscrete / MultiBinary as a Tuple of Discrete.
+
+    Raises:
+        InvalidAction: If a Discrete element is not a whole number (int32): it would be truncated.
+            Its range is the receiver's check (``decode_action``).
     """
     out = DataContainer()
     if isinstance(space, spaces.Discrete):
         out.type = DISCRETE
-        out.data.Pack(DiscreteDataContainer(data=int(value)))
+        out.data.Pack(DiscreteDataContainer(data=_discrete_value(value, role)))
     elif isinstance(space, spaces.Box):
         dtype = _BOX_DTYPES[space.dtype]
         arr = np.asarray(value, dtype=BOX_NUMPY[dtype])
@@ -371,6 +375,18 @@ def encode(value: Any, space: spaces.Space, role: str = "observation") -> Any:
     else:
         raise UnsupportedSpace(f"{space} has no OpenGym equivalent")
     return out
+
+
+def _discrete_value(value: Any, role: str) -> int:
+    """``value`` as a Discrete container's int32, never truncated (the receiver checks the range).
+
+    Raises:
+        InvalidAction: If ``value`` is not a whole number within int32 (``2.5`` would go out as 2).
+    """
+    try:
+        return check(role, value, Whole(-2**31, 2**31 - 1))
+    except ConfigError as exc:
+        raise InvalidAction(f"{exc.field}: {exc.message} (a Discrete element goes out as an int32)") from None
 
 
 def _unpack(container: Any, kind: int, message: type, space: spaces.Space, where: str) -> Any:

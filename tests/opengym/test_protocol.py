@@ -112,6 +112,18 @@ def test_actions_decode_from_what_ns3gym_clients_send():
         pb.decode_action(pb.DataContainer(), spaces.Discrete(13))
 
 
+@pytest.mark.parametrize("value", [2.5, np.float64(1.5), "1", True, None, 2**40, [1, 2]])
+def test_an_action_element_that_is_no_whole_number_is_refused_not_truncated(value):
+    # int() sent 2.5 as 2 and True as 1 (an agent's bug passed on as another action)
+    with pytest.raises(InvalidAction, match=r"^action: .*int32"):
+        pb.encode(value, spaces.Discrete(13), "action")
+    if not isinstance(value, (bool, list)):  # (NumPy makes [0, True] [0, 1] before any check sees it)
+        with pytest.raises(InvalidAction, match=r"^action: .*int32"):
+            pb.encode([0, value], spaces.MultiDiscrete([13, 13]), "action")
+    assert pb.decode_action(pb.encode(np.int64(3), spaces.Discrete(13), "action"), spaces.Discrete(13)) == 3
+    assert pb.decode_action(pb.encode(3.0, spaces.Discrete(13), "action"), spaces.Discrete(13)) == 3
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     # were a ZMQError / ValueError / OverflowError from the socket, or bound a port nobody asked for
     ({"port": -1}, r"^port: got -1, allowed range is \[0, 65535\]"),
