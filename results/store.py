@@ -50,6 +50,7 @@ import pandas as pd
 
 from ecngym.error import EcnGymError
 from ecngym.files import check_directory_path
+from ecngym.validation import is_number
 
 #: Version of the row layout and the database schema. Bump it when either changes and teach
 #: :meth:`ResultStore._check_schema` to migrate (or refuse) the older one.
@@ -409,14 +410,14 @@ def check_row(row: Any, what: str) -> dict[str, Any]:
 
 def _number(value: Any, what: str) -> float:
     """``value`` as a float if it is a real number (NaN and infinities included; not a bool or a string)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if not is_number(value):
         raise StoreError(f"{what}: got {value!r}, expected a number")
     return float(value)
 
 
 def _check_seed(seed: Any, what: str) -> int:
     """The seed as an int, or :class:`StoreError` if the BIGINT column cannot hold it (DuckDB would fail the ingest)."""
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+    if not (is_number(seed) and isinstance(seed, numbers.Integral)):
         raise StoreError(f"{what}: seed {seed!r} is not a whole number; the store's range is [0, 2^63 - 1]")
     if not 0 <= seed <= MAX_SEED:
         raise StoreError(f"{what}: seed {int(seed)!r} is outside the store's range [0, 2^63 - 1]")
