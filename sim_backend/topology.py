@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from pydantic import model_validator
 
-from ecngym.error import ConfigError, check_whole, shown
+from ecngym.error import ConfigError, check_whole, first_offending, shown
 from ecngym.units import MAX_RATE_BPS, MIN_RATE_BPS, parse_rate_bps
 from ecngym.validation import (
     ConfigModel,
@@ -232,8 +232,9 @@ def _checked_array(field_name: str, values: Any, dtype: type, low: float, high: 
         raise ConfigError(field_name, f"expected {length} entries (one per {per}), got {len(arr)}")
     bad = np.flatnonzero(~((arr >= low) & (arr <= high)))  # NaN is never in range
     if len(bad):
-        i = int(bad[0])
-        raise ConfigError(f"{field_name}[{i}]", f"got {shown(arr[i])}, allowed range is {range_text(low, high)}")
+        i, more = first_offending(bad)
+        raise ConfigError(f"{field_name}[{i}]", f"got {shown(arr[i])}{more}, allowed range is "
+                                                f"{range_text(low, high)}")
     return np.ascontiguousarray(arr, dtype=dtype)
 
 

@@ -214,9 +214,15 @@ def test_an_id_given_twice_in_one_call_is_refused_naming_it(fab, call, field):
     with pytest.raises(ConfigError) as err:
         call(fab, port)
     repeated = 0 if field == "switches" else port
-    assert err.value.field == field and err.value.message.startswith(f"ids [{repeated}] are given more than once")
+    assert err.value.field == field and err.value.message.startswith(f"id {repeated} is given more than once")
     after = {**fab.get_red(), **{f"pfc_{k}": v for k, v in fab.get_port_pfc().items()}}
     assert all(np.array_equal(after[k], before[k]) for k in before)  # nothing changed
+
+
+def test_repeated_ids_name_the_first_and_count_the_rest(fab):
+    port = _switch_port(fab)
+    with pytest.raises(ConfigError, match=rf"^ports: id {port} \(and 1 more\) is given more than once"):
+        fab.set_red([port, port + 1, port, port + 1], 1000, 9000, 0.1)
 
 
 def test_reset_with_bad_seed_keeps_the_fabric_open(fab):

@@ -213,6 +213,7 @@ def test_hand_built_topology_of_python_lists_builds_in_the_fabrics_dtypes():
 
 @pytest.mark.parametrize("changes,message", [
     ({"link_a": [-1, 1]}, "topology.link_a[0]: got -1, allowed range is [0, 2]"),
+    ({"link_a": [-1, 7]}, "topology.link_a[0]: got -1 (and 1 more), allowed range is [0, 2]"),
     ({"link_b": [2, 3]}, "topology.link_b[1]: got 3, allowed range is [0, 2]"),
     ({"link_a": [0.0, 1.0]}, "topology.link_a: expected a flat array of integers, got float64"),
     ({"link_b": [2]}, "topology.link_b: expected 2 entries (one per link), got 1"),
@@ -225,9 +226,9 @@ def test_hand_built_topology_of_python_lists_builds_in_the_fabrics_dtypes():
     ({"switch_layers": "tor"}, "topology.switch_layers: got 'tor'"),
     ({"params": {"node_ids": [-1, 1, 2]}}, "topology.params.node_ids[0]: got -1, allowed range is [0, 4294967295]"),
     ({"params": {"node_ids": [0, 1]}}, "topology.params.node_ids: expected 3 entries (one per node), got 2"),
-], ids=["negative_end", "end_beyond_nodes", "float_ends", "short_array", "2d_array", "zero_rate", "string_rates",
-        "fractional_delay", "negative_delay", "string_host_count", "layers_a_string", "negative_node_id",
-        "node_ids_short"])
+], ids=["negative_end", "two_bad_ends", "end_beyond_nodes", "float_ends", "short_array", "2d_array", "zero_rate",
+        "string_rates", "fractional_delay", "negative_delay", "string_host_count", "layers_a_string",
+        "negative_node_id", "node_ids_short"])
 def test_hand_built_topology_refuses_a_bad_field_at_construction_naming_it(changes, message):
     # (lists reached the C++ binding as nanobind's TypeError; node id -1 wrapped to 2^32 - 1 and built)
     with pytest.raises(ConfigError) as err:
