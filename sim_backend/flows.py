@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 import re
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,7 @@ from ecngym.error import ConfigError, shown
 from ecngym.files import check_input_file
 from ecngym.sim_backend.config import DelayClasses
 from ecngym.units import MAX_BYTES, MAX_TIME_NS
-from ecngym.validation import check
+from ecngym.validation import check, is_finite_number
 
 REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
 DEFAULT_PRIORITY = 3
@@ -75,7 +73,7 @@ def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None
     if "extra_delay_ns" in flows.columns:
         table["extra_delay_ns"] = flows["extra_delay_ns"].to_numpy()
     for col in table.columns:
-        table[col] = _whole_numbers(col, table[col].to_numpy())
+        table[col] = whole_number_column(col, table[col].to_numpy())
     if "extra_delay_ns" in table.columns:
         _check(table, "extra_delay_ns", table["extra_delay_ns"] < 0, "must be >= 0")
     _check(table, "size_bytes", table["size_bytes"] <= 0, "must be > 0")
@@ -142,32 +140,35 @@ def _size(values: Any) -> str:
     return str(shape[0]) if len(shape) == 1 else f"shape {shape}"
 
 
-def _whole_numbers(col: str, values: np.ndarray) -> np.ndarray:
-    """Return a column as integers; whole-valued floats convert, anything else is refused.
+def whole_number_column(col: str, values: np.ndarray) -> np.ndarray:
+    """A flow-table column as int64; whole-valued floats convert, anything else is refused.
+
+    The one check of integer flow columns (:func:`as_flow_table` and :class:`~ecngym.workloads.Trace`).
+    A value int64 cannot hold (2^63 and beyond) is refused as given, never wrapped.
 
     Raises:
-        ConfigError: Naming the column and the first row that is not a whole number (a fraction,
-            NaN, a string, a boolean, a timestamp ...).
+        ConfigError: Naming ``flows.<col>`` and the first row that is not a whole number in
+            [-2^63, 2^63) (a fraction, NaN, a string, a boolean, a timestamp ...).
     """
     if values.dtype.kind == "i":
-        return values
+        return values.astype(np.int64)
     if values.dtype.kind == "u":
         ok = values <= np.iinfo(np.int64).max  # beyond it, a cast to int64 would wrap negative
     elif values.dtype.kind == "f":
         ok = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**63)
     elif values.dtype == object:
         ok = np.array([_is_whole(v) for v in values], dtype=bool)
-    else:
+    else:  # strings, booleans, timestamps ...
         ok = np.zeros(len(values), dtype=bool)
     if not ok.all():
-        bad = _first(~ok)
-        raise ConfigError(f"flows.{col}", f"row {bad}: expected whole numbers, got {shown(values[bad])}")
+        row = _first(~ok)
+        raise ConfigError(f"flows.{col}", f"row {row}: expected a whole number in [-2^63, 2^63), "
+                                          f"got {shown(values[row])}")
     return values.astype(np.int64)
 
 
 def _is_whole(value: Any) -> bool:
-    return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-            and math.isfinite(value) and value == int(value) and -(2**63) <= int(value) < 2**63)
+    return is_finite_number(value) and value == int(value) and -(2**63) <= int(value) < 2**63
 
 
 def _first(mask: np.ndarray) -> int:

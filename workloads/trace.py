@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ecngym.error import ConfigError, check_whole, shown
+from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_input_file, check_output_path, write_atomically
 
 #: Columns and dtypes of a trace table, in hashing order.
@@ -71,33 +69,6 @@ def _columns(flows: pd.DataFrame) -> dict[str, str]:
     return {**COLUMNS, **{c: t for c, t in OPTIONAL_COLUMNS.items() if c in flows.columns}}
 
 
-def _is_whole(value: Any) -> bool:
-    return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-            and math.isfinite(value) and value == int(value) and -(2**63) <= int(value) < 2**63)
-
-
-def _integer_column(col: str, values: np.ndarray) -> np.ndarray:
-    """``values`` as int64; whole-valued floats convert, anything else names its first bad row.
-
-    A value int64 cannot hold (2^63 and beyond) is refused as given, never wrapped.
-    """
-    if values.dtype.kind == "i":
-        return values.astype(np.int64)
-    if values.dtype.kind == "u":
-        ok = values <= np.iinfo(np.int64).max  # beyond it, a cast to int64 would wrap negative
-    elif values.dtype.kind == "f":
-        ok = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**63)
-    elif values.dtype == object:
-        ok = np.array([_is_whole(v) for v in values], dtype=bool)
-    else:  # strings, booleans, timestamps ...
-        ok = np.zeros(len(values), dtype=bool)
-    if not ok.all():
-        row = int(np.flatnonzero(~ok)[0])
-        raise ConfigError(f"flows.{col}", f"row {row}: expected a whole number in [-2^63, 2^63), "
-                                          f"got {shown(values[row])}")
-    return values.astype(np.int64)
-
-
 def _start_order(start: np.ndarray, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:
     """Stable sort order by ``(start, src, dst, size)``.
 
@@ -125,6 +96,8 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
     Raises:
         ConfigError: Naming the column and the (0-based, input-order) row of the first bad value.
     """
+    from ecngym.sim_backend.flows import DEFAULT_DPORT, whole_number_column
+
     if not isinstance(flows, pd.DataFrame):
         raise ConfigError("flows", f"expected a pandas DataFrame, got {type(flows).__name__}")
     missing = [c for c in REQUIRED_COLUMNS if c not in flows.columns]
@@ -132,8 +105,8 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
         raise ConfigError("flows", f"missing column(s) {missing}; a trace needs {list(REQUIRED_COLUMNS)} "
                                    "(priority and tag optional)")
     n = len(flows)
-    data = {c: _integer_column(c, flows[c].to_numpy()) for c in REQUIRED_COLUMNS}
-    data["priority"] = (_integer_column("priority", flows["priority"].to_numpy()) if "priority" in flows.columns
+    data = {c: whole_number_column(c, flows[c].to_numpy()) for c in REQUIRED_COLUMNS}
+    data["priority"] = (whole_number_column("priority", flows["priority"].to_numpy()) if "priority" in flows.columns
                         else np.full(n, DEFAULT_PRIORITY, dtype=np.int64))
     checks = [
         ("src", data["src"] < 0, "must be >= 0"),
@@ -146,9 +119,7 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
         ("priority", (data["priority"] < 1) | (data["priority"] > 7), "must be in [1, 7]"),
     ]
     if "dport" in flows.columns:
-        from ecngym.sim_backend.flows import DEFAULT_DPORT
-
-        dport = _integer_column("dport", flows["dport"].to_numpy())
+        dport = whole_number_column("dport", flows["dport"].to_numpy())
         checks.append(("dport", (dport < 0) | (dport > 65535), "must be in [0, 65535]"))
         if (dport != DEFAULT_DPORT).any():  # all default: the same trace as without the column
             data["dport"] = dport

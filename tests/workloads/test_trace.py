@@ -176,6 +176,7 @@ def test_user_table_validation():
     ("size_bytes", np.array([1e19])),  # was "-9223372036854775808 must be > 0"
     ("size_bytes", np.array([2**64], dtype=object)),  # was OverflowError 'Python int too large to convert to C long'
     ("dport", np.array([2**64], dtype=object)),
+    ("size_bytes", np.array([10**400], dtype=object)),  # was OverflowError 'int too large to convert to float'
 ])
 def test_a_value_beyond_int64_is_refused_as_given(column, value):
     table = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": [0]})
