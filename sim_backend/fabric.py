@@ -527,9 +527,9 @@ def _ids(value: Any, name: str, count: int) -> np.ndarray:
     out = arr.astype(np.int64)
     if not _increasing(out):
         ids, counts = np.unique(out, return_counts=True)
-        repeated = ids[counts > 1]
+        repeated = np.flatnonzero(counts > 1)
         if len(repeated):
-            i, more = first_offending(np.flatnonzero(counts > 1))
+            i, more = first_offending(repeated)
             raise ConfigError(name, f"id {int(ids[i])}{more} is given more than once; each id may appear once "
                                     "per call")
     return out
