@@ -97,7 +97,6 @@ def info_json(info: dict[str, Any], **extra: Any) -> str:
 
 _HANDSHAKE_FAILED = (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                      | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
-MAX_WAIT_S = pb.MAX_WAIT_S  # (the longest timeout_s / handshake_s)
 
 
 class OpenGymServer:
@@ -108,9 +107,9 @@ class OpenGymServer:
         host: Address of the agent (loopback by default).
         port: The agent's port (its REP socket is bound there).
         timeout_s: How long to wait for the agent to connect or to answer a message, in
-            (0, :data:`MAX_WAIT_S`] seconds.
+            (0, :data:`~ecngym.opengym.protocol.MAX_WAIT_S`] seconds.
         handshake_s: How long a TCP peer may take to answer the ZMQ greeting before the port is
-            declared held by another program, in (0, :data:`MAX_WAIT_S`] seconds.
+            declared held by another program, in (0, :data:`~ecngym.opengym.protocol.MAX_WAIT_S`] seconds.
 
     Raises:
         UnsupportedSpace: If a space of ``env`` has no OpenGym equivalent.
@@ -144,7 +143,7 @@ class OpenGymServer:
 
         Raises:
             ConfigError: On an empty ``host``, a port that is not a whole number in [1, 65535], or a
-                wait that is not a number in (0, MAX_WAIT_S], naming ``host``, ``port``,
+                wait that is not a number in (0, ``protocol.MAX_WAIT_S``], naming ``host``, ``port``,
                 ``timeout_s`` or ``handshake_s`` (:func:`~ecngym.opengym.protocol.check_endpoint`).
         """
         host, port, timeout_s = pb.check_endpoint(host, port, timeout_s)
