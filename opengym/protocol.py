@@ -42,7 +42,7 @@ import numpy as np
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
 from gymnasium import spaces
 
-from ecngym.error import ConfigError, EcnGymError, InvalidAction
+from ecngym.error import ConfigError, EcnGymError, InvalidAction, shown
 from ecngym.validation import Real, Text, Whole, check
 
 PROTO_PATH = Path(__file__).with_name("messages.proto")
@@ -341,22 +341,37 @@ def encode(value: Any, space: spaces.Space, role: str = "observation") -> Any:
     A Box is sent in its declared Dtype with its shape (flat for an action, as declared by
     :func:`describe_space`); MultiDiscrete / MultiBinary as a Tuple of Discrete.
 
+    Args:
+        value: The value: an element of ``space`` (a Box or MultiDiscrete value of its shape).
+        space: The space it belongs to (for an action, the space as the agent sees it:
+            :func:`space_from_description`).
+        role: ``"observation"`` or ``"action"``, also the name the errors give the value.
+
     Raises:
-        InvalidAction: If a Discrete element is not a whole number (int32): it would be truncated.
-            Its range is the receiver's check (``decode_action``).
+        InvalidAction: If a Box, MultiDiscrete or MultiBinary value does not have the space's
+            shape, a Box value is not an array of numbers, or a Discrete element is not a whole
+            number (int32): it would be truncated. The range is the receiver's check
+            (``decode_action``).
+        UnsupportedSpace: If the space has no OpenGym equivalent.
     """
     out = DataContainer()
     if isinstance(space, spaces.Discrete):
         out.type = DISCRETE
         out.data.Pack(DiscreteDataContainer(data=_discrete_value(value, role)))
     elif isinstance(space, spaces.Box):
-        dtype = _BOX_DTYPES[space.dtype]
-        arr = np.asarray(value, dtype=BOX_NUMPY[dtype])
+        dtype = _box_dtype(space, role)
+        _check_shape(value, space, role)
+        try:
+            arr = np.asarray(value, dtype=BOX_NUMPY[dtype])
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise InvalidAction(f"{role}: cannot send {_value_text(value)} as Box data of the space {space} "
+                                f"({exc})") from None
         box = BoxDataContainer(dtype=dtype, shape=[arr.size] if role == "action" else list(arr.shape))
         getattr(box, BOX_FIELDS[dtype]).extend(arr.ravel().tolist())
         out.type = BOX
         out.data.Pack(box)
     elif isinstance(space, (spaces.MultiDiscrete, spaces.MultiBinary)):
+        _check_shape(value, space, role)
         out.type = TUPLE
         out.data.Pack(TupleDataContainer(element=[encode(v, spaces.Discrete(2), role)  # (n is not sent)
                                                   for v in np.ravel(value)]))
@@ -375,6 +390,28 @@ def encode(value: Any, space: spaces.Space, role: str = "observation") -> Any:
     else:
         raise UnsupportedSpace(f"{space} has no OpenGym equivalent")
     return out
+
+
+def _value_text(value: Any) -> str:
+    """A value for a message: its repr, or just its type when that is long (an array of thousands)."""
+    text = shown(value)
+    return text if len(text) <= 80 else f"a {type(value).__name__} ({len(text)} characters as text)"
+
+
+def _check_shape(value: Any, space: spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary, role: str) -> None:
+    """Refuse a value whose shape is not the space's (it would go out as is, and the receiver refuse it).
+
+    Raises:
+        InvalidAction: Naming ``role``, the shape given and the space.
+    """
+    try:
+        shape = np.shape(value)
+    except ValueError:  # a ragged nesting ([[1, 2], [3]]) has no shape
+        raise InvalidAction(f"{role}: got {_value_text(value)}, a ragged nesting; expected a value of shape "
+                            f"{space.shape} for the space {space}") from None
+    if shape != space.shape:
+        raise InvalidAction(f"{role}: got a value of shape {shape}, expected shape {space.shape} "
+                            f"for the space {space}")
 
 
 def _discrete_value(value: Any, role: str) -> int:

@@ -124,6 +124,30 @@ def test_an_action_element_that_is_no_whole_number_is_refused_not_truncated(valu
     assert pb.decode_action(pb.encode(3.0, spaces.Discrete(13), "action"), spaces.Discrete(13)) == 3
 
 
+@pytest.mark.parametrize(("value", "space", "role", "match"), [
+    # were sent as is (a Box as 5 elements with shape [5]; MultiDiscrete as 3 Discretes): the receiver refused them
+    (np.zeros(5), spaces.Box(0, 1, (2, 3), np.float32), "observation",
+     r"^observation: got a value of shape \(5,\), expected shape \(2, 3\) for the space Box\(0.0, 1.0, \(2, 3\)"),
+    (np.zeros((2, 3)), spaces.Box(0, 1, (6,), np.float32), "action",
+     r"^action: got a value of shape \(2, 3\), expected shape \(6,\) for the space Box"),
+    (0.5, spaces.Box(0, 1, (1,), np.float32), "action", r"^action: got a value of shape \(\), expected shape \(1,\)"),
+    ([[1, 2], [3]], spaces.Box(0, 9, (2, 2), np.float32), "action", r"^action: got \[\[1, 2\], \[3\]\], a ragged"),
+    ([1, 2, 3], spaces.MultiDiscrete([13, 13]), "action",
+     r"^action: got a value of shape \(3,\), expected shape \(2,\)"),
+    ([1], spaces.MultiBinary(2), "action", r"^action: got a value of shape \(1,\), expected shape \(2,\)"),
+    # were numpy's ValueError / a KeyError
+    (["a", "b"], spaces.Box(0, 1, (2,), np.float32), "action", r"^action: cannot send \['a', 'b'\] as Box data"),
+])
+def test_a_value_not_of_the_spaces_shape_is_refused_at_encode(value, space, role, match):
+    with pytest.raises(InvalidAction, match=match):
+        pb.encode(value, space, role)
+
+
+def test_encode_names_a_box_dtype_without_an_opengym_dtype():
+    with pytest.raises(pb.UnsupportedSpace, match="^action: Box dtype int64 has no OpenGym Dtype"):
+        pb.encode(np.zeros(2, np.int64), spaces.Box(0, 1, (2,), np.int64), "action")  # was a KeyError
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     # were a ZMQError / ValueError / OverflowError from the socket, or bound a port nobody asked for
     ({"port": -1}, r"^port: got -1, allowed range is \[0, 65535\]"),
