@@ -50,10 +50,15 @@ class OpenGymAgent:
         self.action_space: spaces.Space | None = None
 
     def wait_init(self) -> tuple[spaces.Space, spaces.Space]:
-        """Receive ``SimInitMsg``, ack it; return the (observation, action) spaces as declared."""
+        """Receive ``SimInitMsg``, ack it; return the (observation, action) spaces as declared.
+
+        Raises:
+            UnsupportedSpace: If a space the simulation declares is malformed or unknown
+                (:func:`~ecngym.opengym.protocol.space_from_description`).
+        """
         init = pb.SimInitMsg.FromString(self.sock.recv())
-        self.observation_space = pb.space_from_description(init.obsSpace)
-        self.action_space = pb.space_from_description(init.actSpace)
+        self.observation_space = pb.space_from_description(init.obsSpace, "observation space")
+        self.action_space = pb.space_from_description(init.actSpace, "action space")
         self.sock.send(pb.SimInitAck(done=True, stopSimReq=False).SerializeToString())
         return self.observation_space, self.action_space
 

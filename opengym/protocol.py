@@ -50,7 +50,12 @@ PACKAGE = "ns3opengym"
 
 
 class UnsupportedSpace(EcnGymError, ValueError):
-    """A Gymnasium space with no OpenGym equivalent (see the mapping table of this module)."""
+    """A space with no equivalent on the other side (see the mapping table of this module).
+
+    A Gymnasium space with no OpenGym equivalent (:func:`describe_space`, :func:`encode`), or an
+    OpenGym space description from the peer that declares no Gymnasium space
+    (:func:`space_from_description`: a malformed or unknown description).
+    """
 
 
 #: Longest wait for the other side, in seconds: ZMQ takes its waits as C ints of milliseconds (~24.8 days).
@@ -309,29 +314,61 @@ def describe_space(space: spaces.Space, role: str, where: str = "") -> Any:
     return desc
 
 
-def space_from_description(desc: Any) -> spaces.Space:
+def space_from_description(desc: Any, where: str = "space") -> spaces.Space:
     """The Gymnasium space an OpenGym ``SpaceDescription`` declares (the agent side's view).
 
     Box bounds and dtype as declared (INT -> int32, UINT -> uint32, FLOAT -> float32, DOUBLE -> float64).
+
+    Args:
+        desc: The description (a ``SimInitMsg``'s ``obsSpace`` / ``actSpace``, from the peer).
+        where: Its name, for errors (``"action space"``); an element's adds ``[i]`` / ``['key']``.
+
+    Returns:
+        The space.
+
+    Raises:
+        UnsupportedSpace: If ``desc`` declares no Gymnasium space, naming ``where``: a space type
+            or Box Dtype outside the protocol's, a payload that is not of the declared type, a
+            Discrete of fewer than one value, INT / UINT Box bounds that are no whole numbers of
+            the Dtype, bounds Gymnasium refuses (NaN, low > high), or Dict elements of one name.
     """
+    payloads = {DISCRETE: DiscreteSpace, BOX: BoxSpace, TUPLE: TupleSpace, DICT: DictSpace}
+    kind = SPACE_TYPE_NAMES.get(desc.type, f"SpaceType {desc.type}")
+    if desc.type not in payloads:
+        raise UnsupportedSpace(f"{where}: declared as {kind}; expected one of Discrete, Box, Tuple, Dict")
+    payload = payloads[desc.type]()
+    if not desc.space.Unpack(payload):
+        raise UnsupportedSpace(f"{where}: declared as {kind} but holds {desc.space.TypeName() or 'nothing'}, "
+                               f"not an ns3opengym.{payload.DESCRIPTOR.name}")
     if desc.type == DISCRETE:
-        d = DiscreteSpace()
-        desc.space.Unpack(d)
-        return spaces.Discrete(d.n)
+        if payload.n < 1:
+            raise UnsupportedSpace(f"{where}: Discrete with n = {payload.n}; a Discrete space has n >= 1 values")
+        return spaces.Discrete(payload.n)
     if desc.type == BOX:
-        b = BoxSpace()
-        desc.space.Unpack(b)
-        dtype = BOX_NUMPY[b.dtype]
-        return spaces.Box(dtype(b.low), dtype(b.high), shape=tuple(b.shape), dtype=dtype)
+        if payload.dtype not in BOX_NUMPY:
+            raise UnsupportedSpace(f"{where}: Box of Dtype {_dtype_name(payload.dtype)}; expected INT, UINT, FLOAT "
+                                   "or DOUBLE")
+        dtype = BOX_NUMPY[payload.dtype]
+        if payload.dtype in (INT, UINT):
+            info = np.iinfo(dtype)
+            for name, bound in (("low", payload.low), ("high", payload.high)):
+                if not (float(bound).is_integer() and info.min <= bound <= info.max):
+                    raise UnsupportedSpace(f"{where}: Box {name} {bound!r} of Dtype {_dtype_name(payload.dtype)}; "
+                                           f"expected a whole number in [{info.min}, {info.max}]")
+        try:
+            return spaces.Box(dtype(payload.low), dtype(payload.high), shape=tuple(payload.shape), dtype=dtype)
+        except (ValueError, OverflowError) as exc:  # NaN, low > high, a shape too big to allocate
+            raise UnsupportedSpace(f"{where}: Box(low={payload.low!r}, high={payload.high!r}, "
+                                   f"shape={list(payload.shape)}, {_dtype_name(payload.dtype)}) is no Gymnasium "
+                                   f"space: {exc}") from None
     if desc.type == TUPLE:
-        t = TupleSpace()
-        desc.space.Unpack(t)
-        return spaces.Tuple([space_from_description(e) for e in t.element])
-    if desc.type == DICT:
-        d = DictSpace()
-        desc.space.Unpack(d)
-        return spaces.Dict({e.name: space_from_description(e) for e in d.element})
-    raise ValueError(f"unknown OpenGym space type {desc.type}")
+        return spaces.Tuple([space_from_description(e, f"{where}[{i}]") for i, e in enumerate(payload.element)])
+    names = [e.name for e in payload.element]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise UnsupportedSpace(f"{where}: Dict with more than one element named {repeated[0]!r}; "
+                               "element names are keys and must differ")
+    return spaces.Dict({e.name: space_from_description(e, f"{where}[{e.name!r}]") for e in payload.element})
 
 
 # ----------------------------------------------------------------------------- values

@@ -68,6 +68,48 @@ def test_space_mapping_round_trip():
         {"a": spaces.Discrete(3), "b": spaces.Tuple([spaces.Tuple([spaces.Discrete(2), spaces.Discrete(2)])])})
 
 
+def _description(kind, payload=None, name=""):
+    desc = pb.SpaceDescription(type=kind, name=name)
+    if payload is not None:
+        desc.space.Pack(payload)
+    return desc
+
+
+@pytest.mark.parametrize(("desc", "match"), [
+    # were a ValueError without the space's name, KeyErrors (0, 9), gymnasium's AssertionError / OverflowError,
+    # or a space built from the wrong payload (a Box read from a DiscreteSpace: KeyError 0)
+    (pb.SpaceDescription(), r"^action space: declared as NoSpaceType; expected one of Discrete, Box, Tuple, Dict"),
+    (_description(7), r"^action space: declared as SpaceType 7; expected one of"),
+    (_description(pb.BOX, pb.DiscreteSpace(n=3)),
+     r"^action space: declared as Box but holds ns3opengym.DiscreteSpace, not an ns3opengym.BoxSpace"),
+    (_description(pb.DISCRETE), r"^action space: declared as Discrete but holds nothing"),
+    (_description(pb.BOX, pb.BoxSpace(low=0, high=1, dtype=9, shape=[2])),
+     r"^action space: Box of Dtype NoDType \(9\); expected INT, UINT, FLOAT or DOUBLE"),
+    (_description(pb.BOX, pb.BoxSpace(low=0, high=1, shape=[2])), r"^action space: Box of Dtype NoDType \(0\)"),
+    (_description(pb.DISCRETE, pb.DiscreteSpace(n=0)),
+     r"^action space: Discrete with n = 0; a Discrete space has n >= 1"),
+    (_description(pb.BOX, pb.BoxSpace(low=0.5, high=3, dtype=pb.INT, shape=[2])),  # was read as low 0
+     r"^action space: Box low 0.5 of Dtype INT; expected a whole number in \[-2147483648, 2147483647\]"),
+    (_description(pb.BOX, pb.BoxSpace(low=-1, high=3, dtype=pb.UINT, shape=[2])),
+     r"^action space: Box low -1.0 of Dtype UINT; expected a whole number in \[0, 4294967295\]"),
+    (_description(pb.BOX, pb.BoxSpace(low=0, high=float("inf"), dtype=pb.INT, shape=[2])),
+     r"^action space: Box high inf of Dtype INT"),
+    (_description(pb.BOX, pb.BoxSpace(low=1, high=0, dtype=pb.FLOAT, shape=[2])),
+     r"^action space: Box\(low=1.0, high=0.0, shape=\[2\], FLOAT\) is no Gymnasium space: .*less than or equal"),
+    (_description(pb.TUPLE, pb.TupleSpace(element=[_description(pb.DISCRETE, pb.DiscreteSpace(n=2)),
+                                                   _description(pb.DISCRETE, pb.DiscreteSpace(n=-1))])),
+     r"^action space\[1\]: Discrete with n = -1"),
+    (_description(pb.DICT, pb.DictSpace(element=[_description(pb.DISCRETE, pb.DiscreteSpace(n=2), "a"),
+                                                 _description(pb.DISCRETE, pb.DiscreteSpace(n=3), "a")])),
+     r"^action space: Dict with more than one element named 'a'"),  # was the last one's Discrete(3)
+    (_description(pb.DICT, pb.DictSpace(element=[_description(pb.BOX, None, "k")])),
+     r"^action space\['k'\]: declared as Box but holds nothing"),
+])
+def test_a_malformed_space_description_is_refused_naming_the_space(desc, match):
+    with pytest.raises(pb.UnsupportedSpace, match=match):
+        pb.space_from_description(desc, "action space")
+
+
 @pytest.mark.parametrize(("space", "match"), [
     (spaces.Text(5), "has no OpenGym equivalent"),
     (spaces.Discrete(3, start=1), "starts at 1"),
