@@ -482,7 +482,8 @@ def decode_action(container: Any, space: spaces.Space, where: str = "action") ->
     passed on unchanged, so that an out-of-range action gets the env's own :class:`InvalidAction`.
 
     Raises:
-        InvalidAction: If the container does not have the form ``space`` is declared with.
+        InvalidAction: If the container does not have the form ``space`` is declared with (a Dict's
+            elements: each of its keys exactly once).
     """
     if isinstance(space, spaces.Discrete):
         return int(_unpack(container, DISCRETE, DiscreteDataContainer, space, where).data)
@@ -516,6 +517,11 @@ def decode_action(container: Any, space: spaces.Space, where: str = "action") ->
         return tuple(decode_action(e, s, f"{where}[{i}]") for i, (e, s) in pairs)
     if isinstance(space, spaces.Dict):
         d = _unpack(container, DICT, DictDataContainer, space, where)
+        names = [e.name for e in d.element]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise InvalidAction(f"{where}: the element {repeated[0]!r} is given {names.count(repeated[0])} times "
+                                f"(space {space}); each key once")
         given = {e.name: e for e in d.element}
         if set(given) != set(space.spaces):
             raise InvalidAction(f"{where}: expected elements named {sorted(space.spaces)}, got {sorted(given)}")

@@ -154,6 +154,19 @@ def test_actions_decode_from_what_ns3gym_clients_send():
         pb.decode_action(pb.DataContainer(), spaces.Discrete(13))
 
 
+def test_a_dict_action_naming_a_key_twice_is_refused():
+    space = spaces.Dict({"a": spaces.Discrete(3), "b": spaces.Discrete(3)})
+    container = pb.encode({"a": 1, "b": 2}, space, "action")
+    d = pb.DictDataContainer()
+    container.data.Unpack(d)
+    again = d.element.add()
+    again.CopyFrom(d.element[0])  # a second 'a', holding 2
+    again.data.Pack(pb.DiscreteDataContainer(data=2))
+    container.data.Pack(d)
+    with pytest.raises(InvalidAction, match=r"^action: the element 'a' is given 2 times \(space Dict.*; each key once"):
+        pb.decode_action(container, space)  # was {'a': 2, 'b': 2}: the last 'a' kept, the first dropped
+
+
 @pytest.mark.parametrize("value", [2.5, np.float64(1.5), "1", True, None, 2**40, [1, 2]])
 def test_an_action_element_that_is_no_whole_number_is_refused_not_truncated(value):
     # int() sent 2.5 as 2 and True as 1 (an agent's bug passed on as another action)
