@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import field_validator
 
+from ecngym.error import ConfigError
+from ecngym.files import check_directory_path
 from ecngym.validation import ConfigModel, Flag, OneOf, Text
 
 
@@ -25,7 +27,10 @@ class ResultsConfig(ConfigModel):
 
 
 class LoggerConfig(ConfigModel):
-    """``logger``: ``none``, ``wandb`` (offline by default) or ``tensorboard``."""
+    """``logger``: ``none``, ``wandb`` (offline by default) or ``tensorboard``.
+
+    ``dir`` is the directory of the logger's files, ``None`` (``null``) for the job's run directory.
+    """
 
     name: OneOf("none", "wandb", "tensorboard") = "none"
     mode: OneOf("offline", "online", "disabled") = "offline"
@@ -33,6 +38,17 @@ class LoggerConfig(ConfigModel):
     entity: Text | None = None
     dir: Text | None = None
     tags: list[Text] = []
+
+    @field_validator("dir")
+    @classmethod
+    def _a_directory(cls, value: str | None) -> str | None:
+        """A directory path (existing or to be made): not empty (``null`` is the run directory), not a file."""
+        if value is not None:
+            try:
+                check_directory_path("", value, "the logger's directory (null: the run directory)")
+            except ConfigError as exc:
+                raise ValueError(exc.message) from None
+        return value
 
 
 def parse_results(data: Any) -> ResultsConfig:

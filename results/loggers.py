@@ -121,16 +121,18 @@ def make_logger(cfg: Mapping[str, Any] | None, run_name: str, run_dir: Path, con
     Args:
         cfg: The ``logger`` config (``name`` plus its options), or None for no logging.
         run_name: Name of the run (controller and seed, or the training run).
-        run_dir: The job's output directory (the default home of the logger's files).
+        run_dir: The job's output directory (the home of the logger's files when ``logger.dir``
+            is null).
         config: The resolved job config, recorded with the run.
 
     Raises:
-        ConfigError: On a bad ``logger`` config (naming ``logger.<field>``).
+        ConfigError: On a bad ``logger`` config (naming ``logger.<field>``; ``logger.dir`` empty
+            or naming a file).
     """
     from ecngym.results.config import parse_logger
 
     lc = parse_logger(cfg)
-    directory = Path(lc.dir or run_dir)
+    directory = Path(run_dir) if lc.dir is None else Path(lc.dir).expanduser()
     if lc.name == "wandb":
         return WandbLogger(project=lc.project, run_name=run_name, directory=directory, config=config, mode=lc.mode,
                            entity=lc.entity, tags=list(lc.tags))

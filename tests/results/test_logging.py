@@ -86,3 +86,28 @@ def test_tensorboard_event_files_hold_the_training_curve_and_episodes(tmp_path):
     (event,) = acc.Scalars("episode/slowdown_p99_<100KB")
     assert event.step == 1 and event.value == pytest.approx(
         store.query("SELECT metrics['slowdown_p99_<100KB'] AS v FROM episodes WHERE command = 'eval'")["v"][0])
+
+
+@pytest.mark.parametrize(("directory", "match"), [
+    # '' was the run directory (a spelling of null nobody documents); a file was a NotADirectoryError
+    ("", r"^logger\.dir: got '', expected the path of the logger's directory \(null: the run directory\)"),
+    ("a_file", r"^logger\.dir: got '.*a_file', which is a file; expected the logger's directory"),
+])
+def test_a_logger_dir_that_is_empty_or_a_file_is_named(tmp_path, directory, match):
+    from ecngym.error import ConfigError
+    from ecngym.results import make_logger
+
+    (tmp_path / "a_file").write_text("x")
+    given = str(tmp_path / directory) if directory else directory
+    with pytest.raises(ConfigError, match=match):
+        make_logger({"name": "tensorboard", "dir": given}, "run", tmp_path / "run", {})
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_logger_dir_is_expanded_like_the_store(tmp_path, monkeypatch):
+    from ecngym.results import make_logger
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)  # (without the expansion, ./~/logs lands here)
+    with make_logger({"name": "tensorboard", "dir": "~/logs"}, "run", tmp_path / "run", {}) as logger:
+        assert logger.run_dir == tmp_path / "logs" / "tensorboard" / "run"  # not ./~/logs
