@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from rich.table import Table
 from ecngym.error import ConfigError
 from ecngym.files import check_output_path
 from ecngym.results.store import COLUMNS, ResultStore, StoreError, canonical_hash
-from ecngym.validation import Text, check
+from ecngym.validation import Real, Text, check
 
 #: p99 FCT slowdown of flows under 100 KB: the latency that ECN tuning is mostly about (LAECN, ACC).
 DEFAULT_SCORE = "slowdown_p99_<100KB"
@@ -71,9 +72,21 @@ class Ranking:
 
 
 def confidence_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """Student-t interval of the mean of ``values`` (nan, nan with fewer than two values)."""
+    """Student-t interval of the mean of ``values`` (nan, nan with fewer than two finite values).
+
+    Args:
+        values: The sample (non-finite values are left out).
+        level: The confidence level, in (0, 1).
+
+    Returns:
+        (low, high).
+
+    Raises:
+        ConfigError: If ``level`` is not a number in (0, 1).
+    """
     from scipy import stats
 
+    level = check("level", level, Real(0, 1, low_open=True, high_open=True))
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
     if len(values) < 2:
@@ -97,6 +110,21 @@ def paired_difference(values: pd.Series, reference: pd.Series) -> tuple[float, f
     return (float(diff.mean()) if len(diff) else float("nan")), low, high
 
 
+def check_scenario_hashes(scenario_hashes: Any) -> list[str] | None:
+    """``scenario_hashes`` as a list of strings, or None (every scenario).
+
+    Raises:
+        ConfigError: Naming ``scenario_hashes`` if it is a single string (not a list of one) or
+            not a collection, or ``scenario_hashes[i]`` if an element is not a string.
+    """
+    if scenario_hashes is None:
+        return None
+    if isinstance(scenario_hashes, (str, bytes)) or not isinstance(scenario_hashes, Collection):
+        raise ConfigError("scenario_hashes", f"got {scenario_hashes!r}, expected a list of scenario hashes "
+                                             "(strings), or None for every scenario")
+    return check("scenario_hashes", list(scenario_hashes), list[Text])
+
+
 def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE,
          scenario_hashes: list[str] | None = None) -> tuple[list[Ranking], list[str]]:
     """Rank the episode rows (:meth:`ResultStore.episodes`) per scenario and trace set.
@@ -104,15 +132,17 @@ def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE,
     Args:
         episodes: The store's rows.
         score: The metric to rank by.
-        scenario_hashes: Only these scenarios (all when None).
+        scenario_hashes: Only these scenarios (a list of hashes; all when None).
 
     Returns:
         (the rankings, the refusals: one sentence per row kept out of a ranking and why).
 
     Raises:
         ConfigError: If ``score`` is no metric of the rows (a provenance column of the store, such
-            as ``controller`` or ``seed``, is none).
+            as ``controller`` or ``seed``, is none), or ``scenario_hashes`` is not a collection
+            of strings (:func:`check_scenario_hashes`).
     """
+    scenario_hashes = check_scenario_hashes(scenario_hashes)
     rows = episodes[episodes["command"] != "train"]
     if scenario_hashes is not None:
         rows = rows[rows["scenario_hash"].isin(scenario_hashes)]
@@ -217,7 +247,7 @@ def leaderboard_from_store(store: ResultStore, console: Console, score: str = DE
         console: Where the tables go.
         score: The metric to rank by.
         html: The page to write (a file path), or None for none.
-        scenario_hashes: Only these scenarios (all when None).
+        scenario_hashes: Only these scenarios (a list of hashes; all when None).
         scenario: Only this scenario: its name or a prefix of its hash.
         logger: A logger to log the tables to (:func:`ecngym.results.make_logger`), or None.
 
@@ -227,10 +257,12 @@ def leaderboard_from_store(store: ResultStore, console: Console, score: str = DE
     Raises:
         StoreError: If the store is missing or unreadable.
         ConfigError: On an unknown score, a scenario that has no rows, an empty or non-string
-            ``scenario``, or an ``html`` that cannot name a file to write.
+            ``scenario``, ``scenario_hashes`` that are not a collection of strings, or an ``html``
+            that cannot name a file to write.
     """
     if html is not None:
         check_output_path("html", html)  # before the store is read, not after the tables
+    scenario_hashes = check_scenario_hashes(scenario_hashes)  # (a string would be taken as a set of letters)
     if scenario is not None and not check("scenario", scenario, Text).strip():
         raise ConfigError("scenario", f"got {scenario!r}, expected a scenario name or a prefix of its hash")
     episodes = store.episodes()

@@ -84,3 +84,44 @@ def test_leaderboard_from_store_names_a_bad_page_or_scenario(tmp_path, kwargs, m
 
     with pytest.raises(ConfigError, match=message):
         leaderboard_from_store(ResultStore(tmp_path), Console(), **kwargs)
+
+
+@pytest.mark.parametrize(("hashes", "message"), [
+    # 's' was a pandas TypeError in rank, and in leaderboard_from_store the set of its letters
+    ("s" * 64, r"^scenario_hashes: got 'sss.*', expected a list of scenario hashes \(strings\), or None"),
+    (5, r"^scenario_hashes: got 5, expected a list of scenario hashes"),
+    (["s" * 64, 7], r"^scenario_hashes\[1\]: expected a string, got 7"),
+])
+def test_scenario_hashes_must_be_a_collection_of_strings(tmp_path, hashes, message):
+    from rich.console import Console
+
+    from ecngym.error import ConfigError
+    from ecngym.results import ResultStore
+    from ecngym.results.leaderboard import leaderboard_from_store
+
+    with pytest.raises(ConfigError, match=message):
+        rank(_rows({"A": [1.0, 2.0, 3.0]}), scenario_hashes=hashes)
+    with pytest.raises(ConfigError, match=message):  # before the (here absent) store is read
+        leaderboard_from_store(ResultStore(tmp_path), Console(), scenario_hashes=hashes)
+    (ranking,), _ = rank(_rows({"A": [1.0, 2.0, 3.0]}), scenario_hashes=("s" * 64,))  # a tuple is a collection
+    assert ranking.scenario_hash == "s" * 64
+
+
+@pytest.mark.parametrize(("level", "message"), [
+    # 2 was scipy's ValueError, nan returned (nan, nan) as if there were too few values, 'x' a numpy UFuncTypeError
+    (2, r"^level: got 2.0, allowed range is \(0, 1\)"),
+    (0, r"^level: got 0.0, allowed range is \(0, 1\)"),
+    (float("nan"), r"^level: expected a finite number, got nan"),
+    ("x", r"^level: expected a finite number, got 'x'"),
+    (True, r"^level: expected a finite number, got True"),
+])
+def test_a_confidence_level_outside_0_1_is_refused(level, message):
+    from ecngym.error import ConfigError
+    from ecngym.results.leaderboard import confidence_interval
+
+    with pytest.raises(ConfigError, match=message):
+        confidence_interval(np.array([1.0, 2.0, 3.0]), level=level)
+    with pytest.raises(ConfigError, match=message):  # also with too few values for an interval
+        confidence_interval(np.array([1.0]), level=level)
+    assert confidence_interval(np.array([1.0, 2.0, 3.0]), level=0.5) == pytest.approx(
+        stats.t.interval(0.5, 2, loc=2.0, scale=stats.sem([1.0, 2.0, 3.0])))
