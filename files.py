@@ -16,31 +16,62 @@ from typing import Any
 from ecngym.error import ConfigError
 
 
-def write_atomically(path: str | Path, write: Callable[[Path], Any]) -> Path:
+def write_atomically(path: str | Path, write: Callable[[Path], Any], field: str = "path") -> Path:
     """Call ``write(tmp_path)`` on a temporary file next to ``path``, then rename it to ``path``.
+
+    Missing parent folders are created. The file gets the usual mode of a new file (``0o666``
+    less the umask), not ``mkstemp``'s private ``0o600``.
+
+    Args:
+        path: The file to write.
+        write: Writes the content to the path it is given.
+        field: The option that gave ``path``, named in the error.
 
     Returns:
         ``path``. On any error the temporary file is removed and ``path`` is left as it was.
+
+    Raises:
+        ConfigError: Naming ``field``, ``path`` and the system's reason if the folder, the
+            temporary file or the rename cannot be made there (no such folder and none can be
+            made, a read-only file system, no permission). An error of ``write`` itself passes
+            through.
     """
     path = Path(path)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(field, path, exc, f"making the folder {os.fspath(exc.filename or path.parent)!r}") from None
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _unwritable(field, path, exc, f"creating a file in {os.fspath(path.parent)!r}") from None
     os.close(fd)
     tmp = Path(tmp_name)
     try:
         write(tmp)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise _unwritable(field, path, exc, "renaming the written file to it") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return path
 
 
-def write_text_atomically(path: str | Path, text: str) -> Path:
+def write_text_atomically(path: str | Path, text: str, field: str = "path") -> Path:
     """Write ``text`` to ``path`` atomically (see :func:`write_atomically`)."""
-    return write_atomically(path, lambda tmp: tmp.write_text(text))
+    return write_atomically(path, lambda tmp: tmp.write_text(text), field)
+
+
+def _unwritable(field: str, path: Path, exc: OSError, doing: str) -> ConfigError:
+    """The error for a ``path`` that cannot be written: the system's reason and the step that failed."""
+    return ConfigError(field, f"cannot write {os.fspath(path)!r}: {exc.strerror or exc} ({doing})")
 
 
 def check_input_file(field: str, path: Any, expected: str = "a file") -> Path:
@@ -70,15 +101,33 @@ def check_output_path(field: str, path: Any, suffix: str | None = None) -> Path:
         path: The path as given.
         suffix: The file suffix it must end in (``".parquet"``), or ``None`` for any.
 
+    The check tries what :func:`write_atomically` will do, so that a path that cannot be written
+    fails before the work whose result goes there: a file can be created in the nearest existing
+    folder above ``path`` (a probe file, removed at once; the missing folders are made by the
+    writer).
+
     Raises:
         ConfigError: If ``path`` is not a string or path, is empty, ends in a path separator, is
-            an existing directory, or does not end in ``suffix``.
+            an existing directory, does not end in ``suffix``, lies under a file, or cannot be
+            written (the system's reason: no such folder, a read-only file system, no permission).
     """
     text = _path_text(field, path, "the path of a file to write")
     if text.endswith(("/", os.sep)) or Path(text).is_dir():
         raise ConfigError(field, f"got {text!r}, which is a directory; expected the path of a file to write")
     if suffix is not None and Path(text).suffix != suffix:
         raise ConfigError(field, f"got {text!r}, expected a file name ending in {suffix!r}")
+    folder = Path(text).absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ConfigError(field, f"got {text!r}, which lies under the file {str(folder)!r}; expected the path "
+                                 "of a file to write")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".ecngym-probe.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise _unwritable(field, Path(text), exc, f"creating a file in {str(folder)!r}") from None
+    os.close(fd)
+    os.unlink(probe)
     return Path(text)
 
 

@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ecngym.files import write_atomically
 from ecngym.results.leaderboard import CONTEXT_METRICS, HIGHER_IS_BETTER, Ranking, paired_text
-from ecngym.results.store import ResultStore, _atomic_write
+from ecngym.results.store import ResultStore
 from ecngym.sim_backend.metrics import SIZE_BUCKETS
 
 #: Points per CDF curve (quantiles of the pooled samples): keeps the page small.
@@ -126,8 +127,24 @@ def _provenance_html(ranking: Ranking) -> str:
     return "".join(parts)
 
 
-def write_page(rankings: list[Ranking], refused: list[str], store: ResultStore, path: Path) -> Path:
-    """Write the leaderboard page to ``path`` (atomically) and return it."""
+def write_page(rankings: list[Ranking], refused: list[str], store: ResultStore, path: Path,
+               field: str = "html") -> Path:
+    """Write the leaderboard page to ``path`` (atomically) and return it.
+
+    Args:
+        rankings: The rankings (:func:`~ecngym.results.leaderboard.rank`).
+        refused: The rows kept out of them, one sentence each.
+        store: The store they come from (for the per-flow and per-step files).
+        path: The page to write.
+        field: The option that gave ``path``, named in the error.
+
+    Returns:
+        ``path``, resolved.
+
+    Raises:
+        ConfigError: Naming ``field`` if the page cannot be written there
+            (:func:`~ecngym.files.write_atomically`; a page already there is left as it was).
+    """
     sections, first = [], True
     for i, ranking in enumerate(rankings):
         figures = []
@@ -150,5 +167,5 @@ def write_page(rankings: list[Ranking], refused: list[str], store: ResultStore, 
             "with a Student-t 95% interval over those paired differences (excluding 0: the two differ).</p>"
             + "".join(sections)
             + (f"<h2>Refused rows</h2><ul>{refusals}</ul>" if refused else "") + "</body></html>")
-    _atomic_write(path, lambda fh: fh.write(page.encode()))
+    write_atomically(path, lambda tmp: tmp.write_bytes(page.encode()), field)
     return path.resolve()

@@ -39,7 +39,6 @@ import numbers
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.error import EcnGymError
-from ecngym.files import check_directory_path
+from ecngym.files import check_directory_path, write_atomically
 from ecngym.validation import is_number
 
 #: Version of the row layout and the database schema. Bump it when either changes and teach
@@ -119,31 +118,12 @@ class IngestReport:
     duplicates: int = 0  # rows whose id was already in the database (replaced by the newer one)
 
 
-def _atomic_write(path: Path, write: Any) -> None:
-    """Write ``path`` through a hidden temporary file in its directory, flushed, then renamed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make pages and rows private to their writer
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 class ResultStore:
     """A results store directory (created on first write).
 
     Args:
         root: The store directory (``results.dir`` in the configs; default ``outputs/results``).
-        field: The option that gave ``root``, named in the error.
+        field: The option that gave ``root``, named in the errors.
 
     Raises:
         ConfigError: If ``root`` is not a path, is empty, or names a file.
@@ -152,6 +132,7 @@ class ResultStore:
     DB_NAME = "results.duckdb"
 
     def __init__(self, root: str | os.PathLike[str], field: str = "results.dir") -> None:
+        self.field = field
         self.root = check_directory_path(field, root, "a results store directory").expanduser().resolve()
         self.db_path = self.root / self.DB_NAME
         self.inbox = self.root / "inbox"
@@ -165,9 +146,13 @@ class ResultStore:
 
         Returns:
             Its path relative to the store directory (what the row records).
+
+        Raises:
+            ConfigError: Naming the store's option (``results.dir``) if the file cannot be written
+                there (:func:`~ecngym.files.write_atomically`).
         """
         rel = f"{kind}/{rid}.parquet"
-        _atomic_write(self.root / rel, lambda fh: frame.to_parquet(fh, index=False))
+        write_atomically(self.root / rel, lambda tmp: frame.to_parquet(tmp, index=False), self.field)
         return rel
 
     def commit(self, row: Mapping[str, Any]) -> None:
@@ -179,12 +164,15 @@ class ResultStore:
             StoreError: If the row is not one the database can hold (:func:`check_row`): a
                 provenance column missing, unknown or of the wrong type, a bad ``row_id``, a seed
                 outside the BIGINT range, or a metric that is not a number.
+            ConfigError: Naming the store's option (``results.dir``) if the row cannot be written
+                there (:func:`~ecngym.files.write_atomically`).
         """
         checked = check_row(row, f"row {row.get('row_id')}" if isinstance(row, Mapping) else "row")
         record = {**checked, "schema_version": SCHEMA_VERSION,
                   "created_at": checked.get("created_at") or pd.Timestamp.now(tz="UTC").isoformat()}
         text = json.dumps(record, default=str, allow_nan=True)
-        _atomic_write(self.inbox / f"{checked['row_id']}.json", lambda fh: fh.write(text.encode()))
+        write_atomically(self.inbox / f"{checked['row_id']}.json", lambda tmp: tmp.write_bytes(text.encode()),
+                         self.field)
 
     # ------------------------------------------------------------------ the database
     @contextlib.contextmanager

@@ -211,3 +211,27 @@ def test_an_empty_results_dir_is_refused():
 
     with pytest.raises(ConfigError, match=r"^results.dir: got '', expected the path of a results store directory"):
         parse_results({"dir": ""})
+
+
+def test_a_store_that_cannot_be_written_is_named_and_loses_nothing(tmp_path):
+    # commit / write_frame were a raw FileExistsError / NotADirectoryError from mkdir
+    (tmp_path / "f").write_text("x")
+    store = ResultStore(tmp_path / "f" / "store")
+    with pytest.raises(ConfigError, match=r"^results.dir: cannot write '.*/f/store/inbox/.*\.json': .*\(making the "
+                                          r"folder '.*/f/store/inbox'\)"):
+        store.commit(_row(1))
+    with pytest.raises(ConfigError, match=r"^results.dir: cannot write '.*/f/store/flows/x.parquet'"):
+        store.write_frame("flows", "x", pd.DataFrame({"a": [1]}))
+    assert (tmp_path / "f").read_text() == "x"
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="no /proc")
+def test_a_leaderboard_page_that_cannot_be_written_is_named_before_the_store_is_read(tmp_path, capsys):
+    # was a raw FileNotFoundError from mkstemp, after the tables were printed
+    store = ResultStore(tmp_path)
+    store.commit(_row(1))
+    with pytest.raises(ConfigError, match=r"^--html: cannot write '/proc/board.html': No such file or directory "
+                                          r"\(creating a file in '/proc'\)$"):
+        leaderboard_main(["--store", str(tmp_path), "--html", "/proc/board.html"])
+    assert capsys.readouterr().out == ""  # nothing printed, nothing ingested
+    assert len(list((tmp_path / "inbox").glob("*.json"))) == 1
