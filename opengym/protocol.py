@@ -35,6 +35,7 @@ declared range would invite actions the env refuses), and is declared flat, shap
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -386,7 +387,8 @@ def encode(value: Any, space: spaces.Space, role: str = "observation") -> Any:
 
     Raises:
         InvalidAction: If a Box, MultiDiscrete or MultiBinary value does not have the space's
-            shape, a Box value is not an array of numbers, or a Discrete element is not a whole
+            shape, a Tuple value is no tuple (or list) of its length, a Dict value no mapping of
+            its keys, a Box value is not an array of numbers, or a Discrete element is not a whole
             number (int32): it would be truncated. The range is the receiver's check
             (``decode_action``).
         UnsupportedSpace: If the space has no OpenGym equivalent.
@@ -413,10 +415,19 @@ def encode(value: Any, space: spaces.Space, role: str = "observation") -> Any:
         out.data.Pack(TupleDataContainer(element=[encode(v, spaces.Discrete(2), role)  # (n is not sent)
                                                   for v in np.ravel(value)]))
     elif isinstance(space, spaces.Tuple):
+        as_sequence = isinstance(value, (tuple, list)) or (isinstance(value, np.ndarray) and value.ndim == 1)
+        if not as_sequence or len(value) != len(space.spaces):
+            raise InvalidAction(f"{role}: got {_value_text(value)}, expected a tuple of {len(space.spaces)} "
+                                f"element(s) for the space {space}")
         out.type = TUPLE
         out.data.Pack(TupleDataContainer(element=[encode(v, s, role) for v, s in zip(value, space.spaces,
                                                                                       strict=True)]))
     elif isinstance(space, spaces.Dict):
+        if not isinstance(value, Mapping) or set(value) != set(space.spaces):
+            keys = sorted(map(str, value)) if isinstance(value, Mapping) else None
+            raise InvalidAction(f"{role}: got {f'the keys {keys}' if keys is not None else _value_text(value)}, "
+                                f"expected a mapping of the keys {sorted(map(str, space.spaces))} for the space "
+                                f"{space}")
         elements = []
         for key, sub in space.spaces.items():
             element = encode(value[key], sub, role)

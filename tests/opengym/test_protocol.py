@@ -198,6 +198,23 @@ def test_a_value_not_of_the_spaces_shape_is_refused_at_encode(value, space, role
         pb.encode(value, space, role)
 
 
+@pytest.mark.parametrize(("value", "space", "match"), [
+    # were zip's ValueError, a TypeError, a KeyError; an extra key was dropped without a word
+    ((1,), spaces.Tuple([spaces.Discrete(3)] * 2), r"^action: got \(1,\), expected a tuple of 2 element\(s\) for the "
+                                                  r"space Tuple\(Discrete\(3\), Discrete\(3\)\)"),
+    (1, spaces.Tuple([spaces.Discrete(3)] * 2), r"^action: got 1, expected a tuple of 2 element\(s\)"),
+    ({}, spaces.Dict({"a": spaces.Discrete(3)}), r"^action: got the keys \[\], expected a mapping of the keys \['a'\]"),
+    ({"a": 1, "b": 2}, spaces.Dict({"a": spaces.Discrete(3)}),
+     r"^action: got the keys \['a', 'b'\], expected a mapping"),
+    ([1], spaces.Dict({"a": spaces.Discrete(3)}), r"^action: got \[1\], expected a mapping of the keys \['a'\]"),
+])
+def test_a_tuple_or_dict_value_not_of_the_spaces_structure_is_refused_at_encode(value, space, match):
+    with pytest.raises(InvalidAction, match=match):
+        pb.encode(value, space, "action")
+    good = {"a": 1} if isinstance(space, spaces.Dict) else np.array([1, 2])  # (gymnasium takes an array for a Tuple)
+    assert pb.decode_action(pb.encode(good, space, "action"), space) == ({"a": 1} if isinstance(good, dict) else (1, 2))
+
+
 def test_encode_names_a_box_dtype_without_an_opengym_dtype():
     with pytest.raises(pb.UnsupportedSpace, match="^action: Box dtype int64 has no OpenGym Dtype"):
         pb.encode(np.zeros(2, np.int64), spaces.Box(0, 1, (2,), np.int64), "action")  # was a KeyError
