@@ -285,10 +285,15 @@ def leaderboard_from_store(store: ResultStore, console: Console, score: str = DE
         path = write_page(rankings, refused, store, Path(html))
         console.print(f"leaderboard page: {path}")
     if logger is not None:
-        for ranking in rankings:
-            logger.log_table(f"leaderboard/{ranking.scenario}/{ranking.trace_set}",
-                             ranking.table.drop(columns=["row_ids", "params"]))
+        log_tables(logger, rankings)
     return rankings
+
+
+def log_tables(logger: Any, rankings: list[Ranking]) -> None:
+    """Log each ranking's table to ``logger`` (a :func:`~ecngym.results.make_logger` logger)."""
+    for ranking in rankings:
+        logger.log_table(f"leaderboard/{ranking.scenario}/{ranking.trace_set}",
+                         ranking.table.drop(columns=["row_ids", "params"]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,15 +312,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.html:
         check_output_path("--html", args.html)
     store = ResultStore(args.store, "--store")
-    logger = None
-    if args.logger != "none":
+    console = Console(width=max(Console().width, 130))  # the table needs ~130 columns (as ecngym run)
+    rankings = leaderboard_from_store(store, console, args.score, args.html or None, scenario=args.scenario)
+    if args.logger != "none":  # made once there is a ranking: a missing store gets no logs folder
         from ecngym.results.loggers import make_logger
 
-        logger = make_logger({"name": args.logger}, "leaderboard", store.root / "logs", {"score": args.score})
-    console = Console(width=max(Console().width, 130))  # the table needs ~130 columns (as ecngym run)
-    try:
-        leaderboard_from_store(store, console, args.score, args.html or None, scenario=args.scenario, logger=logger)
-    finally:
-        if logger is not None:
-            logger.close()
+        with make_logger({"name": args.logger}, "leaderboard", store.root / "logs", {"score": args.score}) as logger:
+            log_tables(logger, rankings)
     return 0

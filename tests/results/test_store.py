@@ -235,3 +235,14 @@ def test_a_leaderboard_page_that_cannot_be_written_is_named_before_the_store_is_
         leaderboard_main(["--store", str(tmp_path), "--html", "/proc/board.html"])
     assert capsys.readouterr().out == ""  # nothing printed, nothing ingested
     assert len(list((tmp_path / "inbox").glob("*.json"))) == 1
+
+
+def test_the_leaderboard_of_a_missing_store_makes_no_logs_folder_there(tmp_path):
+    # the logger was made before the store was read: a typo in --store left <typo>/logs/tensorboard/... behind
+    with pytest.raises(StoreError, match="no results store at"):
+        leaderboard_main(["--store", str(tmp_path / "typo"), "--html", "", "--logger", "tensorboard"])
+    assert not (tmp_path / "typo").exists()
+    store = ResultStore(tmp_path / "store")
+    store.commit(_row(1))
+    assert leaderboard_main(["--store", str(tmp_path / "store"), "--html", "", "--logger", "tensorboard"]) == 0
+    assert list((tmp_path / "store" / "logs" / "tensorboard" / "leaderboard").glob("events.out.tfevents.*"))
