@@ -31,16 +31,13 @@ def write_atomically(path: str | Path, write: Callable[[Path], Any], field: str 
         ``path``. On any error the temporary file is removed and ``path`` is left as it was.
 
     Raises:
-        ConfigError: Naming ``field``, ``path`` and the system's reason if the folder, the
-            temporary file or the rename cannot be made there (no such folder and none can be
-            made, a read-only file system, no permission). An error of ``write`` itself passes
-            through.
+        ConfigError: Naming ``field``, ``path`` (or the folder, :func:`make_directory`) and the
+            system's reason if the folder, the temporary file or the rename cannot be made there
+            (under a file, a read-only file system, no permission). An error of ``write`` itself
+            passes through.
     """
     path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _unwritable(field, path, exc, f"making the folder {os.fspath(exc.filename or path.parent)!r}") from None
+    make_directory(field, path.parent)
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
@@ -67,6 +64,22 @@ def write_atomically(path: str | Path, write: Callable[[Path], Any], field: str 
 def write_text_atomically(path: str | Path, text: str, field: str = "path") -> Path:
     """Write ``text`` to ``path`` atomically (see :func:`write_atomically`)."""
     return write_atomically(path, lambda tmp: tmp.write_text(text), field)
+
+
+def make_directory(field: str, path: str | Path) -> Path:
+    """Make the directory ``path`` and its missing parents (nothing if it exists); return it.
+
+    Raises:
+        ConfigError: Naming ``field``, the folder and the system's reason if it cannot be made
+            (under a file, under a folder that takes no new entries, a read-only file system).
+    """
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(field, f"cannot make the folder {os.fspath(exc.filename or path)!r}: "
+                                 f"{exc.strerror or exc}") from None
+    return path
 
 
 def _unwritable(field: str, path: Path, exc: OSError, doing: str) -> ConfigError:

@@ -21,6 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from ecngym.files import make_directory
+
 
 class NullLogger:
     """Logs nothing (``logger=none``)."""
@@ -127,12 +129,15 @@ def make_logger(cfg: Mapping[str, Any] | None, run_name: str, run_dir: Path, con
 
     Raises:
         ConfigError: On a bad ``logger`` config (naming ``logger.<field>``; ``logger.dir`` empty
-            or naming a file).
+            or naming a file), or a logger directory that cannot be made (naming ``logger.dir``,
+            also when it is null and the run directory is used).
     """
     from ecngym.results.config import parse_logger
 
     lc = parse_logger(cfg)
     directory = Path(run_dir) if lc.dir is None else Path(lc.dir).expanduser()
+    if lc.name != "none":
+        make_directory("logger.dir", directory)  # (the loggers' own makedirs fail with a raw OSError)
     if lc.name == "wandb":
         return WandbLogger(project=lc.project, run_name=run_name, directory=directory, config=config, mode=lc.mode,
                            entity=lc.entity, tags=list(lc.tags))

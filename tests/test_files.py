@@ -60,8 +60,11 @@ def test_an_output_path_that_cannot_be_written_is_named_by_the_check(tmp_path, p
 def test_the_writer_names_a_path_it_cannot_write(tmp_path, path, reason, step):
     (tmp_path / "a_file").write_text("x")
     path = path.format(tmp=tmp_path)
-    step = step or f"making the folder '{tmp_path / 'a_file'}"
-    with pytest.raises(ConfigError, match=rf"^output: cannot write '{re.escape(path)}': .*\({re.escape(step)}"):
+    if step:
+        match = rf"^output: cannot write '{re.escape(path)}': {reason} \({re.escape(step)}\)$"
+    else:
+        match = rf"^output: cannot make the folder '{re.escape(str(tmp_path / 'a_file'))}': "
+    with pytest.raises(ConfigError, match=match):
         write_text_atomically(path, "a\n1\n", "output")
 
 

@@ -111,3 +111,16 @@ def test_a_logger_dir_is_expanded_like_the_store(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # (without the expansion, ./~/logs lands here)
     with make_logger({"name": "tensorboard", "dir": "~/logs"}, "run", tmp_path / "run", {}) as logger:
         assert logger.run_dir == tmp_path / "logs" / "tensorboard" / "run"  # not ./~/logs
+
+
+@pytest.mark.parametrize("name", ["tensorboard", "wandb"])
+def test_a_logger_dir_that_cannot_be_made_is_named(tmp_path, name):
+    # was a raw NotADirectoryError / FileNotFoundError from the logger's own makedirs
+    from ecngym.error import ConfigError
+    from ecngym.results import make_logger
+
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(ConfigError, match=r"^logger\.dir: cannot make the folder '.*/a_file/logs': Not a directory"):
+        make_logger({"name": name, "dir": str(tmp_path / "a_file" / "logs")}, "run", tmp_path / "run", {})
+    with pytest.raises(ConfigError, match=r"^logger\.dir: cannot make the folder '.*/a_file/run': Not a directory"):
+        make_logger({"name": name}, "run", tmp_path / "a_file" / "run", {})  # (null: the run directory)

@@ -217,10 +217,9 @@ def test_a_store_that_cannot_be_written_is_named_and_loses_nothing(tmp_path):
     # commit / write_frame were a raw FileExistsError / NotADirectoryError from mkdir
     (tmp_path / "f").write_text("x")
     store = ResultStore(tmp_path / "f" / "store")
-    with pytest.raises(ConfigError, match=r"^results.dir: cannot write '.*/f/store/inbox/.*\.json': .*\(making the "
-                                          r"folder '.*/f/store/inbox'\)"):
+    with pytest.raises(ConfigError, match=r"^results.dir: cannot make the folder '.*/f/store/inbox': "):
         store.commit(_row(1))
-    with pytest.raises(ConfigError, match=r"^results.dir: cannot write '.*/f/store/flows/x.parquet'"):
+    with pytest.raises(ConfigError, match=r"^results.dir: cannot make the folder '.*/f/store/flows': "):
         store.write_frame("flows", "x", pd.DataFrame({"a": [1]}))
     assert (tmp_path / "f").read_text() == "x"
 
