@@ -55,6 +55,7 @@ from ecngym import __version__
 from ecngym.envs.config import MAX_EPISODE_SEED
 from ecngym.error import ConfigError, EcnGymError, InvalidAction, check_whole
 from ecngym.experiment import _user_errors, make_env
+from ecngym.files import write_atomically, write_text_atomically
 from ecngym.opengym import protocol as pb
 from ecngym.validation import check
 
@@ -400,7 +401,8 @@ def serve_ns3gym_main(cfg: DictConfig) -> None:
 
     def record(row: dict[str, Any]) -> None:
         rows.append(row)
-        pd.DataFrame(rows).to_csv(out / "episodes.csv", index=False)  # a later failure keeps these
+        # a later failure keeps these; atomic: a kill while writing leaves the previous rows
+        write_atomically(out / "episodes.csv", lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
 
     server = None
     try:
@@ -416,7 +418,7 @@ def serve_ns3gym_main(cfg: DictConfig) -> None:
         env.close()
         if server is not None:
             server.close()
-        (out / "serve.json").write_text(json.dumps(
+        write_text_atomically(out / "serve.json", json.dumps(
             {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
              "env_config": env.unwrapped.config.as_dict(), "episodes": _jsonable(rows)}, indent=2))
         console.print(f"results: {out}")
