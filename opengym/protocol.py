@@ -43,7 +43,7 @@ import numpy as np
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
 from gymnasium import spaces
 
-from ecngym.error import ConfigError, EcnGymError, InvalidAction, shown
+from ecngym.error import ConfigError, EcnGymError, InvalidAction, first_offending, shown
 from ecngym.validation import Real, Text, Whole, check
 
 PROTO_PATH = Path(__file__).with_name("messages.proto")
@@ -388,8 +388,9 @@ def encode(value: Any, space: spaces.Space, role: str = "observation") -> Any:
     Raises:
         InvalidAction: If a Box, MultiDiscrete or MultiBinary value does not have the space's
             shape, a Tuple value is no tuple (or list) of its length, a Dict value no mapping of
-            its keys, a Box value is not an array of numbers, or a Discrete element is not a whole
-            number (int32): it would be truncated. The range is the receiver's check
+            its keys, a Box value is not an array of numbers, or a Discrete element or an element
+            of an INT / UINT Box is not a whole number within int32 / uint32: it would be
+            truncated or wrapped. The range is the receiver's check
             (``decode_action``).
         UnsupportedSpace: If the space has no OpenGym equivalent.
     """
@@ -400,11 +401,7 @@ def encode(value: Any, space: spaces.Space, role: str = "observation") -> Any:
     elif isinstance(space, spaces.Box):
         dtype = _box_dtype(space, role)
         _check_shape(value, space, role)
-        try:
-            arr = np.asarray(value, dtype=BOX_NUMPY[dtype])
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise InvalidAction(f"{role}: cannot send {_value_text(value)} as Box data of the space {space} "
-                                f"({exc})") from None
+        arr = _box_values(value, space, BOX_NUMPY[dtype], role)
         box = BoxDataContainer(dtype=dtype, shape=[arr.size] if role == "action" else list(arr.shape))
         getattr(box, BOX_FIELDS[dtype]).extend(arr.ravel().tolist())
         out.type = BOX
@@ -460,6 +457,32 @@ def _check_shape(value: Any, space: spaces.Box | spaces.MultiDiscrete | spaces.M
     if shape != space.shape:
         raise InvalidAction(f"{role}: got a value of shape {shape}, expected shape {space.shape} "
                             f"for the space {space}")
+
+
+def _box_values(value: Any, space: spaces.Box, target: type, role: str) -> np.ndarray:
+    """``value`` as an array of the Box container's element type, never truncated or wrapped.
+
+    Raises:
+        InvalidAction: If ``value`` is no array of numbers, or (for an INT / UINT Dtype) an element
+            is not a whole number within the Dtype's range (``2.5`` would go out as 2, ``-1`` as
+            4294967295 for UINT).
+    """
+    try:
+        given = np.asarray(value)
+        with np.errstate(invalid="ignore"):  # (NaN to an integer type: refused below)
+            arr = given.astype(target) if given.dtype.kind in "biuf" else np.asarray(value, dtype=target)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidAction(f"{role}: cannot send {_value_text(value)} as Box data of the space {space} "
+                            f"({exc})") from None
+    if arr.dtype.kind in "iu" and given.dtype.kind in "iuf":
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(arr.ravel() != given.ravel())  # changed by the cast: not whole, or out of range
+        if len(bad):
+            i, more = first_offending(bad)
+            raise InvalidAction(f"{role}: element {i} (flat) is {shown(given.ravel()[i])}{more}; the space {space} "
+                                f"goes out as {np.dtype(target).name}: whole numbers in [{np.iinfo(target).min}, "
+                                f"{np.iinfo(target).max}], never truncated")
+    return arr
 
 
 def _discrete_value(value: Any, role: str) -> int:
@@ -540,10 +563,18 @@ def decode_action(container: Any, space: spaces.Space, where: str = "action") ->
     raise UnsupportedSpace(f"{space} has no OpenGym equivalent")
 
 
-def decode_data(container: Any) -> Any:
+def decode_data(container: Any, where: str = "observation") -> Any:
     """A ``DataContainer``'s value as the agent side sees it: int, flat numpy array, tuple or dict.
 
     A Box comes back flat, in its Dtype, reshaped to its shape field when that matches the size.
+
+    Args:
+        container: The container.
+        where: What it is, named in the error (elements as ``[i]`` / ``['key']``).
+
+    Raises:
+        UnsupportedSpace: On a container of no known type, or Box data of no known Dtype (they were
+            read as None / as float data).
     """
     if container.type == DISCRETE:
         d = DiscreteDataContainer()
@@ -552,17 +583,21 @@ def decode_data(container: Any) -> Any:
     if container.type == BOX:
         b = BoxDataContainer()
         container.data.Unpack(b)
-        values = np.asarray(getattr(b, BOX_FIELDS.get(b.dtype, "floatData")), dtype=BOX_NUMPY.get(b.dtype, np.float32))
+        if b.dtype not in BOX_FIELDS:
+            raise UnsupportedSpace(f"{where}: Box data of Dtype {_dtype_name(b.dtype)}; expected INT, UINT, FLOAT "
+                                   "or DOUBLE")
+        values = np.asarray(getattr(b, BOX_FIELDS[b.dtype]), dtype=BOX_NUMPY[b.dtype])
         return values.reshape(tuple(b.shape)) if len(b.shape) and int(np.prod(b.shape)) == values.size else values
     if container.type == TUPLE:
         t = TupleDataContainer()
         container.data.Unpack(t)
-        return tuple(decode_data(e) for e in t.element)
+        return tuple(decode_data(e, f"{where}[{i}]") for i, e in enumerate(t.element))
     if container.type == DICT:
         d = DictDataContainer()
         container.data.Unpack(d)
-        return {e.name: decode_data(e) for e in d.element}
-    return None
+        return {e.name: decode_data(e, f"{where}[{e.name!r}]") for e in d.element}
+    raise UnsupportedSpace(f"{where}: a data container of type {SPACE_TYPE_NAMES.get(container.type, container.type)}; "
+                           "expected Discrete, Box, Tuple or Dict data")
 
 
 def _dtype_name(dtype: int) -> str:

@@ -261,3 +261,31 @@ def test_a_bad_server_port_is_named(port, message):
     server = OpenGymServer(Env(), port=np.int64(5555))
     assert server.address == "tcp://127.0.0.1:5555"
     server.close()
+
+
+@pytest.mark.parametrize(("value", "space", "match"), [
+    # were truncated / wrapped by numpy's cast and sent: 2.5 went out as 2, -1 as 4294967295
+    (np.array([1.0, 2.5]), spaces.Box(0, 9, (2,), np.int32),
+     r"^action: element 1 \(flat\) is 2\.5; the space .* goes out as int32: whole numbers in \[-2147483648, "
+     r"2147483647\]"),
+    ([-1, 3], spaces.Box(0, 9, (2,), np.uint32), r"^action: element 0 \(flat\) is -1; .* uint32: whole numbers in "
+                                                 r"\[0, 4294967295\]"),
+    ([2**40, 0], spaces.Box(0, 9, (2,), np.int32), r"^action: element 0 \(flat\) is 1099511627776;"),
+    ([np.nan, 1.5, 2.5], spaces.Box(0, 9, (3,), np.int32), r"^action: element 0 \(flat\) is nan \(and 2 more\);"),
+])
+def test_an_int_box_value_that_is_not_whole_or_in_range_is_refused_at_encode(value, space, match):
+    with pytest.raises(InvalidAction, match=match):
+        pb.encode(value, space, "action")
+    whole = np.array([1.0, 2.0, 3.0][:space.shape[0]])  # whole floats are exact: sent as they are
+    assert pb.decode_data(pb.encode(whole, space, "action")).tolist() == whole.tolist()
+
+
+def test_data_of_an_unknown_dtype_or_container_type_is_refused_by_decode_data():
+    box = pb.DataContainer(type=pb.BOX)
+    box.data.Pack(pb.BoxDataContainer(dtype=7, shape=[1], floatData=[0.5]))  # was read as float data
+    tup = pb.DataContainer(type=pb.TUPLE)
+    tup.data.Pack(pb.TupleDataContainer(element=[box]))
+    with pytest.raises(pb.UnsupportedSpace, match=r"^observation\[0\]: Box data of Dtype NoDType \(7\); expected INT"):
+        pb.decode_data(tup)
+    with pytest.raises(pb.UnsupportedSpace, match=r"^observation: a data container of type NoSpaceType; expected "):
+        pb.decode_data(pb.DataContainer())  # was None
