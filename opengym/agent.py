@@ -55,16 +55,21 @@ class OpenGymAgent:
         Raises:
             UnsupportedSpace: If a space the simulation declares is malformed or unknown
                 (:func:`~ecngym.opengym.protocol.space_from_description`).
+            MalformedMessage: If the message is no ``SimInitMsg``.
         """
-        init = pb.SimInitMsg.FromString(self.sock.recv())
+        init = pb.parse_message(pb.SimInitMsg, self.sock.recv(), "SimInitMsg")
         self.observation_space = pb.space_from_description(init.obsSpace, "observation space")
         self.action_space = pb.space_from_description(init.actSpace, "action space")
         self.sock.send(pb.SimInitAck(done=True, stopSimReq=False).SerializeToString())
         return self.observation_space, self.action_space
 
     def recv_state(self) -> tuple[Any, float, bool, int, str]:
-        """The next ``EnvStateMsg``: (observation, reward, game over, reason, info string)."""
-        state = pb.EnvStateMsg.FromString(self.sock.recv())
+        """The next ``EnvStateMsg``: (observation, reward, game over, reason, info string).
+
+        Raises:
+            MalformedMessage: If the message is no ``EnvStateMsg``.
+        """
+        state = pb.parse_message(pb.EnvStateMsg, self.sock.recv(), "EnvStateMsg")
         return pb.decode_data(state.obsData), state.reward, state.isGameOver, state.reason, state.info
 
     def send_action(self, action: Any) -> None:

@@ -50,6 +50,31 @@ PROTO_PATH = Path(__file__).with_name("messages.proto")
 PACKAGE = "ns3opengym"
 
 
+class MalformedMessage(EcnGymError, ValueError):
+    """A message from the peer that does not parse as the protocol message expected at that point."""
+
+
+def parse_message(message_type: Any, data: bytes, what: str) -> Any:
+    """``data`` parsed as ``message_type`` (e.g. :data:`SimInitAck`).
+
+    Args:
+        message_type: The message class expected.
+        data: The bytes received.
+        what: Where in the exchange this is, named in the error.
+
+    Raises:
+        MalformedMessage: If ``data`` is not a serialised ``message_type`` (another program, or a
+            peer built from another ``messages.proto``).
+    """
+    from google.protobuf.message import DecodeError
+
+    try:
+        return message_type.FromString(data)
+    except DecodeError as exc:
+        raise MalformedMessage(f"{what}: the peer sent {len(data)} bytes that are no {message_type.DESCRIPTOR.name} "
+                               f"({exc}); is it an ns3-gym peer of the same messages.proto?") from None
+
+
 class UnsupportedSpace(EcnGymError, ValueError):
     """A space with no equivalent on the other side (see the mapping table of this module).
 

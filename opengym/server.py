@@ -230,6 +230,8 @@ class OpenGymServer:
 
         Raises:
             AgentTimeout: If no reply comes within ``timeout_s``.
+            MalformedMessage: If the reply is not a ``reply_type``
+                (:func:`~ecngym.opengym.protocol.parse_message`).
         """
         sock.send(data)
         deadline = time.monotonic() + self.timeout_s
@@ -240,7 +242,7 @@ class OpenGymServer:
             remaining = deadline - time.monotonic()
             ready = dict(poller.poll(max(remaining, 0) * 1000)) if remaining > 0 else {}
             if sock in ready:
-                return reply_type.FromString(sock.recv())
+                return pb.parse_message(reply_type, sock.recv(), what)
             if monitor in ready:
                 if zmq.utils.monitor.recv_monitor_message(monitor)["event"] == zmq.EVENT_DISCONNECTED:
                     raise ConnectionResetError

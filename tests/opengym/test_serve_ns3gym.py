@@ -415,3 +415,24 @@ def test_a_host_zmq_cannot_parse_is_named(tmp_path):
     assert code == 2 and "Traceback" not in err, err
     assert err.strip().splitlines()[-1].startswith("ecngym serve-ns3gym: error: host: ZMQ cannot connect to "
                                                    "'tcp://a b:5555'"), err
+
+
+def test_a_reply_that_is_no_protocol_message_is_named(tmp_path, ctx):
+    agent = Ns3GymStyleAgent(ctx)
+    proc = _serve(tmp_path, agent.port)
+    try:
+        agent.initialize()
+        agent.rx_state()
+        agent.sock.send(b"\xff\xff\xff garbage")  # not an EnvActMsg (was protobuf's DecodeError traceback)
+        code, err = _finish(proc)
+    finally:
+        proc.kill()
+        agent.close()
+    assert code != 0 and "Traceback" not in err
+    assert "reply to the initial state: the peer sent 11 bytes that are no EnvActMsg" in err
+
+
+def test_parse_message_names_what_was_expected():
+    assert pb.parse_message(pb.SimInitAck, pb.SimInitAck(done=True).SerializeToString(), "x").done
+    with pytest.raises(pb.MalformedMessage, match=r"^SimInitAck: the peer sent 3 bytes that are no SimInitAck \("):
+        pb.parse_message(pb.SimInitAck, b"\xff\xff\xff", "SimInitAck")
