@@ -31,6 +31,7 @@ is refused with a message that says which version wrote it and what to do.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -177,8 +178,26 @@ class ResultStore:
     # ------------------------------------------------------------------ the database
     @contextlib.contextmanager
     def _locked(self, exclusive: bool) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a+") as lock:
+        """Hold the store's lock file (shared to read, exclusive to write) for the block.
+
+        A store whose lock file cannot be made (a read-only mount, a copy published without write
+        permission) is read without the shared lock; DuckDB's own file lock still keeps a reader
+        out while a writer holds the database (:meth:`_connect` then names it).
+
+        Raises:
+            StoreError: If the lock file cannot be made (naming the store and the system's reason),
+                unless reading an existing database in a store that cannot be written.
+        """
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            lock = open(self.root / ".lock", "a+")  # noqa: SIM115 (closed below, after the block)
+        except OSError as exc:
+            if not exclusive and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) and self.db_path.is_file():
+                yield
+                return
+            raise StoreError(f"cannot use the results store {self.root} ({self.field}): cannot make its lock file "
+                             f"({exc.strerror or exc})") from None
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             try:
                 yield

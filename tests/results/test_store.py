@@ -245,3 +245,30 @@ def test_the_leaderboard_of_a_missing_store_makes_no_logs_folder_there(tmp_path)
     store.commit(_row(1))
     assert leaderboard_main(["--store", str(tmp_path / "store"), "--html", "", "--logger", "tensorboard"]) == 0
     assert list((tmp_path / "store" / "logs" / "tensorboard" / "leaderboard").glob("events.out.tfevents.*"))
+
+
+def test_a_store_whose_lock_file_cannot_be_made_is_read_without_it_and_named_for_writes(tmp_path, monkeypatch):
+    # was a raw OSError from open(".lock", "a+") on a read-only mount, for readers as for writers
+    import errno
+    import io
+
+    import ecngym.results.store as store_module
+
+    store = ResultStore(tmp_path)
+    store.commit(_row(1))
+    assert len(store.episodes()) == 1  # ingested; the store now exists
+    real_open = io.open
+
+    def read_only_open(path, mode="r", *args, **kwargs):
+        if str(path).endswith(".lock"):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "open", read_only_open, raising=False)
+    assert store.episodes(ingest=False)["seed"].tolist() == [1]  # read without the shared lock
+    assert store.has(_row(1)["row_id"])
+    store.commit(_row(2))  # the inbox is writable here; ingesting needs the exclusive lock
+    with pytest.raises(StoreError, match=r"^cannot use the results store .* \(results.dir\): cannot make its lock "
+                                         r"file \(Read-only file system\)$"):
+        store.ingest()
+    assert len(list((tmp_path / "inbox").glob("*.json"))) == 1  # the row waits in the inbox
