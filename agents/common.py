@@ -38,18 +38,26 @@ def configs_dir() -> Path:
 def agent_config(name: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """``configs/agent/<name>.yaml`` with ``overrides`` merged in (nested keys merge), validated.
 
-    Raises:
-        ConfigError: On an unknown agent name, or a bad or unknown field (named ``agent.<field>``).
-    """
-    from omegaconf import OmegaConf
+    Args:
+        name: ``"acc"``, ``"laecn"`` or ``"haecn"``.
+        overrides: Fields to change (a mapping, nested like the YAML; an OmegaConf config too).
+            Values are validated as given: Python or NumPy numbers, lists or tuples.
 
-    if name not in AGENTS:
+    Returns:
+        The validated config as a plain dict.
+
+    Raises:
+        ConfigError: On an unknown agent name, overrides that are not a mapping, or a bad or unknown
+            field (named ``agent.<field>``).
+    """
+    if not isinstance(name, str) or name not in AGENTS:
         raise ConfigError("agent", f"got {name!r}, allowed: {list(AGENTS)}")
     from ecngym.agents.config import MODELS
     from ecngym.envs.config import EnvConfig
+    from ecngym.validation import config_values
 
-    merged = OmegaConf.merge(_load_agent_yaml(name), OmegaConf.create(overrides or {}))
-    cfg = MODELS[name].parse(OmegaConf.to_container(merged, resolve=True), "agent").as_dict()
+    base = MODELS[name].parse(config_values(_load_agent_yaml(name)), "agent")
+    cfg = base.updated({} if overrides is None else overrides, "agent").as_dict()
     EnvConfig().updated(cfg["env"], "agent.env")  # the agent's env overrides are valid env fields
     if "online" in cfg:  # (ACC) checked now, not only once a run reaches its online phase
         EnvConfig().updated(cfg["online"]["env"], "agent.online.env")

@@ -7,17 +7,22 @@ fabric or network exists. The values and their sources live in the YAML files, n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from ecngym.validation import ConfigModel, Flag, OneOf, Real, Whole
+from ecngym.validation import ConfigModel, Flag, OneOf, Real, Whole, field_error
 
 GRANULARITY = OneOf("port", "switch")
+#: A network's hidden layer widths: at least one layer (the agents' Q-networks are MLPs).
+HIDDEN_LAYERS = Annotated[list[Whole(1, 65536)], Field(min_length=1)]
 
 
 class DqnTrainingParams(ConfigModel):
-    """The deep-Q training settings ACC (SB3's DoubleDQN) and LAECN (our own loop) share."""
+    """The deep-Q training settings ACC (SB3's DoubleDQN) and LAECN (our own loop) share.
+
+    ``batch_size`` is at most ``buffer_size`` (a batch is drawn from the replay).
+    """
 
     learning_rate: Real(0, 1, low_open=True)
     gamma: Real(0, 1)
@@ -28,11 +33,18 @@ class DqnTrainingParams(ConfigModel):
     exploration_initial_eps: Real(0, 1)
     exploration_final_eps: Real(0, 1)
 
+    @model_validator(mode="after")
+    def _batch_fits_the_replay(self) -> DqnTrainingParams:
+        if self.batch_size > self.buffer_size:  # a batch is drawn from the replay buffer
+            raise field_error("batch_size", f"got {self.batch_size}, allowed: at most buffer_size "
+                                            f"({self.buffer_size}), the replay a batch is drawn from")
+        return self
+
 
 class PolicyKwargs(ConfigModel):
-    """The Q-network's shape (SB3's ``policy_kwargs``; RLlib's ``fcnet_hiddens``): hidden layer widths."""
+    """The Q-network's shape (SB3's ``policy_kwargs``; RLlib's ``fcnet_hiddens``): hidden layer widths (>= 1 layer)."""
 
-    net_arch: list[Whole(1, 65536)] = Field(default_factory=lambda: [64, 64])
+    net_arch: HIDDEN_LAYERS = Field(default_factory=lambda: [64, 64])
 
 
 class DoubleDqnParams(DqnTrainingParams):
@@ -84,8 +96,8 @@ class LaecnConfig(DqnTrainingParams):
     exploration_decisions: Whole(1)
     eval_eps: Real(0, 1)
     optimizer: OneOf("adam")
-    policy_net: list[Whole(1, 65536)]
-    decision_net: list[Whole(1, 65536)]
+    policy_net: HIDDEN_LAYERS
+    decision_net: HIDDEN_LAYERS
     decision_double_q: Flag
 
 

@@ -175,6 +175,39 @@ def test_agent_configs_are_validated_naming_the_field(name, override, field):
         agent_config(name, override)
 
 
+@pytest.mark.parametrize(("name", "override", "message"), [
+    # each was a raw OmegaConf error (UnsupportedValueType, ConfigTypeError), or accepted
+    ("acc", {"hyperparams": {"policy_kwargs": {"net_arch": np.array([64, 64])}}},
+     r"^agent\.hyperparams\.policy_kwargs\.net_arch: got array\(\[64, 64\]\): input should be a valid list"),
+    ("acc", {"hyperparams": {"policy_kwargs": {"net_arch": []}}},
+     r"^agent\.hyperparams\.policy_kwargs\.net_arch: got \[\]: list should have at least 1 item"),
+    ("laecn", {"policy_net": []}, r"^agent\.policy_net: got \[\]: list should have at least 1 item"),
+    ("haecn", {"decision_net": []}, r"^agent\.decision_net: got \[\]: list should have at least 1 item"),
+    ("acc", {"hyperparams": {"batch_size": 200, "buffer_size": 100}},
+     r"^agent\.hyperparams\.batch_size: got 200, allowed: at most buffer_size \(100\)"),
+    ("laecn", {"batch_size": 65, "buffer_size": 64},
+     r"^agent\.batch_size: got 65, allowed: at most buffer_size \(64\)"),
+    ("laecn", {"policy_net": {"a": 1}}, r"^agent\.policy_net: got \{'a': 1\}: input should be a valid list"),
+    ("acc", {"hyperparams": [1]}, r"^agent\.hyperparams: got \[1\]: input should be a valid dictionary"),
+    ("laecn", [1, 2], r"^agent: expected a mapping of fields, got \[1, 2\]"),
+    ("laecn", {"policy_net": "???"}, r"^agent\.policy_net: got '\?\?\?'"),  # was silently the YAML's value
+])
+def test_agent_config_overrides_of_any_type_get_an_error_naming_the_field(name, override, message):
+    with pytest.raises(ConfigError, match=message):
+        agent_config(name, override)
+
+
+def test_agent_config_takes_numpy_numbers_and_tuples_as_their_values():
+    # np.int64 / np.float64 were OmegaConf's UnsupportedValueType tracebacks
+    cfg = agent_config("acc", {"hyperparams": {"batch_size": np.int64(32), "gamma": np.float64(0.5),
+                                               "policy_kwargs": {"net_arch": (np.int64(32), 16)}}})
+    h = cfg["hyperparams"]
+    assert (h["batch_size"], h["gamma"], h["policy_kwargs"]["net_arch"]) == (32, 0.5, [32, 16])
+    assert type(h["batch_size"]) is int and type(h["policy_kwargs"]["net_arch"][0]) is int
+    assert agent_config("laecn", {"policy_net": [np.float64(8.0)], "batch_size": 64, "buffer_size": 64})[
+        "policy_net"] == [8]
+
+
 _TRAIN_RLLIB = """
 import json, sys
 from pathlib import Path
