@@ -21,12 +21,14 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ecngym.error import ConfigError
+from ecngym.error import ConfigError, check_whole
 
 #: Environment variable overriding the default thread count (config ``threads`` wins over it).
 THREADS_ENV = "ECNGYM_THREADS"
 #: Default threads per pool in a training process and in each env worker.
 DEFAULT_THREADS = 1
+#: The most threads per pool a setting may ask for.
+MAX_THREADS = 4096
 #: Variables read by BLAS / OpenMP libraries when they load (inherited by worker processes).
 _POOL_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -37,22 +39,23 @@ def resolve_threads(requested: Any = None) -> int:
     Args:
         requested: The ``threads`` config value (``None`` = not given; 0 = library defaults).
 
+    Returns:
+        The count (0 = leave the libraries' defaults).
+
     Raises:
-        ConfigError: If the value is not a whole number >= 0 (naming ``threads`` or the variable).
+        ConfigError: If the value is not a whole number in [0, :data:`MAX_THREADS`] (naming
+            ``threads`` or the variable).
     """
     field, value = "threads", requested
     if value is None:
         field, value = THREADS_ENV, os.environ.get(THREADS_ENV)
         if value is None or value == "":
             return DEFAULT_THREADS
-    try:
-        n = int(value)
-        ok = float(value) == n and not isinstance(value, bool)
-    except (TypeError, ValueError):
-        ok = False
-    if not ok or n < 0:
-        raise ConfigError(field, f"expected a whole number of threads >= 0 (0 = library defaults), got {value!r}")
-    return n
+    try:  # the variable's text, and (as before) a string in the config, as the number it spells
+        return check_whole(field, int(value) if isinstance(value, str) else value, 0, MAX_THREADS)
+    except (ConfigError, ValueError):  # (int("x") is a ValueError)
+        raise ConfigError(field, f"expected a whole number of threads in [0, {MAX_THREADS}] (0 = library "
+                                 f"defaults), got {value!r}") from None
 
 
 def limit_threads(requested: Any = None) -> int:

@@ -25,6 +25,20 @@ def test_bad_thread_counts_name_the_field(bad):
         resolve_threads(bad)
 
 
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), 10**400, 4097, "1" * 5000],
+                         ids=["inf", "-inf", "10**400", "4097", "5000-digit-text"])
+def test_infinite_or_huge_thread_counts_name_the_field(bad):
+    # inf and 10**400 were OverflowErrors (int(inf), float(10**400)); a huge count is refused, not applied
+    with pytest.raises(ConfigError, match=r"^threads: expected a whole number of threads in \[0, 4096\]"):
+        resolve_threads(bad)
+
+
+def test_whole_counts_of_any_type_are_taken():
+    import numpy as np
+
+    assert [resolve_threads(v) for v in (4096, 2.0, np.int64(3), "5")] == [4096, 2, 3, 5]
+
+
 def test_bad_environment_variable_names_it(monkeypatch):
     monkeypatch.setenv(THREADS_ENV, "many")
     with pytest.raises(ConfigError, match=THREADS_ENV):
