@@ -210,6 +210,10 @@ class AccController(LearnedController):
     Args:
         path: The run directory of ``ecngym train agent=acc`` (or its ``model.zip``).
         deterministic: Greedy actions (default); else ε = the final exploration rate.
+
+    Raises:
+        ConfigError: Naming ``controller.path``, if it holds no ACC run (its ``agent.json`` missing,
+            unreadable or lacking a key, e.g. an RLlib run's ``checkpoint``; no ``model.zip``).
     """
 
     name = "acc"
@@ -222,7 +226,9 @@ class AccController(LearnedController):
         self._rng = np.random.default_rng(0)
         self.rllib_module = None
         if self.meta["framework"] == "rllib":  # the shared policy's RLModule (greedy actions)
+            self.require_meta("checkpoint")
             from ray.rllib.core.rl_module.rl_module import RLModule
+
 
             module_dir = Path(self.meta["checkpoint"]) / "learner_group" / "learner" / "rl_module" / "shared"
             self.rllib_module = RLModule.from_checkpoint(str(module_dir))

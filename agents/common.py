@@ -153,11 +153,27 @@ def load_agent_meta(path: str | Path, field: str = "controller.path") -> tuple[P
         meta = json.loads(meta_path.read_text())
     except (OSError, ValueError) as exc:
         raise ConfigError(field, f"{str(meta_path)!r} is not readable JSON ({exc})") from None
-    missing = [key for key in AGENT_META_KEYS if key not in meta] if isinstance(meta, dict) else list(AGENT_META_KEYS)
+    check_agent_meta(meta_path, meta, AGENT_META_KEYS, field)
+    return run_dir, meta
+
+
+def check_agent_meta(meta_path: Path, meta: Any, keys: tuple[str, ...], field: str = "controller.path") -> None:
+    """Refuse an ``agent.json`` that lacks one of ``keys`` (those every run has, or one kind's own).
+
+    Args:
+        meta_path: The file, named in the error.
+        meta: Its parsed content.
+        keys: The keys it must hold.
+        field: The option that gave the run, named in the error.
+
+    Raises:
+        ConfigError: Naming ``field``, the file and the missing keys, if ``meta`` is not a JSON
+            object holding every key.
+    """
+    missing = [key for key in keys if key not in meta] if isinstance(meta, dict) else list(keys)
     if missing:
         raise ConfigError(field, f"{str(meta_path)!r} lacks {missing}: not the {AGENT_FILE} of an 'ecngym train "
                                  "agent=...' run")
-    return run_dir, meta
 
 
 class InferenceCounter:
@@ -223,6 +239,14 @@ class LearnedController:
         self._rows: list[np.ndarray] = []
         self._history = 1
         self._checked_trace: str | None = None
+
+    def require_meta(self, *keys: str) -> None:
+        """Refuse a run whose ``agent.json`` lacks one of the keys this kind of controller reads.
+
+        Raises:
+            ConfigError: Naming ``controller.path``, the file and the missing keys.
+        """
+        check_agent_meta(self.run_dir / AGENT_FILE, self.meta, keys)
 
     def env_overrides(self, env: Any = None) -> dict[str, Any]:
         """EnvConfig overrides the agent needs (its state, reward, Δt; one action per port), whatever ``env``."""

@@ -392,6 +392,10 @@ class LaecnController(LearnedController):
     Args:
         path: The run directory of ``ecngym train agent=laecn`` (or a file in it).
         deterministic: Greedy (default) or the config's ``eval_eps``.
+
+    Raises:
+        ConfigError: Naming ``controller.path``, if it holds no LAECN / HAECN run (its ``agent.json``
+            missing, unreadable or lacking a key, e.g. ``obs_dim``; no weights file).
     """
 
     name = "laecn"
@@ -403,6 +407,7 @@ class LaecnController(LearnedController):
         m = self.meta
         if m["framework"] != "torch" or m["agent"] not in ("laecn", "haecn"):
             raise ConfigError("controller.path", f"expected a LAECN / HAECN run, got {m['agent']} ({m['framework']})")
+        self.require_meta("obs_dim", "static_action", "config", "seed")
         self.name = m["agent"]
         self.agent = LaecnAgent(m["obs_dim"], m["n_actions"], m["static_action"], m["config"], int(m["seed"]))
         self.agent.load(check_input_file("controller.path", self.run_dir / WEIGHTS_FILE,

@@ -339,6 +339,14 @@ _META = {"granularity": "port", "env": {}, "env_config": {}, "n_actions": 3}
     ("acc", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch"})},
      r"^controller.path: expected an ACC run, got laecn \(torch\)"),
     ("bogus", {"agent.json": "{}"}, r"^kind: got 'bogus', allowed: \['acc', 'laecn', 'haecn'\]"),
+    # the keys only one kind reads were KeyErrors
+    ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "seed": 0, "config": {}})},
+     r"^controller.path: '.*/agent.json' lacks \['obs_dim', 'static_action'\]: not the agent.json of an"),
+    ("haecn", {"agent.json": json.dumps({**_META, "agent": "haecn", "framework": "torch", "obs_dim": 15,
+                                         "static_action": 0})},
+     r"^controller.path: '.*/agent.json' lacks \['config', 'seed'\]"),
+    ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "rllib"})},
+     r"^controller.path: '.*/agent.json' lacks \['checkpoint'\]"),
 ])
 def test_a_path_without_a_trained_run_is_named(tmp_path, kind, files, message):
     from ecngym.agents import learned_controller
