@@ -126,6 +126,39 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, num_
     return config
 
 
+def resumed_episodes(resume: Any) -> list[dict[str, Any]]:
+    """The episodes a run resumed from ``resume`` had played (its ``ecngym_episodes.json``; none if absent).
+
+    Args:
+        resume: The RLlib checkpoint directory to resume from.
+
+    Returns:
+        The records, each with ``episode_seed`` and ``trace_hash``.
+
+    Raises:
+        ConfigError: Naming ``resume``, if it is not a checkpoint directory, or its episodes file is
+            not readable JSON or not a list of such records.
+    """
+    from ecngym.error import ConfigError
+    from ecngym.files import check_directory_path
+
+    directory = check_directory_path("resume", resume, "an RLlib checkpoint directory")
+    if not directory.is_dir():
+        raise ConfigError("resume", f"no RLlib checkpoint directory at {str(resume)!r}")
+    path = directory / EPISODES_FILE
+    if not path.exists():
+        return []
+    try:
+        episodes = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError("resume", f"{str(path)!r} is not readable JSON ({exc})") from None
+    if not (isinstance(episodes, list)
+            and all(isinstance(e, dict) and {"episode_seed", "trace_hash"} <= e.keys() for e in episodes)):
+        raise ConfigError("resume", f"{str(path)!r} is not a list of {{episode_seed, trace_hash}} records, as "
+                                    "'ecngym train agent=acc framework=rllib' writes beside its checkpoints")
+    return episodes
+
+
 def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int,
                     seed: int, checkpoint_every: int = 0, resume: str | None = None, progress_bar: bool = True,
                     ray_address: str | None = None, device: str = "cpu") -> tuple[Path, list[dict[str, Any]]]:
@@ -152,12 +185,18 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
 
     Returns:
         The final checkpoint directory, and the episodes trained on (``episode_seed``, ``trace_hash``).
+
+    Raises:
+        ConfigError: Naming ``resume``, if it is not a checkpoint directory or its
+            ``ecngym_episodes.json`` is broken (checked before Ray starts); naming
+            ``agent.rllib.num_env_runners``, if the cluster has fewer CPUs than runners.
     """
+    from ecngym.error import ConfigError
+
+    earlier = resumed_episodes(resume) if resume else []  # a resumed run's episodes before the checkpoint
     import numpy as np
     import ray
     from tqdm.auto import tqdm
-
-    from ecngym.error import ConfigError
 
     runners = int(agent["rllib"]["num_env_runners"])
     if not ray.is_initialized():
@@ -170,12 +209,6 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         raise ConfigError("agent.rllib.num_env_runners",
                           f"got {runners}, but the Ray cluster has {cpus:g} CPUs (each env runner takes one); "
                           "lower it or add nodes")
-    earlier: list[dict[str, Any]] = []  # a resumed run's episodes before the checkpoint
-    if resume:
-        if not Path(resume).is_dir():
-            raise ConfigError("resume", f"no RLlib checkpoint directory at {resume!r}")
-        if (Path(resume) / EPISODES_FILE).is_file():
-            earlier = json.loads((Path(resume) / EPISODES_FILE).read_text())
     algo = shared_policy_dqn(env_config, agent, num_env_runners=runners, seed=seed, device=device).build_algo()
     if resume:
         algo.restore_from_path(str(Path(resume).resolve()))

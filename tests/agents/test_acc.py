@@ -355,3 +355,38 @@ def test_a_path_without_a_trained_run_is_named(tmp_path, kind, files, message):
         (tmp_path / name).write_text(text)
     with pytest.raises(ConfigError, match=message):
         learned_controller(kind, None if files is None else str(tmp_path))
+
+
+@pytest.mark.parametrize(("episodes", "message"), [
+    # each was a JSONDecodeError / IsADirectoryError traceback, or a TypeError once the run had trained
+    ("{not json", r"^resume: '.*/ecngym_episodes.json' is not readable JSON"),
+    ("", r"^resume: '.*/ecngym_episodes.json' is not readable JSON"),
+    (None, r"^resume: '.*/ecngym_episodes.json' is not readable JSON"),  # a directory of that name
+    ('{"episode_seed": 1}', r"^resume: '.*/ecngym_episodes.json' is not a list of \{episode_seed, trace_hash\}"),
+    ('[{"episode_seed": 1}]', r"^resume: '.*/ecngym_episodes.json' is not a list of \{episode_seed, trace_hash\}"),
+])
+def test_a_broken_rllib_episodes_file_is_named_before_ray_starts(tmp_path, episodes, message):
+    from ecngym.agents.rllib import EPISODES_FILE, train_acc_rllib
+
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.mkdir()
+    if episodes is None:
+        (checkpoint / EPISODES_FILE).mkdir()
+    else:
+        (checkpoint / EPISODES_FILE).write_text(episodes)
+    with pytest.raises(ConfigError, match=message):
+        train_acc_rllib({}, agent_config("acc"), tmp_path / "run", timesteps=4, seed=0, resume=str(checkpoint),
+                        progress_bar=False)
+
+
+@pytest.mark.parametrize(("resume", "message"), [
+    (5, r"^resume: got 5, expected the path of an RLlib checkpoint directory"),  # was Path(5)'s TypeError
+    ("missing", r"^resume: no RLlib checkpoint directory at '.*missing'"),
+])
+def test_a_bad_rllib_resume_path_is_named_before_ray_starts(tmp_path, resume, message):
+    from ecngym.agents.rllib import train_acc_rllib
+
+    resume = resume if isinstance(resume, int) else str(tmp_path / resume)
+    with pytest.raises(ConfigError, match=message):
+        train_acc_rllib({}, agent_config("acc"), tmp_path / "run", timesteps=4, seed=0, resume=resume,
+                        progress_bar=False)
