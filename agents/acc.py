@@ -28,7 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.agents.common import LearnedController, agent_env_config, mlp_flops, save_agent_meta, start_training
+from ecngym.agents.common import (
+    LearnedController,
+    agent_env_config,
+    load_saved,
+    mlp_flops,
+    save_agent_meta,
+    start_training,
+)
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_input_file
 
@@ -186,18 +193,22 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
 
 
 def _resume(cls: Any, resume: str, venv: Any, device: str) -> Any:
-    """Load a checkpoint (and its replay buffer when one was saved beside it)."""
-    path = Path(resume)
-    if not path.is_file():
-        raise ConfigError("resume", f"no checkpoint at {resume!r} (a model.zip or checkpoints/model_<n>_steps.zip)")
-    model = cls.load(str(path), env=venv, device=device)
+    """Load a checkpoint (and its replay buffer when one was saved beside it).
+
+    Raises:
+        ConfigError: Naming ``resume``, if it names no file, or it or the replay buffer is not one
+            of an ACC on this scenario.
+    """
+    expected = "an ACC checkpoint (a model.zip or checkpoints/model_<n>_steps.zip)"
+    path = check_input_file("resume", resume, expected)
+    model = load_saved("resume", path, f"{expected} of this scenario",
+                       lambda: cls.load(str(path), env=venv, device=device))
     name = path.name.removesuffix(".zip")
     buffers = [path.parent / f"{name.replace('model_', 'model_replay_buffer_')}.pkl",
                path.parent / "replay_buffer.pkl"]
-    for buf in buffers:
-        if buf.is_file():
-            model.load_replay_buffer(str(buf))
-            break
+    buf = next((b for b in buffers if b.is_file()), None)
+    if buf is not None:
+        load_saved("resume", buf, "the replay buffer of that checkpoint", lambda: model.load_replay_buffer(str(buf)))
     return model
 
 
@@ -231,14 +242,16 @@ class AccController(LearnedController):
 
 
             module_dir = Path(self.meta["checkpoint"]) / "learner_group" / "learner" / "rl_module" / "shared"
-            self.rllib_module = RLModule.from_checkpoint(str(module_dir))
+            self.rllib_module = load_saved("controller.path", module_dir, "the shared policy of an RLlib ACC run",
+                                           lambda: RLModule.from_checkpoint(str(module_dir)))
             self._flops = mlp_flops(self.rllib_module)
             self.exploration_eps = float(self.meta.get("final_eps", 0.05))
             return
         from ecngym.agents.ddqn import DoubleDQN
 
         weights = check_input_file("controller.path", self.run_dir / "model.zip", "the model.zip of an ACC run")
-        self.model = DoubleDQN.load(str(weights), device="cpu")
+        self.model = load_saved("controller.path", weights, "the model.zip of an ACC run",
+                                lambda: DoubleDQN.load(str(weights), device="cpu"))
         self.q_net = self.model.q_net
         self.q_net.set_training_mode(False)
         self._flops = mlp_flops(self.q_net)

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,11 @@ AGENTS = ("acc", "laecn", "haecn")
 AGENT_FILE = "agent.json"
 #: What every saved agent's ``agent.json`` holds (what :class:`LearnedController` reads).
 AGENT_META_KEYS = ("agent", "framework", "granularity", "env", "env_config", "n_actions")
+#: What torch's, SB3's and RLlib's readers (and ours, on the saved state's keys and shapes) raise on
+#: a file that is not the weights or checkpoint they expect: SB3 asserts, torch raises RuntimeError
+#: on a zip of another layout and on a shape mismatch.
+LOAD_ERRORS = (pickle.UnpicklingError, EOFError, OSError, RuntimeError, ValueError, KeyError, TypeError,
+               AttributeError, AssertionError, zipfile.BadZipFile)
 
 
 def configs_dir() -> Path:
@@ -174,6 +182,29 @@ def check_agent_meta(meta_path: Path, meta: Any, keys: tuple[str, ...], field: s
     if missing:
         raise ConfigError(field, f"{str(meta_path)!r} lacks {missing}: not the {AGENT_FILE} of an 'ecngym train "
                                  "agent=...' run")
+
+
+def load_saved(field: str, path: str | Path, expected: str, load: Callable[[], Any], hint: str = "") -> Any:
+    """``load()`` of a weights or checkpoint file, its readers' errors as one naming the file.
+
+    Args:
+        field: The option that gave the file (``controller.path``, ``resume``).
+        path: The file (or checkpoint directory), named in the error.
+        expected: What it should be (``"the laecn.pt of a LAECN / HAECN run"``).
+        load: Reads it.
+        hint: What to check, appended to the message.
+
+    Returns:
+        What ``load`` returns.
+
+    Raises:
+        ConfigError: Naming ``field`` and ``path``, if ``load`` raises one of :data:`LOAD_ERRORS`.
+    """
+    try:
+        return load()
+    except LOAD_ERRORS as exc:
+        raise ConfigError(field, f"{str(path)!r} is not {expected} ({type(exc).__name__}: {exc})"
+                                 + (f"; {hint}" if hint else "")) from None
 
 
 class InferenceCounter:

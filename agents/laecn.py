@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.agents.common import LearnedController, mlp_flops, save_agent_meta, start_training
+from ecngym.agents.common import AGENT_FILE, LearnedController, load_saved, mlp_flops, save_agent_meta, start_training
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
 
@@ -305,7 +305,8 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         The weights' path.
 
     Raises:
-        ConfigError: On a bad count, granularity or resume path.
+        ConfigError: On a bad count or granularity, or a resume path that is not a checkpoint of this
+            agent on this scenario.
     """
     from tqdm.auto import tqdm
 
@@ -314,15 +315,16 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
 
     timesteps, seed, checkpoint_every, granularity, out_dir, env_cfg = start_training(
         base_env, agent, out_dir, timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every, threads=threads)
+    if resume:
+        resume = check_input_file("resume", resume, "a LAECN checkpoint (checkpoints/laecn_<n>_steps.pt)")
     env = EcnTuningParallelEnv(env_cfg, agent_granularity=granularity)
     ids = env.possible_agents
     learner = LaecnAgent(env.observation_space(ids[0]).shape[0], int(env.action_space(ids[0]).n),
                          env.scenario.actions.static_index, agent, seed, device)
     done_steps, episodes = 0, []
     if resume:
-        if not Path(resume).is_file():
-            raise ConfigError("resume", f"no checkpoint at {resume!r}")
-        state = learner.load(Path(resume))
+        state = load_saved("resume", resume, f"a checkpoint of this {agent['name']} on this scenario",
+                           lambda: learner.load(resume))
         done_steps, episodes = int(state.get("env_steps", 0)), list(state.get("episodes", []))
     curve = out_dir / "curve.csv"
     if not curve.exists():
@@ -410,8 +412,10 @@ class LaecnController(LearnedController):
         self.require_meta("obs_dim", "static_action", "config", "seed")
         self.name = m["agent"]
         self.agent = LaecnAgent(m["obs_dim"], m["n_actions"], m["static_action"], m["config"], int(m["seed"]))
-        self.agent.load(check_input_file("controller.path", self.run_dir / WEIGHTS_FILE,
-                                         f"the {WEIGHTS_FILE} of a LAECN / HAECN run"))
+        expected = f"the {WEIGHTS_FILE} of a LAECN / HAECN run"
+        weights = check_input_file("controller.path", self.run_dir / WEIGHTS_FILE, expected)
+        load_saved("controller.path", weights, f"{expected} that matches its {AGENT_FILE}",
+                   lambda: self.agent.load(weights))
         self.eps = 0.0 if deterministic else float(m["config"]["eval_eps"])
         self._started = False
 

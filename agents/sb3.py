@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.agents.common import InferenceCounter, mlp_flops
+from ecngym.agents.common import InferenceCounter, load_saved, mlp_flops
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_input_file
 
@@ -59,12 +58,9 @@ class SB3Controller:
         if isinstance(path, (str, os.PathLike)) and str(path).strip() and not Path(path).exists():
             path = Path(path).with_suffix(".zip")  # SB3 saves 'model' as model.zip
         path = check_input_file("controller.path", path, "a model saved by 'ecngym train' (model.zip)")
-        try:
-            self.model = cls.load(str(path), device="cpu")
-        except (ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:  # not a model, or another algorithm's
-            raise ConfigError("controller.path", f"{str(path)!r} is not a {cls.__name__} model saved by 'ecngym "
-                                                 f"train' ({type(exc).__name__}: {exc}); check controller.algorithm"
-                              ) from None
+        self.model = load_saved("controller.path", path, f"a {cls.__name__} model saved by 'ecngym train'",
+                                lambda: cls.load(str(path), device="cpu"),  # not a model, or another algorithm's
+                                "check controller.algorithm")
         self.deterministic = deterministic
         self.interval_steps = interval_steps
         self.name = f"sb3_{algorithm}"

@@ -347,6 +347,14 @@ _META = {"granularity": "port", "env": {}, "env_config": {}, "n_actions": 3}
      r"^controller.path: '.*/agent.json' lacks \['config', 'seed'\]"),
     ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "rllib"})},
      r"^controller.path: '.*/agent.json' lacks \['checkpoint'\]"),
+    # weights that are not: torch's UnpicklingError, SB3's ValueError / AssertionError
+    ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "seed": 0, "obs_dim": 15,
+                                         "static_action": 0, "config": agent_config("laecn")}),
+               "laecn.pt": "not torch"},
+     r"^controller.path: '.*/laecn.pt' is not the laecn.pt of a LAECN / HAECN run that matches its agent.json "
+     r"\(UnpicklingError"),
+    ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3"}), "model.zip": "not a zip"},
+     r"^controller.path: '.*/model.zip' is not the model.zip of an ACC run \(ValueError"),
 ])
 def test_a_path_without_a_trained_run_is_named(tmp_path, kind, files, message):
     from ecngym.agents import learned_controller
@@ -390,3 +398,15 @@ def test_a_bad_rllib_resume_path_is_named_before_ray_starts(tmp_path, resume, me
     with pytest.raises(ConfigError, match=message):
         train_acc_rllib({}, agent_config("acc"), tmp_path / "run", timesteps=4, seed=0, resume=resume,
                         progress_bar=False)
+
+
+def test_an_acc_resume_that_is_not_a_checkpoint_is_named(tiny_env, tmp_path):
+    # was SB3's ValueError (not a zip), a TypeError (not a path)
+    (tmp_path / "notes.zip").write_text("not a zip")
+    agent = agent_config("acc", FAST)
+    with pytest.raises(ConfigError, match=r"^resume: '.*/notes.zip' is not an ACC checkpoint \(a model.zip or "
+                                          r"checkpoints/model_<n>_steps.zip\) of this scenario \(ValueError"):
+        train_acc(tiny_env, agent, tmp_path / "run", timesteps=4, seed=0, resume=str(tmp_path / "notes.zip"),
+                  progress_bar=False)
+    with pytest.raises(ConfigError, match=r"^resume: got 5, expected the path of an ACC checkpoint"):
+        train_acc(tiny_env, agent, tmp_path / "run", timesteps=4, seed=0, resume=5, progress_bar=False)

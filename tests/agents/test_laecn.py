@@ -161,3 +161,15 @@ def test_save_load_gives_identical_greedy_actions_in_eval(tiny_env, tmp_path):
         assert ctrl.inference.decisions == 12  # 6 agents x 2 intervals
     finally:
         env.close()
+
+
+def test_a_laecn_resume_that_is_not_a_checkpoint_is_named(tiny_env, tmp_path):
+    # was torch's UnpicklingError (not a checkpoint), a TypeError (not a path)
+    (tmp_path / "curve.csv").write_text("episode,env_steps\n")
+    agent = agent_config("laecn", FAST)
+    with pytest.raises(ConfigError, match=r"^resume: '.*/curve.csv' is not a checkpoint of this laecn on this "
+                                          r"scenario \(UnpicklingError"):
+        train_laecn(tiny_env, agent, tmp_path / "run", timesteps=4, seed=0, resume=str(tmp_path / "curve.csv"),
+                    progress_bar=False)
+    with pytest.raises(ConfigError, match=r"^resume: got 5, expected the path of a LAECN checkpoint"):
+        train_laecn(tiny_env, agent, tmp_path / "run", timesteps=4, seed=0, resume=5, progress_bar=False)

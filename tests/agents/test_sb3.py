@@ -49,6 +49,8 @@ def test_double_dqn_learning_and_loading_leave_no_log_folder(tiny_env, tmp_path,
     (None, {"path": None}, r"^controller.path: got None, expected the path of a model saved by 'ecngym train'"),
     (None, {"path": "."}, r"^controller.path: got '\.', which is a directory"),
     ("garbage", {}, r"^controller.path: '.*/m.zip' is not a PPO model saved by 'ecngym train' \(ValueError"),
+    # a zip without SB3's data was SB3's AssertionError
+    ("zip", {}, r"^controller.path: '.*/m.zip' is not a PPO model saved by 'ecngym train' \(AssertionError: No data"),
     ("dqn", {"algorithm": "ppo"}, r"^controller.path: '.*/m.zip' is not a PPO model .*check controller.algorithm"),
     ("dqn", {"algorithm": "dqn", "interval_steps": 0},
      r"^controller.interval_steps: got 0, allowed range is \[1, inf\)"),
@@ -62,6 +64,11 @@ def test_a_bad_sb3_controller_is_named(tmp_path, make, kwargs, message):
 
     if make == "garbage":
         (tmp_path / "m.zip").write_text("not a zip")
+    elif make == "zip":
+        import zipfile
+
+        with zipfile.ZipFile(tmp_path / "m.zip", "w") as z:
+            z.writestr("notes.txt", "not a model")
     elif make == "dqn":
         DQN("MlpPolicy", "CartPole-v1", learning_starts=0, buffer_size=100, device="cpu").save(tmp_path / "m.zip")
     with pytest.raises(ConfigError, match=message):
