@@ -24,6 +24,7 @@ import numpy as np
 
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_input_file
+from ecngym.validation import Flag, check
 
 AGENTS = ("acc", "laecn", "haecn")
 AGENT_FILE = "agent.json"
@@ -252,7 +253,11 @@ class LearnedController:
 
     Args:
         path: The saved run (directory, or a file in it).
-        deterministic: Greedy actions (exploration off).
+        deterministic: Greedy actions (exploration off); a real boolean.
+
+    Raises:
+        ConfigError: Naming ``controller.deterministic`` if it is not a boolean, ``controller.path``
+            if it holds no trained agent.
     """
 
     name = "learned"
@@ -261,8 +266,8 @@ class LearnedController:
         from ecngym.agents.threads import limit_threads
 
         limit_threads()  # inference of small nets: one thread per pool (or $ECNGYM_THREADS)
+        self.deterministic = check("controller.deterministic", deterministic, Flag)
         self.run_dir, self.meta = load_agent_meta(path)
-        self.deterministic = deterministic
         self.granularity = self.meta["granularity"]
         self.trained_traces = {e["trace_hash"] for e in self.meta.get("episodes", [])}
         self.interval_steps = 1  # the agent's Δt is the env's step (its env overrides set it)

@@ -15,6 +15,7 @@ from gymnasium import spaces
 from ecngym.agents.common import InferenceCounter, load_saved, mlp_flops
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_input_file
+from ecngym.validation import Flag, check
 
 ALGORITHMS = ("dqn", "ppo")
 
@@ -48,13 +49,15 @@ class SB3Controller:
 
     Raises:
         ConfigError: If the file is missing or not a model of ``algorithm``, the algorithm is
-            unknown, or ``interval_steps`` is not a whole number >= 1 (naming ``controller.<field>``).
+            unknown, ``interval_steps`` is not a whole number >= 1 or ``deterministic`` not a boolean
+            (naming ``controller.<field>``).
     """
 
     def __init__(self, path: str | Path, algorithm: str = "ppo", deterministic: bool = True,
                  interval_steps: int = 1) -> None:
         cls = algorithm_class(algorithm, "controller.algorithm")
         interval_steps = check_whole("controller.interval_steps", interval_steps, 1)
+        deterministic = check("controller.deterministic", deterministic, Flag)
         if isinstance(path, (str, os.PathLike)) and str(path).strip() and not Path(path).exists():
             path = Path(path).with_suffix(".zip")  # SB3 saves 'model' as model.zip
         path = check_input_file("controller.path", path, "a model saved by 'ecngym train' (model.zip)")

@@ -365,6 +365,17 @@ def test_a_path_without_a_trained_run_is_named(tmp_path, kind, files, message):
         learned_controller(kind, None if files is None else str(tmp_path))
 
 
+@pytest.mark.parametrize("kind", ["acc", "laecn", "haecn"])
+@pytest.mark.parametrize("bad", ["maybe", 0, None])
+def test_a_deterministic_flag_that_is_not_a_boolean_is_named(tmp_path, kind, bad):
+    # 'maybe' (controller.deterministic=maybe) was taken as true, 0 as false
+    from ecngym.agents import learned_controller
+
+    (tmp_path / "agent.json").write_text(json.dumps({**_META, "agent": kind, "framework": "torch"}))
+    with pytest.raises(ConfigError, match=rf"^controller.deterministic: expected true or false, got {bad!r}"):
+        learned_controller(kind, str(tmp_path), bad)
+
+
 @pytest.mark.parametrize(("episodes", "message"), [
     # each was a JSONDecodeError / IsADirectoryError traceback, or a TypeError once the run had trained
     ("{not json", r"^resume: '.*/ecngym_episodes.json' is not readable JSON"),

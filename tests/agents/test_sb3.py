@@ -55,6 +55,8 @@ def test_double_dqn_learning_and_loading_leave_no_log_folder(tiny_env, tmp_path,
     ("dqn", {"algorithm": "dqn", "interval_steps": 0},
      r"^controller.interval_steps: got 0, allowed range is \[1, inf\)"),
     ("dqn", {"algorithm": ["dqn"]}, r"^controller.algorithm: got \['dqn'\], allowed: \['dqn', 'ppo'\]"),
+    ("dqn", {"algorithm": "dqn", "deterministic": "no"},  # was taken as true
+     r"^controller.deterministic: expected true or false, got 'no'"),
 ])
 def test_a_bad_sb3_controller_is_named(tmp_path, make, kwargs, message):
     from stable_baselines3 import DQN
