@@ -26,10 +26,11 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     """Train ACC (SB3 or RLlib), LAECN or HAECN; see :func:`ecngym.agents.acc.train_acc`.
 
     Raises:
-        ConfigError: On an unknown agent or framework, or a framework the agent lacks.
+        ConfigError: On an unknown agent, framework or device, a framework the agent lacks, or a bad
+            count (``total_timesteps``, ``seed``, ``checkpoint_every``) or thread setting, whatever
+            the framework.
     """
     from ecngym.agents.common import save_agent_meta
-    from ecngym.agents.threads import limit_threads
 
     name = agent.get("name")
     if framework not in FRAMEWORKS:
@@ -51,12 +52,13 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
 
         return train_acc(base_env, agent, out_dir, threads=threads, **common)
     if name == "acc":
-        from ecngym.agents.common import agent_env_config
+        from ecngym.agents.common import start_training
         from ecngym.agents.rllib import train_acc_rllib
 
-        limit_threads(threads)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
+        timesteps, seed, checkpoint_every, _, out_dir, env_cfg = start_training(
+            base_env, agent, out_dir, timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every,
+            threads=threads)
+        common.update(timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every)
         path, episodes = train_acc_rllib({**env_cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent,
                                          out_dir, ray_address=ray_address, **common)
         from ecngym.envs.scenario import EcnScenario

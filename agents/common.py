@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ecngym.error import ConfigError, check_whole
-from ecngym.files import check_input_file
+from ecngym.files import check_directory_path, check_input_file
 from ecngym.validation import Flag, check
 
 AGENTS = ("acc", "laecn", "haecn")
@@ -101,7 +101,7 @@ def start_training(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Pat
     Args:
         base_env: The scenario (``EnvConfig`` fields).
         agent: The agent config (its ``granularity`` and ``env`` overrides are read).
-        out_dir: Run directory (created).
+        out_dir: Run directory (a path; created).
         timesteps: Env steps to train for (>= 1).
         seed: Seed of the learner and of the training traces (>= 0).
         checkpoint_every: Checkpoint period in env steps (>= 0; 0 = never).
@@ -111,7 +111,8 @@ def start_training(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Pat
         ``(timesteps, seed, checkpoint_every, granularity, out_dir, env_config)``, checked.
 
     Raises:
-        ConfigError: On a bad count or granularity.
+        ConfigError: On a bad count, granularity or thread setting, or an ``out_dir`` that is not a
+            path or names a file.
     """
     from ecngym.agents.threads import limit_threads
 
@@ -122,7 +123,7 @@ def start_training(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Pat
     granularity = agent["granularity"]
     if granularity not in ("port", "switch"):
         raise ConfigError("agent.granularity", f"got {granularity!r}, allowed: 'port', 'switch'")
-    out_dir = Path(out_dir)
+    out_dir = check_directory_path("out_dir", out_dir, "a run directory")
     out_dir.mkdir(parents=True, exist_ok=True)
     env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
     return timesteps, seed, checkpoint_every, granularity, out_dir, env_cfg

@@ -421,3 +421,24 @@ def test_an_acc_resume_that_is_not_a_checkpoint_is_named(tiny_env, tmp_path):
                   progress_bar=False)
     with pytest.raises(ConfigError, match=r"^resume: got 5, expected the path of an ACC checkpoint"):
         train_acc(tiny_env, agent, tmp_path / "run", timesteps=4, seed=0, resume=5, progress_bar=False)
+
+
+@pytest.mark.parametrize(("framework", "out", "counts", "message"), [
+    # RLlib skipped the checks every other trainer makes: a str out_dir was an AttributeError, 0 steps
+    # an UnboundLocalError once Ray had started; out_dir=None was Path's TypeError
+    ("rllib", "run", {"timesteps": 0}, r"^total_timesteps: got 0, allowed range is \[1, inf\)"),
+    ("rllib", "run", {"seed": -1}, r"^seed: got -1"),
+    ("rllib", "run", {"checkpoint_every": 1.5}, r"^checkpoint_every: expected a whole number, got 1.5"),
+    ("rllib", "run", {"threads": -1}, r"^threads: expected a whole number of threads"),
+    ("rllib", "run", {}, r"^resume: no RLlib checkpoint directory at '.*missing'"),  # (past the prologue)
+    ("rllib", None, {}, r"^out_dir: got None, expected the path of a run directory"),
+    ("sb3", None, {}, r"^out_dir: got None, expected the path of a run directory"),
+])
+def test_every_trainer_checks_its_counts_and_run_directory_before_starting(tiny_env, tmp_path, framework, out,
+                                                                            counts, message):
+    from ecngym.agents import train_agent
+
+    kwargs = {"timesteps": 4, "seed": 0, "progress_bar": False, "resume": str(tmp_path / "missing"), **counts}
+    with pytest.raises(ConfigError, match=message):
+        train_agent(tiny_env, agent_config("acc"), None if out is None else str(tmp_path / out),
+                    framework=framework, **kwargs)
