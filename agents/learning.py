@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -33,6 +33,20 @@ STABLE: dict[str, Any] = {"workload": {"workload": "websearch", "load": 0.5, "in
 EVAL_SEEDS: tuple[int, ...] = (1001, 1002, 1003)
 #: Seed of the learner and its training traces in the learning tests (and ``bench train --plateau``).
 TRAIN_SEED = 7
+
+
+def check_seeds(field: str, seeds: Any) -> list[int]:
+    """``seeds`` as a list of ints: held-out trace seeds, at least one, each in the results store's range.
+
+    Raises:
+        ConfigError: Naming ``field`` (and the index of a bad seed), if they are not.
+    """
+    from pydantic import Field
+
+    from ecngym.results.store import MAX_SEED  # (pandas: imported when needed)
+    from ecngym.validation import Whole, check
+
+    return check(field, seeds, Annotated[list[Whole(0, MAX_SEED)], Field(min_length=1)])
 
 
 def bursty_env() -> dict[str, Any]:
@@ -48,12 +62,25 @@ def bursty_env() -> dict[str, Any]:
 
 
 def evaluate(controller: Any, base_env: dict[str, Any], seeds: list[int]) -> dict[str, Any]:
-    """Play ``controller`` on ``base_env`` (plus its env overrides) once per seed; aggregate."""
+    """Play ``controller`` on ``base_env`` (plus its env overrides) once per seed; aggregate.
+
+    Args:
+        controller: The controller (its ``env_overrides`` are applied, as ``ecngym eval`` does).
+        base_env: The scenario's ``EnvConfig`` fields.
+        seeds: The held-out trace seeds (at least one).
+
+    Returns:
+        The mean of each figure over the episodes, and ``episodes`` (one row per seed).
+
+    Raises:
+        ConfigError: Naming ``seeds``, if they are not (:func:`check_seeds`).
+    """
     import gymnasium as gym
 
     import ecngym.envs  # noqa: F401
     from ecngym.envs.rollout import run_episode
 
+    seeds = check_seeds("seeds", seeds)
     env = gym.make("ecngym/RoceIncast-v0", **base_env)
     wants = getattr(controller, "env_overrides", None)  # as ecngym eval: the controller's env needs
     extra = wants(env) if wants is not None else {}
@@ -108,6 +135,10 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = E
 
     Returns (and writes to ``out_dir/learning.json``): per scenario (``bursty``, ``stable``) and
     controller, the :func:`evaluate` figures; plus training wall times.
+
+    Raises:
+        ConfigError: Naming ``eval_seeds`` if they are not (:func:`check_seeds`), ``agent`` on an
+            unknown agent name; both before any training.
     """
     from ecngym.agents import learned_controller, train_agent
     from ecngym.agents.common import agent_config
@@ -115,12 +146,14 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = E
     from ecngym.baselines.pred import PredController
     from ecngym.envs.config import EnvConfig
 
+    eval_seeds = tuple(check_seeds("eval_seeds", eval_seeds))
     out_dir = Path(out_dir)
     base = bursty_env()
     result: dict[str, Any] = {"timesteps": timesteps, "eval_seeds": list(eval_seeds), "train_wall_s": {},
                               "trained_steps": {}}
     runs = {}
     jobs = [(name, name, "sb3") for name in agents] + ([("acc_rllib", "acc", "rllib")] if rllib else [])
+    configs = {agent: agent_config(agent) for _, agent, _ in jobs}  # an unknown name fails before any training
     for run_name, agent, framework in jobs:
         run_dir = out_dir / run_name
         runs[run_name] = run_dir
@@ -132,7 +165,7 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = E
                 if isinstance(steps, dict) else steps
             continue
         start = time.perf_counter()
-        train_agent(base, agent_config(agent), run_dir, framework=framework, timesteps=timesteps, seed=seed,
+        train_agent(base, configs[agent], run_dir, framework=framework, timesteps=timesteps, seed=seed,
                     progress_bar=progress_bar)
         result["train_wall_s"][run_name] = wall = time.perf_counter() - start
         result["trained_steps"][run_name] = timesteps

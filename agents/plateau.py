@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.agents.learning import EVAL_SEEDS, TRAIN_SEED
-from ecngym.error import ConfigError
+from ecngym.agents.learning import EVAL_SEEDS, TRAIN_SEED, check_seeds
+from ecngym.error import ConfigError, check_whole
 from ecngym.validation import Real, Whole, check
 
 
@@ -120,6 +120,9 @@ def measure_plateau(rule: PlateauRule, *, seed: int = TRAIN_SEED, eval_seeds: Se
         plateau point (``plateau_env_steps``, ``plateau_train_s``) and level (``plateau_level``), whether the
         rule saw it (``plateau_reached``, ``stopped_by``), the static settings' rewards on the same
         traces, and the run's totals.
+
+    Raises:
+        ConfigError: Naming ``seed`` or ``eval_seeds`` if one is bad (before anything runs).
     """
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
@@ -130,9 +133,10 @@ def measure_plateau(rule: PlateauRule, *, seed: int = TRAIN_SEED, eval_seeds: Se
     from ecngym.agents.common import agent_config, agent_env_config, save_agent_meta
     from ecngym.agents.learning import bursty_env
 
+    seed = check_whole("seed", seed, 0)
+    eval_seeds = check_seeds("eval_seeds", eval_seeds)
     base = bursty_env() if base_env is None else base_env
     agent = agent_config("acc")
-    eval_seeds = list(eval_seeds)
     # the evaluations run in one child process: a process holds one fabric, and training's is open
     evaluator = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
     curve: list[dict[str, Any]] = []

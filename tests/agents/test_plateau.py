@@ -85,3 +85,30 @@ def test_a_rule_of_the_wrong_type_is_refused_naming_the_option(kwargs, message):
 def test_a_rules_whole_numbers_are_ints():
     rule = PlateauRule(eval_every=10.0, window=np.int64(3))
     assert type(rule.eval_every) is int and type(rule.window) is int and (rule.eval_every, rule.window) == (10, 3)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # an empty list was an IndexError after the static settings' evaluations; -1 ran them first too
+    ({"eval_seeds": []}, r"^eval_seeds: got \[\]: list should have at least 1 item"),
+    ({"eval_seeds": [1001, -5]}, r"^eval_seeds\[1\]: got -5, allowed range is \[0, 9223372036854775807\]"),
+    ({"eval_seeds": 1001}, r"^eval_seeds: got 1001: input should be a valid list"),
+    ({"seed": -1}, r"^seed: got -1, allowed range is \[0, inf\)"),
+])
+def test_measure_plateau_checks_its_seeds_before_anything_runs(kwargs, message):
+    from ecngym.agents.plateau import measure_plateau
+
+    with pytest.raises(ConfigError, match=message):
+        measure_plateau(PlateauRule(), **kwargs)
+
+
+def test_learning_experiment_checks_its_seeds_and_agents_before_any_training(tmp_path):
+    from ecngym.agents.learning import evaluate, run
+    from ecngym.baselines import StaticEcnController
+
+    with pytest.raises(ConfigError, match=r"^seeds: got \[\]: list should have at least 1 item"):  # an IndexError
+        evaluate(StaticEcnController("dcqcn"), {}, [])
+    with pytest.raises(ConfigError, match=r"^eval_seeds\[0\]: expected a whole number, got 1.5"):
+        run(tmp_path, eval_seeds=(1.5,), agents=())
+    with pytest.raises(ConfigError, match=r"^agent: got 'lacen', allowed"):  # (was after training acc)
+        run(tmp_path, agents=("acc", "lacen"), timesteps=4)
+    assert not list(tmp_path.iterdir())  # nothing trained
