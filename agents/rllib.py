@@ -188,8 +188,8 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
 
     Raises:
         ConfigError: Naming ``resume``, if it is not a checkpoint directory or its
-            ``ecngym_episodes.json`` is broken (checked before Ray starts); naming
-            ``agent.rllib.num_env_runners``, if the cluster has fewer CPUs than runners.
+            ``ecngym_episodes.json`` is broken (checked before Ray starts), or RLlib cannot restore
+            it; naming ``agent.rllib.num_env_runners``, if the cluster has fewer CPUs than runners.
     """
     from ecngym.error import ConfigError
 
@@ -211,7 +211,14 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
                           "lower it or add nodes")
     algo = shared_policy_dqn(env_config, agent, num_env_runners=runners, seed=seed, device=device).build_algo()
     if resume:
-        algo.restore_from_path(str(Path(resume).resolve()))
+        from ecngym.agents.common import load_saved
+
+        expected = "an RLlib checkpoint of ACC on this scenario (checkpoints/iter_<n> or rllib_checkpoint)"
+        try:
+            load_saved("resume", resume, expected, lambda: algo.restore_from_path(str(Path(resume).resolve())))
+        except ConfigError:
+            algo.stop()  # (its env runners' fabrics)
+            raise
 
     def save(path: Path) -> list[dict[str, Any]]:
         algo.save_to_path(str(path))

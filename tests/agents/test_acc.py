@@ -442,3 +442,21 @@ def test_every_trainer_checks_its_counts_and_run_directory_before_starting(tiny_
     with pytest.raises(ConfigError, match=message):
         train_agent(tiny_env, agent_config("acc"), None if out is None else str(tmp_path / out),
                     framework=framework, **kwargs)
+
+
+def test_an_rllib_resume_that_is_not_a_checkpoint_is_named(tmp_path):
+    # was RLlib's FileNotFoundError traceback (the algorithm, with its fabric, left running)
+    import re
+    import subprocess
+    import sys
+
+    pytest.importorskip("ray")
+    (tmp_path / "ckpt").mkdir()
+    done = subprocess.run([sys.executable, "-m", "ecngym", "train", "agent=acc", "framework=rllib",
+                           f"resume={tmp_path / 'ckpt'}", "total_timesteps=4", "env.kwargs.episode_steps=4",
+                           "progress_bar=false", f"hydra.run.dir={tmp_path / 'run'}"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert re.search(r"ecngym train: error: resume: '.*/ckpt' is not an RLlib checkpoint of ACC on this scenario "
+                     r"\(checkpoints/iter_<n> or rllib_checkpoint\) \(FileNotFoundError", done.stderr)
+    assert "Traceback" not in done.stderr
