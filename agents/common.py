@@ -130,10 +130,22 @@ def start_training(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Pat
 
 
 def save_agent_meta(out_dir: Path, meta: dict[str, Any]) -> Path:
-    """Write ``agent.json`` next to the weights."""
+    """Write ``agent.json`` next to the weights.
+
+    NumPy numbers and arrays are written as the JSON numbers and lists they hold (an override
+    given as ``np.int64(2)`` reads back as 2, not as the string ``"2"`` that eval would refuse);
+    anything else JSON has no type for, as its ``str``.
+    """
     path = Path(out_dir) / AGENT_FILE
-    path.write_text(json.dumps(meta, indent=2, default=str))
+    path.write_text(json.dumps(meta, indent=2, default=_json_value))
     return path
+
+
+def _json_value(value: Any) -> Any:
+    """A JSON-able stand-in for a value ``json`` cannot write (``json.dumps``'s ``default``)."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()  # (a NumPy scalar's tolist() is its Python value)
+    return str(value)
 
 
 def load_agent_meta(path: str | Path, field: str = "controller.path") -> tuple[Path, dict[str, Any]]:

@@ -460,3 +460,15 @@ def test_an_rllib_resume_that_is_not_a_checkpoint_is_named(tmp_path):
     assert re.search(r"ecngym train: error: resume: '.*/ckpt' is not an RLlib checkpoint of ACC on this scenario "
                      r"\(checkpoints/iter_<n> or rllib_checkpoint\) \(FileNotFoundError", done.stderr)
     assert "Traceback" not in done.stderr
+
+
+def test_agent_json_keeps_numpy_numbers_as_numbers(tmp_path):
+    # np.int64(2) in an agent's env overrides was written as "2", which eval's env then refused
+    from ecngym.agents.common import load_agent_meta, save_agent_meta
+
+    save_agent_meta(tmp_path, {**_META, "agent": "acc", "framework": "sb3",
+                               "env": {"observation": {"history": np.int64(2)}, "reward": {"omega": np.float32(0.5)}},
+                               "mask": np.array([1, 0]), "when": np.datetime64("2026-01-01")})
+    meta = load_agent_meta(tmp_path)[1]
+    assert meta["env"] == {"observation": {"history": 2}, "reward": {"omega": 0.5}}
+    assert type(meta["env"]["observation"]["history"]) is int and meta["mask"] == [1, 0]
