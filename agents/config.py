@@ -86,7 +86,11 @@ class AccConfig(ConfigModel):
 
 
 class LaecnConfig(DqnTrainingParams):
-    """``configs/agent/laecn.yaml`` and ``haecn.yaml`` (the deep-Q settings at the top level)."""
+    """``configs/agent/laecn.yaml`` and ``haecn.yaml`` (the deep-Q settings at the top level).
+
+    ``learning_starts`` is at most ``buffer_size``: LAECN's warm-up counts the transitions its replay
+    holds (SB3's, for ACC, counts env steps), and a replay never holds more than ``buffer_size``.
+    """
 
     name: OneOf("laecn", "haecn")
     granularity: GRANULARITY
@@ -99,6 +103,13 @@ class LaecnConfig(DqnTrainingParams):
     policy_net: HIDDEN_LAYERS
     decision_net: HIDDEN_LAYERS
     decision_double_q: Flag
+
+    @model_validator(mode="after")
+    def _warm_up_fits_the_replay(self) -> LaecnConfig:
+        if self.learning_starts > self.buffer_size:  # the modules would never take a gradient step
+            raise field_error("learning_starts", f"got {self.learning_starts}, allowed: at most buffer_size "
+                                                 f"({self.buffer_size}), the transitions a replay holds")
+        return self
 
 
 MODELS = {"acc": AccConfig, "laecn": LaecnConfig, "haecn": LaecnConfig}

@@ -188,6 +188,9 @@ def test_agent_configs_are_validated_naming_the_field(name, override, field):
     ("laecn", {"batch_size": 65, "buffer_size": 64},
      r"^agent\.batch_size: got 65, allowed: at most buffer_size \(64\)"),
     ("laecn", {"policy_net": {"a": 1}}, r"^agent\.policy_net: got \{'a': 1\}: input should be a valid list"),
+    # LAECN's warm-up counts replay rows: past buffer_size no module ever learned (losses stayed NaN)
+    ("haecn", {"learning_starts": 64, "buffer_size": 32, "batch_size": 8},
+     r"^agent\.learning_starts: got 64, allowed: at most buffer_size \(32\)"),
     ("acc", {"hyperparams": [1]}, r"^agent\.hyperparams: got \[1\]: input should be a valid dictionary"),
     ("laecn", [1, 2], r"^agent: expected a mapping of fields, got \[1, 2\]"),
     ("laecn", {"policy_net": "???"}, r"^agent\.policy_net: got '\?\?\?'"),  # was silently the YAML's value
@@ -204,7 +207,7 @@ def test_agent_config_takes_numpy_numbers_and_tuples_as_their_values():
     h = cfg["hyperparams"]
     assert (h["batch_size"], h["gamma"], h["policy_kwargs"]["net_arch"]) == (32, 0.5, [32, 16])
     assert type(h["batch_size"]) is int and type(h["policy_kwargs"]["net_arch"][0]) is int
-    assert agent_config("laecn", {"policy_net": [np.float64(8.0)], "batch_size": 64, "buffer_size": 64})[
+    assert agent_config("laecn", {"policy_net": [np.float64(8.0)], "buffer_size": 64, "learning_starts": 64})[
         "policy_net"] == [8]
 
 
