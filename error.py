@@ -26,6 +26,12 @@ class ConfigError(EcnGymError, ValueError):
         self.message = message
         super().__init__(f"{field}: {message}")
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        # pickled with its two arguments (the default passes the one formatted string, which
+        # __init__ does not take): an error raised in a worker process (a vector env's, Ray's, the
+        # plateau evaluator's) comes back to the parent as itself
+        return type(self), (self.field, self.message)
+
 
 class InvalidAction(EcnGymError, ValueError):
     """An action given to an environment does not belong to its action space."""

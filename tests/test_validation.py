@@ -127,3 +127,21 @@ def test_checking_a_field_again_reuses_its_validator():
         check("n", 3, Whole(1))
     after = _cached_adapter.cache_info()
     assert after.misses - before.misses <= 1 and after.hits - before.hits >= 9
+
+
+def _raise_config_error(value: int) -> None:
+    check_whole("episodes", value, 1)
+
+
+def test_a_config_error_crosses_process_boundaries_as_itself():
+    # pickle gave ConfigError one argument (the formatted text): unpickling it was a TypeError, so
+    # an error raised in a worker process (vector envs, Ray, the plateau evaluator) could not come back
+    import multiprocessing as mp
+    import pickle
+
+    err = pickle.loads(pickle.dumps(ConfigError("seed", "got -1, allowed range is [0, 10]")))
+    assert type(err) is ConfigError and (err.field, err.message) == ("seed", "got -1, allowed range is [0, 10]")
+    assert str(err) == "seed: got -1, allowed range is [0, 10]"
+    with mp.get_context("spawn").Pool(1) as pool, pytest.raises(ConfigError, match=r"^episodes: .*got 0") as info:
+        pool.apply(_raise_config_error, (0,))
+    assert info.value.field == "episodes"
