@@ -56,8 +56,8 @@ def agent_config(name: str, overrides: dict[str, Any] | None = None) -> dict[str
         The validated config as a plain dict.
 
     Raises:
-        ConfigError: On an unknown agent name, overrides that are not a mapping, or a bad or unknown
-            field (named ``agent.<field>``).
+        ConfigError: On an unknown agent name, overrides that are not a mapping, an override of
+            ``name``, or a bad or unknown field (named ``agent.<field>``).
     """
     if not isinstance(name, str) or name not in AGENTS:
         raise ConfigError("agent", f"got {name!r}, allowed: {list(AGENTS)}")
@@ -67,6 +67,9 @@ def agent_config(name: str, overrides: dict[str, Any] | None = None) -> dict[str
 
     base = MODELS[name].parse(config_values(_load_agent_yaml(name)), "agent")
     cfg = base.updated({} if overrides is None else overrides, "agent").as_dict()
+    if cfg["name"] != name:  # (the name picks the file: laecn with name=haecn would be neither)
+        raise ConfigError("agent.name", f"got {cfg['name']!r} for the agent {name!r}; the name is not an override: "
+                                        f"choose the agent with agent={cfg['name']}")
     EnvConfig().updated(cfg["env"], "agent.env")  # the agent's env overrides are valid env fields
     if "online" in cfg:  # (ACC) checked now, not only once a run reaches its online phase
         EnvConfig().updated(cfg["online"]["env"], "agent.online.env")

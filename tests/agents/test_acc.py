@@ -194,6 +194,10 @@ def test_agent_configs_are_validated_naming_the_field(name, override, field):
     ("acc", {"hyperparams": [1]}, r"^agent\.hyperparams: got \[1\]: input should be a valid dictionary"),
     ("laecn", [1, 2], r"^agent: expected a mapping of fields, got \[1, 2\]"),
     ("laecn", {"policy_net": "???"}, r"^agent\.policy_net: got '\?\?\?'"),  # was silently the YAML's value
+    # was accepted: a "haecn" with LAECN's adaptive interval (or, with agent=laecn agent.name=acc, an
+    # error about LAECN's fields being unknown to ACC)
+    ("laecn", {"name": "haecn"}, r"^agent\.name: got 'haecn' for the agent 'laecn'; the name is not an override: "
+                                 r"choose the agent with agent=haecn"),
 ])
 def test_agent_config_overrides_of_any_type_get_an_error_naming_the_field(name, override, message):
     with pytest.raises(ConfigError, match=message):
