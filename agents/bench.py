@@ -343,7 +343,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--algorithms: unknown {bad}; allowed: {list(ALGORITHMS)}")
     if args.steps < 1:
         parser.error("--steps must be >= 1")
-    threads = resolve_threads(args.threads)
+    try:
+        threads = resolve_threads(args.threads)
+    except ConfigError as exc:  # named as given: the option (or $ECNGYM_THREADS), not the config key
+        parser.error(f"{'--threads' if exc.field == 'threads' else exc.field}: {exc.message}")
     settings = [threads] + ([0] if args.compare_defaults and threads != 0 else [])
     console = wide_console(110)  # the table has 8 columns
     load = os.getloadavg()[0]

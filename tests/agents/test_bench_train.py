@@ -31,6 +31,15 @@ def test_bench_train_refuses_plateau_options_without_plateau(args, named, capsys
     assert f"{named}: only used with --plateau" in capsys.readouterr().err
 
 
+def test_bench_train_names_a_bad_thread_count_by_its_option(capsys, monkeypatch):
+    # the message named the config key 'threads', which this command has no such option as
+    assert cli.main(["bench", "train", "--threads", "-1"]) == 2
+    assert "error: --threads: expected a whole number of threads in [0, 4096]" in capsys.readouterr().err
+    monkeypatch.setenv("ECNGYM_THREADS", "x")
+    assert cli.main(["bench", "train"]) == 2
+    assert "error: ECNGYM_THREADS: expected a whole number of threads" in capsys.readouterr().err
+
+
 def test_a_failing_measuring_process_is_reported_not_waited_for():
     # the child raises (no such algorithm in ALGORITHMS): before, the parent waited on its queue forever
     from ecngym.agents.bench import BenchChildError, in_fresh_process
