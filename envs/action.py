@@ -271,7 +271,8 @@ def template_indices(action: object, n_templates: int, space: spaces.Space) -> n
     numbers (integers, or floats like ``3.0``) in [0, ``n_templates``), in the shape of ``space``
     (one index for a ``Discrete`` space, as Gymnasium's ``Discrete.contains`` has it: ``[3]`` is
     not an element of ``Discrete(13)``; one per unit for a ``MultiDiscrete`` one); booleans,
-    strings, NaN and non-integral floats are refused, nothing is clamped.
+    strings, NaN and non-integral floats are refused (also a boolean in a list, ``[True, 1]``, which
+    NumPy makes a 1), nothing is clamped.
 
     Args:
         action: The action as given (an int, a NumPy scalar or array, a list).
@@ -289,10 +290,12 @@ def template_indices(action: object, n_templates: int, space: spaces.Space) -> n
     except (ValueError, TypeError):  # ragged nesting, or not array-like at all
         raise InvalidAction(f"expected an element of {space}, got {action!r}") from None
     kind = str(space) if isinstance(space, spaces.Discrete) else type(space).__name__  # (not MultiDiscrete's nvec)
-    expected = (f"{math.prod(space.shape)} template index(es) in [0, {n_templates}) (an element of {kind}: shape "
-                f"{space.shape})")
+    expected = (f"{math.prod(space.shape)} integer template index(es) in [0, {n_templates}) (an element of {kind}: "
+                f"shape {space.shape})")
     if a.shape != space.shape:
         raise InvalidAction(f"expected {expected}, got {_shape_of(action, a)}")
+    if not isinstance(action, np.ndarray) and a.ndim and a.dtype.kind in "iuf":  # (an array's dtype shows booleans)
+        _refuse_listed_bools(action, a, f"expected {expected}")
     if a.dtype.kind in "iu":
         whole = np.ones(a.shape, dtype=bool)
     elif a.dtype.kind == "f":
@@ -300,7 +303,7 @@ def template_indices(action: object, n_templates: int, space: spaces.Space) -> n
     else:  # booleans, strings, objects
         whole = np.zeros(a.shape, dtype=bool)
     if not whole.all():
-        raise InvalidAction(f"expected integer template indices in [0, {n_templates}), {_offending(action, a, whole)}")
+        raise InvalidAction(f"expected {expected}, {_offending(action, a, whole)}")
     # the range is checked before the cast: 2**63 or 1e300 would wrap (or warn) as int64
     inside = (a >= 0) & (a < n_templates)
     if not inside.all():
@@ -312,7 +315,8 @@ def box_values(action: object, shape: tuple[int, ...]) -> np.ndarray:
     """Check a continuous action and return it as float64: ``shape``, finite, every entry in [-1, 1].
 
     The one check of a continuous action (single-agent, AQM-parameter and per-agent actions);
-    booleans, strings and complex numbers are refused, nothing is clamped.
+    booleans (also in a list, ``[[True, 0, 0]]``, which NumPy makes a 1.0), strings and complex
+    numbers are refused, nothing is clamped.
 
     Raises:
         InvalidAction: Naming the expected shape and what was given (its first bad entry).
@@ -324,10 +328,43 @@ def box_values(action: object, shape: tuple[int, ...]) -> np.ndarray:
         raise InvalidAction(f"{expected}, got {action!r}") from None
     if a.shape != tuple(shape):
         raise InvalidAction(f"{expected}, got {_shape_of(action, a)}")
+    if not isinstance(action, np.ndarray) and a.ndim and a.dtype.kind in "iuf":  # (an array's dtype shows booleans)
+        _refuse_listed_bools(action, a, expected)
     ok = (np.isfinite(a) & (np.abs(a) <= 1.0)) if a.dtype.kind in "iuf" else np.zeros(a.shape, dtype=bool)
     if not ok.all():
         raise InvalidAction(f"{expected}, {_offending(action, a, ok)}")
     return a.astype(np.float64)
+
+
+#: Entry types of a flat list action that hold no boolean (:func:`_refuse_listed_bools`).
+_NOT_BOOL_OR_NESTED = frozenset({int, float, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                                 np.uint64, np.float16, np.float32, np.float64})
+
+
+def _refuse_listed_bools(action: object, a: np.ndarray, expected: str) -> None:
+    """Refuse a boolean entry of a list (or tuple) action, which ``np.asarray`` has made a number.
+
+    ``np.asarray([True, 1])`` is ``[1, 1]``: only the entries as given still show the boolean, so a
+    list's entries are looked at here; an array needs no look (its dtype shows booleans, kind
+    ``"b"``, which the callers refuse as not numbers).
+
+    Args:
+        action: The action as given: a list or tuple (nested for a 2-D action).
+        a: ``np.asarray(action)``, numeric, of the expected shape.
+        expected: What the action space takes, the start of the message.
+
+    Raises:
+        InvalidAction: ``{expected}, got action[0] = True (and N more)``.
+    """
+    if _NOT_BOOL_OR_NESTED.issuperset(map(type, action)):
+        return  # a flat list of plain numbers: the common list, at the cost of a look at each entry's type
+    given = np.asarray(action, dtype=object)  # the entries as given
+    if given.shape != a.shape:  # entries that are array-likes of their own (not of lists or NumPy)
+        return
+    is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype.kind == "b")
+                           for v in given.flat), dtype=bool, count=given.size)
+    if is_bool.any():
+        raise InvalidAction(f"{expected}, {_offending(action, given, ~is_bool.reshape(a.shape))}")
 
 
 def _shape_of(action: object, a: np.ndarray) -> str:
@@ -338,7 +375,7 @@ def _shape_of(action: object, a: np.ndarray) -> str:
 def _offending(action: object, a: np.ndarray, ok: np.ndarray) -> str:
     """``got action[7, 2] = 1.5 (and 3 more)``: the first entry of ``a`` that is not ``ok`` (a scalar as given)."""
     if a.ndim == 0:
-        return f"got {action!r}"
+        return f"got {shown(action)}"
     i, more = first_offending(np.flatnonzero(~ok.reshape(-1)))
     at = ", ".join(str(int(k)) for k in np.unravel_index(i, a.shape))
     return f"got action[{at}] = {shown(a.reshape(-1)[i])}{more}"

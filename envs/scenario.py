@@ -315,6 +315,9 @@ class EcnScenario:
             # EnvView.hold_action's encoding of the current setting keeps it: a continuous action
             # carries a setting only to float32 rounding, and decoding it would move the setting by
             # that rounding (on ports running another policy, where no RED setting may be set)
+            if key is None or (isinstance(action, np.ndarray) and action.dtype.kind == "b"):
+                # not an int or a number array: checked (to NumPy, [True] == [1]), nothing applied
+                self.actions.to_settings(action)
             return
         if isinstance(self.actions, AqmActionMapper):
             self._apply_aqm(self.actions.to_settings(action))

@@ -451,7 +451,8 @@ def test_a_per_port_action_error_names_the_first_bad_entry_not_the_whole_action(
     bad = np.zeros(n, dtype=np.int64)
     bad[[3, 9]] = 99
     cases = [(bad, rf"\(an element of MultiDiscrete: shape \({n},\)\), got action\[3\] = 99 \(and 1 more\)$"),
-             (np.where(np.arange(n) == 5, 2.5, 0.0), r"integer template indices in \[0, 13\), got action\[5\] = 2.5$"),
+             (np.where(np.arange(n) == 5, 2.5, 0.0), r"integer template index\(es\) in \[0, 13\) \(an element of "
+              rf"MultiDiscrete: shape \({n},\)\), got action\[5\] = 2.5$"),
              (np.zeros(n - 1, dtype=np.int64), rf"got shape \({n - 1},\)$")]
     for action, match in cases:
         with pytest.raises(InvalidAction, match=match) as info:
@@ -471,4 +472,46 @@ def test_a_per_port_action_error_names_the_first_bad_entry_not_the_whole_action(
     with pytest.raises(InvalidAction, match=rf"^kmax_bytes\[4\]: got 40000 B, below kmin_bytes 50000 B \(unit "
                                             rf"'port{env.ports[4]}'\) \(and 1 more\)$"):
         EnvView(env).encode(kmin, 40_000, 0.05)
+    env.close()
+
+
+def test_a_boolean_in_an_action_list_is_refused_not_taken_as_index_1():
+    # np.asarray([True, 1]) is [1, 1]: a bool in a list (or tuple) was silently template 1 / 1.0
+    env = gym.make("ecngym/RoceLeafSpine-v0", episode_steps=5).unwrapped  # MultiDiscrete([13, 13]): leaf, spine
+    env.reset(seed=0)
+    red = {k: v.copy() for k, v in env.scenario.red.items()}
+    space = r"\(an element of MultiDiscrete: shape \(2,\)\)"
+    for bad, got in (([True, 1], r"action\[0\] = True"), ((1, np.False_), r"action\[1\] = False"),
+                     ([np.array(True), True], r"action\[0\] = True \(and 1 more\)")):
+        with pytest.raises(InvalidAction, match=rf"{space}, got {got}$"):
+            env.step(bad)
+    for k, v in env.scenario.red.items():  # nothing applied
+        np.testing.assert_array_equal(v, red[k])
+    env.step([1, 1])  # a list of ints is still an action
+    env.close()
+    env = EcnTuningEnv(action={"type": "continuous"}, **SHORT)  # Box(-1, 1, (1, 3))
+    env.reset(seed=0)
+    with pytest.raises(InvalidAction, match=r"shape \(1, 3\) in \[-1, 1\], got action\[0, 2\] = True$"):
+        env.step([[0.5, 0.0, True]])
+    env.step([[0.5, 0.0, 1]])
+    env.close()
+    env = gym.make("ecngym/RoceIncast-v0", episode_steps=5, aqm="ecn_sharp", action={"type": "continuous"}).unwrapped
+    env.reset(seed=0)  # the AQM-parameter action: Box(-1, 1, (1, 2))
+    with pytest.raises(InvalidAction, match=r"shape \(1, 2\) in \[-1, 1\], got action\[0, 0\] = True$"):
+        env.step([[True, 0.0]])
+    env.close()
+
+
+def test_a_boolean_equal_to_the_held_action_is_refused_too():
+    # the held action (EnvView.hold_action) is compared before the checks: NumPy has True == 1
+    from ecngym.envs.view import EnvView
+
+    env = gym.make("ecngym/RoceIncast-v0", episode_steps=5).unwrapped  # Discrete(13)
+    env.reset(seed=0)
+    env.step(1)
+    assert EnvView(env).hold_action() == 1
+    for bad in (True, np.True_, np.array(True)):
+        with pytest.raises(InvalidAction, match=r"an element of Discrete\(13\): shape \(\)\), got True$"):
+            env.step(bad)
+    env.step(1)
     env.close()

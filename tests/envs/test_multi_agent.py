@@ -71,6 +71,9 @@ def test_bad_action_dicts_and_values_are_invalid_actions(action_type):
         ({**good, "switch_0": object()}, "switch_0"),  # was a TypeError from float() for Box actions
         ({**good, "switch_0": {}}, "switch_0"),
         ({**good, "switch_0": "1"}, "switch_0"),
+        # a bool in a list was 1.0 (np.asarray([True, 0, 0]) is [1, 0, 0]); a per-agent index is a scalar
+        ({**good, "switch_0": [True, 0.0, 0.0] if action_type == "continuous" else np.True_},
+         r"^switch_0: expected .*, got (action\[0\] = )?True$"),
     ]
     red = {k: v.copy() for k, v in env.scenario.red.items()}
     for actions, match in cases:
