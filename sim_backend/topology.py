@@ -103,23 +103,25 @@ class Topology:
     def hosts_of_node_ids(self, ids: Any, field_name: str) -> np.ndarray:
         """Our host index of each file node id in ``ids`` (inverse of :meth:`node_ids` on hosts).
 
+        A binary search in the sorted host ids: memory and time grow with the hosts and ``ids``,
+        not with the largest id (node ids go up to 2^32 - 1).
+
         Raises:
             ConfigError: Naming ``field_name`` and the first id that is not a host of this topology.
         """
         ids = np.asarray(ids, dtype=np.int64)
-        all_ids = self.node_ids()
-        host_ids = all_ids[: self.num_hosts]
-        lookup = np.full(int(all_ids.max()) + 1 if self.num_nodes else 0, -1, dtype=np.int64)
-        lookup[host_ids] = np.arange(self.num_hosts)
-        inside = (ids >= 0) & (ids < len(lookup))
-        hosts = np.full(len(ids), -1, dtype=np.int64)
-        hosts[inside] = lookup[ids[inside]]
-        bad = np.flatnonzero(hosts < 0)
+        host_ids = self.node_ids()[: self.num_hosts]
+        order = np.argsort(host_ids)
+        sorted_ids = host_ids[order]
+        at = np.searchsorted(sorted_ids, ids)
+        found = at < len(sorted_ids)
+        found[found] = sorted_ids[at[found]] == ids[found]
+        bad = np.flatnonzero(~found)
         if len(bad):
             i = int(bad[0])
             raise ConfigError(field_name, f"row {i}: node {int(ids[i])} is not a host of {self.name} "
                                           f"(hosts: {_id_ranges(host_ids)})")
-        return hosts
+        return order[at].astype(np.int64)
 
     def is_switch(self) -> np.ndarray:
         """Return a uint8 array, 1 for switch nodes."""

@@ -211,6 +211,26 @@ def test_hand_built_topology_of_python_lists_builds_in_the_fabrics_dtypes():
         assert fab.run("1ms")
 
 
+def test_host_lookup_by_file_node_id_does_not_grow_with_the_largest_id():
+    # the lookup was a table of max(node id) + 1 entries: an id near 2^32 asked for 32 GiB
+    # (ids near 2^25 here: without the binary search this test allocates 256 MiB, not 32 GiB)
+    import tracemalloc
+
+    star = topology.Topology(**STAR_FIELDS, params={"node_ids": [2**25, 5, 2**25 + 2]})
+    tracemalloc.start()
+    try:
+        hosts = star.hosts_of_node_ids(np.array([5, 2**25, 5]), "flows.src")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert hosts.tolist() == [1, 0, 1] and hosts.dtype == np.int64
+    assert peak < 2**20
+    for bad in ([5, 2**25 + 2, 7], [5, -1], [5, 2**25 + 1]):  # a switch's id, below and between the hosts'
+        with pytest.raises(ConfigError, match=rf"^flows.src: row 1: node {bad[1]} is not a host of custom "
+                                              rf"\(hosts: 5, {2**25}\)$"):
+            star.hosts_of_node_ids(np.array(bad), "flows.src")
+
+
 @pytest.mark.parametrize("changes,message", [
     ({"link_a": [-1, 1]}, "topology.link_a[0]: got -1, allowed range is [0, 2]"),
     ({"link_a": [-1, 7]}, "topology.link_a[0]: got -1 (and 1 more), allowed range is [0, 2]"),
