@@ -51,8 +51,8 @@ class Topology:
             a count that is not a whole number, layers that are not a list of strings, a link array
             that is not a flat array of numbers (integers for ends and delays) of one length per
             link, a link end outside the nodes, a rate outside [1, 1e15] bit/s, a delay outside
-            [0, :data:`MAX_LINK_DELAY_NS`] ns, or ``params["node_ids"]`` that are not one id in
-            [0, 2^32) per node.
+            [0, :data:`MAX_LINK_DELAY_NS`] ns, or ``params["node_ids"]`` that are not one distinct
+            id in [0, 2^32) per node.
     """
 
     name: str
@@ -77,8 +77,9 @@ class Topology:
                                        links)
         self.delay_ns = _checked_array("topology.delay_ns", self.delay_ns, np.int64, 0, MAX_LINK_DELAY_NS, links)
         if self.params.get("node_ids") is not None:
-            _checked_array("topology.params.node_ids", self.params["node_ids"], np.uint32, 0, MAX_NODE_ID,
-                         self.num_nodes, per="node")
+            ids = _checked_array("topology.params.node_ids", self.params["node_ids"], np.uint32, 0, MAX_NODE_ID,
+                                 self.num_nodes, per="node")
+            _check_distinct("topology.params.node_ids", ids)
 
     @property
     def num_switches(self) -> int:
@@ -238,6 +239,22 @@ def _checked_array(field_name: str, values: Any, dtype: type, low: float, high: 
         raise ConfigError(f"{field_name}[{i}]", f"got {shown(arr[i])}{more}, allowed range is "
                                                 f"{range_text(low, high)}")
     return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def _check_distinct(field_name: str, ids: np.ndarray) -> None:
+    """Refuse an id that an earlier entry of ``ids`` has already (one id per node).
+
+    Raises:
+        ConfigError: ``field_name[i]: got 4 (and N more), already the id of node 0; ...``, ``i``
+            the first entry that repeats an earlier one.
+    """
+    order = np.argsort(ids, kind="stable")  # equal ids keep their order: the first of each comes first
+    repeats = order[1:][ids[order[1:]] == ids[order[:-1]]]
+    if len(repeats):
+        i, more = first_offending(np.sort(repeats))
+        first = int(np.flatnonzero(ids == ids[i])[0])
+        raise ConfigError(f"{field_name}[{i}]", f"got {shown(ids[i])}{more}, already the id of node {first}; "
+                                                "each node needs its own id")
 
 
 def _links(

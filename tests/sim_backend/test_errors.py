@@ -246,11 +246,15 @@ def test_host_lookup_by_file_node_id_does_not_grow_with_the_largest_id():
     ({"switch_layers": "tor"}, "topology.switch_layers: got 'tor'"),
     ({"params": {"node_ids": [-1, 1, 2]}}, "topology.params.node_ids[0]: got -1, allowed range is [0, 4294967295]"),
     ({"params": {"node_ids": [0, 1]}}, "topology.params.node_ids: expected 3 entries (one per node), got 2"),
+    ({"params": {"node_ids": [4, 9, 4]}}, "topology.params.node_ids[2]: got 4, already the id of node 0; each node "
+                                          "needs its own id"),
+    ({"params": {"node_ids": [7, 7, 7]}}, "topology.params.node_ids[1]: got 7 (and 1 more), already the id of node 0"),
 ], ids=["negative_end", "two_bad_ends", "end_beyond_nodes", "float_ends", "short_array", "2d_array", "zero_rate",
         "string_rates", "fractional_delay", "negative_delay", "string_host_count", "layers_a_string",
-        "negative_node_id", "node_ids_short"])
+        "negative_node_id", "node_ids_short", "repeated_node_id", "node_ids_all_one"])
 def test_hand_built_topology_refuses_a_bad_field_at_construction_naming_it(changes, message):
-    # (lists reached the C++ binding as nanobind's TypeError; node id -1 wrapped to 2^32 - 1 and built)
+    # (lists reached the C++ binding as nanobind's TypeError; node id -1 wrapped to 2^32 - 1 and built;
+    # a repeated node id built, and only the fabric's binding refused it, with a ValueError)
     with pytest.raises(ConfigError) as err:
         topology.Topology(**{**STAR_FIELDS, **changes})
     assert message in str(err.value)
