@@ -32,11 +32,11 @@ from rich.table import Table
 
 from ecngym import __version__
 from ecngym.error import ConfigError, EcnGymError, check_whole
-from ecngym.files import check_input_file, check_output_path, write_atomically, write_text_atomically
+from ecngym.files import check_output_path, write_atomically, write_text_atomically
 from ecngym.results.store import MAX_SEED
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
-from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
+from ecngym.sim_backend.flows import as_flow_table, read_flows, read_hpcc_flow_file
 from ecngym.validation import Duration, Text, check, config_values
 
 #: Most episodes one ``ecngym eval`` plays (its seeds and row ids are listed up front).
@@ -44,13 +44,18 @@ MAX_EPISODES = 100_000
 
 
 def load_trace(spec: str) -> tuple[Any, str]:
-    """Return (flow table or Trace, description) for the ``trace`` config field."""
+    """Return (flow table or Trace, description) for the ``trace`` config field, read from its file.
+
+    Raises:
+        ConfigError: Naming ``trace`` if ``spec`` is neither ``hpcc_reference`` nor a file, else as
+            :func:`~ecngym.sim_backend.flows.read_flows` raises for a malformed file.
+    """
     if spec == "hpcc_reference":
         flows = read_hpcc_flow_file(hpcc_reference_path("flow_ws50_16h_100g_10ms.txt"))
         flows["start_ns"] -= flows["start_ns"].min()  # the file starts at t = 2 s
         return flows, "HPCC reference WebSearch 50% (605 flows)"
-    check_input_file("trace", spec, "'hpcc_reference', a Parquet trace ('ecngym trace generate') or an HPCC flow file")
-    return spec, spec
+    return read_flows(spec, field="trace", expected="'hpcc_reference', a Parquet trace ('ecngym trace generate') "
+                                                    "or an HPCC flow file"), spec
 
 
 def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed: Any) -> FabricConfig:
@@ -98,9 +103,9 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
             raise ConfigError(f"ecn_settings.{name}", f"got {ecn!r}, expected a mapping {{kmin, kmax, pmax}}")
         settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), cfg.seed)
     limit_ns = check("limit", cfg.limit, Duration(low=1))
-    flows, description = load_trace(str(cfg.trace))
+    flows, description = load_trace(str(cfg.trace))  # read (a malformed file's error is the reader's)
     try:
-        flows = as_flow_table(flows, num_hosts=topo.num_hosts)  # read and checked once, before any run
+        flows = as_flow_table(flows, num_hosts=topo.num_hosts)  # checked once, before any run
     except ConfigError as exc:  # (e.g. a 16-host trace on a smaller topology)
         raise ConfigError("trace", f"{description} does not fit the topology {topo.name} "
                                    f"({topo.num_hosts} hosts): {exc}") from None

@@ -44,7 +44,7 @@ def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None
             if a mapping's columns are not flat arrays of one length.
     """
     if isinstance(flows, (str, Path)):
-        flows = _load(Path(flows), topology)
+        flows = read_flows(flows, topology)
     if hasattr(flows, "flows") and isinstance(flows.flows, pd.DataFrame):
         flows = flows.flows
     if isinstance(flows, dict):
@@ -182,8 +182,27 @@ def _check(table: pd.DataFrame, col: str, bad: pd.Series, message: str) -> None:
         raise ConfigError(f"flows.{col}", f"row {row}: {shown(table[col].iloc[row])} {message}")
 
 
-def _load(path: Path, topology: Any = None) -> Any:
-    check_input_file("flows", path, "a Parquet trace or an HPCC flow file")  # (the one check)
+def read_flows(path: Any, topology: Any = None, field: str = "flows",
+               expected: str = "a Parquet trace or an HPCC flow file") -> Any:
+    """Read a Parquet trace (``.parquet``, a verified :class:`~ecngym.workloads.Trace`) or an HPCC flow file.
+
+    The path's one check (:func:`~ecngym.files.check_input_file`); the table is read but not yet
+    checked against a topology (:func:`as_flow_table` does that).
+
+    Args:
+        path: The file.
+        topology: The topology an HPCC flow file's node ids refer to (:func:`read_hpcc_flow_file`).
+        field: The option that gave the path, named if it names no file.
+        expected: What the file should be, for that message.
+
+    Returns:
+        The :class:`~ecngym.workloads.Trace` or the HPCC file's flow table (a DataFrame).
+
+    Raises:
+        ConfigError: Naming ``field`` if ``path`` names no file, else as the reader raises it
+            (the file and line of a malformed HPCC entry, ``trace`` for a Parquet trace).
+    """
+    path = check_input_file(field, path, expected)  # (the one check)
     if path.suffix == ".parquet":
         from ecngym.workloads import Trace
 

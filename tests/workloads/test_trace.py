@@ -241,3 +241,35 @@ def test_reading_a_trace_checks_its_path_once_and_each_public_reader_checks_it(t
         with pytest.raises(ConfigError) as err:
             reader(missing)
         assert err.value.field == field and "no file at" in err.value.message
+
+
+def test_compare_reads_its_trace_with_one_path_check_and_the_readers_errors(tmp_path, monkeypatch):
+    # was: experiment.load_trace checked the path and returned it, as_flow_table checked it again, and
+    # a malformed file's error came wrapped as "trace: <file> does not fit the topology ...: ..."
+    import ecngym.files
+    from ecngym import experiment
+    from ecngym.sim_backend import flows as flows_module
+    from ecngym.sim_backend.flows import as_flow_table
+
+    trace = generate_trace(load=0.3, hosts=4, duration="1ms", seed=1)
+    parquet, hpcc = trace.save(tmp_path / "t.parquet"), trace.to_hpcc_flow_file(tmp_path / "t.txt")
+    fields = []
+
+    def counted(field, path, expected="a file"):
+        fields.append(field)
+        return ecngym.files.check_input_file(field, path, expected)
+
+    monkeypatch.setattr(flows_module, "check_input_file", counted)
+    monkeypatch.setattr(experiment, "check_input_file", counted, raising=False)
+    for path in (parquet, hpcc):
+        fields.clear()
+        flows, description = experiment.load_trace(str(path))  # as compare_static_settings reads it
+        assert len(as_flow_table(flows, num_hosts=4)) == len(trace) and description == str(path)
+        assert fields == ["trace"], path
+    bad = tmp_path / "bad.txt"
+    bad.write_text("2\n0 1 3 100 1000 0\n0 1 3 100\n")
+    with pytest.raises(ConfigError, match=rf"^flows \({re.escape(str(bad))}\): line 3: expected 6 columns"):
+        experiment.load_trace(str(bad))
+    for missing, what in ((tmp_path / "missing.txt", "no file at"), (tmp_path, "which is a directory")):
+        with pytest.raises(ConfigError, match=rf"^trace: .*{what}.*; expected 'hpcc_reference', a Parquet trace"):
+            experiment.load_trace(str(missing))
