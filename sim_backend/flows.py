@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ecngym.error import ConfigError, shown
+from ecngym.error import ConfigError, first_offending, shown
 from ecngym.files import check_input_file
 from ecngym.sim_backend.config import DelayClasses
 from ecngym.units import MAX_BYTES, MAX_TIME_NS
@@ -40,8 +41,9 @@ def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None
             refer to (mapped to our host indices); default: ids are host indices.
 
     Raises:
-        ConfigError: Naming the column and the first bad row, or ``flows`` and each column's length
-            if a mapping's columns are not flat arrays of one length.
+        ConfigError: Naming the column, the first bad row and how many more rows are bad
+            (:func:`check_rows`), or ``flows`` and each column's length if a mapping's columns are
+            not flat arrays of one length.
     """
     if isinstance(flows, (str, Path)):
         flows = read_flows(flows, topology)
@@ -148,7 +150,8 @@ def whole_number_column(col: str, values: np.ndarray) -> np.ndarray:
 
     Raises:
         ConfigError: Naming ``flows.<col>`` and the first row that is not a whole number in
-            [-2^63, 2^63) (a fraction, NaN, a string, a boolean, a timestamp ...).
+            [-2^63, 2^63) (a fraction, NaN, a string, a boolean, a timestamp ...), and how many
+            more are not (:func:`check_rows`).
     """
     if values.dtype.kind == "i":
         return values.astype(np.int64)
@@ -161,9 +164,8 @@ def whole_number_column(col: str, values: np.ndarray) -> np.ndarray:
     else:  # strings, booleans, timestamps ...
         ok = np.zeros(len(values), dtype=bool)
     if not ok.all():
-        row = _first(~ok)
-        raise ConfigError(f"flows.{col}", f"row {row}: expected a whole number in [-2^63, 2^63), "
-                                          f"got {shown(values[row])}")
+        check_rows(f"flows.{col}", ~ok, lambda row: f"expected a whole number in [-2^63, 2^63), "
+                                                     f"got {shown(values[row])}")
     return values.astype(np.int64)
 
 
@@ -171,15 +173,29 @@ def _is_whole(value: Any) -> bool:
     return is_finite_number(value) and value == int(value) and -(2**63) <= int(value) < 2**63
 
 
-def _first(mask: np.ndarray) -> int:
-    return int(np.flatnonzero(mask)[0])
+def check_rows(field: str, bad: Any, message: Callable[[int], str]) -> None:
+    """Refuse a flow table's bad rows: the one form of the message naming them.
+
+    ``flows.dst: row 3 (and 2 more): 5 equals src``: the first bad row, what is wrong with it and
+    how many more rows are bad (:func:`~ecngym.error.first_offending`). Nothing is computed unless
+    a row is bad.
+
+    Args:
+        field: The column (``flows.dst``), or the file and column.
+        bad: One flag per row (a boolean array or Series).
+        message: What is wrong with a row, given its (0-based) index.
+
+    Raises:
+        ConfigError: Naming ``field``, if any row is bad.
+    """
+    mask = np.asarray(bad)
+    if mask.any():
+        row, more = first_offending(np.flatnonzero(mask))
+        raise ConfigError(field, f"row {row}{more}: {message(row)}")
 
 
 def _check(table: pd.DataFrame, col: str, bad: pd.Series, message: str) -> None:
-    mask = np.asarray(bad)
-    if mask.any():
-        row = _first(mask)
-        raise ConfigError(f"flows.{col}", f"row {row}: {shown(table[col].iloc[row])} {message}")
+    check_rows(f"flows.{col}", bad, lambda row: f"{shown(table[col].iloc[row])} {message}")
 
 
 def read_flows(path: Any, topology: Any = None, field: str = "flows",

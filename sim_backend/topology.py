@@ -108,7 +108,8 @@ class Topology:
         not with the largest id (node ids go up to 2^32 - 1).
 
         Raises:
-            ConfigError: Naming ``field_name`` and the first id that is not a host of this topology.
+            ConfigError: Naming ``field_name``, the first row whose id is not a host of this
+                topology and how many more rows are so (:func:`~ecngym.sim_backend.flows.check_rows`).
         """
         ids = np.asarray(ids, dtype=np.int64)
         host_ids = self.node_ids()[: self.num_hosts]
@@ -117,11 +118,10 @@ class Topology:
         at = np.searchsorted(sorted_ids, ids)
         found = at < len(sorted_ids)
         found[found] = sorted_ids[at[found]] == ids[found]
-        bad = np.flatnonzero(~found)
-        if len(bad):
-            i = int(bad[0])
-            raise ConfigError(field_name, f"row {i}: node {int(ids[i])} is not a host of {self.name} "
-                                          f"(hosts: {_id_ranges(host_ids)})")
+        from ecngym.sim_backend.flows import check_rows
+
+        check_rows(field_name, ~found, lambda row: f"node {int(ids[row])} is not a host of {self.name} "
+                                                   f"(hosts: {_id_ranges(host_ids)})")
         return order[at].astype(np.int64)
 
     def is_switch(self) -> np.ndarray:

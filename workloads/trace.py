@@ -94,9 +94,10 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
     Rows are ordered by ``(start_ns, src, dst, size_bytes)``, ties kept in input order.
 
     Raises:
-        ConfigError: Naming the column and the (0-based, input-order) row of the first bad value.
+        ConfigError: Naming the column and the (0-based, input-order) row of the first bad value,
+            and how many more rows are bad (:func:`~ecngym.sim_backend.flows.check_rows`).
     """
-    from ecngym.sim_backend.flows import DEFAULT_DPORT, whole_number_column
+    from ecngym.sim_backend.flows import DEFAULT_DPORT, check_rows, whole_number_column
 
     if not isinstance(flows, pd.DataFrame):
         raise ConfigError("flows", f"expected a pandas DataFrame, got {type(flows).__name__}")
@@ -124,9 +125,7 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
         if (dport != DEFAULT_DPORT).any():  # all default: the same trace as without the column
             data["dport"] = dport
     for col, bad, msg in checks:
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise ConfigError(f"flows.{col}", f"row {row}: {int(data[col][row])} {msg}")
+        check_rows(f"flows.{col}", bad, lambda row, col=col, msg=msg: f"{int(data[col][row])} {msg}")
     tags = flows["tag"].astype(str).to_numpy() if "tag" in flows.columns else np.full(n, "custom", dtype=object)
     order = _start_order(data["start_ns"], data["src"], data["dst"], data["size_bytes"])
     out = {"flow_id": np.arange(n, dtype=np.int64)}
@@ -194,8 +193,9 @@ class Trace:
             The trace.
 
         Raises:
-            ConfigError: Naming the column (``flows.dst``) and the 0-based row of the first bad
-                value: a missing column, src == dst, size <= 0, start < 0, a non-integer.
+            ConfigError: Naming the column (``flows.dst``), the 0-based row of the first bad
+                value and how many more rows are bad: a missing column, src == dst, size <= 0,
+                start < 0, a non-integer.
         """
         return cls(flows, params={"source": "user table", **(params or {})})
 

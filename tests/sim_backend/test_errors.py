@@ -225,10 +225,32 @@ def test_host_lookup_by_file_node_id_does_not_grow_with_the_largest_id():
         tracemalloc.stop()
     assert hosts.tolist() == [1, 0, 1] and hosts.dtype == np.int64
     assert peak < 2**20
-    for bad in ([5, 2**25 + 2, 7], [5, -1], [5, 2**25 + 1]):  # a switch's id, below and between the hosts'
+    for bad in ([5, 2**25 + 2, 5], [5, -1], [5, 2**25 + 1]):  # a switch's id, below and between the hosts'
         with pytest.raises(ConfigError, match=rf"^flows.src: row 1: node {bad[1]} is not a host of custom "
                                               rf"\(hosts: 5, {2**25}\)$"):
             star.hosts_of_node_ids(np.array(bad), "flows.src")
+
+
+def test_a_flow_table_error_counts_the_bad_rows_after_the_first():
+    # named the first bad row only: a table with thousands of bad rows read like a one-row typo
+    from ecngym.sim_backend.flows import as_flow_table
+
+    flows = pd.DataFrame({"src": [0, 1, 1, 0, 1], "dst": [1, 1, 1, 1, 1], "size_bytes": [10, 20, 2.5, 3.5, 50],
+                          "start_ns": [0, 0, 0, 0, 0]})
+    with pytest.raises(ConfigError, match=r"^flows\.size_bytes: row 2 \(and 1 more\): expected a whole number "
+                                          r"in \[-2\^63, 2\^63\), got 2\.5$"):
+        as_flow_table(flows)
+    flows["size_bytes"] = 100
+    with pytest.raises(ConfigError, match=r"^flows\.dst: row 1 \(and 2 more\): 1 equals src$"):
+        as_flow_table(flows)
+    with pytest.raises(ConfigError, match=r"^flows\.dst: row 0 \(and 4 more\): 1 must be < 1 \(hosts\)$"):
+        as_flow_table(flows.assign(src=0), num_hosts=1)
+    with pytest.raises(ConfigError, match=r"^flows\.dst: row 4: 1 equals src$"):  # one bad row: no count
+        as_flow_table(flows.assign(src=[0, 0, 0, 0, 1]))
+    star = topology.Topology(**STAR_FIELDS, params={"node_ids": [4, 5, 6]})
+    with pytest.raises(ConfigError, match=r"^flows\.src: row 1 \(and 2 more\): node 6 is not a host of custom "
+                                          r"\(hosts: 4-5\)$"):
+        star.hosts_of_node_ids(np.array([4, 6, 6, 7]), "flows.src")
 
 
 @pytest.mark.parametrize("changes,message", [

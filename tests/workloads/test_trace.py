@@ -273,3 +273,17 @@ def test_compare_reads_its_trace_with_one_path_check_and_the_readers_errors(tmp_
     for missing, what in ((tmp_path / "missing.txt", "no file at"), (tmp_path, "which is a directory")):
         with pytest.raises(ConfigError, match=rf"^trace: .*{what}.*; expected 'hpcc_reference', a Parquet trace"):
             experiment.load_trace(str(missing))
+
+
+def test_a_trace_error_counts_the_bad_rows_after_the_first():
+    # Trace's own row checks name the first bad row and count the rest, as as_flow_table's do
+    flows = pd.DataFrame({"src": [0, 1, 2, 3], "dst": [1, 1, 2, 0], "size_bytes": [10, 20, 30, 0],
+                          "start_ns": [0, 0, 0, 0]})
+    with pytest.raises(ConfigError, match=r"^flows\.dst: row 1 \(and 1 more\): 1 equals src \(a flow needs two "
+                                          r"distinct hosts\)$"):
+        Trace.from_flows(flows)
+    with pytest.raises(ConfigError, match=r"^flows\.size_bytes: row 3: 0 must be > 0$"):
+        Trace.from_flows(flows.assign(dst=[1, 2, 3, 0]))
+    with pytest.raises(ConfigError, match=r"^flows\.start_ns: row 0 \(and 3 more\): expected a whole number in "
+                                          r"\[-2\^63, 2\^63\), got 'now'$"):
+        Trace.from_flows(flows.assign(start_ns="now"))
