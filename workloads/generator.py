@@ -165,7 +165,8 @@ def generate_trace(
     Raises:
         ConfigError: Naming the first bad parameter: load >= 1 or <= 0, fewer than two hosts, a
             duration <= 0, an unknown workload (with the closest name suggested), a bad CDF file
-            (with its line), an incast degree >= hosts, an unknown section key, ...
+            (with its line), an incast degree >= hosts, an unknown section key, phases that are
+            not a list, ...
     """
     hosts_n = check_whole("trace.hosts", hosts, 2, 10**7)
     rate = parse_rate_bps(link_rate, "trace.link_rate")
@@ -174,6 +175,8 @@ def generate_trace(
     end_ns = start_ns + duration_ns
     prio = check_whole("trace.priority", priority, 1, 7)
     seed_i = check_whole("trace.seed", seed, 0)
+    if phases is not None and not isinstance(phases, (list, tuple)):  # (0 or "" would read as no phases)
+        raise ConfigError("trace.phases", f"expected a list of {{at: <time>, load: <0..1>}}, got {phases!r}")
     background = workload != NO_BACKGROUND
     dist: FlowSizeDistribution | None = None
     if background:

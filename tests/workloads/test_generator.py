@@ -1,5 +1,7 @@
 """The generator: target load, exact incast, composable patterns, reproducible hashes, clear errors."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -158,6 +160,16 @@ def test_bad_parameters_name_the_field(kwargs, field):
     kwargs = {"duration": "10ms", **kwargs}
     with pytest.raises(ConfigError, match=field):
         generate_trace(**kwargs)
+
+
+@pytest.mark.parametrize("phases", [-1, 1.5, True, 0, "", {"at": "5ms", "load": 0.2}])
+def test_phases_that_are_not_a_list_are_refused(phases):
+    # -1 / 1.5 / True raised TypeError ('int' object is not iterable: ecngym eval +workload.phases=-1
+    # exited 1 with a traceback); 0 and "" were taken as no phases, a mapping as a list of its keys
+    with pytest.raises(ConfigError, match=rf"^trace\.phases: expected a list of \{{at: <time>, load: <0\.\.1>\}}, "
+                                          rf"got {re.escape(repr(phases))}$"):
+        generate_trace(duration="10ms", phases=phases)
+    generate_trace(duration="1ms", phases=[])  # no phase changes
 
 
 def test_bad_cdf_file_through_the_generator(tmp_path):
