@@ -501,10 +501,9 @@ class FabricConfig:
         """Validate ``aqm`` (policy names and parameters; layer names are checked at build)."""
         from ecngym.sim_backend import aqm
 
-        try:
-            settings = dict(self.aqm or {})
-        except (TypeError, ValueError):
-            raise ConfigError("fabric.aqm", f"expected a mapping of layer -> policy, got {self.aqm!r}") from None
+        if self.aqm is not None and not isinstance(self.aqm, Mapping):  # (0 or [] is no empty mapping)
+            raise ConfigError("fabric.aqm", f"expected a mapping of layer -> policy, got {self.aqm!r}")
+        settings = dict(self.aqm or {})
         for layer, setting in settings.items():
             name, params = aqm.split_setting(setting, f"fabric.aqm.{layer}")
             aqm.validate_params(name, params, f"fabric.aqm.{layer}")
@@ -517,10 +516,10 @@ class FabricConfig:
                 of two keys that name the same rate (``"100Gbps"`` and ``1e11``).
         """
         out: dict[float, tuple[int, int, float]] = {}
-        try:
-            items = dict(self.ecn.by_rate or {}).items()
-        except (TypeError, ValueError):
-            raise ConfigError("fabric.ecn.by_rate", f"expected a mapping, got {self.ecn.by_rate!r}") from None
+        if self.ecn.by_rate is not None and not isinstance(self.ecn.by_rate, Mapping):  # (0 or [] is no mapping)
+            raise ConfigError("fabric.ecn.by_rate", f"expected a mapping of rate -> {{kmin, kmax, pmax}}, got "
+                                                    f"{self.ecn.by_rate!r}")
+        items = dict(self.ecn.by_rate or {}).items()
         for rate, entry in items:
             name = f"fabric.ecn.by_rate.{rate}"
             rate_bps = parse_rate_bps(rate, name)

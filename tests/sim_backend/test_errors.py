@@ -1,5 +1,7 @@
 """Bad input raises an error that names the field; nothing is silently clamped."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -146,6 +148,20 @@ def test_ecn_by_rate_keys_name_each_rate_once():
     with pytest.raises(ConfigError, match=r"by_rate\.100Gbps: expected exactly the keys kmin, kmax, pmax, got "
                                           r"\[5, 'kmax', 'kmin', 'pmax'\]"):
         FabricConfig(ecn={"by_rate": {"100Gbps": {**entry, 5: 1}}}).ecn_by_rate()
+
+
+@pytest.mark.parametrize("value", [0, False, "", [], [["100Gbps", {"kmin": "1KB", "kmax": "2KB", "pmax": 0.1}]]])
+def test_ecn_by_rate_and_aqm_that_are_no_mapping_are_refused_not_read_as_empty(value):
+    # 'ecngym eval +fabric.ecn.by_rate=0' ran with no per-rate setting ('by_rate or {}'); a list of
+    # pairs was read as a mapping
+    with pytest.raises(ConfigError, match=rf"^fabric\.ecn\.by_rate: expected a mapping of rate -> "
+                                          rf"\{{kmin, kmax, pmax\}}, got {re.escape(repr(value))}$"):
+        FabricConfig.from_dict({"ecn": {"by_rate": value}}).to_cpp()
+    with pytest.raises(ConfigError, match=rf"^fabric\.aqm: expected a mapping of layer -> policy, got "
+                                          rf"{re.escape(repr(value))}$"):
+        FabricConfig.from_dict({"aqm": value}).to_cpp()
+    for empty in (None, {}):  # null: not given
+        assert FabricConfig.from_dict({"ecn": {"by_rate": empty}, "aqm": empty}).ecn_by_rate() == {}
 
 
 def test_fabric_rejects_a_bad_config_mapping_before_building():
