@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ecngym.error import ConfigError
+from ecngym.files import check_input_file
 
 CDF_DIR = Path(__file__).parent / "cdf"
 
@@ -122,14 +123,15 @@ def load_cdf_file(path: str | Path, name: str | None = None) -> FlowSizeDistribu
         The distribution, CDF scaled to end at 1.
 
     Raises:
-        ConfigError: Naming the file and the line of a malformed, negative or non-monotone entry.
+        ConfigError: Naming ``workload.cdf_file`` if ``path`` is no path of a file; naming the file
+            if it cannot be read as text, and the line of a malformed, negative or non-monotone entry.
     """
-    path = Path(path)
+    path = check_input_file("workload.cdf_file", path, "a CDF file ('size_bytes cdf' lines)")
     field = f"workload.cdf_file ({path})"
     try:
         text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(field, f"cannot read: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:  # a binary file is no CDF either
+        raise ConfigError(field, f"cannot read as a CDF file: {exc}") from None
     sizes, probs, lines = [], [], []
     for line_no, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()

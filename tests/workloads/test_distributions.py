@@ -96,10 +96,26 @@ def test_cdf_file_with_too_few_points(tmp_path, content):
 
 
 def test_missing_cdf_file(tmp_path):
-    with pytest.raises(ConfigError, match="workload.cdf_file.*cannot read"):
+    with pytest.raises(ConfigError, match=r"^workload\.cdf_file: no file at '.*nope\.txt'; expected a CDF file"):
         get_distribution("custom", cdf_file=tmp_path / "nope.txt")
     with pytest.raises(ConfigError, match="workload.cdf_file"):
         get_distribution("custom")
+
+
+@pytest.mark.parametrize("path,message", [
+    ([1], r"^workload\.cdf_file: got \[1\], expected the path of a CDF file \('size_bytes cdf' lines\)$"),
+    (5, r"^workload\.cdf_file: got 5, expected the path of a CDF file"),
+    ("", r"^workload\.cdf_file: got '', expected the path of a CDF file"),
+    ("DIR", r"^workload\.cdf_file: got '.*', which is a directory; expected a CDF file"),
+    ("BINARY", r"^workload\.cdf_file \(.*binary\.cdf\): cannot read as a CDF file: 'utf-8' codec can't decode"),
+])
+def test_a_cdf_file_that_is_no_text_file_path_is_a_config_error(tmp_path, path, message):
+    # 'ecngym eval +env.kwargs.workload.workload=custom +env.kwargs.workload.cdf_file=[1]' exited 1 with
+    # a TypeError from Path([1]); a binary file raised UnicodeDecodeError
+    (tmp_path / "binary.cdf").write_bytes(bytes(range(256)))
+    path = {"DIR": tmp_path, "BINARY": tmp_path / "binary.cdf"}.get(path, path) if isinstance(path, str) else path
+    with pytest.raises(ConfigError, match=message):
+        get_distribution("custom", cdf_file=path)
 
 
 def test_unknown_workload_lists_the_known_and_suggests_the_closest():
