@@ -111,7 +111,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     # compare's limit was read by the first run (limit=0 ran every setting to a table of NaN)
     (["compare", "limit=0"], "limit: got 0 ns, allowed range is [1, "),
     (["compare", "topology=dumbbell"], "trace: HPCC reference WebSearch 50% (605 flows) does not fit the topology "
-                                       "dumbbell(4x1) (5 hosts): flows.src: row 0:"),
+                                       "dumbbell(4x1) (5 hosts): flows.src: row 0 (and 428 more): 13 must be < 5"),
     (["trace", "inspect", "/"], "trace: got '/', which is a directory; expected a Parquet trace or an HPCC flow file"),
     # episode k plays seed + k: the last episode's seed was refused by reset after the agent connected
     (["serve-ns3gym", "seed=18446744073709551615", "episodes=2"],
