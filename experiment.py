@@ -488,13 +488,24 @@ def train_main(cfg: DictConfig) -> None:
                      f"controller.path={path}")
 
 
+def _group_choice(group: str, default: Any) -> str:
+    """The option of config group ``group`` the command line chose (``agent=laecn``: ``"laecn"``).
+
+    ``default`` where Hydra is not running (a direct call) or chose none.
+    """
+    from hydra.core.hydra_config import HydraConfig
+
+    choice = HydraConfig.get().runtime.choices.get(group) if HydraConfig.initialized() else None
+    return str(choice if choice is not None else default)
+
+
 def _train_agent(cfg: DictConfig, out: Path) -> None:
     """``ecngym train agent=acc|laecn|haecn [framework=sb3|rllib]``: train a learning agent, save the run."""
     from ecngym.agents import train_agent
     from ecngym.agents.common import agent_config
 
     raw = config_values(cfg.agent)
-    agent = agent_config(str(raw.get("name")), raw)  # validated: errors name agent.<field>
+    agent = agent_config(_group_choice("agent", raw.get("name")), raw)  # validated: errors name agent.<field>
     probe = make_env(cfg)  # fails fast on a bad env config (opens no fabric)
     base_env = probe.unwrapped.config.as_dict()
     probe.close()

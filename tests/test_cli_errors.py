@@ -43,6 +43,10 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
      "agent.hyperparams.policy_kwargs.net_arch[1]: got -5"),  # was torch's negative-dimension traceback
     (["train", "agent=acc", "+agent.hyperparams.policy_kwargs.activation=tanh"],
      "agent.hyperparams.policy_kwargs.activation"),
+    # the name is the agent's config file: agent.name=acc on laecn's was "agent.trigger_penalty: unknown field"
+    (["train", "agent=laecn", "agent.name=acc"], "agent.name: got 'acc', allowed: 'laecn', 'haecn'"),
+    (["train", "agent=laecn", "agent.name=haecn"], "agent.name: got 'haecn' for the agent 'laecn'; the name is not "
+                                                   "an override: choose the agent with agent=haecn"),
     (["train", "agent=acc", "device=tpu"], "device: got 'tpu', allowed: 'cpu', 'cuda' or 'cuda:<index>'"),
     (["train", "seed=-1"], "seed: got -1, allowed range is [0, 9223372036854775807]"),
     # a key the config lacks: its node's keys and the closest (Hydra's own hint was "+key=", read by nothing)
