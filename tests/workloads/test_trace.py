@@ -209,24 +209,36 @@ def test_save_refuses_a_path_that_is_no_parquet_file_name(path, message):
         trace.save(path)
 
 
-def test_reading_a_trace_checks_its_path_once_and_each_public_reader_checks_it(tmp_path, monkeypatch):
-    # was: Trace.read checked an HPCC flow file's path 3 times (read, from_hpcc_flow_file,
-    # read_hpcc_flow_file), a Parquet trace's twice; as_flow_table(path) twice
+def _count_path_checks(monkeypatch, *modules) -> list[str]:
+    """The fields of every ``check_input_file`` call the ``modules`` make from now on (appended as they come)."""
     import ecngym.files
-    from ecngym.sim_backend import flows as flows_module
-    from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
-    from ecngym.workloads import trace as trace_module
 
-    trace = generate_trace(load=0.3, hosts=4, duration="1ms", seed=1)
-    parquet, hpcc = trace.save(tmp_path / "t.parquet"), trace.to_hpcc_flow_file(tmp_path / "t.txt")
-    fields = []
+    fields: list[str] = []
 
     def counted(field, path, expected="a file"):
         fields.append(field)
         return ecngym.files.check_input_file(field, path, expected)
 
-    monkeypatch.setattr(trace_module, "check_input_file", counted)
-    monkeypatch.setattr(flows_module, "check_input_file", counted)
+    for module in modules:
+        monkeypatch.setattr(module, "check_input_file", counted, raising=False)
+    return fields
+
+
+def _saved_trace(tmp_path) -> tuple[Trace, Path, Path]:
+    """A small trace, saved as Parquet and as an HPCC flow file."""
+    trace = generate_trace(load=0.3, hosts=4, duration="1ms", seed=1)
+    return trace, trace.save(tmp_path / "t.parquet"), trace.to_hpcc_flow_file(tmp_path / "t.txt")
+
+
+def test_reading_a_trace_checks_its_path_once_and_each_public_reader_checks_it(tmp_path, monkeypatch):
+    # was: Trace.read checked an HPCC flow file's path 3 times (read, from_hpcc_flow_file,
+    # read_hpcc_flow_file), a Parquet trace's twice; as_flow_table(path) twice
+    from ecngym.sim_backend import flows as flows_module
+    from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
+    from ecngym.workloads import trace as trace_module
+
+    trace, parquet, hpcc = _saved_trace(tmp_path)
+    fields = _count_path_checks(monkeypatch, trace_module, flows_module)
     calls = [(lambda: Trace.read(parquet, "env.trace"), "env.trace"),
              (lambda: Trace.read(hpcc, "env.trace"), "env.trace"),
              (lambda: Trace.load(parquet), "trace"), (lambda: Trace.from_hpcc_flow_file(hpcc), "trace"),
@@ -246,21 +258,12 @@ def test_reading_a_trace_checks_its_path_once_and_each_public_reader_checks_it(t
 def test_compare_reads_its_trace_with_one_path_check_and_the_readers_errors(tmp_path, monkeypatch):
     # was: experiment.load_trace checked the path and returned it, as_flow_table checked it again, and
     # a malformed file's error came wrapped as "trace: <file> does not fit the topology ...: ..."
-    import ecngym.files
     from ecngym import experiment
     from ecngym.sim_backend import flows as flows_module
     from ecngym.sim_backend.flows import as_flow_table
 
-    trace = generate_trace(load=0.3, hosts=4, duration="1ms", seed=1)
-    parquet, hpcc = trace.save(tmp_path / "t.parquet"), trace.to_hpcc_flow_file(tmp_path / "t.txt")
-    fields = []
-
-    def counted(field, path, expected="a file"):
-        fields.append(field)
-        return ecngym.files.check_input_file(field, path, expected)
-
-    monkeypatch.setattr(flows_module, "check_input_file", counted)
-    monkeypatch.setattr(experiment, "check_input_file", counted, raising=False)
+    trace, parquet, hpcc = _saved_trace(tmp_path)
+    fields = _count_path_checks(monkeypatch, flows_module, experiment)
     for path in (parquet, hpcc):
         fields.clear()
         flows, description = experiment.load_trace(str(path))  # as compare_static_settings reads it
