@@ -294,6 +294,22 @@ def _save_controller_log(controller: Any, episode: int, logs: list[pd.DataFrame]
     pd.concat(logs, ignore_index=True).to_csv(out / "controller_log.csv", index=False)
 
 
+def check_outputs(cfg: DictConfig) -> None:
+    """Refuse a results store or logger directory that cannot be written, before any simulation or training.
+
+    Raises:
+        ConfigError: Naming ``results.dir`` / ``logger.<field>`` (:func:`~ecngym.files.check_writable_directory`,
+            :func:`~ecngym.results.config.parse_logger`).
+    """
+    from ecngym.files import check_writable_directory
+    from ecngym.results.config import parse_logger
+
+    check_writable_directory("results.dir", results_store(cfg).root, "a results store directory")
+    logger = parse_logger(OmegaConf.to_container(cfg.logger, resolve=True) if cfg.get("logger") else None)
+    if logger.name != "none" and logger.dir is not None:
+        check_writable_directory("logger.dir", logger.dir, "the logger's directory")
+
+
 def results_store(cfg: DictConfig) -> Any:
     """The results store of ``cfg.results.dir`` (relative paths: from the directory the command started in)."""
     from ecngym.results import ResultStore
@@ -417,6 +433,7 @@ def eval_main(cfg: DictConfig) -> float | None:
     episodes = check_whole("episodes", cfg.episodes, 1, min(MAX_EPISODES, MAX_SEED - seed + 1))
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    check_outputs(cfg)
     rows = evaluate(cfg, cfg.controller, list(range(seed, seed + episodes)), "eval", console, out)
     console.print(summary_table(rows, f"{rows[0]['controller']} on {cfg.env.id}"))
     probe = make_env(cfg)
@@ -472,6 +489,7 @@ def train_main(cfg: DictConfig) -> None:
 
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     check_whole("seed", cfg.seed, 0, MAX_SEED)  # the run's row in the results store holds it
+    check_outputs(cfg)  # before training, not when the finished run is recorded
     if cfg.get("agent"):
         return _train_agent(cfg, out)
     hyper = config_values(cfg.hyperparams) if cfg.get("hyperparams") else {}
@@ -663,6 +681,7 @@ def run_main(cfg: DictConfig) -> None:
     controllers = benchmark_controllers(cfg)
     score = check_score(cfg.leaderboard.score, controllers)  # before the run, not after it
     html = check_output_path("leaderboard.html", cfg.leaderboard.html)
+    check_outputs(cfg)  # not at each controller's first row
     make_env(cfg).close()  # a bad scenario fails here, once, not once per controller (opens no fabric)
     console.print(f"[bold]ecngym {__version__}[/] benchmark: {len(controllers)} controllers x {len(seeds)} seeds "
                   f"on {scenario_name(cfg)} ({cfg.env.id}); store {results_store(cfg).root}")

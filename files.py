@@ -129,19 +129,41 @@ def check_output_path(field: str, path: Any, suffix: str | None = None) -> Path:
         raise ConfigError(field, f"got {text!r}, which is a directory; expected the path of a file to write")
     if suffix is not None and Path(text).suffix != suffix:
         raise ConfigError(field, f"got {text!r}, expected a file name ending in {suffix!r}")
-    folder = Path(text).absolute().parent
+    _check_can_write_under(field, text, Path(text).absolute().parent, "the path of a file to write")
+    return Path(text)
+
+
+def check_writable_directory(field: str, path: Any, expected: str = "a directory") -> Path:
+    """:func:`check_directory_path`, and a file can be made in it (or in the folder it will be made in).
+
+    For a directory a command writes into at the end of its work (a results store, a logger's
+    folder): checked before the work, as :func:`check_output_path` checks a file.
+
+    Raises:
+        ConfigError: As :func:`check_directory_path`, or naming ``field``, the path and the
+            system's reason if nothing can be written there.
+    """
+    path = check_directory_path(field, path, expected).expanduser()
+    _check_can_write_under(field, str(path), path.absolute(), expected)
+    return path
+
+
+def _check_can_write_under(field: str, text: str, folder: Path, expected: str) -> None:
+    """Refuse a path under which no file can be made: a probe file in the nearest existing folder.
+
+    Raises:
+        ConfigError: If that nearest existing path is a file, or a file cannot be created there.
+    """
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir():
-        raise ConfigError(field, f"got {text!r}, which lies under the file {str(folder)!r}; expected the path "
-                                 "of a file to write")
+        raise ConfigError(field, f"got {text!r}, which lies under the file {str(folder)!r}; expected {expected}")
     try:
         fd, probe = tempfile.mkstemp(prefix=".ecngym-probe.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise _unwritable(field, Path(text), exc, f"creating a file in {str(folder)!r}") from None
     os.close(fd)
     os.unlink(probe)
-    return Path(text)
 
 
 def check_directory_path(field: str, path: Any, expected: str = "a directory") -> Path:

@@ -47,6 +47,12 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["train", "agent=laecn", "agent.name=acc"], "agent.name: got 'acc', allowed: 'laecn', 'haecn'"),
     (["train", "agent=laecn", "agent.name=haecn"], "agent.name: got 'haecn' for the agent 'laecn'; the name is not "
                                                    "an override: choose the agent with agent=haecn"),
+    # a store / logger folder nothing can be written to failed at each controller's first row (run: every
+    # controller simulated its first episode first), or after training
+    (["eval", "results.dir=/proc/ecngym-store"], "results.dir: cannot write '/proc/ecngym-store': No such file or "
+                                                 "directory (creating a file in '/proc')"),
+    (["run", "results.dir=/proc/ecngym-store"], "results.dir: cannot write '/proc/ecngym-store'"),
+    (["train", "logger=tensorboard", "logger.dir=/proc/ecngym-logs"], "logger.dir: cannot write '/proc/ecngym-logs'"),
     (["train", "agent=acc", "device=tpu"], "device: got 'tpu', allowed: 'cpu', 'cuda' or 'cuda:<index>'"),
     (["train", "seed=-1"], "seed: got -1, allowed range is [0, 9223372036854775807]"),
     # a key the config lacks: its node's keys and the closest (Hydra's own hint was "+key=", read by nothing)

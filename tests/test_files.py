@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from ecngym.error import ConfigError
-from ecngym.files import check_output_path, write_atomically, write_text_atomically
+from ecngym.files import check_output_path, check_writable_directory, write_atomically, write_text_atomically
 
 
 def test_replaces_the_file_and_leaves_no_temporary(tmp_path):
@@ -54,6 +54,24 @@ def test_an_output_path_that_cannot_be_written_is_named_by_the_check(tmp_path, p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]  # the probe leaves nothing behind
     check_output_path("--out", tmp_path / "new" / "dir" / "x.csv")  # folders to be made are fine
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
+
+
+@pytest.mark.parametrize(("path", "reason", "step"), UNWRITABLE)
+def test_a_directory_nothing_can_be_written_to_is_named_by_the_check(tmp_path, path, reason, step):
+    # (a results store or logger folder, written at the end of a command's work)
+    (tmp_path / "a_file").write_text("x")
+    path = path.format(tmp=tmp_path).removesuffix(".csv")
+    if "a_file" in path:
+        match = rf"^results.dir: got '{re.escape(path)}', which lies under the file '.*a_file'; expected a store"
+    else:
+        match = rf"^results.dir: cannot write '{re.escape(path)}': {reason} \({re.escape(step)}\)$"
+    with pytest.raises(ConfigError, match=match):
+        check_writable_directory("results.dir", path, "a store")
+    with pytest.raises(ConfigError, match=r"^results.dir: got '.*a_file', which is a file; expected a store"):
+        check_writable_directory("results.dir", tmp_path / "a_file", "a store")
+    assert check_writable_directory("results.dir", tmp_path / "new" / "store") == tmp_path / "new" / "store"
+    assert check_writable_directory("results.dir", tmp_path) == tmp_path
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]  # the probe leaves nothing, makes nothing
 
 
 @pytest.mark.parametrize(("path", "reason", "step"), UNWRITABLE)
