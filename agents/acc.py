@@ -240,7 +240,6 @@ class AccController(LearnedController):
             self.require_meta("checkpoint")
             from ray.rllib.core.rl_module.rl_module import RLModule
 
-
             module_dir = Path(self.meta["checkpoint"]) / "learner_group" / "learner" / "rl_module" / "shared"
             self.rllib_module = load_saved("controller.path", module_dir, "the shared policy of an RLlib ACC run",
                                            lambda: RLModule.from_checkpoint(str(module_dir)))
