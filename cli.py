@@ -128,7 +128,7 @@ def check_overrides(config_name: str, args: list[str]) -> None:
                                f"env.kwargs.{key[4:]}=... (+env.kwargs.{key[4:]}=... for a field the "
                                f"env's config does not list; see ecngym.envs.EnvConfig)")
                 elif "is not in struct" in str(exc.__cause__ or ""):
-                    message = _absent_key_message(config_name, key, [o for o in combo if _key_of(o) != key])
+                    message = _absent_key_message(config_name, key, [o for o in combo if key_of_override(o) != key])
                 raise ConfigError(key, message) from exc
             _check_added_keys(config_name, combo, cfg)
 
@@ -171,7 +171,7 @@ def _absent_key_message(config_name: str, key: str, other_overrides: list[str]) 
     from omegaconf.errors import OmegaConfBaseException
 
     cfg = None
-    choices = [o for o in other_overrides if _is_config_group(_key_of(o))]
+    choices = [o for o in other_overrides if _is_config_group(key_of_override(o))]
     for overrides in (other_overrides, choices):  # the others may hold a bad key too: then the group choices
         try:
             cfg = compose(config_name, overrides=overrides)
@@ -203,7 +203,7 @@ def _is_config_group(key: str) -> bool:
     return files("ecngym.configs").joinpath(*key.split(".")).is_dir()
 
 
-def _key_of(override: str) -> str:
+def key_of_override(override: str) -> str:
     """The key (or group) an override sets: ``+a.b@pkg=1`` -> ``a.b``."""
     return override.lstrip("~+").split("=", 1)[0].split("@", 1)[0]
 
@@ -216,7 +216,7 @@ def _one_line(message: str) -> str:
 def _override_key(message: str, overrides: list[str]) -> str:
     """The override key a Hydra message is about (the first override whose key it quotes)."""
     for o in overrides:
-        key = _key_of(o)
+        key = key_of_override(o)
         if f"'{key}'" in message or f"'{o}'" in message:
             return key
     return "overrides"

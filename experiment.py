@@ -230,11 +230,14 @@ def make_env(cfg: DictConfig, extra: dict[str, Any] | None = None) -> Any:
     return gym.make(cfg.env.id, **{**env_kwargs(cfg), **(extra or {})})
 
 
-def _env_for(controller: Any, cfg: DictConfig) -> Any:
+def _env_for(controller: Any, cfg: DictConfig, console: Console | None = None) -> Any:
     """The eval env, rebuilt with the controller's ``env_overrides`` when it needs any.
 
     (A static setting that is not one of the discrete templates joins them; a tuner that sets
-    arbitrary thresholds asks for a continuous action space. Traces do not depend on either.)
+    arbitrary thresholds asks for a continuous action space; a trained agent sets the state,
+    reward and Δt it was trained with. Traces do not depend on any of them.) Each ``env.kwargs``
+    key given on the command line that the controller's settings replace by another value is
+    named on ``console``: it does not apply to this controller.
     """
     env = make_env(cfg)
     wants = getattr(controller, "env_overrides", None)
@@ -242,7 +245,48 @@ def _env_for(controller: Any, cfg: DictConfig) -> Any:
     if not extra:
         return env
     env.close()
+    if console is not None:
+        for key, given, used in _replaced_env_keys(cfg, extra):
+            console.print(f"[yellow]note: {controller.name} sets env.{key.split('.')[0]} itself: env.kwargs.{key}="
+                          f"{given!r} does not apply to it (it runs with {used})[/]")
     return make_env(cfg, extra)
+
+
+def _replaced_env_keys(cfg: DictConfig, extra: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """(key, value given, what the controller uses) of each command-line ``env.kwargs`` key ``extra`` replaces.
+
+    ``extra`` replaces whole top-level keys (``observation``, ``action`` ...); a key given inside one
+    of them is reported unless the controller sets the same value.
+    """
+    from hydra.core.hydra_config import HydraConfig
+
+    from ecngym.cli import key_of_override
+
+    if not HydraConfig.initialized():
+        return []
+    given = env_kwargs(cfg)
+    out = []
+    for override in HydraConfig.get().overrides.task:
+        full = key_of_override(override)
+        key = full.removeprefix("env.kwargs.")
+        if not full.startswith("env.kwargs.") or key.split(".")[0] not in extra or override.startswith("~"):
+            continue
+        value, used = _lookup(given, key), _lookup(extra, key)
+        if value != used:
+            out.append((key, value, "no such setting" if used is _ABSENT else repr(used)))
+    return out
+
+
+_ABSENT = object()
+
+
+def _lookup(tree: Any, dotted: str) -> Any:
+    """The value at ``dotted`` (``observation.history``) in nested mappings, or ``_ABSENT``."""
+    for part in dotted.split("."):
+        if not isinstance(tree, dict) or part not in tree:
+            return _ABSENT
+        tree = tree[part]
+    return tree
 
 
 def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
@@ -353,7 +397,7 @@ def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], comm
 
     store = results_store(cfg)
     controller = make_controller(cfg, controller_cfg)
-    env = _env_for(controller, cfg)
+    env = _env_for(controller, cfg, console)
     params = OmegaConf.to_container(controller_cfg, resolve=True)
     env_config = env.unwrapped.config.as_dict()  # the resolved scenario (preset + overrides)
     ids = {seed: row_id(command, controller_identity(controller.name, params),

@@ -146,6 +146,19 @@ def test_train_experiment_preset_with_two_worker_processes(tmp_path):
     assert record["config"]["n_envs"] == 2 and (tmp_path / "model.zip").exists()
 
 
+def test_an_env_key_a_controller_replaces_is_named_not_dropped_silently(tmp_path, capsys):
+    # `ecngym eval controller=bytetuning +env.kwargs.action.scope=layer` ran per port without a word
+    def run(scope: str) -> str:
+        assert cli.main(["eval", "controller=bytetuning", "env.kwargs.episode_steps=2", "env.kwargs.interval=10us",
+                         f"+env.kwargs.action.scope={scope}", f"results.dir={tmp_path}/{scope}",
+                         f"hydra.run.dir={tmp_path}/{scope}/run"]) == 0
+        return " ".join(capsys.readouterr().out.split())
+
+    assert ("note: bytetuning sets env.action itself: env.kwargs.action.scope='layer' does not apply to it (it "
+            "runs with 'port')") in run("layer")
+    assert "note:" not in run("port")  # the value it sets itself
+
+
 def test_bad_config_fails_with_the_field_named(tmp_path, capsys):
     assert cli.main(["eval", "env.kwargs.reward.name=joy", f"hydra.run.dir={tmp_path}/a"]) == 2
     assert "env.reward.name" in capsys.readouterr().err
