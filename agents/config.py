@@ -35,10 +35,18 @@ class DqnTrainingParams(ConfigModel):
 
     @model_validator(mode="after")
     def _batch_fits_the_replay(self) -> DqnTrainingParams:
-        if self.batch_size > self.buffer_size:  # a batch is drawn from the replay buffer
-            raise field_error("batch_size", f"got {self.batch_size}, allowed: at most buffer_size "
-                                            f"({self.buffer_size}), the replay a batch is drawn from")
+        self._check_within_replay("batch_size", "the replay a batch is drawn from")
         return self
+
+    def _check_within_replay(self, field: str, bound: str) -> None:
+        """Refuse a ``field`` larger than ``buffer_size`` (``bound``: why the replay bounds it).
+
+        Raises:
+            ValueError: Naming ``field`` (:func:`~ecngym.validation.field_error`).
+        """
+        value = getattr(self, field)
+        if value > self.buffer_size:
+            raise field_error(field, f"got {value}, allowed: at most buffer_size ({self.buffer_size}), {bound}")
 
 
 class PolicyKwargs(ConfigModel):
@@ -106,9 +114,8 @@ class LaecnConfig(DqnTrainingParams):
 
     @model_validator(mode="after")
     def _warm_up_fits_the_replay(self) -> LaecnConfig:
-        if self.learning_starts > self.buffer_size:  # the modules would never take a gradient step
-            raise field_error("learning_starts", f"got {self.learning_starts}, allowed: at most buffer_size "
-                                                 f"({self.buffer_size}), the transitions a replay holds")
+        # past it the modules would never take a gradient step
+        self._check_within_replay("learning_starts", "the transitions a replay holds")
         return self
 
 
