@@ -35,6 +35,7 @@ declared range would invite actions the env refuses), and is declared flat, shap
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -389,10 +390,9 @@ def space_from_description(desc: Any, where: str = "space") -> spaces.Space:
                                    f"space: {exc}") from None
     if desc.type == TUPLE:
         return spaces.Tuple([space_from_description(e, f"{where}[{i}]") for i, e in enumerate(payload.element)])
-    names = [e.name for e in payload.element]
-    repeated = sorted({n for n in names if names.count(n) > 1})
+    repeated = _repeated_names(payload.element)
     if repeated:
-        raise UnsupportedSpace(f"{where}: Dict with more than one element named {repeated[0]!r}; "
+        raise UnsupportedSpace(f"{where}: Dict with more than one element named {repeated[0][0]!r}; "
                                "element names are keys and must differ")
     return spaces.Dict({e.name: space_from_description(e, f"{where}[{e.name!r}]") for e in payload.element})
 
@@ -460,6 +460,15 @@ def encode(value: Any, space: spaces.Space, role: str = "observation") -> Any:
     else:
         raise UnsupportedSpace(f"{space} has no OpenGym equivalent")
     return out
+
+
+def _repeated_names(elements: Any) -> list[tuple[str, int]]:
+    """(name, count) of each name that more than one of a Dict's elements carries, sorted by name.
+
+    A Dict's elements are keyed by name (a space description's, a data container's): a repeated
+    one would be kept as its last.
+    """
+    return sorted((name, n) for name, n in Counter(e.name for e in elements).items() if n > 1)
 
 
 def _value_text(value: Any) -> str:
@@ -576,10 +585,9 @@ def decode_action(container: Any, space: spaces.Space, where: str = "action") ->
         return tuple(decode_action(e, s, f"{where}[{i}]") for i, (e, s) in pairs)
     if isinstance(space, spaces.Dict):
         d = _unpack(container, DICT, DictDataContainer, space, where)
-        names = [e.name for e in d.element]
-        repeated = sorted({n for n in names if names.count(n) > 1})
+        repeated = _repeated_names(d.element)
         if repeated:
-            raise InvalidAction(f"{where}: the element {repeated[0]!r} is given {names.count(repeated[0])} times "
+            raise InvalidAction(f"{where}: the element {repeated[0][0]!r} is given {repeated[0][1]} times "
                                 f"(space {space}); each key once")
         given = {e.name: e for e in d.element}
         if set(given) != set(space.spaces):
