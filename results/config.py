@@ -19,11 +19,9 @@ class ResultsConfig(ConfigModel):
 
     @field_validator("dir")
     @classmethod
-    def _not_empty(cls, value: str) -> str:
-        """An empty ``dir`` would be the working directory (a store spread over the current folder)."""
-        if not value.strip():
-            raise ValueError(f"got {value!r}, expected the path of a results store directory")
-        return value
+    def _a_directory(cls, value: str) -> str:
+        """A directory path: not empty (that would spread a store over the current folder), not a file."""
+        return _directory_path(value, "a results store directory")
 
 
 class LoggerConfig(ConfigModel):
@@ -43,12 +41,20 @@ class LoggerConfig(ConfigModel):
     @classmethod
     def _a_directory(cls, value: str | None) -> str | None:
         """A directory path (existing or to be made): not empty (``null`` is the run directory), not a file."""
-        if value is not None:
-            try:
-                check_directory_path("", value, "the logger's directory (null: the run directory)")
-            except ConfigError as exc:
-                raise ValueError(exc.message) from None
-        return value
+        return value if value is None else _directory_path(value, "the logger's directory (null: the run directory)")
+
+
+def _directory_path(value: str, expected: str) -> str:
+    """``value`` if it can name a directory (:func:`~ecngym.files.check_directory_path`), for a field validator.
+
+    Raises:
+        ValueError: Its message, which the model's ConfigError prefixes with the field's name.
+    """
+    try:
+        check_directory_path("", value, expected)
+    except ConfigError as exc:
+        raise ValueError(exc.message) from None
+    return value
 
 
 def parse_results(data: Any) -> ResultsConfig:
