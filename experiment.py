@@ -349,9 +349,14 @@ def check_outputs(cfg: DictConfig) -> None:
     from ecngym.results.config import parse_logger
 
     check_writable_directory("results.dir", results_store(cfg).root, "a results store directory")
-    logger = parse_logger(OmegaConf.to_container(cfg.logger, resolve=True) if cfg.get("logger") else None)
+    logger = parse_logger(_logger_config(cfg))
     if logger.name != "none" and logger.dir is not None:
         check_writable_directory("logger.dir", logger.dir, "the logger's directory")
+
+
+def _logger_config(cfg: DictConfig) -> dict[str, Any] | None:
+    """The job's ``logger`` config as a plain mapping (``None`` when it has none)."""
+    return OmegaConf.to_container(cfg.logger, resolve=True) if cfg.get("logger") else None
 
 
 def results_store(cfg: DictConfig) -> Any:
@@ -409,7 +414,7 @@ def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], comm
     if len(todo) < len(seeds):
         console.print(f"{controller.name}: {len(seeds) - len(todo)} of {len(seeds)} episodes already in the "
                       f"store {store.root}, not run again (results.skip_existing=false reruns them)")
-    logger = make_logger(OmegaConf.to_container(cfg.logger, resolve=True) if cfg.get("logger") else None,
+    logger = make_logger(_logger_config(cfg),
                          run_name="-".join(filter(None, [command, controller.name, _job_name()])), run_dir=out,
                          config=OmegaConf.to_container(cfg, resolve=True))
     rows: dict[int, dict[str, Any]] = {}
@@ -623,7 +628,7 @@ def _finish_training(cfg: DictConfig, out: Path, name: str, params: dict[str, An
                       artifacts_path=str(model))
     store.commit(row)
     store.ingest()
-    with make_logger(OmegaConf.to_container(cfg.logger, resolve=True) if cfg.get("logger") else None,
+    with make_logger(_logger_config(cfg),
                      run_name=f"train-{name}-seed{cfg.seed}", run_dir=out,
                      config=OmegaConf.to_container(cfg, resolve=True)) as logger:
         logger.log_curve(curve)
