@@ -751,7 +751,7 @@ def run_main(cfg: DictConfig) -> None:
     if scenario_hash is not None:
         try:
             leaderboard_from_store(results_store(cfg), console, score=score,
-                                   html=hydra.utils.to_absolute_path(str(html)),
+                                   html=hydra.utils.to_absolute_path(str(html)), html_field="leaderboard.html",
                                    scenario_hashes=[scenario_hash])
         except ConfigError as exc:  # a count a controller declared (check_score) but no stored row has
             if exc.field != "score":

@@ -239,7 +239,7 @@ def rich_table(ranking: Ranking) -> Table:
 
 def leaderboard_from_store(store: ResultStore, console: Console, score: str = DEFAULT_SCORE, html: str | None = None,
                            scenario_hashes: list[str] | None = None, scenario: str | None = None,
-                           logger: Any = None) -> list[Ranking]:
+                           logger: Any = None, html_field: str = "html") -> list[Ranking]:
     """Print the leaderboard of ``store`` and write its HTML page to ``html``.
 
     Args:
@@ -250,6 +250,7 @@ def leaderboard_from_store(store: ResultStore, console: Console, score: str = DE
         scenario_hashes: Only these scenarios (a list of hashes; all when None).
         scenario: Only this scenario: its name or a prefix of its hash.
         logger: A logger to log the tables to (:func:`ecngym.results.make_logger`), or None.
+        html_field: The option that gave ``html`` (``--html``), named in its errors.
 
     Returns:
         The rankings.
@@ -258,10 +259,10 @@ def leaderboard_from_store(store: ResultStore, console: Console, score: str = DE
         StoreError: If the store is missing or unreadable.
         ConfigError: On an unknown score, a scenario that has no rows, an empty or non-string
             ``scenario``, ``scenario_hashes`` that are not a collection of strings, or an ``html``
-            that cannot name a file to write.
+            that cannot name a file to write (naming ``html_field``).
     """
     if html is not None:
-        check_output_path("html", html)  # before the store is read, not after the tables
+        check_output_path(html_field, html)  # before the store is read, not after the tables
     scenario_hashes = check_scenario_hashes(scenario_hashes)  # (a string would be taken as a set of letters)
     if scenario is not None and not check("scenario", scenario, Text).strip():
         raise ConfigError("scenario", f"got {scenario!r}, expected a scenario name or a prefix of its hash")
@@ -282,7 +283,7 @@ def leaderboard_from_store(store: ResultStore, console: Console, score: str = DE
     if html:
         from ecngym.results.page import write_page
 
-        path = write_page(rankings, refused, store, Path(html))
+        path = write_page(rankings, refused, store, Path(html), html_field)
         console.print(f"leaderboard page: {path}")
     if logger is not None:
         log_tables(logger, rankings)
@@ -309,11 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--logger", choices=("none", "wandb", "tensorboard"), default="none",
                         help="also log the tables (W&B offline run / TensorBoard text) under the store")
     args = parser.parse_args(argv)
-    if args.html:
-        check_output_path("--html", args.html)
     store = ResultStore(args.store, "--store")
     console = Console(width=max(Console().width, 130))  # the table needs ~130 columns (as ecngym run)
-    rankings = leaderboard_from_store(store, console, args.score, args.html or None, scenario=args.scenario)
+    rankings = leaderboard_from_store(store, console, args.score, args.html or None, scenario=args.scenario,
+                                      html_field="--html")
     if args.logger != "none":  # made once there is a ranking: a missing store gets no logs folder
         from ecngym.results.loggers import make_logger
 
