@@ -129,6 +129,12 @@ FabricNetDevice::DequeueEligible()
         chosen->tail = nullptr;
         m_nonEmptyMask &= static_cast<uint8_t>(~(1U << chosenQueue));
     }
+    else
+    {
+        // The new head leaves at this port's next transmission: start loading it now (on a
+        // large fabric a queued packet is rarely still cached). A prefetch changes no result.
+        __builtin_prefetch(chosen->head);
+    }
     chosen->bytes -= p->wireBytes;
     p->next = nullptr;
     if (chosenQueue != 0)

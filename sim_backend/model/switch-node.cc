@@ -39,17 +39,21 @@ SwitchNode::Setup(uint32_t switchIndex,
     m_switchIndex = switchIndex;
     m_nodeIndex = nodeIndex;
     m_ctx = ctx;
-    m_ports = std::move(ports);
+    m_ports.clear();
+    for (auto& port : ports)
+    {
+        m_ports.push_back(PortSlot{std::move(port), nullptr});
+    }
     const FabricConfig& cfg = ctx->cfg;
     m_hashSalt = SplitMix64(cfg.seed ^ (0xec3e000000000000ULL + switchIndex));
     m_mmu.Setup(static_cast<uint32_t>(m_ports.size()), cfg.numQueues, cfg.mmu);
     m_paused.assign(m_ports.size() * cfg.numQueues, 0);
     m_pauseRefresh.assign(m_ports.size() * cfg.numQueues, EventId());
-    m_aqm.assign(m_ports.size(), nullptr);
     m_aqmIngress.assign(m_ports.size(), 0);
     m_intRateIndex.clear();
-    for (const auto& port : m_ports)
+    for (const auto& slot : m_ports)
     {
+        const FabricNetDevice* port = PeekPointer(slot.device);
         const auto& rates = cfg.hpcc.linkRates;
         m_intRateIndex.push_back(static_cast<uint32_t>(
             std::find(rates.begin(), rates.end(), port->GetRateBps()) - rates.begin()));
@@ -69,14 +73,14 @@ SwitchNode::AqmSeed(const FabricNetDevice* port) const
 void
 SwitchNode::SetAqm(uint16_t port, Ptr<PortAqmPolicy> policy)
 {
-    if (m_aqm[port] != nullptr)
+    PortSlot& slot = m_ports[port];
+    if (slot.aqm != nullptr)
     {
-        m_aqm[port]->Detach();
+        slot.aqm->Detach();
     }
-    FabricNetDevice* dev = PeekPointer(m_ports[port]);
-    policy->SetStreamSeed(AqmSeed(dev));
-    policy->Attach(this, dev->GetPortId(), dev->GetRateBps());
-    m_aqm[port] = policy;
+    policy->SetStreamSeed(AqmSeed(PeekPointer(slot.device)));
+    policy->Attach(this, slot.device->GetPortId(), slot.device->GetRateBps());
+    slot.aqm = policy;
     m_aqmIngress[port] = policy->WantsIngress() ? 1 : 0;
 }
 
@@ -96,41 +100,49 @@ void
 SwitchNode::SetRoutes(std::vector<std::vector<uint16_t>> routes)
 {
     std::map<std::vector<uint16_t>, uint16_t> setIndex;
+    std::vector<const std::vector<uint16_t>*> sets;
     m_routeSet.assign(routes.size(), 0);
-    m_setStart.assign(1, 0);
-    m_setPorts.clear();
+    std::size_t largest = 0;
     for (std::size_t host = 0; host < routes.size(); ++host)
     {
         auto [it, isNew] = setIndex.try_emplace(routes[host], setIndex.size());
         if (isNew)
         {
             NS_ABORT_MSG_IF(setIndex.size() > 65536, "more than 65536 distinct next-hop sets");
-            m_setPorts.insert(m_setPorts.end(), routes[host].begin(), routes[host].end());
-            m_setStart.push_back(static_cast<uint32_t>(m_setPorts.size()));
+            sets.push_back(&it->first);
+            largest = std::max(largest, it->first.size());
         }
         m_routeSet[host] = it->second;
     }
+    m_setStride = static_cast<uint32_t>(1 + largest);
+    m_sets.assign(sets.size() * m_setStride, 0);
+    for (std::size_t i = 0; i < sets.size(); ++i)
+    {
+        uint16_t* set = m_sets.data() + i * m_setStride;
+        set[0] = static_cast<uint16_t>(sets[i]->size());
+        std::copy(sets[i]->begin(), sets[i]->end(), set + 1);
+    }
 }
 
-FabricNetDevice*
+uint16_t
 SwitchNode::Route(const FabricPacket* p) const
 {
-    const uint16_t set = m_routeSet[p->dstHost];
-    const uint16_t* next = m_setPorts.data() + m_setStart[set];
-    const uint32_t count = m_setStart[set + 1] - m_setStart[set];
+    const uint16_t* set = m_sets.data() + m_routeSet[p->dstHost] * m_setStride;
+    const uint32_t count = set[0];
+    const uint16_t* next = set + 1;
     if (count == 1)
     {
-        return PeekPointer(m_ports[next[0]]);
+        return next[0];
     }
     if (m_ctx->cfg.ecmpHash == EcmpHash::Hpcc)
     {
         // the words were taken from the queue pair, in the packet's direction, when it was built
         const uint32_t h =
             Murmur3Of3Words(p->ecmpWords[0], p->ecmpWords[1], p->ecmpWords[2], m_nodeIndex);
-        return PeekPointer(m_ports[next[h % count]]);
+        return next[h % count];
     }
     const uint64_t h = SplitMix64(m_hashSalt ^ p->flowHash);
-    return PeekPointer(m_ports[next[h % count]]);
+    return next[h % count];
 }
 
 void
@@ -141,7 +153,7 @@ SwitchNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
     if (p->kind != PacketKind::Data && m_aqmIngress[inPort])
     {
         // The ingress hook sees the state of the same port's egress queues (R-AQM, r_aqm.md §3.1).
-        const AqmVerdict v = m_aqm[inPort]->OnIngress(MakeAqmContext(port, 0), *p);
+        const AqmVerdict v = m_ports[inPort].aqm->OnIngress(MakeAqmContext(port, 0), *p);
         if (v == AqmVerdict::Hold)
         {
             return;
@@ -170,8 +182,9 @@ SwitchNode::DropHeld(FabricPacket* p)
 void
 SwitchNode::Forward(FabricPacket* p)
 {
-    FabricNetDevice* egress = Route(p);
-    PortAqmPolicy* aqm = PeekPointer(m_aqm[egress->GetLocalIndex()]);
+    const PortSlot& out = m_ports[Route(p)];
+    FabricNetDevice* egress = PeekPointer(out.device);
+    PortAqmPolicy* aqm = PeekPointer(out.aqm);
     const bool isData = p->kind == PacketKind::Data;
     if (!isData)
     {
@@ -248,7 +261,7 @@ SwitchNode::NotifyDequeue(FabricNetDevice* port, FabricPacket* p)
                      m_ctx->cfg.hpcc.intMulti);
     }
     const bool wasCe = p->ce;
-    m_aqm[port->GetLocalIndex()]->OnDequeue(MakeAqmContext(port, q), *p);
+    m_ports[port->GetLocalIndex()].aqm->OnDequeue(MakeAqmContext(port, q), *p);
     if (p->ce && !wasCe)
     {
         ++port->Telemetry().ecnMarked;
@@ -259,14 +272,14 @@ SwitchNode::NotifyDequeue(FabricNetDevice* port, FabricPacket* p)
 void
 SwitchNode::NotifyControlDequeue(FabricNetDevice* port, FabricPacket* p)
 {
-    m_aqm[port->GetLocalIndex()]->OnDequeue(MakeAqmContext(port, 0), *p);
+    m_ports[port->GetLocalIndex()].aqm->OnDequeue(MakeAqmContext(port, 0), *p);
 }
 
 int64_t
 SwitchNode::PauseDurationNs(uint16_t inPort) const
 {
     // One quantum is the time to send 512 bits at the port's rate.
-    return static_cast<int64_t>(m_ctx->cfg.pauseQuanta * 512.0e9 / m_ports[inPort]->GetRateBps());
+    return static_cast<int64_t>(m_ctx->cfg.pauseQuanta * 512.0e9 / m_ports[inPort].device->GetRateBps());
 }
 
 void
@@ -332,7 +345,7 @@ SwitchNode::SendPfc(uint16_t inPort, uint8_t queue, bool pause)
     f->queue = queue;
     f->wireBytes = m_ctx->cfg.pfcFrameBytes;
     f->pauseNs = pause ? PauseDurationNs(inPort) : 0;
-    FabricNetDevice* port = PeekPointer(m_ports[inPort]);
+    FabricNetDevice* port = PeekPointer(m_ports[inPort].device);
     if (pause)
     {
         ++port->Telemetry().pfcPauseSent;
@@ -347,15 +360,14 @@ SwitchNode::DoDispose()
     {
         refresh.Cancel();
     }
-    for (auto& aqm : m_aqm)
+    for (auto& slot : m_ports)
     {
-        if (aqm != nullptr)
+        if (slot.aqm != nullptr)
         {
-            aqm->Dispose();
+            slot.aqm->Dispose();
         }
     }
     m_ports.clear();
-    m_aqm.clear();
     Node::DoDispose();
 }
 

@@ -67,7 +67,7 @@ class SwitchNode : public Node, public FabricPortOwner, public AqmPortAccess
      */
     PortAqmPolicy* GetAqm(uint16_t port) const
     {
-        return PeekPointer(m_aqm[port]);
+        return PeekPointer(m_ports[port].aqm);
     }
 
     /**
@@ -91,12 +91,6 @@ class SwitchNode : public Node, public FabricPortOwner, public AqmPortAccess
         return m_mmu;
     }
 
-    /** @return the switch's ports */
-    const std::vector<Ptr<FabricNetDevice>>& GetPorts() const
-    {
-        return m_ports;
-    }
-
     /** @return index among switches */
     uint32_t GetSwitchIndex() const
     {
@@ -113,7 +107,7 @@ class SwitchNode : public Node, public FabricPortOwner, public AqmPortAccess
     void DoDispose() override;
 
   private:
-    FabricNetDevice* Route(const FabricPacket* p) const;
+    uint16_t Route(const FabricPacket* p) const;
     void Forward(FabricPacket* p);
     AqmContext MakeAqmContext(const FabricNetDevice* port, uint8_t queue) const;
     void CountDrop(FabricNetDevice* egress, const FabricPacket* p);
@@ -128,16 +122,25 @@ class SwitchNode : public Node, public FabricPortOwner, public AqmPortAccess
     uint32_t m_switchIndex{0};
     uint32_t m_nodeIndex{0};
     uint64_t m_hashSalt{0};
-    std::vector<Ptr<FabricNetDevice>> m_ports;
-    std::vector<Ptr<PortAqmPolicy>> m_aqm;
+    /// A port as the forwarding path reads it: the device and its egress AQM policy side by
+    /// side, so that one load of the routed port's slot finds both (on a large fabric each
+    /// was a cache miss of its own, the second waiting on the first).
+    struct PortSlot
+    {
+        Ptr<FabricNetDevice> device;
+        Ptr<PortAqmPolicy> aqm;
+    };
+
+    std::vector<PortSlot> m_ports;     //!< by local port index
     std::vector<uint8_t> m_aqmIngress; //!< per port: its policy wants the ingress hook
     // Forwarding table, compact: a switch has few distinct next-hop sets (a fat-tree edge switch
     // sends every remote host up the same k/2 ports), so each destination host maps to the index
     // of its set (2 bytes per host, not a vector each: at k = 16 the table is 640 KB instead of
-    // ~16 MB, and stays in cache).
-    std::vector<uint16_t> m_routeSet;    //!< destination host -> index into m_setStart
-    std::vector<uint32_t> m_setStart;    //!< set i: m_setPorts[m_setStart[i] .. m_setStart[i + 1])
-    std::vector<uint16_t> m_setPorts;    //!< next-hop local port indices of every set, in order
+    // ~16 MB, and stays in cache). The sets lie at a fixed stride, each its port count and then
+    // its ports, so one read gives both (not an offset table, then the ports).
+    std::vector<uint16_t> m_routeSet; //!< destination host -> index of its next-hop set
+    std::vector<uint16_t> m_sets;     //!< set i at i x m_setStride: count, then the port indices
+    uint32_t m_setStride{1};          //!< 1 + the largest set's size
     SharedBufferMmu m_mmu;
     // PFC state per (ingress port, queue), split so that the per-packet check reads one byte per
     // (port, queue) (a switch's flags share one or two cache lines) and not the refresh timers
