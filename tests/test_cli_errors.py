@@ -100,6 +100,9 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     # traceback or a Parquet file named .csv
     (["trace", "generate", "output=/tmp"], "ecngym trace generate: error: output: got '/tmp', which is a directory"),
     (["trace", "generate", "output=''"], "output: got '', expected the path of a file to write"),
+    # the trace's seed had no upper bound (seed=1e30 generated a trace); its range is the episode seed's
+    (["trace", "generate", "seed=1e30"], "ecngym trace generate: error: trace.seed: got "
+                                         "1000000000000000019884624838656, allowed range is [0, 18446744073709551615]"),
     (["trace", "generate", "output=t1.csv"], "output: got 't1.csv', expected a file name ending in '.parquet'"),
     (["leaderboard", "--store", "S", "--html", "/tmp"],
      "ecngym leaderboard: error: --html: got '/tmp', which is a directory"),

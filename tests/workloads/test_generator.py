@@ -142,7 +142,11 @@ def test_params_record_what_made_the_trace():
     [({"load": 1.0}, "trace.load"), ({"load": 1.5}, "trace.load"), ({"load": 0}, "trace.load.*workload=none"),
      ({"load": -0.1}, "trace.load"), ({"hosts": 0}, "trace.hosts"), ({"hosts": 1}, "trace.hosts"),
      ({"hosts": 2.5}, "trace.hosts"), ({"duration": "-1ms"}, "trace.duration"), ({"duration": 0}, "trace.duration"),
-     ({"seed": -1}, "trace.seed"), ({"workload": "websaerch"}, "workload.name.*Did you mean 'websearch'"),
+     ({"seed": -1}, "trace.seed"),
+     # the episode seed's range (an env's episode seed seeds its trace): 1e30 was taken
+     ({"seed": 2**64}, r"^trace.seed: got 18446744073709551616, allowed range is \[0, 18446744073709551615\]"),
+     ({"seed": 1e30}, r"^trace.seed: got 1000000000000000019884624838656, allowed range is \[0, "),
+     ({"workload": "websaerch"}, "workload.name.*Did you mean 'websearch'"),
      ({"link_rate": "fast"}, "trace.link_rate"), ({"priority": 0}, "trace.priority"),
      ({"incast": {"degree": 16, "interval": "1ms"}, "hosts": 8}, "trace.incast.degree"),
      ({"incast": {"degree": 2, "interval": "1ms", "load": 0.1}}, "trace.incast.load"),
