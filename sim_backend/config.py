@@ -468,11 +468,9 @@ class FabricConfig:
 
         b, mp = self.buffer, c.mmu
         mp.buffer_bytes = _bytes_in("fabric.buffer.buffer", b.buffer, 1, None)
-        mp.reserve_bytes = _bytes_in("fabric.buffer.reserve", b.reserve, 0, mp.buffer_bytes)
-        mp.headroom_bytes = _bytes_in("fabric.buffer.headroom", b.headroom, 0, mp.buffer_bytes)
-        mp.resume_offset_bytes = _bytes_in(
-            "fabric.buffer.resume_offset", b.resume_offset, 0, mp.buffer_bytes
-        )
+        mp.reserve_bytes = _part_of_buffer("fabric.buffer.reserve", b.reserve, mp.buffer_bytes)
+        mp.headroom_bytes = _part_of_buffer("fabric.buffer.headroom", b.headroom, mp.buffer_bytes)
+        mp.resume_offset_bytes = _part_of_buffer("fabric.buffer.resume_offset", b.resume_offset, mp.buffer_bytes)
         mp.alpha = check_range(
             "fabric.buffer.pfc_alpha", _real("fabric.buffer.pfc_alpha", b.pfc_alpha), 0, 64, low_inclusive=False
         )
@@ -578,6 +576,30 @@ def _bool(name: str, value: Any) -> bool:
 def _bytes_in(name: str, value: Any, low: int | None, high: int | None) -> int:
     v = parse_bytes(value, name)
     check_range(name, v, low, high)
+    return v
+
+
+def _part_of_buffer(name: str, value: Any, buffer_bytes: int) -> int:
+    """A part of a port's share of the buffer (reserve, headroom, resume offset) in bytes, checked.
+
+    Args:
+        name: The part's field (``fabric.buffer.reserve``).
+        value: The part as given (bytes or a size string).
+        buffer_bytes: ``fabric.buffer.buffer`` in bytes (already checked).
+
+    Returns:
+        The part in bytes.
+
+    Raises:
+        ConfigError: Naming ``name`` if it is no size >= 0, or if it is larger than the buffer:
+            then the message names ``fabric.buffer.buffer`` and its value too, since either of the
+            two may be the one set wrong (``fabric.buffer.buffer=1B`` was reported as "reserve:
+            got 4096, allowed range is [0, 1]", about a field the user had not set).
+    """
+    v = _bytes_in(name, value, 0, None)
+    if v > buffer_bytes:
+        raise ConfigError(name, f"got {v} B, more than the whole buffer (fabric.buffer.buffer = {buffer_bytes} B); "
+                                f"lower {name} or raise fabric.buffer.buffer")
     return v
 
 

@@ -94,6 +94,23 @@ def test_bad_fabric_config_names_the_field(overrides, field):
         FabricConfig.preset("hpcc").updated(overrides).to_cpp()
 
 
+@pytest.mark.parametrize("overrides,message", [
+    # the buffer set too small: the part it no longer holds is named with the buffer beside it (was
+    # "fabric.buffer.reserve: got 4096, allowed range is [0, 1]", about a field the user had not set)
+    ({"buffer": "1B"}, "fabric.buffer.reserve: got 4096 B, more than the whole buffer (fabric.buffer.buffer = 1 B); "
+                       "lower fabric.buffer.reserve or raise fabric.buffer.buffer"),
+    ({"buffer": "10KB", "reserve": 0}, "fabric.buffer.headroom: got 37500 B, more than the whole buffer "
+                                       "(fabric.buffer.buffer = 10000 B)"),
+    ({"buffer": "2KB", "reserve": 0, "headroom": 0}, "fabric.buffer.resume_offset: got 3072 B, more than the whole "
+                                                     "buffer (fabric.buffer.buffer = 2000 B)"),
+    ({"reserve": "-1B"}, "fabric.buffer.reserve: expected a non-negative whole number of bytes, got '-1B'"),
+])
+def test_a_part_larger_than_the_buffer_names_the_buffer_too(overrides, message):
+    with pytest.raises(ConfigError) as err:
+        FabricConfig.preset("hpcc").updated({"buffer": overrides}).to_cpp()
+    assert str(err.value).startswith(message), err.value
+
+
 def test_good_fabric_configs_convert():
     for name in ("hpcc", "dcqcn_paper", "dctcp"):
         FabricConfig.preset(name).to_cpp()
