@@ -36,7 +36,7 @@ from ecngym.files import check_output_path, write_atomically, write_text_atomica
 from ecngym.results.store import MAX_SEED
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
-from ecngym.sim_backend.flows import as_flow_table, read_flows, read_hpcc_flow_file
+from ecngym.sim_backend.flows import as_flow_table, check_has_flows, read_flows, read_hpcc_flow_file
 from ecngym.validation import Duration, Text, check, config_values
 
 #: Most episodes one ``ecngym eval`` plays (its seeds and row ids are listed up front).
@@ -109,8 +109,7 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
     except ConfigError as exc:  # (e.g. a 16-host trace on a smaller topology)
         raise ConfigError("trace", f"{description} does not fit the topology {topo.name} "
                                    f"({topo.num_hosts} hosts): {exc}") from None
-    if flows.empty:
-        raise ConfigError("trace", f"{description} has no flows: nothing to compare")
+    check_has_flows("trace", flows, description)
     console.print(f"[bold]ecngym {__version__}[/] · {topo.name} · {description} · fabric preset "
                   f"{cfg.fabric.get('preset', 'custom')}")
     rows = []

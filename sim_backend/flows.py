@@ -194,6 +194,25 @@ def check_rows(field: str, bad: Any, message: Callable[[int], str]) -> None:
         raise ConfigError(field, f"row {row}{more}: {message(row)}")
 
 
+def check_has_flows(field: str, flows: Any, description: str) -> None:
+    """Refuse a trace given to be replayed (``ecngym compare``'s ``trace``, ``env.trace``) that has no flows.
+
+    The one check of both: an empty file ran an env's every episode without traffic, while
+    compare refused it.
+
+    Args:
+        field: The option that gave the trace (``trace``, ``env.trace``).
+        flows: The trace's flow table (a DataFrame) or the :class:`~ecngym.workloads.Trace`.
+        description: The trace as the message names it (its path).
+
+    Raises:
+        ConfigError: Naming ``field``, if the trace has no flows.
+    """
+    if len(flows) == 0:
+        raise ConfigError(field, f"{description} has no flows: replaying it would simulate no traffic; give a "
+                                 "trace with at least one flow")
+
+
 def _check(table: pd.DataFrame, col: str, bad: pd.Series, message: str) -> None:
     check_rows(f"flows.{col}", bad, lambda row: f"{shown(table[col].iloc[row])} {message}")
 

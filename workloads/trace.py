@@ -277,14 +277,30 @@ class Trace:
         return hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
 
     @classmethod
-    def read(cls, path: str | Path, field: str = "trace") -> Trace:
+    def read(cls, path: str | Path, field: str = "trace", *, allow_empty: bool = False) -> Trace:
         """Read a Parquet trace (``.parquet``, :meth:`load`) or an HPCC flow file (any other path).
 
+        Args:
+            path: The file.
+            field: The option that gave it, named in the errors.
+            allow_empty: Accept a trace without flows (to look at it: ``ecngym trace inspect``); a
+                trace read to be replayed (``env.trace``) must have one at least.
+
+        Returns:
+            The trace.
+
         Raises:
-            ConfigError: Naming ``field`` if ``path`` is no file, else as the reader raises it.
+            ConfigError: Naming ``field`` if ``path`` is no file, or it has no flows and
+                ``allow_empty`` is false (:func:`~ecngym.sim_backend.flows.check_has_flows`), else
+                as the reader raises it.
         """
+        from ecngym.sim_backend.flows import check_has_flows
+
         path = check_input_file(field, path, "a Parquet trace or an HPCC flow file")  # (the one check)
-        return cls._load(path) if path.suffix == ".parquet" else cls._from_hpcc_flow_file(path)
+        trace = cls._load(path) if path.suffix == ".parquet" else cls._from_hpcc_flow_file(path)
+        if not allow_empty:
+            check_has_flows(field, trace, str(path))
+        return trace
 
     @classmethod
     def load(cls, path: str | Path, unverified_metadata: bool = False) -> Trace:

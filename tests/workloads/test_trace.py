@@ -290,3 +290,21 @@ def test_a_trace_error_counts_the_bad_rows_after_the_first():
     with pytest.raises(ConfigError, match=r"^flows\.start_ns: row 0 \(and 3 more\): expected a whole number in "
                                           r"\[-2\^63, 2\^63\), got 'now'$"):
         Trace.from_flows(flows.assign(start_ns="now"))
+
+
+def test_a_trace_without_flows_is_refused_where_it_is_replayed(tmp_path):
+    # an HPCC flow file of 0 flows (or an empty Parquet trace) as env.trace ran every episode without
+    # traffic, while ecngym compare refused it: both now refuse it with one check (flows.check_has_flows)
+    from ecngym.envs import EcnTuningEnv
+
+    hpcc = tmp_path / "none.txt"
+    hpcc.write_text("0\n")
+    parquet = generate_trace("none", hosts=4, duration="1ms", seed=1).save(tmp_path / "none.parquet")
+    for path in (hpcc, parquet):
+        message = (rf"^env\.trace: {re.escape(str(path))} has no flows: replaying it would simulate no traffic; "
+                   r"give a trace with at least one flow$")
+        with pytest.raises(ConfigError, match=message):
+            Trace.read(path, "env.trace")
+        with pytest.raises(ConfigError, match=message):
+            EcnTuningEnv(trace=str(path), episode_steps=2)
+        assert len(Trace.read(path, allow_empty=True)) == 0  # ecngym trace inspect still shows it
