@@ -23,6 +23,8 @@ DEFAULT_PRIORITY = 3
 DEFAULT_DPORT = 100
 #: A whole-number column of an HPCC flow line: digits, maybe a minus (the row checks name negatives).
 _INTEGER = re.compile(r"-?[0-9]+")
+#: The most bad lines of an HPCC flow file one error quotes (the rest are counted).
+MAX_REPORTED_LINES = 10
 #: An HPCC flow file's start: whole seconds, then up to 9 decimals (ns); no sign, no exponent.
 _START_S = re.compile(r"([0-9]+)(?:\.([0-9]{1,9}))?")
 
@@ -257,12 +259,53 @@ def read_hpcc_flow_file(path: str | Path, topology: Any = None) -> pd.DataFrame:
     (:meth:`Topology.hosts_of_node_ids`); without it they are taken as host indices.
 
     Raises:
-        ConfigError: If ``path`` names no file; naming the file and line of a malformed entry: a
-            header that is not one whole number, a count other than the number of flow lines, a
-            line without exactly 6 columns, a non-integer field or one beyond 64 bits, or a start
-            that is negative, not ``S[.fffffffff]`` or beyond 2^62 ns.
+        ConfigError: If ``path`` names no file; naming the file and the line of a malformed header
+            (not one whole number, or a count other than the number of flow lines), else every
+            malformed flow line (the first :data:`MAX_REPORTED_LINES` quoted, the rest counted):
+            a line without exactly 6 columns, a non-integer field or one beyond 64 bits, or a
+            start that is negative, not ``S[.fffffffff]`` or beyond 2^62 ns.
     """
     return _read_hpcc_flow_file(check_input_file("flows", path, "an HPCC flow file"), topology)
+
+
+def _flow_line(ln_no: int, parts: list[str]) -> tuple[int, int, int, int, int, int]:
+    """One flow line of an HPCC flow file as ``(src, dst, size, start_ns, priority, dport)``.
+
+    Args:
+        ln_no: Its line number (1-based, blank lines counted), named in the error.
+        parts: Its whitespace-separated columns.
+
+    Raises:
+        ValueError: ``line N: what is wrong`` (the caller gathers every bad line into one error).
+    """
+    expected = f"line {ln_no}: expected 6 columns 'src dst priority dport size start_s'"
+    if len(parts) != 6:
+        raise ValueError(f"{expected}, got {len(parts)}: {' '.join(parts)!r}")
+    if not all(_INTEGER.fullmatch(x) for x in parts[:5]):  # (int() also takes '1_0' and '+5')
+        raise ValueError(f"{expected} with whole numbers, got {' '.join(parts)!r}")
+    values = []
+    for name, text in zip(("src", "dst", "priority", "dport", "size"), parts[:5], strict=True):
+        sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+        digits = digits.lstrip("0") or "0"
+        # (a 64-bit table could not hold it; int() is not asked to read thousands of digits, which it refuses)
+        if len(digits) > 19 or not -(2**63) <= int(sign + digits) < 2**63:
+            shown_value = text if len(text) <= 40 else f"{text[:20]}... ({len(digits)} digits)"
+            raise ValueError(f"line {ln_no}: {name} got {shown_value}, allowed range is [-2^63, 2^63)")
+        values.append(int(sign + digits))
+    src, dst, prio, dport, size = values
+    start = _START_S.fullmatch(parts[5])
+    if start is None:
+        raise ValueError(f"line {ln_no}: start_s must be seconds >= 0 with at most 9 decimals (S or S.fffffffff), "
+                         f"got {parts[5]!r}")
+    seconds = start[1].lstrip("0") or "0"
+    # exact to the ns (no float rounding); past 12 digits of seconds it is beyond 2^62 ns anyway
+    start_ns = (int(seconds) * 1_000_000_000 + int((start[2] or "").ljust(9, "0")) if len(seconds) <= 12
+                else MAX_TIME_NS + 1)
+    if start_ns > MAX_TIME_NS:
+        shown_start = parts[5] if len(parts[5]) <= 40 else f"{parts[5][:20]}... ({len(seconds)} digits)"
+        raise ValueError(f"line {ln_no}: start_s got {shown_start}, allowed: at most 2^62 ns "
+                         f"(~{MAX_TIME_NS // 1_000_000_000} s)")
+    return src, dst, size, start_ns, prio, dport
 
 
 def _read_hpcc_flow_file(path: Path, topology: Any = None) -> pd.DataFrame:
@@ -283,27 +326,16 @@ def _read_hpcc_flow_file(path: Path, topology: Any = None) -> pd.DataFrame:
     if count != len(lines) - 1:
         raise ConfigError(field, f"line {header_no}: header says {count} flows, file has "
                                  f"{len(lines) - 1} flow lines")
-    rows = []
+    rows, bad = [], []
     for ln_no, parts in lines[1:]:
-        expected = f"line {ln_no}: expected 6 columns 'src dst priority dport size start_s'"
-        if len(parts) != 6:
-            raise ConfigError(field, f"{expected}, got {len(parts)}: {' '.join(parts)!r}")
-        if not all(_INTEGER.fullmatch(x) for x in parts[:5]):  # (int() also takes '1_0' and '+5')
-            raise ConfigError(field, f"{expected} with whole numbers, got {' '.join(parts)!r}")
-        src, dst, prio, dport, size = values = [int(x) for x in parts[:5]]
-        for name, value in zip(("src", "dst", "priority", "dport", "size"), values, strict=True):
-            if not -(2**63) <= value < 2**63:  # (a 64-bit table could not hold it)
-                raise ConfigError(field, f"line {ln_no}: {name} got {value}, allowed range is [-2^63, 2^63)")
-        start = _START_S.fullmatch(parts[5])
-        if start is None:
-            raise ConfigError(field, f"line {ln_no}: start_s must be seconds >= 0 with at most 9 "
-                                     f"decimals (S or S.fffffffff), got {parts[5]!r}")
-        # exact to the ns (no float rounding)
-        start_ns = int(start[1]) * 1_000_000_000 + int((start[2] or "").ljust(9, "0"))
-        if start_ns > MAX_TIME_NS:
-            raise ConfigError(field, f"line {ln_no}: start_s got {parts[5]}, allowed: at most 2^62 ns "
-                                     f"(~{MAX_TIME_NS // 1_000_000_000} s)")
-        rows.append((src, dst, size, start_ns, prio, dport))
+        try:
+            rows.append(_flow_line(ln_no, parts))
+        except ValueError as exc:  # every bad line is reported, not only the first
+            bad.append(str(exc))
+    if bad:
+        more = len(bad) - MAX_REPORTED_LINES
+        raise ConfigError(field, "; ".join(bad[:MAX_REPORTED_LINES]) + (f" (and {more} more bad lines)" if more > 0
+                                                                          else ""))
     table = pd.DataFrame(rows, columns=["src", "dst", "size_bytes", "start_ns", "priority", "dport"])
     if topology is not None and len(table):
         for col in ("src", "dst"):

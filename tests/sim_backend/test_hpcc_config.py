@@ -195,6 +195,47 @@ def test_flow_file_numbers_beyond_64_bits_name_the_line(tmp_path, text, message)
             read(tmp_path / "flows.txt")
 
 
+def test_every_bad_flow_line_is_named_in_one_error(tmp_path):
+    # the reader stopped at the first bad line: a file with several took one run per fix
+    from ecngym.sim_backend.flows import read_hpcc_flow_file
+
+    good = "0 1 3 100 1000 0.1"
+    path = tmp_path / "flows.txt"
+    path.write_text(f"5\n{good}\n0 1 3 100 x 0.1\n{good}\n0 1 3 100 1000\n0 1 3 100 1000 -1\n")
+    with pytest.raises(ConfigError) as err:
+        read_hpcc_flow_file(path)
+    assert str(err.value) == (
+        f"flows ({path}): line 3: expected 6 columns 'src dst priority dport size start_s' with whole numbers, got "
+        "'0 1 3 100 x 0.1'; line 5: expected 6 columns 'src dst priority dport size start_s', got 5: "
+        "'0 1 3 100 1000'; line 6: start_s must be seconds >= 0 with at most 9 decimals (S or S.fffffffff), got '-1'")
+    # the first 10 bad lines are quoted, the rest counted
+    path.write_text("25\n" + "".join(f"0 1 3 100 {n} 0.{n}\n" if n % 2 else "0 1 3 100 big 0\n" for n in range(25)))
+    with pytest.raises(ConfigError) as err:
+        read_hpcc_flow_file(path)
+    message = str(err.value)
+    assert message.count("with whole numbers, got '0 1 3 100 big 0'") == 10, message
+    assert "; line 20: " in message and "line 22" not in message and message.endswith(" (and 3 more bad lines)")
+
+
+@pytest.mark.parametrize("text,message", [
+    # int() refuses text of more than 4300 digits: a raw ValueError traceback, not a line's error
+    ("1\n0 1 3 100 " + "9" * 5000 + " 0\n", r"line 2: size got 99999999999999999999\.\.\. \(5000 digits\), allowed "
+                                           r"range is \[-2\^63, 2\^63\)"),
+    ("1\n0 1 3 100 1000 " + "9" * 5000 + ".5\n", r"line 2: start_s got 99999999999999999999\.\.\. \(5000 digits\), "
+                                                 r"allowed: at most 2\^62 ns"),
+    ("1\n0 1 3 100 " + "0" * 5000 + "7 0\n", None),  # leading zeros: the number 7
+])
+def test_flow_file_numbers_of_thousands_of_digits_name_the_line(tmp_path, text, message):
+    from ecngym.sim_backend.flows import read_hpcc_flow_file
+
+    (tmp_path / "flows.txt").write_text(text)
+    if message is None:
+        assert read_hpcc_flow_file(tmp_path / "flows.txt")["size_bytes"].tolist() == [7]
+        return
+    with pytest.raises(ConfigError, match=message):
+        read_hpcc_flow_file(tmp_path / "flows.txt")
+
+
 def test_hpcc_file_readers_name_a_path_that_is_no_path():
     # were: TypeError 'expected str, bytes or os.PathLike object, not NoneType'
     from ecngym.sim_backend.flows import read_hpcc_flow_file
