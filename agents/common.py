@@ -18,7 +18,7 @@ import pickle
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -30,6 +30,8 @@ AGENTS = ("acc", "laecn", "haecn")
 AGENT_FILE = "agent.json"
 #: What every saved agent's ``agent.json`` holds (what :class:`LearnedController` reads).
 AGENT_META_KEYS = ("agent", "framework", "granularity", "env", "env_config", "n_actions")
+#: The observation settings an ``agent.json``'s ``env_config.observation`` holds, which eval's env must match.
+OBSERVATION_KEYS = ("features", "history", "queue_mapping")
 #: What torch's, SB3's and RLlib's readers (and ours, on the saved state's keys and shapes) raise on
 #: a file that is not the weights or checkpoint they expect: SB3 asserts, torch raises RuntimeError
 #: on a zip of another layout and on a shape mismatch.
@@ -159,11 +161,13 @@ def load_agent_meta(path: str | Path, field: str = "controller.path") -> tuple[P
         field: The option that gave ``path``, named in the error.
 
     Returns:
-        The run directory and its ``agent.json`` (with at least the keys of :data:`AGENT_META_KEYS`).
+        The run directory and its ``agent.json`` (with at least the keys of :data:`AGENT_META_KEYS`,
+        and the nested ones :class:`LearnedController` reads).
 
     Raises:
         ConfigError: If ``path`` is not a path or names nothing, there is no ``agent.json`` there, or
-            it is not a JSON object with the keys every saved agent has.
+            it is not a JSON object with the keys every saved agent has (nested ones included:
+            ``env_config.observation``, each of ``episodes``' ``trace_hash``).
     """
     expected = f"a trained agent's directory (with {AGENT_FILE}, as 'ecngym train agent=...' writes) or a file in it"
     if not (isinstance(path, (str, os.PathLike)) and Path(path).is_dir()):
@@ -179,7 +183,48 @@ def load_agent_meta(path: str | Path, field: str = "controller.path") -> tuple[P
     except (OSError, ValueError) as exc:
         raise ConfigError(field, f"{str(meta_path)!r} is not readable JSON ({exc})") from None
     check_agent_meta(meta_path, meta, AGENT_META_KEYS, field)
+    _check_agent_layout(meta_path, meta, field)
     return run_dir, meta
+
+
+def _check_agent_layout(meta_path: Path, meta: dict[str, Any], field: str) -> None:
+    """Refuse an ``agent.json`` whose nested entries lack what :class:`LearnedController` reads.
+
+    A hand-edited file without ``episodes[i].trace_hash`` or ``env_config.observation`` was a raw
+    ``KeyError`` when the controller was built or reset.
+
+    Args:
+        meta_path: The file, named in the error.
+        meta: Its parsed content (holding every key of :data:`AGENT_META_KEYS`).
+        field: The option that gave the run, named in the error.
+
+    Raises:
+        ConfigError: Naming ``field``, the file and the dotted key that is missing or not of its
+            type: ``env`` (an object), ``env_config.observation`` and its :data:`OBSERVATION_KEYS`,
+            or ``episodes`` (a list, when given) and each one's ``trace_hash`` (a string).
+    """
+    def refuse(what: str) -> NoReturn:
+        raise ConfigError(field, f"{str(meta_path)!r} {what}: not the {AGENT_FILE} of an 'ecngym train agent=...' run")
+
+    if not isinstance(meta["env"], dict):
+        refuse(f"has env = {meta['env']!r}, expected an object (the agent's env overrides)")
+    observation = meta["env_config"].get("observation") if isinstance(meta["env_config"], dict) else None
+    if observation is None:
+        refuse("lacks env_config.observation")
+    if not isinstance(observation, dict):
+        refuse(f"has env_config.observation = {observation!r}, expected an object (the observation settings)")
+    missing = [f"env_config.observation.{key}" for key in OBSERVATION_KEYS if key not in observation]
+    if missing:
+        refuse(f"lacks {missing}")
+    episodes = meta.get("episodes", [])
+    if not isinstance(episodes, list):
+        refuse(f"has episodes = {episodes!r}, expected a list of {{episode_seed, trace_hash}} records")
+    for i, episode in enumerate(episodes):
+        trace_hash = episode.get("trace_hash") if isinstance(episode, dict) else None
+        if trace_hash is None:
+            refuse(f"lacks episodes[{i}].trace_hash")
+        if not isinstance(trace_hash, str):
+            refuse(f"has episodes[{i}].trace_hash = {trace_hash!r}, expected a string (the trace's hash)")
 
 
 def check_agent_meta(meta_path: Path, meta: Any, keys: tuple[str, ...], field: str = "controller.path") -> None:
@@ -316,7 +361,7 @@ class LearnedController:
 
         u = env.unwrapped
         trained = self.meta["env_config"]
-        for key in ("features", "history", "queue_mapping"):
+        for key in OBSERVATION_KEYS:
             if getattr(u.config.observation, key) != trained["observation"][key]:
                 raise ConfigError("controller.path", f"the agent trained with observation.{key}="
                                                      f"{trained['observation'][key]!r}, this env has "

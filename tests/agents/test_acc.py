@@ -331,7 +331,8 @@ def test_a_trained_run_acts_on_one_controlled_port_with_a_discrete_index(tiny_en
         env.close()
 
 
-_META = {"granularity": "port", "env": {}, "env_config": {}, "n_actions": 3}
+_META = {"granularity": "port", "env": {}, "n_actions": 3,
+         "env_config": {"observation": {"features": ["queue_len"], "history": 1, "queue_mapping": "data"}}}
 
 
 @pytest.mark.parametrize(("kind", "files", "message"), [
@@ -354,6 +355,27 @@ _META = {"granularity": "port", "env": {}, "env_config": {}, "n_actions": 3}
      r"^controller.path: '.*/agent.json' lacks \['config', 'seed'\]"),
     ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "rllib"})},
      r"^controller.path: '.*/agent.json' lacks \['checkpoint'\]"),
+    # a hand-edited agent.json: nested keys the controller reads were raw KeyErrors (at load or at reset)
+    ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3",
+                                       "episodes": [{"episode_seed": 1, "trace_hash": "ab"}, {"episode_seed": 2}]})},
+     r"^controller.path: '.*/agent.json' lacks episodes\[1\].trace_hash: not the agent.json of an 'ecngym train "
+     r"agent=...' run$"),
+    ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "episodes": [[]]})},
+     r"^controller.path: '.*/agent.json' lacks episodes\[0\].trace_hash: not the agent.json"),
+    ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3", "episodes": [{"trace_hash": 5}]})},
+     r"^controller.path: '.*/agent.json' has episodes\[0\].trace_hash = 5, expected a string"),
+    ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3", "episodes": {}})},
+     r"^controller.path: '.*/agent.json' has episodes = \{\}, expected a list of \{episode_seed, trace_hash\}"),
+    ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3", "env_config": {"reward": {}}})},
+     r"^controller.path: '.*/agent.json' lacks env_config.observation: not the agent.json of an 'ecngym train "),
+    ("haecn", {"agent.json": json.dumps({**_META, "agent": "haecn", "framework": "torch", "env_config": []})},
+     r"^controller.path: '.*/agent.json' lacks env_config.observation: not"),
+    ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3",
+                                       "env_config": {"observation": {"features": ["queue_len"]}}})},
+     r"^controller.path: '.*/agent.json' lacks \['env_config.observation.history', "
+     r"'env_config.observation.queue_mapping'\]: not the agent.json"),
+    ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3", "env": [1]})},
+     r"^controller.path: '.*/agent.json' has env = \[1\], expected an object \(the agent's env overrides\)"),
     # weights that are not: torch's UnpicklingError, SB3's ValueError / AssertionError
     ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "seed": 0, "obs_dim": 15,
                                          "static_action": 0, "config": agent_config("laecn")}),
