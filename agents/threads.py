@@ -44,15 +44,17 @@ def resolve_threads(requested: Any = None) -> int:
 
     Raises:
         ConfigError: If the value is not a whole number in [0, :data:`MAX_THREADS`] (naming
-            ``threads`` or the variable).
+            ``threads`` or the variable); the variable's text is read as the number it spells,
+            but the config's value must be a number (``threads="3"`` is refused, as a string is
+            by every whole-number field).
     """
     field, value = "threads", requested
     if value is None:
         field, value = THREADS_ENV, os.environ.get(THREADS_ENV)
         if value is None or value == "":
             return DEFAULT_THREADS
-    try:  # the variable's text, and (as before) a string in the config, as the number it spells
-        return check_whole(field, int(value) if isinstance(value, str) else value, 0, MAX_THREADS)
+    try:  # the variable is text; the config's value is a number, as every whole-number field ("3" is refused)
+        return check_whole(field, int(value) if field == THREADS_ENV else value, 0, MAX_THREADS)
     except (ConfigError, ValueError):  # (int("x") is a ValueError)
         raise ConfigError(field, f"expected a whole number of threads in [0, {MAX_THREADS}] (0 = library "
                                  f"defaults), got {value!r}") from None

@@ -55,6 +55,9 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["train", "logger=tensorboard", "logger.dir=/proc/ecngym-logs"], "logger.dir: cannot write '/proc/ecngym-logs'"),
     (["train", "agent=acc", "device=tpu"], "device: got 'tpu', allowed: 'cpu', 'cuda' or 'cuda:<index>'"),
     (["train", "seed=-1"], "seed: got -1, allowed range is [0, 9223372036854775807]"),
+    # a quoted count is a string, refused as by every whole-number field (was taken as 3)
+    (["train", "threads='3'"], "ecngym train: error: threads: expected a whole number of threads in [0, 4096] "
+                               "(0 = library defaults), got '3'"),
     # a key the config lacks: its node's keys and the closest (Hydra's own hint was "+key=", read by nothing)
     (["eval", "nosuchkey=1"], "nosuchkey: unknown key: the config has ['controller', 'env', 'episodes', 'logger', "
                               "'objective', 'results', 'seed']."),

@@ -25,6 +25,18 @@ def test_bad_thread_counts_name_the_field(bad):
         resolve_threads(bad)
 
 
+@pytest.mark.parametrize("text", ["3", "0", " 2"])
+def test_a_thread_count_given_as_text_in_the_config_is_refused(text, monkeypatch):
+    # threads="3" was taken as 3, where every other whole-number field refuses a string; the
+    # environment variable, which is text, is still read as the number it spells
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    with pytest.raises(ConfigError, match=rf"^threads: expected a whole number of threads in \[0, 4096\] \(0 = "
+                                          rf"library defaults\), got {text!r}$"):
+        resolve_threads(text)
+    monkeypatch.setenv(THREADS_ENV, text)
+    assert resolve_threads() == int(text)
+
+
 @pytest.mark.parametrize("bad", [float("inf"), float("-inf"), 10**400, 4097, "1" * 5000],
                          ids=["inf", "-inf", "10**400", "4097", "5000-digit-text"])
 def test_infinite_or_huge_thread_counts_name_the_field(bad):
@@ -36,7 +48,7 @@ def test_infinite_or_huge_thread_counts_name_the_field(bad):
 def test_whole_counts_of_any_type_are_taken():
     import numpy as np
 
-    assert [resolve_threads(v) for v in (4096, 2.0, np.int64(3), "5")] == [4096, 2, 3, 5]
+    assert [resolve_threads(v) for v in (4096, 2.0, np.int64(3))] == [4096, 2, 3]
 
 
 def test_bad_environment_variable_names_it(monkeypatch):
