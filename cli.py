@@ -59,6 +59,11 @@ _HYDRA_CONFIGS: dict[tuple[str, ...], str] = {("run",): "run", ("compare",): "co
                                               ("train",): "train", ("trace", "generate"): "trace"}
 
 
+# Hydra commands -> their config, for the output folder Hydra makes first (check_output_folder):
+# serve-ns3gym's overrides are not composed by check_overrides, but its folder is made all the same
+_HYDRA_OUTPUT_CONFIGS: dict[tuple[str, ...], str] = {**_HYDRA_CONFIGS, ("serve-ns3gym",): "serve_ns3gym"}
+
+
 # Hydra config -> the nodes whose every key ecngym validates (each node's own model refuses a key
 # it does not know). A "+key=value" override may add keys there; anywhere else an added key would
 # be read by nothing, so check_overrides refuses it. ("" = the whole config; config groups such as
@@ -91,19 +96,9 @@ def check_overrides(config_name: str, args: list[str]) -> None:
     from hydra.errors import HydraException, MissingConfigException
     from omegaconf.errors import OmegaConfBaseException
 
-    overrides = [a for a in args if not a.startswith("-") and ("=" in a or a.startswith("~"))]
-    if not overrides:
+    combos = _override_combos(args)
+    if combos == [[]]:
         return
-    combos = [overrides]
-    if "-m" in args or "--multirun" in args:
-        from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-        from hydra.core.override_parser.overrides_parser import OverridesParser
-
-        try:
-            parsed = OverridesParser.create().parse_overrides(overrides)
-        except HydraException as exc:
-            raise ConfigError(_override_key(str(exc), overrides), _one_line(str(exc))) from exc
-        combos = [c for batch in BasicSweeper.split_arguments(parsed, None) for c in batch][:64]
     with initialize_config_module(config_module="ecngym.configs", version_base="1.3"):
         for combo in combos:
             try:
@@ -131,6 +126,62 @@ def check_overrides(config_name: str, args: list[str]) -> None:
                     message = _absent_key_message(config_name, key, [o for o in combo if key_of_override(o) != key])
                 raise ConfigError(key, message) from exc
             _check_added_keys(config_name, combo, cfg)
+
+
+def _override_combos(args: list[str]) -> list[list[str]]:
+    """The Hydra overrides in ``args``: one list, or with ``-m`` one per sweep combination (64 at most).
+
+    Returns:
+        ``[[]]`` when ``args`` holds no override.
+
+    Raises:
+        ConfigError: Naming the override Hydra cannot parse (a sweep's syntax).
+    """
+    from hydra.errors import HydraException
+
+    overrides = [a for a in args if not a.startswith("-") and ("=" in a or a.startswith("~"))]
+    if not overrides or not ("-m" in args or "--multirun" in args):
+        return [overrides]
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException as exc:
+        raise ConfigError(_override_key(str(exc), overrides), _one_line(str(exc))) from exc
+    return [c for batch in BasicSweeper.split_arguments(parsed, None) for c in batch][:64]
+
+
+def check_output_folder(config_name: str, args: list[str]) -> None:
+    """Refuse a Hydra output folder that nothing can be written to, before Hydra makes it.
+
+    Hydra makes ``hydra.run.dir`` (``hydra.sweep.dir`` with ``-m``) before the command runs: one
+    under a file, under a missing or read-only root, or without permission was its raw
+    ``FileNotFoundError`` / ``PermissionError`` traceback.
+
+    Args:
+        config_name: The command's Hydra config (``eval``).
+        args: The command's arguments (its overrides; the first sweep combination with ``-m``).
+
+    Raises:
+        ConfigError: Naming ``hydra.run.dir`` or ``hydra.sweep.dir``, the folder and the system's
+            reason (:func:`ecngym.files.check_writable_directory`).
+    """
+    from hydra import compose, initialize_config_module
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from ecngym.files import check_writable_directory
+
+    key = "hydra.sweep.dir" if "-m" in args or "--multirun" in args else "hydra.run.dir"
+    with initialize_config_module(config_module="ecngym.configs", version_base="1.3"):
+        try:
+            cfg = compose(config_name, overrides=_override_combos(args)[0], return_hydra_config=True)
+            folder = OmegaConf.select(cfg, key)
+        except (HydraException, OmegaConfBaseException):
+            return  # a folder only a running Hydra resolves (${hydra:job.num}), or a bad override: Hydra names it
+    check_writable_directory(key, folder, "the folder of the command's outputs")
 
 
 def _check_added_keys(config_name: str, overrides: list[str], cfg: Any) -> None:
@@ -249,8 +300,10 @@ def main(argv: list[str] | None = None) -> int:
                 own = [a for a in own if a != "--debug"]
                 os.environ["HYDRA_FULL_ERROR"] = "1"
             try:
-                if words in _HYDRA_CONFIGS and not {"-h", "--help", "--hydra-help", "--info"} & set(own):
-                    check_overrides(_HYDRA_CONFIGS[words], own)
+                if words in _HYDRA_OUTPUT_CONFIGS and not {"-h", "--help", "--hydra-help", "--info"} & set(own):
+                    if words in _HYDRA_CONFIGS:
+                        check_overrides(_HYDRA_CONFIGS[words], own)
+                    check_output_folder(_HYDRA_OUTPUT_CONFIGS[words], own)
                 func = getattr(importlib.import_module(module_name), func_name)
                 # Hydra reads sys.argv itself: leave it exactly the command's own arguments.
                 sys.argv = [f"ecngym {' '.join(words)}", *own]

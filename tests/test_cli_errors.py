@@ -53,6 +53,18 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                                                  "directory (creating a file in '/proc')"),
     (["run", "results.dir=/proc/ecngym-store"], "results.dir: cannot write '/proc/ecngym-store'"),
     (["train", "logger=tensorboard", "logger.dir=/proc/ecngym-logs"], "logger.dir: cannot write '/proc/ecngym-logs'"),
+    # Hydra's output folder: Hydra makes it before the command runs (a raw FileNotFoundError traceback)
+    (["eval", "hydra.run.dir=/proc/ecngym-out"], "ecngym eval: error: hydra.run.dir: cannot write '/proc/ecngym-out': "
+                                                 "No such file or directory (creating a file in '/proc')"),
+    (["eval", "-m", "seed=1,2", "hydra.sweep.dir=/proc/ecngym-out"], "ecngym eval: error: hydra.sweep.dir: cannot "
+                                                                     "write '/proc/ecngym-out'"),
+    (["trace", "generate", "hydra.run.dir=/proc/ecngym-out"], "ecngym trace generate: error: hydra.run.dir: cannot "
+                                                              "write '/proc/ecngym-out'"),
+    (["serve-ns3gym", "hydra.run.dir=/proc/ecngym-out"], "ecngym serve-ns3gym: error: hydra.run.dir: cannot write "
+                                                         "'/proc/ecngym-out'"),
+    (["compare", "hydra.run.dir=/dev/null/out"],
+     "ecngym compare: error: hydra.run.dir: got '/dev/null/out', which lies under the file '/dev/null'; expected the "
+     "folder of the command's outputs"),
     (["train", "agent=acc", "device=tpu"], "device: got 'tpu', allowed: 'cpu', 'cuda' or 'cuda:<index>'"),
     (["train", "seed=-1"], "seed: got -1, allowed range is [0, 9223372036854775807]"),
     # a quoted count is a string, refused as by every whole-number field (was taken as 3)
