@@ -12,8 +12,12 @@ from typing import Any
 import zmq
 from gymnasium import spaces
 
-from ecngym.error import ConfigError
+from ecngym.error import ConfigError, EcnGymError
 from ecngym.opengym import protocol as pb
+
+
+class SimulationTimeout(EcnGymError, TimeoutError):
+    """The simulation sent no message within the agent's time-out (it never connected, or stopped)."""
 
 
 class OpenGymAgent:
@@ -22,7 +26,8 @@ class OpenGymAgent:
     Args:
         port: Port to bind on ``host``, in [0, 65535]; 0 picks a free one (see :attr:`port`).
         host: Interface to bind (loopback by default).
-        timeout_s: Longest wait for one message from the simulation, in (0, MAX_WAIT_S] seconds.
+        timeout_s: Longest wait for one message from the simulation, in (0, MAX_WAIT_S] seconds
+            (:class:`SimulationTimeout` after it).
 
     Raises:
         ConfigError: On a bad ``host``, ``port`` or ``timeout_s``
@@ -36,6 +41,7 @@ class OpenGymAgent:
         self.sock = self._ctx.socket(zmq.REP)
         self.sock.linger = 0
         self.sock.rcvtimeo = int(timeout_s * 1000)
+        self.timeout_s = timeout_s
         try:
             if port == 0:
                 self.port = self.sock.bind_to_random_port(f"tcp://{host}")
@@ -56,8 +62,9 @@ class OpenGymAgent:
             UnsupportedSpace: If a space the simulation declares is malformed or unknown
                 (:func:`~ecngym.opengym.protocol.space_from_description`).
             MalformedMessage: If the message is no ``SimInitMsg``.
+            SimulationTimeout: If none comes within ``timeout_s``.
         """
-        init = pb.parse_message(pb.SimInitMsg, self.sock.recv(), "SimInitMsg")
+        init = pb.parse_message(pb.SimInitMsg, self._recv("SimInitMsg"), "SimInitMsg")
         self.observation_space = pb.space_from_description(init.obsSpace, "observation space")
         self.action_space = pb.space_from_description(init.actSpace, "action space")
         self.sock.send(pb.SimInitAck(done=True, stopSimReq=False).SerializeToString())
@@ -68,9 +75,24 @@ class OpenGymAgent:
 
         Raises:
             MalformedMessage: If the message is no ``EnvStateMsg``.
+            SimulationTimeout: If none comes within ``timeout_s``.
         """
-        state = pb.parse_message(pb.EnvStateMsg, self.sock.recv(), "EnvStateMsg")
+        state = pb.parse_message(pb.EnvStateMsg, self._recv("EnvStateMsg"), "EnvStateMsg")
         return pb.decode_data(state.obsData), state.reward, state.isGameOver, state.reason, state.info
+
+    def _recv(self, what: str) -> bytes:
+        """The next message from the simulation, ``what`` it should be naming it in the error.
+
+        Raises:
+            SimulationTimeout: If none comes within ``timeout_s`` (ZMQ's bare ``zmq.Again``, "Resource
+                temporarily unavailable", said neither what was awaited nor for how long).
+        """
+        try:
+            return self.sock.recv()
+        except zmq.Again:
+            raise SimulationTimeout(f"no {what} from the simulation on port {self.port} within timeout_s = "
+                                    f"{self.timeout_s:g} s: it never connected, or it stopped "
+                                    "(is 'ecngym serve-ns3gym' running with this port?)") from None
 
     def send_action(self, action: Any) -> None:
         """Answer the last state with ``action`` (an element of :attr:`action_space`)."""

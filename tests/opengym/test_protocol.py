@@ -242,6 +242,24 @@ def test_bad_agent_settings_name_the_field(kwargs, message):
         OpenGymAgent(**kwargs)
 
 
+def test_an_agent_that_hears_nothing_names_what_it_awaited_and_the_timeout():
+    # the wait ran out as ZMQ's bare zmq.Again ('Resource temporarily unavailable') traceback
+    from ecngym.error import EcnGymError
+    from ecngym.opengym.agent import OpenGymAgent
+
+    agent = OpenGymAgent(timeout_s=0.05)
+    try:
+        for receive, what in ((agent.wait_init, "SimInitMsg"), (agent.recv_state, "EnvStateMsg")):
+            # an EcnGymError: the CLI prints it as one line, exit 2
+            with pytest.raises(EcnGymError, match=rf"^no {what} from the simulation on port {agent.port} within "
+                                                  r"timeout_s = 0\.05 s: it never connected, or it stopped \(is "
+                                                  r"'ecngym serve-ns3gym' running with this port\?\)$") as err:
+                receive()
+            assert type(err.value).__name__ == "SimulationTimeout" and isinstance(err.value, TimeoutError)
+    finally:
+        agent.close()
+
+
 @pytest.mark.parametrize(("port", "message"), [
     # the server took any port and dialled 'tcp://127.0.0.1:True' (then blamed the host) or ':70000'
     (70000, r"^port: got 70000, allowed range is \[1, 65535\]"),
