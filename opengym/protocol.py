@@ -30,10 +30,14 @@ An action Box must have one low and one high for all elements (else it is refuse
 declared range would invite actions the env refuses), and is declared flat, shape
 ``(prod(shape),)``: ns3-gym's Python client packs a Box action as a flat list with shape
 ``[len(action)]``. Its values come back reshaped row-major to the env's shape.
+
+A space description from the peer declares at most :data:`MAX_SPACE_ELEMENTS` elements in all
+(2^24): its Box bounds are built as arrays of the declared shape.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -341,6 +345,13 @@ def describe_space(space: spaces.Space, role: str, where: str = "") -> Any:
     return desc
 
 
+#: The most elements a declared space may have, Box elements and Discretes of every Tuple / Dict
+#: element together (2^24 = 16 777 216; an env's observation of 5 120 fat-tree k = 16 ports has
+#: ~10^5): a Box's bounds are arrays built as declared, so a peer declaring shape [10^5, 10^5] asked
+#: this side for two arrays of 10^10 numbers (an out-of-memory kill, not an error).
+MAX_SPACE_ELEMENTS = 2**24
+
+
 def space_from_description(desc: Any, where: str = "space") -> spaces.Space:
     """The Gymnasium space an OpenGym ``SpaceDescription`` declares (the agent side's view).
 
@@ -357,8 +368,26 @@ def space_from_description(desc: Any, where: str = "space") -> spaces.Space:
         UnsupportedSpace: If ``desc`` declares no Gymnasium space, naming ``where``: a space type
             or Box Dtype outside the protocol's, a payload that is not of the declared type, a
             Discrete of fewer than one value, INT / UINT Box bounds that are no whole numbers of
-            the Dtype, bounds Gymnasium refuses (NaN, low > high), or Dict elements of one name.
+            the Dtype, bounds Gymnasium refuses (NaN, low > high), Dict elements of one name, or
+            more than :data:`MAX_SPACE_ELEMENTS` elements in all (refused before any is built).
     """
+    return _space_from_description(desc, where, [MAX_SPACE_ELEMENTS])
+
+
+def _take_elements(remaining: list[int], n: int, where: str, what: str) -> None:
+    """Count ``n`` more declared elements against the space's budget (``remaining[0]``).
+
+    Raises:
+        UnsupportedSpace: Naming ``where`` and ``what`` if the space would exceed :data:`MAX_SPACE_ELEMENTS`.
+    """
+    if n > remaining[0]:
+        raise UnsupportedSpace(f"{where}: {what} takes the declared space past {MAX_SPACE_ELEMENTS:,} elements in "
+                               f"all (MAX_SPACE_ELEMENTS: larger bounds arrays are not built)")
+    remaining[0] -= n
+
+
+def _space_from_description(desc: Any, where: str, remaining: list[int]) -> spaces.Space:
+    """:func:`space_from_description`, with ``remaining[0]`` elements still allowed."""
     payloads = {DISCRETE: DiscreteSpace, BOX: BoxSpace, TUPLE: TupleSpace, DICT: DictSpace}
     kind = SPACE_TYPE_NAMES.get(desc.type, f"SpaceType {desc.type}")
     if desc.type not in payloads:
@@ -370,6 +399,7 @@ def space_from_description(desc: Any, where: str = "space") -> spaces.Space:
     if desc.type == DISCRETE:
         if payload.n < 1:
             raise UnsupportedSpace(f"{where}: Discrete with n = {payload.n}; a Discrete space has n >= 1 values")
+        _take_elements(remaining, 1, where, "a Discrete")
         return spaces.Discrete(payload.n)
     if desc.type == BOX:
         if payload.dtype not in BOX_NUMPY:
@@ -382,6 +412,8 @@ def space_from_description(desc: Any, where: str = "space") -> spaces.Space:
                 if not (float(bound).is_integer() and info.min <= bound <= info.max):
                     raise UnsupportedSpace(f"{where}: Box {name} {bound!r} of Dtype {_dtype_name(payload.dtype)}; "
                                            f"expected a whole number in [{info.min}, {info.max}]")
+        size = math.prod(payload.shape)  # (Python ints: no overflow, whatever the declared dimensions)
+        _take_elements(remaining, size, where, f"Box of shape {list(payload.shape)} ({size:,} elements)")
         try:
             return spaces.Box(dtype(payload.low), dtype(payload.high), shape=tuple(payload.shape), dtype=dtype)
         except (ValueError, OverflowError) as exc:  # NaN, low > high, a shape too big to allocate
@@ -389,12 +421,14 @@ def space_from_description(desc: Any, where: str = "space") -> spaces.Space:
                                    f"shape={list(payload.shape)}, {_dtype_name(payload.dtype)}) is no Gymnasium "
                                    f"space: {exc}") from None
     if desc.type == TUPLE:
-        return spaces.Tuple([space_from_description(e, f"{where}[{i}]") for i, e in enumerate(payload.element)])
+        return spaces.Tuple([_space_from_description(e, f"{where}[{i}]", remaining)
+                             for i, e in enumerate(payload.element)])
     repeated = _repeated_names(payload.element)
     if repeated:
         raise UnsupportedSpace(f"{where}: Dict with more than one element named {repeated[0][0]!r}; "
                                "element names are keys and must differ")
-    return spaces.Dict({e.name: space_from_description(e, f"{where}[{e.name!r}]") for e in payload.element})
+    return spaces.Dict({e.name: _space_from_description(e, f"{where}[{e.name!r}]", remaining)
+                        for e in payload.element})
 
 
 # ----------------------------------------------------------------------------- values

@@ -75,6 +75,24 @@ def _description(kind, payload=None, name=""):
     return desc
 
 
+def test_a_space_description_of_too_many_elements_is_refused_before_it_is_built():
+    # a declared Box shape was built as given: [10^5, 10^5] asked for two arrays of 10^10 numbers (this
+    # one, twice the limit, still fits in memory when the limit is missing: the test fails, not the machine)
+    big = _description(pb.BOX, pb.BoxSpace(low=0, high=1, dtype=pb.FLOAT, shape=[4096, 8192]))
+    with pytest.raises(pb.UnsupportedSpace, match=r"^action space: Box of shape \[4096, 8192\] \(33,554,432 "
+                                                  r"elements\) takes the declared space past 16,777,216 elements in "
+                                                  r"all \(MAX_SPACE_ELEMENTS"):
+        pb.space_from_description(big, "action space")
+    # the elements of a Tuple / Dict count together
+    half = _description(pb.BOX, pb.BoxSpace(low=0, high=1, dtype=pb.FLOAT, shape=[pb.MAX_SPACE_ELEMENTS // 2]))
+    pair = _description(pb.TUPLE, pb.TupleSpace(element=[half, half]))
+    assert pb.space_from_description(pair).shape is None  # exactly the limit: built
+    three = _description(pb.TUPLE, pb.TupleSpace(element=[half, half, _description(pb.DISCRETE,
+                                                                                   pb.DiscreteSpace(n=2))]))
+    with pytest.raises(pb.UnsupportedSpace, match=r"^space\[2\]: a Discrete takes the declared space past "):
+        pb.space_from_description(three)
+
+
 @pytest.mark.parametrize(("desc", "match"), [
     # were a ValueError without the space's name, KeyErrors (0, 9), gymnasium's AssertionError / OverflowError,
     # or a space built from the wrong payload (a Box read from a DiscreteSpace: KeyError 0)
