@@ -21,6 +21,7 @@ import subprocess
 import sys
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -288,7 +289,7 @@ def test_flow_table_property(tmp_path):
     assert _run_child("flows", tmp_path) >= min(EXAMPLES, 50)
 
 
-@pytest.mark.parametrize("kind", ["discrete", "continuous"])
+@pytest.mark.parametrize("kind", ["discrete", "continuous", "multi_discrete"])
 def test_env_actions_property(kind, tmp_path):
     assert _run_child(f"actions_{kind}", tmp_path) >= min(EXAMPLES, 50)
 
@@ -404,8 +405,26 @@ def _child_flows() -> int:
     return count.n
 
 
+#: Controlled ports of the default env with one action per port (the multi_discrete case: MultiDiscrete([13] * 16)).
+PORTS = 16
+
+
+def _one_entry_changed(values: list, index: int, value: Any) -> list:
+    """``values`` with entry ``index`` replaced by ``value`` (one boolean among valid indices, ...)."""
+    return [*values[:index], value, *values[index + 1:]]
+
+
+#: An action's entry: a number in or near the spaces' ranges, or a boolean (Python's or NumPy's) among them.
+ACTION_ENTRIES = st.one_of(st.floats(-1.5, 1.5), st.integers(-1, 13), st.booleans(), st.sampled_from([np.True_,
+                                                                                                       np.False_]))
 ACTIONS = st.one_of(JUNK, st.integers(-2, 20), st.floats(-2, 2), st.lists(st.floats(-1.5, 1.5), min_size=3, max_size=3),
-                    st.lists(st.lists(st.floats(-1.5, 1.5), min_size=3, max_size=3), min_size=1, max_size=2))
+                    st.lists(st.lists(st.floats(-1.5, 1.5), min_size=3, max_size=3), min_size=1, max_size=2),
+                    # booleans inside lists of the spaces' shapes: never read as 1 / 0
+                    st.lists(ACTION_ENTRIES, min_size=1, max_size=3),
+                    st.lists(st.lists(ACTION_ENTRIES, min_size=3, max_size=3), min_size=1, max_size=2),
+                    st.builds(_one_entry_changed, st.lists(st.integers(0, 12), min_size=PORTS, max_size=PORTS),
+                              st.integers(0, PORTS - 1),
+                              st.sampled_from([True, False, np.True_, np.False_, 2.5, -1, 13, 2.0, 12, 0, 7.0, 5])))
 
 
 def _child_actions(kind: str) -> int:
@@ -414,7 +433,10 @@ def _child_actions(kind: str) -> int:
     from ecngym.envs import EcnTuningEnv
     from ecngym.error import InvalidAction
 
-    env = EcnTuningEnv(action={"type": kind}, episode_steps=6)  # one fabric per process
+    # one fabric per process; multi_discrete: a template index per controlled port
+    action = {"type": "discrete", "scope": "port"} if kind == "multi_discrete" else {"type": kind}
+    env = EcnTuningEnv(action=action, episode_steps=6)
+    assert kind != "multi_discrete" or env.action_space.shape == (PORTS,), env.action_space
     env.reset(seed=1)
     count = Counter("actions")
 
@@ -429,7 +451,9 @@ def _child_actions(kind: str) -> int:
             arr = np.asarray(action)
         except (ValueError, TypeError):
             arr = None
-        contained = arr is not None and arr.dtype.kind in "iuf" and _contains(env.action_space, arr)
+        # a boolean anywhere is no number (np.asarray reads [True, 0.5, 0.2] as floats)
+        contained = (arr is not None and arr.dtype.kind in "iuf" and not _has_boolean(action)
+                     and _contains(env.action_space, arr))
         try:
             env.step(action)
         except InvalidAction as exc:
@@ -443,12 +467,18 @@ def _child_actions(kind: str) -> int:
     return count.n
 
 
+def _has_boolean(value: Any) -> bool:
+    """Whether ``value`` is, or (nested in lists / tuples) holds, a Python or NumPy boolean."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_boolean(v) for v in value)
+
+
 def _contains(space: Any, arr: Any) -> bool:
-    import numpy as np
     from gymnasium import spaces
 
-    if isinstance(space, spaces.Discrete):
-        return arr.size == 1 and float(arr.reshape(-1)[0]).is_integer() and 0 <= arr.reshape(-1)[0] < space.n
+    if isinstance(space, spaces.Discrete):  # a scalar, as Gymnasium's Discrete.contains (not [5], shape (1,))
+        return arr.shape == () and float(arr).is_integer() and 0 <= arr < space.n
     if isinstance(space, spaces.MultiDiscrete):
         return (arr.size == len(space.nvec) and np.all(arr == np.round(arr))
                 and np.all((arr.reshape(-1) >= 0) & (arr.reshape(-1) < space.nvec)))
@@ -457,5 +487,6 @@ def _contains(space: Any, arr: Any) -> bool:
 
 if __name__ == "__main__":  # the child process of the fabric / env property tests
     n = {"fabric": _child_fabric, "flows": _child_flows, "actions_discrete": lambda: _child_actions("discrete"),
-         "actions_continuous": lambda: _child_actions("continuous")}[sys.argv[1]]()
+         "actions_continuous": lambda: _child_actions("continuous"),
+         "actions_multi_discrete": lambda: _child_actions("multi_discrete")}[sys.argv[1]]()
     print(f"CASES {n}")
