@@ -34,9 +34,14 @@ AGENT_META_KEYS = ("agent", "framework", "granularity", "env", "env_config", "n_
 OBSERVATION_KEYS = ("features", "history", "queue_mapping")
 #: What torch's, SB3's and RLlib's readers (and ours, on the saved state's keys and shapes) raise on
 #: a file that is not the weights or checkpoint they expect: SB3 asserts, torch raises RuntimeError
-#: on a zip of another layout and on a shape mismatch.
+#: on a zip of another layout and on a shape mismatch. It stays this broad because the readers
+#: themselves raise these on files that are no checkpoint (tried: SB3 gives AttributeError and
+#: KeyError for a zip whose 'data' is another JSON, AssertionError for a zip without it; a pickle
+#: may raise any error of the constructors it names, TypeError included), so a narrower tuple would
+#: turn such files into tracebacks. A pickle naming a module that is not installed raises
+#: ImportError (ModuleNotFoundError).
 LOAD_ERRORS = (pickle.UnpicklingError, EOFError, OSError, RuntimeError, ValueError, KeyError, TypeError,
-               AttributeError, AssertionError, zipfile.BadZipFile)
+               AttributeError, AssertionError, ImportError, zipfile.BadZipFile)
 
 
 def configs_dir() -> Path:

@@ -382,6 +382,12 @@ _META = {"granularity": "port", "env": {}, "n_actions": 3,
                "laecn.pt": "not torch"},
      r"^controller.path: '.*/laecn.pt' is not the laecn.pt of a LAECN / HAECN run that matches its agent.json "
      r"\(UnpicklingError"),
+    # a pickle naming a module that is not installed (another program's): was a ModuleNotFoundError traceback
+    ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "seed": 0, "obs_dim": 15,
+                                         "static_action": 0, "config": agent_config("laecn")}),
+               "laecn.pt": "cnosuchmodule_of_ecngym_tests\nThing\n)R."},
+     r"^controller.path: '.*/laecn.pt' is not the laecn.pt of a LAECN / HAECN run that matches its agent.json "
+     r"\(ModuleNotFoundError: No module named 'nosuchmodule_of_ecngym_tests'\)"),
     ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3"}), "model.zip": "not a zip"},
      r"^controller.path: '.*/model.zip' is not the model.zip of an ACC run \(ValueError"),
 ])
