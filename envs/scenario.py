@@ -17,6 +17,7 @@ from ecngym.envs.summary import episode_summary
 from ecngym.error import ConfigError, check_range
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
+from ecngym.sim_backend.fabric import check_min_rate
 from ecngym.sim_backend.flows import with_delay_classes
 from ecngym.units import duration_ns, parse_bytes
 from ecngym.workloads import Trace, generate_trace
@@ -112,6 +113,7 @@ class EcnScenario:
         self.topology = Topology.from_config(cfg.topology)
         self.fabric_config = FabricConfig.from_dict(cfg.fabric, "env.fabric")
         cpp = self.fabric_config.to_cpp()  # validates every fabric field now
+        check_min_rate(self.topology, self.fabric_config, cpp)  # (needs the topology's line rates)
         self.base_rtt_ns = max_base_rtt_ns(self.topology, cpp.mtu_payload_bytes)
         self.interval_ns = self._interval(cfg.interval)
         # LAECN's adaptive monitoring interval (laecn.md §3.1): the step lasts interval_short while no

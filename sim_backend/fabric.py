@@ -102,6 +102,7 @@ class Fabric:
             raise ConfigError("fabric.num_queues", f"got {self._cpp_config.num_queues}, but the flows use "
                               f"priority {top} (queue 0 is the control queue): need at least {top + 1}")
         self.topology.check_buildable()
+        check_min_rate(self.topology, config, self._cpp_config)
         self._sim: Any = None
         self._build()
 
@@ -498,6 +499,36 @@ def telemetry_rows(block: np.ndarray, keys: tuple[str, ...] | None = None) -> di
     if keys is None:
         return {k: views[kind][row] for k, (row, kind) in layout.items()}
     return {k: views[layout[k][1]][layout[k][0]] for k in keys if k in layout}
+
+
+
+def check_min_rate(topology: Topology, config: FabricConfig, cpp_config: Any) -> None:
+    """Refuse a rate-based congestion control's ``min_rate`` above the slowest host link.
+
+    Every rate cut is floored at ``min_rate``, so a floor above a NIC's line rate puts every cut
+    back above line rate: congestion control would be off without a word. (Not a check of
+    :class:`FabricConfig` alone: the line rates come from the topology.)
+
+    Args:
+        topology: The fabric's topology.
+        config: The fabric config.
+        cpp_config: ``config.to_cpp()`` (its rates in bits/s).
+
+    Raises:
+        ConfigError: Naming ``fabric.<cc>.min_rate``, its value and the slowest host link's rate.
+    """
+    cc = config.cc
+    if cc == "dctcp":  # window-based: no rate floor
+        return
+    host_links = (topology.link_a < topology.num_hosts) | (topology.link_b < topology.num_hosts)
+    if not host_links.any():
+        return
+    line_bps = float(topology.rate_bps[host_links].min())
+    floor_bps = float(getattr(cpp_config, cc).min_rate_bps)
+    if floor_bps > line_bps:
+        raise ConfigError(f"fabric.{cc}.min_rate", f"got {getattr(config, cc).min_rate!r} = {floor_bps / 1e9:g} Gbps, "
+                          f"above the slowest host link's {line_bps / 1e9:g} Gbps: every rate cut would land above "
+                          f"line rate, which turns {cc} off; allowed: at most {line_bps / 1e9:g} Gbps")
 
 
 def _ids(value: Any, name: str, count: int) -> np.ndarray:

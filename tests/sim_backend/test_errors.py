@@ -111,6 +111,33 @@ def test_a_part_larger_than_the_buffer_names_the_buffer_too(overrides, message):
     assert str(err.value).startswith(message), err.value
 
 
+
+@pytest.mark.parametrize("cc", ["dcqcn", "dctcp_rate", "timely", "hpcc"])
+def test_a_rate_floor_above_the_slowest_host_link_is_refused_at_build(cc):
+    # every rate cut is floored at min_rate: above line rate, congestion control would be off (was run as given)
+    topo = topology.dumbbell(left_hosts=2, right_hosts=1, host_rate="10Gbps", bottleneck_rate="100Gbps")
+    flows = pd.DataFrame({"src": [0], "dst": [2], "size_bytes": [10_000], "start_ns": [0]})
+    extra = {"window": {"enabled": True}} if cc == "hpcc" else {}
+    with pytest.raises(ConfigError) as err:
+        Fabric(topo, flows, FabricConfig.preset("hpcc", cc=cc, **{cc: {"min_rate": "40Gbps"}}, **extra))
+    assert str(err.value) == (f"fabric.{cc}.min_rate: got '40Gbps' = 40 Gbps, above the slowest host link's 10 Gbps: "
+                              f"every rate cut would land above line rate, which turns {cc} off; allowed: at most "
+                              "10 Gbps")
+    # at line rate it builds; the window-based DCTCP has no rate floor
+    Fabric(topo, flows, FabricConfig.preset("hpcc", cc=cc, **{cc: {"min_rate": "10Gbps"}}, **extra)).close()
+    Fabric(topo, flows, FabricConfig.preset("dctcp", dctcp_rate={"min_rate": "40Gbps"})).close()
+
+
+def test_an_env_refuses_a_rate_floor_above_line_rate_when_made():
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401
+
+    with pytest.raises(ConfigError, match=r"^fabric\.dcqcn\.min_rate: got '1e15bps' = 1e\+06 Gbps, above the slowest "
+                                          r"host link's 100 Gbps"):
+        gym.make("ecngym/RoceIncast-v0", fabric={"preset": "hpcc", "dcqcn": {"min_rate": "1e15bps"}})
+
+
 def test_good_fabric_configs_convert():
     for name in ("hpcc", "dcqcn_paper", "dctcp"):
         FabricConfig.preset(name).to_cpp()
