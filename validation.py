@@ -129,6 +129,10 @@ def _text(value: Any) -> str:
     return value
 
 
+#: Largest seed anywhere (episode, trace, fabric): seeds are 64-bit unsigned, as the C++ fabric's;
+#: NumPy's seed sequence would take any whole number (``1e30``, or one too long to write as JSON).
+MAX_SEED = 2**64 - 1
+
 #: The type factories below return the same annotation object for the same arguments: the validator
 #: adapters are cached by annotation (``_cached_adapter``), and a fresh ``functools.partial`` per call
 #: would miss that cache every time (a new pydantic ``TypeAdapter`` per checked field, ~14 ms per env

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ecngym.error import ConfigError, check_range, check_whole
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
+from ecngym.validation import MAX_SEED
 from ecngym.workloads import arrivals
 from ecngym.workloads.distributions import NO_BACKGROUND, FlowSizeDistribution, get_distribution
 from ecngym.workloads.trace import DEFAULT_PRIORITY, Trace
@@ -99,17 +100,6 @@ def _load(field: str, value: Any, *, allow_zero: bool = False) -> float:
     return float(check_range(field, float(value), 0.0, 1.0, low_inclusive=allow_zero, high_inclusive=False))
 
 
-def _max_seed() -> int:
-    """The largest trace seed: the env's episode seed, which seeds each episode's trace (one home).
-
-    NumPy's ``SeedSequence`` takes any whole number; without a bound, ``seed=1e30`` was taken and
-    a seed beyond ~4300 digits could not be written to the trace's metadata (JSON) at all.
-    """
-    from ecngym.envs.config import MAX_EPISODE_SEED  # (imported when needed: it loads gymnasium)
-
-    return MAX_EPISODE_SEED
-
-
 def generate_trace(
     workload: str = "websearch",
     *,
@@ -145,8 +135,8 @@ def generate_trace(
         link_rate: Host link rate.
         duration: Length of the arrival window (> 0). Flows start in [start, start + duration).
         start: Start of the window.
-        seed: Seed of every random draw, in [0, 2^64 - 1]: an env's episode seed seeds its trace,
-            so the range is the episode seed's (:data:`~ecngym.envs.config.MAX_EPISODE_SEED`).
+        seed: Seed of every random draw, in [0, 2^64 - 1] (:data:`ecngym.validation.MAX_SEED`, as
+            an env's episode seed, which seeds its trace).
         size: Flow size of the ``fixed`` workload.
         cdf_file: CDF file of the ``custom`` workload (HPCC ``size cdf_percent`` or
             TrafficGenerator ``size cdf_fraction`` lines).
@@ -186,7 +176,7 @@ def generate_trace(
     start_ns = parse_time_ns(start, "trace.start")
     end_ns = start_ns + duration_ns
     prio = check_whole("trace.priority", priority, 1, 7)
-    seed_i = check_whole("trace.seed", seed, 0, _max_seed())
+    seed_i = check_whole("trace.seed", seed, 0, MAX_SEED)
     if phases is not None and not isinstance(phases, (list, tuple)):  # (0 or "" would read as no phases)
         raise ConfigError("trace.phases", f"expected a list of {{at: <time>, load: <0..1>}}, got {phases!r}")
     background = workload != NO_BACKGROUND
