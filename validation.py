@@ -129,9 +129,11 @@ def _text(value: Any) -> str:
     return value
 
 
-#: Largest seed anywhere (episode, trace, fabric): seeds are 64-bit unsigned, as the C++ fabric's;
-#: NumPy's seed sequence would take any whole number (``1e30``, or one too long to write as JSON).
-MAX_SEED = 2**64 - 1
+#: Largest seed of a simulation (episode, trace, fabric): seeds are 64-bit unsigned, as the C++
+#: fabric's; NumPy's seed sequence would take any whole number (``1e30``, or one too long to write
+#: as JSON). A run stored in the results database has a lower bound of its own,
+#: :data:`ecngym.results.store.MAX_SEED` (2^63 - 1: a signed BIGINT column).
+MAX_SIMULATION_SEED = 2**64 - 1
 
 #: The type factories below return the same annotation object for the same arguments: the validator
 #: adapters are cached by annotation (``_cached_adapter``), and a fresh ``functools.partial`` per call

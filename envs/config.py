@@ -16,7 +16,7 @@ from ecngym.error import ConfigError
 from ecngym.sim_backend.config import DelayClasses
 from ecngym.units import is_rtt, rtt_multiple
 from ecngym.validation import (
-    MAX_SEED,
+    MAX_SIMULATION_SEED,
     Bytes,
     ConfigModel,
     Duration,
@@ -59,8 +59,8 @@ def _feature(value: Any) -> str:
 REWARDS = ("acc", "pred", "fct")
 #: Most intervals an episode may have (10^7 took ~80 s and ~7 GB to prepare its trace).
 MAX_EPISODE_STEPS = 1_000_000
-#: Largest seed of ``reset(seed=...)``: :data:`ecngym.validation.MAX_SEED`.
-MAX_EPISODE_SEED = MAX_SEED
+#: Largest seed of ``reset(seed=...)``: :data:`ecngym.validation.MAX_SIMULATION_SEED`.
+MAX_EPISODE_SEED = MAX_SIMULATION_SEED
 #: Most base RTTs one control interval may span.
 MAX_INTERVAL_RTTS = 1e6
 #: :func:`ecngym.workloads.generate_trace` arguments that the scenario sets itself (from its

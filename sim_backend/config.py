@@ -36,7 +36,7 @@ from pydantic import Field
 
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
-from ecngym.validation import MAX_SEED, Duration, Flag, OneOf, Real, Whole, check
+from ecngym.validation import MAX_SIMULATION_SEED, Duration, Flag, OneOf, Real, Whole, check
 
 NUM_QUEUES_MAX = 8
 
@@ -368,7 +368,7 @@ class FabricConfig:
         c.ecn_feedback = (
             _fabric.EcnFeedback.CNP if self.ecn_feedback == "cnp" else _fabric.EcnFeedback.ACK_ECHO
         )
-        c.seed = _int_in("fabric.seed", self.seed, 0, MAX_SEED)
+        c.seed = _int_in("fabric.seed", self.seed, 0, MAX_SIMULATION_SEED)
         c.num_queues = _int_in("fabric.num_queues", self.num_queues, 2, NUM_QUEUES_MAX)
         c.mtu_payload_bytes = _bytes_in("fabric.mtu_payload", self.mtu_payload, 64, 9000)
         c.data_header_bytes = _bytes_in("fabric.data_header", self.data_header, 0, 512)

@@ -501,7 +501,6 @@ def telemetry_rows(block: np.ndarray, keys: tuple[str, ...] | None = None) -> di
     return {k: views[layout[k][1]][layout[k][0]] for k in keys if k in layout}
 
 
-
 def check_min_rate(topology: Topology, config: FabricConfig, cpp_config: Any) -> None:
     """Refuse a rate-based congestion control's ``min_rate`` above the slowest host link.
 

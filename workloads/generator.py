@@ -21,7 +21,7 @@ import pandas as pd
 
 from ecngym.error import ConfigError, check_range, check_whole
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
-from ecngym.validation import MAX_SEED
+from ecngym.validation import MAX_SIMULATION_SEED
 from ecngym.workloads import arrivals
 from ecngym.workloads.distributions import NO_BACKGROUND, FlowSizeDistribution, get_distribution
 from ecngym.workloads.trace import DEFAULT_PRIORITY, Trace
@@ -135,8 +135,9 @@ def generate_trace(
         link_rate: Host link rate.
         duration: Length of the arrival window (> 0). Flows start in [start, start + duration).
         start: Start of the window.
-        seed: Seed of every random draw, in [0, 2^64 - 1] (:data:`ecngym.validation.MAX_SEED`, as
-            an env's episode seed, which seeds its trace).
+        seed: Seed of every random draw, in [0, 2^64 - 1]
+            (:data:`ecngym.validation.MAX_SIMULATION_SEED`, as an env's episode seed, which seeds
+            its trace).
         size: Flow size of the ``fixed`` workload.
         cdf_file: CDF file of the ``custom`` workload (HPCC ``size cdf_percent`` or
             TrafficGenerator ``size cdf_fraction`` lines).
@@ -176,7 +177,7 @@ def generate_trace(
     start_ns = parse_time_ns(start, "trace.start")
     end_ns = start_ns + duration_ns
     prio = check_whole("trace.priority", priority, 1, 7)
-    seed_i = check_whole("trace.seed", seed, 0, MAX_SEED)
+    seed_i = check_whole("trace.seed", seed, 0, MAX_SIMULATION_SEED)
     if phases is not None and not isinstance(phases, (list, tuple)):  # (0 or "" would read as no phases)
         raise ConfigError("trace.phases", f"expected a list of {{at: <time>, load: <0..1>}}, got {phases!r}")
     background = workload != NO_BACKGROUND
