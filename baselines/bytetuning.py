@@ -348,8 +348,11 @@ class ByteTuningController:
         for u, k in self.coords:
             lo, hi = self.bounds[k]
             if not lo <= x[u][k] <= hi:
+                # ECN bounds are also the action's range (env_overrides), so only a PFC knob can stay untuned
+                how = ("or set controller.start" if k in ECN_KNOBS
+                       else f"set controller.start_pfc or leave {k} out of controller.tune")
                 raise ConfigError(f"controller.bounds.{k}", f"the start value {x[u][k]:g} of {u} lies outside "
-                                                            f"[{lo:g}, {hi:g}]")
+                                                            f"[{lo:g}, {hi:g}]; widen the bounds, {how}")
         return x
 
     def _apply(self, x: Vector) -> None:

@@ -187,8 +187,11 @@ class PredController:
         if self.mode == "only_fcs":  # no QLA slots: T_QLA need not fit the env's steps
             self.interval_steps = view.episode_steps + 1
         elif abs(steps - round(steps)) > 1e-6 * steps or round(steps) < 1:
+            fit = max(1, round(steps)) * view.interval_ns
             raise ConfigError("controller.t_qla", f"T_QLA = {t_qla_ns} ns is not a whole number of env steps of "
-                                                  f"{view.interval_ns} ns; set env interval or t_qla to match")
+                                                  f"{view.interval_ns} ns; allowed: a multiple of the step, e.g. "
+                                                  f"controller.t_qla={fit}ns, or an env step that divides T_QLA, "
+                                                  f"e.g. env.kwargs.interval={t_qla_ns}ns (longer episodes)")
         else:
             self.interval_steps = int(round(steps))
         self.t_fcs_ns = _duration_ns("t_fcs", self.t_fcs, self.rtt_ns)

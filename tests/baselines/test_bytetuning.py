@@ -62,9 +62,23 @@ def test_start_outside_the_bounds_is_refused_at_reset():
     bt = ByteTuningController(bounds={"kmin_bytes": ["50KB", "1MB"]})  # DCQCN's Kmin is 12.5 KB at 100 Gbps
     env = EcnTuningEnv(**n_to_1(2, 3), **bt.env_overrides(None))
     env.reset(seed=0)
-    with pytest.raises(ConfigError, match="controller.bounds.kmin_bytes"):
+    with pytest.raises(ConfigError, match="controller.bounds.kmin_bytes") as err:
         bt.reset(env)
+    assert "widen the bounds, or set controller.start" in str(err.value)
     env.close()
+
+
+def test_a_pfc_start_outside_the_bounds_names_the_ways_out_and_leaving_the_knob_untuned_works():
+    bt = ByteTuningController(bounds={"headroom_bytes": ["100KB", "512KB"]})  # the preset's headroom is 37.5 KB
+    env = EcnTuningEnv(**n_to_1(2, 3), **bt.env_overrides(None))
+    env.reset(seed=0)
+    with pytest.raises(ConfigError, match="controller.bounds.headroom_bytes") as err:
+        bt.reset(env)
+    assert "set controller.start_pfc or leave headroom_bytes out of controller.tune" in str(err.value)
+    bt = ByteTuningController(bounds={"headroom_bytes": ["100KB", "512KB"]}, tune=["kmin_bytes", "alpha"])
+    bt.reset(env)  # headroom not searched: its start value needs no bound
+    env.close()
+    assert {k for _, k in bt.coords} == {"kmin_bytes", "alpha"}
 
 
 def test_start_vector_sizes_parse_units_and_pfc_layers_must_exist_in_the_env():

@@ -1,5 +1,7 @@
 """PRED's QLA (specs/pred.md §3.3) on the fabric's FCS policy: parameters, the A/B rule, real runs."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -7,6 +9,7 @@ import pytest
 from ecngym.baselines.pred import PredController
 from ecngym.envs import EcnTuningEnv
 from ecngym.envs.rollout import run_episode
+from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
 
 
@@ -155,6 +158,19 @@ def test_rtt_sets_what_the_periods_count():
     pred.reset(env)
     env.close()
     assert pred.rtt_ns == 80_000 and pred.t_fcs_ns == 100_000 and pred.interval_steps == 1
+
+
+def test_a_t_qla_that_does_not_fit_the_step_names_one_that_does():
+    env = _incast(steps=2)
+    env.reset(seed=0)
+    with pytest.raises(ConfigError, match="controller.t_qla") as err:
+        PredController(rtt="80us", t_qla="5rtt").reset(env)
+    fit = re.search(r"controller\.t_qla=(\d+)ns", str(err.value))
+    assert fit and "env.kwargs.interval=400000ns" in str(err.value)
+    pred = PredController(rtt="80us", t_qla=f"{fit.group(1)}ns")  # the suggestion is accepted as given
+    pred.reset(env)
+    env.close()
+    assert pred.interval_steps * EnvView(env).interval_ns == int(fit.group(1))
 
 
 def test_only_qla_on_an_env_without_a_per_port_continuous_action_is_refused_at_reset():
