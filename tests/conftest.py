@@ -1,1 +1,31 @@
-"""Shared pytest configuration: the slow marker is deselected by `make test` (-m "not slow")."""
+"""Shared pytest configuration: the slow marker is deselected by `make test` (-m "not slow").
+
+A test that fails while its env is open leaves that env's fabric alive (the traceback keeps it),
+and ns-3's simulator is one per process, so every later test that builds a fabric would fail too,
+burying the first failure under unrelated ones. After a failed test the fabric it left open is
+closed; a passing test is left alone (module-scoped fixtures keep their fabrics).
+"""
+
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
+    report = yield
+    if report.failed:
+        item.stash[_FAILED] = True
+    return report
+
+
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.fixture(autouse=True)
+def _close_the_fabric_a_failed_test_left_open(request: pytest.FixtureRequest):
+    yield
+    if request.node.stash.get(_FAILED, False):
+        from ecngym.sim_backend import fabric
+
+        live = fabric._live_fabric() if fabric._live_fabric is not None else None
+        if live is not None:
+            live.close()
