@@ -260,7 +260,8 @@ class EnvConfig(ConfigModel):
         workload: Arguments of :func:`ecngym.workloads.generate_trace` except hosts, link rate,
             duration and seed, which come from the scenario.
         trace: Path of a fixed trace (Parquet from ``ecngym trace generate``, or an HPCC flow file)
-            to replay instead of generating one per episode.
+            to replay instead of generating one per episode. The trace fixes the workload: an
+            override that changes ``workload`` together with it is refused (:func:`merge`).
         trace_window: Which window of a fixed trace an episode replays (flows starting in
             [offset, offset + interval x episode_steps), shifted to start at 0): ``"start"``
             (offset 0), ``"random"`` (a uniform offset per episode, drawn from the episode seed,
@@ -399,13 +400,24 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
     field of a preset); ``topology`` is replaced whole (another kind takes other arguments).
 
     Raises:
-        ConfigError: On a bad value, an unknown key, or an ``action`` field that ``overrides``
+        ConfigError: On a bad value, an unknown key, an ``action`` field that ``overrides``
             changes although the resulting action type does not read it (``templates`` with a
-            continuous action, ``kmin_range`` with a discrete one). A preset's own fields, and
-            fields given with the value they already have (a whole config passed back in), are
-            not refused: a preset may carry templates and still be run with a continuous action.
+            continuous action, ``kmin_range`` with a discrete one), or a ``workload`` that
+            ``overrides`` changes although the result replays a fixed ``trace`` (the trace fixes
+            the workload). Not refused: a preset's own fields (a preset may carry templates and
+            still be run with a continuous action, and its workload with a trace), fields given
+            with the value they already have, and a whole resolved config passed back in (every
+            field given: ``as_dict()`` of an env's config, e.g. RLlib's ``env_config``), which
+            was checked when it was made, whatever preset it now lands on.
     """
     cfg = obj.updated(overrides, prefix)
+    if set(type(obj).model_fields) <= set(overrides):  # a whole resolved config: replaces every field
+        return cfg
+    if cfg.trace is not None and "workload" in overrides and cfg.workload != obj.workload:
+        raise ConfigError(f"{prefix}.workload", f"got {overrides['workload']!r} with {prefix}.trace={cfg.trace!r}: "
+                                                "the trace fixes the workload (its flows are replayed as recorded), "
+                                                "so workload settings would be ignored; leave workload out, or "
+                                                "leave trace out to generate each episode's trace from the workload")
     given = overrides.get("action")
     for key in given if isinstance(given, Mapping) else ():
         kind = ACTION_TYPE_OF_FIELD.get(key)

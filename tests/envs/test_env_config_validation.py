@@ -110,3 +110,30 @@ def test_reset_with_a_bad_seed_keeps_the_episode():
         env.step(env.action_space.sample())  # the episode goes on
     finally:
         env.close()
+
+
+def test_a_fixed_trace_refuses_workload_overrides(tmp_path):
+    # the workload of an env replaying a fixed trace was ignored, its values never even checked
+    from ecngym.workloads import generate_trace
+
+    path = str(generate_trace("websearch", load=0.3, hosts=16, duration="1ms", seed=1).save(tmp_path / "t.parquet"))
+    for workload in ({"load": 5.0}, {"workload": "datamining"}):
+        with pytest.raises(ConfigError, match=r"env\.workload: got .* with env\.trace='.*t\.parquet': the trace "
+                                              r"fixes the workload"):
+            EcnTuningEnv(trace=path, workload=workload, **SHORT)
+    with pytest.raises(ConfigError, match=r"env\.workload: .*the trace fixes the workload"):  # trace in the base
+        EcnTuningEnv({"trace": path}, workload={"load": 0.5}, **SHORT)
+    # a preset's own workload takes a trace; so does a whole resolved config passed back in, on any
+    # preset (RLlib's env_config, agents.learning.evaluate: overrides of the default scenario)
+    env = gym.make("ecngym/RoceLeafSpine-v0", trace=path, **SHORT)
+    whole = env.unwrapped.config.as_dict()
+    assert EcnTuningEnv(**whole).config == env.unwrapped.config
+    env.close()
+
+
+def test_a_whole_config_passed_back_onto_another_preset_is_not_refused():
+    # the action rule refused it: the DCTCP templates differ from the default scenario's
+    env = gym.make("ecngym/DctcpLeafSpine-v0", **SHORT, action={"type": "continuous"})
+    whole = env.unwrapped.config.as_dict()
+    assert EcnTuningEnv(**whole).config == env.unwrapped.config
+    env.close()
