@@ -49,6 +49,17 @@ def shown(value: Any) -> str:
     return repr(value)
 
 
+def as_given(given: Any, value: Any, unit: str = "") -> str:
+    """A checked value for a message, as the user wrote it (``unit``: of the converted value).
+
+    A number shows as given (``-1``, not the ``-1.0`` it was converted to; ``11.0``, not ``11``);
+    a string as given and converted (``'5KB' = 5000 B``).
+    """
+    if isinstance(given, str):
+        return f"{given!r} = {shown(value)}{unit}"
+    return f"{shown(given)}{unit}"
+
+
 def first_offending(bad: Any) -> tuple[int, str]:
     """The first of an array's offending entries and how many more there are, for a message.
 
@@ -69,6 +80,10 @@ def first_offending(bad: Any) -> tuple[int, str]:
     return int(bad[0]), (f" (and {more} more)" if more else "")
 
 
+#: ``check_range``'s default ``given``: the checked value itself.
+_VALUE: Any = object()
+
+
 def check_range(
     field: str,
     value: float,
@@ -77,6 +92,7 @@ def check_range(
     *,
     low_inclusive: bool = True,
     high_inclusive: bool = True,
+    given: Any = _VALUE,
 ) -> float:
     """Return ``value`` if it lies in the allowed range, else raise :class:`ConfigError`.
 
@@ -87,6 +103,8 @@ def check_range(
         high: Upper bound, or ``None`` for no upper bound.
         low_inclusive: Whether ``low`` itself is allowed.
         high_inclusive: Whether ``high`` itself is allowed.
+        given: The value as the user wrote it, when ``value`` is its conversion (``"5KB"``, or
+            ``-1`` for ``-1.0``): the message shows it (:func:`as_given`). Default: ``value``.
 
     Returns:
         ``value`` unchanged (nothing is ever clamped).
@@ -101,7 +119,8 @@ def check_range(
         hi = "inf" if high is None else repr(high)
         lb = "[" if low_inclusive and low is not None else "("
         hb = "]" if high_inclusive and high is not None else ")"
-        raise ConfigError(field, f"got {value!r}, allowed range is {lb}{lo}, {hi}{hb}")
+        raise ConfigError(field, f"got {as_given(value if given is _VALUE else given, value)}, "
+                                 f"allowed range is {lb}{lo}, {hi}{hb}")
     return value
 
 

@@ -42,7 +42,7 @@ from typing import Annotated, Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 
-from ecngym.error import ConfigError, check_range
+from ecngym.error import ConfigError, as_given, check_range
 from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_rate_bps, parse_time_ns
 
 __all__ = ["Bytes", "ConfigModel", "Duration", "Flag", "OneOf", "Rate", "Real", "Text", "Whole", "check", "convert",
@@ -58,12 +58,13 @@ def range_text(low: float | None, high: float | None, low_open: bool = False, hi
 
 
 def _in_range(value: float, low: float | None, high: float | None, low_open: bool = False,
-              high_open: bool = False, unit: str = "") -> None:
+              high_open: bool = False, unit: str = "", *, given: Any) -> None:
+    """Refuse ``value`` outside the range; the message shows ``given``, as the user wrote it (:func:`as_given`)."""
     try:
         check_range("", value, low, high, low_inclusive=not low_open, high_inclusive=not high_open)
     except ConfigError:
         allowed = range_text(low, high, low_open, high_open)
-        raise ValueError(f"got {value!r}{unit}, allowed range is {allowed}{unit}") from None
+        raise ValueError(f"got {as_given(given, value, unit)}, allowed range is {allowed}{unit}") from None
 
 
 def is_number(value: Any) -> bool:
@@ -90,7 +91,7 @@ def _whole(value: Any, low: int | None, high: int | None) -> int:
     if not integer and not (is_finite_number(value) and value == int(value)):
         raise ValueError(f"expected a whole number, got {value!r}")
     n = int(value)
-    _in_range(n, low, high)
+    _in_range(n, low, high, given=value)
     return n
 
 
@@ -98,7 +99,7 @@ def _real(value: Any, low: float | None, high: float | None, low_open: bool, hig
     if not is_finite_number(value):
         raise ValueError(f"expected a finite number, got {value!r}")
     x = float(value)
-    _in_range(x, low, high, low_open, high_open)
+    _in_range(x, low, high, low_open, high_open, given=value)
     return x
 
 
@@ -107,7 +108,7 @@ def _unit(parse: Any, value: Any, low: float | None, high: float | None, unit: s
         v = parse(value, "")
     except ConfigError as exc:
         raise ValueError(exc.message) from None
-    _in_range(v, low, high, unit=unit)
+    _in_range(v, low, high, unit=unit, given=value)
     return v
 
 

@@ -127,7 +127,8 @@ class ParamSpec:
                 if not (math.isfinite(v) and v == math.floor(v)):
                     raise ConfigError(field, f"expected a whole number, got {shown(value)}")
                 v = int(v)
-        return check_range(field, float(v) if self.kind == "float" else v, self.low, self.high)
+        # (the message shows the value as given: 4.0, not the 4 it became; '5MB' and its bytes)
+        return check_range(field, float(v) if self.kind == "float" else v, self.low, self.high, given=value)
 
     def serialise(self, value: Any) -> str:
         """Return the ns-3 attribute string of an already converted value."""

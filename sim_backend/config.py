@@ -35,8 +35,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ecngym.error import ConfigError, check_range
-from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
-from ecngym.validation import MAX_SIMULATION_SEED, Duration, Flag, OneOf, Real, Whole, check
+from ecngym.units import parse_bytes, parse_rate_bps
+from ecngym.validation import MAX_SIMULATION_SEED, Bytes, Duration, Flag, OneOf, Real, Whole, check
 
 NUM_QUEUES_MAX = 8
 
@@ -389,10 +389,8 @@ class FabricConfig:
         c.scheduler_type_id = SCHEDULERS[_choice("fabric.scheduler", self.scheduler, tuple(SCHEDULERS))]
 
         d, dp = self.dcqcn, c.dcqcn
-        dp.g = check_range("fabric.dcqcn.g", _real("fabric.dcqcn.g", d.g), 0, 1, low_inclusive=False)
-        dp.initial_alpha = check_range(
-            "fabric.dcqcn.initial_alpha", _real("fabric.dcqcn.initial_alpha", d.initial_alpha), 0, 1
-        )
+        dp.g = _real("fabric.dcqcn.g", d.g, 0, 1, low_open=True)
+        dp.initial_alpha = _real("fabric.dcqcn.initial_alpha", d.initial_alpha, 0, 1)
         dp.alpha_interval_ns = _ns_in("fabric.dcqcn.alpha_interval", d.alpha_interval, 1, None)
         dp.decrease_interval_ns = _ns_in(
             "fabric.dcqcn.decrease_interval", d.decrease_interval, 1, None
@@ -403,21 +401,13 @@ class FabricConfig:
         dp.ai_rate_bps = parse_rate_bps(d.ai_rate, "fabric.dcqcn.ai_rate")
         dp.hai_rate_bps = parse_rate_bps(d.hai_rate, "fabric.dcqcn.hai_rate")
         dp.min_rate_bps = parse_rate_bps(d.min_rate, "fabric.dcqcn.min_rate")
-        dp.rate_on_first_cnp = check_range(
-            "fabric.dcqcn.rate_on_first_cnp",
-            _real("fabric.dcqcn.rate_on_first_cnp", d.rate_on_first_cnp),
-            0,
-            1,
-            low_inclusive=False,
-        )
+        dp.rate_on_first_cnp = _real("fabric.dcqcn.rate_on_first_cnp", d.rate_on_first_cnp, 0, 1, low_open=True)
         dp.clamp_target_rate = _bool("fabric.dcqcn.clamp_target_rate", d.clamp_target_rate)
         dp.cut_on_cnp = _bool("fabric.dcqcn.cut_on_cnp", d.cut_on_cnp)
 
         t, tp = self.dctcp, c.dctcp
-        tp.g = check_range("fabric.dctcp.g", _real("fabric.dctcp.g", t.g), 0, 1, low_inclusive=False)
-        tp.initial_alpha = check_range(
-            "fabric.dctcp.initial_alpha", _real("fabric.dctcp.initial_alpha", t.initial_alpha), 0, 1
-        )
+        tp.g = _real("fabric.dctcp.g", t.g, 0, 1, low_open=True)
+        tp.initial_alpha = _real("fabric.dctcp.initial_alpha", t.initial_alpha, 0, 1)
         tp.initial_window_bytes = parse_bytes(t.initial_window, "fabric.dctcp.initial_window")
         tp.min_window_bytes = _bytes_in("fabric.dctcp.min_window", t.min_window, 1, None)
         tp.mss_bytes = c.mtu_payload_bytes
@@ -427,16 +417,15 @@ class FabricConfig:
                               f"the window-based 'dctcp' host model; got cc={self.cc!r}")
 
         r, rp = self.dctcp_rate, c.dctcp_rate
-        rp.g = check_range("fabric.dctcp_rate.g", _real("fabric.dctcp_rate.g", r.g), 0, 1, low_inclusive=False)
-        rp.initial_alpha = check_range("fabric.dctcp_rate.initial_alpha",
-                                       _real("fabric.dctcp_rate.initial_alpha", r.initial_alpha), 0, 1)
+        rp.g = _real("fabric.dctcp_rate.g", r.g, 0, 1, low_open=True)
+        rp.initial_alpha = _real("fabric.dctcp_rate.initial_alpha", r.initial_alpha, 0, 1)
         rp.ai_rate_bps = parse_rate_bps(r.ai_rate, "fabric.dctcp_rate.ai_rate")
         rp.min_rate_bps = _positive_rate("fabric.dctcp_rate.min_rate", r.min_rate)
         rp.mtu_bytes = c.mtu_payload_bytes
 
         m, mt = self.timely, c.timely
-        mt.alpha = check_range("fabric.timely.alpha", _real("fabric.timely.alpha", m.alpha), 0, 1)
-        mt.beta = check_range("fabric.timely.beta", _real("fabric.timely.beta", m.beta), 0, 1)
+        mt.alpha = _real("fabric.timely.alpha", m.alpha, 0, 1)
+        mt.beta = _real("fabric.timely.beta", m.beta, 0, 1)
         mt.t_low_ns = _ns_in("fabric.timely.t_low", m.t_low, 0, None)
         mt.t_high_ns = _ns_in("fabric.timely.t_high", m.t_high, mt.t_low_ns, None)
         mt.min_rtt_ns = _ns_in("fabric.timely.min_rtt", m.min_rtt, 1, None)
@@ -446,8 +435,7 @@ class FabricConfig:
         mt.min_rate_bps = _positive_rate("fabric.timely.min_rate", m.min_rate)
 
         hp, hc = self.hpcc, c.hpcc
-        hc.target_util = check_range("fabric.hpcc.target_util", _real("fabric.hpcc.target_util", hp.target_util),
-                                     0, 1, low_inclusive=False)
+        hc.target_util = _real("fabric.hpcc.target_util", hp.target_util, 0, 1, low_open=True)
         hc.ai_rate_bps = parse_rate_bps(hp.ai_rate, "fabric.hpcc.ai_rate")
         hc.mi_thresh = _int_in("fabric.hpcc.mi_thresh", hp.mi_thresh, 0, 1 << 20)
         hc.fast_react = _bool("fabric.hpcc.fast_react", hp.fast_react)
@@ -471,9 +459,7 @@ class FabricConfig:
         mp.reserve_bytes = _part_of_buffer("fabric.buffer.reserve", b.reserve, mp.buffer_bytes)
         mp.headroom_bytes = _part_of_buffer("fabric.buffer.headroom", b.headroom, mp.buffer_bytes)
         mp.resume_offset_bytes = _part_of_buffer("fabric.buffer.resume_offset", b.resume_offset, mp.buffer_bytes)
-        mp.alpha = check_range(
-            "fabric.buffer.pfc_alpha", _real("fabric.buffer.pfc_alpha", b.pfc_alpha), 0, 64, low_inclusive=False
-        )
+        mp.alpha = _real("fabric.buffer.pfc_alpha", b.pfc_alpha, 0, 64, low_open=True)
         mp.pfc_enabled = _bool("fabric.buffer.pfc_enabled", b.pfc_enabled)
         c.pause_quanta = _int_in("fabric.buffer.pause_quanta", b.pause_quanta, 1, 65535)
         _choice("fabric.buffer.headroom_rule", b.headroom_rule, ("fixed", "rate_delay"))
@@ -487,7 +473,7 @@ class FabricConfig:
             raise ConfigError(
                 "fabric.ecn.kmax", f"got {c.kmax_bytes} B, must be >= kmin ({c.kmin_bytes} B)"
             )
-        c.pmax = check_range("fabric.ecn.pmax", _real("fabric.ecn.pmax", e.pmax), 0, 1)
+        c.pmax = _real("fabric.ecn.pmax", e.pmax, 0, 1)
         if e.mark_at not in ("enqueue", "dequeue"):
             raise ConfigError("fabric.ecn.mark_at", f"got {e.mark_at!r}, allowed: 'enqueue', 'dequeue'")
         c.mark_at_dequeue = e.mark_at == "dequeue"
@@ -532,7 +518,7 @@ class FabricConfig:
             kmax = parse_bytes(entry["kmax"], f"{name}.kmax")
             if kmax < kmin:
                 raise ConfigError(f"{name}.kmax", f"got {kmax} B, must be >= kmin ({kmin} B)")
-            pmax = check_range(f"{name}.pmax", _real(f"{name}.pmax", entry["pmax"]), 0, 1)
+            pmax = _real(f"{name}.pmax", entry["pmax"], 0, 1)
             if rate_bps in out:
                 first = next(r for r, _ in items if r != rate and parse_rate_bps(r, name) == rate_bps)
                 raise ConfigError(name, f"the same rate ({rate_bps:.6g} bit/s) as key {first!r}; give each rate once")
@@ -558,9 +544,10 @@ def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     return check(name, value, OneOf(*allowed))
 
 
-def _real(name: str, value: Any) -> float:
-    """Return a finite real-number field as a float; strings and booleans are refused."""
-    return check(name, value, Real())
+def _real(name: str, value: Any, low: float | None = None, high: float | None = None, *,
+          low_open: bool = False) -> float:
+    """Return a finite real-number field in the range as a float; strings and booleans are refused."""
+    return check(name, value, Real(low, high, low_open=low_open))
 
 
 def _int_in(name: str, value: Any, low: int, high: int) -> int:
@@ -574,9 +561,7 @@ def _bool(name: str, value: Any) -> bool:
 
 
 def _bytes_in(name: str, value: Any, low: int | None, high: int | None) -> int:
-    v = parse_bytes(value, name)
-    check_range(name, v, low, high)
-    return v
+    return check(name, value, Bytes(low, high))
 
 
 def _part_of_buffer(name: str, value: Any, buffer_bytes: int) -> int:
@@ -604,9 +589,7 @@ def _part_of_buffer(name: str, value: Any, buffer_bytes: int) -> int:
 
 
 def _ns_in(name: str, value: Any, low: int | None, high: int | None) -> int:
-    v = parse_time_ns(value, name)
-    check_range(name, v, low, high)
-    return v
+    return check(name, value, Duration(low, high))
 
 
 def merge_dataclass(obj: Any, overrides: dict[str, Any], prefix: str,

@@ -47,7 +47,7 @@ def test_defaults_convert_units_once():
 
 @pytest.mark.parametrize("data,message", [
     ({"mode": "on"}, r"fabric\.shaper\.mode: got 'on', allowed: 'off', 'token_bucket'"),
-    ({"burst": "0B"}, r"fabric\.shaper\.burst: got 0 B, allowed range is \[1, "),
+    ({"burst": "0B"}, r"fabric\.shaper\.burst: got '0B' = 0 B, allowed range is \[1, "),
     ({"burst": "5XB"}, r"fabric\.shaper\.burst: cannot parse '5XB'"),
     ({"queues": 2.5}, r"fabric\.shaper\.queues: expected a whole number, got 2.5"),
     ({"queues": "3"}, r"fabric\.shaper\.queues: expected a whole number, got '3'"),
@@ -59,7 +59,7 @@ def test_defaults_convert_units_once():
     ({"weights": [0.1, float("nan")]}, r"fabric\.shaper\.weights\[1\]: expected a finite number, got nan"),
     ({"weights": 0.1}, r"fabric\.shaper\.weights: got 0.1"),
     ({"ids": [1, "a"]}, r"fabric\.shaper\.ids\[1\]"),
-    ({"inner": {"weight": 2}}, r"fabric\.shaper\.inner\.weight: got 2.0, allowed range is \[0, 1\]"),
+    ({"inner": {"weight": 2}}, r"fabric\.shaper\.inner\.weight: got 2, allowed range is \[0, 1\]"),
     ({"inner": {"wieght": 1}}, r"fabric\.shaper\.inner\.wieght: unknown field; known fields: \['weight'\]"),
     ({"modee": "off"}, r"fabric\.shaper\.modee: unknown field; known fields: \['burst', "),
     ({"extra": None}, r"fabric\.shaper\.extra: got None"),
@@ -70,6 +70,22 @@ def test_defaults_convert_units_once():
 def test_errors_name_the_dotted_field_what_was_given_and_what_is_allowed(data, message):
     with pytest.raises(ConfigError, match=message):
         Shaper.parse(data, "fabric.shaper")
+
+
+@pytest.mark.parametrize("kind,value,given", [
+    # a number shows as given, not as the float (or int) it was converted to: Real(-1) said "got -1.0"
+    (Whole(0, 10), -1, "-1"), (Whole(0, 10), 11.0, "11.0"), (Whole(0, 10), np.int64(11), "11"),
+    (Real(0, 1), -1, "-1"), (Real(0, 1), -1.5, "-1.5"), (Real(0, 1), np.float32(2), "2.0"),
+    (Real(0, 1, low_open=True), 0, "0"),
+    # a size, duration or rate: a number as given with its unit, a string as given and converted
+    (Bytes(low=1), 0, "0 B"), (Bytes(low=1), 0.0, "0.0 B"), (Bytes(high=1000), "5KB", "'5KB' = 5000 B"),
+    (Duration(low=1), 0, "0 ns"), (Duration(high=100), "1ms", "'1ms' = 1000000 ns"),
+    (Rate(low=1e9), 5, "5 bps"), (Rate(low=1e9), "5Mbps", "'5Mbps' = 5000000.0 bps"),
+])
+def test_range_errors_show_the_value_as_given(kind, value, given):
+    with pytest.raises(ConfigError, match=r"^f: got (.*), allowed range is") as exc:
+        check("f", value, kind)
+    assert exc.value.message.split(", allowed")[0] == f"got {given}"
 
 
 def test_numpy_scalars_and_whole_floats_are_accepted_exactly():

@@ -97,7 +97,8 @@ def _positive_ns(field: str, value: Any) -> int:
 def _load(field: str, value: Any, *, allow_zero: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ConfigError(field, f"expected a number in {'[' if allow_zero else '('}0, 1), got {value!r}")
-    return float(check_range(field, float(value), 0.0, 1.0, low_inclusive=allow_zero, high_inclusive=False))
+    return float(check_range(field, float(value), 0.0, 1.0, low_inclusive=allow_zero, high_inclusive=False,
+                             given=value))
 
 
 def generate_trace(

@@ -109,8 +109,8 @@ def test_scenario_hashes_must_be_a_collection_of_strings(tmp_path, hashes, messa
 
 @pytest.mark.parametrize(("level", "message"), [
     # 2 was scipy's ValueError, nan returned (nan, nan) as if there were too few values, 'x' a numpy UFuncTypeError
-    (2, r"^level: got 2.0, allowed range is \(0, 1\)"),
-    (0, r"^level: got 0.0, allowed range is \(0, 1\)"),
+    (2, r"^level: got 2, allowed range is \(0, 1\)"),
+    (0, r"^level: got 0, allowed range is \(0, 1\)"),
     (float("nan"), r"^level: expected a finite number, got nan"),
     ("x", r"^level: expected a finite number, got 'x'"),
     (True, r"^level: expected a finite number, got True"),

@@ -112,6 +112,33 @@ def test_a_part_larger_than_the_buffer_names_the_buffer_too(overrides, message):
 
 
 
+@pytest.mark.parametrize("overrides,message", [
+    # the value as given: the check ran on its float (pmax=2 said "got 2.0") or its conversion
+    ({"ecn": {"pmax": 2}}, "fabric.ecn.pmax: got 2, allowed range is [0, 1]"),
+    ({"ecn": {"pmax": 1.5}}, "fabric.ecn.pmax: got 1.5, allowed range is [0, 1]"),
+    ({"dcqcn": {"g": 0}}, "fabric.dcqcn.g: got 0, allowed range is (0, 1]"),
+    ({"buffer": {"pfc_alpha": 100}}, "fabric.buffer.pfc_alpha: got 100, allowed range is (0, 64]"),
+    ({"ecn": {"by_rate": {"100Gbps": {"kmin": 1, "kmax": 2, "pmax": 2}}}},
+     "fabric.ecn.by_rate.100Gbps.pmax: got 2, allowed range is [0, 1]"),
+    ({"buffer": {"buffer": "0KB"}}, "fabric.buffer.buffer: got '0KB' = 0 B, allowed range is [1, inf) B"),
+    ({"retransmit_timeout": "0us"}, "fabric.retransmit_timeout: got '0us' = 0 ns, allowed range is [1, inf) ns"),
+])
+def test_range_errors_show_the_value_as_given(overrides, message):
+    with pytest.raises(ConfigError) as err:
+        FabricConfig.preset("hpcc").updated(overrides).to_cpp()
+    assert str(err.value) == message
+
+
+def test_trace_load_and_aqm_parameter_errors_show_the_value_as_given():
+    from ecngym.sim_backend import aqm
+    from ecngym.workloads import generate_trace
+
+    with pytest.raises(ConfigError, match=r"^trace\.load: got 2, allowed range is \(0\.0, 1\.0\)$"):
+        generate_trace("websearch", load=2, hosts=4, duration="1ms", seed=1)
+    with pytest.raises(ConfigError, match=r"^env\.aqm\.viq_capacity_packets: got 0\.0, allowed range is \[1, "):
+        aqm.validate_params("r_aqm", {"viq_capacity_packets": 0.0}, "env.aqm")
+
+
 @pytest.mark.parametrize("cc", ["dcqcn", "dctcp_rate", "timely", "hpcc"])
 def test_a_rate_floor_above_the_slowest_host_link_is_refused_at_build(cc):
     # every rate cut is floored at min_rate: above line rate, congestion control would be off (was run as given)
