@@ -253,14 +253,15 @@ def check(field: str, value: Any, kind: Any) -> Any:
 
 
 def convert(value: Any, kind: Any, what: str = "") -> Any:
-    """Like :func:`check`, for use inside a validator: raises a plain ``ValueError`` (``what: message``).
+    """Like :func:`check`, for use inside a validator: raises a ``ValueError``.
 
-    Pydantic turns that into a :class:`ConfigError` naming the field being validated.
+    Pydantic turns that into a :class:`ConfigError` naming the field being validated, followed by
+    ``what`` (a part of its value: ``env.action.templates[0].pmax``) when given (:func:`field_error`).
     """
     try:
         return check(what, value, kind)
     except ConfigError as exc:
-        raise ValueError(f"{exc.field}: {exc.message}" if what else exc.message) from None
+        raise (field_error(what, exc.message) if what else ValueError(exc.message)) from None
 
 
 @functools.lru_cache(maxsize=256)

@@ -86,7 +86,7 @@ def _ecn_setting(value: Any) -> list[Any]:
     kmax = convert(value[1], Bytes(), "kmax")
     pmax = convert(value[2], Real(0, 1), "pmax")
     if kmax < kmin:
-        raise ValueError(f"kmax {kmax} B < kmin {kmin} B")
+        raise field_error("kmax", f"got {kmax} B, must be >= kmin ({kmin} B)")
     return [kmin, kmax, pmax]
 
 
