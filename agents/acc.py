@@ -31,6 +31,7 @@ import numpy as np
 from ecngym.agents.common import (
     LearnedController,
     agent_env_config,
+    check_warm_up,
     load_saved,
     mlp_flops,
     save_agent_meta,
@@ -136,7 +137,8 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
         The saved model's path.
 
     Raises:
-        ConfigError: On a bad count, granularity, hyperparameter or resume path.
+        ConfigError: On a bad count, granularity, hyperparameter or resume path, or a
+            ``learning_starts`` the run never gets past (it would save untrained weights).
     """
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
@@ -158,6 +160,17 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
                 model = DoubleDQN("MlpPolicy", venv, seed=seed, device=device, verbose=0, **hyper)
             except (AssertionError, ValueError, TypeError) as exc:
                 raise ConfigError("agent.hyperparams", f"DoubleDQN refused them: {exc}") from None
+        online = agent.get("online") or {}
+        online_steps = check_whole("agent.online.timesteps", online.get("timesteps", 0), 0)
+        # SB3 takes its first gradient step once more than learning_starts transitions were collected
+        # (num_timesteps: one per agent per env step; a resumed model's count goes on)
+        collected = (timesteps + online_steps) * n_agents
+        online_text = f" + agent.online.timesteps {online_steps}" if online_steps else ""
+        resumed = f", after the {model.num_timesteps} of the resumed model" if resume else ""
+        check_warm_up("agent.hyperparams.learning_starts", model.learning_starts,
+                      (model.num_timesteps if resume else 0) + collected - 1,
+                      f"{collected} transitions (total_timesteps {timesteps}{online_text} env steps x {n_agents} "
+                      f"agents{resumed})")
         curve = _curve_callback(out_dir / "curve.csv", n_agents, max(1, timesteps // 100))
         offline = [curve, *(callbacks or [])]
         if checkpoint_every:
@@ -166,8 +179,6 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
         model.learn(total_timesteps=transitions, progress_bar=progress_bar, callback=CallbackList(offline),
                     reset_num_timesteps=not resume)
         episodes += [{**e, "phase": "offline"} for e in shared_env(venv).episodes]
-        online = agent.get("online") or {}
-        online_steps = check_whole("agent.online.timesteps", online.get("timesteps", 0), 0)
         if online_steps:
             online_cfg = agent_env_config({**base_env, "seed": seed + 1, **(online.get("env") or {})}, agent["env"])
             online_env = make_shared_vec_env(online_cfg, granularity, out_dir / "monitor" / "online")

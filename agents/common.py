@@ -104,6 +104,28 @@ def agent_env_config(base: dict[str, Any], agent_env: dict[str, Any]) -> Any:
     return merge(EnvConfig.from_dict(base), agent_env, "env")
 
 
+def check_warm_up(field: str, learning_starts: int, high: int, collects: str) -> None:
+    """Refuse a warm-up that a training run never gets past: it would take no gradient step.
+
+    Such a run used to finish and save its untrained initial weights as a trained agent. The bound
+    depends on the run (its length, its number of agents), so it is checked when training starts.
+
+    Args:
+        field: The warm-up's config field (``agent.hyperparams.learning_starts``).
+        learning_starts: Its value.
+        high: The largest warm-up after which this run still takes a gradient step.
+        collects: What the run collects, for the message (``"160 transitions (total_timesteps 10 x
+            16 agents)"``).
+
+    Raises:
+        ConfigError: Naming ``field``, if ``learning_starts > high``.
+    """
+    if learning_starts > high:
+        raise ConfigError(field, f"got {learning_starts}, allowed range is [0, {high}] for this run, which collects "
+                                 f"{collects}: a longer warm-up takes no gradient step and would save the untrained "
+                                 "weights; lower it or raise total_timesteps")
+
+
 def start_training(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
                    checkpoint_every: int, threads: Any) -> tuple[int, int, int, str, Path, Any]:
     """The prologue every trainer shares: thread limits, checked counts, the run folder, the env config.

@@ -35,7 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.agents.common import AGENT_FILE, LearnedController, load_saved, mlp_flops, save_agent_meta, start_training
+from ecngym.agents.common import (
+    AGENT_FILE,
+    LearnedController,
+    check_warm_up,
+    load_saved,
+    mlp_flops,
+    save_agent_meta,
+    start_training,
+)
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
 
@@ -305,8 +313,9 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         The weights' path.
 
     Raises:
-        ConfigError: On a bad count or granularity, or a resume path that is not a checkpoint of this
-            agent on this scenario.
+        ConfigError: On a bad count or granularity, a resume path that is not a checkpoint of this
+            agent on this scenario, or a ``learning_starts`` above the transitions the run collects
+            (neither module would take a gradient step).
     """
     from tqdm.auto import tqdm
 
@@ -326,6 +335,12 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         state = load_saved("resume", resume, f"a checkpoint of this {agent['name']} on this scenario",
                            lambda: learner.load(resume))
         done_steps, episodes = int(state.get("env_steps", 0)), list(state.get("episodes", []))
+    remaining = timesteps - done_steps
+    if remaining > 0:  # each step adds one row per agent to the decision module's replay (fewer to the policy's)
+        resumed = f", after the {learner.decision.replay.size} of the resumed replay" if resume else ""
+        check_warm_up("agent.learning_starts", learner.decision.learning_starts,
+                      learner.decision.replay.size + remaining * len(ids),
+                      f"{remaining * len(ids)} transitions ({remaining} env steps x {len(ids)} agents{resumed})")
     curve = out_dir / "curve.csv"
     if not curve.exists():
         curve.write_text("episode,env_steps,mean_reward,trigger_rate,mean_interval_ns,long_flow_fraction,"

@@ -189,11 +189,17 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
     Raises:
         ConfigError: Naming ``resume``, if it is not a checkpoint directory or its
             ``ecngym_episodes.json`` is broken (checked before Ray starts), or RLlib cannot restore
-            it; naming ``agent.rllib.num_env_runners``, if the cluster has fewer CPUs than runners.
+            it; naming ``agent.rllib.num_env_runners``, if the cluster has fewer CPUs than runners;
+            naming ``agent.hyperparams.learning_starts``, if a fresh run would never get past it.
     """
     from ecngym.error import ConfigError
 
     earlier = resumed_episodes(resume) if resume else []  # a resumed run's episodes before the checkpoint
+    if not resume:  # RLlib's DQN learns once learning_starts env steps were sampled (count_steps_by="env_steps")
+        from ecngym.agents.common import check_warm_up
+
+        check_warm_up("agent.hyperparams.learning_starts", int(agent["hyperparams"]["learning_starts"]), timesteps,
+                      f"{timesteps} env steps (total_timesteps; RLlib counts env steps, not agent transitions)")
     import numpy as np
     import ray
     from tqdm.auto import tqdm

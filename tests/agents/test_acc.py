@@ -507,3 +507,23 @@ def test_agent_json_keeps_numpy_numbers_as_numbers(tmp_path):
     meta = load_agent_meta(tmp_path)[1]
     assert meta["env"] == {"observation": {"history": 2}, "reward": {"omega": 0.5}}
     assert type(meta["env"]["observation"]["history"]) is int and meta["mask"] == [1, 0]
+
+
+def test_a_warm_up_the_run_never_gets_past_is_refused(tiny_env, tmp_path):
+    # learning_starts had no upper bound: 4 env steps x 6 port agents = 24 transitions under a warm-up
+    # of 1000 took no gradient step and saved the untrained weights as a trained ACC
+    with pytest.raises(ConfigError, match=r"^agent\.hyperparams\.learning_starts: got 1000, allowed range is "
+                                          r"\[0, 23\] for this run, which collects 24 transitions \(total_timesteps "
+                                          r"4 env steps x 6 agents\): a longer warm-up takes no gradient step"):
+        train_acc(tiny_env, agent_config("acc"), tmp_path / "sb3", timesteps=4, seed=0, progress_bar=False)
+    assert not (tmp_path / "sb3" / "model.zip").exists()
+    online = {"online": {"timesteps": 2}}  # the online phase's transitions count too
+    with pytest.raises(ConfigError, match=r"allowed range is \[0, 35\] .* 36 transitions \(total_timesteps 4 \+ "
+                                          r"agent\.online\.timesteps 2 env steps x 6 agents\)"):
+        train_acc(tiny_env, agent_config("acc", online), tmp_path / "online", timesteps=4, seed=0, progress_bar=False)
+    # RLlib counts env steps: checked before Ray starts
+    from ecngym.agents.rllib import train_acc_rllib
+
+    with pytest.raises(ConfigError, match=r"^agent\.hyperparams\.learning_starts: got 1000, allowed range is "
+                                          r"\[0, 4\] for this run, which collects 4 env steps"):
+        train_acc_rllib(tiny_env, agent_config("acc"), tmp_path / "rllib", timesteps=4, seed=0, progress_bar=False)

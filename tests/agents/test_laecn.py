@@ -173,3 +173,11 @@ def test_a_laecn_resume_that_is_not_a_checkpoint_is_named(tiny_env, tmp_path):
                     progress_bar=False)
     with pytest.raises(ConfigError, match=r"^resume: got 5, expected the path of a LAECN checkpoint"):
         train_laecn(tiny_env, agent, tmp_path / "run", timesteps=4, seed=0, resume=5, progress_bar=False)
+
+
+def test_a_warm_up_the_run_never_gets_past_is_refused(tiny_env, tmp_path):
+    # 4 env steps x 6 port agents fill neither module's replay up to a warm-up of 1000
+    with pytest.raises(ConfigError, match=r"^agent\.learning_starts: got 1000, allowed range is \[0, 24\] for this "
+                                          r"run, which collects 24 transitions \(4 env steps x 6 agents\)"):
+        train_laecn(tiny_env, agent_config("laecn"), tmp_path, timesteps=4, seed=0, progress_bar=False)
+    assert not (tmp_path / "laecn.pt").exists()

@@ -53,7 +53,8 @@ def _train(address: str, run_dir, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ecngym", "train", "agent=acc", "framework=rllib",
                            f"ray.address={address}", "agent.rllib.num_env_runners=2",
                            "agent.rllib.rollout_fragment_length=5", "agent.rllib.train_batch_size=16",
-                           "total_timesteps=40", "env.kwargs.episode_steps=10", "progress_bar=false",
+                           "total_timesteps=40", "agent.hyperparams.learning_starts=20",  # (RLlib: env steps)
+                           "env.kwargs.episode_steps=10", "progress_bar=false",
                            f"hydra.run.dir={run_dir}"],
                           cwd=cwd, capture_output=True, text=True, timeout=300, env=dict(os.environ))
 
