@@ -300,7 +300,10 @@ def config_values(node: Any, name: str = "") -> Any:
         return OmegaConf.to_container(node, resolve=True, throw_on_missing=True)
     except MissingMandatoryValue as exc:
         key = exc.full_key or "config"
-        if name and node._get_parent() is None:  # a root: its full keys lack the name (OmegaConf has no public getter)
+        # a root: its full keys lack the name. OmegaConf (2.3) has no public getter of a node's parent;
+        # a relative OmegaConf.select(node, "..") finds it, but what relative keys mean in select has
+        # changed between versions (omegaconf#660, #1303), so the private, stable call stays
+        if name and node._get_parent() is None:
             key = f"{name}.{key}"
         raise ConfigError(key, f"required but not given (set {key}=...)") from None
 
