@@ -424,7 +424,11 @@ ACTIONS = st.one_of(JUNK, st.integers(-2, 20), st.floats(-2, 2), st.lists(st.flo
                     st.lists(st.lists(ACTION_ENTRIES, min_size=3, max_size=3), min_size=1, max_size=2),
                     st.builds(_one_entry_changed, st.lists(st.integers(0, 12), min_size=PORTS, max_size=PORTS),
                               st.integers(0, PORTS - 1),
-                              st.sampled_from([True, False, np.True_, np.False_, 2.5, -1, 13, 2.0, 12, 0, 7.0, 5])))
+                              st.sampled_from([True, False, np.True_, np.False_, 2.5, -1, 13, 2.0, 12, 0, 7.0, 5])),
+                    # valid indices in another shape holding as many ((1, 16), (16, 1), (4, 4)): never reshaped
+                    st.builds(lambda values, shape: np.array(values).reshape(shape),
+                              st.lists(st.integers(0, 12), min_size=PORTS, max_size=PORTS),
+                              st.sampled_from([(1, PORTS), (PORTS, 1), (4, 4)])))
 
 
 def _child_actions(kind: str) -> int:
@@ -479,9 +483,9 @@ def _contains(space: Any, arr: Any) -> bool:
 
     if isinstance(space, spaces.Discrete):  # a scalar, as Gymnasium's Discrete.contains (not [5], shape (1,))
         return arr.shape == () and float(arr).is_integer() and 0 <= arr < space.n
-    if isinstance(space, spaces.MultiDiscrete):
-        return (arr.size == len(space.nvec) and np.all(arr == np.round(arr))
-                and np.all((arr.reshape(-1) >= 0) & (arr.reshape(-1) < space.nvec)))
+    if isinstance(space, spaces.MultiDiscrete):  # its shape, not just as many entries: (1, 16) is no element
+        return (arr.shape == space.shape and bool(np.all(arr == np.round(arr)))
+                and bool(np.all((arr >= 0) & (arr < space.nvec))))
     return arr.shape == space.shape and bool(np.all(np.isfinite(arr))) and bool(np.all(np.abs(arr) <= 1.0))
 
 
