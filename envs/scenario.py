@@ -232,12 +232,10 @@ class EcnScenario:
 
     # ------------------------------------------------------------------ episode
     def _load_trace(self, path: str) -> Trace:
-        trace = Trace.read(path, "env.trace")
-        if len(trace):
-            top = int(max(trace.flows["src"].max(), trace.flows["dst"].max()))
-            if top >= self.topology.num_hosts:
-                raise ConfigError("env.trace", f"uses host {top}; the topology has hosts "
-                                               f"0..{self.topology.num_hosts - 1}")
+        trace = Trace.read(path, "env.trace")  # (refuses a trace without flows)
+        top = int(max(trace.flows["src"].max(), trace.flows["dst"].max()))
+        if top >= self.topology.num_hosts:
+            raise ConfigError("env.trace", f"uses host {top}; the topology has hosts 0..{self.topology.num_hosts - 1}")
         return trace
 
     def make_trace(self, seed: int) -> Trace:
@@ -259,7 +257,7 @@ class EcnScenario:
     def _windowed(self, trace: Trace, seed: int) -> Trace:
         """The flows of ``trace`` that start inside this episode's window, shifted to start at 0."""
         starts = trace.flows["start_ns"].to_numpy()
-        last = int(starts.max()) if len(starts) else 0
+        last = int(starts.max())  # (a fixed trace has flows: _load_trace)
         if self._window == "start":
             offset = 0
         elif self._window == "random":
