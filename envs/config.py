@@ -435,3 +435,16 @@ def check_episode_seed(seed: Any) -> int | None:
         ConfigError: Naming ``seed`` if it is not a whole number in [0, :data:`MAX_EPISODE_SEED`].
     """
     return None if seed is None else int(check("seed", seed, Whole(0, MAX_EPISODE_SEED)))
+
+
+def reset_options_error(options: Any) -> ConfigError | None:
+    """The check of ``reset(options=...)`` (single- and multi-agent env): the error, or ``None`` if fine.
+
+    The envs define no reset options (the episode's trace comes from ``seed``, everything else from
+    the config the env was made with), so only ``None`` and an empty mapping are allowed: anything
+    else would be ignored.
+    """
+    if options is None or (isinstance(options, Mapping) and not options):
+        return None
+    return ConfigError("options", f"got {options!r}, allowed: None or {{}}: this env defines no reset options (the "
+                                  "episode's trace comes from reset(seed=...), the rest from the env's config)")

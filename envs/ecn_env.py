@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.envs.config import EnvConfig, check_episode_seed, merge
+from ecngym.envs.config import EnvConfig, check_episode_seed, merge, reset_options_error
 from ecngym.envs.scenario import EcnScenario
 
 
@@ -208,13 +208,17 @@ class EcnTuningEnv(gym.Env):
 
         Args:
             seed: Seeds ``np_random``, from which the episode's trace and simulator seed derive.
-            options: Not read: this env defines no reset options (Gymnasium's and PettingZoo's API
-                checks pass some, so they are accepted).
+            options: ``None`` or ``{}``: this env defines no reset options (Gymnasium's env checker
+                passes ``{}``).
 
         Raises:
-            ConfigError: If ``seed`` is not a whole number in [0, 2^64 - 1] (the running episode is kept).
+            ConfigError: If ``seed`` is not a whole number in [0, 2^64 - 1], or ``options`` holds
+                anything (naming ``options``; the running episode is kept).
         """
         seed = check_episode_seed(seed)
+        error = reset_options_error(options)
+        if error is not None:
+            raise error
         if seed is None and self.config.seed is not None and self._np_random is None:
             seed = int(self.config.seed)  # the config's default seed, on the first reset only
         super().reset(seed=seed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,7 +11,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from ecngym.envs.action import box_values, template_indices
-from ecngym.envs.config import EnvConfig, check_episode_seed, merge
+from ecngym.envs.config import EnvConfig, check_episode_seed, merge, reset_options_error
 from ecngym.envs.registration import scenario_config
 from ecngym.envs.scenario import EcnScenario
 from ecngym.error import ConfigError, InvalidAction
@@ -105,11 +106,20 @@ class EcnTuningParallelEnv(ParallelEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start an episode; returns (observations, infos) per agent.
 
+        ``options``: this env defines none. PettingZoo's API test passes ``{"options": 1}`` to check
+        that ``reset`` takes the argument, so a non-empty mapping is not refused as in the
+        single-agent env, but warned about (a ``UserWarning`` naming ``options``: it is not read).
+
         Raises:
-            ConfigError: If ``seed`` is not a whole number in [0, 2^64 - 1] (the running episode is kept,
-                as in the single-agent env). ``options`` are not read (PettingZoo's API test passes some).
+            ConfigError: If ``seed`` is not a whole number in [0, 2^64 - 1], or ``options`` is
+                neither ``None`` nor a mapping (the running episode is kept, as in the single-agent env).
         """
         seed = check_episode_seed(seed)
+        error = reset_options_error(options)
+        if error is not None:
+            if not isinstance(options, Mapping):
+                raise error
+            warnings.warn(f"{error.field}: {error.message}; not read", UserWarning, stacklevel=2)
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
         episode_seed = int(self._np_random.integers(0, 2**31 - 1))

@@ -6,6 +6,8 @@ Regression tests for issue 7's env cases (truthiness, NaN breakpoints, wrong typ
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import pytest
 
@@ -116,6 +118,23 @@ def test_reset_with_a_bad_seed_keeps_the_episode():
                 env.reset(seed=seed)
         assert env.unwrapped.scenario.fabric is not None and env.unwrapped.scenario.step_count == 1
         env.step(env.action_space.sample())  # the episode goes on
+    finally:
+        env.close()
+
+
+def test_reset_refuses_options_it_would_ignore_and_keeps_the_episode():
+    # reset(options=...) was not read: any options were silently ignored
+    env = gym.make("ecngym/RoceIncast-v0", **SHORT)  # (through Gymnasium's wrappers, which pass options on)
+    try:
+        env.reset(seed=1, options=None)
+        env.reset(seed=1, options={})
+        env.step(env.action_space.sample())
+        for options in ({"episode_steps": 8}, {"options": 1}, 5, "x"):
+            with pytest.raises(ConfigError, match=rf"^options: got {re.escape(repr(options))}, allowed: None or "
+                                                  r"\{\}: this env defines no reset options"):
+                env.reset(seed=2, options=options)
+        assert env.unwrapped.scenario.step_count == 1  # the episode goes on
+        env.step(env.action_space.sample())
     finally:
         env.close()
 

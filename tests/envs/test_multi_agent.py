@@ -1,5 +1,7 @@
 """The PettingZoo parallel env and the adapters for SB3 (shared policy) and RLlib."""
 
+import warnings
+
 import numpy as np
 import pytest
 from pettingzoo.test import parallel_api_test
@@ -15,7 +17,25 @@ SMALL = {"topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per
 def test_parallel_api(granularity):
     env = EcnTuningParallelEnv(SMALL, agent_granularity=granularity)
     try:
-        parallel_api_test(env, num_cycles=30)
+        # the test passes options={"options": 1} to check that reset takes the argument: not refused
+        # (the single-agent env refuses options), but not silently ignored either
+        with pytest.warns(UserWarning, match=r"^options: got \{'options': 1\}, allowed: None or \{\}: .*; not read$"):
+            parallel_api_test(env, num_cycles=30)
+    finally:
+        env.close()
+
+
+def test_reset_refuses_options_that_are_no_mapping():
+    from ecngym.error import ConfigError
+
+    env = EcnTuningParallelEnv(SMALL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            env.reset(seed=1, options={})  # None and {} pass without a word
+            env.reset(seed=1, options=None)
+        with pytest.raises(ConfigError, match=r"^options: got 5, allowed: None or \{\}"):
+            env.reset(seed=1, options=5)
     finally:
         env.close()
 
