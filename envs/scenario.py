@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -21,6 +22,14 @@ from ecngym.sim_backend.fabric import check_min_rate
 from ecngym.sim_backend.flows import with_delay_classes
 from ecngym.units import duration_ns, parse_bytes
 from ecngym.workloads import Trace, generate_trace
+
+log = logging.getLogger(__name__)
+
+#: Sizes past which building a scenario (its base RTTs, its first trace) and playing its episodes
+#: takes long: a fat tree of k = 32 (8192 hosts) took 73 s to build, k = 64 (65536 hosts) would take
+#: hours; an episode of 10^6 steps simulates 10^6 intervals. The scenario logs its sizes first.
+LARGE_HOSTS = 1024
+LARGE_EPISODE_STEPS = 100_000
 
 
 def port_table(topology: Topology) -> dict[str, np.ndarray]:
@@ -111,6 +120,11 @@ class EcnScenario:
     def __init__(self, cfg: EnvConfig) -> None:
         self.cfg = cfg
         self.topology = Topology.from_config(cfg.topology)
+        if self.topology.num_hosts > LARGE_HOSTS or cfg.episode_steps > LARGE_EPISODE_STEPS:
+            interval = f"{cfg.interval} ns" if isinstance(cfg.interval, int) else cfg.interval
+            log.warning("a large scenario (hosts: %d, switches: %d, links: %d; an episode: %d steps of %s): building "
+                        "it and playing its episodes is slow", self.topology.num_hosts, self.topology.num_switches,
+                        len(self.topology.link_a), cfg.episode_steps, interval)
         self.fabric_config = FabricConfig.from_dict(cfg.fabric, "env.fabric")
         cpp = self.fabric_config.to_cpp()  # validates every fabric field now
         check_min_rate(self.topology, self.fabric_config, cpp)  # (needs the topology's line rates)

@@ -515,3 +515,18 @@ def test_a_boolean_equal_to_the_held_action_is_refused_too():
             env.step(bad)
     env.step(1)
     env.close()
+
+
+def test_a_large_scenario_says_its_sizes_before_it_is_built(caplog):
+    # a fat tree of k = 32 built for 73 s (k = 64: hours), a 10^6-step episode ran for hours, with no word
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="ecngym.envs.scenario"):
+        EcnTuningEnv(topology={"kind": "incast_star", "hosts": 1100}, episode_steps=2).close()
+        EcnTuningEnv(episode_steps=100_001, interval="20us").close()
+        EcnTuningEnv(episode_steps=2).close()  # a small one: no word
+    assert [r.getMessage() for r in caplog.records] == [
+        "a large scenario (hosts: 1100, switches: 1, links: 1100; an episode: 2 steps of 5rtt): building it and "
+        "playing its episodes is slow",
+        "a large scenario (hosts: 16, switches: 1, links: 16; an episode: 100001 steps of 20000 ns): building it and "
+        "playing its episodes is slow"]
