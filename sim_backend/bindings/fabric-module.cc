@@ -268,15 +268,20 @@ NB_MODULE(_fabric, m)
           "given event scheduler (an ns-3 TypeId name).",
           nb::call_guard<nb::gil_scoped_release>());
 
+    m.attr("TIMING_WHEEL_LOOKAHEAD_MIN_EVENTS") = TimingWheelScheduler::kDefaultLookaheadMinEvents;
     m.def("check_scheduler_against_stock",
           &CheckSchedulerAgainstStock,
           "scheduler_type_id"_a,
           "horizon_bits"_a,
           "operations"_a,
           "seed"_a,
+          "lookahead_min_events"_a = 0,
+          "scrambled_uids"_a = false,
           "Drive the scheduler and ns-3's PriorityQueueScheduler with one random call sequence and "
           "compare every answer; returns the events removed in order, raises RuntimeError on the "
-          "first difference.",
+          "first difference. lookahead_min_events > 0: the timing wheel's LookaheadMinEvents, its "
+          "removals through RemoveNextAhead and the event it reports ahead checked too; scrambled_uids: "
+          "unique uids in no particular order instead of increasing ones.",
           nb::call_guard<nb::gil_scoped_release>());
 
     m.def(

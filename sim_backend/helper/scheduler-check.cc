@@ -2,6 +2,7 @@
 #include "scheduler-check.h"
 
 #include "../model/fast-random.h"
+#include "../model/timing-wheel-scheduler.h"
 
 #include "ns3/object-factory.h"
 #include "ns3/scheduler.h"
@@ -46,7 +47,9 @@ uint64_t
 CheckSchedulerAgainstStock(const std::string& schedulerTypeId,
                            uint32_t horizonBits,
                            uint64_t operations,
-                           uint64_t seed)
+                           uint64_t seed,
+                           uint32_t lookaheadMinEvents,
+                           bool scrambledUids)
 {
     TypeId tid;
     if (!TypeId::LookupByNameFailSafe(schedulerTypeId, &tid) ||
@@ -63,7 +66,14 @@ CheckSchedulerAgainstStock(const std::string& schedulerTypeId,
     {
         factory.Set("HorizonBits", UintegerValue(horizonBits));
     }
+    if (lookaheadMinEvents > 0 && hasHorizon)
+    {
+        factory.Set("LookaheadMinEvents", UintegerValue(lookaheadMinEvents));
+    }
     Ptr<Scheduler> test = factory.Create<Scheduler>();
+    TimingWheelScheduler* wheel =
+        lookaheadMinEvents > 0 ? dynamic_cast<TimingWheelScheduler*>(PeekPointer(test)) : nullptr;
+    static char object; // what every event's impl points at: the wheel prefetches it
     ObjectFactory stockFactory;
     stockFactory.SetTypeId("ns3::PriorityQueueScheduler");
     Ptr<Scheduler> stock = stockFactory.Create<Scheduler>();
@@ -117,9 +127,11 @@ CheckSchedulerAgainstStock(const std::string& schedulerTypeId,
                     break;
                 }
                 Scheduler::Event ev;
-                ev.impl = nullptr;
+                ev.impl = reinterpret_cast<EventImpl*>(&object);
                 ev.key.m_ts = now + delay;
-                ev.key.m_uid = uid++;
+                // scrambled: a bijection of the counter (odd multiplier mod 2^32), so uids stay
+                // unique but arrive in no particular order
+                ev.key.m_uid = scrambledUids ? uid++ * 2654435761U : uid++;
                 ev.key.m_context = 0;
                 test->Insert(ev);
                 stock->Insert(ev);
@@ -130,11 +142,36 @@ CheckSchedulerAgainstStock(const std::string& schedulerTypeId,
         else if (r < 85)
         {
             const Scheduler::Event want = stock->RemoveNext();
-            const Scheduler::Event got = test->RemoveNext();
+            Scheduler::Event ahead;
+            ahead.impl = nullptr;
+            const Scheduler::Event got = wheel != nullptr ? wheel->RemoveNextAhead(&ahead) : test->RemoveNext();
             ExpectSame(got, want, op, "RemoveNext()");
             now = want.key.m_ts;
             forget(want.key.m_uid);
             ++removed;
+            if (wheel != nullptr && wheel->GetWheelEventCount() >= lookaheadMinEvents)
+            {
+                // the event after next: the second smallest pending key (the wheel holds the
+                // earliest events; with >= 2 of them there, the second is one of them)
+                Expect(ahead.impl != nullptr, op, "RemoveNextAhead() reported no event ahead");
+                const Scheduler::EventKey* first = nullptr;
+                const Scheduler::EventKey* second = nullptr;
+                for (const Scheduler::Event& e : pending)
+                {
+                    if (first == nullptr || e.key < *first)
+                    {
+                        second = first;
+                        first = &e.key;
+                    }
+                    else if (second == nullptr || e.key < *second)
+                    {
+                        second = &e.key;
+                    }
+                }
+                Scheduler::Event expected;
+                expected.key = *second;
+                ExpectSame(ahead, expected, op, "RemoveNextAhead()'s event after next");
+            }
         }
         else if (r < 93)
         {

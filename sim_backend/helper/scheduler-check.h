@@ -26,6 +26,10 @@ namespace ecngym
  * @param horizonBits TimingWheelScheduler's HorizonBits (ignored for other schedulers)
  * @param operations number of operations
  * @param seed random seed
+ * @param lookaheadMinEvents 0: RemoveNext(); else TimingWheelScheduler's LookaheadMinEvents, its
+ *        removals through RemoveNextAhead(), and the event it reports ahead checked too
+ * @param scrambledUids hand out unique uids in no particular order (a scheduler must order by
+ *        (timestamp, uid) whatever order the uids arrive in) instead of increasing ones
  * @return the number of events removed in order (all checked)
  * @throws std::runtime_error describing the first difference
  * @throws std::invalid_argument if schedulerTypeId names no event scheduler
@@ -33,7 +37,9 @@ namespace ecngym
 uint64_t CheckSchedulerAgainstStock(const std::string& schedulerTypeId,
                                     uint32_t horizonBits,
                                     uint64_t operations,
-                                    uint64_t seed);
+                                    uint64_t seed,
+                                    uint32_t lookaheadMinEvents = 0,
+                                    bool scrambledUids = false);
 
 } // namespace ecngym
 } // namespace ns3

@@ -113,8 +113,15 @@ FabricSimulatorImpl::GetSystemId() const
 void
 FabricSimulatorImpl::ProcessOneEvent()
 {
+    Scheduler::Event ahead;
+    ahead.impl = nullptr;
     Scheduler::Event next =
-        m_wheel != nullptr ? m_wheel->TimingWheelScheduler::RemoveNext() : m_events->RemoveNext();
+        m_wheel != nullptr ? m_wheel->RemoveNextAhead(&ahead) : m_events->RemoveNext();
+    if (ahead.impl != nullptr && ahead.key.m_context == kPacketArrivalContext)
+    {
+        // The event after next: the wheel prefetched its packet one event ago; start on its port.
+        __builtin_prefetch(reinterpret_cast<const FabricPacket*>(ahead.impl)->arrivalPort);
+    }
     NS_ASSERT(next.key.m_ts >= m_currentTs);
     --m_unscheduledEvents;
     ++m_eventCount;

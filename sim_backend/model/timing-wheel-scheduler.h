@@ -115,6 +115,27 @@ class TimingWheelScheduler : public Scheduler
     bool IsEmpty() const override;
     Scheduler::Event PeekNext() const override;
     Scheduler::Event RemoveNext() override;
+
+    /**
+     * Default of the attribute LookaheadMinEvents. Below this many wheel events a fabric's objects
+     * stay cached and looking further ahead only costs (~7 % on the HPCC scenarios A and C, with
+     * 700 - 1,400 pending events); at k = 16 (10,000 - 18,000) it saves ~10 % per packet-hop.
+     */
+    static constexpr uint32_t kDefaultLookaheadMinEvents = 8192;
+
+    /**
+     * @brief RemoveNext() for a caller that prefetches further ahead on a large fabric.
+     *
+     * With at least LookaheadMinEvents events left in the wheel it runs a prefetch pipeline over
+     * the next events, each stage finding in cache what an earlier call started to load: it
+     * prefetches the list node of the fifth next event and the object of the third, and reports
+     * the second, whose object it prefetched one call ago, for the caller to prefetch what that
+     * object points to. Otherwise it prefetches the next event's object only, as RemoveNext().
+     * @param[out] ahead the event after the next one as the wheel stands now (impl nullptr if
+     *        not reported); a hint only: an Insert() may put other events before it
+     * @return the removed event
+     */
+    Scheduler::Event RemoveNextAhead(Scheduler::Event* ahead);
     void Remove(const Scheduler::Event& ev) override;
 
   private:
@@ -138,6 +159,11 @@ class TimingWheelScheduler : public Scheduler
         return ts >= m_base && ts - m_base < m_horizon;
     }
 
+    /**
+     * @param n a node in the wheel, with a later event in the wheel
+     * @return the node of the event that runs after n's
+     */
+    const Node* Successor(const Node* n) const;
     void InsertWheel(const Scheduler::Event& ev);
     void InsertFar(const Scheduler::Event& ev);
     /** @brief Move the heap's events that are now within the horizon to the wheel, if any. */
@@ -165,6 +191,8 @@ class TimingWheelScheduler : public Scheduler
         }
         Node* n = m_freeNodes;
         m_freeNodes = n->next;
+        // An event can schedule two: the second takes a node freed long ago (nullptr: no fault)
+        __builtin_prefetch(m_freeNodes);
         return n;
     }
     void ReleaseNode(Node* n)
@@ -182,6 +210,8 @@ class TimingWheelScheduler : public Scheduler
     uint64_t m_base{0};         //!< every wheel event's timestamp lies in [m_base, m_base + m_horizon)
     uint64_t m_nowTs{0};        //!< timestamp of the event RemoveNext() handed out last
     std::size_t m_wheelCount{0}; //!< events in the wheel
+    uint32_t m_maxUid{0};        //!< the largest uid ever inserted
+    uint32_t m_lookaheadMinEvents{kDefaultLookaheadMinEvents}; //!< attribute LookaheadMinEvents
     std::vector<Bucket> m_buckets;
     std::vector<uint64_t> m_bits;    //!< bit i: bucket i is non-empty
     std::vector<uint64_t> m_summary; //!< bit w: m_bits[w] != 0

@@ -7,6 +7,7 @@ import pytest
 from ecngym.error import ConfigError
 from ecngym.sim_backend import FabricConfig, _fabric, topology
 from ecngym.sim_backend.config import SCHEDULERS
+from ecngym.workloads import generate_trace
 
 WHEEL = SCHEDULERS["timing_wheel"]
 
@@ -17,6 +18,24 @@ def test_wheel_answers_every_call_as_the_stock_scheduler(horizon_bits, seed):
     # Random Insert / RemoveNext / PeekNext / Remove sequences with same-time bursts, events at the
     # horizon +- 2 ns, beyond it and far away; a 64 ns horizon sends most events through the heap.
     removed = _fabric.check_scheduler_against_stock(WHEEL, horizon_bits, 60_000, seed)
+    assert removed > 20_000
+
+
+@pytest.mark.parametrize("lookahead_min_events", [0, 64])
+def test_wheel_orders_by_uid_whatever_order_the_uids_arrive_in(lookahead_min_events):
+    # The simulator hands out increasing uids, and the wheel appends those without a comparison;
+    # a scheduler must still order any others by (timestamp, uid), as ns-3's do.
+    removed = _fabric.check_scheduler_against_stock(WHEEL, 9, 60_000, 3, lookahead_min_events, scrambled_uids=True)
+    assert removed > 20_000
+
+
+@pytest.mark.parametrize("lookahead_min_events", [2, 64])
+@pytest.mark.parametrize("horizon_bits", [6, 14])
+def test_wheel_looking_ahead_answers_as_the_stock_scheduler_and_reports_the_event_after_next(
+        lookahead_min_events, horizon_bits):
+    # Removals through RemoveNextAhead (as our simulator core makes them on a large fabric): the
+    # same order, and the event it reports ahead is the second of the pending ones.
+    removed = _fabric.check_scheduler_against_stock(WHEEL, horizon_bits, 60_000, 5, lookahead_min_events)
     assert removed > 20_000
 
 
@@ -55,6 +74,22 @@ def test_fabric_results_are_bit_identical_on_every_scheduler(make_fabric, stock)
         for key in a:
             np.testing.assert_array_equal(a[key], b[key], err_msg=key)
     assert cnt_w == cnt_s  # same events, same packet-hops
+
+
+def test_results_are_bit_identical_on_a_fabric_large_enough_for_the_wheel_to_look_ahead(make_fabric):
+    topo = topology.fat_tree(16)
+    trace = generate_trace("websearch", load=0.6, hosts=topo.num_hosts, duration="0.1ms", seed=1, progress=False)
+    runs = []
+    for scheduler in ("timing_wheel", "priority_queue"):
+        fab = make_fabric(topo, trace, FabricConfig.preset("hpcc", scheduler=scheduler, seed=1))
+        fab.run_until(60_000)
+        runs.append((fab.flow_records(), fab.read_telemetry(), fab.counters(), fab.sim.event_list()))
+    (rec_w, tel_w, cnt_w, events), (rec_s, tel_s, cnt_s, _) = runs
+    assert events["wheel_events"] >= _fabric.TIMING_WHEEL_LOOKAHEAD_MIN_EVENTS  # the look-ahead ran
+    pd.testing.assert_frame_equal(rec_w, rec_s)
+    for key in tel_w:
+        np.testing.assert_array_equal(tel_w[key], tel_s[key], err_msg=key)
+    assert cnt_w == cnt_s and cnt_w["data_packet_hops"] > 100_000
 
 
 def test_default_is_ours_and_bare_loop_runs_on_the_chosen_scheduler():
