@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.agents.common import InferenceCounter, load_saved, mlp_flops
+from ecngym.agents.common import InferenceCounter, check_warm_up, load_saved, mlp_flops
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_input_file
 from ecngym.validation import Flag, check
@@ -241,6 +241,9 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
         except (AssertionError, ValueError, TypeError) as exc:  # SB3's own checks of the values
             raise ConfigError("hyperparams", f"{cls.__name__} refused them: {exc}") from None
         fuse_adam(model.policy)
+        if hasattr(model, "learning_starts"):  # DQN: no gradient step until more transitions than that
+            check_warm_up("hyperparams.learning_starts", model.learning_starts, total_timesteps - 1,
+                          f"{total_timesteps} transitions (total_timesteps)")
         callback = None
         if checkpoint_every:
             # CheckpointCallback counts calls (one per vector step): convert from env steps

@@ -45,6 +45,14 @@ def test_train_writes_a_model_that_eval_loads(tmp_path):
     assert (eval_dir / ".hydra" / "config.yaml").exists()
 
 
+def test_dqn_whose_warm_up_outlasts_the_run_is_refused(tmp_path, capsys):
+    # SB3's default learning_starts is 100: 40 steps took no gradient step and saved the initial weights
+    assert cli.main(["train", "algorithm=dqn", "total_timesteps=40", "progress_bar=false",
+                     "env.kwargs.episode_steps=10", f"hydra.run.dir={tmp_path}"]) == 2
+    assert "hyperparams.learning_starts: got 100, allowed range is [0, 39]" in capsys.readouterr().err
+    assert not (tmp_path / "model.zip").exists()
+
+
 def test_dqn_trains_with_checkpoints_and_a_learning_curve(tmp_path):
     assert cli.main(["train", "algorithm=dqn", "total_timesteps=40", "progress_bar=false", "checkpoint_every=20",
                      "+hyperparams.learning_starts=10", "env.kwargs.episode_steps=10",
