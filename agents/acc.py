@@ -155,6 +155,7 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
     try:
         if resume:
             model = _resume(DoubleDQN, resume, venv, device)
+            _check_same_hyperparams(model, hyper)
         else:
             try:
                 model = DoubleDQN("MlpPolicy", venv, seed=seed, device=device, verbose=0, **hyper)
@@ -221,6 +222,29 @@ def _resume(cls: Any, resume: str, venv: Any, device: str) -> Any:
     if buf is not None:
         load_saved("resume", buf, "the replay buffer of that checkpoint", lambda: model.load_replay_buffer(str(buf)))
     return model
+
+
+def _check_same_hyperparams(model: Any, hyper: dict[str, Any]) -> None:
+    """Refuse hyperparameters that differ from the resumed checkpoint's: a resume continues with its own.
+
+    ``exploration_fraction`` is left out: each run sets it from ``exploration_decisions``.
+
+    Raises:
+        ConfigError: Naming ``agent.hyperparams.<key>``, with both values.
+    """
+    from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
+
+    for key, given in hyper.items():
+        if key == "exploration_fraction" or not hasattr(model, key):
+            continue
+        saved = getattr(model, key)
+        if key == "train_freq":  # SB3 keeps it as TrainFreq(n, unit); given as n or [n, unit]
+            n, unit = given if isinstance(given, (list, tuple)) else (given, "step")
+            given = TrainFreq(n, TrainFrequencyUnit(unit))
+        if given != saved:
+            raise ConfigError(f"agent.hyperparams.{key}", f"got {given!r}, but the resumed checkpoint trained with "
+                                                          f"{saved!r}: a resume continues with the checkpoint's "
+                                                          "hyperparameters; give its value or start a new run")
 
 
 class AccController(LearnedController):

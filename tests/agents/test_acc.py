@@ -446,6 +446,19 @@ def test_a_bad_rllib_resume_path_is_named_before_ray_starts(tmp_path, resume, me
                         progress_bar=False)
 
 
+def test_an_acc_resume_refuses_hyperparameters_other_than_the_checkpoints(tiny_env, tmp_path):
+    # they were ignored: the checkpoint's went on
+    agent = agent_config("acc", FAST)
+    first = train_acc(tiny_env, agent, tmp_path / "first", timesteps=10, seed=0, progress_bar=False)
+    changed = {**agent, "hyperparams": {**agent["hyperparams"], "learning_rate": 1e-3}}
+    with pytest.raises(ConfigError, match=r"^agent.hyperparams.learning_rate: got 0.001, but the resumed checkpoint "
+                                          r"trained with 0.005"):
+        train_acc(tiny_env, changed, tmp_path / "changed", timesteps=4, seed=0, resume=str(first), progress_bar=False)
+    assert not (tmp_path / "changed" / "model.zip").exists()
+    train_acc(tiny_env, agent, tmp_path / "same", timesteps=4, seed=0, resume=str(first), progress_bar=False)
+    assert (tmp_path / "same" / "model.zip").exists()
+
+
 def test_an_acc_resume_that_is_not_a_checkpoint_is_named(tiny_env, tmp_path):
     # was SB3's ValueError (not a zip), a TypeError (not a path)
     (tmp_path / "notes.zip").write_text("not a zip")
