@@ -109,7 +109,8 @@ class QLearner:
         self.net = mlp(n_in, hidden, n_out).to(device)
         self.target = copy.deepcopy(self.net)
         # fused: one kernel per step instead of ~8 small ops per weight tensor (same update rule)
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=float(cfg["learning_rate"]), fused=True)
+        self.learning_rate = float(cfg["learning_rate"])
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.learning_rate, fused=True)
         self.replay = Replay(int(cfg["buffer_size"]), n_in)
         self.double_q = double_q
         self.gamma = float(cfg["gamma"])
@@ -170,6 +171,8 @@ class QLearner:
         self.net.load_state_dict(state["net"])
         self.target.load_state_dict(state["target"])
         self.optimizer.load_state_dict(state["optimizer"])
+        for group in self.optimizer.param_groups:  # the state carries the saved lr; the run's config sets it
+            group["lr"] = self.learning_rate
         self.updates = int(state["updates"])
         for k, v in (state.get("replay") or {}).items():
             setattr(self.replay, k, v)

@@ -163,6 +163,15 @@ def test_save_load_gives_identical_greedy_actions_in_eval(tiny_env, tmp_path):
         env.close()
 
 
+def test_a_resumed_laecn_learns_at_the_runs_learning_rate(tmp_path):
+    # the optimizer's saved state carried the checkpoint's lr and overrode the run's config
+    _agent(learning_rate=0.005).save(tmp_path / "ckpt.pt", with_replay=True)
+    resumed = _agent(learning_rate=0.001)
+    resumed.load(tmp_path / "ckpt.pt")
+    for module in (resumed.policy, resumed.decision):
+        assert [g["lr"] for g in module.optimizer.param_groups] == [0.001]
+
+
 def test_a_laecn_resume_that_is_not_a_checkpoint_is_named(tiny_env, tmp_path):
     # was torch's UnpicklingError (not a checkpoint), a TypeError (not a path)
     (tmp_path / "curve.csv").write_text("episode,env_steps\n")
