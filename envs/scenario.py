@@ -11,11 +11,11 @@ import pandas as pd
 
 from ecngym.envs.action import EcnActionMapper, EcnSetting, action_key
 from ecngym.envs.aqm_action import AqmActionMapper
-from ecngym.envs.config import AQM_PARAM_FEATURE, EnvConfig, number
+from ecngym.envs.config import AQM_PARAM_FEATURE, EnvConfig
 from ecngym.envs.observation import FeatureBuilder
 from ecngym.envs.reward import REWARD_TELEMETRY, RewardFunction
 from ecngym.envs.summary import episode_summary
-from ecngym.error import ConfigError, check_range
+from ecngym.error import ConfigError
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.fabric import check_min_rate
@@ -137,9 +137,8 @@ class EcnScenario:
         if self.interval_short_ns is not None and self.interval_short_ns > self.interval_ns:
             raise ConfigError("env.interval_short", f"got {cfg.interval_short!r} ({self.interval_short_ns} ns), "
                                                     f"must not exceed env.interval ({self.interval_ns} ns)")
-        self.long_flow_bytes = parse_bytes(cfg.long_flow_bytes, "env.long_flow_bytes")
-        steps = number("env.episode_steps", cfg.episode_steps, integer=True)
-        self.episode_steps = int(check_range("env.episode_steps", steps, 1, 10**7))
+        self.long_flow_bytes = cfg.long_flow_bytes  # EnvConfig checked both: bytes >= 1, steps in [1, 10^6]
+        self.episode_steps = cfg.episode_steps
         self.episode_ns = self.interval_ns * self.episode_steps
         ports = port_table(self.topology)
         self.ports = controlled_ports(ports, self.topology.switch_layers, cfg.action.layers, cfg.action.ports)
