@@ -294,8 +294,7 @@ def template_indices(action: object, n_templates: int, space: spaces.Space) -> n
                 f"shape {space.shape})")
     if a.shape != space.shape:
         raise InvalidAction(f"expected {expected}, got {_shape_of(action, a)}")
-    if not isinstance(action, np.ndarray) and a.ndim and a.dtype.kind in "iuf":  # (an array's dtype shows booleans)
-        _refuse_listed_bools(action, a, f"expected {expected}")
+    _refuse_listed_bools(action, a, f"expected {expected}")
     if a.dtype.kind in "iu":
         whole = np.ones(a.shape, dtype=bool)
     elif a.dtype.kind == "f":
@@ -328,8 +327,7 @@ def box_values(action: object, shape: tuple[int, ...]) -> np.ndarray:
         raise InvalidAction(f"{expected}, got {action!r}") from None
     if a.shape != tuple(shape):
         raise InvalidAction(f"{expected}, got {_shape_of(action, a)}")
-    if not isinstance(action, np.ndarray) and a.ndim and a.dtype.kind in "iuf":  # (an array's dtype shows booleans)
-        _refuse_listed_bools(action, a, expected)
+    _refuse_listed_bools(action, a, expected)
     ok = (np.isfinite(a) & (np.abs(a) <= 1.0)) if a.dtype.kind in "iuf" else np.zeros(a.shape, dtype=bool)
     if not ok.all():
         raise InvalidAction(f"{expected}, {_offending(action, a, ok)}")
@@ -346,16 +344,18 @@ def _refuse_listed_bools(action: object, a: np.ndarray, expected: str) -> None:
 
     ``np.asarray([True, 1])`` is ``[1, 1]``: only the entries as given still show the boolean, so a
     list's entries are looked at here; an array needs no look (its dtype shows booleans, kind
-    ``"b"``, which the callers refuse as not numbers).
+    ``"b"``, which the callers refuse as not numbers), nor does a scalar or a non-numeric ``a``.
 
     Args:
-        action: The action as given: a list or tuple (nested for a 2-D action).
-        a: ``np.asarray(action)``, numeric, of the expected shape.
+        action: The action as given (a list or tuple, nested for a 2-D action, is looked at).
+        a: ``np.asarray(action)``, of the expected shape.
         expected: What the action space takes, the start of the message.
 
     Raises:
         InvalidAction: ``{expected}, got action[0] = True (and N more)``.
     """
+    if isinstance(action, np.ndarray) or not a.ndim or a.dtype.kind not in "iuf":
+        return
     if _NOT_BOOL_OR_NESTED.issuperset(map(type, action)):
         return  # a flat list of plain numbers: the common list, at the cost of a look at each entry's type
     given = np.asarray(action, dtype=object)  # the entries as given
