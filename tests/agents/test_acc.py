@@ -459,18 +459,6 @@ def test_an_acc_resume_refuses_hyperparameters_other_than_the_checkpoints(tiny_e
     assert (tmp_path / "same" / "model.zip").exists()
 
 
-def test_an_acc_resume_that_is_not_a_checkpoint_is_named(tiny_env, tmp_path):
-    # was SB3's ValueError (not a zip), a TypeError (not a path)
-    (tmp_path / "notes.zip").write_text("not a zip")
-    agent = agent_config("acc", FAST)
-    with pytest.raises(ConfigError, match=r"^resume: '.*/notes.zip' is not an ACC checkpoint \(a model.zip or "
-                                          r"checkpoints/model_<n>_steps.zip\) of this scenario \(ValueError"):
-        train_acc(tiny_env, agent, tmp_path / "run", timesteps=4, seed=0, resume=str(tmp_path / "notes.zip"),
-                  progress_bar=False)
-    with pytest.raises(ConfigError, match=r"^resume: got 5, expected the path of an ACC checkpoint"):
-        train_acc(tiny_env, agent, tmp_path / "run", timesteps=4, seed=0, resume=5, progress_bar=False)
-
-
 @pytest.mark.parametrize(("framework", "out", "counts", "message"), [
     # RLlib skipped the checks every other trainer makes: a str out_dir was an AttributeError, 0 steps
     # an UnboundLocalError once Ray had started; out_dir=None was Path's TypeError

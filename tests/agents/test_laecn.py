@@ -172,18 +172,6 @@ def test_a_resumed_laecn_learns_at_the_runs_learning_rate(tmp_path):
         assert [g["lr"] for g in module.optimizer.param_groups] == [0.001]
 
 
-def test_a_laecn_resume_that_is_not_a_checkpoint_is_named(tiny_env, tmp_path):
-    # was torch's UnpicklingError (not a checkpoint), a TypeError (not a path)
-    (tmp_path / "curve.csv").write_text("episode,env_steps\n")
-    agent = agent_config("laecn", FAST)
-    with pytest.raises(ConfigError, match=r"^resume: '.*/curve.csv' is not a checkpoint of this laecn on this "
-                                          r"scenario \(UnpicklingError"):
-        train_laecn(tiny_env, agent, tmp_path / "run", timesteps=4, seed=0, resume=str(tmp_path / "curve.csv"),
-                    progress_bar=False)
-    with pytest.raises(ConfigError, match=r"^resume: got 5, expected the path of a LAECN checkpoint"):
-        train_laecn(tiny_env, agent, tmp_path / "run", timesteps=4, seed=0, resume=5, progress_bar=False)
-
-
 def test_a_warm_up_the_run_never_gets_past_is_refused(tiny_env, tmp_path):
     # 4 env steps x 6 port agents fill neither module's replay up to a warm-up of 1000
     with pytest.raises(ConfigError, match=r"^agent\.learning_starts: got 1000, allowed range is \[0, 24\] for this "
