@@ -84,14 +84,13 @@ def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
     if algorithm in ("ppo", "dqn"):
         from stable_baselines3.common.env_util import make_vec_env
 
-        from ecngym.agents.sb3 import algorithm_class, fuse_adam, in_process_vec_env_class, without_log_dir
+        from ecngym.agents.sb3 import in_process_vec_env_class, new_model
 
         env = gym.make(ENV_ID)
         out["env_steps_per_s"] = _env_only(env, steps, env.unwrapped.static_action())
         env.close()
         venv = make_vec_env(lambda: gym.make(ENV_ID), n_envs=1, seed=0, vec_env_cls=in_process_vec_env_class())
-        model = without_log_dir(algorithm_class(algorithm)("MlpPolicy", venv, seed=0, device="cpu", verbose=0))
-        fuse_adam(model.policy)  # as ecngym train
+        model = new_model(algorithm, venv, 0)  # as ecngym train
     else:
         from ecngym.agents.acc import make_shared_vec_env
         from ecngym.agents.common import agent_config, agent_env_config

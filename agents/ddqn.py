@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch as th
@@ -36,6 +36,7 @@ from stable_baselines3 import DQN
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from ecngym.agents.sb3 import without_log_dir
+from ecngym.agents.sb3_policies import LeanDQNPolicy
 from ecngym.error import ConfigError
 
 
@@ -53,6 +54,10 @@ class DoubleDQN(DQN):
     Raises:
         ConfigError: On an unknown ``loss`` or a non-boolean ``overlap_updates``.
     """
+
+    #: ``"MlpPolicy"`` is SB3's DQN policy without its redundant per-step mode switches
+    #: (:class:`~ecngym.agents.sb3_policies.LeanDQNPolicy`: same network, same actions).
+    policy_aliases: ClassVar[dict[str, type]] = {**DQN.policy_aliases, "MlpPolicy": LeanDQNPolicy}
 
     def __init__(self, *args: Any, loss: str = "mse", overlap_updates: bool = False, **kwargs: Any) -> None:
         if loss not in ("mse", "huber"):

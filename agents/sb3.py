@@ -184,6 +184,36 @@ def in_process_vec_env_class() -> type:
     return InProcessVecEnv
 
 
+def new_model(algorithm: str, venv: Any, seed: int, hyperparams: dict[str, Any] | None = None) -> Any:
+    """A fresh SB3 model as ``ecngym train`` builds it (and ``ecngym bench train`` times it).
+
+    SB3's MLP policy with the lean per-step paths of :mod:`ecngym.agents.sb3_policies` (same
+    networks, same actions), no log directory (:func:`without_log_dir`) and fused Adam
+    (:func:`fuse_adam`), on the CPU.
+
+    Args:
+        algorithm: ``"dqn"`` or ``"ppo"``.
+        venv: The SB3 vector env.
+        seed: The algorithm's seed.
+        hyperparams: Keyword arguments of the SB3 algorithm.
+
+    Raises:
+        ConfigError: On an unknown algorithm or hyperparameters SB3 refuses (naming ``algorithm`` /
+            ``hyperparams``; :func:`train` names an unknown keyword before building any env).
+    """
+    from ecngym.agents.sb3_policies import LeanActorCriticPolicy, LeanDQNPolicy
+
+    cls = algorithm_class(algorithm)
+    hyperparams = dict(hyperparams or {})
+    policy = LeanDQNPolicy if algorithm == "dqn" else LeanActorCriticPolicy
+    try:
+        model = without_log_dir(cls(policy, venv, seed=seed, device="cpu", verbose=0, **hyperparams))
+    except (AssertionError, ValueError, TypeError) as exc:  # SB3's own checks of the values
+        raise ConfigError("hyperparams", f"{cls.__name__} refused them: {exc}") from None
+    fuse_adam(model.policy)
+    return model
+
+
 def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out_dir: Path,
           n_envs: int = 1, hyperparams: dict[str, Any] | None = None, progress_bar: bool = True,
           checkpoint_every: int = 0, threads: Any = None) -> Path:
@@ -219,13 +249,11 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
     from ecngym.agents.threads import in_worker, limit_threads
 
     n_threads = limit_threads(threads)
-    cls = algorithm_class(algorithm)
+    _check_hyperparams(algorithm_class(algorithm), dict(hyperparams or {}))  # before any env is built
     total_timesteps = check_whole("total_timesteps", total_timesteps, 1)
     n_envs = check_whole("n_envs", n_envs, 1)
     seed = check_whole("seed", seed, 0)
     checkpoint_every = check_whole("checkpoint_every", checkpoint_every, 0)
-    hyperparams = dict(hyperparams or {})
-    _check_hyperparams(cls, hyperparams)
     out_dir.mkdir(parents=True, exist_ok=True)
     vec_cls = SubprocVecEnv if n_envs > 1 else in_process_vec_env_class()
     if n_envs > 1 and n_threads:
@@ -236,11 +264,7 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
         if algorithm == "dqn" and not isinstance(venv.action_space, spaces.Discrete):
             raise ConfigError("algorithm", f"dqn needs a Discrete action space, this env has {venv.action_space}; "
                                            "use ppo, or one action unit (env.kwargs.action.scope=all, type discrete)")
-        try:
-            model = without_log_dir(cls("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **hyperparams))
-        except (AssertionError, ValueError, TypeError) as exc:  # SB3's own checks of the values
-            raise ConfigError("hyperparams", f"{cls.__name__} refused them: {exc}") from None
-        fuse_adam(model.policy)
+        model = new_model(algorithm, venv, seed, hyperparams)
         if hasattr(model, "learning_starts"):  # DQN: no gradient step until more transitions than that
             check_warm_up("hyperparams.learning_starts", model.learning_starts, total_timesteps - 1,
                           f"{total_timesteps} transitions (total_timesteps)")
