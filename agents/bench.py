@@ -189,7 +189,7 @@ def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
     ray.init(num_cpus=runners + 1, include_dashboard=False, log_to_driver=False)
     try:
         config = shared_policy_dqn({**cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent,
-                                   num_env_runners=runners)
+                                   timesteps=steps, num_env_runners=runners)
         algo = config.build_algo()
         group = algo.env_runner_group
         remote = {"local_env_runner": False}

@@ -79,17 +79,62 @@ def shared_policy_ppo(env_config: dict[str, Any], *, train_batch_size: int = 400
             .debugging(seed=seed))
 
 
-def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, num_env_runners: int = 0,
-                      seed: int = 0, device: str = "cpu") -> Any:
+def agents_per_env_step(env_config: dict[str, Any]) -> int:
+    """How many agents act in each env step of the parallel env of ``env_config`` (builds no fabric)."""
+    from ecngym.envs.adapters import rllib_env_creator
+
+    return len(rllib_env_creator(env_config).par_env.possible_agents)
+
+
+def acc_counts_in_env_steps(agent: dict[str, Any], n_agents: int, timesteps: int) -> dict[str, int]:
+    """ACC's step-counted hyperparameters in RLlib's unit, env steps, as SB3's ACC applies them.
+
+    ``configs/agent/acc.yaml`` counts ``learning_starts`` and ``exploration_decisions`` in agent
+    transitions (SB3's timesteps: one per agent per env step), ``target_update_interval`` in
+    gradient steps, and updates ``gradient_steps`` times every ``train_freq`` env steps. RLlib's
+    DQN (new API stack, ``count_steps_by="env_steps"``) counts its warm-up, the ε schedule's ``t``
+    and the learner's target-network period in env steps sampled, and its updates as replayed
+    per sampled env steps (``training_intensity``).
+
+    Args:
+        agent: The ACC config.
+        n_agents: Agents acting per env step (:func:`agents_per_env_step`).
+        timesteps: Env steps of the run (SB3's ε schedule ends at the run's end if
+            ``exploration_decisions`` is more than it collects).
+
+    Returns:
+        ``learning_starts`` (env steps), ``exploration_end`` (env step at which ε reaches its final
+        value), ``target_update`` (env steps), ``training_intensity`` (transitions replayed per
+        sampled env step).
+
+    """
+    h = agent["hyperparams"]
+    train_freq, gradient_steps = int(h["train_freq"]), int(h["gradient_steps"])  # (whole, >= 1: agents.config)
+
+    def env_steps(transitions: Any) -> int:  # rounded up: at least as many transitions as SB3's
+        return -(-int(transitions) // n_agents)
+
+    return {"learning_starts": env_steps(h["learning_starts"]),
+            "exploration_end": max(1, min(env_steps(agent["exploration_decisions"]), int(timesteps))),
+            "target_update": max(1, round(int(h["target_update_interval"]) * train_freq / gradient_steps)),
+            "training_intensity": float(h["batch_size"]) * gradient_steps / train_freq}
+
+
+def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, timesteps: int,
+                      num_env_runners: int = 0, seed: int = 0, device: str = "cpu") -> Any:
     """An RLlib ``DQNConfig`` for ACC: multi-agent DQN, double-Q, one policy shared by every agent.
 
     The hyperparameters are ACC's (``configs/agent/acc.yaml``: Table I lr / γ / batch, replay,
-    warm-up, ε schedule, the six-layer MLP), mapped onto RLlib's names; RLlib's dueling head is
-    off (ACC's DDQN is a plain Q-head) and the loss is the MSE of Algorithm 1.
+    warm-up, ε schedule, the six-layer MLP), mapped onto RLlib's names, and their step counts onto
+    RLlib's env steps (:func:`acc_counts_in_env_steps`) so that both frameworks run the same
+    schedule; RLlib's dueling head is off (ACC's DDQN is a plain Q-head) and the loss is the MSE
+    of Algorithm 1.
 
     Args:
         env_config: The parallel env's config (``EnvConfig`` fields plus ``agent_granularity``).
         agent: The ACC config.
+        timesteps: Env steps the run will train for (where the ε schedule ends if the config's
+            exploration is longer).
         num_env_runners: Sampling processes (0 = sample in the driver); one fabric each.
         seed: RLlib's seed.
         device: ``"cuda"`` puts the learner on a GPU (one is required then).
@@ -101,11 +146,12 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, num_
     from ray.tune.registry import register_env
 
     h = agent["hyperparams"]
+    counts = acc_counts_in_env_steps(agent, agents_per_env_step(env_config), timesteps)
     register_env(ENV_NAME, recording_env_creator)
     config = (DQNConfig()
               .environment(ENV_NAME, env_config=env_config)
-              # each runner samples this many env steps per call; the replay ratio below keeps one
-              # gradient step of batch_size per sampled env step whatever the fragment (SB3 ACC's train_freq 1)
+              # each runner samples this many env steps per call; the replay ratio below keeps SB3 ACC's
+              # gradient steps per sampled env step (gradient_steps / train_freq) whatever the fragment
               .env_runners(num_env_runners=num_env_runners, num_cpus_per_env_runner=1,
                            rollout_fragment_length=int(agent["rllib"]["rollout_fragment_length"]))
               .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")
@@ -113,13 +159,13 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, num_
                                        "fcnet_activation": "relu"})
               .training(double_q=True, dueling=False, lr=float(h["learning_rate"]), gamma=float(h["gamma"]),
                         train_batch_size=int(h["batch_size"]), td_error_loss_fn=h.get("loss", "mse"),
-                        target_network_update_freq=int(h["target_update_interval"]) * int(h["batch_size"]),
-                        num_steps_sampled_before_learning_starts=int(h["learning_starts"]),
-                        training_intensity=float(h["batch_size"]),
+                        target_network_update_freq=counts["target_update"],
+                        num_steps_sampled_before_learning_starts=counts["learning_starts"],
+                        training_intensity=counts["training_intensity"],
                         replay_buffer_config={"type": "MultiAgentEpisodeReplayBuffer",
                                               "capacity": int(h["buffer_size"])},
                         epsilon=[[0, float(h["exploration_initial_eps"])],
-                                 [int(agent["exploration_decisions"]), float(h["exploration_final_eps"])]])
+                                 [counts["exploration_end"], float(h["exploration_final_eps"])]])
               .learners(num_gpus_per_learner=1 if device.startswith("cuda") else 0)
               .debugging(seed=seed))
     config.min_sample_timesteps_per_iteration = int(agent["rllib"]["train_batch_size"])
@@ -195,11 +241,13 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
     from ecngym.error import ConfigError
 
     earlier = resumed_episodes(resume) if resume else []  # a resumed run's episodes before the checkpoint
-    if not resume:  # RLlib's DQN learns once learning_starts env steps were sampled (count_steps_by="env_steps")
+    if not resume:  # learning starts once more than learning_starts transitions were collected (as SB3's ACC)
         from ecngym.agents.common import check_warm_up
 
-        check_warm_up("agent.hyperparams.learning_starts", int(agent["hyperparams"]["learning_starts"]), timesteps,
-                      f"{timesteps} env steps (total_timesteps; RLlib counts env steps, not agent transitions)")
+        n_agents = agents_per_env_step(env_config)
+        check_warm_up("agent.hyperparams.learning_starts", int(agent["hyperparams"]["learning_starts"]),
+                      timesteps * n_agents - 1,
+                      f"{timesteps * n_agents} transitions (total_timesteps {timesteps} env steps x {n_agents} agents)")
     import numpy as np
     import ray
     from tqdm.auto import tqdm
@@ -215,7 +263,8 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         raise ConfigError("agent.rllib.num_env_runners",
                           f"got {runners}, but the Ray cluster has {cpus:g} CPUs (each env runner takes one); "
                           "lower it or add nodes")
-    algo = shared_policy_dqn(env_config, agent, num_env_runners=runners, seed=seed, device=device).build_algo()
+    algo = shared_policy_dqn(env_config, agent, timesteps=timesteps, num_env_runners=runners, seed=seed,
+                             device=device).build_algo()
     if resume:
         from ecngym.agents.common import load_saved
 

@@ -522,9 +522,36 @@ def test_a_warm_up_the_run_never_gets_past_is_refused(tiny_env, tmp_path):
     with pytest.raises(ConfigError, match=r"allowed range is \[0, 35\] .* 36 transitions \(total_timesteps 4 \+ "
                                           r"agent\.online\.timesteps 2 env steps x 6 agents\)"):
         train_acc(tiny_env, agent_config("acc", online), tmp_path / "online", timesteps=4, seed=0, progress_bar=False)
-    # RLlib counts env steps: checked before Ray starts
+    # RLlib's ACC counts the warm-up in transitions too (it counted env steps: 16x later with 16 agents);
+    # checked before Ray starts
     from ecngym.agents.rllib import train_acc_rllib
 
     with pytest.raises(ConfigError, match=r"^agent\.hyperparams\.learning_starts: got 1000, allowed range is "
-                                          r"\[0, 4\] for this run, which collects 4 env steps"):
-        train_acc_rllib(tiny_env, agent_config("acc"), tmp_path / "rllib", timesteps=4, seed=0, progress_bar=False)
+                                          r"\[0, 23\] for this run, which collects 24 transitions \(total_timesteps "
+                                          r"4 env steps x 6 agents\)"):
+        train_acc_rllib({**tiny_env, "agent_granularity": "port"}, agent_config("acc"), tmp_path / "rllib",
+                        timesteps=4, seed=0, progress_bar=False)
+
+
+def test_rllib_acc_runs_the_sb3_schedule_in_env_steps(tiny_env):
+    """RLlib's ACC gets SB3's warm-up, ε schedule and target period, converted to env steps.
+
+    The config counts learning_starts / exploration_decisions in transitions and target_update_interval
+    in gradient steps (as SB3's ACC applies them); RLlib's DQN counts all three in env steps. They were
+    passed over as they stood: with 16 agents a warm-up and an ε schedule 16x longer (ε ~0.86 at the end
+    of a 3000-step run) and a target copy 64x rarer than SB3's ACC.
+    """
+    from ecngym.agents.rllib import acc_counts_in_env_steps, shared_policy_dqn
+
+    acc = agent_config("acc")  # learning_starts 1000, exploration 20000 decisions, target every 20 updates
+    assert acc_counts_in_env_steps(acc, 16, 3000) == {"learning_starts": 63, "exploration_end": 1250,
+                                                      "target_update": 20, "training_intensity": 64.0}
+    assert acc_counts_in_env_steps(acc, 16, 1000)["exploration_end"] == 1000  # capped at the run, as SB3's
+    slower = agent_config("acc", {"hyperparams": {"train_freq": 4, "gradient_steps": 2}})
+    assert acc_counts_in_env_steps(slower, 16, 3000)["target_update"] == 40  # 20 updates, 2 per 4 env steps
+    assert acc_counts_in_env_steps(slower, 16, 3000)["training_intensity"] == 32.0
+    config = shared_policy_dqn({**tiny_env, "agent_granularity": "port"}, acc, timesteps=100)  # 6 port agents
+    assert config.num_steps_sampled_before_learning_starts == 167
+    assert config.target_network_update_freq == 20
+    assert config.epsilon == [[0, 1.0], [100, 0.05]]
+    assert config.training_intensity == 64.0
