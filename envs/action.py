@@ -285,6 +285,9 @@ def template_indices(action: object, n_templates: int, space: spaces.Space) -> n
     Raises:
         InvalidAction: Naming the space and what was given.
     """
+    if (isinstance(space, spaces.Discrete) and (type(action) is int or isinstance(action, np.integer))
+            and 0 <= action < n_templates):  # a policy's index (~1 of 22 us): nothing below could refuse it
+        return np.array([action], dtype=np.int64)
     try:
         a = np.asarray(action)
     except (ValueError, TypeError):  # ragged nesting, or not array-like at all

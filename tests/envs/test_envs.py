@@ -530,3 +530,22 @@ def test_a_large_scenario_says_its_sizes_before_it_is_built(caplog):
         "playing its episodes is slow",
         "a large scenario (hosts: 16, switches: 1, links: 16; an episode: 100001 steps of 20000 ns): building it and "
         "playing its episodes is slow"]
+
+
+@pytest.mark.parametrize("kind", [int, np.int64, np.int32, np.uint8])
+def test_a_policys_integer_index_is_taken_and_its_edges_checked(kind):
+    from gymnasium import spaces
+
+    from ecngym.envs.action import template_indices
+
+    space = spaces.Discrete(13)
+    for i in (0, 12):
+        got = template_indices(kind(i), 13, space)
+        assert got.dtype == np.int64 and got.tolist() == [i]
+    with pytest.raises(InvalidAction, match=r"in \[0, 13\) .*got 13$"):
+        template_indices(kind(13), 13, space)
+    for flag in (True, np.bool_(False)):  # booleans are not indices (np.bool_ is no np.integer)
+        with pytest.raises(InvalidAction, match=r"got (True|False)$"):
+            template_indices(flag, 13, space)
+    with pytest.raises(InvalidAction, match=r"shape \(\)\), got shape \(1,\)$"):
+        template_indices([kind(3)], 13, space)  # [3] is not an element of Discrete(13)
