@@ -385,7 +385,7 @@ def _job_name() -> str:
 
 
 def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], command: str, console: Console,
-             out: Path) -> list[dict[str, Any]]:
+             out: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run a controller for one episode per seed and commit each episode's row to the store as it ends.
 
     With ``results.skip_existing``, an episode whose row is already in the store is not simulated
@@ -394,7 +394,9 @@ def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], comm
 
     Returns:
         One dict per seed: ``controller``, ``episode``, ``seed``, ``return``, ``trace_hash``,
-        ``row_id`` and the episode summary's metrics.
+        ``row_id`` and the episode summary's metrics; and the resolved config of the env the
+        episodes ran on (preset, overrides and the controller's ``env_overrides``), as each row
+        records it.
     """
     from ecngym.results import episode_row, make_logger, measure_episode, row_id
     from ecngym.results.record import controller_identity, scenario_identity
@@ -455,7 +457,7 @@ def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], comm
                           "trace_hash": r["trace_hash"], "row_id": ids[seed],
                           **{k: r[k] for k in stored.columns if k.startswith(("slowdown_", "flows_", "queue_"))
                              or k in ("utilization", "pfc_paused_fraction", "marked_fraction")}}
-    return [{**rows[seed], "episode": i} for i, seed in enumerate(seeds)]
+    return [{**rows[seed], "episode": i} for i, seed in enumerate(seeds)], env_config
 
 
 def objective(cfg: DictConfig, rows: list[dict[str, Any]]) -> float | None:
@@ -482,13 +484,13 @@ def eval_main(cfg: DictConfig) -> float | None:
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     check_outputs(cfg)
-    rows = evaluate(cfg, cfg.controller, list(range(seed, seed + episodes)), "eval", console, out)
+    # the env evaluate ran is the one recorded: a second env built here only for its config was a
+    # second scenario build (seconds on a large fabric) and, for a controller with env_overrides,
+    # not the config the episodes ran with
+    rows, env_config = evaluate(cfg, cfg.controller, list(range(seed, seed + episodes)), "eval", console, out)
     console.print(summary_table(rows, f"{rows[0]['controller']} on {cfg.env.id}"))
-    probe = make_env(cfg)
     record = {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
-              "env_config": probe.unwrapped.config.as_dict(), "store": str(results_store(cfg).root),
-              "episodes": rows}
-    probe.close()
+              "env_config": env_config, "store": str(results_store(cfg).root), "episodes": rows}
     write_text_atomically(out / "eval.json", json.dumps(record, indent=2, default=str))
     console.print(f"results: {results_store(cfg).root} (rows {', '.join(r['row_id'][:10] for r in rows)}); {out}")
     return objective(cfg, rows)
@@ -737,7 +739,7 @@ def run_main(cfg: DictConfig) -> None:
     start = time.perf_counter()
     for name, ccfg in controllers.items():
         try:
-            rows = evaluate(cfg, ccfg, seeds, "run", console, out)
+            rows, _ = evaluate(cfg, ccfg, seeds, "run", console, out)
         except EcnGymError as exc:  # one controller's bad config must not stop the others
             failed[name] = str(exc)
             console.print(f"[yellow]{name}: not run on this scenario: {exc}[/]")

@@ -167,6 +167,28 @@ def test_an_env_key_a_controller_replaces_is_named_not_dropped_silently(tmp_path
     assert "note:" not in run("port")  # the value it sets itself
 
 
+@pytest.mark.parametrize(("controller", "builds"), [("static_default", 1), ("bytetuning", 2)])
+def test_eval_builds_its_env_once_and_records_the_env_it_ran(tmp_path, monkeypatch, controller, builds):
+    # eval built one more env after the run only to record its config in eval.json (a large fabric's
+    # size warning came twice or three times); that config lacked the controller's env_overrides.
+    # A controller with env_overrides needs the scenario to compute them: one build for that.
+    from ecngym.envs.scenario import EcnScenario
+
+    built = []
+    init = EcnScenario.__init__
+
+    def counted(self, cfg):
+        built.append(cfg)
+        init(self, cfg)
+
+    monkeypatch.setattr(EcnScenario, "__init__", counted)
+    assert cli.main(["eval", f"controller={controller}", "env.kwargs.episode_steps=2", "env.kwargs.interval=10us",
+                     f"results.dir={tmp_path}/store", f"hydra.run.dir={tmp_path}/run"]) == 0
+    assert len(built) == builds
+    recorded = json.loads((tmp_path / "run" / "eval.json").read_text())["env_config"]
+    assert recorded == built[-1].as_dict()  # the env the episode ran on (bytetuning's: a continuous action)
+
+
 def test_bad_config_fails_with_the_field_named(tmp_path, capsys):
     assert cli.main(["eval", "env.kwargs.reward.name=joy", f"hydra.run.dir={tmp_path}/a"]) == 2
     assert "env.reward.name" in capsys.readouterr().err
