@@ -60,3 +60,27 @@ def _one_long_host_link() -> Topology:
 def test_base_rtt_is_the_worst_host_pair_found_host_by_host(topo):
     assert max_base_rtt_ns(topo) == _per_host_bfs(topo)
     assert max_base_rtt_ns(topo, 4000) == _per_host_bfs(topo, 4000)
+
+
+def test_an_env_built_again_on_the_same_fabric_reuses_its_base_rtt(monkeypatch):
+    # every build redid the BFS (~6 s of a fat-tree k = 32 build): ecngym eval builds twice for a
+    # controller with env_overrides, ecngym run once or twice per controller
+    from ecngym.envs import EcnTuningEnv
+    from ecngym.envs import scenario as scenario_module
+
+    searched = []
+    bfs = scenario_module._max_base_rtt_bfs
+    monkeypatch.setattr(scenario_module, "_max_base_rtt_bfs", lambda topo, mtu: searched.append(mtu) or bfs(topo, mtu))
+    monkeypatch.setattr(scenario_module, "_BASE_RTT_MEMO", {})
+    fat = {"kind": "fat_tree", "k": 4}
+    first = EcnTuningEnv(topology=fat, episode_steps=2)
+    again = EcnTuningEnv(topology=fat, episode_steps=2, action={"type": "continuous"})
+    assert len(searched) == 1 and again.scenario.base_rtt_ns == first.scenario.base_rtt_ns
+    # another delay, another MTU: searched again, each its own value
+    slower = EcnTuningEnv(topology={**fat, "link_delay": "2us"}, episode_steps=2)
+    jumbo = EcnTuningEnv(topology=fat, fabric={"mtu_payload": "4000B"}, episode_steps=2)
+    assert len(searched) == 3
+    assert slower.scenario.base_rtt_ns == _per_host_bfs(slower.scenario.topology) != first.scenario.base_rtt_ns
+    assert jumbo.scenario.base_rtt_ns == _per_host_bfs(jumbo.scenario.topology, 4000) != first.scenario.base_rtt_ns
+    for env in (first, again, slower, jumbo):
+        env.close()
