@@ -53,14 +53,14 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         return train_acc(base_env, agent, out_dir, threads=threads, **common)
     if name == "acc":
         from ecngym.agents.common import start_training
-        from ecngym.agents.rllib import train_acc_rllib
+        from ecngym.agents.rllib import acc_env_config, train_acc_rllib
 
         timesteps, seed, checkpoint_every, _, out_dir, env_cfg = start_training(
             base_env, agent, out_dir, timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every,
             threads=threads)
         common.update(timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every)
-        path, episodes = train_acc_rllib({**env_cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent,
-                                         out_dir, ray_address=ray_address, **common)
+        path, episodes = train_acc_rllib(acc_env_config(env_cfg, agent["granularity"]), agent, out_dir,
+                                         ray_address=ray_address, **common)
         from ecngym.envs.scenario import EcnScenario
 
         n_actions = len(EcnScenario(env_cfg).actions.templates)  # (builds no fabric)

@@ -11,6 +11,20 @@ ENV_NAME = "ecngym_multi_agent"
 EPISODES_FILE = "ecngym_episodes.json"
 
 
+def acc_env_config(env_cfg: Any, granularity: str) -> dict[str, Any]:
+    """RLlib's ``env_config`` for ACC's parallel env (:func:`~ecngym.envs.adapters.rllib_env_creator`).
+
+    The resolved config is the env's base (``scenario``), not overrides of the default scenario:
+    as overrides its free mappings merged into the default's (a workload without incasts gained
+    the default's 8-way incasts).
+
+    Args:
+        env_cfg: The :class:`~ecngym.envs.EnvConfig` the agent trains on.
+        granularity: ``"port"`` or ``"switch"`` agents.
+    """
+    return {"scenario": env_cfg.as_dict(), "agent_granularity": granularity}
+
+
 def recording_env_creator(env_config: dict[str, Any]) -> Any:
     """:func:`~ecngym.envs.adapters.rllib_env_creator` whose env remembers the traces it played.
 
@@ -55,7 +69,8 @@ def shared_policy_ppo(env_config: dict[str, Any], *, train_batch_size: int = 400
 
     Args:
         env_config: :class:`~ecngym.envs.EnvConfig` fields, plus optionally ``scenario`` (a registered
-            scenario to start from, e.g. ``"RoceLeafSpine-v0"``) and ``agent_granularity``.
+            scenario or a whole resolved config to start from, e.g. ``"RoceLeafSpine-v0"``) and
+            ``agent_granularity`` (:func:`~ecngym.envs.adapters.rllib_env_creator`).
         train_batch_size: Environment steps per training iteration.
         minibatch_size: SGD minibatch size.
         num_epochs: Passes over each batch.
@@ -131,7 +146,8 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, time
     of Algorithm 1.
 
     Args:
-        env_config: The parallel env's config (``EnvConfig`` fields plus ``agent_granularity``).
+        env_config: The parallel env's config (:func:`~ecngym.envs.adapters.rllib_env_creator`'s: a resolved
+            config as ``scenario``, or ``EnvConfig`` fields; plus ``agent_granularity``).
         agent: The ACC config.
         timesteps: Env steps the run will train for (where the ε schedule ends if the config's
             exploration is longer).
@@ -218,7 +234,8 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
     a resumed run's included), and ``curve.csv`` (one row per iteration).
 
     Args:
-        env_config: The parallel env's config (``EnvConfig`` fields plus ``agent_granularity``).
+        env_config: The parallel env's config (:func:`~ecngym.envs.adapters.rllib_env_creator`'s: a resolved
+            config as ``scenario``, or ``EnvConfig`` fields; plus ``agent_granularity``).
         agent: The ACC config.
         out_dir: Run directory.
         timesteps: Env steps (agent steps summed over agents / agents) to train for.

@@ -110,8 +110,10 @@ def rllib_env_creator(env_config: dict[str, Any]) -> Any:
     """RLlib env factory: the multi-agent env wrapped as an RLlib ``MultiAgentEnv``.
 
     Register with ``ray.tune.registry.register_env("ecngym_ma", rllib_env_creator)``; pass as
-    ``env_config`` :class:`~ecngym.envs.EnvConfig` fields, plus optionally ``scenario`` (a
-    registered scenario to start from, e.g. ``"RoceLeafSpine-v0"``) and ``agent_granularity``.
+    ``env_config`` :class:`~ecngym.envs.EnvConfig` fields, plus optionally ``scenario`` (what the
+    fields override: a registered scenario, e.g. ``"RoceLeafSpine-v0"``, or a whole resolved config,
+    :meth:`EnvConfig.as_dict` of an env's config, as ``ecngym train agent=acc framework=rllib``
+    passes it) and ``agent_granularity``.
     """
     from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 

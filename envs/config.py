@@ -404,15 +404,15 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
             changes although the resulting action type does not read it (``templates`` with a
             continuous action, ``kmin_range`` with a discrete one), or a ``workload`` that
             ``overrides`` changes although the result replays a fixed ``trace`` (the trace fixes
-            the workload). Not refused: a preset's own fields (a preset may carry templates and
-            still be run with a continuous action, and its workload with a trace), fields given
-            with the value they already have, and a whole resolved config passed back in (every
-            field given: ``as_dict()`` of an env's config, e.g. RLlib's ``env_config``), which
-            was checked when it was made, whatever preset it now lands on.
+            the workload). Not refused: ``obj``'s own fields (a preset may carry templates and
+            still be run with a continuous action, and its workload with a trace) and fields given
+            with the value they already have. A resolved config (``as_dict()`` of an env's config,
+            as a trained run records it) is a base, not overrides: pass it as ``obj``
+            (``EcnTuningEnv(config=...)``, RLlib's ``env_config["scenario"]``). As overrides it
+            is checked like any others, and its free mappings merge into the preset's (a workload
+            without incasts gained the preset's).
     """
     cfg = obj.updated(overrides, prefix)
-    if set(type(obj).model_fields) <= set(overrides):  # a whole resolved config: replaces every field
-        return cfg
     if cfg.trace is not None and "workload" in overrides and cfg.workload != obj.workload:
         raise ConfigError(f"{prefix}.workload", f"got {overrides['workload']!r} with {prefix}.trace={cfg.trace!r}: "
                                                 "the trace fixes the workload (its flows are replayed as recorded), "

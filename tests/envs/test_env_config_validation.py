@@ -82,9 +82,9 @@ def test_a_preset_with_templates_still_takes_a_continuous_action():
     env = gym.make("ecngym/DctcpLeafSpine-v0", **SHORT, action={"type": "continuous", "kmin_range": ["1KB", "2KB"]})
     assert env.unwrapped.config.action.templates[0][0] == env.unwrapped.config.action.templates[0][1]  # a step
     assert env.action_space.shape[1] == 3
-    # a whole resolved config passed back in (RLlib's env_config) repeats the fields it does not read
+    # a resolved config given back as the base repeats the fields it does not read
     whole = env.unwrapped.config.as_dict()
-    again = gym.make("ecngym/DctcpLeafSpine-v0", **whole)
+    again = gym.make("ecngym/DctcpLeafSpine-v0", config=whole)
     assert again.unwrapped.config == env.unwrapped.config
 
 
@@ -150,17 +150,33 @@ def test_a_fixed_trace_refuses_workload_overrides(tmp_path):
             EcnTuningEnv(trace=path, workload=workload, **SHORT)
     with pytest.raises(ConfigError, match=r"env\.workload: .*the trace fixes the workload"):  # trace in the base
         EcnTuningEnv({"trace": path}, workload={"load": 0.5}, **SHORT)
-    # a preset's own workload takes a trace; so does a whole resolved config passed back in, on any
-    # preset (RLlib's env_config, agents.learning.evaluate: overrides of the default scenario)
+    # a preset's own workload takes a trace; so does a resolved config given back as the base
     env = gym.make("ecngym/RoceLeafSpine-v0", trace=path, **SHORT)
     whole = env.unwrapped.config.as_dict()
-    assert EcnTuningEnv(**whole).config == env.unwrapped.config
+    assert EcnTuningEnv(whole).config == env.unwrapped.config
     env.close()
 
 
-def test_a_whole_config_passed_back_onto_another_preset_is_not_refused():
-    # the action rule refused it: the DCTCP templates differ from the default scenario's
-    env = gym.make("ecngym/DctcpLeafSpine-v0", **SHORT, action={"type": "continuous"})
+def test_a_complete_config_given_as_overrides_is_checked_like_any_overrides(tmp_path):
+    # every field given was taken for a resolved config passed back in, and not checked: a trace with
+    # another workload loaded, the workload silently ignored
+    from ecngym.workloads import generate_trace
+
+    path = str(generate_trace("websearch", load=0.3, hosts=16, duration="1ms", seed=1).save(tmp_path / "t.parquet"))
+    complete = EcnTuningEnv(trace=path, **SHORT).config.as_dict()
+    with pytest.raises(ConfigError, match=r"^env\.workload: got .* with env\.trace='.*t\.parquet': the trace fixes "):
+        EcnTuningEnv(**{**complete, "workload": {**complete["workload"], "load": 0.9}})
+    continuous = {**complete, "trace": None, "action": {**complete["action"], "type": "continuous"}}
+    with pytest.raises(ConfigError, match=r"^env\.action\.templates: only a discrete action reads it"):
+        EcnTuningEnv(**{**continuous, "action": {**continuous["action"], "templates": [[1000, 2000, 0.1]]}})
+
+
+@pytest.mark.parametrize("scenario", sorted(ecngym.envs.SCENARIOS))
+def test_a_resolved_config_given_back_as_the_base_loads_as_it_was_on_any_preset(scenario):
+    # as overrides of the default scenario (RLlib's env_config), DctcpRttVariation's workload gained
+    # the default's 8-way incasts; its DCTCP templates with a continuous action were refused
+    env = gym.make(scenario, **SHORT, action={"type": "continuous"})
     whole = env.unwrapped.config.as_dict()
-    assert EcnTuningEnv(**whole).config == env.unwrapped.config
+    assert EcnTuningEnv(whole).config == env.unwrapped.config
+    assert gym.make("ecngym/RoceIncast-v0", config=whole).unwrapped.config == env.unwrapped.config
     env.close()

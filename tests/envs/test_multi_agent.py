@@ -180,6 +180,15 @@ env.close()
 env = rllib_env_creator({"scenario": "RoceLeafSpine-v0", "episode_steps": 2, "agent_granularity": "port"})
 obs, _ = env.reset(seed=0)
 env.close()
+# ACC's env_config (ecngym train agent=acc framework=rllib): its resolved config, as it was (given as
+# overrides of the default scenario, a workload without incasts gained the default's 8-way incasts)
+from ecngym.agents.rllib import acc_env_config
+from ecngym.envs import EnvConfig
+from ecngym.envs.registration import scenario_config
+resolved = EnvConfig.from_dict({**scenario_config("DctcpRttVariation-v0"), "episode_steps": 2})
+env = rllib_env_creator(acc_env_config(resolved, "switch"))
+assert env.par_env.config == resolved.updated({"action": {"scope": "port"}}), env.par_env.config.workload
+env.close()
 print(json.dumps({"leaf_spine_agents": len(obs)}))
 """
 
