@@ -31,6 +31,7 @@ import numpy as np
 from ecngym.agents.common import (
     LearnedController,
     agent_env_config,
+    check_resumed_hyperparams,
     check_warm_up,
     load_saved,
     mlp_flops,
@@ -234,17 +235,12 @@ def _check_same_hyperparams(model: Any, hyper: dict[str, Any]) -> None:
     """
     from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
 
-    for key, given in hyper.items():
-        if key == "exploration_fraction" or not hasattr(model, key):
-            continue
-        saved = getattr(model, key)
-        if key == "train_freq":  # SB3 keeps it as TrainFreq(n, unit); given as n or [n, unit]
-            n, unit = given if isinstance(given, (list, tuple)) else (given, "step")
-            given = TrainFreq(n, TrainFrequencyUnit(unit))
-        if given != saved:
-            raise ConfigError(f"agent.hyperparams.{key}", f"got {given!r}, but the resumed checkpoint trained with "
-                                                          f"{saved!r}: a resume continues with the checkpoint's "
-                                                          "hyperparameters; give its value or start a new run")
+    given = {key: value for key, value in hyper.items() if key != "exploration_fraction" and hasattr(model, key)}
+    freq = given.get("train_freq")
+    if freq is not None:  # SB3 keeps it as TrainFreq(n, unit); given as n or [n, unit]
+        n, unit = freq if isinstance(freq, (list, tuple)) else (freq, "step")
+        given["train_freq"] = TrainFreq(n, TrainFrequencyUnit(unit))
+    check_resumed_hyperparams(given, {key: getattr(model, key) for key in given})
 
 
 class AccController(LearnedController):

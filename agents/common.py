@@ -126,6 +126,26 @@ def check_warm_up(field: str, learning_starts: int, high: int, collects: str) ->
                                  "weights; lower it or raise total_timesteps")
 
 
+def check_resumed_hyperparams(given: dict[str, Any], saved: dict[str, Any]) -> None:
+    """Refuse hyperparameters other than the resumed checkpoint's: a resumed ACC continues with its own.
+
+    (SB3's load keeps the saved ones; RLlib would train on with the run's, its optimizer's first
+    step still at the checkpoint's learning rate.) One rule for both frameworks.
+
+    Args:
+        given: The run's ``agent.hyperparams`` that the framework reads (as it holds them).
+        saved: The checkpoint's value of each of them.
+
+    Raises:
+        ConfigError: Naming ``agent.hyperparams.<key>``, with both values.
+    """
+    for key, value in given.items():
+        if key in saved and value != saved[key]:
+            raise ConfigError(f"agent.hyperparams.{key}", f"got {value!r}, but the resumed checkpoint trained with "
+                                                          f"{saved[key]!r}: a resume continues with the checkpoint's "
+                                                          "hyperparameters; give its value or start a new run")
+
+
 def start_training(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
                    checkpoint_every: int, threads: Any) -> tuple[int, int, int, str, Path, Any]:
     """The prologue every trainer shares: thread limits, checked counts, the run folder, the env config.

@@ -9,6 +9,10 @@ from typing import Any
 ENV_NAME = "ecngym_multi_agent"
 #: Beside every ACC checkpoint: the episodes (seed, trace hash) its env runners played
 EPISODES_FILE = "ecngym_episodes.json"
+#: Beside every ACC checkpoint: the ``agent.hyperparams`` it trained with (a resume refuses others)
+HYPERPARAMS_FILE = "ecngym_hyperparams.json"
+#: What ``resume=`` must name, for its errors
+RESUME_EXPECTED = "an RLlib checkpoint of ACC on this scenario (checkpoints/iter_<n> or rllib_checkpoint)"
 
 
 def acc_env_config(env_cfg: Any, granularity: str) -> dict[str, Any]:
@@ -188,6 +192,38 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, time
     return config
 
 
+def checkpoint_hyperparams(resume: Any) -> dict[str, Any]:
+    """ACC's hyperparameters (``agent.hyperparams``) that an RLlib checkpoint trained with.
+
+    Read from :data:`HYPERPARAMS_FILE`, which :func:`train_acc_rllib` writes beside every
+    checkpoint as the config gave them (RLlib's own config holds them converted to env steps,
+    :func:`acc_counts_in_env_steps`, which does not invert exactly). ``overlap_updates`` (SB3's
+    option) is left out: RLlib does not read it.
+
+    Args:
+        resume: The checkpoint directory (checked by :func:`resumed_episodes`).
+
+    Raises:
+        ConfigError: Naming ``resume``, if that file is missing (a checkpoint written before
+            ecngym recorded it, or not one of ACC's) or is not a JSON mapping.
+    """
+    from ecngym.error import ConfigError
+
+    path = Path(resume) / HYPERPARAMS_FILE
+    if not path.is_file():
+        raise ConfigError("resume", f"{str(resume)!r} is not {RESUME_EXPECTED}: it has no {HYPERPARAMS_FILE} "
+                                    "(the hyperparameters a resume continues with, written beside every checkpoint "
+                                    "of 'ecngym train agent=acc framework=rllib'); give such a checkpoint or start "
+                                    "a new run")
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError("resume", f"{str(path)!r} is not readable JSON ({exc})") from None
+    if not isinstance(saved, dict):
+        raise ConfigError("resume", f"{str(path)!r} is not a mapping of ACC's hyperparameters")
+    return {k: v for k, v in saved.items() if k != "overlap_updates"}
+
+
 def resumed_episodes(resume: Any) -> list[dict[str, Any]]:
     """The episodes a run resumed from ``resume`` had played (its ``ecngym_episodes.json``; none if absent).
 
@@ -253,12 +289,17 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         ConfigError: Naming ``resume``, if it is not a checkpoint directory or its
             ``ecngym_episodes.json`` is broken (checked before Ray starts), or RLlib cannot restore
             it; naming ``agent.rllib.num_env_runners``, if the cluster has fewer CPUs than runners;
-            naming ``agent.hyperparams.learning_starts``, if a fresh run would never get past it.
+            naming ``agent.hyperparams.learning_starts``, if a fresh run would never get past it;
+            naming ``agent.hyperparams.<key>``, if a resumed checkpoint trained with another value
+            (a resume continues with the checkpoint's hyperparameters, as SB3's ACC does).
     """
+    from ecngym.agents.common import check_resumed_hyperparams
     from ecngym.error import ConfigError
 
     earlier = resumed_episodes(resume) if resume else []  # a resumed run's episodes before the checkpoint
-    if not resume:  # learning starts once more than learning_starts transitions were collected (as SB3's ACC)
+    if resume:  # as SB3's ACC: the checkpoint's hyperparameters go on (checked before Ray starts)
+        check_resumed_hyperparams(agent["hyperparams"], checkpoint_hyperparams(resume))
+    else:  # learning starts once more than learning_starts transitions were collected (as SB3's ACC)
         from ecngym.agents.common import check_warm_up
 
         n_agents = agents_per_env_step(env_config)
@@ -285,9 +326,8 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
     if resume:
         from ecngym.agents.common import load_saved
 
-        expected = "an RLlib checkpoint of ACC on this scenario (checkpoints/iter_<n> or rllib_checkpoint)"
         try:
-            load_saved("resume", resume, expected, lambda: algo.restore_from_path(str(Path(resume).resolve())))
+            load_saved("resume", resume, RESUME_EXPECTED, lambda: algo.restore_from_path(str(Path(resume).resolve())))
         except ConfigError:
             algo.stop()  # (its env runners' fabrics)
             raise
@@ -296,6 +336,7 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         algo.save_to_path(str(path))
         episodes = earlier + played_episodes(algo)
         (path / EPISODES_FILE).write_text(json.dumps(episodes))
+        (path / HYPERPARAMS_FILE).write_text(json.dumps(agent["hyperparams"]))
         return episodes
 
     curve = out_dir / "curve.csv"

@@ -283,6 +283,56 @@ def test_rllib_run_records_its_training_traces_and_eval_refuses_them(tiny_env, t
         env.close()
 
 
+_RESUME_RLLIB_CHANGED = """
+import json, sys
+from pathlib import Path
+import ray
+from ecngym.agents import train_agent
+from ecngym.agents.common import agent_config
+from ecngym.error import ConfigError
+env, out = json.loads(sys.argv[1]), Path(sys.argv[2])
+fast = {"learning_starts": 4, "buffer_size": 2000}
+agent = agent_config("acc", {"hyperparams": fast, "rllib": {"train_batch_size": 12}})
+try:
+    first = train_agent(env, agent, out / "first", framework="rllib", timesteps=12, seed=0, progress_bar=False)
+finally:
+    ray.shutdown()
+refused = []
+for change in ({"learning_rate": 1e-3}, {"gamma": 0.5}, {"policy_kwargs": {"net_arch": [64]}}):
+    changed = agent_config("acc", {"hyperparams": {**fast, **change}, "rllib": {"train_batch_size": 12}})
+    try:
+        train_agent(env, changed, out / "changed", framework="rllib", timesteps=12, seed=0, resume=str(first),
+                    progress_bar=False)
+        refused.append("")
+    except ConfigError as exc:
+        refused.append(str(exc) + (" (after Ray started)" if ray.is_initialized() else ""))
+    finally:
+        ray.shutdown()
+print(json.dumps({"refused": refused}))
+"""
+
+
+def test_an_rllib_acc_resume_refuses_hyperparameters_other_than_the_checkpoints(tiny_env, tmp_path):
+    # they applied, the optimizer's first step still at the checkpoint's learning rate (restored with
+    # its state), every later one at the run's: SB3's ACC refuses them, so does RLlib's now
+    import subprocess
+    import sys
+
+    pytest.importorskip("ray")
+    done = subprocess.run([sys.executable, "-c", _RESUME_RLLIB_CHANGED, json.dumps(tiny_env), str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    lr, gamma, net = result["refused"]
+    assert lr.startswith("agent.hyperparams.learning_rate: got 0.001, but the resumed checkpoint trained with 0.005: "
+                         "a resume continues with the checkpoint's hyperparameters")
+    assert gamma.startswith("agent.hyperparams.gamma: got 0.5, but the resumed checkpoint trained with 0.98")
+    assert net.startswith("agent.hyperparams.policy_kwargs: got {'net_arch': [64]}, but the resumed checkpoint "
+                          "trained with {'net_arch': [256, 256, 128, 64]}")
+    assert not any("after Ray started" in message for message in result["refused"])  # checked first
+    assert not (tmp_path / "changed" / "rllib_checkpoint").exists()
+
+
 def test_online_fine_tuning_continues_on_the_deployment_scenario_with_low_exploration(tiny_env, tmp_path):
     deploy = {"workload": {**tiny_env["workload"], "load": 0.3}}
     online = {"timesteps": 24, "exploration_eps": 0.02, "env": deploy}
@@ -494,8 +544,31 @@ def test_an_rllib_resume_that_is_not_a_checkpoint_is_named(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr[-3000:]
     assert re.search(r"ecngym train: error: resume: '.*/ckpt' is not an RLlib checkpoint of ACC on this scenario "
-                     r"\(checkpoints/iter_<n> or rllib_checkpoint\) \(FileNotFoundError", done.stderr)
+                     r"\(checkpoints/iter_<n> or rllib_checkpoint\): it has no ecngym_hyperparams.json \(the "
+                     r"hyperparameters a resume continues with", done.stderr)
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, r"is not an RLlib checkpoint of ACC on this scenario .*: it has no ecngym_hyperparams.json"),
+    ("{", r"ecngym_hyperparams.json' is not readable JSON \(Expecting"),
+    ("[1]", r"ecngym_hyperparams.json' is not a mapping of ACC's hyperparameters"),
+])
+def test_an_rllib_checkpoints_hyperparameter_record_is_checked(tmp_path, content, message):
+    from ecngym.agents.rllib import HYPERPARAMS_FILE, checkpoint_hyperparams
+
+    if content is not None:
+        (tmp_path / HYPERPARAMS_FILE).write_text(content)
+    with pytest.raises(ConfigError, match=r"^resume: '.*" + message):
+        checkpoint_hyperparams(tmp_path)
+
+
+def test_an_rllib_checkpoints_hyperparameters_are_those_the_config_gave_but_sb3s_option(tmp_path):
+    from ecngym.agents.rllib import HYPERPARAMS_FILE, checkpoint_hyperparams
+
+    hyper = agent_config("acc")["hyperparams"]
+    (tmp_path / HYPERPARAMS_FILE).write_text(json.dumps(hyper))
+    assert checkpoint_hyperparams(tmp_path) == {k: v for k, v in hyper.items() if k != "overlap_updates"}
 
 
 def test_agent_json_keeps_numpy_numbers_as_numbers(tmp_path):
