@@ -82,11 +82,15 @@ def _debug() -> bool:
     return os.environ.get("HYDRA_FULL_ERROR") == "1"
 
 
-def check_overrides(config_name: str, args: list[str]) -> None:
+def check_overrides(config_name: str, args: list[str]) -> Any:
     """Compose ``config_name`` with the Hydra overrides in ``args`` (each sweep combination with ``-m``).
 
     An unknown group option (``fabric=dctpc``), an unknown key or a malformed override fails here,
     before anything runs, as Hydra's own error.
+
+    Returns:
+        The first combination's config with Hydra's own node (``hydra.run.dir``), for
+        :func:`check_output_folder`; ``None`` when ``args`` holds no override (nothing composed).
 
     Raises:
         ConfigError: Naming the group or key, with Hydra's message on one line (the available
@@ -98,11 +102,13 @@ def check_overrides(config_name: str, args: list[str]) -> None:
 
     combos = _override_combos(args)
     if combos == [[]]:
-        return
+        return None
+    first = None
     with initialize_config_module(config_module="ecngym.configs", version_base="1.3"):
-        for combo in combos:
+        for i, combo in enumerate(combos):
             try:
-                cfg = compose(config_name, overrides=list(combo))
+                # the same composition either way (compose only drops the hydra node at the end)
+                cfg = compose(config_name, overrides=list(combo), return_hydra_config=i == 0)
             except MissingConfigException as exc:
                 missing = exc.missing_cfg_file or ""
                 group, _, option = missing.rpartition("/")
@@ -126,6 +132,8 @@ def check_overrides(config_name: str, args: list[str]) -> None:
                     message = _absent_key_message(config_name, key, [o for o in combo if key_of_override(o) != key])
                 raise ConfigError(key, message) from exc
             _check_added_keys(config_name, combo, cfg)
+            first = cfg if first is None else first
+    return first
 
 
 def _override_combos(args: list[str]) -> list[list[str]]:
@@ -152,7 +160,7 @@ def _override_combos(args: list[str]) -> list[list[str]]:
     return [c for batch in BasicSweeper.split_arguments(parsed, None) for c in batch][:64]
 
 
-def check_output_folder(config_name: str, args: list[str]) -> None:
+def check_output_folder(config_name: str, args: list[str], composed: Any = None) -> None:
     """Refuse a Hydra output folder that nothing can be written to, before Hydra makes it.
 
     Hydra makes ``hydra.run.dir`` (``hydra.sweep.dir`` with ``-m``) before the command runs: one
@@ -162,6 +170,8 @@ def check_output_folder(config_name: str, args: list[str]) -> None:
     Args:
         config_name: The command's Hydra config (``eval``).
         args: The command's arguments (its overrides; the first sweep combination with ``-m``).
+        composed: That config already composed from them, Hydra's node included (what
+            :func:`check_overrides` returns); ``None``: composed here.
 
     Raises:
         ConfigError: Naming ``hydra.run.dir`` or ``hydra.sweep.dir``, the folder and the system's
@@ -175,12 +185,13 @@ def check_output_folder(config_name: str, args: list[str]) -> None:
     from ecngym.files import check_writable_directory
 
     key = "hydra.sweep.dir" if "-m" in args or "--multirun" in args else "hydra.run.dir"
-    with initialize_config_module(config_module="ecngym.configs", version_base="1.3"):
-        try:
-            cfg = compose(config_name, overrides=_override_combos(args)[0], return_hydra_config=True)
-            folder = OmegaConf.select(cfg, key)
-        except (HydraException, OmegaConfBaseException):
-            return  # a folder only a running Hydra resolves (${hydra:job.num}), or a bad override: Hydra names it
+    try:
+        if composed is None:
+            with initialize_config_module(config_module="ecngym.configs", version_base="1.3"):
+                composed = compose(config_name, overrides=_override_combos(args)[0], return_hydra_config=True)
+        folder = OmegaConf.select(composed, key)
+    except (HydraException, OmegaConfBaseException):
+        return  # a folder only a running Hydra resolves (${hydra:job.num}), or a bad override: Hydra names it
     check_writable_directory(key, folder, "the folder of the command's outputs")
 
 
@@ -243,7 +254,8 @@ def _keys_beside(cfg: Any, key: str) -> str:
 
     parent, _, leaf = key.rpartition(".")
     node = (OmegaConf.select(cfg, parent) if parent else cfg) if cfg is not None else None
-    known = sorted(str(k) for k in node if str(k) != leaf) if isinstance(node, DictConfig) else []
+    hidden = {leaf} if parent else {leaf, "hydra"}  # Hydra's own node (check_overrides' first combination has it)
+    known = sorted(str(k) for k in node if str(k) not in hidden) if isinstance(node, DictConfig) else []
     return f"{parent or 'the config'} has {known}.{suggest(leaf, known)}"
 
 
@@ -301,9 +313,8 @@ def main(argv: list[str] | None = None) -> int:
                 os.environ["HYDRA_FULL_ERROR"] = "1"
             try:
                 if words in _HYDRA_OUTPUT_CONFIGS and not {"-h", "--help", "--hydra-help", "--info"} & set(own):
-                    if words in _HYDRA_CONFIGS:
-                        check_overrides(_HYDRA_CONFIGS[words], own)
-                    check_output_folder(_HYDRA_OUTPUT_CONFIGS[words], own)
+                    composed = check_overrides(_HYDRA_CONFIGS[words], own) if words in _HYDRA_CONFIGS else None
+                    check_output_folder(_HYDRA_OUTPUT_CONFIGS[words], own, composed)
                 func = getattr(importlib.import_module(module_name), func_name)
                 # Hydra reads sys.argv itself: leave it exactly the command's own arguments.
                 sys.argv = [f"ecngym {' '.join(words)}", *own]

@@ -189,6 +189,20 @@ def test_eval_builds_its_env_once_and_records_the_env_it_ran(tmp_path, monkeypat
     assert recorded == built[-1].as_dict()  # the env the episode ran on (bytetuning's: a continuous action)
 
 
+def test_a_command_composes_its_config_once_for_its_checks(tmp_path, monkeypatch, capsys):
+    # check_output_folder composed the config again for its folder (~60 ms of every command)
+    import hydra
+
+    composed = []
+    compose = hydra.compose
+    monkeypatch.setattr(hydra, "compose", lambda *args, **kwargs: composed.append(args) or compose(*args, **kwargs))
+    assert cli.main(["eval", "episodes=0", f"hydra.run.dir={tmp_path}/run"]) == 2  # (refused by eval itself)
+    assert "episodes: got 0" in capsys.readouterr().err and len(composed) == 1
+    (tmp_path / "file").write_text("")
+    assert cli.main(["eval", f"hydra.run.dir={tmp_path}/file/out"]) == 2  # the folder still checked, from that config
+    assert "hydra.run.dir: got '" in capsys.readouterr().err and len(composed) == 2
+
+
 def test_bad_config_fails_with_the_field_named(tmp_path, capsys):
     assert cli.main(["eval", "env.kwargs.reward.name=joy", f"hydra.run.dir={tmp_path}/a"]) == 2
     assert "env.reward.name" in capsys.readouterr().err
