@@ -38,10 +38,10 @@ OBSERVATION_KEYS = ("features", "history", "queue_mapping")
 #: themselves raise these on files that are no checkpoint (tried: SB3 gives AttributeError and
 #: KeyError for a zip whose 'data' is another JSON, AssertionError for a zip without it; a pickle
 #: may raise any error of the constructors it names, TypeError included), so a narrower tuple would
-#: turn such files into tracebacks. A pickle naming a module that is not installed raises
-#: ImportError (ModuleNotFoundError).
+#: turn such files into tracebacks. An ImportError is not among them: a file naming a module that
+#: cannot be imported here (a missing dependency) may well be a checkpoint (:func:`load_saved`).
 LOAD_ERRORS = (pickle.UnpicklingError, EOFError, OSError, RuntimeError, ValueError, KeyError, TypeError,
-               AttributeError, AssertionError, ImportError, zipfile.BadZipFile)
+               AttributeError, AssertionError, zipfile.BadZipFile)
 
 
 def configs_dir() -> Path:
@@ -307,10 +307,17 @@ def load_saved(field: str, path: str | Path, expected: str, load: Callable[[], A
         What ``load`` returns.
 
     Raises:
-        ConfigError: Naming ``field`` and ``path``, if ``load`` raises one of :data:`LOAD_ERRORS`.
+        ConfigError: Naming ``field`` and ``path``, if ``load`` raises one of :data:`LOAD_ERRORS`
+            (the file is not ``expected``), or an ImportError (a module the file needs, which
+            cannot be imported here: named, as missing, not the file as no checkpoint).
     """
     try:
         return load()
+    except ImportError as exc:  # (ModuleNotFoundError too) a pickle names the classes it holds by module
+        module = f"the module {exc.name!r}" if exc.name else "a module"
+        raise ConfigError(field, f"{str(path)!r} needs {module} to load ({expected}); it cannot be imported here "
+                                 f"({type(exc).__name__}: {exc}): install it, in the version that wrote the file"
+                                 + (f"; {hint}" if hint else "")) from None
     except LOAD_ERRORS as exc:
         raise ConfigError(field, f"{str(path)!r} is not {expected} ({type(exc).__name__}: {exc})"
                                  + (f"; {hint}" if hint else "")) from None

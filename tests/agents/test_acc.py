@@ -432,12 +432,14 @@ _META = {"granularity": "port", "env": {}, "n_actions": 3,
                "laecn.pt": "not torch"},
      r"^controller.path: '.*/laecn.pt' is not the laecn.pt of a LAECN / HAECN run that matches its agent.json "
      r"\(UnpicklingError"),
-    # a pickle naming a module that is not installed (another program's): was a ModuleNotFoundError traceback
+    # a pickle naming a module that is not installed: was a ModuleNotFoundError traceback, then "is not the
+    # laecn.pt" (a checkpoint that needs a missing dependency is one): the module is named
     ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "seed": 0, "obs_dim": 15,
                                          "static_action": 0, "config": agent_config("laecn")}),
                "laecn.pt": "cnosuchmodule_of_ecngym_tests\nThing\n)R."},
-     r"^controller.path: '.*/laecn.pt' is not the laecn.pt of a LAECN / HAECN run that matches its agent.json "
-     r"\(ModuleNotFoundError: No module named 'nosuchmodule_of_ecngym_tests'\)"),
+     r"^controller.path: '.*/laecn.pt' needs the module 'nosuchmodule_of_ecngym_tests' to load \(the laecn.pt of a "
+     r"LAECN / HAECN run that matches its agent.json\); it cannot be imported here \(ModuleNotFoundError: No module "
+     r"named 'nosuchmodule_of_ecngym_tests'\): install it"),
     ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3"}), "model.zip": "not a zip"},
      r"^controller.path: '.*/model.zip' is not the model.zip of an ACC run \(ValueError"),
 ])
@@ -448,6 +450,26 @@ def test_a_path_without_a_trained_run_is_named(tmp_path, kind, files, message):
         (tmp_path / name).write_text(text)
     with pytest.raises(ConfigError, match=message):
         learned_controller(kind, None if files is None else str(tmp_path))
+
+
+@pytest.mark.parametrize(("error", "needs"), [
+    (ModuleNotFoundError("No module named 'ray'", name="ray"), "needs the module 'ray' to load"),
+    (ImportError("cannot import name 'DQN' from 'ray.rllib'", name="ray.rllib"),
+     "needs the module 'ray.rllib' to load"),
+    (ImportError("no name given"), "needs a module to load"),
+])
+def test_a_checkpoint_whose_load_misses_a_dependency_names_it_not_as_no_checkpoint(error, needs):
+    # LOAD_ERRORS held ImportError: a missing dependency read "is not an RLlib checkpoint of ACC ..."
+    import re
+
+    from ecngym.agents.common import load_saved
+
+    def load():
+        raise error
+
+    with pytest.raises(ConfigError, match=rf"^resume: 'ckpt' {re.escape(needs)} \(an RLlib checkpoint\); it cannot be "
+                                          rf"imported here \({type(error).__name__}: .*\): install it"):
+        load_saved("resume", "ckpt", "an RLlib checkpoint", load)
 
 
 @pytest.mark.parametrize("kind", ["acc", "laecn", "haecn"])
