@@ -179,7 +179,7 @@ def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
     import ray
 
     from ecngym.agents.common import agent_config, agent_env_config
-    from ecngym.agents.rllib import shared_policy_dqn
+    from ecngym.agents.rllib import acc_env_config, shared_policy_dqn
     from ecngym.agents.threads import limit_threads
     from ecngym.envs.registration import scenario_config
 
@@ -188,8 +188,8 @@ def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
     cfg = agent_env_config(scenario_config(ENV_ID), agent["env"])
     ray.init(num_cpus=runners + 1, include_dashboard=False, log_to_driver=False)
     try:
-        config = shared_policy_dqn({**cfg.as_dict(), "agent_granularity": agent["granularity"]}, agent,
-                                   timesteps=steps, num_env_runners=runners)
+        config = shared_policy_dqn(acc_env_config(cfg, agent["granularity"]), agent, timesteps=steps,
+                                   num_env_runners=runners)
         algo = config.build_algo()
         group = algo.env_runner_group
         remote = {"local_env_runner": False}
