@@ -636,7 +636,7 @@ def test_rllib_acc_runs_the_sb3_schedule_in_env_steps(tiny_env):
     passed over as they stood: with 16 agents a warm-up and an ε schedule 16x longer (ε ~0.86 at the end
     of a 3000-step run) and a target copy 64x rarer than SB3's ACC.
     """
-    from ecngym.agents.rllib import acc_counts_in_env_steps, shared_policy_dqn
+    from ecngym.agents.rllib import acc_counts_in_env_steps
 
     acc = agent_config("acc")  # learning_starts 1000, exploration 20000 decisions, target every 20 updates
     assert acc_counts_in_env_steps(acc, 16, 3000) == {"learning_starts": 63, "exploration_end": 1250,
@@ -645,8 +645,19 @@ def test_rllib_acc_runs_the_sb3_schedule_in_env_steps(tiny_env):
     slower = agent_config("acc", {"hyperparams": {"train_freq": 4, "gradient_steps": 2}})
     assert acc_counts_in_env_steps(slower, 16, 3000)["target_update"] == 40  # 20 updates, 2 per 4 env steps
     assert acc_counts_in_env_steps(slower, 16, 3000)["training_intensity"] == 32.0
-    config = shared_policy_dqn({**tiny_env, "agent_granularity": "port"}, acc, timesteps=100)  # 6 port agents
-    assert config.num_steps_sampled_before_learning_starts == 167
-    assert config.target_network_update_freq == 20
-    assert config.epsilon == [[0, 1.0], [100, 0.05]]
-    assert config.training_intensity == 64.0
+    # the DQNConfig carries them (in a child process: RLlib's import in the pytest process breaks the
+    # output capture of later tests)
+    import subprocess
+    import sys
+
+    pytest.importorskip("ray")
+    code = ("import json, sys; from ecngym.agents.common import agent_config; "
+            "from ecngym.agents.rllib import shared_policy_dqn; "
+            "c = shared_policy_dqn({**json.loads(sys.argv[1]), 'agent_granularity': 'port'}, agent_config('acc'), "
+            "timesteps=100); print(json.dumps([c.num_steps_sampled_before_learning_starts, "
+            "c.target_network_update_freq, c.epsilon, c.training_intensity]))")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(tiny_env)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # 6 port agents: a warm-up of ceil(1000 / 6) env steps, epsilon's 20000 / 6 capped at the run's 100
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [167, 20, [[0, 1.0], [100, 0.05]], 64.0]
