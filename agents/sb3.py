@@ -204,10 +204,9 @@ def new_model(algorithm: str, venv: Any, seed: int, hyperparams: dict[str, Any] 
     from ecngym.agents.sb3_policies import LeanActorCriticPolicy, LeanDQNPolicy
 
     cls = algorithm_class(algorithm)
-    hyperparams = dict(hyperparams or {})
     policy = LeanDQNPolicy if algorithm == "dqn" else LeanActorCriticPolicy
     try:
-        model = without_log_dir(cls(policy, venv, seed=seed, device="cpu", verbose=0, **hyperparams))
+        model = without_log_dir(cls(policy, venv, seed=seed, device="cpu", verbose=0, **(hyperparams or {})))
     except (AssertionError, ValueError, TypeError) as exc:  # SB3's own checks of the values
         raise ConfigError("hyperparams", f"{cls.__name__} refused them: {exc}") from None
     fuse_adam(model.policy)
