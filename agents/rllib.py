@@ -99,10 +99,13 @@ def shared_policy_ppo(env_config: dict[str, Any], *, train_batch_size: int = 400
 
 
 def agents_per_env_step(env_config: dict[str, Any]) -> int:
-    """How many agents act in each env step of the parallel env of ``env_config`` (builds no fabric)."""
-    from ecngym.envs.adapters import rllib_env_creator
+    """How many agents act in each env step of the parallel env of ``env_config`` (builds no fabric).
 
-    return len(rllib_env_creator(env_config).par_env.possible_agents)
+    Imports nothing of Ray: ``train_acc_rllib`` checks its warm-up with it before Ray starts.
+    """
+    from ecngym.envs.adapters import parallel_env_of
+
+    return len(parallel_env_of(env_config).possible_agents)
 
 
 def acc_counts_in_env_steps(agent: dict[str, Any], n_agents: int, timesteps: int) -> dict[str, int]:
@@ -125,7 +128,6 @@ def acc_counts_in_env_steps(agent: dict[str, Any], n_agents: int, timesteps: int
         ``learning_starts`` (env steps), ``exploration_end`` (env step at which ε reaches its final
         value), ``target_update`` (env steps), ``training_intensity`` (transitions replayed per
         sampled env step).
-
     """
     h = agent["hyperparams"]
     train_freq, gradient_steps = int(h["train_freq"]), int(h["gradient_steps"])  # (whole, >= 1: agents.config)
@@ -140,7 +142,8 @@ def acc_counts_in_env_steps(agent: dict[str, Any], n_agents: int, timesteps: int
 
 
 def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, timesteps: int,
-                      num_env_runners: int = 0, seed: int = 0, device: str = "cpu") -> Any:
+                      n_agents: int | None = None, num_env_runners: int = 0, seed: int = 0,
+                      device: str = "cpu") -> Any:
     """An RLlib ``DQNConfig`` for ACC: multi-agent DQN, double-Q, one policy shared by every agent.
 
     The hyperparameters are ACC's (``configs/agent/acc.yaml``: Table I lr / γ / batch, replay,
@@ -155,6 +158,8 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, time
         agent: The ACC config.
         timesteps: Env steps the run will train for (where the ε schedule ends if the config's
             exploration is longer).
+        n_agents: Agents per env step, if the caller has counted them (else
+            :func:`agents_per_env_step`).
         num_env_runners: Sampling processes (0 = sample in the driver); one fabric each.
         seed: RLlib's seed.
         device: ``"cuda"`` puts the learner on a GPU (one is required then).
@@ -166,7 +171,7 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, time
     from ray.tune.registry import register_env
 
     h = agent["hyperparams"]
-    counts = acc_counts_in_env_steps(agent, agents_per_env_step(env_config), timesteps)
+    counts = acc_counts_in_env_steps(agent, n_agents or agents_per_env_step(env_config), timesteps)
     register_env(ENV_NAME, recording_env_creator)
     config = (DQNConfig()
               .environment(ENV_NAME, env_config=env_config)
@@ -297,12 +302,12 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
     from ecngym.error import ConfigError
 
     earlier = resumed_episodes(resume) if resume else []  # a resumed run's episodes before the checkpoint
+    n_agents = agents_per_env_step(env_config)
     if resume:  # as SB3's ACC: the checkpoint's hyperparameters go on (checked before Ray starts)
         check_resumed_hyperparams(agent["hyperparams"], checkpoint_hyperparams(resume))
     else:  # learning starts once more than learning_starts transitions were collected (as SB3's ACC)
         from ecngym.agents.common import check_warm_up
 
-        n_agents = agents_per_env_step(env_config)
         check_warm_up("agent.hyperparams.learning_starts", int(agent["hyperparams"]["learning_starts"]),
                       timesteps * n_agents - 1,
                       f"{timesteps * n_agents} transitions (total_timesteps {timesteps} env steps x {n_agents} agents)")
@@ -321,8 +326,8 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         raise ConfigError("agent.rllib.num_env_runners",
                           f"got {runners}, but the Ray cluster has {cpus:g} CPUs (each env runner takes one); "
                           "lower it or add nodes")
-    algo = shared_policy_dqn(env_config, agent, timesteps=timesteps, num_env_runners=runners, seed=seed,
-                             device=device).build_algo()
+    algo = shared_policy_dqn(env_config, agent, timesteps=timesteps, n_agents=n_agents, num_env_runners=runners,
+                             seed=seed, device=device).build_algo()
     if resume:
         from ecngym.agents.common import load_saved
 

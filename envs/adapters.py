@@ -117,7 +117,15 @@ def rllib_env_creator(env_config: dict[str, Any]) -> Any:
     """
     from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 
+    return ParallelPettingZooEnv(parallel_env_of(env_config))
+
+
+def parallel_env_of(env_config: dict[str, Any]) -> EcnTuningParallelEnv:
+    """The parallel env of an RLlib ``env_config`` (:func:`rllib_env_creator`'s keys), unwrapped.
+
+    Imports nothing of Ray, and builds no fabric until its first ``reset``.
+    """
     cfg = dict(env_config)
     granularity = cfg.pop("agent_granularity", "switch")
     scenario = cfg.pop("scenario", None)
-    return ParallelPettingZooEnv(EcnTuningParallelEnv(scenario, agent_granularity=granularity, **cfg))
+    return EcnTuningParallelEnv(scenario, agent_granularity=granularity, **cfg)
