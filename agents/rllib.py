@@ -187,8 +187,8 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, time
                         target_network_update_freq=counts["target_update"],
                         num_steps_sampled_before_learning_starts=counts["learning_starts"],
                         training_intensity=counts["training_intensity"],
-                        replay_buffer_config={"type": "MultiAgentEpisodeReplayBuffer",
-                                              "capacity": int(h["buffer_size"])},
+                        replay_buffer_config={"type": "ecngym.agents.rllib_replay.SeededMultiAgentEpisodeReplayBuffer",
+                                              "capacity": int(h["buffer_size"]), "seed": seed},
                         epsilon=[[0, float(h["exploration_initial_eps"])],
                                  [counts["exploration_end"], float(h["exploration_final_eps"])]])
               .learners(num_gpus_per_learner=1 if device.startswith("cuda") else 0)
