@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 ENV_NAME = "ecngym_multi_agent"
 #: Beside every ACC checkpoint: the episodes (seed, trace hash) its env runners played
@@ -302,6 +306,9 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
     from ecngym.error import ConfigError
 
     earlier = resumed_episodes(resume) if resume else []  # a resumed run's episodes before the checkpoint
+    if not os.environ.get("PYTHONHASHSEED", "random").isdigit():
+        log.warning("PYTHONHASHSEED is not set to a number: this RLlib run will not repeat with the same seed "
+                    "(RLlib orders agents by string hashes); set e.g. PYTHONHASHSEED=0 for a repeatable run")
     n_agents = agents_per_env_step(env_config)
     if resume:  # as SB3's ACC: the checkpoint's hyperparameters go on (checked before Ray starts)
         check_resumed_hyperparams(agent["hyperparams"], checkpoint_hyperparams(resume))

@@ -585,6 +585,23 @@ def test_an_rllib_checkpoints_hyperparameter_record_is_checked(tmp_path, content
         checkpoint_hyperparams(tmp_path)
 
 
+@pytest.mark.parametrize(("hash_seed", "warned"), [(None, True), ("random", True), ("0", False), ("123", False)])
+def test_an_rllib_run_says_when_it_cannot_repeat(tiny_env, tmp_path, monkeypatch, caplog, hash_seed, warned):
+    from ecngym.agents.rllib import train_acc_rllib
+
+    if hash_seed is None:
+        monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    else:
+        monkeypatch.setenv("PYTHONHASHSEED", hash_seed)
+    with pytest.raises(ConfigError, match=r"^agent\.hyperparams\.learning_starts"):  # (stops before Ray starts)
+        train_acc_rllib({**tiny_env, "agent_granularity": "port"}, agent_config("acc"), tmp_path, timesteps=4,
+                        seed=0, progress_bar=False)
+    said = [r.getMessage() for r in caplog.records if "PYTHONHASHSEED" in r.getMessage()]
+    assert bool(said) is warned
+    if warned:
+        assert said[0].startswith("PYTHONHASHSEED is not set to a number: this RLlib run will not repeat")
+
+
 def test_an_rllib_checkpoints_hyperparameters_are_those_the_config_gave_but_sb3s_option(tmp_path):
     from ecngym.agents.rllib import HYPERPARAMS_FILE, checkpoint_hyperparams
 
