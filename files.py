@@ -7,6 +7,7 @@ previous version intact.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -85,6 +86,18 @@ def make_directory(field: str, path: str | Path) -> Path:
 def _unwritable(field: str, path: Path, exc: OSError, doing: str) -> ConfigError:
     """The error for a ``path`` that cannot be written: the system's reason and the step that failed."""
     return ConfigError(field, f"cannot write {os.fspath(path)!r}: {exc.strerror or exc} ({doing})")
+
+
+def read_json(field: str, path: Path) -> Any:
+    """The JSON value in the file at ``path`` (a run's ``agent.json``, a checkpoint's records).
+
+    Raises:
+        ConfigError: Naming ``field`` and ``path``, if the file cannot be read or holds no JSON.
+    """
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(field, f"{str(path)!r} is not readable JSON ({exc})") from None
 
 
 def check_input_file(field: str, path: Any, expected: str = "a file") -> Path:

@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ecngym.error import ConfigError, check_whole
-from ecngym.files import check_directory_path, check_input_file
+from ecngym.files import check_directory_path, check_input_file, read_json
 from ecngym.validation import Flag, check
 
 AGENTS = ("acc", "laecn", "haecn")
@@ -225,10 +225,7 @@ def load_agent_meta(path: str | Path, field: str = "controller.path") -> tuple[P
     if not meta_path.is_file():
         raise ConfigError(field, f"no trained agent at {str(path)!r} (expected a directory with {AGENT_FILE}, "
                                  "as 'ecngym train agent=...' writes)")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ConfigError(field, f"{str(meta_path)!r} is not readable JSON ({exc})") from None
+    meta = read_json(field, meta_path)
     check_agent_meta(meta_path, meta, AGENT_META_KEYS, field)
     _check_agent_layout(meta_path, meta, field)
     return run_dir, meta

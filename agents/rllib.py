@@ -217,6 +217,7 @@ def checkpoint_hyperparams(resume: Any) -> dict[str, Any]:
             ecngym recorded it, or not one of ACC's) or is not a JSON mapping.
     """
     from ecngym.error import ConfigError
+    from ecngym.files import read_json
 
     path = Path(resume) / HYPERPARAMS_FILE
     if not path.is_file():
@@ -224,10 +225,7 @@ def checkpoint_hyperparams(resume: Any) -> dict[str, Any]:
                                     "(the hyperparameters a resume continues with, written beside every checkpoint "
                                     "of 'ecngym train agent=acc framework=rllib'); give such a checkpoint or start "
                                     "a new run")
-    try:
-        saved = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ConfigError("resume", f"{str(path)!r} is not readable JSON ({exc})") from None
+    saved = read_json("resume", path)
     if not isinstance(saved, dict):
         raise ConfigError("resume", f"{str(path)!r} is not a mapping of ACC's hyperparameters")
     return {k: v for k, v in saved.items() if k != "overlap_updates"}
@@ -247,7 +245,7 @@ def resumed_episodes(resume: Any) -> list[dict[str, Any]]:
             not readable JSON or not a list of such records.
     """
     from ecngym.error import ConfigError
-    from ecngym.files import check_directory_path
+    from ecngym.files import check_directory_path, read_json
 
     directory = check_directory_path("resume", resume, "an RLlib checkpoint directory")
     if not directory.is_dir():
@@ -255,10 +253,7 @@ def resumed_episodes(resume: Any) -> list[dict[str, Any]]:
     path = directory / EPISODES_FILE
     if not path.exists():
         return []
-    try:
-        episodes = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ConfigError("resume", f"{str(path)!r} is not readable JSON ({exc})") from None
+    episodes = read_json("resume", path)
     if not (isinstance(episodes, list)
             and all(isinstance(e, dict) and {"episode_seed", "trace_hash"} <= e.keys() for e in episodes)):
         raise ConfigError("resume", f"{str(path)!r} is not a list of {{episode_seed, trace_hash}} records, as "
