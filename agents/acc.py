@@ -31,6 +31,7 @@ import numpy as np
 from ecngym.agents.common import (
     LearnedController,
     agent_env_config,
+    check_resume_total,
     check_resumed_hyperparams,
     check_warm_up,
     load_saved,
@@ -102,6 +103,23 @@ def _curve_callback(path: Path, n_agents: int, every: int) -> Any:
     return LearningCurve()
 
 
+def _checkpoint_callback(record_episodes: Any, every: int, folder: Path) -> Any:
+    """SB3's ``CheckpointCallback`` (weights and replay buffer every ``every`` env steps), recording first.
+
+    Before each save it calls ``record_episodes``, which stores the traces trained on so far in the
+    model (saved in its zip): a resume from that checkpoint knows them.
+    """
+    from stable_baselines3.common.callbacks import CheckpointCallback
+
+    class RecordingCheckpoint(CheckpointCallback):
+        def _on_step(self) -> bool:
+            if self.n_calls % self.save_freq == 0:
+                record_episodes()
+            return super()._on_step()
+
+    return RecordingCheckpoint(every, str(folder), "model", save_replay_buffer=True)
+
+
 def acc_meta(agent: dict[str, Any], env_cfg: Any, venv: Any, seed: int) -> dict[str, Any]:
     """What :class:`AccController` reads beside an SB3 ACC model (``agent.json``), for ``venv``'s env."""
     par = shared_env(venv).par_env
@@ -123,8 +141,8 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
         base_env: The scenario (``EnvConfig`` fields: a registered preset merged with overrides).
         agent: The ACC config (``configs/agent/acc.yaml`` merged with overrides).
         out_dir: Run directory.
-        timesteps: Env steps (control intervals) of offline training; each gives one transition
-            per agent.
+        timesteps: Env steps (control intervals) of offline training, each giving one transition
+            per agent; a resumed run's total, the checkpoint's steps included.
         seed: Seed of the learner and of the training traces.
         progress_bar: Show a progress bar.
         checkpoint_every: Save a checkpoint every this many env steps (0 = never).
@@ -138,10 +156,11 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
         The saved model's path.
 
     Raises:
-        ConfigError: On a bad count, granularity, hyperparameter or resume path, or a
-            ``learning_starts`` the run never gets past (it would save untrained weights).
+        ConfigError: On a bad count, granularity, hyperparameter or resume path, a resumed
+            checkpoint that has already trained ``timesteps``, or a ``learning_starts`` the run
+            never gets past (it would save untrained weights).
     """
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    from stable_baselines3.common.callbacks import CallbackList
 
     from ecngym.agents.ddqn import DoubleDQN
 
@@ -157,6 +176,8 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
         if resume:
             model = _resume(DoubleDQN, resume, venv, device)
             _check_same_hyperparams(model, hyper)
+            check_resume_total(timesteps, model.num_timesteps // n_agents)
+            episodes = list(model.trained_episodes)  # the resumed run's traces so far (eval refuses them too)
         else:
             try:
                 model = DoubleDQN("MlpPolicy", venv, seed=seed, device=device, verbose=0, **hyper)
@@ -165,22 +186,27 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
         online = agent.get("online") or {}
         online_steps = check_whole("agent.online.timesteps", online.get("timesteps", 0), 0)
         # SB3 takes its first gradient step once more than learning_starts transitions were collected
-        # (num_timesteps: one per agent per env step; a resumed model's count goes on)
+        # (num_timesteps: one per agent per env step, a resumed model's included, as total_timesteps)
         collected = (timesteps + online_steps) * n_agents
         online_text = f" + agent.online.timesteps {online_steps}" if online_steps else ""
-        resumed = f", after the {model.num_timesteps} of the resumed model" if resume else ""
-        check_warm_up("agent.hyperparams.learning_starts", model.learning_starts,
-                      (model.num_timesteps if resume else 0) + collected - 1,
+        resumed = f", the resumed model's {model.num_timesteps} included" if resume else ""
+        check_warm_up("agent.hyperparams.learning_starts", model.learning_starts, collected - 1,
                       f"{collected} transitions (total_timesteps {timesteps}{online_text} env steps x {n_agents} "
                       f"agents{resumed})")
+        earlier = list(episodes)
+
+        def record_episodes() -> None:  # saved in the model's zip: a resume from it knows its traces
+            model.trained_episodes = earlier + [{**e, "phase": "offline"} for e in shared_env(venv).episodes]
+
         curve = _curve_callback(out_dir / "curve.csv", n_agents, max(1, timesteps // 100))
         offline = [curve, *(callbacks or [])]
         if checkpoint_every:
-            offline.append(CheckpointCallback(checkpoint_every, str(out_dir / "checkpoints"), "model",
-                                              save_replay_buffer=True))
-        model.learn(total_timesteps=transitions, progress_bar=progress_bar, callback=CallbackList(offline),
-                    reset_num_timesteps=not resume)
-        episodes += [{**e, "phase": "offline"} for e in shared_env(venv).episodes]
+            offline.append(_checkpoint_callback(record_episodes, checkpoint_every, out_dir / "checkpoints"))
+        # a resumed model trains up to the run's total: SB3 adds its own count to the steps asked for
+        model.learn(total_timesteps=transitions - model.num_timesteps, progress_bar=progress_bar,
+                    callback=CallbackList(offline), reset_num_timesteps=not resume)
+        record_episodes()
+        episodes = list(model.trained_episodes)
         if online_steps:
             online_cfg = agent_env_config({**base_env, "seed": seed + 1, **(online.get("env") or {})}, agent["env"])
             online_env = make_shared_vec_env(online_cfg, granularity, out_dir / "monitor" / "online")
@@ -194,6 +220,7 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
             model.learn(total_timesteps=online_steps * n_agents, progress_bar=progress_bar,
                         callback=curve, reset_num_timesteps=False)
             episodes += [{**e, "phase": "online"} for e in shared_env(venv).episodes]
+        model.trained_episodes = episodes
         path = out_dir / "model.zip"
         model.save(str(path))
         save_agent_meta(out_dir, {

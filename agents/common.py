@@ -146,6 +146,26 @@ def check_resumed_hyperparams(given: dict[str, Any], saved: dict[str, Any]) -> N
                                                           "hyperparameters; give its value or start a new run")
 
 
+def check_resume_total(timesteps: int, done_env_steps: int) -> None:
+    """Refuse a resume whose ``total_timesteps`` the checkpoint has already reached.
+
+    ``total_timesteps`` counts the whole run, the resumed checkpoint's env steps included (so an
+    interrupted run resumes with its own command and ends where it would have; SB3's ACC, RLlib's
+    ACC and LAECN alike). A total at or below what the checkpoint trained would train nothing.
+
+    Args:
+        timesteps: The run's ``total_timesteps`` (env steps).
+        done_env_steps: Env steps the resumed checkpoint has trained.
+
+    Raises:
+        ConfigError: Naming ``total_timesteps``, if it is not above ``done_env_steps``.
+    """
+    if timesteps <= done_env_steps:
+        raise ConfigError("total_timesteps", f"got {timesteps}, but the resumed checkpoint has trained "
+                                             f"{done_env_steps} env steps already: total_timesteps counts the whole "
+                                             f"run, the checkpoint's steps included; give more than {done_env_steps}")
+
+
 def start_training(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
                    checkpoint_every: int, threads: Any) -> tuple[int, int, int, str, Path, Any]:
     """The prologue every trainer shares: thread limits, checked counts, the run folder, the env config.

@@ -70,6 +70,8 @@ class DoubleDQN(DQN):
         self._deferring = False
         self.last_loss = float("nan")
         self.last_q_mean = float("nan")
+        #: ``{episode_seed, trace_hash, phase}`` of every episode trained on, saved in the zip (ACC sets it)
+        self.trained_episodes: list[dict[str, Any]] = []
         super().__init__(*args, **kwargs)
         without_log_dir(self)  # (also when SB3's load() rebuilds one)
 

@@ -38,6 +38,7 @@ import numpy as np
 from ecngym.agents.common import (
     AGENT_FILE,
     LearnedController,
+    check_resume_total,
     check_warm_up,
     load_saved,
     mlp_flops,
@@ -304,7 +305,8 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         base_env: The scenario (``EnvConfig`` fields).
         agent: The LAECN / HAECN config (``configs/agent/<name>.yaml`` merged with overrides).
         out_dir: Run directory.
-        timesteps: Env steps (monitoring intervals) to train for.
+        timesteps: Env steps (monitoring intervals) to train for; a resumed run's total, the
+            checkpoint's steps included.
         seed: Seed of the networks, exploration and the training traces.
         progress_bar: Show a progress bar.
         checkpoint_every: Save a checkpoint every this many env steps (0 = never).
@@ -317,7 +319,8 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
 
     Raises:
         ConfigError: On a bad count or granularity, a resume path that is not a checkpoint of this
-            agent on this scenario, or a ``learning_starts`` above the transitions the run collects
+            agent on this scenario or one that has already trained ``timesteps``, or a
+            ``learning_starts`` above the transitions the run collects
             (neither module would take a gradient step).
     """
     from tqdm.auto import tqdm
@@ -338,12 +341,13 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         state = load_saved("resume", resume, f"a checkpoint of this {agent['name']} on this scenario",
                            lambda: learner.load(resume))
         done_steps, episodes = int(state.get("env_steps", 0)), list(state.get("episodes", []))
+        check_resume_total(timesteps, done_steps)
     remaining = timesteps - done_steps
-    if remaining > 0:  # each step adds one row per agent to the decision module's replay (fewer to the policy's)
-        resumed = f", after the {learner.decision.replay.size} of the resumed replay" if resume else ""
-        check_warm_up("agent.learning_starts", learner.decision.learning_starts,
-                      learner.decision.replay.size + remaining * len(ids),
-                      f"{remaining * len(ids)} transitions ({remaining} env steps x {len(ids)} agents{resumed})")
+    # each step adds one row per agent to the decision module's replay (fewer to the policy's)
+    resumed = f", after the {learner.decision.replay.size} of the resumed replay" if resume else ""
+    check_warm_up("agent.learning_starts", learner.decision.learning_starts,
+                  learner.decision.replay.size + remaining * len(ids),
+                  f"{remaining * len(ids)} transitions ({remaining} env steps x {len(ids)} agents{resumed})")
     curve = out_dir / "curve.csv"
     if not curve.exists():
         curve.write_text("episode,env_steps,mean_reward,trigger_rate,mean_interval_ns,long_flow_fraction,"

@@ -313,7 +313,7 @@ def test_compare_keeps_finished_results_when_a_later_simulation_fails(tmp_path, 
     assert (out / "flows_low.parquet").exists() and not (out / "flows_step.parquet").exists()
 
 
-def test_train_agent_laecn_then_eval_on_held_out_traces_only(tmp_path):
+def test_train_agent_laecn_then_eval_on_held_out_traces_only(tmp_path, capsys):
     train_dir = tmp_path / "train"
     tiny = ["env.kwargs.episode_steps=6", "progress_bar=false"]
     assert cli.main(["train", "agent=laecn", "total_timesteps=14", "agent.learning_starts=16", "checkpoint_every=7",
@@ -338,6 +338,13 @@ def test_train_agent_laecn_then_eval_on_held_out_traces_only(tmp_path):
                      f"resume={train_dir / 'checkpoints' / 'laecn_7_steps.pt'}",
                      f"hydra.run.dir={tmp_path / 'resumed'}"]) == 0
     assert json.loads((tmp_path / "resumed" / "agent.json").read_text())["timesteps"] == 21
+    # total_timesteps counts the checkpoint's steps: one it has reached is refused (it trained nothing)
+    assert cli.main(["train", "agent=laecn", "total_timesteps=7", "agent.learning_starts=16", *tiny,
+                     f"resume={train_dir / 'checkpoints' / 'laecn_7_steps.pt'}",
+                     f"hydra.run.dir={tmp_path / 'reached'}"]) == 2
+    err = capsys.readouterr().err
+    assert "total_timesteps: got 7, but the resumed checkpoint has trained 7 env steps already" in err
+    assert not (tmp_path / "reached" / "laecn.pt").exists()
     # the training seed's first trace is refused; a held-out seed plays, with inference accounting
     assert cli.main(["eval", "controller=laecn", f"controller.path={train_dir}", "seed=1", *tiny[:1],
                      f"hydra.run.dir={tmp_path / 'refused'}"]) == 2

@@ -527,8 +527,31 @@ def test_an_acc_resume_refuses_hyperparameters_other_than_the_checkpoints(tiny_e
                                           r"trained with 0.005"):
         train_acc(tiny_env, changed, tmp_path / "changed", timesteps=4, seed=0, resume=str(first), progress_bar=False)
     assert not (tmp_path / "changed" / "model.zip").exists()
-    train_acc(tiny_env, agent, tmp_path / "same", timesteps=4, seed=0, resume=str(first), progress_bar=False)
+    train_acc(tiny_env, agent, tmp_path / "same", timesteps=14, seed=0, resume=str(first), progress_bar=False)
     assert (tmp_path / "same" / "model.zip").exists()
+
+
+def test_an_acc_resume_trains_up_to_the_runs_total_and_keeps_the_traces_of_the_checkpoint(tiny_env, tmp_path):
+    # a resume trained total_timesteps more (SB3's count), where RLlib's ACC and LAECN train up to
+    # it; and the resumed run's agent.json listed only its own traces, so eval took the
+    # checkpoint's training traces for held-out ones
+    agent = agent_config("acc", FAST)
+    train_acc(tiny_env, agent, tmp_path / "first", timesteps=16, seed=0, checkpoint_every=8, progress_bar=False)
+    checkpoint = tmp_path / "first" / "checkpoints" / "model_48_steps.zip"  # 8 env steps x 6 agents
+    before = DoubleDQN.load(checkpoint, device="cpu").trained_episodes
+    assert before and all(e["phase"] == "offline" for e in before)
+    first = json.loads((tmp_path / "first" / "agent.json").read_text())["episodes"]
+    assert before == first[:len(before)]
+    with pytest.raises(ConfigError, match=r"^total_timesteps: got 8, but the resumed checkpoint has trained 8 env "
+                                          r"steps already: total_timesteps counts the whole run"):
+        train_acc(tiny_env, agent, tmp_path / "short", timesteps=8, seed=0, resume=str(checkpoint), progress_bar=False)
+    path = train_acc(tiny_env, agent, tmp_path / "resumed", timesteps=16, seed=5, resume=str(checkpoint),
+                     progress_bar=False)
+    assert DoubleDQN.load(path, device="cpu").num_timesteps == 16 * 6  # up to the total, as the first run
+    resumed = json.loads((tmp_path / "resumed" / "agent.json").read_text())["episodes"]
+    assert resumed[:len(before)] == before and len(resumed) > len(before)
+    controller = AccController(tmp_path / "resumed")
+    assert {e["trace_hash"] for e in before} <= controller.trained_traces  # eval refuses them
 
 
 @pytest.mark.parametrize(("framework", "out", "counts", "message"), [
