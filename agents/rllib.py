@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,19 @@ ENV_NAME = "ecngym_multi_agent"
 EPISODES_FILE = "ecngym_episodes.json"
 #: Beside every ACC checkpoint: the ``agent.hyperparams`` it trained with (a resume refuses others)
 HYPERPARAMS_FILE = "ecngym_hyperparams.json"
+#: Beside every ACC checkpoint: the replay buffer's state (RLlib's checkpoints of the new API stack hold none)
+REPLAY_FILE = "ecngym_replay_buffer.pkl"
 #: What ``resume=`` must name, for its errors
 RESUME_EXPECTED = "an RLlib checkpoint of ACC on this scenario (checkpoints/iter_<n> or rllib_checkpoint)"
+
+
+def shared_policy_of(agent_id: Any, *args: Any, **kwargs: Any) -> str:
+    """RLlib's policy mapping: every agent acts with the one policy ``"shared"``.
+
+    A module-level function, not a lambda: the replay buffer's episodes hold it, and a checkpoint
+    pickles them (:data:`REPLAY_FILE`).
+    """
+    return "shared"
 
 
 def acc_env_config(env_cfg: Any, granularity: str) -> dict[str, Any]:
@@ -97,7 +109,7 @@ def shared_policy_ppo(env_config: dict[str, Any], *, train_batch_size: int = 400
     return (PPOConfig()
             .environment(ENV_NAME, env_config=env_config)
             .env_runners(num_env_runners=num_env_runners)
-            .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")
+            .multi_agent(policies={"shared"}, policy_mapping_fn=shared_policy_of)
             .training(train_batch_size=train_batch_size, minibatch_size=minibatch_size, num_epochs=num_epochs)
             .debugging(seed=seed))
 
@@ -183,7 +195,7 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, time
               # gradient steps per sampled env step (gradient_steps / train_freq) whatever the fragment
               .env_runners(num_env_runners=num_env_runners, num_cpus_per_env_runner=1,
                            rollout_fragment_length=int(agent["rllib"]["rollout_fragment_length"]))
-              .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")
+              .multi_agent(policies={"shared"}, policy_mapping_fn=shared_policy_of)
               .rl_module(model_config={"fcnet_hiddens": list(h["policy_kwargs"]["net_arch"]),
                                        "fcnet_activation": "relu"})
               .training(double_q=True, dueling=False, lr=float(h["learning_rate"]), gamma=float(h["gamma"]),
@@ -271,14 +283,17 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
     ``"ray://<head>:10001"`` from outside; see the README's cluster recipe). Writes
     ``out_dir/rllib_checkpoint`` (and ``checkpoints/iter_<n>`` every ``checkpoint_every`` env
     steps), each with the episodes played so far (``ecngym_episodes.json``: seed and trace hash,
-    a resumed run's included), and ``curve.csv`` (one row per iteration).
+    a resumed run's included), the hyperparameters and the replay buffer (so that a resume goes on
+    as SB3's ACC does, with the transitions collected so far), and ``curve.csv`` (one row per
+    iteration).
 
     Args:
         env_config: The parallel env's config (:func:`~ecngym.envs.adapters.rllib_env_creator`'s: a resolved
             config as ``scenario``, or ``EnvConfig`` fields; plus ``agent_granularity``).
         agent: The ACC config.
         out_dir: Run directory.
-        timesteps: Env steps (agent steps summed over agents / agents) to train for.
+        timesteps: Env steps (agent steps summed over agents / agents) to train for; a resumed
+            run's total, the checkpoint's steps included.
         seed: RLlib's seed.
         checkpoint_every: Env steps between checkpoints (0 = only the final one).
         resume: A checkpoint directory to continue from.
@@ -292,12 +307,13 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
     Raises:
         ConfigError: Naming ``resume``, if it is not a checkpoint directory or its
             ``ecngym_episodes.json`` is broken (checked before Ray starts), or RLlib cannot restore
-            it; naming ``agent.rllib.num_env_runners``, if the cluster has fewer CPUs than runners;
+            it; naming ``total_timesteps``, if the resumed checkpoint has trained that many env
+            steps already; naming ``agent.rllib.num_env_runners``, if the cluster has fewer CPUs than runners;
             naming ``agent.hyperparams.learning_starts``, if a fresh run would never get past it;
             naming ``agent.hyperparams.<key>``, if a resumed checkpoint trained with another value
             (a resume continues with the checkpoint's hyperparameters, as SB3's ACC does).
     """
-    from ecngym.agents.common import check_resumed_hyperparams
+    from ecngym.agents.common import check_resume_total, check_resumed_hyperparams, load_saved
     from ecngym.error import ConfigError
 
     earlier = resumed_episodes(resume) if resume else []  # a resumed run's episodes before the checkpoint
@@ -330,11 +346,18 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
                           "lower it or add nodes")
     algo = shared_policy_dqn(env_config, agent, timesteps=timesteps, n_agents=n_agents, num_env_runners=runners,
                              seed=seed, device=device).build_algo()
+    steps = 0  # env steps sampled over the run's life (a resumed checkpoint's included)
     if resume:
-        from ecngym.agents.common import load_saved
+        from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
         try:
             load_saved("resume", resume, RESUME_EXPECTED, lambda: algo.restore_from_path(str(Path(resume).resolve())))
+            steps = int(algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
+            check_resume_total(timesteps, steps)
+            replay = Path(resume) / REPLAY_FILE
+            if replay.is_file():  # (a checkpoint written before the buffer was saved starts an empty one)
+                load_saved("resume", replay, "the replay buffer of that checkpoint",
+                           lambda: algo.local_replay_buffer.set_state(pickle.loads(replay.read_bytes())))
         except ConfigError:
             algo.stop()  # (its env runners' fabrics)
             raise
@@ -344,12 +367,13 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         episodes = earlier + played_episodes(algo)
         (path / EPISODES_FILE).write_text(json.dumps(episodes))
         (path / HYPERPARAMS_FILE).write_text(json.dumps(agent["hyperparams"]))
+        (path / REPLAY_FILE).write_bytes(pickle.dumps(algo.local_replay_buffer.get_state()))
         return episodes
 
     curve = out_dir / "curve.csv"
     curve.write_text("iteration,env_steps,agent_steps,episode_return_mean,loss,q_mean\n")
-    bar = tqdm(total=timesteps, disable=not progress_bar, unit="step", desc="acc (rllib)")
-    steps, last_ckpt, it = 0, 0, 0
+    bar = tqdm(total=timesteps, initial=steps, disable=not progress_bar, unit="step", desc="acc (rllib)")
+    last_ckpt, it = steps, 0
     try:
         while steps < timesteps:
             result = algo.train()

@@ -26,3 +26,13 @@ class SeededMultiAgentEpisodeReplayBuffer(MultiAgentEpisodeReplayBuffer):
     def __init__(self, capacity: int = 10000, *, seed: int = 0, **kwargs: Any) -> None:
         super().__init__(capacity, **kwargs)
         self.rng = np.random.default_rng(seed)
+
+    def get_state(self) -> dict[str, Any]:
+        """RLlib's buffer state plus the generator's, so that a resume draws on where the run was."""
+        return super().get_state() | {"ecngym_rng": self.rng.bit_generator.state}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`get_state`'s (a state without the generator's keeps the current generator)."""
+        super().set_state(state)
+        if "ecngym_rng" in state:
+            self.rng.bit_generator.state = state["ecngym_rng"]

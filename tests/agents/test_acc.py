@@ -228,8 +228,14 @@ from ecngym.error import ConfigError
 env, out, resume = json.loads(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] or None
 agent = agent_config("acc", {"hyperparams": {"learning_starts": 24, "buffer_size": 2000},
                              "rllib": {"train_batch_size": 12}})
+too_short = ""
 try:
-    train_agent(env, agent, out, framework="rllib", timesteps=12 if resume else 24, seed=4 if resume else 3,
+    if resume:  # total_timesteps counts the checkpoint's 12 env steps
+        try:
+            train_agent(env, agent, out, framework="rllib", timesteps=12, seed=4, resume=resume, progress_bar=False)
+        except ConfigError as exc:
+            too_short = str(exc)
+    train_agent(env, agent, out, framework="rllib", timesteps=36 if resume else 24, seed=4 if resume else 3,
                 checkpoint_every=12, resume=resume, progress_bar=False)
 finally:
     ray.shutdown()
@@ -243,7 +249,7 @@ try:
     refused = ""
 except ConfigError as exc:
     refused = str(exc)
-print(json.dumps({"refused": refused, "held_out_actions": len(ctrl.act(obs, info))}))
+print(json.dumps({"refused": refused, "held_out_actions": len(ctrl.act(obs, info)), "too_short": too_short}))
 """
 
 
@@ -260,11 +266,23 @@ def _train_rllib(tiny_env, out, resume=""):
 
 def test_rllib_run_records_its_training_traces_and_eval_refuses_them(tiny_env, tmp_path):
     pytest.importorskip("ray")
-    from ecngym.agents.rllib import EPISODES_FILE
+    import pickle
+
+    import pandas as pd
+
+    from ecngym.agents.rllib import EPISODES_FILE, REPLAY_FILE
 
     meta, played = _train_rllib(tiny_env, tmp_path / "run")
     first_ckpt = sorted((tmp_path / "run" / "checkpoints").iterdir(), key=lambda p: int(p.name.split("_")[1]))[0]
-    resumed, _ = _train_rllib(tiny_env, tmp_path / "resumed", str(first_ckpt))
+    resumed, resumed_played = _train_rllib(tiny_env, tmp_path / "resumed", str(first_ckpt))
+    # a resume trains up to total_timesteps, the checkpoint's 12 env steps included (as SB3's ACC and
+    # LAECN), and goes on with the checkpoint's replay buffer (RLlib's checkpoints hold none)
+    assert resumed_played["too_short"].startswith("total_timesteps: got 12, but the resumed checkpoint has trained "
+                                                  "12 env steps already")
+    curve = pd.read_csv(tmp_path / "resumed" / "curve.csv")
+    assert list(curve["env_steps"]) == [24, 36]
+    replay = pickle.loads((tmp_path / "resumed" / "rllib_checkpoint" / REPLAY_FILE).read_bytes())
+    assert replay["_num_timesteps_added"] == 36  # the first run's 12 env steps and this run's 24
     episodes = meta["episodes"]
     assert len(episodes) >= 2  # 24 env steps of 12-step episodes: at least two traces played
     before = json.loads((first_ckpt / EPISODES_FILE).read_text())
