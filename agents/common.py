@@ -280,15 +280,30 @@ def _check_agent_layout(meta_path: Path, meta: dict[str, Any], field: str) -> No
     missing = [f"env_config.observation.{key}" for key in OBSERVATION_KEYS if key not in observation]
     if missing:
         refuse(f"lacks {missing}")
-    episodes = meta.get("episodes", [])
+    problem = episode_records_problem(meta.get("episodes", []))
+    if problem is not None:
+        refuse(problem)
+
+
+def episode_records_problem(episodes: Any) -> str | None:
+    """What is wrong with a run's list of training episodes, or ``None`` if nothing.
+
+    One rule for ``agent.json``'s ``episodes`` and an RLlib checkpoint's ``ecngym_episodes.json``
+    (whose records a resume copies into ``agent.json``): eval reads each record's ``trace_hash``.
+
+    Returns:
+        ``"has episodes = ..., expected a list ..."``, ``"lacks episodes[i].trace_hash"`` or ``"has
+        episodes[i].trace_hash = ..., expected a string ..."`` (to follow the file's name), or ``None``.
+    """
     if not isinstance(episodes, list):
-        refuse(f"has episodes = {episodes!r}, expected a list of {{episode_seed, trace_hash}} records")
+        return f"has episodes = {episodes!r}, expected a list of {{episode_seed, trace_hash}} records"
     for i, episode in enumerate(episodes):
         trace_hash = episode.get("trace_hash") if isinstance(episode, dict) else None
         if trace_hash is None:
-            refuse(f"lacks episodes[{i}].trace_hash")
+            return f"lacks episodes[{i}].trace_hash"
         if not isinstance(trace_hash, str):
-            refuse(f"has episodes[{i}].trace_hash = {trace_hash!r}, expected a string (the trace's hash)")
+            return f"has episodes[{i}].trace_hash = {trace_hash!r}, expected a string (the trace's hash)"
+    return None
 
 
 def check_agent_meta(meta_path: Path, meta: Any, keys: tuple[str, ...], field: str = "controller.path") -> None:

@@ -256,6 +256,7 @@ def resumed_episodes(resume: Any) -> list[dict[str, Any]]:
         ConfigError: Naming ``resume``, if it is not a checkpoint directory, or its episodes file is
             not readable JSON or not a list of such records.
     """
+    from ecngym.agents.common import episode_records_problem
     from ecngym.error import ConfigError
     from ecngym.files import check_directory_path, read_json
 
@@ -266,10 +267,10 @@ def resumed_episodes(resume: Any) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     episodes = read_json("resume", path)
-    if not (isinstance(episodes, list)
-            and all(isinstance(e, dict) and {"episode_seed", "trace_hash"} <= e.keys() for e in episodes)):
-        raise ConfigError("resume", f"{str(path)!r} is not a list of {{episode_seed, trace_hash}} records, as "
-                                    "'ecngym train agent=acc framework=rllib' writes beside its checkpoints")
+    problem = episode_records_problem(episodes)
+    if problem is not None:
+        raise ConfigError("resume", f"{str(path)!r} {problem}: not the episodes file 'ecngym train agent=acc "
+                                    "framework=rllib' writes beside its checkpoints")
     return episodes
 
 

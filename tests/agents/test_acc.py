@@ -506,8 +506,10 @@ def test_a_deterministic_flag_that_is_not_a_boolean_is_named(tmp_path, kind, bad
     ("{not json", r"^resume: '.*/ecngym_episodes.json' is not readable JSON"),
     ("", r"^resume: '.*/ecngym_episodes.json' is not readable JSON"),
     (None, r"^resume: '.*/ecngym_episodes.json' is not readable JSON"),  # a directory of that name
-    ('{"episode_seed": 1}', r"^resume: '.*/ecngym_episodes.json' is not a list of \{episode_seed, trace_hash\}"),
-    ('[{"episode_seed": 1}]', r"^resume: '.*/ecngym_episodes.json' is not a list of \{episode_seed, trace_hash\}"),
+    ('{"episode_seed": 1}', r"^resume: '.*/ecngym_episodes.json' has episodes = \{'episode_seed': 1\}, expected a "
+                            r"list of \{episode_seed, trace_hash\} records: not the episodes file 'ecngym train"),
+    ('[{"episode_seed": 1}]', r"^resume: '.*/ecngym_episodes.json' lacks episodes\[0\].trace_hash: not the episodes"),
+    ('[{"trace_hash": 7}]', r"^resume: '.*/ecngym_episodes.json' has episodes\[0\].trace_hash = 7, expected a string"),
 ])
 def test_a_broken_rllib_episodes_file_is_named_before_ray_starts(tmp_path, episodes, message):
     from ecngym.agents.rllib import EPISODES_FILE, train_acc_rllib
