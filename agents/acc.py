@@ -36,6 +36,7 @@ from ecngym.agents.common import (
     check_warm_up,
     load_saved,
     mlp_flops,
+    resumed_seed,
     save_agent_meta,
     start_training,
 )
@@ -178,6 +179,8 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
             _check_same_hyperparams(model, hyper)
             check_resume_total(timesteps, model.num_timesteps // n_agents)
             episodes = list(model.trained_episodes)  # the resumed run's traces so far (eval refuses them too)
+            # SB3's load seeds everything (the env's traces too) with the checkpoint's seed: use the run's
+            model.set_random_seed(resumed_seed(seed, len(episodes)))
         else:
             try:
                 model = DoubleDQN("MlpPolicy", venv, seed=seed, device=device, verbose=0, **hyper)

@@ -166,6 +166,21 @@ def check_resume_total(timesteps: int, done_env_steps: int) -> None:
                                              f"run, the checkpoint's steps included; give more than {done_env_steps}")
 
 
+def resumed_seed(seed: int, episodes_played: int) -> int:
+    """The seed a run's traces start from: ``seed`` offset by the episodes its checkpoint has played.
+
+    Each trainer draws its sequence of training traces from one seed, so a run resumed with its
+    first run's seed (the usual case: the same command plus ``resume=``) replayed that run's traces
+    from the first one; offset by the episodes already played, it goes on with other traces (and
+    the same resume, run twice, plays the same ones). A fresh run (0 episodes) starts at ``seed``.
+
+    Args:
+        seed: The run's ``seed``.
+        episodes_played: Episodes the resumed checkpoint has played (0 for a fresh run).
+    """
+    return seed + episodes_played
+
+
 def start_training(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
                    checkpoint_every: int, threads: Any) -> tuple[int, int, int, str, Path, Any]:
     """The prologue every trainer shares: thread limits, checked counts, the run folder, the env config.

@@ -42,6 +42,7 @@ from ecngym.agents.common import (
     check_warm_up,
     load_saved,
     mlp_flops,
+    resumed_seed,
     save_agent_meta,
     start_training,
 )
@@ -356,7 +357,7 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     counter = InferenceCounter()
     bar = tqdm(total=timesteps, initial=min(done_steps, timesteps), disable=not progress_bar, unit="step",
                desc=agent["name"])
-    obs_d, infos = env.reset(seed=seed + len(episodes))
+    obs_d, infos = env.reset(seed=resumed_seed(seed, len(episodes)))
     try:
         while done_steps < timesteps:
             first = infos[ids[0]]

@@ -190,7 +190,10 @@ def shared_policy_dqn(env_config: dict[str, Any], agent: dict[str, Any], *, time
     counts = acc_counts_in_env_steps(agent, n_agents or agents_per_env_step(env_config), timesteps)
     register_env(ENV_NAME, recording_env_creator)
     config = (DQNConfig()
-              .environment(ENV_NAME, env_config=env_config)
+              # RLlib's env check resets each runner's env with seed 42 and steps it once: a trace that
+              # would be recorded as trained on, the same in every run (resumed ones too), and one more
+              # fabric per runner; ecngym's tests run PettingZoo's parallel API test on this env
+              .environment(ENV_NAME, env_config=env_config, disable_env_checking=True)
               # each runner samples this many env steps per call; the replay ratio below keeps SB3 ACC's
               # gradient steps per sampled env step (gradient_steps / train_freq) whatever the fragment
               .env_runners(num_env_runners=num_env_runners, num_cpus_per_env_runner=1,
@@ -314,7 +317,7 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
             naming ``agent.hyperparams.<key>``, if a resumed checkpoint trained with another value
             (a resume continues with the checkpoint's hyperparameters, as SB3's ACC does).
     """
-    from ecngym.agents.common import check_resume_total, check_resumed_hyperparams, load_saved
+    from ecngym.agents.common import check_resume_total, check_resumed_hyperparams, load_saved, resumed_seed
     from ecngym.error import ConfigError
 
     earlier = resumed_episodes(resume) if resume else []  # a resumed run's episodes before the checkpoint
@@ -345,8 +348,9 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         raise ConfigError("agent.rllib.num_env_runners",
                           f"got {runners}, but the Ray cluster has {cpus:g} CPUs (each env runner takes one); "
                           "lower it or add nodes")
+    # (RLlib seeds its env runners' traces with it: a resume goes on with other traces)
     algo = shared_policy_dqn(env_config, agent, timesteps=timesteps, n_agents=n_agents, num_env_runners=runners,
-                             seed=seed, device=device).build_algo()
+                             seed=resumed_seed(seed, len(earlier)), device=device).build_algo()
     steps = 0  # env steps sampled over the run's life (a resumed checkpoint's included)
     if resume:
         from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME

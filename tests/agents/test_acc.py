@@ -232,10 +232,10 @@ too_short = ""
 try:
     if resume:  # total_timesteps counts the checkpoint's 12 env steps
         try:
-            train_agent(env, agent, out, framework="rllib", timesteps=12, seed=4, resume=resume, progress_bar=False)
+            train_agent(env, agent, out, framework="rllib", timesteps=12, seed=3, resume=resume, progress_bar=False)
         except ConfigError as exc:
             too_short = str(exc)
-    train_agent(env, agent, out, framework="rllib", timesteps=36 if resume else 24, seed=4 if resume else 3,
+    train_agent(env, agent, out, framework="rllib", timesteps=36 if resume else 24, seed=3,  # (resume: same command)
                 checkpoint_every=12, resume=resume, progress_bar=False)
 finally:
     ray.shutdown()
@@ -288,6 +288,8 @@ def test_rllib_run_records_its_training_traces_and_eval_refuses_them(tiny_env, t
     before = json.loads((first_ckpt / EPISODES_FILE).read_text())
     assert before and before == resumed["episodes"][:len(before)]  # a resumed run keeps the earlier traces
     assert len(resumed["episodes"]) > len(before)
+    # with the first run's seed, it goes on with other traces (it replayed the first run's)
+    assert not {e["trace_hash"] for e in resumed["episodes"][len(before):]} & {e["trace_hash"] for e in episodes}
     assert "seed" in played["refused"] and "training trace" in played["refused"]
     assert played["held_out_actions"] == 6  # one template per port
     env = gym.make("ecngym/RoceIncast-v0", **{**tiny_env, **meta["env"]})  # the agent's Δt: its traces' span
@@ -565,11 +567,14 @@ def test_an_acc_resume_trains_up_to_the_runs_total_and_keeps_the_traces_of_the_c
     with pytest.raises(ConfigError, match=r"^total_timesteps: got 8, but the resumed checkpoint has trained 8 env "
                                           r"steps already: total_timesteps counts the whole run"):
         train_acc(tiny_env, agent, tmp_path / "short", timesteps=8, seed=0, resume=str(checkpoint), progress_bar=False)
-    path = train_acc(tiny_env, agent, tmp_path / "resumed", timesteps=16, seed=5, resume=str(checkpoint),
+    path = train_acc(tiny_env, agent, tmp_path / "resumed", timesteps=16, seed=0, resume=str(checkpoint),
                      progress_bar=False)
     assert DoubleDQN.load(path, device="cpu").num_timesteps == 16 * 6  # up to the total, as the first run
     resumed = json.loads((tmp_path / "resumed" / "agent.json").read_text())["episodes"]
     assert resumed[:len(before)] == before and len(resumed) > len(before)
+    # it goes on with other traces (SB3's load seeded the env with the checkpoint's seed: the same
+    # command plus resume= replayed the first run's traces from its first one)
+    assert not {e["trace_hash"] for e in resumed[len(before):]} & {e["trace_hash"] for e in first}
     controller = AccController(tmp_path / "resumed")
     assert {e["trace_hash"] for e in before} <= controller.trained_traces  # eval refuses them
 
