@@ -31,6 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ecngym import __version__
+from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError, EcnGymError, check_whole
 from ecngym.files import check_output_path, write_atomically, write_text_atomically
 from ecngym.results.store import MAX_SEED
@@ -666,7 +667,7 @@ def benchmark_controllers(cfg: DictConfig) -> dict[str, DictConfig]:
     Raises:
         ConfigError: On an unknown or repeated controller name, or an empty list.
     """
-    directory = Path(__file__).resolve().parent / "configs" / "controller"
+    directory = CONFIG_DIR / "controller"
     known = sorted(p.stem for p in directory.glob("*.yaml"))
     wanted = cfg.controllers
     if wanted == "all":

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_directory_path, check_input_file, read_json
 from ecngym.validation import Flag, check
@@ -43,12 +44,6 @@ OBSERVATION_KEYS = ("features", "history", "queue_mapping")
 LOAD_ERRORS = (pickle.UnpicklingError, EOFError, OSError, RuntimeError, ValueError, KeyError, TypeError,
                AttributeError, AssertionError, zipfile.BadZipFile)
 
-
-def configs_dir() -> Path:
-    """The installed Hydra config tree."""
-    import ecngym.configs
-
-    return Path(ecngym.configs.__file__).parent
 
 
 def agent_config(name: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -87,7 +82,7 @@ def _load_agent_yaml(name: str) -> Any:
     """One agent YAML with its Hydra-style ``defaults`` (a parent in the same group, then ``_self_``)."""
     from omegaconf import OmegaConf
 
-    cfg = OmegaConf.load(configs_dir() / "agent" / f"{name}.yaml")
+    cfg = OmegaConf.load(CONFIG_DIR / "agent" / f"{name}.yaml")
     parents = [d for d in cfg.pop("defaults", []) if d != "_self_"]
     return OmegaConf.merge(*[_load_agent_yaml(p) for p in parents], cfg) if parents else cfg
 

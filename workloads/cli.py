@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 from rich.console import Console
 from rich.table import Table
 
+from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError, EcnGymError
 from ecngym.files import check_output_path
 from ecngym.units import parse_rate_bps
@@ -21,13 +22,12 @@ from ecngym.workloads.distributions import suggest
 from ecngym.workloads.generator import generate_trace_from_config
 from ecngym.workloads.trace import Trace
 
-_CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 _PROG = "ecngym trace generate"
 
 
 def workload_choices() -> list[str]:
     """The ``workload`` config group's options (``configs/workload/*.yaml``)."""
-    return sorted(p.stem for p in (_CONFIG_DIR / "workload").glob("*.yaml"))
+    return sorted(p.stem for p in (CONFIG_DIR / "workload").glob("*.yaml"))
 
 
 def _check_workload_overrides(args: list[str]) -> None:
