@@ -541,6 +541,7 @@ def train_main(cfg: DictConfig) -> None:
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     check_whole("seed", cfg.seed, 0, MAX_SEED)  # the run's row in the results store holds it
     check_outputs(cfg)  # before training, not when the finished run is recorded
+    check_training_fields(cfg)
     if cfg.get("agent"):
         return _train_agent(cfg, out)
     hyper = config_values(cfg.hyperparams) if cfg.get("hyperparams") else {}
@@ -555,6 +556,50 @@ def train_main(cfg: DictConfig) -> None:
     _finish_training(cfg, out, f"sb3_{cfg.algorithm}", params, path, env_config, training_curve(out / "monitor"),
                      f"evaluate: ecngym eval env={cfg.env.name} controller=sb3 controller.algorithm={cfg.algorithm} "
                      f"controller.path={path}")
+
+
+#: Fields of ``ecngym train`` that one of its two modes does not read: the generic SB3 algorithm's
+#: (without ``agent=``) and a learning agent's (with it; ``ray.address`` with ``framework=rllib`` only)
+_GENERIC_TRAINING_FIELDS = ("algorithm", "n_envs", "hyperparams")
+_AGENT_TRAINING_FIELDS = ("framework", "resume", "device", "ray.address")
+
+
+def check_training_fields(cfg: DictConfig) -> None:
+    """Refuse a field of ``ecngym train`` that the chosen mode would not read (it was ignored).
+
+    ``resume=`` or ``device=cuda`` without ``agent=`` trained a fresh model on the CPU; ``hyperparams``,
+    ``algorithm`` or ``n_envs`` with ``agent=`` trained the agent's own algorithm with its own
+    ``agent.hyperparams``; ``ray.address`` without ``framework=rllib`` started no Ray. A field
+    counts as given when it differs from ``configs/train.yaml``'s default.
+
+    Raises:
+        ConfigError: Naming the field, its value and the mode that reads it.
+    """
+    defaults = OmegaConf.load(CONFIG_DIR / "train.yaml")
+
+    def plain(value: Any) -> Any:
+        return OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
+
+    def given(fields: tuple[str, ...]) -> tuple[str, Any] | None:  # the first that is not the default
+        changed = [(f, plain(OmegaConf.select(cfg, f))) for f in fields
+                   if plain(OmegaConf.select(cfg, f)) != plain(OmegaConf.select(defaults, f))]
+        return changed[0] if changed else None
+
+    if cfg.get("agent"):
+        unread = given(_GENERIC_TRAINING_FIELDS)
+        if unread is not None:
+            hint = "; set the agent's as agent.hyperparams.<key>" if unread[0] == "hyperparams" else ""
+            raise ConfigError(unread[0], f"got {unread[1]!r}, but it applies to the generic SB3 training (without "
+                                         f"agent=...); agent={cfg.agent.get('name')} trains its own algorithm{hint}")
+        unread = given(("ray.address",)) if str(cfg.get("framework", "sb3")) != "rllib" else None
+        if unread is not None:
+            raise ConfigError("ray.address", f"got {unread[1]!r}, but only framework=rllib uses Ray")
+        return
+    unread = given(_AGENT_TRAINING_FIELDS)
+    if unread is not None:
+        raise ConfigError(unread[0], f"got {unread[1]!r}, but it applies to a learning agent's training "
+                                     "(agent=acc|laecn|haecn); the generic SB3 training (algorithm=...) runs on the "
+                                     "CPU, has no resume and no RLlib")
 
 
 def _group_choice(group: str, default: Any) -> str:

@@ -77,6 +77,26 @@ def test_train_rejects_bad_counts_and_hyperparameters(tmp_path, capsys):
         assert not (tmp_path / str(i) / "model.zip").exists()
 
 
+@pytest.mark.parametrize(("overrides", "message"), [
+    # each was ignored: a fresh PPO on the CPU, or the agent's own algorithm and hyperparameters
+    (["resume=/some/model.zip"], "resume: got '/some/model.zip', but it applies to a learning agent's training"),
+    (["device=cuda"], "device: got 'cuda', but it applies to a learning agent's training"),
+    (["framework=rllib"], "framework: got 'rllib', but it applies to a learning agent's training"),
+    (["ray.address=auto"], "ray.address: got 'auto', but it applies to a learning agent's training"),
+    (["agent=acc", "+hyperparams.learning_rate=0.1"],
+     "hyperparams: got {'learning_rate': 0.1}, but it applies to the generic SB3 training (without agent=...); "
+     "agent=acc trains its own algorithm; set the agent's as agent.hyperparams.<key>"),
+    (["agent=laecn", "algorithm=dqn"], "algorithm: got 'dqn', but it applies to the generic SB3 training"),
+    (["agent=acc", "n_envs=2"], "n_envs: got 2, but it applies to the generic SB3 training"),
+    (["agent=acc", "ray.address=auto"], "ray.address: got 'auto', but only framework=rllib uses Ray"),
+])
+def test_train_refuses_a_field_its_mode_does_not_read(tmp_path, capsys, overrides, message):
+    assert cli.main(["train", *overrides, "total_timesteps=4", "progress_bar=false",
+                     f"hydra.run.dir={tmp_path}"]) == 2
+    assert f"ecngym train: error: {message}" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.zip")) and not (tmp_path / "agent.json").exists()
+
+
 def test_eval_multirun_over_static_controllers(tmp_path):
     assert cli.main(["eval", "-m", "controller=static_default,static_dcqcn,static_dctcp",
                      "env.kwargs.episode_steps=10", f"hydra.sweep.dir={tmp_path}"]) == 0
