@@ -56,12 +56,8 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
 
 # Hydra commands -> their config (configs/<name>.yaml): overrides are composed before the command runs
 _HYDRA_CONFIGS: dict[tuple[str, ...], str] = {("run",): "run", ("compare",): "compare", ("eval",): "eval",
-                                              ("train",): "train", ("trace", "generate"): "trace"}
-
-
-# Hydra commands -> their config, for the output folder Hydra makes first (check_output_folder):
-# serve-ns3gym's overrides are not composed by check_overrides, but its folder is made all the same
-_HYDRA_OUTPUT_CONFIGS: dict[tuple[str, ...], str] = {**_HYDRA_CONFIGS, ("serve-ns3gym",): "serve_ns3gym"}
+                                              ("train",): "train", ("trace", "generate"): "trace",
+                                              ("serve-ns3gym",): "serve_ns3gym"}
 
 
 # Hydra config -> the nodes whose every key ecngym validates (each node's own model refuses a key
@@ -74,6 +70,7 @@ _OPEN_NODES: dict[str, tuple[str, ...]] = {
     "train": ("env.kwargs", "agent", "hyperparams", "fabric", "topology", "workload", "results", "logger"),
     "compare": ("ecn_settings", "fabric", "topology"),
     "trace": ("",),
+    "serve_ns3gym": ("env.kwargs", "fabric", "topology", "workload"),
 }
 
 
@@ -312,9 +309,9 @@ def main(argv: list[str] | None = None) -> int:
                 own = [a for a in own if a != "--debug"]
                 os.environ["HYDRA_FULL_ERROR"] = "1"
             try:
-                if words in _HYDRA_OUTPUT_CONFIGS and not {"-h", "--help", "--hydra-help", "--info"} & set(own):
-                    composed = check_overrides(_HYDRA_CONFIGS[words], own) if words in _HYDRA_CONFIGS else None
-                    check_output_folder(_HYDRA_OUTPUT_CONFIGS[words], own, composed)
+                if words in _HYDRA_CONFIGS and not {"-h", "--help", "--hydra-help", "--info"} & set(own):
+                    composed = check_overrides(_HYDRA_CONFIGS[words], own)
+                    check_output_folder(_HYDRA_CONFIGS[words], own, composed)
                 func = getattr(importlib.import_module(module_name), func_name)
                 # Hydra reads sys.argv itself: leave it exactly the command's own arguments.
                 sys.argv = [f"ecngym {' '.join(words)}", *own]

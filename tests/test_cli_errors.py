@@ -62,6 +62,9 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                                                               "write '/proc/ecngym-out'"),
     (["serve-ns3gym", "hydra.run.dir=/proc/ecngym-out"], "ecngym serve-ns3gym: error: hydra.run.dir: cannot write "
                                                          "'/proc/ecngym-out'"),
+    # its overrides were not composed first: Hydra's raw error with exit 1, and an added key ignored
+    (["serve-ns3gym", "fabric=dctpc"], "ecngym serve-ns3gym: error: fabric: no option 'dctpc' in group 'fabric'"),
+    (["serve-ns3gym", "+episdoes=2"], "ecngym serve-ns3gym: error: episdoes: unknown key: nothing reads it"),
     (["compare", "hydra.run.dir=/dev/null/out"],
      "ecngym compare: error: hydra.run.dir: got '/dev/null/out', which lies under the file '/dev/null'; expected the "
      "folder of the command's outputs"),
