@@ -41,7 +41,8 @@ AQM_FEATURES = ("pred.flow_count", "pred.flows_last_period", "pred.lambda_eff", 
                 "ecn_sharp.sojourn_min_ns", "ecn_sharp.sojourn_mean_ns", "ecn_sharp.marked_instantaneous",
                 "ecn_sharp.marked_persistent", "ecn_sharp.persistent_state", "codel.marked", "codel.marking_state",
                 "r_aqm.viq_packets", "r_aqm.viq_max_packets", "r_aqm.state", "r_aqm.held", "r_aqm.released",
-                "r_aqm.expired", "r_aqm.overflow_drops", "r_aqm.echo_marked")
+                "r_aqm.expired", "r_aqm.overflow_drops", "r_aqm.echo_marked", "r_aqm.data_marked",
+                "r_aqm.rwnd_clamped")
 #: Prefix of the features that show a parameter the action tunes (``"aqm.ins_target_ns"``).
 AQM_PARAM_FEATURE = "aqm."
 

@@ -43,7 +43,7 @@ namespace ecngym
  *
  * Telemetry ("r_aqm.*"): viq_packets (now), viq_max_packets (in the interval), state (now:
  * 0 NS, 1 DS, 2 CS), held, released, expired (stale drops), overflow_drops, echo_marked,
- * data_marked.
+ * data_marked, rwnd_clamped.
  */
 class RAqmPolicy : public PortAqmPolicy
 {

@@ -126,7 +126,8 @@ def test_bad_policy_settings_are_config_errors_naming_the_field(overrides, field
                                                       "ecn_sharp.marked_persistent"]}},
     {"aqm": "r_aqm", "action": {"type": "continuous", "aqm_ranges": {"kmin_bytes": ["5KB", "20KB"],
                                                                      "kmax_bytes": ["30KB", "60KB"]}},
-     "observation": {"features": ["queue", "r_aqm.viq_packets", "r_aqm.state", "r_aqm.held"]}},
+     "observation": {"features": ["queue", "r_aqm.viq_packets", "r_aqm.state", "r_aqm.held", "r_aqm.data_marked",
+                                  "r_aqm.rwnd_clamped"]}},
     {"aqm": "pred", "observation": {"features": ["queue", "pred.flow_count", "pred.lambda_eff", "pred.marked"]}},
 ])
 def test_gymnasium_env_checker_passes_with_a_policy_action_space(overrides):
@@ -153,6 +154,20 @@ def test_policy_telemetry_features_move_with_the_traffic():
         assert max(seen) > 0
     finally:
         env.close()
+
+
+def test_every_policy_telemetry_key_is_an_observation_feature(fabric):
+    # r_aqm.data_marked and r_aqm.rwnd_clamped were telemetry that no observation could hold
+    from ecngym.envs.config import AQM_FEATURES
+    from ecngym.sim_backend import aqm
+
+    port = fabric.ports.switch_ports()[:1]
+    reported = set()
+    for policy in set(aqm.POLICIES) - {"red"}:
+        fabric.set_aqm(port, policy)
+        reported |= {k for k in fabric.read_telemetry() if "." in k}
+    assert {k.split(".")[0] for k in reported} == set(aqm.POLICIES) - {"red"}
+    assert reported <= set(AQM_FEATURES), sorted(reported - set(AQM_FEATURES))
 
 
 def test_default_templates_are_the_configured_value_halved_and_doubled_where_the_policy_allows():
