@@ -11,7 +11,7 @@ what was given and what is allowed.
 
 Declaring a new config::
 
-    from ecngym.validation import Bytes, ConfigModel, Flag, OneOf, Real, Whole
+    from ecngym.validation import Bytes, ConfigModel, Duration, Flag, OneOf, Rate, Real, Whole
 
     class ShaperConfig(ConfigModel):
         mode: OneOf("off", "token_bucket") = "off"   # one of these strings

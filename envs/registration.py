@@ -35,7 +35,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     },
     # ECN#'s setting (specs/ecn_sharp.md §5.2 SIM-L, scaled down): DCTCP leaf-spine at 10 Gbps whose flows'
     # base RTTs are spread by host delay classes (the authors' {1, 20, 50, 80, 160} us), WebSearch 60 %;
-    # controlled ports run ECN#'s default; one step-marking K per layer is the action.
+    # controlled ports run RED as step marking (Kmin = Kmax, Pmax 1): one step-marking K per layer is the action
+    # (set env.aqm=ecn_sharp to run ECN#'s policy there).
     "ecngym/DctcpRttVariation-v0": {
         "topology": {"kind": "leaf_spine", "leaves": 4, "spines": 4, "hosts_per_leaf": 4, "host_rate": "10Gbps",
                      "fabric_rate": "10Gbps"},
