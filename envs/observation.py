@@ -29,7 +29,7 @@ Features of the controlled ports' AQM policy (``env.aqm``; telemetry keys of
 | r_aqm.viq_packets, r_aqm.viq_max_packets | virtual input queue (now / interval max) / viq_capacity_packets |
 | r_aqm.state | 0 normal, 0.5 draining, 1 congested |
 | r_aqm.held, .released, .expired, .overflow_drops | ACKs c in the interval as c / (c + viq_capacity_packets) |
-| r_aqm.echo_marked, r_aqm.rwnd_clamped | released ACKs given an ECN echo / a one-MSS window, over released ACKs, at most 1 |
+| r_aqm.echo_marked, .rwnd_clamped | released ACKs given an ECN echo / a one-MSS window / released ACKs, at most 1 |
 | r_aqm.data_marked | data packets R-AQM's own step marking marked / data packets enqueued, at most 1 |
 | aqm.<parameter> | a tuned parameter's value v: (v − low) / (high − low), action range or templates' span, in [0, 1] |
 """
