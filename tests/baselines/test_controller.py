@@ -111,7 +111,9 @@ def test_inference_accounting_leaves_out_the_fabric_applying_view_knobs(monkeypa
         env.close()
     assert policies == {"pred"}  # the knob really reached the fabric
     assert len(times) == summary["decisions"] == steps
-    assert all(think_s <= t < think_s + actuation_s / 2 for t in times), times
+    # each act is at least its own work; together far below what one actuation per act would add
+    # (a sum, not a bound per act: one act descheduled on a loaded machine does not fail it)
+    assert all(t >= think_s for t in times) and sum(times) < steps * (think_s + actuation_s / 2), times
     assert summary["act_wall_s"] == pytest.approx(sum(times))
     assert summary["actuation_wall_s"] >= steps * actuation_s
     sim_s = steps * env.scenario.interval_ns * 1e-9
