@@ -32,6 +32,7 @@ import sys
 import traceback
 from typing import Any
 
+from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError, EcnGymError
 
 # command words -> ("module:function", one-line description); imported lazily: `ecngym --help` stays instant
@@ -103,19 +104,14 @@ def check_overrides(config_name: str, args: list[str]) -> Any:
     first = None
     with initialize_config_module(config_module="ecngym.configs", version_base="1.3"):
         for i, combo in enumerate(combos):
+            _check_group_choices(combo)
             try:
                 # the same composition either way (compose only drops the hydra node at the end)
                 cfg = compose(config_name, overrides=list(combo), return_hydra_config=i == 0)
             except MissingConfigException as exc:
                 missing = exc.missing_cfg_file or ""
                 group, _, option = missing.rpartition("/")
-                if exc.options:
-                    from ecngym.workloads.distributions import suggest
-
-                    message = (f"no option {option!r} in group {group!r}; available options: "
-                               f"{', '.join(exc.options)}.{suggest(option, list(exc.options))}")
-                else:
-                    message = _one_line(str(exc))
+                message = _no_option_message(group, option, exc.options) if exc.options else _one_line(str(exc))
                 raise ConfigError(group or _override_key(str(exc), combo), message) from exc
             except (HydraException, OmegaConfBaseException) as exc:
                 key = _override_key(str(exc), combo)
@@ -131,6 +127,48 @@ def check_overrides(config_name: str, args: list[str]) -> Any:
             _check_added_keys(config_name, combo, cfg)
             first = cfg if first is None else first
     return first
+
+
+def _no_option_message(group: str, option: str, options: list[str]) -> str:
+    """The message for an option a group lacks (``no option 'dctpc' in group 'fabric'; available options: ...``)."""
+    from ecngym.workloads.distributions import suggest
+
+    return f"no option {option!r} in group {group!r}; available options: {', '.join(options)}.{suggest(option, options)}"
+
+
+def _check_group_choices(overrides: list[str]) -> None:
+    """Refuse an override of one of ecngym's config groups that does not name one of its options.
+
+    Hydra raised a ``ValueError`` traceback for ``env=null`` or ``env=5``, merged a list
+    (``controller=[static_dcqcn,static_hpcc]`` ran only the last), and ignored a misspelt option
+    of an optional group (``sweep=jobilb``).
+
+    Raises:
+        ConfigError: Naming the group, what was given and its options.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    groups = {p.name: sorted(f.stem for f in p.glob("*.yaml")) for p in CONFIG_DIR.iterdir() if p.is_dir()}
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException:
+        return  # a malformed override: composing it names it
+    for override in parsed:
+        group = override.key_or_group
+        if group not in groups or override.package is not None or override.is_delete():
+            continue
+        options = groups[group]
+        value = override.value()
+        if isinstance(value, list):
+            raise ConfigError(group, f"got the list {value}: one option per run (several: -m {group}="
+                                     f"{','.join(map(str, value))}, a sweep); options: {', '.join(options)}")
+        if not isinstance(value, str):
+            given = "null" if value is None else repr(value)
+            raise ConfigError(group, f"got {given}, expected the name of an option of the group (leave it out "
+                                     f"for the command's default); options: {', '.join(options)}")
+        if value not in options:
+            raise ConfigError(group, _no_option_message(group, value, options))
 
 
 def _override_combos(args: list[str]) -> list[list[str]]:

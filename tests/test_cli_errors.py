@@ -62,6 +62,16 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                                                               "write '/proc/ecngym-out'"),
     (["serve-ns3gym", "hydra.run.dir=/proc/ecngym-out"], "ecngym serve-ns3gym: error: hydra.run.dir: cannot write "
                                                          "'/proc/ecngym-out'"),
+    # a group given no option name was Hydra's ValueError traceback (exit 1); a list ran only its last option;
+    # a misspelt option of an optional group (sweep) was ignored
+    (["eval", "env=null"], "ecngym eval: error: env: got null, expected the name of an option of the group"),
+    (["train", "agent=5"], "ecngym train: error: agent: got 5, expected the name of an option of the group (leave "
+                           "it out for the command's default); options: acc, haecn, laecn"),
+    (["eval", "controller=[static_dcqcn,static_hpcc]"], "controller: got the list ['static_dcqcn', 'static_hpcc']: "
+                                                        "one option per run (several: -m controller=static_dcqcn,"
+                                                        "static_hpcc, a sweep)"),
+    (["eval", "sweep=jobilb"], "sweep: no option 'jobilb' in group 'sweep'; available options: joblib, "
+                               "optuna_static, ray. Did you mean 'joblib'?"),
     # its overrides were not composed first: Hydra's raw error with exit 1, and an added key ignored
     (["serve-ns3gym", "fabric=dctpc"], "ecngym serve-ns3gym: error: fabric: no option 'dctpc' in group 'fabric'"),
     (["serve-ns3gym", "+episdoes=2"], "ecngym serve-ns3gym: error: episdoes: unknown key: nothing reads it"),
