@@ -133,7 +133,8 @@ def _no_option_message(group: str, option: str, options: list[str]) -> str:
     """The message for an option a group lacks (``no option 'dctpc' in group 'fabric'; available options: ...``)."""
     from ecngym.workloads.distributions import suggest
 
-    return f"no option {option!r} in group {group!r}; available options: {', '.join(options)}.{suggest(option, options)}"
+    hint = suggest(option, list(options))
+    return f"no option {option!r} in group {group!r}; available options: {', '.join(options)}.{hint}"
 
 
 def _check_group_choices(overrides: list[str]) -> None:
