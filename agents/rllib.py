@@ -312,7 +312,9 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         ConfigError: Naming ``resume``, if it is not a checkpoint directory or its
             ``ecngym_episodes.json`` is broken (checked before Ray starts), or RLlib cannot restore
             it; naming ``total_timesteps``, if the resumed checkpoint has trained that many env
-            steps already; naming ``agent.rllib.num_env_runners``, if the cluster has fewer CPUs than runners;
+            steps already; naming ``agent.rllib.num_env_runners``, if the cluster (or this machine,
+            without ``ray_address``) has fewer CPUs than runners; naming ``ray.address``, if Ray
+            cannot join a cluster there;
             naming ``agent.hyperparams.learning_starts``, if a fresh run would never get past it;
             naming ``agent.hyperparams.<key>``, if a resumed checkpoint trained with another value
             (a resume continues with the checkpoint's hyperparameters, as SB3's ACC does).
@@ -333,14 +335,26 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         check_warm_up("agent.hyperparams.learning_starts", int(agent["hyperparams"]["learning_starts"]),
                       timesteps * n_agents - 1,
                       f"{timesteps * n_agents} transitions (total_timesteps {timesteps} env steps x {n_agents} agents)")
+    runners = int(agent["rllib"]["num_env_runners"])
+    cores = os.cpu_count() or 1
+    if not ray_address and runners > cores:  # a local Ray started them all, time-sliced (1000: hundreds of processes)
+        raise ConfigError("agent.rllib.num_env_runners", f"got {runners}, but this machine has {cores} CPUs (each env "
+                                                         "runner takes one); lower it, or join a cluster with "
+                                                         "ray.address=...")
     import numpy as np
     import ray
     from tqdm.auto import tqdm
 
-    runners = int(agent["rllib"]["num_env_runners"])
     if not ray.is_initialized():
         if ray_address:
-            ray.init(address=ray_address, log_to_driver=False)
+            try:
+                ray.init(address=ray_address, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:  # no cluster there, or none Ray reaches
+                reason = " ".join(str(exc).split())
+                raise ConfigError("ray.address", f"got {ray_address!r}, but Ray could not join a cluster there "
+                                                 f"({type(exc).__name__}: {reason}); give the head's address "
+                                                 "('auto' on a cluster node, 'ray://<head>:10001' from outside) or "
+                                                 "leave it out for a local Ray") from None
         else:
             ray.init(num_cpus=max(2, runners + 1), include_dashboard=False, log_to_driver=False)
     cpus = ray.cluster_resources().get("CPU", 0.0)

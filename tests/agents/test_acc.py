@@ -540,6 +540,22 @@ def test_a_bad_rllib_resume_path_is_named_before_ray_starts(tmp_path, resume, me
                         progress_bar=False)
 
 
+def test_more_local_rllib_runners_than_cores_is_refused_before_ray_starts(tiny_env, tmp_path):
+    # a local Ray was given runners + 1 CPUs whatever the machine had: 1000 runners started hundreds of
+    # processes on two cores
+    import os
+
+    from ecngym.agents.rllib import acc_env_config, train_acc_rllib
+    from ecngym.envs.config import EnvConfig
+
+    cores = os.cpu_count()
+    agent = agent_config("acc", {"hyperparams": {"learning_starts": 16}, "rllib": {"num_env_runners": cores + 1}})
+    env = acc_env_config(EnvConfig.from_dict(tiny_env), "port")
+    with pytest.raises(ConfigError, match=rf"^agent.rllib.num_env_runners: got {cores + 1}, but this machine has "
+                                          rf"{cores} CPUs \(each env runner takes one\)"):
+        train_acc_rllib(env, agent, tmp_path / "run", timesteps=8, seed=0, progress_bar=False)
+
+
 def test_an_acc_resume_refuses_hyperparameters_other_than_the_checkpoints(tiny_env, tmp_path):
     # they were ignored: the checkpoint's went on
     agent = agent_config("acc", FAST)
