@@ -38,7 +38,7 @@ from ecngym.results.store import MAX_SEED
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import as_flow_table, check_has_flows, read_flows, read_hpcc_flow_file
-from ecngym.validation import Duration, Text, check, config_values
+from ecngym.validation import Duration, Flag, Text, check, config_values, plain
 
 #: Most episodes one ``ecngym eval`` plays (its seeds and row ids are listed up front).
 MAX_EPISODES = 100_000
@@ -542,9 +542,13 @@ def train_main(cfg: DictConfig) -> None:
     check_whole("seed", cfg.seed, 0, MAX_SEED)  # the run's row in the results store holds it
     check_outputs(cfg)  # before training, not when the finished run is recorded
     check_training_fields(cfg)
+    check("progress_bar", cfg.progress_bar, Flag)  # ('maybe' and 1 were taken as true)
     if cfg.get("agent"):
         return _train_agent(cfg, out)
-    hyper = config_values(cfg.hyperparams) if cfg.get("hyperparams") else {}
+    if not OmegaConf.is_dict(cfg.hyperparams):
+        raise ConfigError("hyperparams", f"got {plain(cfg.hyperparams)!r}, expected a mapping of the SB3 algorithm's "
+                                         "keyword arguments (e.g. +hyperparams.n_steps=128)")
+    hyper = config_values(cfg.hyperparams)
     probe = make_env(cfg)  # fails fast on a bad env config; records the resolved scenario (opens no fabric)
     env_config = probe.unwrapped.config.as_dict()
     probe.close()

@@ -213,6 +213,10 @@ def new_model(algorithm: str, venv: Any, seed: int, hyperparams: dict[str, Any] 
     return model
 
 
+#: The most parallel envs ``train`` starts: each is a process holding a fabric (~150 MB)
+MAX_ENVS = 256
+
+
 def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out_dir: Path,
           n_envs: int = 1, hyperparams: dict[str, Any] | None = None, progress_bar: bool = True,
           checkpoint_every: int = 0, threads: Any = None) -> Path:
@@ -227,7 +231,7 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
         total_timesteps: Environment steps to train for (>= 1).
         seed: Seed of the algorithm and the envs (>= 0).
         out_dir: Where ``model.zip`` is written.
-        n_envs: Parallel envs (>= 1; ``SubprocVecEnv`` when > 1, one fabric per process).
+        n_envs: Parallel envs (1 .. :data:`MAX_ENVS`; ``SubprocVecEnv`` when > 1, one fabric per process).
         hyperparams: Keyword arguments of the SB3 algorithm.
         progress_bar: Show SB3's progress bar.
         checkpoint_every: Save ``out_dir/checkpoints/model_<steps>_steps.zip`` every this many env
@@ -250,15 +254,19 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
     n_threads = limit_threads(threads)
     _check_hyperparams(algorithm_class(algorithm), dict(hyperparams or {}))  # before any env is built
     total_timesteps = check_whole("total_timesteps", total_timesteps, 1)
-    n_envs = check_whole("n_envs", n_envs, 1)
+    n_envs = check_whole("n_envs", n_envs, 1, MAX_ENVS)
     seed = check_whole("seed", seed, 0)
     checkpoint_every = check_whole("checkpoint_every", checkpoint_every, 0)
     out_dir.mkdir(parents=True, exist_ok=True)
     vec_cls = SubprocVecEnv if n_envs > 1 else in_process_vec_env_class()
     if n_envs > 1 and n_threads:
         env_factory = in_worker(env_factory, n_threads)
-    venv = make_vec_env(env_factory, n_envs=n_envs, seed=seed, vec_env_cls=vec_cls,
-                        monitor_dir=str(out_dir / "monitor"))
+    try:
+        venv = make_vec_env(env_factory, n_envs=n_envs, seed=seed, vec_env_cls=vec_cls,
+                            monitor_dir=str(out_dir / "monitor"))
+    except OSError as exc:  # e.g. too many open files: one process and its pipes per env
+        raise ConfigError("n_envs", f"got {n_envs}, but starting that many env processes failed ({exc}); "
+                                    "lower it") from None
     try:
         if algorithm == "dqn" and not isinstance(venv.action_space, spaces.Discrete):
             raise ConfigError("algorithm", f"dqn needs a Discrete action space, this env has {venv.action_space}; "

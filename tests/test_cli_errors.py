@@ -79,6 +79,11 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
      "ecngym compare: error: hydra.run.dir: got '/dev/null/out', which lies under the file '/dev/null'; expected the "
      "folder of the command's outputs"),
     (["train", "agent=acc", "device=tpu"], "device: got 'tpu', allowed: 'cpu', 'cuda' or 'cuda:<index>'"),
+    # helper-17's fuzz: 'maybe' was true; hyperparams=5 a ValueError traceback; n_envs=100000 an OSError one
+    (["train", "progress_bar=maybe"], "ecngym train: error: progress_bar: expected true or false, got 'maybe'"),
+    (["train", "hyperparams=5"], "ecngym train: error: hyperparams: got 5, expected a mapping of the SB3 algorithm's "
+                                 "keyword arguments"),
+    (["train", "n_envs=100000"], "ecngym train: error: n_envs: got 100000, allowed range is [1, 256]"),
     (["train", "seed=-1"], "seed: got -1, allowed range is [0, 9223372036854775807]"),
     # a quoted count is a string, refused as by every whole-number field (was taken as 3)
     (["train", "threads='3'"], "ecngym train: error: threads: expected a whole number of threads in [0, 4096] "
