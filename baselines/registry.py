@@ -87,6 +87,13 @@ def controller_class(cfg: Mapping[str, Any]) -> type:
         raise ConfigError("controller._target_", f"missing: every controller config names its class "
                                                  f"(e.g. ecngym.baselines.StaticEcnController), got {target!r}")
     try:
-        return get_object(target)
+        obj = get_object(target)
     except Exception as exc:  # hydra raises ImportError / ValueError variants
         raise ConfigError("controller._target_", f"cannot import {target!r}: {exc}") from None
+    # (a function or a class without the contract's methods was an AttributeError or signature error later)
+    missing = [m for m in ("reset", "act") if not callable(getattr(obj, m, None))]
+    if not inspect.isclass(obj) or missing:
+        what = f"a class without {' or '.join(missing)}" if inspect.isclass(obj) else f"a {type(obj).__name__}"
+        raise ConfigError("controller._target_", f"{target!r} is {what}; expected a controller class (reset(env) "
+                                                 "and act(obs, info), see ecngym.baselines.controller.Controller)")
+    return obj

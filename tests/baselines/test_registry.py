@@ -59,6 +59,17 @@ def test_unknown_key_bad_value_and_bad_target_name_the_field():
         build_controller({"setting": "dcqcn"})
 
 
+@pytest.mark.parametrize(("target", "what"), [
+    ("os.getcwd", "a builtin_function_or_method"),  # was an AttributeError traceback
+    ("collections.OrderedDict", "a class without reset or act"),  # was inspect's "no signature found"
+    ("ecngym.baselines.registry", "a module"),
+])
+def test_a_target_that_is_no_controller_class_is_named(target, what):
+    with pytest.raises(ConfigError, match=rf"^controller\._target_: '{target}' is {what}; expected a controller "
+                                          r"class \(reset\(env\) and act\(obs, info\)"):
+        build_controller({"_target_": target})
+
+
 @pytest.mark.parametrize("name", [5, True, ["a"], "", "  "])
 def test_a_controller_name_must_be_a_non_empty_string(name):
     # a number was accepted and failed later in the results code (TypeError); "" silently became the default
