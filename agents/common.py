@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from ecngym.agents.config import GRANULARITY
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_directory_path, check_input_file, read_json
@@ -202,9 +203,7 @@ def start_training(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Pat
     timesteps = check_whole("total_timesteps", timesteps, 1)
     seed = check_whole("seed", seed, 0)
     checkpoint_every = check_whole("checkpoint_every", checkpoint_every, 0)
-    granularity = agent["granularity"]
-    if granularity not in ("port", "switch"):
-        raise ConfigError("agent.granularity", f"got {granularity!r}, allowed: 'port', 'switch'")
+    granularity = check("agent.granularity", agent["granularity"], GRANULARITY)
     out_dir = check_directory_path("out_dir", out_dir, "a run directory")
     out_dir.mkdir(parents=True, exist_ok=True)
     env_cfg = agent_env_config({**base_env, "seed": seed}, agent["env"])
@@ -293,6 +292,11 @@ def _check_agent_layout(meta_path: Path, meta: dict[str, Any], field: str) -> No
     problem = episode_records_problem(meta.get("episodes", []))
     if problem is not None:
         refuse(problem)
+    if "granularity" in meta:  # (an edited value reached the network as a torch shape error)
+        try:
+            check("granularity", meta["granularity"], GRANULARITY)
+        except ConfigError as exc:
+            refuse(f"has a bad granularity ({exc.message})")
 
 
 def episode_records_problem(episodes: Any) -> str | None:
