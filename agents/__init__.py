@@ -33,6 +33,8 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     from ecngym.agents.common import save_agent_meta
 
     name = agent.get("name")
+    if isinstance(resume, str) and not resume.strip():  # (was taken as no resume)
+        raise ConfigError("resume", f"got {resume!r}; give a checkpoint's path, or leave resume out for a new run")
     if framework not in FRAMEWORKS:
         raise ConfigError("framework", f"got {framework!r}, allowed: {list(FRAMEWORKS)}")
     if device != "cpu":

@@ -341,7 +341,14 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     if resume:
         state = load_saved("resume", resume, f"a checkpoint of this {agent['name']} on this scenario",
                            lambda: learner.load(resume))
-        done_steps, episodes = int(state.get("env_steps", 0)), list(state.get("episodes", []))
+        if "env_steps" not in state:  # (it was resumed as 0 steps and no traces: eval's held-out check lost them)
+            raise ConfigError("resume", f"{str(resume)!r} holds a run's final weights, not a checkpoint (no step "
+                                        "count, no replays, no traces): resume from checkpoints/laecn_<n>_steps.pt, "
+                                        "which checkpoint_every=... writes")
+        if state.get("agent", agent["name"]) != agent["name"]:
+            raise ConfigError("resume", f"{str(resume)!r} is a checkpoint of {state['agent']}, this run trains "
+                                        f"{agent['name']}: resume it with agent={state['agent']}")
+        done_steps, episodes = int(state["env_steps"]), list(state.get("episodes", []))
         check_resume_total(timesteps, done_steps)
     remaining = timesteps - done_steps
     # each step adds one row per agent to the decision module's replay (fewer to the policy's)
@@ -383,7 +390,7 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
                 if checkpoint_every and done_steps % checkpoint_every == 0:
                     (out_dir / "checkpoints").mkdir(exist_ok=True)
                     learner.save(out_dir / "checkpoints" / f"laecn_{done_steps}_steps.pt", with_replay=True,
-                                 extra={"env_steps": done_steps, "episodes": episodes})
+                                 extra={"env_steps": done_steps, "episodes": episodes, "agent": agent["name"]})
             with curve.open("a") as f:
                 f.write(f"{len(episodes) - 1},{done_steps},{rewards_sum / max(n, 1):.6g},"
                         f"{triggers / max(n * len(ids), 1):.4g},{spans / max(n, 1):.0f},{longs / max(n, 1):.3g},"

@@ -365,6 +365,14 @@ def test_train_agent_laecn_then_eval_on_held_out_traces_only(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "total_timesteps: got 7, but the resumed checkpoint has trained 7 env steps already" in err
     assert not (tmp_path / "reached" / "laecn.pt").exists()
+    # the final weights are no checkpoint (they were resumed as 0 steps, no traces), nor is laecn's one of haecn's
+    for i, (agent, resume) in enumerate([("laecn", train_dir / "laecn.pt"),
+                                         ("haecn", train_dir / "checkpoints" / "laecn_7_steps.pt")]):
+        assert cli.main(["train", f"agent={agent}", "total_timesteps=21", "agent.learning_starts=16", *tiny,
+                         f"resume={resume}", f"hydra.run.dir={tmp_path / f'wrong{i}'}"]) == 2
+    err = capsys.readouterr().err
+    assert "laecn.pt' holds a run's final weights, not a checkpoint" in err
+    assert "laecn_7_steps.pt' is a checkpoint of laecn, this run trains haecn: resume it with agent=laecn" in err
     # the training seed's first trace is refused; a held-out seed plays, with inference accounting
     assert cli.main(["eval", "controller=laecn", f"controller.path={train_dir}", "seed=1", *tiny[:1],
                      f"hydra.run.dir={tmp_path / 'refused'}"]) == 2

@@ -80,6 +80,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
      "folder of the command's outputs"),
     (["train", "agent=acc", "device=tpu"], "device: got 'tpu', allowed: 'cpu', 'cuda' or 'cuda:<index>'"),
     # helper-17's fuzz: 'maybe' was true; hyperparams=5 a ValueError traceback; n_envs=100000 an OSError one
+    (["train", "agent=laecn", "resume=''"], "ecngym train: error: resume: got ''; give a checkpoint's path"),
     (["train", "progress_bar=maybe"], "ecngym train: error: progress_bar: expected true or false, got 'maybe'"),
     (["train", "hyperparams=5"], "ecngym train: error: hyperparams: got 5, expected a mapping of the SB3 algorithm's "
                                  "keyword arguments"),
