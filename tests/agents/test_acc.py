@@ -216,7 +216,7 @@ def test_agent_config_takes_numpy_numbers_and_tuples_as_their_values():
 
 
 _TRAIN_RLLIB = """
-import json, sys
+import json, pickle, sys
 from pathlib import Path
 import gymnasium as gym
 import ray
@@ -249,7 +249,10 @@ try:
     refused = ""
 except ConfigError as exc:
     refused = str(exc)
-print(json.dumps({"refused": refused, "held_out_actions": len(ctrl.act(obs, info)), "too_short": too_short}))
+from ecngym.agents.rllib import REPLAY_FILE  # (its pickle imports Ray: read here, not in the test's process)
+replay = pickle.loads((out / "rllib_checkpoint" / REPLAY_FILE).read_bytes())
+print(json.dumps({"refused": refused, "held_out_actions": len(ctrl.act(obs, info)), "too_short": too_short,
+                  "replay_added": replay["_num_timesteps_added"]}))
 """
 
 
@@ -266,11 +269,9 @@ def _train_rllib(tiny_env, out, resume=""):
 
 def test_rllib_run_records_its_training_traces_and_eval_refuses_them(tiny_env, tmp_path):
     pytest.importorskip("ray")
-    import pickle
-
     import pandas as pd
 
-    from ecngym.agents.rllib import EPISODES_FILE, REPLAY_FILE
+    from ecngym.agents.rllib import EPISODES_FILE
 
     meta, played = _train_rllib(tiny_env, tmp_path / "run")
     first_ckpt = sorted((tmp_path / "run" / "checkpoints").iterdir(), key=lambda p: int(p.name.split("_")[1]))[0]
@@ -281,8 +282,7 @@ def test_rllib_run_records_its_training_traces_and_eval_refuses_them(tiny_env, t
                                                   "12 env steps already")
     curve = pd.read_csv(tmp_path / "resumed" / "curve.csv")
     assert list(curve["env_steps"]) == [24, 36]
-    replay = pickle.loads((tmp_path / "resumed" / "rllib_checkpoint" / REPLAY_FILE).read_bytes())
-    assert replay["_num_timesteps_added"] == 36  # the first run's 12 env steps and this run's 24
+    assert resumed_played["replay_added"] == 36  # the first run's 12 env steps and this run's 24
     episodes = meta["episodes"]
     assert len(episodes) >= 2  # 24 env steps of 12-step episodes: at least two traces played
     before = json.loads((first_ckpt / EPISODES_FILE).read_text())
