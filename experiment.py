@@ -464,14 +464,14 @@ def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], comm
 def objective(cfg: DictConfig, rows: list[dict[str, Any]]) -> float | None:
     """The sweep objective ``cfg.objective`` (a metric name): its mean over ``rows``, read from the store."""
     name = cfg.get("objective")
-    if not name:
+    if name is None:
         return None
     frame = results_store(cfg).query(
         "SELECT avg(metrics[$name]) AS value, count(metrics[$name]) AS n FROM episodes "
         "WHERE list_contains($ids, row_id)", {"name": str(name), "ids": [r["row_id"] for r in rows]})
-    if int(frame["n"][0]) == 0:
-        raise ConfigError("objective", f"no stored episode has a metric {name!r}; known: "
-                                       f"{sorted(k for k in rows[0] if k not in ('controller', 'env', 'row_id'))}")
+    if int(frame["n"][0]) == 0:  # (the name was checked before the run: every value was NaN)
+        raise ConfigError("objective", f"no episode of this run has a value of {name!r} (NaN in every one, e.g. no "
+                                       "flow of that kind finished); the episodes are stored")
     return float(frame["value"][0])
 
 
@@ -485,6 +485,8 @@ def eval_main(cfg: DictConfig) -> float | None:
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     check_outputs(cfg)
+    if cfg.get("objective") is not None:  # (a misspelt name was refused only after every episode had run)
+        check_metric_name("objective", cfg.objective, {"controller": cfg.controller})
     # the env evaluate ran is the one recorded: a second env built here only for its config was a
     # second scenario build (seconds on a large fabric) and, for a controller with env_overrides,
     # not the config the episodes ran with
@@ -734,27 +736,30 @@ def benchmark_controllers(cfg: DictConfig) -> dict[str, DictConfig]:
     return {str(n): OmegaConf.load(directory / f"{n}.yaml") for n in wanted}
 
 
-def check_score(score: Any, controllers: dict[str, DictConfig]) -> str:
-    """``ecngym run``'s ``leaderboard.score``, checked before anything is simulated.
+def check_metric_name(field: str, score: Any, controllers: dict[str, DictConfig]) -> str:
+    """A metric to rank or optimise by, checked before anything is simulated.
+
+    ``run``'s ``leaderboard.score`` and ``eval``'s ``objective`` (a sweep's).
 
     Allowed: a metric every episode row stores (:func:`~ecngym.results.record.episode_metric_names`)
     or a count a chosen controller's class says it adds (its ``extra_metrics``, see
     :class:`~ecngym.baselines.controller.Controller`).
 
     Args:
-        score: The score as configured.
+        field: The option, named in the error.
+        score: The metric name as configured.
         controllers: The chosen controller configs (:func:`benchmark_controllers`).
 
     Returns:
-        The score.
+        The name.
 
     Raises:
-        ConfigError: Naming ``leaderboard.score``, what was given and the allowed names.
+        ConfigError: Naming ``field``, what was given and the allowed names.
     """
     from ecngym.baselines.registry import controller_class
     from ecngym.results.record import episode_metric_names
 
-    name = check("leaderboard.score", score, Text)
+    name = check(field, score, Text)
     allowed = set(episode_metric_names())
     for ccfg in controllers.values():
         try:
@@ -762,8 +767,8 @@ def check_score(score: Any, controllers: dict[str, DictConfig]) -> str:
         except ConfigError:  # a bad _target_: evaluate() reports it, for that controller only
             continue
     if name not in allowed:
-        raise ConfigError("leaderboard.score", f"got {score!r}, not a metric of these controllers' episodes; "
-                                               f"known: {sorted(allowed)}")
+        raise ConfigError(field, f"got {score!r}, not a metric of these controllers' episodes; "
+                                 f"known: {sorted(allowed)}")
     return name
 
 
@@ -779,7 +784,7 @@ def run_main(cfg: DictConfig) -> None:
     seeds = [check_whole(f"seeds[{i}]", s, 0, MAX_SEED)
              for i, s in enumerate(_distinct_items("seeds", cfg.seeds, "[1,2,3]"))]
     controllers = benchmark_controllers(cfg)
-    score = check_score(cfg.leaderboard.score, controllers)  # before the run, not after it
+    score = check_metric_name("leaderboard.score", cfg.leaderboard.score, controllers)  # before the run, not after
     html = check_output_path("leaderboard.html", cfg.leaderboard.html)
     check_outputs(cfg)  # not at each controller's first row
     make_env(cfg).close()  # a bad scenario fails here, once, not once per controller (opens no fabric)
@@ -804,7 +809,7 @@ def run_main(cfg: DictConfig) -> None:
             leaderboard_from_store(results_store(cfg), console, score=score,
                                    html=hydra.utils.to_absolute_path(str(html)), html_field="leaderboard.html",
                                    scenario_hashes=[scenario_hash])
-        except ConfigError as exc:  # a count a controller declared (check_score) but no stored row has
+        except ConfigError as exc:  # a count a controller declared (check_metric_name) but no stored row has
             if exc.field != "score":
                 raise
             raise ConfigError("leaderboard.score", f"{exc.message}; the episodes are stored: rank them with "

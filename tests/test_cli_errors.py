@@ -80,6 +80,10 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
      "folder of the command's outputs"),
     (["train", "agent=acc", "device=tpu"], "device: got 'tpu', allowed: 'cpu', 'cuda' or 'cuda:<index>'"),
     # helper-17's fuzz: 'maybe' was true; hyperparams=5 a ValueError traceback; n_envs=100000 an OSError one
+    # an objective was checked after every episode had run; false, 0 and '' were taken as none
+    (["eval", "objective=slowdown_p99_al"], "ecngym eval: error: objective: got 'slowdown_p99_al', not a metric of "
+                                            "these controllers' episodes; known: ["),
+    (["eval", "objective=false"], "ecngym eval: error: objective: expected a string, got False"),
     (["train", "agent=laecn", "resume=''"], "ecngym train: error: resume: got ''; give a checkpoint's path"),
     (["train", "progress_bar=maybe"], "ecngym train: error: progress_bar: expected true or false, got 'maybe'"),
     (["train", "hyperparams=5"], "ecngym train: error: hyperparams: got 5, expected a mapping of the SB3 algorithm's "
@@ -214,16 +218,16 @@ def test_run_checks_a_score_against_every_rows_metrics_and_the_controllers_decla
     from omegaconf import OmegaConf
 
     from ecngym.error import ConfigError
-    from ecngym.experiment import check_score
+    from ecngym.experiment import check_metric_name
     from ecngym.results.record import episode_metric_names
 
     static = {"static_default": OmegaConf.create({"_target_": "ecngym.baselines.StaticEcnController"})}
     laecn = {**static, "laecn": OmegaConf.create({"_target_": "ecngym.agents.laecn.LaecnController", "path": "x"})}
-    assert check_score("slowdown_p99_<100KB", static) == "slowdown_p99_<100KB"
-    assert check_score("policy_forward_passes", laecn) == "policy_forward_passes"  # LAECN's own count
+    assert check_metric_name("leaderboard.score", "slowdown_p99_<100KB", static) == "slowdown_p99_<100KB"
+    assert check_metric_name("leaderboard.score", "policy_forward_passes", laecn) == "policy_forward_passes"
     for score, controllers in (("policy_forward_passes", static), ("slowdown", laecn), (5, static)):
         with pytest.raises(ConfigError, match=r"^leaderboard\.score: "):
-            check_score(score, controllers)
+            check_metric_name("leaderboard.score", score, controllers)
     from ecngym.baselines import StaticEcnController
     from ecngym.envs import EcnTuningEnv
     from ecngym.results import measure_episode
