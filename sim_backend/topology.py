@@ -152,13 +152,7 @@ class Topology:
             sw = int(np.argmax(degree[self.num_hosts :]))
             raise ConfigError("topology", f"{self.name}: switch {sw} has {int(degree[self.num_hosts + sw])} "
                                           f"ports, allowed at most {MAX_SWITCH_PORTS}")
-        hosts, nodes, switches = self.num_hosts, self.num_nodes, self.num_switches
-        need = 4 * hosts * nodes + 56 * switches * hosts + 2048 * 2 * len(self.link_a)
-        budget = _available_memory() if available_bytes is None else available_bytes
-        if budget is not None and need > budget:
-            raise ConfigError("topology", f"{self.name} needs at least ~{need / 1e9:.1f} GB to build "
-                                          f"(routing tables of {hosts} hosts x {nodes} nodes, {switches} "
-                                          f"switches); {budget / 1e9:.1f} GB is available")
+        _check_memory(self.name, self.num_hosts, self.num_switches, len(self.link_a), available_bytes)
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> Topology:
@@ -275,6 +269,21 @@ def _links(
 
 #: Ports per switch the fabric supports (16-bit local port index).
 MAX_SWITCH_PORTS = 65535
+
+
+def _check_memory(name: str, hosts: int, switches: int, links: int, available_bytes: int | None = None) -> None:
+    """Refuse a topology whose estimated build memory (:meth:`Topology.check_buildable`) exceeds the budget.
+
+    Raises:
+        ConfigError: Naming ``topology`` with the estimate and the budget.
+    """
+    nodes = hosts + switches
+    need = 4 * hosts * nodes + 56 * switches * hosts + 2048 * 2 * links
+    budget = _available_memory() if available_bytes is None else available_bytes
+    if budget is not None and need > budget:
+        raise ConfigError("topology", f"{name} needs at least ~{need / 1e9:.1f} GB to build (routing tables of "
+                                      f"{hosts} hosts x {nodes} nodes, {switches} switches); {budget / 1e9:.1f} GB "
+                                      "is available")
 
 
 def _available_memory() -> int | None:
@@ -405,6 +414,8 @@ def leaf_spine(
     nl, ns, hpl, hr, fr, hd, fd = (a.leaves, a.spines, a.hosts_per_leaf, a.host_rate, a.fabric_rate,
                                    a.host_delay, a.fabric_delay)
     n = nl * hpl
+    # before the link list: 10^4 leaves x 10^5 hosts each were a billion Python tuples (killed for memory)
+    _check_memory(f"leaf_spine({nl}x{ns}x{hpl})", n, nl + ns, n + nl * ns)
     leaf0, spine0 = n, n + nl
     pairs = [(leaf * hpl + h, leaf0 + leaf, hr, hd) for leaf in range(nl) for h in range(hpl)]
     pairs += [(leaf0 + leaf, spine0 + s, fr, fd) for leaf in range(nl) for s in range(ns)]
