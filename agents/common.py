@@ -26,12 +26,15 @@ from ecngym.agents.config import GRANULARITY
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_directory_path, check_input_file, read_json
-from ecngym.validation import Flag, check
+from ecngym.validation import Flag, Whole, check
 
 AGENTS = ("acc", "laecn", "haecn")
 AGENT_FILE = "agent.json"
 #: What every saved agent's ``agent.json`` holds (what :class:`LearnedController` reads).
 AGENT_META_KEYS = ("agent", "framework", "granularity", "env", "env_config", "n_actions")
+#: The type of each scalar ``agent.json`` entry a controller reads (checked with its presence)
+_META_KINDS = {"granularity": GRANULARITY, "n_actions": Whole(1, 65_535), "obs_dim": Whole(1, 1 << 20),
+               "static_action": Whole(0, 65_534), "seed": Whole(0, None)}
 #: The observation settings an ``agent.json``'s ``env_config.observation`` holds, which eval's env must match.
 OBSERVATION_KEYS = ("features", "history", "queue_mapping")
 #: What torch's, SB3's and RLlib's readers (and ours, on the saved state's keys and shapes) raise on
@@ -292,11 +295,6 @@ def _check_agent_layout(meta_path: Path, meta: dict[str, Any], field: str) -> No
     problem = episode_records_problem(meta.get("episodes", []))
     if problem is not None:
         refuse(problem)
-    if "granularity" in meta:  # (an edited value reached the network as a torch shape error)
-        try:
-            check("granularity", meta["granularity"], GRANULARITY)
-        except ConfigError as exc:
-            refuse(f"has a bad granularity ({exc.message})")
 
 
 def episode_records_problem(episodes: Any) -> str | None:
@@ -337,6 +335,13 @@ def check_agent_meta(meta_path: Path, meta: Any, keys: tuple[str, ...], field: s
     if missing:
         raise ConfigError(field, f"{str(meta_path)!r} lacks {missing}: not the {AGENT_FILE} of an 'ecngym train "
                                  "agent=...' run")
+    for key in keys:  # (an edited value reached torch as a shape error, or a message naming no file)
+        if key in _META_KINDS:
+            try:
+                check(key, meta[key], _META_KINDS[key])
+            except ConfigError as exc:
+                raise ConfigError(field, f"{str(meta_path)!r} has a bad {key} ({exc.message}): not the {AGENT_FILE} "
+                                         "of an 'ecngym train agent=...' run") from None
 
 
 def load_saved(field: str, path: str | Path, expected: str, load: Callable[[], Any], hint: str = "") -> Any:

@@ -38,6 +38,7 @@ import numpy as np
 from ecngym.agents.common import (
     AGENT_FILE,
     LearnedController,
+    agent_config,
     check_resume_total,
     check_warm_up,
     load_saved,
@@ -440,8 +441,13 @@ class LaecnController(LearnedController):
         if m["framework"] != "torch" or m["agent"] not in ("laecn", "haecn"):
             raise ConfigError("controller.path", f"expected a LAECN / HAECN run, got {m['agent']} ({m['framework']})")
         self.require_meta("obs_dim", "static_action", "config", "seed")
+        try:  # the config the agent trained with (an edited value was a message naming no file)
+            config = agent_config(m["agent"], m["config"])
+        except ConfigError as exc:
+            raise ConfigError("controller.path", f"{str(self.run_dir / AGENT_FILE)!r} has a bad config "
+                                                 f"({exc.field}: {exc.message})") from None
         self.name = m["agent"]
-        self.agent = LaecnAgent(m["obs_dim"], m["n_actions"], m["static_action"], m["config"], int(m["seed"]))
+        self.agent = LaecnAgent(m["obs_dim"], m["n_actions"], m["static_action"], config, int(m["seed"]))
         expected = f"the {WEIGHTS_FILE} of a LAECN / HAECN run"
         weights = check_input_file("controller.path", self.run_dir / WEIGHTS_FILE, expected)
         load_saved("controller.path", weights, f"{expected} that matches its {AGENT_FILE}",

@@ -437,6 +437,16 @@ _META = {"granularity": "port", "env": {}, "n_actions": 3,
     # an edited granularity reached the network (a torch shape error at the first act)
     ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "granularity": "nope"})},
      r"^controller.path: '.*/agent.json' has a bad granularity \(got 'nope', allowed: 'port', 'switch'\): not the "),
+    # edited numbers: n_actions=1e30 was a message with ~50 lines of C++ frames, "x" one naming no file
+    ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "n_actions": 1e30})},
+     r"^controller.path: '.*/agent.json' has a bad n_actions \(got 1e\+30, allowed range is \[1, 65535\]\)"),
+    ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "obs_dim": "x",
+                                         "static_action": 0, "config": {}, "seed": 0})},
+     r"^controller.path: '.*/agent.json' has a bad obs_dim \(expected a whole number, got 'x'\)"),
+    ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "obs_dim": 15,
+                                         "static_action": 0, "config": {"learning_rate": "abc"}, "seed": 0})},
+     r"^controller.path: '.*/agent.json' has a bad config \(agent.learning_rate: expected a finite number, got "
+     r"'abc'\)"),
     ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3", "episodes": {}})},
      r"^controller.path: '.*/agent.json' has episodes = \{\}, expected a list of \{episode_seed, trace_hash\}"),
     ("acc", {"agent.json": json.dumps({**_META, "agent": "acc", "framework": "sb3", "env_config": {"reward": {}}})},
