@@ -312,8 +312,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     store = ResultStore(args.store, "--store")
     console = Console(width=max(Console().width, 130))  # the table needs ~130 columns (as ecngym run)
-    rankings = leaderboard_from_store(store, console, args.score, args.html or None, scenario=args.scenario,
-                                      html_field="--html")
+    try:
+        rankings = leaderboard_from_store(store, console, args.score, args.html or None, scenario=args.scenario,
+                                          html_field="--html")
+    except ConfigError as exc:  # name the option that gave it (ecngym run names leaderboard.score)
+        if exc.field in ("score", "scenario"):
+            raise ConfigError(f"--{exc.field}", exc.message) from None
+        raise
     if args.logger != "none":  # made once there is a ranking: a missing store gets no logs folder
         from ecngym.results.loggers import make_logger
 

@@ -151,7 +151,9 @@ def test_leaderboard_names_an_unknown_score_and_a_missing_store(tmp_path, capsys
                      f"hydra.run.dir={tmp_path / 'e'}"]) == 0
     capsys.readouterr()
     assert cli.main(["leaderboard", "--store", str(tmp_path), "--score", "speed", "--html", ""]) == 2
-    assert "score: got 'speed'" in capsys.readouterr().err
+    assert "ecngym leaderboard: error: --score: got 'speed'" in capsys.readouterr().err
+    assert cli.main(["leaderboard", "--store", str(tmp_path), "--scenario", "nope", "--html", ""]) == 2
+    assert "ecngym leaderboard: error: --scenario: got 'nope'; stored scenarios: [" in capsys.readouterr().err
 
 
 def test_leaderboard_renders_to_html_from_python(tmp_path):
