@@ -123,13 +123,14 @@ class PredController:
         self.maxk_bytes = fcs["kmax_bytes"].convert(maxk, "controller.maxk")
         self.mink_bytes = fcs["kmin_bytes"].convert(mink, "controller.mink")
         self.delta_mink_bytes = parse_bytes(delta_mink, "controller.delta_mink")
-        if not self.q_left_bytes < self.maxk_bytes:
-            raise ConfigError("controller.q_left",
-                              f"must be below maxk ({self.maxk_bytes} B), got {self.q_left_bytes} B")
+        # (mink against maxk first: mink=500KB maxk=10KB was blamed on the default q_left)
         if not self.delta_mink_bytes <= self.mink_bytes < self.maxk_bytes - self.delta_mink_bytes:
             raise ConfigError("controller.mink", f"need delta_mink <= mink < maxk - delta_mink "
                                                  f"({self.delta_mink_bytes} <= {self.mink_bytes} < "
                                                  f"{self.maxk_bytes - self.delta_mink_bytes} B)")
+        if not self.q_left_bytes < self.maxk_bytes:
+            raise ConfigError("controller.q_left",
+                              f"must be below maxk ({self.maxk_bytes} B), got {self.q_left_bytes} B")
         if self.mode == "only_qla" and self.lambda_max * (self.maxk_bytes - self.mink_bytes) / BYTES_PER_MB > 1:
             raise ConfigError("controller.lambda_max_per_mb", "only_qla sets Pmax = λ·(maxK − minK): "
                                                               f"{self.lambda_max} per MB over {self.maxk_bytes} B "

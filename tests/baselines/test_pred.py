@@ -18,6 +18,7 @@ from ecngym.error import ConfigError
     ("controller.delta_lambda_per_mb", {"delta_lambda_per_mb": 0.05}),  # not below lambda_min
     ("controller.lambda_init_per_mb", {"lambda_init_per_mb": 3.0}), ("controller.phi", {"phi": "cubic"}),
     ("controller.mink", {"mink": "600KB"}), ("controller.q_left", {"q_left": "1MB"}),
+    ("controller.mink", {"mink": "500KB", "maxk": "10KB"}),  # was blamed on the default q_left (15 KB)
     ("controller.t_qla", {"t_qla": "fivertt"}), ("controller.t_fcs", {"t_fcs": "-1us"}),
     ("controller.scaling", {"scaling": "N3"}), ("controller.fcs_params.lambda_qla", {"fcs_params": {"lambda_qla": 1}}),
     ("controller.lambda_max_per_mb", {"mode": "only_qla", "lambda_max_per_mb": 3.0}),
