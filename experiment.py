@@ -343,12 +343,19 @@ def check_outputs(cfg: DictConfig) -> None:
 
     Raises:
         ConfigError: Naming ``results.dir`` / ``logger.<field>`` (:func:`~ecngym.files.check_writable_directory`,
-            :func:`~ecngym.results.config.parse_logger`).
+            :func:`~ecngym.results.config.parse_logger`), or ``results.dir`` if its database exists but
+            cannot be read as a results store.
     """
     from ecngym.files import check_writable_directory
     from ecngym.results.config import parse_logger
+    from ecngym.results.store import StoreError
 
-    check_writable_directory("results.dir", results_store(cfg).root, "a results store directory")
+    store = results_store(cfg)
+    check_writable_directory("results.dir", store.root, "a results store directory")
+    try:  # (a broken database failed at each controller's first row: ecngym run named it 'controllers')
+        store.check_readable()
+    except StoreError as exc:
+        raise ConfigError("results.dir", str(exc)) from None
     logger = parse_logger(_logger_config(cfg))
     if logger.name != "none" and logger.dir is not None:
         check_writable_directory("logger.dir", logger.dir, "the logger's directory")

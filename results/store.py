@@ -266,6 +266,21 @@ class ResultStore:
             report.ingested = len(frame)
         return report
 
+    def check_readable(self) -> None:
+        """Open an existing database once and check its schema (nothing to do before the first row).
+
+        Raises:
+            StoreError: If it cannot be opened or is not an ecngym results store of this schema.
+        """
+        if not self.db_path.is_file():
+            return
+        with self._locked(exclusive=False):
+            con = self._connect(read_only=True)
+            try:
+                self._check_schema(con, create=False)
+            finally:
+                con.close()
+
     def has(self, rid: str) -> bool:
         """Whether the row ``rid`` is committed (in the inbox or the database)."""
         if (self.inbox / f"{rid}.json").is_file():

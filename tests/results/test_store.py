@@ -272,3 +272,20 @@ def test_a_store_whose_lock_file_cannot_be_made_is_read_without_it_and_named_for
                                          r"file \(Read-only file system\)$"):
         store.ingest()
     assert len(list((tmp_path / "inbox").glob("*.json"))) == 1  # the row waits in the inbox
+
+
+def test_a_broken_database_is_named_before_any_controller_runs(tmp_path, capsys):
+    # it failed at each controller's first row, and ecngym run named it 'controllers: static_dcqcn: ...'
+    from ecngym import cli
+
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / ResultStore.DB_NAME).write_text("garbage")
+    for command in (["run", "controllers=[static_dcqcn]", "seeds=[1]"], ["eval"]):
+        assert cli.main([*command, "env.kwargs.episode_steps=2", f"results.dir={tmp_path / 'store'}",
+                         f"hydra.run.dir={tmp_path / command[0]}"]) == 2
+        out, err = capsys.readouterr()
+        assert f"ecngym {command[0]}: error: results.dir: cannot open the results database " in err
+        assert "simulated" not in out and not list((tmp_path / "store").glob("inbox/*.json"))
+    with pytest.raises(StoreError, match="cannot open the results database"):
+        ResultStore(tmp_path / "store").check_readable()
+    ResultStore(tmp_path / "new").check_readable()  # no database yet: nothing to check
