@@ -105,8 +105,12 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
         settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), cfg.seed)
     limit_ns = check("limit", cfg.limit, Duration(low=1))
     flows, description = load_trace(str(cfg.trace))  # read (a malformed file's error is the reader's)
+    try:  # checked once, before any run: the table itself, then its hosts against the topology
+        flows = as_flow_table(flows)
+    except ConfigError as exc:  # (a size of 0 or src == dst read "does not fit the topology")
+        raise ConfigError("trace", f"{description} is not a valid flow table: {exc}") from None
     try:
-        flows = as_flow_table(flows, num_hosts=topo.num_hosts)  # checked once, before any run
+        flows = as_flow_table(flows, num_hosts=topo.num_hosts)
     except ConfigError as exc:  # (e.g. a 16-host trace on a smaller topology)
         raise ConfigError("trace", f"{description} does not fit the topology {topo.name} "
                                    f"({topo.num_hosts} hosts): {exc}") from None

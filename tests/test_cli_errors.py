@@ -238,3 +238,12 @@ def test_run_checks_a_score_against_every_rows_metrics_and_the_controllers_decla
     finally:
         env.close()
     assert sorted(episode.metrics()) == episode_metric_names()  # what a row of any controller stores
+
+
+def test_compare_names_a_bad_flow_table_as_such_not_as_a_topology_misfit(tmp_path):
+    # a flow from a host to itself read "does not fit the topology incast_star(4)"
+    trace = tmp_path / "same.txt"
+    trace.write_text("1\n0 0 3 100 1000 0.000001\n")
+    done = ecngym("compare", f"trace={trace}", "topology.hosts=4", f"hydra.run.dir={tmp_path / 'c'}")
+    assert done.returncode == 2
+    assert f"error: trace: {trace} is not a valid flow table: flows.dst: row 0: 0 equals src" in done.stderr
