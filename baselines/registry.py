@@ -16,6 +16,7 @@ class plus a YAML file (its ``_target_`` may be any importable class, also outsi
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,10 +87,16 @@ def controller_class(cfg: Mapping[str, Any]) -> type:
     if not isinstance(target, str) or not target:
         raise ConfigError("controller._target_", f"missing: every controller config names its class "
                                                  f"(e.g. ecngym.baselines.StaticEcnController), got {target!r}")
+    hydra_log = logging.getLogger("hydra.utils")
+    level = hydra_log.level
+    hydra_log.setLevel(logging.CRITICAL)  # (get_object also logs the failure as an [ERROR] line: said once, below)
     try:
         obj = get_object(target)
     except Exception as exc:  # hydra raises ImportError / ValueError variants
-        raise ConfigError("controller._target_", f"cannot import {target!r}: {exc}") from None
+        reason = " ".join(str(exc).split())
+        raise ConfigError("controller._target_", f"cannot import {target!r}: {reason}") from None
+    finally:
+        hydra_log.setLevel(level)
     # (a function or a class without the contract's methods was an AttributeError or signature error later)
     missing = [m for m in ("reset", "act") if not callable(getattr(obj, m, None))]
     if not inspect.isclass(obj) or missing:

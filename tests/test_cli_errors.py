@@ -84,6 +84,10 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["eval", "objective=slowdown_p99_al"], "ecngym eval: error: objective: got 'slowdown_p99_al', not a metric of "
                                             "these controllers' episodes; known: ["),
     (["eval", "objective=false"], "ecngym eval: error: objective: expected a string, got False"),
+    # was Hydra's [ERROR] log line and a three-line message
+    (["eval", "controller._target_=ecngym.nope.X"], "ecngym eval: error: controller._target_: cannot import "
+                                                    "'ecngym.nope.X': Error loading 'ecngym.nope.X': "
+                                                    "ModuleNotFoundError(\"No module named 'ecngym.nope'\")"),
     (["train", "agent=laecn", "resume=''"], "ecngym train: error: resume: got ''; give a checkpoint's path"),
     (["train", "progress_bar=maybe"], "ecngym train: error: progress_bar: expected true or false, got 'maybe'"),
     (["train", "hyperparams=5"], "ecngym train: error: hyperparams: got 5, expected a mapping of the SB3 algorithm's "
