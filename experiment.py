@@ -38,6 +38,7 @@ from ecngym.results.store import MAX_SEED
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flows import as_flow_table, check_has_flows, read_flows, read_hpcc_flow_file
+from ecngym.sim_backend.port_settings import ecn_by_port
 from ecngym.validation import Duration, Flag, Text, check, config_values, plain
 
 #: Most episodes one ``ecngym eval`` plays (its seeds and row ids are listed up front).
@@ -59,8 +60,8 @@ def load_trace(spec: str) -> tuple[Any, str]:
                                                     "or an HPCC flow file"), spec
 
 
-def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed: Any) -> FabricConfig:
-    """The fabric config of one named ECN setting, validated.
+def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed: Any, topo: Topology) -> FabricConfig:
+    """The fabric config of one named ECN setting, validated (against ``topo``'s port rates too).
 
     Raises:
         ConfigError: Naming ``ecn_settings.<name>.<field>`` for a bad ECN field, ``seed`` for a
@@ -70,6 +71,8 @@ def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed:
         # a setting applies to every port: it replaces per-rate thresholds (an HPCC config's maps)
         setting = fabric_cfg.updated({"ecn": {"by_rate": {}, **ecn}, "seed": seed})
         setting.to_cpp()
+        ports = topo.port_table()  # (a by_rate map without a port's rate failed when its run built the fabric)
+        ecn_by_port(setting, ports["rate_bps"], ports["is_switch"])
     except ConfigError as exc:
         if exc.field == "fabric.seed":
             raise ConfigError("seed", exc.message) from None
@@ -102,7 +105,7 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
     for name, ecn in ecn_settings.items():
         if not isinstance(ecn, Mapping):
             raise ConfigError(f"ecn_settings.{name}", f"got {ecn!r}, expected a mapping {{kmin, kmax, pmax}}")
-        settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), cfg.seed)
+        settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), cfg.seed, topo)
     limit_ns = check("limit", cfg.limit, Duration(low=1))
     flows, description = load_trace(str(cfg.trace))  # read (a malformed file's error is the reader's)
     try:  # checked once, before any run: the table itself, then its hosts against the topology

@@ -35,19 +35,6 @@ LARGE_HOSTS = 1024
 LARGE_EPISODE_STEPS = 100_000
 
 
-def port_table(topology: Topology) -> dict[str, np.ndarray]:
-    """Ports of a topology as the fabric numbers them: link l has ports 2l (at link_a) and 2l+1."""
-    node = np.empty(2 * len(topology.link_a), dtype=np.int64)
-    node[0::2], node[1::2] = topology.link_a, topology.link_b
-    peer = np.empty_like(node)
-    peer[0::2], peer[1::2] = topology.link_b, topology.link_a
-    rate = np.repeat(topology.rate_bps, 2)
-    is_switch = node >= topology.num_hosts
-    layers = np.array(topology.switch_layers + ["host"], dtype=object)
-    layer = layers[np.where(is_switch, node - topology.num_hosts, len(topology.switch_layers))]
-    return {"node": node, "peer": peer, "rate_bps": rate, "is_switch": is_switch, "layer": layer}
-
-
 #: :func:`max_base_rtt_ns` of the last few topologies, by a digest of their links and the MTU: an env
 #: built again on the same fabric (``ecngym eval``'s with a controller's ``env_overrides``, ``ecngym
 #: run``'s for each controller) reuses it instead of redoing the BFS (~6 s of a fat-tree k = 32 build)
@@ -126,7 +113,7 @@ def controlled_ports(ports: dict[str, np.ndarray], switch_layers: list[str], lay
     """Fabric-wide ids of the switch egress ports under control.
 
     Args:
-        ports: :func:`port_table` of the topology.
+        ports: :meth:`Topology.port_table` of the topology.
         switch_layers: Layer name of each switch.
         layers: Keep only these layers (``None`` = all).
         explicit: Keep only these port ids (``None`` = all).
@@ -192,7 +179,7 @@ class EcnScenario:
         self.long_flow_bytes = cfg.long_flow_bytes  # EnvConfig checked both: bytes >= 1, steps in [1, 10^6]
         self.episode_steps = cfg.episode_steps
         self.episode_ns = self.interval_ns * self.episode_steps
-        ports = port_table(self.topology)
+        ports = self.topology.port_table()
         self.ports = controlled_ports(ports, self.topology.switch_layers, cfg.action.layers, cfg.action.ports)
         self._ports_u32 = self.ports.astype(np.uint32)  # Fabric.set_red's typed form (ids < 2^32 by construction)
         self.port_layers = ports["layer"][self.ports]

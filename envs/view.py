@@ -62,14 +62,11 @@ class EnvView:
         topo: Topology = sc.topology
         self.ports: np.ndarray = sc.ports
         self.port_layers: np.ndarray = sc.port_layers
-        self.port_rates_bps: np.ndarray = np.repeat(topo.rate_bps, 2)[sc.ports].astype(np.float64)
+        table = topo.port_table()
+        self.port_rates_bps: np.ndarray = table["rate_bps"][sc.ports]
         self.port_switches: np.ndarray = (sc.port_nodes - topo.num_hosts).astype(np.int64)
-        peers = np.empty(2 * len(topo.link_a), dtype=np.int64)
-        peers[0::2], peers[1::2] = topo.link_b, topo.link_a
-        self.port_to_host: np.ndarray = peers[sc.ports] < topo.num_hosts
-        nodes = np.empty_like(peers)
-        nodes[0::2], nodes[1::2] = topo.link_a, topo.link_b
-        self.host_ports: np.ndarray = np.flatnonzero(nodes < topo.num_hosts)
+        self.port_to_host: np.ndarray = table["peer"][sc.ports] < topo.num_hosts
+        self.host_ports: np.ndarray = np.flatnonzero(~table["is_switch"])
         self.switch_layers: list[str] = list(topo.switch_layers)
         self.interval_ns: int = int(sc.interval_ns)
         self.base_rtt_ns: int = int(sc.base_rtt_ns)

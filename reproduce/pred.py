@@ -152,10 +152,7 @@ def run_on(controller: Any, flows: pd.DataFrame | None, senders: int, steps: int
 def _receiver_port(env: Any, receiver: int) -> int:
     """Row (in ``env.ports``) of the switch port facing host ``receiver``."""
     sc = env.unwrapped.scenario
-    topo = sc.topology
-    peers = np.empty(2 * len(topo.link_a), dtype=np.int64)
-    peers[0::2], peers[1::2] = topo.link_b, topo.link_a
-    return int(np.flatnonzero(peers[sc.ports] == receiver)[0])
+    return int(np.flatnonzero(sc.topology.port_table()["peer"][sc.ports] == receiver)[0])
 
 
 def lambda_trajectory(result: dict[str, Any], phase_steps: int, phases: int) -> list[tuple[float, float]]:

@@ -124,6 +124,23 @@ class Topology:
                                                    f"(hosts: {_id_ranges(host_ids)})")
         return order[at].astype(np.int64)
 
+    def port_table(self) -> dict[str, np.ndarray]:
+        """The ports as the fabric numbers them: link l has ports 2l (at ``link_a``) and 2l + 1.
+
+        Returns:
+            Per port id: ``node`` (the node it belongs to), ``peer`` (the node at the link's other
+            end), ``rate_bps``, ``is_switch`` and ``layer`` (the switch layer, ``"host"`` for a NIC).
+        """
+        node = np.empty(2 * len(self.link_a), dtype=np.int64)
+        node[0::2], node[1::2] = self.link_a, self.link_b
+        peer = np.empty_like(node)
+        peer[0::2], peer[1::2] = self.link_b, self.link_a
+        rate = np.repeat(np.asarray(self.rate_bps, dtype=np.float64), 2)
+        is_switch = node >= self.num_hosts
+        layers = np.array(list(self.switch_layers) + ["host"], dtype=object)
+        layer = layers[np.where(is_switch, node - self.num_hosts, len(self.switch_layers))]
+        return {"node": node, "peer": peer, "rate_bps": rate, "is_switch": is_switch, "layer": layer}
+
     def is_switch(self) -> np.ndarray:
         """Return a uint8 array, 1 for switch nodes."""
         flags = np.zeros(self.num_nodes, dtype=np.uint8)
