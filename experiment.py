@@ -256,7 +256,13 @@ def _env_for(controller: Any, cfg: DictConfig, console: Console | None = None) -
         for key, given, used in _replaced_env_keys(cfg, extra):
             console.print(f"[yellow]note: {controller.name} sets env.{key.split('.')[0]} itself: env.kwargs.{key}="
                           f"{given!r} does not apply to it (it runs with {used})[/]")
-    return make_env(cfg, extra)
+    try:
+        return make_env(cfg, extra)
+    except ConfigError as exc:  # the controller's own settings (a trained agent's: its agent.json's "env")
+        trained = hasattr(controller, "run_dir")
+        source = f"{controller.run_dir / 'agent.json'}'s env" if trained else f"{controller.name}'s env_overrides"
+        raise ConfigError("controller.path" if trained else "controller",
+                          f"{source} gives a bad {exc.field}: {exc.message}") from None
 
 
 def _replaced_env_keys(cfg: DictConfig, extra: dict[str, Any]) -> list[tuple[str, Any, str]]:

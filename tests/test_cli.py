@@ -1,6 +1,7 @@
 """The command line end to end: run, train -> eval, multirun, bench commands' JSON lines."""
 
 import json
+import re
 
 import pytest
 
@@ -373,6 +374,16 @@ def test_train_agent_laecn_then_eval_on_held_out_traces_only(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "laecn.pt' holds a run's final weights, not a checkpoint" in err
     assert "laecn_7_steps.pt' is a checkpoint of laecn, this run trains haecn: resume it with agent=laecn" in err
+    # an edited agent.json's env was named as the command line's env.interval
+    import shutil
+
+    edited = shutil.copytree(train_dir, tmp_path / "edited")
+    meta = json.loads((edited / "agent.json").read_text())
+    (edited / "agent.json").write_text(json.dumps({**meta, "env": {**meta["env"], "interval": "abc"}}))
+    assert cli.main(["eval", "controller=laecn", f"controller.path={edited}", "seed=1000", *tiny[:1],
+                     f"hydra.run.dir={tmp_path / 'edited_eval'}"]) == 2
+    assert re.search(r"error: controller.path: .*/edited/agent.json's env gives a bad env.interval: ",
+                     capsys.readouterr().err)
     # the training seed's first trace is refused; a held-out seed plays, with inference accounting
     assert cli.main(["eval", "controller=laecn", f"controller.path={train_dir}", "seed=1", *tiny[:1],
                      f"hydra.run.dir={tmp_path / 'refused'}"]) == 2
