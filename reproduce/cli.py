@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json-only", action="store_true", help="print only the JSON line")
     args = parser.parse_args(argv)
     found = papers()
+    if args.list and args.paper is not None:  # (the paper was ignored)
+        raise ConfigError("--list", f"names the papers and runs none; got the paper {args.paper!r} too: give one "
+                                    "or the other")
     if args.list or args.paper is None:
         for pid, module in found.items():
             print(f"{pid:<14} {module.TITLE}")

@@ -171,6 +171,10 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["compare", "topology=dumbbell"], "trace: HPCC reference WebSearch 50% (605 flows) does not fit the topology "
                                        "dumbbell(4x1) (5 hosts): flows.src: row 0 (and 428 more): 13 must be < 5"),
     (["trace", "inspect", "/"], "trace: got '/', which is a directory; expected a Parquet trace or an HPCC flow file"),
+    # helper-17's fuzz: '' read as '.', a directory; --list ignored the paper
+    (["trace", "inspect", ""], "ecngym trace inspect: error: trace: got '', expected the path of a Parquet trace"),
+    (["reproduce", "--list", "pred"], "ecngym reproduce: error: --list: names the papers and runs none; got the "
+                                      "paper 'pred' too"),
     # episode k plays seed + k: the last episode's seed was refused by reset after the agent connected
     (["serve-ns3gym", "seed=18446744073709551615", "episodes=2"],
      "ecngym serve-ns3gym: error: seed: got 18446744073709551615, allowed range is [0, 18446744073709551614]"),
@@ -254,3 +258,12 @@ def test_compare_names_a_bad_flow_table_as_such_not_as_a_topology_misfit(tmp_pat
     done = ecngym("compare", f"trace={trace}", "topology.hosts=4", f"hydra.run.dir={tmp_path / 'c'}")
     assert done.returncode == 2
     assert f"error: trace: {trace} is not a valid flow table: flows.dst: row 0: 0 equals src" in done.stderr
+
+
+def test_trace_inspect_refuses_an_empty_link_rate(tmp_path):
+    # it was taken as not given (the trace's own rate)
+    trace = tmp_path / "flows.txt"
+    trace.write_text("1\n0 1 3 100 1000 0.000001\n")
+    assert ecngym("trace", "inspect", str(trace)).returncode == 0
+    done = ecngym("trace", "inspect", str(trace), "--link-rate", "")
+    assert done.returncode == 2 and "error: --link-rate: " in done.stderr, done.stderr

@@ -110,11 +110,15 @@ def inspect_main(argv: list[str] | None = None) -> int:
                                                           "else 100Gbps)")
     parser.add_argument("--head", type=_count, default=10, help="flows to show (a whole number >= 0; default 10)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if not args.path.strip():  # (Path('') is '.': "got '.', which is a directory")
+        raise ConfigError("trace", "got '', expected the path of a Parquet trace or an HPCC flow file")
     path = Path(args.path)
     trace = Trace.read(path, allow_empty=True)  # (an empty trace is refused where it is replayed, not here)
     f = trace.flows
     console = Console(width=max(Console().width, 100))  # the hash row needs ~90 columns
-    rate = parse_rate_bps(args.link_rate or trace.params.get("link_rate_bps", "100Gbps"), "--link-rate")
+    # (an empty --link-rate was taken as not given)
+    given = args.link_rate if args.link_rate is not None else trace.params.get("link_rate_bps", "100Gbps")
+    rate = parse_rate_bps(given, "--link-rate")
 
     facts = Table(title=f"trace {path.name}", show_header=False, title_justify="left")
     facts.add_column(style="bold")
