@@ -603,13 +603,9 @@ def check_training_fields(cfg: DictConfig) -> None:
     """
     defaults = OmegaConf.load(CONFIG_DIR / "train.yaml")
 
-    def plain(value: Any) -> Any:
-        return OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
-
     def given(fields: tuple[str, ...]) -> tuple[str, Any] | None:  # the first that is not the default
-        changed = [(f, plain(OmegaConf.select(cfg, f))) for f in fields
-                   if plain(OmegaConf.select(cfg, f)) != plain(OmegaConf.select(defaults, f))]
-        return changed[0] if changed else None
+        values = ((f, plain(OmegaConf.select(cfg, f))) for f in fields)
+        return next(((f, v) for f, v in values if v != plain(OmegaConf.select(defaults, f))), None)
 
     if cfg.get("agent"):
         unread = given(_GENERIC_TRAINING_FIELDS)
