@@ -212,6 +212,21 @@ class ResultStore:
         except duckdb.Error as exc:
             raise StoreError(f"cannot open the results database {self.db_path}: {exc}") from None
 
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """A read-only connection to the database for the block: shared lock, schema checked.
+
+        Raises:
+            StoreError: If the database cannot be opened or is not an ecngym store of this schema.
+        """
+        with self._locked(exclusive=False):
+            con = self._connect(read_only=True)
+            try:
+                self._check_schema(con, create=False)
+                yield con
+            finally:
+                con.close()
+
     def _check_schema(self, con: Any, create: bool) -> None:
         tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         if not tables and create:
@@ -272,14 +287,9 @@ class ResultStore:
         Raises:
             StoreError: If it cannot be opened or is not an ecngym results store of this schema.
         """
-        if not self.db_path.is_file():
-            return
-        with self._locked(exclusive=False):
-            con = self._connect(read_only=True)
-            try:
-                self._check_schema(con, create=False)
-            finally:
-                con.close()
+        if self.db_path.is_file():
+            with self._reading():
+                pass
 
     def has(self, rid: str) -> bool:
         """Whether the row ``rid`` is committed (in the inbox or the database)."""
@@ -287,13 +297,8 @@ class ResultStore:
             return True
         if not self.db_path.is_file():
             return False
-        with self._locked(exclusive=False):
-            con = self._connect(read_only=True)
-            try:
-                self._check_schema(con, create=False)
-                return con.execute("SELECT count(*) FROM episodes WHERE row_id = ?", [rid]).fetchall()[0][0] > 0
-            finally:
-                con.close()
+        with self._reading() as con:
+            return con.execute("SELECT count(*) FROM episodes WHERE row_id = ?", [rid]).fetchall()[0][0] > 0
 
     def episodes(self, ingest: bool = True) -> pd.DataFrame:
         """Every row as a DataFrame: provenance columns, then one column per metric.
@@ -309,16 +314,11 @@ class ResultStore:
         if not self.db_path.is_file():
             raise StoreError(f"no results store at {self.root} (no {self.DB_NAME}); run 'ecngym run' or "
                              "'ecngym eval' first, or point results.dir / --store at one")
-        with self._locked(exclusive=False):
-            con = self._connect(read_only=True)
-            try:
-                self._check_schema(con, create=False)
-                cols = ", ".join(f'"{c}"' for c in COLUMNS)
-                frame = con.execute(f'SELECT {cols}, map_keys("{METRICS_COLUMN}") AS k, '
-                                    f'map_values("{METRICS_COLUMN}") AS v FROM episodes '
-                                    "ORDER BY created_at, row_id").df()
-            finally:
-                con.close()
+        with self._reading() as con:
+            cols = ", ".join(f'"{c}"' for c in COLUMNS)
+            frame = con.execute(f'SELECT {cols}, map_keys("{METRICS_COLUMN}") AS k, '
+                                f'map_values("{METRICS_COLUMN}") AS v FROM episodes '
+                                "ORDER BY created_at, row_id").df()
         # a NaN metric (e.g. no small flow finished) is stored as NULL, and DuckDB hands a list holding
         # NULL over as a masked array: back to float NaN here, so every metric column is float64
         metrics = pd.DataFrame([dict(zip(k, np.ma.filled(np.ma.asarray(v, dtype=np.float64), np.nan), strict=True))
@@ -329,13 +329,8 @@ class ResultStore:
     def query(self, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
         """Run a read-only SQL query on the database (table ``episodes``) and return a DataFrame."""
         self.ingest()
-        with self._locked(exclusive=False):
-            con = self._connect(read_only=True)
-            try:
-                self._check_schema(con, create=False)
-                return con.execute(sql, params or []).df()
-            finally:
-                con.close()
+        with self._reading() as con:
+            return con.execute(sql, params or []).df()
 
     def frame(self, rel_path: str | None) -> pd.DataFrame | None:
         """Read one row's Parquet file (``flows_path`` / ``series_path`` / ``curve_path``), or None."""
