@@ -60,8 +60,11 @@ def load_trace(spec: str) -> tuple[Any, str]:
                                                     "or an HPCC flow file"), spec
 
 
-def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed: Any, topo: Topology) -> FabricConfig:
-    """The fabric config of one named ECN setting, validated (against ``topo``'s port rates too).
+def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed: Any,
+                 ports: dict[str, Any]) -> FabricConfig:
+    """The fabric config of one named ECN setting, validated (against the ports' rates too).
+
+    ``ports`` is the topology's :meth:`~ecngym.sim_backend.Topology.port_table`.
 
     Raises:
         ConfigError: Naming ``ecn_settings.<name>.<field>`` for a bad ECN field, ``seed`` for a
@@ -71,7 +74,7 @@ def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed:
         # a setting applies to every port: it replaces per-rate thresholds (an HPCC config's maps)
         setting = fabric_cfg.updated({"ecn": {"by_rate": {}, **ecn}, "seed": seed})
         setting.to_cpp()
-        ports = topo.port_table()  # (a by_rate map without a port's rate failed when its run built the fabric)
+        # (a by_rate map without a port's rate failed when its run built the fabric)
         ecn_by_port(setting, ports["rate_bps"], ports["is_switch"])
     except ConfigError as exc:
         if exc.field == "fabric.seed":
@@ -102,10 +105,11 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
     if not ecn_settings:
         raise ConfigError("ecn_settings", "got no setting; give at least one name: {kmin, kmax, pmax}")
     settings = {}
+    ports = topo.port_table()
     for name, ecn in ecn_settings.items():
         if not isinstance(ecn, Mapping):
             raise ConfigError(f"ecn_settings.{name}", f"got {ecn!r}, expected a mapping {{kmin, kmax, pmax}}")
-        settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), cfg.seed, topo)
+        settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), cfg.seed, ports)
     limit_ns = check("limit", cfg.limit, Duration(low=1))
     flows, description = load_trace(str(cfg.trace))  # read (a malformed file's error is the reader's)
     try:  # checked once, before any run: the table itself, then its hosts against the topology
@@ -259,8 +263,10 @@ def _env_for(controller: Any, cfg: DictConfig, console: Console | None = None) -
     try:
         return make_env(cfg, extra)
     except ConfigError as exc:  # the controller's own settings (a trained agent's: its agent.json's "env")
+        from ecngym.agents.common import AGENT_FILE
+
         trained = hasattr(controller, "run_dir")
-        source = f"{controller.run_dir / 'agent.json'}'s env" if trained else f"{controller.name}'s env_overrides"
+        source = f"{controller.run_dir / AGENT_FILE}'s env" if trained else f"{controller.name}'s env_overrides"
         raise ConfigError("controller.path" if trained else "controller",
                           f"{source} gives a bad {exc.field}: {exc.message}") from None
 
