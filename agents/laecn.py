@@ -452,7 +452,7 @@ class LaecnController(LearnedController):
         weights = check_input_file("controller.path", self.run_dir / WEIGHTS_FILE, expected)
         load_saved("controller.path", weights, f"{expected} that matches its {AGENT_FILE}",
                    lambda: self.agent.load(weights))
-        self.eps = 0.0 if self.deterministic else float(m["config"]["eval_eps"])
+        self.eps = 0.0 if self.deterministic else float(config["eval_eps"])
         self._started = False
 
     def reset(self, env: Any) -> None:

@@ -319,7 +319,13 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
             naming ``agent.hyperparams.<key>``, if a resumed checkpoint trained with another value
             (a resume continues with the checkpoint's hyperparameters, as SB3's ACC does).
     """
-    from ecngym.agents.common import check_resume_total, check_resumed_hyperparams, load_saved, resumed_seed
+    from ecngym.agents.common import (
+        check_resume_total,
+        check_resumed_hyperparams,
+        check_warm_up,
+        load_saved,
+        resumed_seed,
+    )
     from ecngym.error import ConfigError
 
     earlier = resumed_episodes(resume) if resume else []  # a resumed run's episodes before the checkpoint
@@ -330,8 +336,6 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
     if resume:  # as SB3's ACC: the checkpoint's hyperparameters go on (checked before Ray starts)
         check_resumed_hyperparams(agent["hyperparams"], checkpoint_hyperparams(resume))
     else:  # learning starts once more than learning_starts transitions were collected (as SB3's ACC)
-        from ecngym.agents.common import check_warm_up
-
         check_warm_up("agent.hyperparams.learning_starts", int(agent["hyperparams"]["learning_starts"]),
                       timesteps * n_agents - 1,
                       f"{timesteps * n_agents} transitions (total_timesteps {timesteps} env steps x {n_agents} agents)")
