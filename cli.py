@@ -26,6 +26,7 @@ serve-ns3gym    serve an env to an ns3-gym (OpenGym) agent over ZMQ (Hydra)
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -137,6 +138,12 @@ def _no_option_message(group: str, option: str, options: list[str]) -> str:
     return f"no option {option!r} in group {group!r}; available options: {', '.join(options)}.{hint}"
 
 
+@functools.cache
+def _config_groups() -> dict[str, list[str]]:
+    """Each config group of the installed tree and its options (read once: -m checks every combination)."""
+    return {p.name: sorted(f.stem for f in p.glob("*.yaml")) for p in CONFIG_DIR.iterdir() if p.is_dir()}
+
+
 def _check_group_choices(overrides: list[str]) -> None:
     """Refuse an override of one of ecngym's config groups that does not name one of its options.
 
@@ -150,7 +157,7 @@ def _check_group_choices(overrides: list[str]) -> None:
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
-    groups = {p.name: sorted(f.stem for f in p.glob("*.yaml")) for p in CONFIG_DIR.iterdir() if p.is_dir()}
+    groups = _config_groups()
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except HydraException:
