@@ -565,6 +565,7 @@ def train_main(cfg: DictConfig) -> None:
     from functools import partial
 
     from ecngym.agents import train
+    from ecngym.agents.sb3 import check_hyperparams
 
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     check_whole("seed", cfg.seed, 0, MAX_SEED)  # the run's row in the results store holds it
@@ -576,7 +577,7 @@ def train_main(cfg: DictConfig) -> None:
     if not OmegaConf.is_dict(cfg.hyperparams):
         raise ConfigError("hyperparams", f"got {plain(cfg.hyperparams)!r}, expected a mapping of the SB3 algorithm's "
                                          "keyword arguments (e.g. +hyperparams.n_steps=128)")
-    hyper = config_values(cfg.hyperparams)
+    hyper = check_hyperparams(cfg.algorithm, config_values(cfg.hyperparams))  # (recorded as SB3 gets them)
     probe = make_env(cfg)  # fails fast on a bad env config; records the resolved scenario (opens no fabric)
     env_config = probe.unwrapped.config.as_dict()
     probe.close()

@@ -249,7 +249,8 @@ def check(field: str, value: Any, kind: Any) -> Any:
     try:
         return _adapter(kind).validate_python(plain(value), strict=True)
     except ValidationError as exc:
-        raise _config_error(exc, field, None) from None
+        model = kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None  # (names its fields)
+        raise _config_error(exc, field, model) from None
 
 
 def convert(value: Any, kind: Any, what: str = "") -> Any:

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
-from ecngym.validation import ConfigModel, Flag, OneOf, Real, Whole, field_error
+from ecngym.validation import ConfigModel, Flag, OneOf, Real, Whole, convert, field_error
 
 GRANULARITY = OneOf("port", "switch")
-#: A network's hidden layer widths: at least one layer (the agents' Q-networks are MLPs).
-HIDDEN_LAYERS = Annotated[list[Whole(1, 65536)], Field(min_length=1)]
+#: A network's hidden layer widths (``[]``: none, a linear network).
+HIDDEN_WIDTHS = list[Whole(1, 65536)]
+#: The same, at least one layer (the agents' Q-networks are MLPs).
+HIDDEN_LAYERS = Annotated[HIDDEN_WIDTHS, Field(min_length=1)]
 
 
 class DqnTrainingParams(ConfigModel):
@@ -120,3 +122,65 @@ class LaecnConfig(DqnTrainingParams):
 
 
 MODELS = {"acc": AccConfig, "laecn": LaecnConfig, "haecn": LaecnConfig}
+
+
+# ------------------------------------------------------------------ generic SB3 training
+def _train_freq(value: Any) -> Any:
+    """SB3's ``train_freq``: a whole number of steps, or ``[n, "step" | "episode"]`` (as a tuple)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != 2 or not isinstance(value[1], str) or value[1] not in ("step", "episode"):
+            raise ValueError(f"got {value!r}, allowed: a whole number >= 1, or [n, 'step' | 'episode']")
+        return convert(value[0], Whole(1)), value[1]
+    return convert(value, Whole(1))
+
+
+class ActorCriticArch(ConfigModel):
+    """PPO's separate hidden layers (SB3's ``net_arch=dict(pi=[...], vf=[...])``; a missing one is none)."""
+
+    pi: HIDDEN_WIDTHS = Field(default_factory=list)
+    vf: HIDDEN_WIDTHS = Field(default_factory=list)
+
+
+#: Value types of SB3's keyword arguments that ``ecngym train`` (without ``agent=``) checks as
+#: ``hyperparams.<key>`` before SB3 sees them: SB3 itself checks few (``gamma=2`` trained). Keys of the
+#: algorithm's signature not listed pass on as given (SB3 checks their types); a callable schedule
+#: (``learning_rate``, ``clip_range`` from Python) is SB3's to check. Of ``policy_kwargs``, ecngym
+#: checks ``net_arch``: :data:`HIDDEN_WIDTHS`, or for PPO also :class:`ActorCriticArch`.
+SB3_HYPERPARAMS: dict[str, dict[str, Any]] = {
+    "dqn": {
+        "learning_rate": Real(0, 1, low_open=True),
+        "buffer_size": Whole(1, 10**8),
+        "learning_starts": Whole(0),
+        "batch_size": Whole(1, 10**6),
+        "tau": Real(0, 1, low_open=True),
+        "gamma": Real(0, 1),
+        "train_freq": Annotated[Any, BeforeValidator(_train_freq)],
+        "gradient_steps": Whole(-1),  # -1: as many as env steps collected (SB3)
+        "optimize_memory_usage": Flag,
+        "n_steps": Whole(1, 10**6),
+        "target_update_interval": Whole(1),
+        "exploration_fraction": Real(0, 1),
+        "exploration_initial_eps": Real(0, 1),
+        "exploration_final_eps": Real(0, 1),
+        "max_grad_norm": Real(0, None, low_open=True),
+        "stats_window_size": Whole(1),
+    },
+    "ppo": {
+        "learning_rate": Real(0, 1, low_open=True),
+        "n_steps": Whole(1, 10**8),
+        "batch_size": Whole(2, 10**8),  # SB3 asserts > 1 (a one-sample advantage normalises to NaN)
+        "n_epochs": Whole(1),
+        "gamma": Real(0, 1),
+        "gae_lambda": Real(0, 1),
+        "clip_range": Real(0, None, low_open=True),
+        "clip_range_vf": Real(0, None, low_open=True) | None,
+        "normalize_advantage": Flag,
+        "ent_coef": Real(),
+        "vf_coef": Real(0, None),
+        "max_grad_norm": Real(0, None, low_open=True),
+        "use_sde": Flag,
+        "sde_sample_freq": Whole(-1),  # -1: only at the start of a rollout (SB3)
+        "target_kl": Real(0, None, low_open=True) | None,
+        "stats_window_size": Whole(1),
+    },
+}

@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from ecngym.agents.config import HIDDEN_WIDTHS, SB3_HYPERPARAMS, ActorCriticArch
 from ecngym.agents.common import InferenceCounter, check_warm_up, load_saved, mlp_flops
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_input_file
-from ecngym.validation import Flag, check
+from ecngym.validation import Flag, check, plain
 
 ALGORITHMS = ("dqn", "ppo")
 
@@ -104,12 +105,67 @@ def _acting_flops(policy: Any) -> int:
             + mlp_flops(policy.action_net))
 
 
-def _check_hyperparams(cls: Any, hyperparams: dict[str, Any]) -> None:
-    """Refuse keys the algorithm does not take (SB3 would raise a bare TypeError)."""
-    known = set(inspect.signature(cls.__init__).parameters) - {"self", "policy", "env", "seed", "device"}
-    for key in hyperparams:
+#: SB3 keyword arguments that ecngym sets itself, and why (given in ``hyperparams``, SB3 would
+#: refuse the second value or, for ``tensorboard_log``, write nothing: the model's logger is off)
+_SET_BY_ECNGYM = {"verbose": "ecngym builds the model quiet (verbose=0)",
+                  "tensorboard_log": "ecngym turns SB3's logger off and writes its own learning curve "
+                                     "(monitor/*.monitor.csv, and the logger group)",
+                  "_init_setup_model": "ecngym builds the model whole"}
+#: Keys whose value may also be a schedule (a callable of the remaining progress; from Python only)
+_SCHEDULES = ("learning_rate", "clip_range", "clip_range_vf")
+
+
+def check_hyperparams(algorithm: str, hyperparams: Any) -> dict[str, Any]:
+    """The SB3 algorithm's keyword arguments, checked: names against its signature, values by type.
+
+    Values of the keys in :data:`ecngym.agents.config.SB3_HYPERPARAMS` are validated and converted
+    (``3.0`` -> 3; ``train_freq: [4, step]`` -> a tuple); other keys of the signature pass as given.
+
+    Args:
+        algorithm: ``"dqn"`` or ``"ppo"``.
+        hyperparams: A mapping of keyword arguments (``None``: none).
+
+    Returns:
+        The checked keyword arguments.
+
+    Raises:
+        ConfigError: Naming ``hyperparams.<key>`` for a key the algorithm does not take or that
+            ecngym sets itself, or a value outside its type or range; ``hyperparams`` for a non-mapping.
+    """
+    cls = algorithm_class(algorithm)
+    given = plain(hyperparams if hyperparams is not None else {})
+    if not isinstance(given, dict):
+        raise ConfigError("hyperparams", f"got {given!r}, expected a mapping of {cls.__name__}'s keyword arguments")
+    known = set(inspect.signature(cls.__init__).parameters) - {"self", "policy", "env", "seed", "device",
+                                                               *_SET_BY_ECNGYM}
+    types = SB3_HYPERPARAMS[algorithm]
+    checked = {}
+    for key, value in given.items():
+        field = f"hyperparams.{key}"
+        if key in _SET_BY_ECNGYM:
+            raise ConfigError(field, f"not settable: {_SET_BY_ECNGYM[key]}")
         if key not in known:
-            raise ConfigError(f"hyperparams.{key}", f"not an argument of {cls.__name__}; allowed: {sorted(known)}")
+            raise ConfigError(field, f"not an argument of {cls.__name__}; allowed: {sorted(known)}")
+        kind = types.get(key)
+        if key == "policy_kwargs":
+            checked[key] = _policy_kwargs(algorithm, value, field)
+        elif kind is None or (key in _SCHEDULES and callable(value)):
+            checked[key] = value
+        else:
+            checked[key] = check(field, value, kind)
+    return checked
+
+
+def _policy_kwargs(algorithm: str, value: Any, field: str) -> dict[str, Any]:
+    """``policy_kwargs`` with its ``net_arch`` checked (layer widths; for PPO also separate pi / vf ones)."""
+    if not isinstance(value, dict):
+        raise ConfigError(field, f"got {value!r}, expected a mapping of the policy's keyword arguments")
+    if "net_arch" not in value:
+        return value
+    arch = value["net_arch"]
+    if algorithm == "ppo" and isinstance(arch, dict):
+        return {**value, "net_arch": check(f"{field}.net_arch", arch, ActorCriticArch).model_dump()}
+    return {**value, "net_arch": check(f"{field}.net_arch", arch, HIDDEN_WIDTHS)}
 
 
 @contextlib.contextmanager
@@ -195,7 +251,7 @@ def new_model(algorithm: str, venv: Any, seed: int, hyperparams: dict[str, Any] 
         algorithm: ``"dqn"`` or ``"ppo"``.
         venv: The SB3 vector env.
         seed: The algorithm's seed.
-        hyperparams: Keyword arguments of the SB3 algorithm.
+        hyperparams: Keyword arguments of the SB3 algorithm, as :func:`check_hyperparams` returns them.
 
     Raises:
         ConfigError: On an unknown algorithm or hyperparameters SB3 refuses (naming ``algorithm`` /
@@ -232,7 +288,7 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
         seed: Seed of the algorithm and the envs (>= 0).
         out_dir: Where ``model.zip`` is written.
         n_envs: Parallel envs (1 .. :data:`MAX_ENVS`; ``SubprocVecEnv`` when > 1, one fabric per process).
-        hyperparams: Keyword arguments of the SB3 algorithm.
+        hyperparams: Keyword arguments of the SB3 algorithm (checked: :func:`check_hyperparams`).
         progress_bar: Show SB3's progress bar.
         checkpoint_every: Save ``out_dir/checkpoints/model_<steps>_steps.zip`` every this many env
             steps (summed over envs), so a run that fails later keeps its progress; 0 = never.
@@ -252,7 +308,7 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
     from ecngym.agents.threads import in_worker, limit_threads
 
     n_threads = limit_threads(threads)
-    _check_hyperparams(algorithm_class(algorithm), dict(hyperparams or {}))  # before any env is built
+    hyperparams = check_hyperparams(algorithm, hyperparams)  # before any env is built
     total_timesteps = check_whole("total_timesteps", total_timesteps, 1)
     n_envs = check_whole("n_envs", n_envs, 1, MAX_ENVS)
     seed = check_whole("seed", seed, 0)

@@ -72,7 +72,9 @@ def test_train_rejects_bad_counts_and_hyperparameters(tmp_path, capsys):
     for i, (override, field) in enumerate([("total_timesteps=0", "total_timesteps"), ("n_envs=0", "n_envs"),
                                            ("checkpoint_every=-1", "checkpoint_every"),
                                            ("+hyperparams.n_stepz=8", "hyperparams.n_stepz"),
-                                           ("+hyperparams.n_steps=-8", "hyperparams")]):
+                                           ("+hyperparams.n_steps=-8", "hyperparams.n_steps: got -8"),
+                                           # trained on, as SB3 checks no discount (nor most values)
+                                           ("+hyperparams.gamma=2", "hyperparams.gamma: got 2, allowed range is [0, 1]")]):
         assert cli.main(["train", override, "progress_bar=false", f"hydra.run.dir={tmp_path}/{i}"]) == 2, override
         assert f"error: {field}" in capsys.readouterr().err
         assert not (tmp_path / str(i) / "model.zip").exists()
