@@ -28,6 +28,7 @@ Presets (``FabricConfig.preset(name)``):
 from __future__ import annotations
 
 import dataclasses
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -357,6 +358,16 @@ class FabricConfig:
         Raises:
             ConfigError: Naming the first invalid field and its allowed range.
         """
+        try:
+            return self._build_cpp()
+        except ConfigError as exc:
+            # the half-built C++ structs in the builder's locals would live as long as the error's
+            # traceback: an error kept to interpreter exit (a notebook's last error, a test's
+            # ExceptionInfo cycle) makes nanobind report them as leaked
+            traceback.clear_frames(exc.__traceback__)
+            raise
+
+    def _build_cpp(self) -> Any:
         from ecngym.sim_backend import _fabric
 
         c = _fabric.FabricConfig()
