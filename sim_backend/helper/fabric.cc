@@ -5,12 +5,14 @@
 #include "../model/timing-wheel-scheduler.h"
 
 #include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/global-value.h"
 #include "ns3/nstime.h"
 #include "ns3/object-factory.h"
 #include "ns3/scheduler.h"
 #include "ns3/string.h"
 #include "ns3/simulator.h"
+#include "ns3/uinteger.h"
 
 #include <algorithm>
 #include <bit>
@@ -19,6 +21,7 @@
 #include <deque>
 #include <limits>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -915,6 +918,22 @@ MakeAqm(const TypeId& tid)
     return f.Create<PortAqmPolicy>();
 }
 
+/**
+ * Whether @p text is a whole @p T as ns-3's number attribute values read it.
+ *
+ * ns-3's UintegerValue / DoubleValue abort the process (NS_ABORT_MSG_UNLESS in
+ * DeserializeFromString) on text they do not read to its end, so text is checked first.
+ */
+template <typename T>
+bool
+ReadsWhole(const std::string& text)
+{
+    std::istringstream iss(text);
+    T value;
+    iss >> value;
+    return !iss.fail() && iss.eof();
+}
+
 void
 ApplyAqmAttributes(PortAqmPolicy& policy,
                    const std::string& typeName,
@@ -927,6 +946,14 @@ ApplyAqmAttributes(PortAqmPolicy& policy,
         if (!policy.GetInstanceTypeId().LookupAttributeByName(names[k], &info))
         {
             throw std::invalid_argument("aqm: " + typeName + " has no attribute " + names[k]);
+        }
+        const Ptr<AttributeValue> kind = info.checker->Create();
+        if ((DynamicCast<UintegerValue>(kind) && !ReadsWhole<uint64_t>(values[k])) ||
+            (DynamicCast<DoubleValue>(kind) && !ReadsWhole<double>(values[k])))
+        {
+            throw std::invalid_argument("aqm: " + typeName + "::" + names[k] + " = '" + values[k] +
+                                        "' is not a number (" +
+                                        info.checker->GetUnderlyingTypeInformation() + ")");
         }
         Ptr<AttributeValue> v = info.checker->CreateValidValue(StringValue(values[k]));
         if (v == nullptr || !policy.SetAttributeFailSafe(names[k], *v))
@@ -1051,9 +1078,20 @@ Fabric::GetAqm(uint32_t portId,
     for (std::size_t k = 0; k < tid.GetAttributeN(); ++k)
     {
         const TypeId::AttributeInformation info = tid.GetAttribute(k);
+        names.push_back(info.name);
+        if (DynamicCast<DoubleValue>(info.checker->Create()))
+        {
+            // a DoubleValue's own string has 6 significant digits: set_aqm(get_aqm()) would move it
+            DoubleValue v;
+            policy->GetAttribute(info.name, v);
+            std::ostringstream oss;
+            oss.precision(std::numeric_limits<double>::max_digits10);
+            oss << v.Get();
+            values.push_back(oss.str());
+            continue;
+        }
         StringValue v;
         policy->GetAttribute(info.name, v);
-        names.push_back(info.name);
         values.push_back(v.Get());
     }
     return tid.GetName();

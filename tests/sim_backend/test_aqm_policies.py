@@ -113,6 +113,39 @@ def test_set_aqm_refuses_host_ports_and_set_red_refuses_non_red_ports(make_fabri
         fab.set_red(b, "10KB", "20KB", 0.1)
 
 
+def test_the_low_level_set_aqm_refuses_text_ns3_would_abort_on(make_fabric):
+    # ns-3's UintegerValue / DoubleValue abort the process on text they cannot read (helper-19's fuzz:
+    # fab.sim.set_aqm(..., ["TargetNs"], ["abc"]) ended the interpreter with SIGABRT)
+    topo, flows = _incast(3)
+    fab = make_fabric(topo, flows, FabricConfig.preset("dctcp"))
+    b = _bottleneck(fab, 3)
+    for policy, name, text in [("codel", "TargetNs", "abc"), ("codel", "TargetNs", "5 x"), ("codel", "TargetNs", ""),
+                               ("r_aqm", "Alpha1", "abc"), ("r_aqm", "Alpha1", "nan"), ("r_aqm", "N1", "1.5")]:
+        with pytest.raises(ValueError, match=f"::{name} = '{text}' is not a number"):
+            fab.sim.set_aqm([b], POLICIES[policy], [name], [text])
+    assert fab.get_aqm(b)["policy"] == "red"  # nothing changed
+
+
+def test_get_aqm_reads_back_every_digit_so_set_aqm_of_it_changes_nothing(make_fabric):
+    topo, flows = _incast(3)
+    fab = make_fabric(topo, flows, FabricConfig.preset("dctcp"))
+    b = _bottleneck(fab, 3)
+    fab.set_aqm(b, "red", kmin_bytes=1, kmax_bytes=2, pmax=0.123456789)
+    assert fab.get_aqm(b)["pmax"] == 0.123456789  # read 0.123457 (ns-3's DoubleValue string)
+    fab.set_aqm(b, "r_aqm", alpha1=0.1234567891234, bucket_depth=10 + 1 / 3)
+    got = fab.get_aqm(b)
+    assert got["alpha1"] == 0.1234567891234 and got["bucket_depth"] == 10 + 1 / 3
+    fab.set_aqm(b, "r_aqm", **{k: v for k, v in got.items() if k != "policy"})
+    assert fab.get_aqm(b) == got
+
+
+def test_an_enum_parameter_that_is_no_string_is_named(make_fabric):
+    topo, flows = _incast(3)
+    fab = make_fabric(topo, flows, FabricConfig.preset("dctcp"))
+    with pytest.raises(ConfigError, match=r"^aqm\.ecn_sharp\.control_law: got array\(\['RepoSqrt', 'X'\]"):
+        fab.set_aqm(_bottleneck(fab, 3), "ecn_sharp", control_law=np.array(["RepoSqrt", "X"]))
+
+
 def test_policy_parameters_come_from_the_cpp_checkers():
     spec = policy_spec("pred")
     assert spec["index_size_bits"].low == 1 and spec["index_size_bits"].high == 20
