@@ -386,7 +386,7 @@ class Fabric:
 
         Raises:
             ConfigError: If a switch index is not an integer in range, alpha is outside (0, 64] or a
-                headroom is not a size (nothing changes then).
+                headroom is not a size or larger than the buffer (nothing changes then).
         """
         sw = _ids(switches, "switches", self.topology.num_switches)
         n = len(sw)
@@ -397,6 +397,12 @@ class Fabric:
             raise ConfigError(f"alpha[{i}]" if n > 1 else "alpha",
                               f"got {shown(alpha_a[i])}{more}, allowed range is {range_text(0.0, 64.0, low_open=True)}")
         head = _broadcast_bytes(headroom, n, "headroom")
+        buffer_bytes = self._cpp_config.mmu.buffer_bytes
+        over = np.flatnonzero(head > buffer_bytes)
+        if len(over):  # as fabric.buffer.headroom is refused: no port could ever reserve it
+            i, more = first_offending(over)
+            raise ConfigError(f"headroom[{i}]" if n > 1 else "headroom", f"got {int(head[i])} B{more}, more than "
+                              f"the whole buffer (fabric.buffer.buffer = {buffer_bytes} B)")
         self.sim.set_pfc(sw.astype(np.uint32), alpha_a, head)
         return sw, alpha_a, head
 

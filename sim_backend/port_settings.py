@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ecngym.error import ConfigError
+from ecngym.error import ConfigError, first_offending
 
 if TYPE_CHECKING:
     from ecngym.sim_backend.config import FabricConfig
@@ -70,6 +70,10 @@ def pfc_by_port(config: FabricConfig, topology: Topology, rate_bps: np.ndarray, 
 
     Returns:
         ``(port_ids, alpha, headroom_bytes)`` over the switch ports.
+
+    Raises:
+        ConfigError: Naming ``fabric.buffer.headroom_rule`` if ``"rate_delay"`` gives a port more
+            headroom than the whole buffer (as a fixed ``fabric.buffer.headroom`` is refused).
     """
     from ecngym.units import parse_bytes
 
@@ -80,9 +84,19 @@ def pfc_by_port(config: FabricConfig, topology: Topology, rate_bps: np.ndarray, 
     rates = rate_bps[ports]
     if b.headroom_rule == "rate_delay":
         delay = port_delay_ns(topology)[ports]
-        # integer arithmetic as the reference: rate * delay / 8 / 1e9 * factor
-        per_delay = (rates.astype(np.uint64) * delay.astype(np.uint64)) // 8 // 1_000_000_000
-        headroom = per_delay * np.uint64(int(b.headroom_delays))
+        # integer arithmetic as the reference: rate * delay / 8 / 1e9 * factor, in Python ints (a
+        # 100 Gbps link of 200 ms overflowed uint64's product and wrapped to a small headroom)
+        factor = int(b.headroom_delays)
+        exact = [int(r) * int(d) // 8 // 1_000_000_000 * factor for r, d in zip(rates, delay, strict=True)]
+        buffer_bytes = parse_bytes(b.buffer, "fabric.buffer.buffer")
+        over = [i for i, h in enumerate(exact) if h > buffer_bytes]
+        if over:
+            i, more = first_offending(np.array(over))
+            raise ConfigError("fabric.buffer.headroom_rule", f"'rate_delay' gives switch port {int(ports[i])} "
+                              f"({rates[i]:.4g} bps x {int(delay[i])} ns x {factor}) {exact[i]} B of headroom{more}, "
+                              f"more than the whole buffer (fabric.buffer.buffer = {buffer_bytes} B); lower "
+                              "fabric.buffer.headroom_delays, use headroom_rule 'fixed' or raise the buffer")
+        headroom = np.array(exact, dtype=np.uint64)
     else:
         headroom = np.full(len(ports), parse_bytes(b.headroom, "fabric.buffer.headroom"), dtype=np.uint64)
     alpha = np.full(len(ports), float(b.pfc_alpha))

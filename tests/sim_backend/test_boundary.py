@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from ecngym.error import ConfigError
-from ecngym.sim_backend import Fabric, Topology
+from ecngym.sim_backend import Fabric, FabricConfig, Topology, topology
 
 FLOWS = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [10_000], "start_ns": [0]})
 STAR = {"kind": "incast_star", "hosts": 2}
@@ -175,6 +175,38 @@ def test_set_red_largest_threshold_is_stored_exactly(fab):
 def test_set_pfc_arguments_are_checked(fab, switches, alpha, headroom, field):
     with pytest.raises(ConfigError, match=field):
         fab.set_pfc(switches, alpha, headroom)
+
+
+def test_set_pfc_refuses_a_headroom_larger_than_the_buffer(fab):
+    # was accepted (1 GB on a 32 MiB buffer) and the simulation ran on; fabric.buffer.headroom is refused
+    before = fab.get_port_pfc()
+    with pytest.raises(ConfigError, match=r"^headroom: got 1000000000 B, more than the whole buffer "
+                                          r"\(fabric\.buffer\.buffer = 33554432 B\)$"):
+        fab.set_pfc(0, 1.0, "1GB")
+    with pytest.raises(ConfigError, match=r"^headroom: got 33554433 B, more than the whole buffer"):
+        fab.set_pfc([0], 1.0, [2**25 + 1])
+    assert all(np.array_equal(fab.get_port_pfc()[k], v) for k, v in before.items())  # nothing changed
+    fab.set_pfc(0, 1.0, 2**25)  # the whole buffer is allowed, as for fabric.buffer.headroom
+
+
+@pytest.mark.parametrize("delay,headroom", [("1us", 37_500), ("200ms", None), ("1ms", None)])
+def test_rate_delay_headroom_is_exact_and_never_more_than_the_buffer(delay, headroom):
+    # 100 Gbps x 200 ms x 3 / 8 = 7.5 GB overflowed uint64's rate x delay product: it read 582470970 B;
+    # 1 ms gave 37.5 MB on a 32 MiB buffer and was taken
+    config = FabricConfig.preset("hpcc", buffer={"headroom_rule": "rate_delay"})
+    star = topology.incast_star(hosts=2, link_rate="100Gbps", link_delay=delay)
+    if headroom is None:
+        with pytest.raises(ConfigError, match=r"^fabric\.buffer\.headroom_rule: 'rate_delay' gives switch port \d+ "
+                                              r"\(1e\+11 bps x \d+ ns x 3\) \d+ B of headroom \(and 1 more\), more "
+                                              r"than the whole buffer \(fabric\.buffer\.buffer = 33554432 B\)"):
+            Fabric(star, FLOWS.iloc[:0], config)
+        return
+    f = Fabric(star, FLOWS.iloc[:0], config)
+    try:
+        pfc = f.get_port_pfc()["headroom_bytes"]
+        assert set(pfc[f.ports.is_switch]) == {headroom}
+    finally:
+        f.close()
 
 
 @pytest.mark.parametrize("call,field", [
