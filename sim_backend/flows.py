@@ -17,6 +17,10 @@ from ecngym.units import MAX_BYTES, MAX_TIME_NS
 from ecngym.validation import check, is_finite_number
 
 REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
+#: Columns the fabric reads when a table has them (defaults otherwise)
+OPTIONAL_COLUMNS = ("priority", "dport", "extra_delay_ns")
+#: Columns a trace carries that the fabric does not read: a flow table may have them
+DESCRIPTIVE_COLUMNS = ("flow_id", "tag")
 DEFAULT_PRIORITY = 3
 #: Destination port of flows whose table gives none: the HPCC traffic generator's (its incast
 #: flows use 200). The HPCC ECMP hash (``FabricConfig.ecmp_hash="hpcc"``) hashes it.
@@ -44,8 +48,9 @@ def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None
 
     Raises:
         ConfigError: Naming the column, the first bad row and how many more rows are bad
-            (:func:`check_rows`), or ``flows`` and each column's length if a mapping's columns are
-            not flat arrays of one length.
+            (:func:`check_rows`); ``flows`` and each column's length if a mapping's columns are
+            not flat arrays of one length; ``flows`` and the column for one named twice or one
+            not in :data:`REQUIRED_COLUMNS`, :data:`OPTIONAL_COLUMNS` or :data:`DESCRIPTIVE_COLUMNS`.
     """
     if isinstance(flows, (str, Path)):
         flows = read_flows(flows, topology)
@@ -58,6 +63,7 @@ def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None
     missing = [c for c in REQUIRED_COLUMNS if c not in flows.columns]
     if missing:
         raise ConfigError("flows", f"missing column(s) {missing}; need {list(REQUIRED_COLUMNS)}")
+    _check_column_names(flows.columns)
     table = pd.DataFrame(
         {
             "src": flows["src"].to_numpy(),
@@ -93,6 +99,26 @@ def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None
     _check(table, "priority", (table["priority"] < 1) | (table["priority"] > 7), "must be in [1, 7]")
     _check(table, "dport", (table["dport"] < 0) | (table["dport"] > 65535), "must be in [0, 65535]")
     return table
+
+
+def _check_column_names(columns: pd.Index) -> None:
+    """Refuse a column named twice or one the fabric does not know (a misspelt ``priorty`` was dropped).
+
+    Raises:
+        ConfigError: Naming ``flows``, the column, and the columns a flow table may have.
+    """
+    import difflib
+
+    known = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, *DESCRIPTIVE_COLUMNS)
+    twice = sorted({str(c) for c in columns[columns.duplicated()]})
+    if twice:
+        raise ConfigError("flows", f"column {twice[0]!r} appears more than once; each column may appear once")
+    for c in columns:
+        if c not in known:
+            close = difflib.get_close_matches(str(c), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError("flows", f"unknown column {c!r}{hint}; the fabric reads {list(REQUIRED_COLUMNS)}, "
+                                       f"optionally {list(OPTIONAL_COLUMNS)}, and allows {list(DESCRIPTIVE_COLUMNS)}")
 
 
 def with_delay_classes(flows: pd.DataFrame, classes: Any, seed: int = 0) -> pd.DataFrame:

@@ -318,6 +318,34 @@ def test_host_lookup_by_file_node_id_does_not_grow_with_the_largest_id():
             star.hosts_of_node_ids(np.array(bad), "flows.src")
 
 
+@pytest.mark.parametrize("extra,message", [
+    # each was dropped without a word: the flow ran at the default priority / without its delay
+    ({"priorty": 7}, r"unknown column 'priorty' \(did you mean 'priority'\?\); the fabric reads \['src', 'dst', "
+                     r"'size_bytes', 'start_ns'\], optionally \['priority', 'dport', 'extra_delay_ns'\], and allows "
+                     r"\['flow_id', 'tag'\]$"),
+    ({"extra_delay": 5}, r"unknown column 'extra_delay' \(did you mean 'extra_delay_ns'\?\)"),
+    ({"app": "web"}, r"unknown column 'app'; the fabric reads"),
+])
+def test_a_flow_table_column_the_fabric_does_not_know_is_refused(extra, message):
+    from ecngym.sim_backend.flows import as_flow_table
+
+    flows = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [10], "start_ns": [0]})
+    with pytest.raises(ConfigError, match=r"^flows: " + message):
+        as_flow_table(flows.assign(**extra))
+    # a trace's own columns are allowed (the fabric does not read flow_id or tag)
+    assert list(as_flow_table(flows.assign(flow_id=0, tag="web", extra_delay_ns=5)).columns) == [
+        "src", "dst", "size_bytes", "start_ns", "priority", "dport", "extra_delay_ns"]
+
+
+def test_a_flow_table_column_named_twice_is_refused():
+    # was pandas' "Per-column arrays must each be 1-dimensional"
+    from ecngym.sim_backend.flows import as_flow_table
+
+    flows = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [10], "start_ns": [0]})
+    with pytest.raises(ConfigError, match=r"^flows: column 'src' appears more than once; each column may appear once$"):
+        as_flow_table(pd.concat([flows, flows[["src"]]], axis=1))
+
+
 def test_a_flow_table_error_counts_the_bad_rows_after_the_first():
     # named the first bad row only: a table with thousands of bad rows read like a one-row typo
     from ecngym.sim_backend.flows import as_flow_table
