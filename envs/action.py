@@ -99,6 +99,10 @@ class EcnActionMapper:
             setting = _setting(field, t)
             if setting not in out:
                 out.append(setting)
+            elif field != "env.action.static_default":  # (the default may be a template: it is one then)
+                # two indices of one setting: the space would silently lose one
+                raise ConfigError(field, f"repeats env.action.templates[{out.index(setting)}] ({t!r}); "
+                                         "give each setting once")
         self._static = out.index(_setting(fields[-1], entries[-1]))
         return out
 

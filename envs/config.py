@@ -354,6 +354,22 @@ class EnvConfig(ConfigModel):
                                   f"{suggest(key, list(allowed))}")
         return self
 
+    @property
+    def action_tunes_aqm(self) -> bool:
+        """Whether the action tunes ``aqm``'s policy parameters rather than the RED curve.
+
+        So it does for a policy other than RED, and for RED when ``action.aqm_params`` names the
+        parameters to tune; otherwise the RED-curve action fields apply (:data:`RED_CURVE_ACTION_FIELDS`).
+
+        Raises:
+            ConfigError: Naming ``env.aqm`` if it is no policy setting.
+        """
+        from ecngym.sim_backend.aqm import split_setting
+
+        if self.aqm is None:
+            return False
+        return split_setting(self.aqm, "env.aqm")[0] != "red" or self.action.aqm_params is not None
+
     def updated(self, overrides: Any, prefix: str = "") -> EnvConfig:
         """Return a validated copy with (nested) ``overrides`` merged in (:meth:`ConfigModel.updated`).
 
@@ -388,6 +404,8 @@ def number(field: str, value: Any, integer: bool = False) -> float | int:
     return check(field, value, Whole() if integer else Real())
 
 
+#: Action fields that set the RED curve, unread when the action tunes ``env.aqm``'s parameters
+RED_CURVE_ACTION_FIELDS = ("templates", "static_default", "kmin_range", "kmax_span_range", "pmax_range")
 #: Action fields that one action type reads and the other ignores.
 ACTION_TYPE_OF_FIELD = {"templates": "discrete", "static_default": "discrete", "aqm_templates": "discrete",
                         "kmin_range": "continuous", "kmax_span_range": "continuous", "pmax_range": "continuous",
@@ -402,8 +420,9 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
 
     Raises:
         ConfigError: On a bad value, an unknown key, an ``action`` field that ``overrides``
-            changes although the resulting action type does not read it (``templates`` with a
-            continuous action, ``kmin_range`` with a discrete one), or a ``workload`` that
+            changes although the resulting action does not read it (``templates`` with a
+            continuous action, ``kmin_range`` with a discrete one, a RED-curve field when the
+            action tunes ``env.aqm``'s parameters), or a ``workload`` that
             ``overrides`` changes although the result replays a fixed ``trace`` (the trace fixes
             the workload). Not refused: ``obj``'s own fields (a preset may carry templates and
             still be run with a continuous action, and its workload with a trace) and fields given
@@ -421,10 +440,16 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
                                                 "leave trace out to generate each episode's trace from the workload")
     given = overrides.get("action")
     for key in given if isinstance(given, Mapping) else ():
+        changed = key in type(cfg.action).model_fields and getattr(cfg.action, key) != getattr(obj.action, key)
         kind = ACTION_TYPE_OF_FIELD.get(key)
-        if kind is not None and kind != cfg.action.type and getattr(cfg.action, key) != getattr(obj.action, key):
+        if kind is not None and kind != cfg.action.type and changed:
             raise ConfigError(f"{prefix}.action.{key}", f"only a {kind} action reads it, and this env's action.type "
                                                         f"is {cfg.action.type!r}: set action.type={kind!r} or leave "
+                                                        f"{key} out")
+        if key in RED_CURVE_ACTION_FIELDS and changed and cfg.action_tunes_aqm:
+            raise ConfigError(f"{prefix}.action.{key}", f"sets the RED curve, but this env's action tunes the "
+                                                        f"parameters of env.aqm ({cfg.aqm!r}): give its settings as "
+                                                        "action.aqm_templates / aqm_ranges, or leave "
                                                         f"{key} out")
     return cfg
 

@@ -190,7 +190,7 @@ class EcnScenario:
         # the controlled ports' AQM policy (env.aqm): installed at every reset; its parameters are
         # the action unless it is RED (whose curve the EcnActionMapper sets)
         self.aqm_policy, self.aqm_setting = self._aqm(cfg)
-        if self.aqm_policy is not None and (self.aqm_policy != "red" or cfg.action.aqm_params is not None):
+        if cfg.action_tunes_aqm:
             self.actions: EcnActionMapper | AqmActionMapper = AqmActionMapper(
                 cfg.action, self.ports, self.port_layers, self.aqm_policy, self.aqm_setting)
         else:

@@ -71,10 +71,28 @@ SHORT = {"episode_steps": 4}
      r"env\.action\.templates: only a discrete action reads it, and this env's action\.type is 'continuous'"),
     ({"action": {"kmin_range": ["1KB", "2KB"]}}, r"env\.action\.kmin_range: only a continuous action reads it"),
     ({"action": {"static_default": [1000, 2000, 0.1], "type": "continuous"}}, r"env\.action\.static_default"),
+    # with env.aqm the action tunes the policy's parameters: RED templates were ignored (helper-19's fuzz)
+    ({"aqm": "codel", "action": {"templates": [[1, 2, 0.3]]}},
+     r"^env\.action\.templates: sets the RED curve, but this env's action tunes the parameters of env\.aqm "
+     r"\('codel'\): give its settings as action\.aqm_templates / aqm_ranges, or leave templates out$"),
+    ({"aqm": {"policy": "red"}, "action": {"aqm_params": ["pmax"], "static_default": [1, 2, 0.3]}},
+     r"^env\.action\.static_default: sets the RED curve"),
+    ({"aqm": "pred", "action": {"type": "continuous", "kmin_range": ["1KB", "2KB"]}},
+     r"^env\.action\.kmin_range: sets the RED curve"),
+    # two indices of one setting: the space silently had one index fewer
+    ({"action": {"templates": [[1000, 2000, 0.1], ["1KB", "2KB", 0.1]]}},
+     r"^env\.action\.templates\[1\]: repeats env\.action\.templates\[0\] \(\[1000, 2000, 0\.1\]\); give each "
+     r"setting once$"),
 ])
 def test_make_refuses_bad_overrides_naming_the_field(overrides, field):
     with pytest.raises(ConfigError, match=field):
         gym.make("ecngym/RoceIncast-v0", **{**SHORT, **overrides})
+
+
+def test_the_static_default_may_be_one_of_the_templates():
+    env = gym.make("ecngym/RoceIncast-v0", **SHORT, action={"templates": [[1000, 2000, 0.1], [3000, 4000, 0.2]],
+                                                          "static_default": [3000, 4000, 0.2]})
+    assert env.action_space.n == 2 and env.unwrapped.static_action() == 1
 
 
 def test_a_preset_with_templates_still_takes_a_continuous_action():
