@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.agents.config import HIDDEN_WIDTHS, SB3_HYPERPARAMS, ActorCriticArch
 from ecngym.agents.common import InferenceCounter, check_warm_up, load_saved, mlp_flops
+from ecngym.agents.config import HIDDEN_WIDTHS, SB3_HYPERPARAMS, ActorCriticArch
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_input_file
 from ecngym.validation import Flag, check, plain

@@ -74,7 +74,7 @@ def test_train_rejects_bad_counts_and_hyperparameters(tmp_path, capsys):
                                            ("+hyperparams.n_stepz=8", "hyperparams.n_stepz"),
                                            ("+hyperparams.n_steps=-8", "hyperparams.n_steps: got -8"),
                                            # trained on, as SB3 checks no discount (nor most values)
-                                           ("+hyperparams.gamma=2", "hyperparams.gamma: got 2, allowed range is [0, 1]")]):
+                                           ("+hyperparams.gamma=2", "hyperparams.gamma: got 2, allowed range")]):
         assert cli.main(["train", override, "progress_bar=false", f"hydra.run.dir={tmp_path}/{i}"]) == 2, override
         assert f"error: {field}" in capsys.readouterr().err
         assert not (tmp_path / str(i) / "model.zip").exists()
