@@ -7,6 +7,7 @@ Rates and delays accept human units.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,8 @@ class Topology:
 
     Construction checks every field (a hand-built topology skips the builders' checks) and stores
     the link arrays in the fabric's dtypes (``uint32`` ends, ``float64`` rates, ``int64`` delays).
+    How the links join the nodes (one link per host, a path between every two hosts ...) is
+    checked by :meth:`check_buildable`, which the fabric calls before it builds.
 
     Raises:
         ConfigError: Naming the field (``topology.link_a[3]``), what was given and what is allowed:
@@ -150,8 +153,9 @@ class Topology:
     def check_buildable(self, available_bytes: int | None = None) -> None:
         """Refuse a topology the fabric cannot build.
 
-        Refused: a switch beyond 65535 ports, or a topology whose estimated memory exceeds what
-        this machine has available.
+        Refused: a link whose two ends are one node, a host without exactly one link, a host that
+        cannot reach every other host (:meth:`_structure_fault`), a switch beyond 65535 ports, or
+        a topology whose estimated memory exceeds what this machine has available.
 
         The estimate is dominated by the per-destination tables: hop counts (4 B x hosts x nodes)
         and each switch's next-hop list per host (a vector header plus its smallest heap block,
@@ -162,14 +166,66 @@ class Topology:
             available_bytes: Memory budget; default: ``MemAvailable`` of ``/proc/meminfo``.
 
         Raises:
-            ConfigError: Naming ``topology`` with the estimate and the budget.
+            ConfigError: Naming ``topology.links[i]`` for a link that joins a node to itself or is
+                a host's second link; else naming ``topology`` with what is wrong (a host without
+                a link, hosts without a path between them, a switch's port count, the memory
+                estimate and the budget).
         """
+        fault = self._structure_fault(np.arange(self.num_nodes), lambda link: f"links[{link}]")
+        if fault is not None:
+            link, message = fault
+            if link is None:
+                raise ConfigError("topology", f"{self.name}: {message}")
+            raise ConfigError(f"topology.links[{link}]", message)
         degree = np.bincount(np.concatenate([self.link_a, self.link_b]), minlength=self.num_nodes)
         if self.num_switches and degree[self.num_hosts :].max() > MAX_SWITCH_PORTS:
             sw = int(np.argmax(degree[self.num_hosts :]))
             raise ConfigError("topology", f"{self.name}: switch {sw} has {int(degree[self.num_hosts + sw])} "
                                           f"ports, allowed at most {MAX_SWITCH_PORTS}")
         _check_memory(self.name, self.num_hosts, self.num_switches, len(self.link_a), available_bytes)
+
+    def _structure_fault(self, node_ids: np.ndarray, link_name: Callable[[int], str]) -> tuple[int | None, str] | None:
+        """The first rule on how the links join the nodes that this topology breaks, if any.
+
+        The rules are the fabric builder's (``Fabric::Build`` in ``helper/fabric.cc``), checked
+        here so that a hand-built or file topology gets a ConfigError rather than the builder's
+        bare ValueError: a link joins two different nodes, and every host has exactly one link.
+        Then every host reaches every other host, which a flow between them needs (the fabric's
+        ``SetFlows``): a link table that cuts hosts off is no datacenter fabric. Hosts do not
+        forward, but with one link each a host is never on a path between two others, so a
+        search over all nodes finds exactly the pairs the fabric's routes join.
+
+        Args:
+            node_ids: How a message names each node: its index, or its id in the topology file.
+            link_name: How a message names link ``i`` (``links[3]``, or the file's ``line 5``).
+
+        Returns:
+            ``(link, message)``: the offending link (``None`` for a fault of no one link) and what
+            is wrong; ``None`` if every rule holds.
+        """
+        a, b = self.link_a.astype(np.int64), self.link_b.astype(np.int64)
+        loops = np.flatnonzero(a == b)
+        if len(loops):
+            i, more = first_offending(loops)
+            return i, f"got node {int(node_ids[a[i]])} at both ends{more}; a link joins two different nodes"
+        degree = np.bincount(np.concatenate([a, b]), minlength=self.num_nodes)
+        odd = np.flatnonzero(degree[: self.num_hosts] != 1)
+        if len(odd) and degree[odd[0]] == 0:
+            lonely = odd[degree[odd] == 0]
+            h, more = first_offending(lonely)
+            return None, f"host {int(node_ids[h])}{more} has no link; each host needs exactly one link"
+        if len(odd):
+            h = int(odd[0])
+            first, second = np.flatnonzero((a == h) | (b == h))[:2]
+            return int(second), (f"a second link of host {int(node_ids[h])} (its first: {link_name(int(first))}); "
+                                 "each host needs exactly one link (only switches have several)")
+        if self.num_hosts > 1:
+            cut_off = np.flatnonzero(~_reached(self.num_nodes, a, b, 0)[: self.num_hosts])
+            if len(cut_off):
+                h, more = first_offending(cut_off)
+                return None, (f"host {int(node_ids[h])}{more} cannot reach host {int(node_ids[0])}: no path over "
+                              "the links (every host needs a path to every other)")
+        return None
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> Topology:
@@ -195,6 +251,30 @@ class Topology:
             return builders[kind](**cfg)
         except TypeError as exc:  # unknown or missing argument
             raise ConfigError("topology", f"bad arguments for {kind!r}: {exc}") from None
+
+
+def _reached(num_nodes: int, link_a: np.ndarray, link_b: np.ndarray, root: int) -> np.ndarray:
+    """Which nodes a breadth-first search over the links reaches from ``root``.
+
+    One NumPy step per hop (not one Python step per link: a fat-tree k = 64 has ~200k links).
+
+    Returns:
+        One flag per node.
+    """
+    ends, peers = np.concatenate([link_a, link_b]), np.concatenate([link_b, link_a])
+    order = np.argsort(ends, kind="stable")
+    peers = peers[order]
+    start = np.searchsorted(ends[order], np.arange(num_nodes + 1))  # node n's peers: peers[start[n]:start[n + 1]]
+    seen = np.zeros(num_nodes, dtype=bool)
+    seen[root] = True
+    frontier = np.array([root])
+    while len(frontier):
+        lo, counts = start[frontier], start[frontier + 1] - start[frontier]
+        at = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+        frontier = np.unique(peers[at])
+        frontier = frontier[~seen[frontier]]
+        seen[frontier] = True
+    return seen
 
 
 def _id_ranges(ids: np.ndarray) -> str:
@@ -483,8 +563,15 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
     Non-switch nodes are hosts and keep their relative order. Switches directly attached to hosts
     get layer ``tor`` (or ``host_layer``), the others ``spine``.
 
+    The links must make a topology the fabric can build (:meth:`Topology.check_buildable`: no
+    link from a node to itself, one link per host, a path between every two hosts), and join
+    each pair of nodes at most once: the HPCC model keeps one interface per neighbour (its
+    ``nbr2if``), so it would route over the last of two parallel links only, where our fabric
+    would spread flows over both.
+
     Raises:
-        ConfigError: Naming the file and line of a malformed entry.
+        ConfigError: Naming the file and line of a malformed entry; naming the file (and the line
+            of the offending link, if one is) for links that break those rules.
     """
     a = _HpccFile.parse({"path": str(path) if isinstance(path, Path) else path, "host_layer": host_layer},
                         "topology")
@@ -510,6 +597,8 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
     order = hosts + switch_ids
     new_index = {old: new for new, old in enumerate(order)}
     pairs = []
+    link_lines: list[int] = []  # the line of each link, for messages
+    line_of_pair: dict[tuple[int, int], int] = {}
     for ln_no, parts in enumerate(lines[2 : 2 + n_links], start=3):
         try:
             a, b = int(parts[0]), int(parts[1])
@@ -522,10 +611,22 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
             raise ConfigError(field_name, f"line {ln_no}: error rate {parts[4]}: random packet loss is not modelled")
         if a not in new_index or b not in new_index:
             raise ConfigError(field_name, f"line {ln_no}: node id out of range")
+        pair = (min(a, b), max(a, b))
+        if pair in line_of_pair:
+            raise ConfigError(field_name, f"line {ln_no}: a second link between nodes {a} and {b} (the first is on "
+                                          f"line {line_of_pair[pair]}); the HPCC model routes over one link per pair "
+                                          "of neighbours")
+        line_of_pair[pair] = ln_no
+        link_lines.append(ln_no)
         pairs.append((new_index[a], new_index[b], rate, delay))
     host_set = set(range(len(hosts)))
     attached = {b for a, b, _, _ in pairs if a in host_set} | {a for a, b, _, _ in pairs if b in host_set}
     n_h = len(hosts)
     layers = [host_layer if (n_h + i) in attached else "spine" for i in range(n_switches)]
     # node_ids: the file's node id of each of our nodes (hosts first), for output in its numbering
-    return _links(pairs, f"hpcc_file({path.name})", n_h, layers, path=str(path), node_ids=order)
+    topo = _links(pairs, f"hpcc_file({path.name})", n_h, layers, path=str(path), node_ids=order)
+    fault = topo._structure_fault(np.asarray(order), lambda link: f"line {link_lines[link]}")
+    if fault is not None:
+        link, message = fault
+        raise ConfigError(field_name, message if link is None else f"line {link_lines[link]}: {message}")
+    return topo

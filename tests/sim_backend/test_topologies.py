@@ -112,3 +112,27 @@ def test_malformed_hpcc_topology_file_names_the_line(tmp_path):
     (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(ConfigError, match="cannot read"):  # was a UnicodeDecodeError
         topology.from_hpcc_file(tmp_path / "binary.txt")
+
+
+
+@pytest.mark.parametrize("switches,links,message", [
+    ("0", ["1 0", "1 2"], "line 4: a second link of host 1 (its first: line 3); each host needs exactly one link"),
+    ("0", ["1 0", "2 0", "0 0"], "line 5: got node 0 at both ends; a link joins two different nodes"),
+    ("0", ["1 0", "2 0", "2 0"], "line 5: a second link between nodes 2 and 0 (the first is on line 4); the HPCC "
+                                 "model routes over one link per pair of neighbours"),
+    ("0 4", ["1 0", "2 0", "3 4", "0 4", "4 0"], "line 7: a second link between nodes 4 and 0 (the first is on "
+                                                 "line 6)"),
+    ("0 4", ["1 0", "2 0", "3 4"], "host 3 cannot reach host 1: no path over the links"),
+    ("0 4", ["1 0", "2 0", "0 4"], "host 3 has no link; each host needs exactly one link"),
+], ids=["host_to_host", "self_loop", "duplicate_host_link", "duplicate_switch_link", "disconnected", "lonely_host"])
+def test_hpcc_topology_file_links_the_fabric_cannot_build_name_the_line(tmp_path, switches, links, message):
+    # these reached the C++ builder, which raised a bare ValueError in its own numbering ('nodes[0]:
+    # a host needs exactly one link, has 2'); a second switch-to-switch link built, and spread flows
+    # over both links where the HPCC model routes over the last one only
+    nodes = 3 if switches == "0" else 5
+    path = tmp_path / "topo.txt"
+    path.write_text(f"{nodes} {len(switches.split())} {len(links)}\n{switches}\n"
+                    + "".join(f"{link} 100Gbps 1us 0\n" for link in links))
+    with pytest.raises(ConfigError) as err:
+        topology.from_hpcc_file(path)
+    assert err.value.field == f"topology.path ({path})" and message in err.value.message
