@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
-from pydantic import model_validator
+from pydantic import BeforeValidator, model_validator
 
 from ecngym.error import ConfigError, check_whole, first_offending, shown
 from ecngym.units import MAX_RATE_BPS, MIN_RATE_BPS, parse_rate_bps
@@ -25,10 +25,37 @@ from ecngym.validation import (
     Text,
     Whole,
     check,
+    convert,
     field_error,
     plain,
     range_text,
 )
+
+#: The layer of a host NIC's port in port tables (:meth:`Topology.port_table`, the fabric's ``PortTable``).
+HOST_LAYER = "host"
+#: The layer selector meaning every switch layer (a ``fabric.aqm`` key).
+ALL_LAYERS = "all"
+
+
+def _layer_name(value: Any) -> str:
+    """A switch layer's name, checked (:data:`SwitchLayer`).
+
+    Raises:
+        ValueError: For a value that is no string, an empty (or blank) name, or a reserved one:
+            a layer so named would take host ports into its port selection, or be unreachable
+            behind ``fabric.aqm``'s ``all``.
+    """
+    name = convert(value, Text)
+    if not name.strip():
+        raise ValueError(f"got {name!r}, expected a layer name (e.g. 'tor', 'spine')")
+    if name in (HOST_LAYER, ALL_LAYERS):
+        raise ValueError(f"got {name!r}, a reserved name ({HOST_LAYER!r} is the layer of host ports, "
+                         f"{ALL_LAYERS!r} selects every switch layer, e.g. in fabric.aqm); allowed: any other name")
+    return name
+
+
+#: A switch layer's name: a non-blank string other than :data:`HOST_LAYER` and :data:`ALL_LAYERS`.
+SwitchLayer = Annotated[str, BeforeValidator(_layer_name)]
 
 
 @dataclass
@@ -51,7 +78,8 @@ class Topology:
 
     Raises:
         ConfigError: Naming the field (``topology.link_a[3]``), what was given and what is allowed:
-            a count that is not a whole number, layers that are not a list of strings, a link array
+            a count that is not a whole number, layers that are not a list of layer names (a blank
+            name, or a reserved one: :data:`HOST_LAYER`, :data:`ALL_LAYERS`), a link array
             that is not a flat array of numbers (integers for ends and delays) of one length per
             link, a link end outside the nodes, a rate outside [1, 1e15] bit/s, a delay outside
             [0, :data:`MAX_LINK_DELAY_NS`] ns, or ``params["node_ids"]`` that are not one distinct
@@ -69,7 +97,7 @@ class Topology:
 
     def __post_init__(self) -> None:
         self.num_hosts = check_whole("topology.num_hosts", self.num_hosts, 0, MAX_NODE_ID)
-        self.switch_layers = check("topology.switch_layers", self.switch_layers, list[Text])
+        self.switch_layers = check("topology.switch_layers", self.switch_layers, list[SwitchLayer])
         if not isinstance(self.params, dict):
             raise ConfigError("topology.params", f"expected a dict, got {self.params!r}")
         last_node = min(self.num_nodes - 1, MAX_NODE_ID)
@@ -132,7 +160,7 @@ class Topology:
 
         Returns:
             Per port id: ``node`` (the node it belongs to), ``peer`` (the node at the link's other
-            end), ``rate_bps``, ``is_switch`` and ``layer`` (the switch layer, ``"host"`` for a NIC).
+            end), ``rate_bps``, ``is_switch`` and ``layer`` (the switch layer, :data:`HOST_LAYER` for a NIC).
         """
         node = np.empty(2 * len(self.link_a), dtype=np.int64)
         node[0::2], node[1::2] = self.link_a, self.link_b
@@ -140,7 +168,7 @@ class Topology:
         peer[0::2], peer[1::2] = self.link_b, self.link_a
         rate = np.repeat(np.asarray(self.rate_bps, dtype=np.float64), 2)
         is_switch = node >= self.num_hosts
-        layers = np.array(list(self.switch_layers) + ["host"], dtype=object)
+        layers = np.array(list(self.switch_layers) + [HOST_LAYER], dtype=object)
         layer = layers[np.where(is_switch, node - self.num_hosts, len(self.switch_layers))]
         return {"node": node, "peer": peer, "rate_bps": rate, "is_switch": is_switch, "layer": layer}
 
@@ -447,7 +475,7 @@ class _FatTree(ConfigModel):
 
 class _HpccFile(ConfigModel):
     path: Text
-    host_layer: Text
+    host_layer: SwitchLayer
 
 
 def _delay(name: str, value: Any) -> int:
@@ -570,8 +598,9 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
     would spread flows over both.
 
     Raises:
-        ConfigError: Naming the file and line of a malformed entry; naming the file (and the line
-            of the offending link, if one is) for links that break those rules.
+        ConfigError: Naming ``topology.host_layer`` if it is no layer name (:data:`SwitchLayer`);
+            naming the file and line of a malformed entry; naming the file (and the line of the
+            offending link, if one is) for links that break those rules.
     """
     a = _HpccFile.parse({"path": str(path) if isinstance(path, Path) else path, "host_layer": host_layer},
                         "topology")

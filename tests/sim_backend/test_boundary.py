@@ -349,6 +349,10 @@ def test_hpcc_file_topology_without_a_readable_path(cfg, field):
     ({"kind": "incast_star", "link_delay": "2s"}, r"topology\.link_delay: got '2s' = 2000000000 ns, allowed range"),
     ({"kind": "incast_star", "leaves": 2}, r"topology: bad arguments for 'incast_star'"),
     ({"kind": "hpcc_file", "path": 5}, r"topology\.path: expected a string"),
+    ({"kind": "hpcc_file", "path": "t.txt", "host_layer": "host"}, r"topology\.host_layer: got 'host', a reserved "
+                                                                     r"name"),
+    ({"kind": "hpcc_file", "path": "t.txt", "host_layer": ""}, r"topology\.host_layer: got '', expected a layer "
+                                                                 r"name"),
 ])
 def test_topology_configs_are_typed(cfg, message):
     with pytest.raises(ConfigError, match=message):

@@ -391,6 +391,16 @@ def test_a_flow_table_error_counts_the_bad_rows_after_the_first():
     ({"delay_ns": [1000, -1]}, "topology.delay_ns[1]: got -1, allowed range is [0, 1000000000]"),
     ({"num_hosts": "2"}, "topology.num_hosts: expected a whole number, got '2'"),
     ({"switch_layers": "tor"}, "topology.switch_layers: got 'tor'"),
+    # reserved and blank layer names were taken: a layer 'host' put host NIC ports into
+    # switch_ports('host'), and fabric.aqm={'host': ...} failed in C++ ('port_ids[0]: 0 is not a
+    # switch egress port'); a layer 'all' could not be named in fabric.aqm
+    ({"switch_layers": ["host"]}, "topology.switch_layers[0]: got 'host', a reserved name ('host' is the layer of "
+                                  "host ports, 'all' selects every switch layer, e.g. in fabric.aqm); allowed: any "
+                                  "other name"),
+    ({"switch_layers": ["all"]}, "topology.switch_layers[0]: got 'all', a reserved name"),
+    ({"switch_layers": [""]}, "topology.switch_layers[0]: got '', expected a layer name (e.g. 'tor', 'spine')"),
+    ({"switch_layers": [" "]}, "topology.switch_layers[0]: got ' ', expected a layer name"),
+    ({"switch_layers": [5]}, "topology.switch_layers[0]: expected a string, got 5"),
     ({"params": {"node_ids": [-1, 1, 2]}}, "topology.params.node_ids[0]: got -1, allowed range is [0, 4294967295]"),
     ({"params": {"node_ids": [0, 1]}}, "topology.params.node_ids: expected 3 entries (one per node), got 2"),
     ({"params": {"node_ids": [4, 9, 4]}}, "topology.params.node_ids[2]: got 4, already the id of node 0; each node "
@@ -398,6 +408,7 @@ def test_a_flow_table_error_counts_the_bad_rows_after_the_first():
     ({"params": {"node_ids": [7, 7, 7]}}, "topology.params.node_ids[1]: got 7 (and 1 more), already the id of node 0"),
 ], ids=["negative_end", "two_bad_ends", "end_beyond_nodes", "float_ends", "short_array", "2d_array", "zero_rate",
         "string_rates", "fractional_delay", "negative_delay", "string_host_count", "layers_a_string",
+        "layer_host", "layer_all", "layer_empty", "layer_blank", "layer_a_number",
         "negative_node_id", "node_ids_short", "repeated_node_id", "node_ids_all_one"])
 def test_hand_built_topology_refuses_a_bad_field_at_construction_naming_it(changes, message):
     # (lists reached the C++ binding as nanobind's TypeError; node id -1 wrapped to 2^32 - 1 and built;
