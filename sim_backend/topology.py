@@ -478,6 +478,24 @@ class _HpccFile(ConfigModel):
     host_layer: SwitchLayer
 
 
+#: Most nodes an HPCC topology file may declare.
+MAX_FILE_NODES = 10**6
+
+
+def _whole_token(text: str) -> int | None:
+    """A whole number of an HPCC file as the flow-file reader takes them, else ``None``.
+
+    Digits, maybe a minus (:data:`ecngym.sim_backend.flows._INTEGER`: ``int()`` also takes
+    ``+2``, ``1_0`` and surrounding spaces), at most 19 of them past leading zeros (beyond
+    64 bits, as the flow-file reader; ``int()`` refuses thousands of digits).
+    """
+    from ecngym.sim_backend.flows import _INTEGER  # (lazily: flows imports pandas)
+
+    if not _INTEGER.fullmatch(text) or len(text.lstrip("-").lstrip("0")) > 19:
+        return None
+    return int(text)
+
+
 def _delay(name: str, value: Any) -> int:
     return check(name, value, LinkDelay)
 
@@ -591,6 +609,11 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
     Non-switch nodes are hosts and keep their relative order. Switches directly attached to hosts
     get layer ``tor`` (or ``host_layer``), the others ``spine``.
 
+    The format is read strictly: line 1 has exactly the three counts, line 2 exactly the switch ids
+    (no line for no switches), then exactly one line per link, of 5 columns (or 4: an error rate
+    left out is 0). Counts and node ids are whole numbers as in flow files (digits, maybe a minus:
+    no ``+2``, no ``1_0``). Blank lines are skipped (line numbers in errors count them).
+
     The links must make a topology the fabric can build (:meth:`Topology.check_buildable`: no
     link from a node to itself, one link per host, a path between every two hosts), and join
     each pair of nodes at most once: the HPCC model keeps one interface per neighbour (its
@@ -608,18 +631,36 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
     host_layer = a.host_layer
     field_name = f"topology.path ({path})"
     try:
-        lines = [ln.split() for ln in path.read_text().splitlines() if ln.strip()]
+        text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:  # a binary file is no topology either
         raise ConfigError(field_name, f"cannot read: {exc}") from None
-    try:
-        n_nodes, n_switches, n_links = (int(x) for x in lines[0][:3])
-        switch_ids = [int(x) for x in lines[1]]
-    except (ValueError, IndexError):
-        raise ConfigError(field_name, "line 1-2: expected 'nodes switches links' and switch ids") from None
-    if len(switch_ids) != n_switches or len(lines) - 2 < n_links:
-        raise ConfigError(field_name, "switch or link count does not match the header")
-    if not 0 < n_nodes <= 10**6 or any(not 0 <= i < n_nodes for i in switch_ids) or len(set(switch_ids)) != n_switches:
-        raise ConfigError(field_name, f"line 1-2: need 1..10^6 nodes and distinct switch ids in [0, {n_nodes})")
+    # blank lines skipped, but counted in line numbers (as the flow-file reader's)
+    lines = [(no, ln.split()) for no, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
+    if not lines:
+        raise ConfigError(field_name, "empty file")
+    header_no, header = lines[0]
+    counts = [_whole_token(x) for x in header]
+    if len(header) != 3 or None in counts:
+        raise ConfigError(field_name, f"line {header_no}: expected 'nodes switches links', 3 whole numbers, got "
+                                      f"{' '.join(header)!r:.80}")
+    n_nodes, n_switches, n_links = counts
+    for what, n, low, high in (("nodes", n_nodes, 1, MAX_FILE_NODES), ("switches", n_switches, 0, n_nodes),
+                               ("links", n_links, 0, None)):
+        if not (low <= n and (high is None or n <= high)):
+            raise ConfigError(field_name, f"line {header_no}: {what} got {n}, allowed range is "
+                                          f"{range_text(low, high)}")
+    # the switch ids' line (none for no switches: a blank line 2 is skipped as any blank line)
+    switch_no, switch_tokens = lines[1] if n_switches and len(lines) > 1 else (header_no + 1, [])
+    switch_ids = [_whole_token(x) for x in switch_tokens]
+    if len(switch_ids) != n_switches or None in switch_ids:
+        raise ConfigError(field_name, f"line {switch_no}: expected the {n_switches} switch ids the header announces "
+                                      f"(whole numbers), got {' '.join(switch_tokens)!r:.80}")
+    if any(not 0 <= i < n_nodes for i in switch_ids) or len(set(switch_ids)) != n_switches:
+        raise ConfigError(field_name, f"line {switch_no}: need distinct switch ids in [0, {n_nodes})")
+    link_rows = lines[1 + bool(n_switches) :]
+    if len(link_rows) != n_links:
+        raise ConfigError(field_name, f"line {header_no}: header says {n_links} links, file has {len(link_rows)} "
+                                      "link lines")
     is_sw = np.zeros(n_nodes, dtype=bool)
     is_sw[switch_ids] = True
     hosts = [i for i in range(n_nodes) if not is_sw[i]]
@@ -628,18 +669,27 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
     pairs = []
     link_lines: list[int] = []  # the line of each link, for messages
     line_of_pair: dict[tuple[int, int], int] = {}
-    for ln_no, parts in enumerate(lines[2 : 2 + n_links], start=3):
+    for ln_no, parts in link_rows:
+        expected = f"line {ln_no}: expected 'src dst rate delay error' (the error rate may be left out)"
+        if len(parts) not in (4, 5):
+            raise ConfigError(field_name, f"{expected}, got {len(parts)} columns: {' '.join(parts)!r:.80}")
+        a, b = _whole_token(parts[0]), _whole_token(parts[1])
+        if a is None or b is None:
+            raise ConfigError(field_name, f"{expected} with whole-number node ids, got {' '.join(parts)!r:.80}")
         try:
-            a, b = int(parts[0]), int(parts[1])
-            rate = parse_rate_bps(parts[2], f"{field_name} line {ln_no}")
-            delay = _delay(f"{field_name} line {ln_no}", parts[3])
+            rate, delay = parse_rate_bps(parts[2], "rate"), _delay("delay", parts[3])
+        except ConfigError as exc:  # (named as every other fault of the file: by the file, then the line)
+            raise ConfigError(field_name, f"line {ln_no}: {exc}") from None
+        try:
             error_rate = float(parts[4]) if len(parts) > 4 else 0.0
-        except (ValueError, IndexError):
-            raise ConfigError(field_name, f"line {ln_no}: expected 'src dst rate delay error'") from None
+        except ValueError:
+            raise ConfigError(field_name, f"{expected} with a number for the error rate, got "
+                                          f"{parts[4]!r:.80}") from None
         if error_rate != 0:
             raise ConfigError(field_name, f"line {ln_no}: error rate {parts[4]}: random packet loss is not modelled")
-        if a not in new_index or b not in new_index:
-            raise ConfigError(field_name, f"line {ln_no}: node id out of range")
+        for node in (a, b):
+            if node not in new_index:
+                raise ConfigError(field_name, f"line {ln_no}: node {node} is not a node id in [0, {n_nodes})")
         pair = (min(a, b), max(a, b))
         if pair in line_of_pair:
             raise ConfigError(field_name, f"line {ln_no}: a second link between nodes {a} and {b} (the first is on "

@@ -136,3 +136,46 @@ def test_hpcc_topology_file_links_the_fabric_cannot_build_name_the_line(tmp_path
     with pytest.raises(ConfigError) as err:
         topology.from_hpcc_file(path)
     assert err.value.field == f"topology.path ({path})" and message in err.value.message
+
+
+_LINKS = "1 0 100Gbps 1us 0\n2 0 100Gbps 1us 0\n"
+
+
+@pytest.mark.parametrize("text,message", [
+    ("3 1 2 99 junk\n0\n" + _LINKS, "line 1: expected 'nodes switches links', 3 whole numbers, got '3 1 2 99 junk'"),
+    ("3 1 2\n0\n1 0 100Gbps 1us 0 extra\n2 0 100Gbps 1us 0\n", "line 3: expected 'src dst rate delay error' (the "
+                                                               "error rate may be left out), got 6 columns"),
+    ("3 1 2\n0\n" + _LINKS + "1 2 100Gbps 1us 0\n", "line 1: header says 2 links, file has 3 link lines"),
+    ("3 1 -1\n0\n" + _LINKS, "line 1: links got -1, allowed range is [0, inf)"),
+    ("3 1 1\n0\n" + _LINKS, "line 1: header says 1 links, file has 2 link lines"),
+    ("3 1 2\n0\n+1 0 100Gbps 1us 0\n2 0 100Gbps 1us 0\n", "line 3: expected 'src dst rate delay error' (the error "
+                                                          "rate may be left out) with whole-number node ids, got '+1"),
+    ("3 1 2\n0\n1 0 100Gbps 1us 0\n1_0 0 100Gbps 1us 0\n", "line 4: expected 'src dst rate delay error' (the error "
+                                                           "rate may be left out) with whole-number node ids"),
+    ("+3 1 2\n0\n" + _LINKS, "line 1: expected 'nodes switches links', 3 whole numbers, got '+3 1 2'"),
+    ("3 1 2\n0 1\n" + _LINKS, "line 2: expected the 1 switch ids the header announces (whole numbers), got '0 1'"),
+    ("3 1 2\n\n0\n\n" + _LINKS.replace("2 0 100", "2 7 100"), "line 6: node 7 is not a node id in [0, 3)"),
+    ("3 4 2\n0\n" + _LINKS, "line 1: switches got 4, allowed range is [0, 3]"),
+    ("3 1 2\n0\n1 0 100Gbps 1us 0\n2 0 fast 1us 0\n", "line 4: rate: cannot parse 'fast' as a rate"),
+    ("3 1 2\n0\n1 0 100Gbps 1us 0\n2 0 100Gbps 2s 0\n", "line 4: delay: got '2s' = 2000000000 ns, allowed range"),
+    ("\n", "empty file"),
+], ids=["header_extra_tokens", "link_sixth_column", "links_beyond_count", "negative_link_count", "short_count",
+        "plus_sign", "underscore_digits", "plus_in_header", "switch_line_extra_id", "blank_lines_counted",
+        "switches_beyond_nodes", "bad_rate", "delay_beyond_1s", "empty"])
+def test_hpcc_topology_file_is_read_strictly(tmp_path, text, message):
+    # extra header tokens and a 6th link column were ignored, link lines beyond the header's count
+    # too, a negative count dropped lines (lines[2:2 + n]), int() read '+1' and '1_0' (node 10),
+    # which the flow-file reader refuses, and line numbers skipped blank lines
+    path = tmp_path / "topo.txt"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        topology.from_hpcc_file(path)
+    assert err.value.field == f"topology.path ({path})" and message in err.value.message
+
+
+def test_hpcc_topology_file_without_switches_or_error_rates(tmp_path):
+    path = tmp_path / "topo.txt"
+    path.write_text("2 0 1\n0 1 100Gbps 1us 0\n")  # no switch line for no switches
+    assert (topology.from_hpcc_file(path).num_hosts, topology.from_hpcc_file(path).switch_layers) == (2, [])
+    path.write_text("3 1 2\n0\n1 0 100Gbps 1us\n2 0 100Gbps 1us\n")
+    assert topology.from_hpcc_file(path).num_hosts == 2
