@@ -42,7 +42,8 @@ from ecngym.files import check_input_file
 from ecngym.sim_backend.config import FabricConfig
 from ecngym.sim_backend.flows import read_hpcc_flow_file
 from ecngym.sim_backend.topology import Topology, from_hpcc_file
-from ecngym.units import parse_rate_bps
+from ecngym.units import MAX_TIME_NS, parse_rate_bps
+from ecngym.validation import Real, check
 
 #: CC_MODE values we run, and the FabricConfig.cc of each
 CC_MODES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp_rate"}
@@ -186,6 +187,29 @@ _FIELDS: tuple[tuple[str, str, Callable[[dict[str, list[str]], str], Any]], ...]
 )
 
 
+def _stop_ns(keys: dict[str, list[str]], source: str) -> int:
+    """``SIMULATOR_STOP_TIME`` (seconds; third.cc's default if left out) in whole ns.
+
+    Args:
+        keys: The config's keys.
+        source: The config file, named in the error.
+
+    Returns:
+        The run limit, in [1, 2^62] ns.
+
+    Raises:
+        ConfigError: Naming ``hpcc_config.SIMULATOR_STOP_TIME`` if it is not a finite number of
+            seconds from 1 ns to 2^62 ns (``-1`` gave a run limit of -10^9 ns; NaN or inf failed
+            the ``QLEN_MON_START`` check that compares with it, which was blamed).
+    """
+    field = "hpcc_config.SIMULATOR_STOP_TIME"
+    try:
+        seconds = check(field, _num(keys, "SIMULATOR_STOP_TIME"), Real(1e-9, MAX_TIME_NS / 1e9))
+    except ConfigError as exc:
+        raise ConfigError(field, f"{exc.message} (seconds; {source})") from None
+    return round(seconds * 1e9)
+
+
 def _rate_map(keys: dict[str, list[str]], key: str) -> dict[float, str]:
     values = keys.get(key)
     if values is None:
@@ -197,8 +221,13 @@ def _rate_map(keys: dict[str, list[str]], key: str) -> dict[float, str]:
     return out
 
 
-def _unsupported(keys: dict[str, list[str]]) -> list[str]:
-    """Every key, or value of a key, that the fabric cannot honour, each with the reason."""
+def _unsupported(keys: dict[str, list[str]], stop_ns: int) -> list[str]:
+    """Every key, or value of a key, that the fabric cannot honour, each with the reason.
+
+    Args:
+        keys: The config's keys.
+        stop_ns: ``SIMULATOR_STOP_TIME``, checked (:func:`_stop_ns`).
+    """
     problems = [f"{k}: not a key of the HPCC model's config" for k in keys if k not in KNOWN_KEYS]
 
     def need(key: str, ok: bool, why: str) -> None:
@@ -229,7 +258,6 @@ def _unsupported(keys: dict[str, list[str]]) -> list[str]:
     need("ENABLE_TRACE", num("ENABLE_TRACE") == 0, "the binary packet trace (mix.tr) is not written; "
          "use Fabric.read_telemetry()")
     need("LINK_DOWN", keys.get("LINK_DOWN", ["0"])[0] == "0", "link failures are not modelled")
-    stop_ns = (num("SIMULATOR_STOP_TIME") or 0) * 1e9
     start = num("QLEN_MON_START")
     need("QLEN_MON_START", start is not None and start >= stop_ns,
          "the queue-length monitor file is not written (start it after SIMULATOR_STOP_TIME; use "
@@ -246,9 +274,10 @@ def fabric_config_from_keys(keys: dict[str, list[str]], source: str = "hpcc_conf
     """The :class:`FabricConfig` an HPCC config describes (see the module docstring).
 
     Raises:
-        ConfigError: Naming every unsupported key or value at once, or a malformed value.
+        ConfigError: Naming every unsupported key or value at once, or a malformed value
+            (``SIMULATOR_STOP_TIME`` first: the checks of other keys compare with it).
     """
-    problems = _unsupported(keys)
+    problems = _unsupported(keys, _stop_ns(keys, source))
     if problems:
         raise ConfigError(f"hpcc_config ({source})", "unsupported: " + "; ".join(problems))
     cc = CC_MODES[int(_num(keys, "CC_MODE"))]
@@ -333,7 +362,8 @@ def load_hpcc_experiment(path: str | Path) -> HpccExperiment:
     """Read an HPCC config and everything it names (topology, flows, output file names).
 
     Raises:
-        ConfigError: On an unsupported key, a missing or malformed input file.
+        ConfigError: On an unsupported key, a malformed value (``SIMULATOR_STOP_TIME`` not a
+            finite number of seconds from 1 ns to 2^62 ns ...), a missing or malformed input file.
     """
     keys = read_hpcc_keys(path)  # (checks the path first)
     path = Path(path)
@@ -349,7 +379,7 @@ def load_hpcc_experiment(path: str | Path) -> HpccExperiment:
     flows = read_hpcc_flow_file(flow_path, topology)
     out = {k: base / keys.get(k, [DEFAULTS[k]])[0] for k in ("FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE")}
     return HpccExperiment(path=path, config=config, topology=topology, flows=flows,
-                          stop_ns=int(round(_num(keys, "SIMULATOR_STOP_TIME") * 1e9)),
+                          stop_ns=_stop_ns(keys, str(path)),
                           fct_output=out["FCT_OUTPUT_FILE"], pfc_output=out["PFC_OUTPUT_FILE"], keys=keys)
 
 

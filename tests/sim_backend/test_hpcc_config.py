@@ -94,6 +94,33 @@ def test_a_value_out_of_range_names_the_hpcc_key(tmp_path, changes, message):
         FabricConfig.from_hpcc_config(_write_config(tmp_path, changes))
 
 
+@pytest.mark.parametrize("value,message", [
+    ("-1", "got -1.0, allowed range is [1e-09, 4611686018.427388] (seconds; "),
+    ("0", "got 0.0, allowed range is [1e-09, 4611686018.427388]"),
+    ("nan", "expected a finite number, got nan (seconds; "),
+    ("inf", "expected a finite number, got inf"),
+    ("1e10", "got 10000000000.0, allowed range is [1e-09, 4611686018.427388]"),
+    ("soon", "expected a number, got 'soon' (seconds; "),
+])
+def test_a_stop_time_that_is_no_positive_time_names_its_key(tmp_path, value, message):
+    # -1 was taken (stop_ns = -1000000000); nan and inf failed the QLEN_MON_START check that
+    # compares with it, which was blamed ('unsupported: QLEN_MON_START ...: start it after
+    # SIMULATOR_STOP_TIME'); 'soon' passed FabricConfig.from_hpcc_config
+    path = _write_config(tmp_path, {"SIMULATOR_STOP_TIME": value})
+    for read in (FabricConfig.from_hpcc_config, load_hpcc_experiment):
+        with pytest.raises(ConfigError) as err:
+            read(path)
+        assert err.value.field == "hpcc_config.SIMULATOR_STOP_TIME" and message in err.value.message
+    assert load_hpcc_experiment(_write_config(tmp_path, {"SIMULATOR_STOP_TIME": "2.1"})).stop_ns == 2_100_000_000
+
+
+def test_a_stop_time_beyond_the_float_range_of_ns_is_refused_not_a_crash(tmp_path):
+    # without QLEN_MON_START (whose check blamed itself) 1e300 s reached int(round(1e300 * 1e9)): OverflowError
+    path = _write_config(tmp_path, {"SIMULATOR_STOP_TIME": "1e300", "QLEN_MON_START": None})
+    with pytest.raises(ConfigError, match=r"^hpcc_config\.SIMULATOR_STOP_TIME: got 1e\+300, allowed range is "):
+        load_hpcc_experiment(path)
+
+
 def test_dcqcn_timers_keep_every_digit(tmp_path):
     config = FabricConfig.from_hpcc_config(_write_config(tmp_path, {"RP_TIMER": "1234567", "ALPHA_RESUME_INTERVAL":
                                                                     "0.1"}))
