@@ -294,6 +294,19 @@ def read_hpcc_flow_file(path: str | Path, topology: Any = None) -> pd.DataFrame:
     return _read_hpcc_flow_file(check_input_file("flows", path, "an HPCC flow file"), topology)
 
 
+def whole_token(text: str) -> int | None:
+    """A whole number of an HPCC text file (flow or topology file), or ``None`` if it is none.
+
+    Digits, maybe after a minus (``int()`` also takes ``+5``, ``1_0`` and spaces), within a 64-bit
+    signed integer (``int()`` is not asked to read thousands of digits, which it refuses).
+    """
+    digits = text.lstrip("-").lstrip("0") or "0"  # (leading zeros: int() refuses over 4300 digits)
+    if not _INTEGER.fullmatch(text) or len(digits) > 19:
+        return None
+    value = int(digits) * (-1 if text.startswith("-") else 1)
+    return value if -(2**63) <= value < 2**63 else None
+
+
 def _flow_line(ln_no: int, parts: list[str]) -> tuple[int, int, int, int, int, int]:
     """One flow line of an HPCC flow file as ``(src, dst, size, start_ns, priority, dport)``.
 
@@ -311,13 +324,12 @@ def _flow_line(ln_no: int, parts: list[str]) -> tuple[int, int, int, int, int, i
         raise ValueError(f"{expected} with whole numbers, got {' '.join(parts)!r}")
     values = []
     for name, text in zip(("src", "dst", "priority", "dport", "size"), parts[:5], strict=True):
-        sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
-        digits = digits.lstrip("0") or "0"
-        # (a 64-bit table could not hold it; int() is not asked to read thousands of digits, which it refuses)
-        if len(digits) > 19 or not -(2**63) <= int(sign + digits) < 2**63:
-            shown_value = text if len(text) <= 40 else f"{text[:20]}... ({len(digits)} digits)"
+        value = whole_token(text)
+        if value is None:  # (a 64-bit table could not hold it)
+            digits = len(text.lstrip("-").lstrip("0"))
+            shown_value = text if len(text) <= 40 else f"{text[:20]}... ({digits} digits)"
             raise ValueError(f"line {ln_no}: {name} got {shown_value}, allowed range is [-2^63, 2^63)")
-        values.append(int(sign + digits))
+        values.append(value)
     src, dst, prio, dport, size = values
     start = _START_S.fullmatch(parts[5])
     if start is None:

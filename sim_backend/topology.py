@@ -482,20 +482,6 @@ class _HpccFile(ConfigModel):
 MAX_FILE_NODES = 10**6
 
 
-def _whole_token(text: str) -> int | None:
-    """A whole number of an HPCC file as the flow-file reader takes them, else ``None``.
-
-    Digits, maybe a minus (:data:`ecngym.sim_backend.flows._INTEGER`: ``int()`` also takes
-    ``+2``, ``1_0`` and surrounding spaces), at most 19 of them past leading zeros (beyond
-    64 bits, as the flow-file reader; ``int()`` refuses thousands of digits).
-    """
-    from ecngym.sim_backend.flows import _INTEGER  # (lazily: flows imports pandas)
-
-    if not _INTEGER.fullmatch(text) or len(text.lstrip("-").lstrip("0")) > 19:
-        return None
-    return int(text)
-
-
 def _delay(name: str, value: Any) -> int:
     return check(name, value, LinkDelay)
 
@@ -625,6 +611,8 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
             naming the file and line of a malformed entry; naming the file (and the line of the
             offending link, if one is) for links that break those rules.
     """
+    from ecngym.sim_backend.flows import whole_token  # (lazily: flows imports pandas)
+
     a = _HpccFile.parse({"path": str(path) if isinstance(path, Path) else path, "host_layer": host_layer},
                         "topology")
     path = Path(a.path)
@@ -639,7 +627,7 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
     if not lines:
         raise ConfigError(field_name, "empty file")
     header_no, header = lines[0]
-    counts = [_whole_token(x) for x in header]
+    counts = [whole_token(x) for x in header]
     if len(header) != 3 or None in counts:
         raise ConfigError(field_name, f"line {header_no}: expected 'nodes switches links', 3 whole numbers, got "
                                       f"{' '.join(header)!r:.80}")
@@ -651,7 +639,7 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
                                           f"{range_text(low, high)}")
     # the switch ids' line (none for no switches: a blank line 2 is skipped as any blank line)
     switch_no, switch_tokens = lines[1] if n_switches and len(lines) > 1 else (header_no + 1, [])
-    switch_ids = [_whole_token(x) for x in switch_tokens]
+    switch_ids = [whole_token(x) for x in switch_tokens]
     if len(switch_ids) != n_switches or None in switch_ids:
         raise ConfigError(field_name, f"line {switch_no}: expected the {n_switches} switch ids the header announces "
                                       f"(whole numbers), got {' '.join(switch_tokens)!r:.80}")
@@ -673,7 +661,7 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
         expected = f"line {ln_no}: expected 'src dst rate delay error' (the error rate may be left out)"
         if len(parts) not in (4, 5):
             raise ConfigError(field_name, f"{expected}, got {len(parts)} columns: {' '.join(parts)!r:.80}")
-        a, b = _whole_token(parts[0]), _whole_token(parts[1])
+        a, b = whole_token(parts[0]), whole_token(parts[1])
         if a is None or b is None:
             raise ConfigError(field_name, f"{expected} with whole-number node ids, got {' '.join(parts)!r:.80}")
         try:
