@@ -16,7 +16,7 @@ from ecngym.error import ConfigError, first_offending, shown
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig, preset_names
 from ecngym.sim_backend.flows import as_flow_table
-from ecngym.sim_backend.topology import Topology
+from ecngym.sim_backend.topology import ALL_LAYERS, HOST_LAYER, Topology
 from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_time_ns
 from ecngym.validation import Flag, check, is_number, range_text
 
@@ -103,6 +103,7 @@ class Fabric:
                               f"priority {top} (queue 0 is the control queue): need at least {top + 1}")
         self.topology.check_buildable()
         check_min_rate(self.topology, config, self._cpp_config)
+        check_int_link_rates(self.topology, config)
         self._sim: Any = None
         self._build()
 
@@ -143,7 +144,7 @@ class Fabric:
         _live_fabric = weakref.ref(self)
         sw_index = info["switch_index"].astype(np.int64)
         sw_index[~info["is_switch"].astype(bool)] = -1
-        layers = np.array(t.switch_layers + ["host"], dtype=object)
+        layers = np.array(t.switch_layers + [HOST_LAYER], dtype=object)
         self.ports = PortTable(
             node=info["node"],
             peer_node=info["peer_node"],
@@ -160,16 +161,16 @@ class Fabric:
             raise
 
     def _install_layer_aqm(self) -> None:
-        """Install the AQM policies ``config.aqm`` names per switch layer ("all" first)."""
+        """Install the AQM policies ``config.aqm`` names per switch layer (:data:`ALL_LAYERS` first)."""
         settings = self.config.aqm or {}
         known = sorted(set(self.topology.switch_layers))
-        for layer in sorted(settings, key=lambda k: k != "all"):
+        for layer in sorted(settings, key=lambda k: k != ALL_LAYERS):
             field = f"fabric.aqm.{layer}"
-            if layer != "all" and layer not in known:
-                raise ConfigError(field, f"no switch layer {layer!r} in this topology; layers: 'all', "
+            if layer != ALL_LAYERS and layer not in known:
+                raise ConfigError(field, f"no switch layer {layer!r} in this topology; layers: {ALL_LAYERS!r}, "
                                   + ", ".join(map(repr, known)))
             name, params = aqm_policies.split_setting(settings[layer], field)
-            ports = self.ports.switch_ports(None if layer == "all" else layer)
+            ports = self.ports.switch_ports(None if layer == ALL_LAYERS else layer)
             self._set_aqm_checked(ports, name, params, field)
 
     def _apply_port_settings(self, sim: Any, info: dict[str, Any]) -> None:
@@ -534,6 +535,27 @@ def check_min_rate(topology: Topology, config: FabricConfig, cpp_config: Any) ->
         raise ConfigError(f"fabric.{cc}.min_rate", f"got {getattr(config, cc).min_rate!r} = {floor_bps / 1e9:g} Gbps, "
                           f"above the slowest host link's {line_bps / 1e9:g} Gbps: every rate cut would land above "
                           f"line rate, which turns {cc} off; allowed: at most {line_bps / 1e9:g} Gbps")
+
+
+#: Distinct link rates HPCC's INT records can name: a 3-bit index (the C++ builder refuses more too)
+MAX_INT_LINK_RATES = 8
+
+
+def check_int_link_rates(topology: Topology, config: FabricConfig) -> None:
+    """Refuse HPCC on a topology of more link rates than its INT records can name.
+
+    Raises:
+        ConfigError: Naming ``fabric.cc``, the number of distinct rates and the limit (it was the
+            builder's bare ValueError about ``links``).
+    """
+    if config.cc != "hpcc":
+        return
+    rates = np.unique(topology.rate_bps)
+    if len(rates) > MAX_INT_LINK_RATES:
+        shown_rates = ", ".join(f"{r / 1e9:g}" for r in rates[:10]) + (", ..." if len(rates) > 10 else "")
+        raise ConfigError("fabric.cc", f"got 'hpcc' on a topology of {len(rates)} different link rates ({shown_rates} "
+                                       f"Gbps); HPCC's INT records name a link's rate in 3 bits: at most "
+                                       f"{MAX_INT_LINK_RATES} rates, or another congestion control")
 
 
 def _ids(value: Any, name: str, count: int) -> np.ndarray:

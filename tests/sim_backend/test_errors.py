@@ -155,6 +155,23 @@ def test_a_rate_floor_above_the_slowest_host_link_is_refused_at_build(cc):
     Fabric(topo, flows, FabricConfig.preset("dctcp", dctcp_rate={"min_rate": "40Gbps"})).close()
 
 
+def test_hpcc_on_more_link_rates_than_int_can_name_is_refused_naming_the_cc():
+    # was the builder's bare ValueError "links: HPCC's INT records name a link rate in 3 bits ..."
+    def star(rates):
+        n = len(rates)
+        return topology.Topology(name="rates", num_hosts=n, switch_layers=["tor"], link_a=list(range(n)),
+                                 link_b=[n] * n, rate_bps=rates, delay_ns=[1000] * n)
+
+    flows = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [10_000], "start_ns": [0]})
+    hpcc = FabricConfig.preset("hpcc", cc="hpcc", window={"enabled": True})
+    with pytest.raises(ConfigError, match=r"^fabric\.cc: got 'hpcc' on a topology of 9 different link rates \(10, 20, "
+                                          r"30, 40, 50, 60, 70, 80, 90 Gbps\); HPCC's INT records name a link's rate "
+                                          r"in 3 bits: at most 8 rates, or another congestion control$"):
+        Fabric(star([g * 1e10 for g in range(1, 10)]), flows, hpcc)
+    Fabric(star([g * 1e10 for g in range(1, 9)]), flows, hpcc).close()  # 8 rates build
+    Fabric(star([g * 1e10 for g in range(1, 10)]), flows, "hpcc").close()  # as DCQCN does on 9
+
+
 def test_an_env_refuses_a_rate_floor_above_line_rate_when_made():
     import gymnasium as gym
 
