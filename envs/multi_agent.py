@@ -92,12 +92,27 @@ class EcnTuningParallelEnv(ParallelEnv):
         self._np_random = np.random.default_rng(cfg.seed)
 
     def observation_space(self, agent: str) -> spaces.Space:
-        """Every agent has the same observation space."""
+        """Every agent has the same observation space.
+
+        Raises:
+            KeyError: For a name that is none of :attr:`possible_agents` (as a per-agent mapping would).
+        """
+        self._check_agent(agent)
         return self._obs_space
 
     def action_space(self, agent: str) -> spaces.Space:
-        """Every agent has the same action space."""
+        """Every agent has the same action space.
+
+        Raises:
+            KeyError: For a name that is none of :attr:`possible_agents`.
+        """
+        self._check_agent(agent)
         return self._act_space
+
+    def _check_agent(self, agent: Any) -> None:
+        if not isinstance(agent, str) or agent not in self._agent_ports:  # (any name got a space)
+            raise KeyError(f"no agent {agent!r}; agents: {', '.join(self.possible_agents[:8])}"
+                           f"{', ...' if len(self.possible_agents) > 8 else ''}")
 
     def _agent_obs(self, obs: np.ndarray) -> dict[str, np.ndarray]:
         k = self.scenario.features.history

@@ -25,6 +25,20 @@ def test_parallel_api(granularity):
         env.close()
 
 
+def test_spaces_are_given_for_the_env_s_agents_only():
+    env = EcnTuningParallelEnv(SMALL, agent_granularity="switch")
+    try:
+        agent = env.possible_agents[0]
+        assert env.observation_space(agent) is env.observation_space(env.possible_agents[-1])
+        for bad in ("nope", 5, None):  # each got the space (helper-19's fuzz)
+            with pytest.raises(KeyError, match=rf"no agent {bad!r}; agents: {agent}, "):
+                env.observation_space(bad)
+            with pytest.raises(KeyError, match=rf"no agent {bad!r}"):
+                env.action_space(bad)
+    finally:
+        env.close()
+
+
 def test_reset_refuses_options_that_are_no_mapping():
     from ecngym.error import ConfigError
 
