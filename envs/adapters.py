@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from ecngym.envs.multi_agent import EcnTuningParallelEnv
-from ecngym.error import InvalidAction
+from ecngym.error import ConfigError, InvalidAction
 
 
 class SharedPolicyVecEnv(VecEnv):
@@ -124,7 +125,13 @@ def parallel_env_of(env_config: dict[str, Any]) -> EcnTuningParallelEnv:
     """The parallel env of an RLlib ``env_config`` (:func:`rllib_env_creator`'s keys), unwrapped.
 
     Imports nothing of Ray, and builds no fabric until its first ``reset``.
+
+    Raises:
+        ConfigError: Naming ``env_config`` if it is no mapping (``dict()`` of it was a TypeError).
     """
+    if not isinstance(env_config, Mapping):
+        raise ConfigError("env_config", f"expected a mapping of env fields (and scenario, agent_granularity), "
+                                        f"got {env_config!r}")
     cfg = dict(env_config)
     granularity = cfg.pop("agent_granularity", "switch")
     scenario = cfg.pop("scenario", None)

@@ -39,6 +39,14 @@ def test_spaces_are_given_for_the_env_s_agents_only():
         env.close()
 
 
+def test_an_rllib_env_config_that_is_no_mapping_is_named():
+    from ecngym.envs.adapters import parallel_env_of
+    from ecngym.error import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^env_config: expected a mapping of env fields .*, got \[1\]$"):
+        parallel_env_of([1])  # was dict()'s "cannot convert dictionary update sequence element #0"
+
+
 def test_reset_refuses_options_that_are_no_mapping():
     from ecngym.error import ConfigError
 
