@@ -21,6 +21,8 @@ import numpy as np
 
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
+from ecngym.units import MAX_BYTES
+from ecngym.validation import Text, Whole, check
 
 CDF_DIR = Path(__file__).parent / "cdf"
 
@@ -98,18 +100,18 @@ def fixed_size(size_bytes: int) -> FlowSizeDistribution:
     """A degenerate distribution: every flow has ``size_bytes`` bytes.
 
     Args:
-        size_bytes: The flow size.
+        size_bytes: The flow size in bytes, a whole number in [1, 2^53] (:data:`~ecngym.units.MAX_BYTES`).
 
     Returns:
         The distribution.
 
     Raises:
-        ConfigError: If the size is not a positive integer.
+        ConfigError: Naming ``workload.size`` if the size is not a whole number in that range (NaN,
+            an infinity, ``None``, a boolean or a string included).
     """
-    if isinstance(size_bytes, bool) or int(size_bytes) != size_bytes or size_bytes < 1:
-        raise ConfigError("workload.size", f"fixed flow size must be a positive integer, got {size_bytes!r}")
-    s = float(size_bytes)
-    return FlowSizeDistribution(f"fixed({int(size_bytes)}B)", np.array([s, s]), np.array([0.0, 1.0]))
+    size = check("workload.size", size_bytes, Whole(1, MAX_BYTES))  # (2^53: exact as the float below)
+    s = float(size)
+    return FlowSizeDistribution(f"fixed({size}B)", np.array([s, s]), np.array([0.0, 1.0]))
 
 
 def load_cdf_file(path: str | Path, name: str | None = None) -> FlowSizeDistribution:
@@ -192,8 +194,10 @@ def get_distribution(
         The distribution.
 
     Raises:
-        ConfigError: On an unknown name (with the closest known one suggested) or missing argument.
+        ConfigError: On a name that is no string, an unknown name (with the closest known one
+            suggested) or a missing argument.
     """
+    workload = check("workload.name", workload, Text)  # (a list would be unhashable below)
     if workload == "fixed":
         if size_bytes is None:
             raise ConfigError("workload.size", "workload 'fixed' needs a flow size (workload.size=64KB)")

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ecngym.error import ConfigError, check_range, check_whole
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
-from ecngym.validation import MAX_SIMULATION_SEED
+from ecngym.validation import MAX_SIMULATION_SEED, Text, check
 from ecngym.workloads import arrivals
 from ecngym.workloads.distributions import NO_BACKGROUND, FlowSizeDistribution, get_distribution
 from ecngym.workloads.trace import DEFAULT_PRIORITY, Trace
@@ -168,10 +168,11 @@ def generate_trace(
 
     Raises:
         ConfigError: Naming the first bad parameter: load >= 1 or <= 0, fewer than two hosts, a
-            duration <= 0, an unknown workload (with the closest name suggested), a bad CDF file
-            (with its line), an incast degree >= hosts, an unknown section key, phases that are
-            not a list, ...
+            duration <= 0, a workload name that is no string or unknown (with the closest name
+            suggested), a bad CDF file (with its line), an incast degree >= hosts, an unknown
+            section key, phases that are not a list, ...
     """
+    workload = check("workload.name", workload, Text)  # (str() would make ['websearch'] a name)
     hosts_n = check_whole("trace.hosts", hosts, 2, 10**7)
     rate = parse_rate_bps(link_rate, "trace.link_rate")
     duration_ns = _positive_ns("trace.duration", duration)
@@ -189,7 +190,7 @@ def generate_trace(
                                             "flows use workload=none")
         load_f = _load("trace.load", load)
         size_b = parse_bytes(size, "workload.size") if size is not None else None
-        dist = get_distribution(str(workload), cdf_file=cdf_file, size_bytes=size_b)
+        dist = get_distribution(workload, cdf_file=cdf_file, size_bytes=size_b)
     elif phases:
         raise ConfigError("trace.phases", "load phases need a background workload (workload is 'none')")
 

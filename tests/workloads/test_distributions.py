@@ -1,11 +1,13 @@
 """Flow-size distributions: shipped CDFs sample correctly; bad CDF files are rejected precisely."""
 
+import re
+
 import numpy as np
 import pytest
 from scipy import stats
 
 from ecngym.error import ConfigError
-from ecngym.workloads import BUILTIN_CDFS, get_distribution, load_cdf_file
+from ecngym.workloads import BUILTIN_CDFS, fixed_size, generate_trace, get_distribution, load_cdf_file
 
 N = 20_000
 
@@ -133,3 +135,32 @@ def test_a_flat_cdf_run_is_a_gap(tmp_path):
     assert d.quantile(0.25) == pytest.approx(500.0) and d.quantile(0.75) == pytest.approx(5500.0)
     s = d.sample(np.random.default_rng(0), 10_000)
     assert not ((s > 1000) & (s <= 5000)).any()
+
+
+@pytest.mark.parametrize("size,message", [
+    (float("nan"), r"^workload\.size: expected a whole number, got nan$"),
+    (float("inf"), r"^workload\.size: expected a whole number, got inf$"),
+    (None, r"^workload\.size: expected a whole number, got None$"),
+    (True, r"^workload\.size: expected a whole number, got True$"),
+    ("64KB", r"^workload\.size: expected a whole number, got '64KB'$"),
+    (2.5, r"^workload\.size: expected a whole number, got 2\.5$"),
+    (0, r"^workload\.size: got 0, allowed range is \[1, 9007199254740992\]$"),
+    (2**53 + 1, r"^workload\.size: got 9007199254740993, allowed range is \[1, 9007199254740992\]$"),
+])
+def test_a_fixed_size_that_is_no_whole_byte_count_is_a_config_error(size, message):
+    # fixed_size(nan) raised ValueError (cannot convert float NaN to integer), inf an OverflowError,
+    # None a TypeError
+    with pytest.raises(ConfigError, match=message):
+        fixed_size(size)
+    assert fixed_size(64_000.0).name == "fixed(64000B)"  # a whole float is that count
+
+
+@pytest.mark.parametrize("name", [["websearch"], 5, None, {"name": "websearch"}])
+def test_a_workload_name_that_is_no_string_is_a_config_error(name):
+    # get_distribution(['websearch']) raised TypeError (unhashable type: 'list'); generate_trace
+    # took str(['websearch']) for the name
+    message = rf"^workload\.name: expected a string, got {re.escape(repr(name))}$"
+    with pytest.raises(ConfigError, match=message):
+        get_distribution(name)
+    with pytest.raises(ConfigError, match=message):
+        generate_trace(name, duration="1ms")
