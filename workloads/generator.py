@@ -45,20 +45,38 @@ _DEFAULT_INCAST_INTERVAL = "1ms"
 _SECTION_SWITCH = {"incast": "degree", "permutation": "size", "all_to_all": "size", "long_lived": "flows"}
 
 
+def _section_keys(name: str, given: Any, field: str | None = None) -> dict[str, Any]:
+    """The keys given for pattern ``name`` as a dict, checked to be a mapping of the section's keys.
+
+    Args:
+        name: The pattern (``incast``, ``permutation``, ``all_to_all``, ``long_lived``).
+        given: Its section as given.
+        field: The field named in errors (default ``trace.<name>``; a mix's is ``workload.<name>``).
+
+    Raises:
+        ConfigError: Naming ``field`` if ``given`` is no mapping, or ``field.<key>`` for a key the
+            section does not have (listing the known ones).
+    """
+    field = field or f"trace.{name}"
+    defaults = SECTION_DEFAULTS[name]
+    if not isinstance(given, Mapping):
+        raise ConfigError(field, f"expected a mapping of {sorted(defaults)}, got {given!r}")
+    unknown = sorted(set(given) - set(defaults), key=str)  # (key=str: a key may be no string)
+    if unknown:
+        raise ConfigError(f"{field}.{unknown[0]}", f"unknown key; {name} has {sorted(defaults)}")
+    return dict(given)
+
+
 def _section(name: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
     """A pattern section with defaults filled in (``None`` values mean "default").
 
     Raises:
-        ConfigError: On a key the section does not have (naming it and listing the known ones).
+        ConfigError: As :func:`_section_keys`.
     """
     defaults = SECTION_DEFAULTS[name]
     if given is None:
         return dict(defaults)
-    if not isinstance(given, Mapping):
-        raise ConfigError(f"trace.{name}", f"expected a mapping of {sorted(defaults)}, got {given!r}")
-    unknown = sorted(set(given) - set(defaults))
-    if unknown:
-        raise ConfigError(f"trace.{name}.{unknown[0]}", f"unknown key; {name} has {sorted(defaults)}")
+    given = _section_keys(name, given)
     return {k: (given.get(k) if given.get(k) is not None else d) for k, d in defaults.items()}
 
 
@@ -322,9 +340,13 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
         The trace.
 
     Raises:
-        ConfigError: On an unknown key or a bad value, or a top-level field of a pattern that stays
-            off (``incast.size`` while ``incast.degree`` is 0 or unset: it would be ignored).
+        ConfigError: Naming ``trace`` if ``cfg`` is no mapping; on an unknown key or a bad value
+            (a pattern section that is no mapping, the mix's named ``workload.<pattern>``), or a
+            top-level field of a pattern that stays off (``incast.size`` while ``incast.degree`` is
+            0 or unset: it would be ignored).
     """
+    if not isinstance(cfg, Mapping):
+        raise ConfigError("trace", f"expected a mapping of generate_trace arguments, got {cfg!r}")
     cfg = dict(cfg)
     workload = cfg.pop("workload", "websearch")
     cfg.pop("output", None)
@@ -332,7 +354,7 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
              for key in SECTION_DEFAULTS if isinstance(cfg.get(key), Mapping)}
     if isinstance(workload, Mapping):
         wl = dict(workload)
-        unknown = sorted(set(wl) - set(_SIZE_KEYS) - set(_MIX_KEYS))
+        unknown = sorted(set(wl) - set(_SIZE_KEYS) - set(_MIX_KEYS), key=str)  # (key=str: a key may be no string)
         if unknown:
             raise ConfigError(f"workload.{unknown[0]}", f"unknown key; a workload has {[*_SIZE_KEYS, *_MIX_KEYS]}")
         for key in ("size", "cdf_file"):
@@ -340,8 +362,9 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
                 cfg[key] = wl[key]
         for key in SECTION_DEFAULTS:
             if wl.get(key) is not None:
-                top = {k: v for k, v in (cfg.get(key) or {}).items() if v is not None}
-                cfg[key] = {**wl[key], **top}
+                mix = _section_keys(key, wl[key], f"workload.{key}")
+                top = {} if cfg.get(key) is None else _section_keys(key, cfg[key])
+                cfg[key] = {**mix, **{k: v for k, v in top.items() if v is not None}}
         if wl.get("phases") and not cfg.get("phases"):
             cfg["phases"] = wl["phases"]
         if "name" not in wl or wl["name"] is None:
@@ -350,7 +373,7 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
     else:
         name = workload
     known = set(inspect.signature(generate_trace).parameters) - {"workload"}
-    unknown = sorted(set(cfg) - known)
+    unknown = sorted(set(cfg) - known, key=str)
     if unknown:
         raise ConfigError(f"trace.{unknown[0]}", f"unknown field; known: {sorted(known)}")
     cfg = {k: v for k, v in cfg.items() if v is not None}  # None = the generator's default

@@ -236,3 +236,23 @@ def test_a_mix_that_turns_a_pattern_on_takes_its_fields_and_off_leaves_its_own_a
     assert (t.flows[t.flows["tag"] == "incast"]["size_bytes"] == 10_000).all()
     t = generate_trace_from_config({"duration": "3ms", "workload": mix, "incast": {"degree": 0}})
     assert not (t.flows["tag"] == "incast").any()  # the mix's own size / interval are not the user's
+
+
+@pytest.mark.parametrize("cfg,message", [
+    ([1, 2], r"^trace: expected a mapping of generate_trace arguments, got \[1, 2\]$"),
+    ({"workload": {"name": "websearch", "incast": "x"}},
+     r"^workload\.incast: expected a mapping of \['arrival', .*'size'\], got 'x'$"),
+    ({"workload": {"name": "websearch", "incast": {"degree": 2}}, "incast": 5},
+     r"^trace\.incast: expected a mapping of \['arrival', .*'size'\], got 5$"),
+    ({"workload": {"name": "websearch", "permutation": {"sise": "1MB"}}},
+     r"^workload\.permutation\.sise: unknown key; permutation has \['at', 'size'\]$"),
+    ({"workload": {"name": "websearch", 1: 2, "zz": 3}}, r"^workload\.1: unknown key; a workload has "),
+    ({"duration": "1ms", 1: 2, "zz": 3}, r"^trace\.1: unknown field; known: "),
+    ({"duration": "1ms", "incast": {1: 2, "zz": 3}}, r"^trace\.incast\.1: unknown key; incast has "),
+])
+def test_a_config_of_the_wrong_shape_is_a_config_error(cfg, message):
+    # [1, 2] raised TypeError (cannot convert dictionary update sequence), a mix's incast 'x' TypeError
+    # ('str' object is not a mapping), a top-level incast 5 over a mix's AttributeError ('int' object
+    # has no attribute 'items'), a key that is no string TypeError ('<' not supported)
+    with pytest.raises(ConfigError, match=message):
+        generate_trace_from_config(cfg)
