@@ -332,7 +332,13 @@ class Trace:
         meta = table.schema.metadata or {}
         if _META_PREFIX + b"hash" not in meta:
             raise ConfigError("trace", f"{path} is not an ecngym trace (no ecngym.hash metadata)")
-        stored_hash = meta[_META_PREFIX + b"hash"].decode()
+        try:  # all the metadata read at once: any of it may be damaged (not UTF-8, not JSON, missing)
+            stored_hash = meta[_META_PREFIX + b"hash"].decode()
+            params = json.loads(meta[_META_PREFIX + b"params"])
+            seed = json.loads(meta[_META_PREFIX + b"seed"])
+            version = meta[_META_PREFIX + b"version"].decode()
+        except (KeyError, ValueError) as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+            raise ConfigError("trace", f"{path}: damaged metadata ({type(exc).__name__}: {exc})") from None
         stored = table.to_pandas()
         if list(stored.columns) != list(_columns(stored)):
             raise ConfigError("trace", f"{path}: columns {list(stored.columns)} are not a trace's {list(COLUMNS)} "
@@ -344,12 +350,6 @@ class Trace:
         if actual != stored_hash:
             raise ConfigError("trace", f"{path}: content hash {actual[:12]} does not match the stored "
                                        f"{stored_hash[:12]}: the table was altered")
-        try:
-            params = json.loads(meta[_META_PREFIX + b"params"])
-            seed = json.loads(meta[_META_PREFIX + b"seed"])
-            version = meta[_META_PREFIX + b"version"].decode()
-        except (KeyError, ValueError) as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
-            raise ConfigError("trace", f"{path}: damaged metadata ({type(exc).__name__}: {exc})") from None
         if not isinstance(params, dict) or not (seed is None or (isinstance(seed, int) and not isinstance(seed, bool))):
             raise ConfigError("trace", f"{path}: damaged metadata (params must be a mapping, seed an integer or null)")
         trace = cls(stored, params=params, seed=seed, version=version)

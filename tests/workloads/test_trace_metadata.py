@@ -53,6 +53,8 @@ def test_edited_metadata_fails_the_hash_check(saved, key, value):
 @pytest.mark.parametrize("key,value", [
     (b"ecngym.params", b"{not json"), (b"ecngym.params", b"[1, 2]"), (b"ecngym.seed", b"\xff\xfe"),
     (b"ecngym.seed", b"true"), (b"ecngym.params", None), (b"ecngym.version", None),
+    # the table's hash not UTF-8: was a UnicodeDecodeError (its decode was outside the check)
+    (b"ecngym.hash", b"\xff\xfe"), (b"ecngym.version", b"\xff"),
 ])
 def test_damaged_metadata_is_a_named_error(saved, key, value):
     # was: JSON / key errors as raw tracebacks
