@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ecngym.error import ConfigError, check_whole
-from ecngym.files import check_input_file, check_output_path, write_atomically
+from ecngym.files import check_input_file, check_output_path, write_atomically, write_text_atomically
+from ecngym.validation import Rate, Whole, check
 
 #: Columns and dtypes of a trace table, in hashing order.
 COLUMNS: dict[str, str] = {
@@ -67,6 +69,17 @@ def content_hash(flows: pd.DataFrame) -> str:
 def _columns(flows: pd.DataFrame) -> dict[str, str]:
     """The columns of a canonical table: :data:`COLUMNS`, then the optional ones it has."""
     return {**COLUMNS, **{c: t for c, t in OPTIONAL_COLUMNS.items() if c in flows.columns}}
+
+
+def _provenance(params: Any) -> dict[str, Any]:
+    """A trace's ``params`` as a dict, checked to be a mapping (what :meth:`Trace.load` reads back).
+
+    Raises:
+        ConfigError: Naming ``params`` if it is no mapping.
+    """
+    if not isinstance(params, Mapping):
+        raise ConfigError("params", f"expected a mapping of provenance fields, got {params!r}")
+    return dict(params)
 
 
 def _start_order(start: np.ndarray, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:
@@ -158,8 +171,9 @@ class Trace:
         hash: SHA-256 of the table (:func:`content_hash`), hex.
 
     Raises:
-        ConfigError: Naming the column and row of a bad flow (:meth:`from_flows`), or ``seed`` if
-            it is neither ``None`` nor a whole number (:meth:`load` could not read it back).
+        ConfigError: Naming the column and row of a bad flow (:meth:`from_flows`), ``seed`` if
+            it is neither ``None`` nor a whole number, or ``params`` if it is no mapping (:meth:`load`
+            could not read either back).
     """
 
     flows: pd.DataFrame
@@ -171,6 +185,7 @@ class Trace:
     def __post_init__(self) -> None:
         if self.seed is not None:
             self.seed = check_whole("seed", self.seed)
+        self.params = _provenance(self.params)
         self.flows = _canonical(self.flows)
         if not self.version:
             from ecngym import __version__
@@ -187,7 +202,7 @@ class Trace:
             flows: Columns ``src, dst, size_bytes, start_ns`` (whole numbers; floats that are whole
                 are accepted), optionally ``priority`` (default 3), ``tag`` (default
                 ``"custom"``) and ``dport`` (default 100). Other columns are dropped; rows are re-ordered by start time.
-            params: Provenance to record (merged with ``{"source": "user table"}``).
+            params: Provenance to record, a mapping (merged with ``{"source": "user table"}``).
 
         Returns:
             The trace.
@@ -195,9 +210,10 @@ class Trace:
         Raises:
             ConfigError: Naming the column (``flows.dst``), the 0-based row of the first bad
                 value and how many more rows are bad: a missing column, src == dst, size <= 0,
-                start < 0, a non-integer.
+                start < 0, a non-integer; naming ``params`` if it is neither ``None`` nor a mapping.
         """
-        return cls(flows, params={"source": "user table", **(params or {})})
+        given = {} if params is None else _provenance(params)
+        return cls(flows, params={"source": "user table", **given})
 
     @classmethod
     def from_hpcc_flow_file(cls, path: str | Path) -> Trace:
@@ -231,9 +247,13 @@ class Trace:
             path: File to write.
 
         Returns:
-            ``path``.
+            ``path`` (parent folders are created).
+
+        Raises:
+            ConfigError: Naming ``path`` if it is no file name or names a directory, or it cannot be
+                written (:func:`~ecngym.files.check_output_path`, as :meth:`save`).
         """
-        path = Path(path)
+        path = check_output_path("path", path)
         f = self.flows
         start = f["start_ns"].to_numpy()
         seconds = pd.Series(start // 1_000_000_000).astype(str)
@@ -243,8 +263,7 @@ class Trace:
         dport = f["dport"].astype(str) if "dport" in f.columns else str(DEFAULT_DPORT)
         lines = (f["src"].astype(str) + " " + f["dst"].astype(str) + " " + f["priority"].astype(str)
                  + " " + dport + " " + f["size_bytes"].astype(str) + " " + seconds + "." + nanos)
-        path.write_text("\n".join([str(len(f)), *lines.tolist()]) + "\n")
-        return path
+        return write_text_atomically(path, "\n".join([str(len(f)), *lines.tolist()]) + "\n")
 
     # ------------------------------------------------------------------ storage
     def save(self, path: str | Path) -> Path:
@@ -386,20 +405,22 @@ class Trace:
         """Offered load: total bytes x 8 / (hosts x link rate x :attr:`duration_ns`).
 
         Args:
-            link_rate_bps: Host link rate in bit/s.
-            n_hosts: Hosts sharing the load (default :attr:`n_hosts`).
+            link_rate_bps: Host link rate in bit/s, or a rate string (``"100Gbps"``): a
+                :func:`~ecngym.validation.Rate`, in [1 bit/s, 1 Pbit/s].
+            n_hosts: Hosts sharing the load, a whole number >= 1 (default :attr:`n_hosts`).
 
         Raises:
-            ConfigError: If the trace spans no time (fewer than two distinct start times and no
-                recorded window) or the rate or host count is not positive.
+            ConfigError: Naming ``link_rate_bps`` or ``n_hosts`` if it is no rate / whole number in
+                range; naming ``achieved_load`` if the trace spans no time (fewer than two distinct
+                start times and no recorded window) or has no hosts.
         """
-        hosts = n_hosts if n_hosts is not None else self.n_hosts
-        if not link_rate_bps > 0 or hosts <= 0:
-            raise ConfigError("achieved_load", f"needs a positive link rate and host count, got "
-                                               f"{link_rate_bps!r} bit/s and {hosts} hosts")
+        rate_bps = check("link_rate_bps", link_rate_bps, Rate())
+        hosts = self.n_hosts if n_hosts is None else check("n_hosts", n_hosts, Whole(1))
+        if hosts <= 0:  # (a trace without flows, hosts not recorded)
+            raise ConfigError("achieved_load", "needs a host count: the trace records none and has no flows")
         if self.duration_ns <= 0:
             raise ConfigError("achieved_load", "the trace spans no time (no recorded window, < 2 start times)")
-        return float(self.flows["size_bytes"].sum()) * 8e9 / (hosts * link_rate_bps * self.duration_ns)
+        return float(self.flows["size_bytes"].sum()) * 8e9 / (hosts * rate_bps * self.duration_ns)
 
     def __len__(self) -> int:
         return len(self.flows)

@@ -198,6 +198,52 @@ def test_facts():
         one.achieved_load(1e9)
 
 
+@pytest.mark.parametrize("rate,n_hosts,message", [
+    ("fast", None, r"^link_rate_bps: cannot parse 'fast' as a rate"),
+    (0, None, r"^link_rate_bps: got 0, allowed range is \[1bps, 1e15bps\]"),
+    (float("nan"), None, r"^link_rate_bps: expected a finite rate, got nan$"),
+    (True, None, r"^link_rate_bps: expected a rate, got the boolean True$"),
+    (25e9, "x", r"^n_hosts: expected a whole number, got 'x'$"),
+    (25e9, 0, r"^n_hosts: got 0, allowed range is \[1, inf\)$"),
+    (25e9, 2.5, r"^n_hosts: expected a whole number, got 2\.5$"),
+])
+def test_achieved_load_checks_its_rate_and_host_count(rate, n_hosts, message):
+    # achieved_load('100Gbps') raised TypeError ("'>' not supported between 'str' and 'int'"), as did a
+    # host count given as a string; the rate is a validation.Rate, as generate_trace's link_rate
+    t = generate_trace(load=0.5, hosts=12, link_rate="25Gbps", duration="1ms", seed=8)
+    assert t.achieved_load("25Gbps") == t.achieved_load(25e9) and t.achieved_load(25e9, 12.0) == t.achieved_load(25e9)
+    with pytest.raises(ConfigError, match=message):
+        t.achieved_load(rate, n_hosts)
+
+
+@pytest.mark.parametrize("params", [[1], "source", 5])
+def test_params_that_are_no_mapping_are_refused(params):
+    # Trace.from_flows(df, params=[1]) raised TypeError ("'list' object is not a mapping"); Trace(df,
+    # params=[1]) was taken, and saved a trace that load refused as damaged metadata
+    flows = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [1], "start_ns": [0]})
+    message = rf"^params: expected a mapping of provenance fields, got {re.escape(repr(params))}$"
+    with pytest.raises(ConfigError, match=message):
+        Trace.from_flows(flows, params=params)
+    with pytest.raises(ConfigError, match=message):
+        Trace(flows, params=params)
+    assert Trace.from_flows(flows, params={"by": "hand"}).params == {"source": "user table", "by": "hand"}
+
+
+def test_hpcc_flow_file_export_checks_its_path_as_save_does(tmp_path):
+    # to_hpcc_flow_file('/some/dir') raised IsADirectoryError, None a TypeError, where save() gave a
+    # ConfigError; it now checks the path with save's check (files.check_output_path) and writes atomically
+    trace = generate_trace(load=0.2, hosts=4, duration="100us", seed=1)
+    (tmp_path / "file").write_text("")
+    for path, message in [(tmp_path, "which is a directory"), (None, "got None, expected the path of a file"),
+                          (f"{tmp_path}/sub/", "which is a directory"),
+                          (tmp_path / "file" / "t.txt", "which lies under the file")]:
+        with pytest.raises(ConfigError, match=rf"^path: .*{message}"):
+            trace.to_hpcc_flow_file(path)
+    out = trace.to_hpcc_flow_file(tmp_path / "new" / "flows.txt")  # missing folders are made, as save's
+    assert Trace.from_hpcc_flow_file(out).hash == Trace.from_hpcc_flow_file(trace.to_hpcc_flow_file(
+        tmp_path / "flows.txt")).hash
+
+
 @pytest.mark.parametrize("path,message", [
     (None, "path: got None, expected the path of a file to write"),  # was a TypeError from Path()
     ("/tmp", "path: got '/tmp', which is a directory"),  # was an IsADirectoryError
