@@ -108,7 +108,8 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
 
     Raises:
         ConfigError: Naming the column and the (0-based, input-order) row of the first bad value,
-            and how many more rows are bad (:func:`~ecngym.sim_backend.flows.check_rows`).
+            and how many more rows are bad (:func:`~ecngym.sim_backend.flows.check_rows`); naming
+            ``flows`` if a column the trace reads is missing or appears more than once.
     """
     from ecngym.sim_backend.flows import DEFAULT_DPORT, check_rows, whole_number_column
 
@@ -118,6 +119,11 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ConfigError("flows", f"missing column(s) {missing}; a trace needs {list(REQUIRED_COLUMNS)} "
                                    "(priority and tag optional)")
+    counts = flows.columns.value_counts()
+    twice = [c for c in (*COLUMNS, *OPTIONAL_COLUMNS) if c != "flow_id" and counts.get(c, 0) > 1]
+    if twice:  # flows[c] would be a table, not a column (the other columns are dropped: theirs do not matter)
+        raise ConfigError("flows", f"column {twice[0]!r} appears {counts[twice[0]]} times; a trace reads one "
+                                   "column of each name")
     n = len(flows)
     data = {c: whole_number_column(c, flows[c].to_numpy()) for c in REQUIRED_COLUMNS}
     data["priority"] = (whole_number_column("priority", flows["priority"].to_numpy()) if "priority" in flows.columns
@@ -209,8 +215,8 @@ class Trace:
 
         Raises:
             ConfigError: Naming the column (``flows.dst``), the 0-based row of the first bad
-                value and how many more rows are bad: a missing column, src == dst, size <= 0,
-                start < 0, a non-integer; naming ``params`` if it is neither ``None`` nor a mapping.
+                value and how many more rows are bad: a missing or repeated column, src == dst,
+                size <= 0, start < 0, a non-integer; naming ``params`` if it is neither ``None`` nor a mapping.
         """
         given = {} if params is None else _provenance(params)
         return cls(flows, params={"source": "user table", **given})

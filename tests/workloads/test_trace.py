@@ -216,6 +216,19 @@ def test_achieved_load_checks_its_rate_and_host_count(rate, n_hosts, message):
         t.achieved_load(rate, n_hosts)
 
 
+@pytest.mark.parametrize("column", ["src", "start_ns", "priority", "tag", "dport"])
+def test_a_repeated_column_is_refused(column):
+    # a flow table with a column name twice (pd.concat([df, df[['src']]], axis=1)) raised IndexError /
+    # ValueError ("Per-column arrays must each be 1-dimensional") from reading a table as a column
+    flows = pd.DataFrame({"src": [0, 2], "dst": [1, 0], "size_bytes": [10, 20], "start_ns": [0, 5],
+                          "priority": [3, 3], "tag": ["a", "b"], "dport": [100, 200]})
+    with pytest.raises(ConfigError, match=rf"^flows: column '{column}' appears 2 times; a trace reads one column "
+                                          r"of each name$"):
+        Trace.from_flows(pd.concat([flows, flows[[column]]], axis=1))
+    unread = pd.concat([flows, pd.DataFrame({"note": [1, 2]}), pd.DataFrame({"note": [3, 4]})], axis=1)
+    assert Trace.from_flows(unread).hash == Trace.from_flows(flows).hash  # an unread column is dropped
+
+
 @pytest.mark.parametrize("params", [[1], "source", 5])
 def test_params_that_are_no_mapping_are_refused(params):
     # Trace.from_flows(df, params=[1]) raised TypeError ("'list' object is not a mapping"); Trace(df,
