@@ -30,6 +30,13 @@ from ecngym.workloads.trace import DEFAULT_PRIORITY, Trace
 _STREAMS = {"background": 0, "incast": 1, "permutation": 2, "long_lived": 3}
 #: Above this many expected flows, generation shows a progress bar (on stderr).
 PROGRESS_MIN_FLOWS = 100_000
+#: The most flows a trace may be expected to have. Generating one takes ~300 B of peak memory per
+#: flow (measured at 2-8 million flows: the arrival draws, the 51 B/flow table, its sorted canonical
+#: copy and the hash), so 5 x 10^7 flows take ~15 GB, within a 24 GiB machine, and 10^8 would not;
+#: beyond the bound, generation would fail allocating (or swap) after minutes of work.
+MAX_TRACE_FLOWS = 50_000_000
+#: Peak bytes per generated flow, for the bound's message.
+_PEAK_BYTES_PER_FLOW = 300
 
 # The keys each arrival-pattern section accepts, with their defaults.
 SECTION_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -119,6 +126,28 @@ def _load(field: str, value: Any, *, allow_zero: bool = False) -> float:
                              given=value))
 
 
+def _check_flow_count(counts: dict[str, float], fields: dict[str, tuple[str, str]]) -> None:
+    """Refuse a trace expected to have more than :data:`MAX_TRACE_FLOWS` flows, before any is drawn.
+
+    Args:
+        counts: The expected flows of each pattern that is on.
+        fields: Each pattern's field to name and what drives its count (as a formula with values).
+
+    Raises:
+        ConfigError: Naming the field that drives the largest count, with every pattern's count.
+    """
+    expected = sum(counts.values())
+    if expected <= MAX_TRACE_FLOWS:
+        return
+    top = max(counts, key=counts.__getitem__)
+    field, drivers = fields[top]
+    shares = f" (of {', '.join(f'{name} ~{n:.3g}' for name, n in counts.items())})" if len(counts) > 1 else ""
+    raise ConfigError(field, f"the trace would have ~{expected:.3g} flows, more than the {MAX_TRACE_FLOWS:.0e} a "
+                             f"trace may have (~{_PEAK_BYTES_PER_FLOW} B of memory per flow to generate: "
+                             f"~{expected * _PEAK_BYTES_PER_FLOW / 1e9:.3g} GB); {top} ~{counts[top]:.3g} = "
+                             f"{drivers}{shares}")
+
+
 def generate_trace(
     workload: str = "websearch",
     *,
@@ -181,6 +210,9 @@ def generate_trace(
         progress: Show a progress bar; default: only when over :data:`PROGRESS_MIN_FLOWS` flows
             are expected.
 
+    At most :data:`MAX_TRACE_FLOWS` flows may be expected (the patterns' expected counts: the
+    background's from its load, hosts, link rate, duration and mean flow size).
+
     Returns:
         The trace; its ``params`` hold every parameter with units resolved (bytes, ns, bit/s).
 
@@ -188,7 +220,9 @@ def generate_trace(
         ConfigError: Naming the first bad parameter: load >= 1 or <= 0, fewer than two hosts, a
             duration <= 0, a workload name that is no string or unknown (with the closest name
             suggested), a bad CDF file (with its line), an incast degree >= hosts, an unknown
-            section key, phases that are not a list, ...
+            section key, phases that are not a list, more than :data:`MAX_TRACE_FLOWS` flows
+            expected (naming the field that drives the largest count: ``trace.duration`` for the
+            background, ``trace.incast.interval`` or ``.load``, ``trace.hosts`` for all-to-all), ...
     """
     workload = check("workload.name", workload, Text)  # (str() would make ['websearch'] a name)
     hosts_n = check_whole("trace.hosts", hosts, 2, 10**7)
@@ -257,13 +291,32 @@ def generate_trace(
         if ll_size <= 0:
             raise ConfigError("trace.long_lived.size", f"must be > 0, got {ll['size']!r}")
 
-    expected = 0.0
+    # expected flows of each pattern, and what drives each count: bound before anything is allocated
+    counts: dict[str, float] = {}
+    fields: dict[str, tuple[str, str]] = {}
     if dist is not None:
-        expected = sum(ld * hosts_n * rate / (8 * dist.mean_bytes) * (b - a) / 1e9
-                       for ld, a, b in zip(loads, bounds[:-1], bounds[1:], strict=True))
+        counts["background"] = sum(ld * hosts_n * rate / (8 * dist.mean_bytes) * (b - a) / 1e9
+                                   for ld, a, b in zip(loads, bounds[:-1], bounds[1:], strict=True))
+        fields["background"] = ("trace.duration", f"load x hosts x link rate x duration / (8 x mean flow size) = "
+                                                  f"{load_f:g}{' (and phases)' if len(loads) > 1 else ''} x "
+                                                  f"{hosts_n} x {rate:g} bit/s x {duration_ns} ns / (8 x "
+                                                  f"{dist.mean_bytes:.6g} B)")
     if degree:
-        expected += degree * max(0, end_ns - inc_at) / interval_ns
-    expected += (hosts_n if perm_size else 0) + (hosts_n * (hosts_n - 1) if a2a_size else 0) + n_long
+        counts["incast"] = degree * max(0, end_ns - inc_at) / interval_ns
+        fields["incast"] = ("trace.incast.load" if inc["load"] is not None else "trace.incast.interval",
+                            f"degree x duration / interval = {degree} x {max(0, end_ns - inc_at)} ns / "
+                            f"{interval_ns} ns")
+    if perm_size:
+        counts["permutation"] = hosts_n
+        fields["permutation"] = ("trace.hosts", f"one flow per host = {hosts_n}")
+    if a2a_size:
+        counts["all_to_all"] = hosts_n * (hosts_n - 1)
+        fields["all_to_all"] = ("trace.hosts", f"hosts x (hosts - 1) = {hosts_n} x {hosts_n - 1}")
+    if n_long:
+        counts["long_lived"] = n_long
+        fields["long_lived"] = ("trace.long_lived.flows", f"{n_long} flows")
+    _check_flow_count(counts, fields)
+    expected = sum(counts.values())
     show = progress if progress is not None else expected > PROGRESS_MIN_FLOWS
 
     children = np.random.SeedSequence(seed_i).spawn(len(_STREAMS))

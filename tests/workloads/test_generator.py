@@ -256,3 +256,32 @@ def test_a_config_of_the_wrong_shape_is_a_config_error(cfg, message):
     # has no attribute 'items'), a key that is no string TypeError ('<' not supported)
     with pytest.raises(ConfigError, match=message):
         generate_trace_from_config(cfg)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    # was: numpy's MemoryError after trying to allocate 90.9 TiB (a 10^7 x 10^7 mask)
+    ({"workload": "none", "hosts": 10**7, "duration": "1us", "all_to_all": {"size": "1KB"}},
+     r"^trace\.hosts: the trace would have ~1e\+14 flows, more than the 5e\+07 a trace may have \(~300 B of memory "
+     r"per flow to generate: ~3e\+07 GB\); all_to_all ~1e\+14 = hosts x \(hosts - 1\) = 10000000 x 9999999$"),
+    # was: a MemoryError after trying to allocate 526 TiB of arrival times
+    ({"load": 0.9, "hosts": 10**6, "link_rate": 1e15, "duration": "1s"},
+     r"^trace\.duration: the trace would have ~6\.57e\+13 flows, .*; background ~6\.57e\+13 = load x hosts x link "
+     r"rate x duration / \(8 x mean flow size\) = 0\.9 x 1000000 x 1e\+15 bit/s x 1000000000 ns / \(8 x "),
+    ({"hosts": 1000, "duration": "1s", "incast": {"degree": 999, "interval": "1us"}},
+     r"^trace\.incast\.interval: the trace would have ~1e\+09 flows, .*; incast ~9\.99e\+08 = degree x duration / "
+     r"interval = 999 x 1000000000 ns / 1000 ns \(of background ~3\.65e\+06, incast ~9\.99e\+08\)$"),
+    ({"hosts": 1000, "duration": "1s", "incast": {"degree": 999, "size": "1B", "load": 0.5}},
+     r"^trace\.incast\.load: the trace would have "),
+])
+def test_a_trace_expected_to_be_too_large_is_refused_before_it_is_drawn(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        generate_trace(**kwargs)
+
+
+def test_the_flow_bound_is_on_the_expected_count(monkeypatch):
+    from ecngym.workloads import generator
+
+    monkeypatch.setattr(generator, "MAX_TRACE_FLOWS", 30)
+    generate_trace("none", hosts=6, duration="1ms", all_to_all={"size": "1KB"})  # 30 flows: at the bound
+    with pytest.raises(ConfigError, match=r"^trace\.hosts: the trace would have ~42 flows, more than the 3e\+01 "):
+        generate_trace("none", hosts=7, duration="1ms", all_to_all={"size": "1KB"})
