@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,9 @@ BUILTIN_CDFS: dict[str, str] = {
     "pred_workload1": "pred_workload1.txt",
     "pred_workload2": "pred_workload2.txt",
 }
+#: The argument each workload reads besides its name (the flow size of ``fixed``, the CDF file of
+#: ``custom``); the others read neither.
+WORKLOAD_ARGUMENTS: dict[str, str] = {"fixed": "size", "custom": "cdf_file"}
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,34 @@ def suggest(name: str, known: list[str]) -> str:
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
+def check_workload(workload: Any, **arguments: Any) -> str:
+    """Check a workload name and the arguments given with it: the one check of both.
+
+    Args:
+        workload: The name as given.
+        arguments: ``size`` and ``cdf_file`` as given (``None``: not given).
+
+    Returns:
+        The name.
+
+    Raises:
+        ConfigError: Naming ``workload.name`` if the name is no string or unknown (with the closest
+            known one suggested); naming ``workload.<argument>`` if the workload does not read it
+            (:data:`WORKLOAD_ARGUMENTS`): it would be ignored.
+    """
+    workload = check("workload.name", workload, Text)  # (a list would be unhashable below)
+    known = known_workloads()
+    if workload not in known:
+        raise ConfigError("workload.name", f"unknown workload {workload!r}; known: {known}.{suggest(workload, known)}")
+    for argument, value in arguments.items():
+        if value is not None and WORKLOAD_ARGUMENTS.get(workload) != argument:
+            reader = next(w for w, a in WORKLOAD_ARGUMENTS.items() if a == argument)
+            raise ConfigError(f"workload.{argument}", f"got {value!r}, but workload {workload!r} does not read a "
+                                                      f"{argument} (only workload {reader!r} does), so it would be "
+                                                      f"ignored; leave workload.{argument} out")
+    return workload
+
+
 def get_distribution(
     workload: str, *, cdf_file: str | Path | None = None, size_bytes: int | None = None
 ) -> FlowSizeDistribution:
@@ -195,9 +227,10 @@ def get_distribution(
 
     Raises:
         ConfigError: On a name that is no string, an unknown name (with the closest known one
-            suggested) or a missing argument.
+            suggested), a missing argument or one the workload does not read
+            (:func:`check_workload`).
     """
-    workload = check("workload.name", workload, Text)  # (a list would be unhashable below)
+    workload = check_workload(workload, size=size_bytes, cdf_file=cdf_file)
     if workload == "fixed":
         if size_bytes is None:
             raise ConfigError("workload.size", "workload 'fixed' needs a flow size (workload.size=64KB)")
@@ -206,9 +239,6 @@ def get_distribution(
         if cdf_file is None:
             raise ConfigError("workload.cdf_file", "workload 'custom' needs a CDF file path")
         return load_cdf_file(cdf_file)
-    if workload in BUILTIN_CDFS:
-        return load_cdf_file(CDF_DIR / BUILTIN_CDFS[workload], name=workload)
     if workload == NO_BACKGROUND:
         raise ConfigError("workload.name", "workload 'none' (no background flows) has no size distribution")
-    known = known_workloads()
-    raise ConfigError("workload.name", f"unknown workload {workload!r}; known: {known}.{suggest(workload, known)}")
+    return load_cdf_file(CDF_DIR / BUILTIN_CDFS[workload], name=workload)

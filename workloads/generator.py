@@ -21,9 +21,9 @@ import pandas as pd
 
 from ecngym.error import ConfigError, check_range, check_whole
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
-from ecngym.validation import MAX_SIMULATION_SEED, Text, check
+from ecngym.validation import MAX_SIMULATION_SEED
 from ecngym.workloads import arrivals
-from ecngym.workloads.distributions import NO_BACKGROUND, FlowSizeDistribution, get_distribution
+from ecngym.workloads.distributions import NO_BACKGROUND, FlowSizeDistribution, check_workload, get_distribution
 from ecngym.workloads.trace import DEFAULT_PRIORITY, Trace
 
 # Child index of each component's random stream: never reorder (it would change every trace).
@@ -186,9 +186,9 @@ def generate_trace(
         seed: Seed of every random draw, in [0, 2^64 - 1]
             (:data:`ecngym.validation.MAX_SIMULATION_SEED`, as an env's episode seed, which seeds
             its trace).
-        size: Flow size of the ``fixed`` workload.
+        size: Flow size of the ``fixed`` workload (refused with another workload: unused).
         cdf_file: CDF file of the ``custom`` workload (HPCC ``size cdf_percent`` or
-            TrafficGenerator ``size cdf_fraction`` lines).
+            TrafficGenerator ``size cdf_fraction`` lines; refused with another workload: unused).
         phases: Background load changes, e.g. ``[{"at": "100ms", "load": 0.7}]``: from ``at``
             (relative to ``start``, increasing, inside the window) the background runs at that
             load, in [0, 1) (0 = an idle phase). ``load`` applies before the first phase.
@@ -219,12 +219,13 @@ def generate_trace(
     Raises:
         ConfigError: Naming the first bad parameter: load >= 1 or <= 0, fewer than two hosts, a
             duration <= 0, a workload name that is no string or unknown (with the closest name
-            suggested), a bad CDF file (with its line), an incast degree >= hosts, an unknown
-            section key, phases that are not a list, more than :data:`MAX_TRACE_FLOWS` flows
+            suggested), a size or CDF file the workload does not read, a bad CDF file (with its
+            line), an incast degree >= hosts, an unknown section key, phases that are not a list,
+            more than :data:`MAX_TRACE_FLOWS` flows
             expected (naming the field that drives the largest count: ``trace.duration`` for the
             background, ``trace.incast.interval`` or ``.load``, ``trace.hosts`` for all-to-all), ...
     """
-    workload = check("workload.name", workload, Text)  # (str() would make ['websearch'] a name)
+    workload = check_workload(workload, size=size, cdf_file=cdf_file)  # (an argument 'none' does not read too)
     hosts_n = check_whole("trace.hosts", hosts, 2, 10**7)
     rate = parse_rate_bps(link_rate, "trace.link_rate")
     duration_ns = _positive_ns("trace.duration", duration)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ecngym.error import ConfigError
-from ecngym.workloads import generate_trace, generate_trace_from_config
+from ecngym.workloads import generate_trace, generate_trace_from_config, get_distribution
 
 
 @pytest.mark.parametrize("workload,hosts,duration", [("websearch", 16, "1s"), ("fb_hadoop", 16, "50ms"),
@@ -285,3 +285,25 @@ def test_the_flow_bound_is_on_the_expected_count(monkeypatch):
     generate_trace("none", hosts=6, duration="1ms", all_to_all={"size": "1KB"})  # 30 flows: at the bound
     with pytest.raises(ConfigError, match=r"^trace\.hosts: the trace would have ~42 flows, more than the 3e\+01 "):
         generate_trace("none", hosts=7, duration="1ms", all_to_all={"size": "1KB"})
+
+
+@pytest.mark.parametrize("workload,kwargs,message", [
+    ("websearch", {"size": "1KB"}, r"^workload\.size: got '1KB', but workload 'websearch' does not read a size \(only "
+                                   r"workload 'fixed' does\), so it would be ignored; leave workload\.size out$"),
+    ("websearch", {"cdf_file": "/nonexistent"}, r"^workload\.cdf_file: got '/nonexistent', but workload 'websearch' "
+                                                r"does not read a cdf_file \(only workload 'custom' does\)"),
+    ("none", {"size": "garbage"}, r"^workload\.size: got 'garbage', but workload 'none' does not read a size"),
+    ("fixed", {"size": "1KB", "cdf_file": "x.txt"}, r"^workload\.cdf_file: got 'x\.txt', but workload 'fixed' "),
+    ("custom", {"size": 5, "cdf_file": "x.txt"}, r"^workload\.size: got 5, but workload 'custom' does not read a size"),
+])
+def test_an_argument_the_workload_does_not_read_is_refused(workload, kwargs, message):
+    # generate_trace('websearch', size='1KB') and cdf_file='/nonexistent' were accepted and unused,
+    # ('none', size='garbage') too
+    with pytest.raises(ConfigError, match=message):
+        generate_trace(workload, duration="1ms", permutation={"size": "1KB"}, **kwargs)
+    if workload != "none":  # (get_distribution has no 'none': no background, no distribution)
+        with pytest.raises(ConfigError, match=message):
+            get_distribution(workload, size_bytes=kwargs.get("size"), cdf_file=kwargs.get("cdf_file"))
+    with pytest.raises(ConfigError, match=message):  # through a config's workload mapping
+        generate_trace_from_config({"workload": {"name": workload, **kwargs}, "duration": "1ms",
+                                    "permutation": {"size": "1KB"}})
