@@ -24,6 +24,7 @@ from ecngym.sim_backend.fabric import check_min_rate
 from ecngym.sim_backend.flows import with_delay_classes
 from ecngym.units import duration_ns, parse_bytes
 from ecngym.workloads import Trace, generate_trace
+from ecngym.workloads.generator import without_fields_of_patterns_off
 
 log = logging.getLogger(__name__)
 
@@ -297,6 +298,9 @@ class EcnScenario:
         wl = dict(self.cfg.workload)
         name = wl.pop("workload", "websearch")
         try:
+            # the workload is merged key by key over the scenario's: a pattern turned off (incast.degree=0)
+            # keeps the scenario's other fields, which are not the user's (generate_trace would refuse them)
+            wl = without_fields_of_patterns_off(wl)
             return generate_trace(name, hosts=self.topology.num_hosts, link_rate=float(self.topology.rate_bps.min()),
                                   duration=self.episode_ns, seed=seed, **wl)
         except ConfigError as exc:

@@ -90,8 +90,8 @@ def _section(name: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
 def _switch(name: str, section: Mapping[str, Any], high: int | None = None) -> int:
     """The value of the field that turns pattern ``name`` on (0: off), a whole count or a size in bytes.
 
-    The one reading of a pattern's on/off switch, for :func:`generate_trace` and for the check in
-    :func:`generate_trace_from_config` that refuses the fields of a pattern left off.
+    The one reading of a pattern's on/off switch, for :func:`generate_trace` (:func:`_pattern`) and
+    for :func:`without_fields_of_patterns_off`.
 
     Args:
         name: The pattern (``incast``, ``permutation``, ``all_to_all``, ``long_lived``).
@@ -110,6 +110,53 @@ def _switch(name: str, section: Mapping[str, Any], high: int | None = None) -> i
     if key == "size":
         return parse_bytes(section[key], field)
     return check_whole(field, section[key], 0, high)
+
+
+def _pattern(name: str, given: Any, high: int | None = None) -> tuple[dict[str, Any], int]:
+    """Pattern ``name``'s section, defaults filled in (:func:`_section`), and its switch (:func:`_switch`).
+
+    A pattern that is off (switch 0 or not given) reads none of its other fields, so one given
+    (not ``None``) is refused: it would be ignored.
+
+    Args:
+        name: The pattern (``incast``, ``permutation``, ``all_to_all``, ``long_lived``).
+        given: Its section as given to :func:`generate_trace` (``None``: not given).
+        high: The largest count the switch may be, or ``None``.
+
+    Returns:
+        The section and the switch's value (0: off).
+
+    Raises:
+        ConfigError: As :func:`_section` and :func:`_switch`; naming ``trace.<name>.<field>`` for a
+            field of a pattern that is off.
+    """
+    section = _section(name, given)
+    on = _switch(name, section, high)
+    switch = _SECTION_SWITCH[name]
+    unused = [] if on or given is None else [k for k, v in given.items() if k != switch and v is not None]
+    if unused:
+        raise ConfigError(f"trace.{name}.{unused[0]}", f"got {given[unused[0]]!r}, but {name}.{switch} is "
+                                                       f"{given.get(switch) or 0} (no {name}), so it would be ignored; "
+                                                       f"set {name}.{switch} (> 0) or leave {name}.{unused[0]} out")
+    return section, on
+
+
+def without_fields_of_patterns_off(workload: Mapping[str, Any]) -> dict[str, Any]:
+    """``workload`` (:func:`generate_trace` arguments) with only the switch of each pattern that is off.
+
+    For a workload merged key by key over a base that turns a pattern on (an env's scenario, a
+    config's mix, e.g. ``incast: {degree: 8, size: 64KB, interval: 200us}``): an override that turns
+    it off (``incast.degree: 0``) leaves the base's other fields in the merge; they are the base's,
+    unused, and :func:`generate_trace` would refuse them as given.
+
+    Raises:
+        ConfigError: As :func:`_section` and :func:`_switch` (a section that is a mapping).
+    """
+    out = dict(workload)
+    for name, switch in _SECTION_SWITCH.items():
+        if isinstance(out.get(name), Mapping) and not _switch(name, _section(name, out[name])):
+            out[name] = {switch: out[name].get(switch)}
+    return out
 
 
 def _positive_ns(field: str, value: Any) -> int:
@@ -206,6 +253,9 @@ def generate_trace(
         long_lived: ``{"flows": 2, "size": "1GB", "receiver": 0, "at": "0ns"}``: flows from
             distinct senders to ``receiver`` (None = a random other host each) for steady-state
             tests. Flows 0 = none.
+
+            A pattern that is off (degree, size or flows 0 or not given) takes no other field
+            (not ``None``): it would be unused.
         priority: Priority (queue) of every flow, 1..7 (3 as in the HPCC simulator).
         progress: Show a progress bar; default: only when over :data:`PROGRESS_MIN_FLOWS` flows
             are expected.
@@ -220,7 +270,8 @@ def generate_trace(
         ConfigError: Naming the first bad parameter: load >= 1 or <= 0, fewer than two hosts, a
             duration <= 0, a workload name that is no string or unknown (with the closest name
             suggested), a size or CDF file the workload does not read, a bad CDF file (with its
-            line), an incast degree >= hosts, an unknown section key, phases that are not a list,
+            line), an incast degree >= hosts, an unknown section key, a field of a pattern that is
+            off, phases that are not a list,
             more than :data:`MAX_TRACE_FLOWS` flows
             expected (naming the field that drives the largest count: ``trace.duration`` for the
             background, ``trace.incast.interval`` or ``.load``, ``trace.hosts`` for all-to-all), ...
@@ -260,8 +311,7 @@ def generate_trace(
         loads.append(_load(f"trace.phases[{i}].load", ph["load"], allow_zero=True))
     bounds.append(end_ns)
 
-    inc = _section("incast", incast)
-    degree = _switch("incast", inc, hosts_n - 1)
+    inc, degree = _pattern("incast", incast, hosts_n - 1)
     if degree:
         inc_size = parse_bytes(inc["size"], "trace.incast.size")
         if inc_size <= 0:
@@ -279,15 +329,13 @@ def generate_trace(
         inc_receiver = None if inc["receiver"] is None else check_whole("trace.incast.receiver", inc["receiver"],
                                                                    0, hosts_n - 1)
         inc_at = start_ns + parse_time_ns(inc["at"], "trace.incast.at")
-    perm = _section("permutation", permutation)
-    perm_size = _switch("permutation", perm)
-    a2a = _section("all_to_all", all_to_all)
-    a2a_size = _switch("all_to_all", a2a)
-    ll = _section("long_lived", long_lived)
-    ll_receiver = None if ll["receiver"] is None else check_whole("trace.long_lived.receiver", ll["receiver"],
-                                                             0, hosts_n - 1)
-    n_long = _switch("long_lived", ll, hosts_n - (ll_receiver is not None))
+    perm, perm_size = _pattern("permutation", permutation)
+    a2a, a2a_size = _pattern("all_to_all", all_to_all)
+    ll, n_long = _pattern("long_lived", long_lived)  # (its bound depends on the receiver: checked below)
     if n_long:
+        ll_receiver = None if ll["receiver"] is None else check_whole("trace.long_lived.receiver", ll["receiver"],
+                                                                 0, hosts_n - 1)
+        n_long = _switch("long_lived", ll, hosts_n - (ll_receiver is not None))
         ll_size = parse_bytes(ll["size"], "trace.long_lived.size")
         if ll_size <= 0:
             raise ConfigError("trace.long_lived.size", f"must be > 0, got {ll['size']!r}")
@@ -397,15 +445,14 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
         ConfigError: Naming ``trace`` if ``cfg`` is no mapping; on an unknown key or a bad value
             (a pattern section that is no mapping, the mix's named ``workload.<pattern>``), or a
             top-level field of a pattern that stays off (``incast.size`` while ``incast.degree`` is
-            0 or unset: it would be ignored).
+            0 or unset: it would be ignored; a mix's fields of a pattern that a top-level field
+            turns off are left out, :func:`without_fields_of_patterns_off`).
     """
     if not isinstance(cfg, Mapping):
         raise ConfigError("trace", f"expected a mapping of generate_trace arguments, got {cfg!r}")
     cfg = dict(cfg)
     workload = cfg.pop("workload", "websearch")
     cfg.pop("output", None)
-    given = {key: {k: v for k, v in cfg[key].items() if v is not None}  # the top-level fields set
-             for key in SECTION_DEFAULTS if isinstance(cfg.get(key), Mapping)}
     if isinstance(workload, Mapping):
         wl = dict(workload)
         unknown = sorted(set(wl) - set(_SIZE_KEYS) - set(_MIX_KEYS), key=str)  # (key=str: a key may be no string)
@@ -418,7 +465,9 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
             if wl.get(key) is not None:
                 mix = _section_keys(key, wl[key], f"workload.{key}")
                 top = {} if cfg.get(key) is None else _section_keys(key, cfg[key])
-                cfg[key] = {**mix, **{k: v for k, v in top.items() if v is not None}}
+                top = {k: v for k, v in top.items() if v is not None}  # the top-level fields set
+                # a pattern left off keeps none of the mix's fields (unused), but the user's (refused)
+                cfg[key] = {**without_fields_of_patterns_off({key: {**mix, **top}})[key], **top}
         if wl.get("phases") and not cfg.get("phases"):
             cfg["phases"] = wl["phases"]
         if "name" not in wl or wl["name"] is None:
@@ -431,14 +480,7 @@ def generate_trace_from_config(cfg: Mapping[str, Any]) -> Trace:
     if unknown:
         raise ConfigError(f"trace.{unknown[0]}", f"unknown field; known: {sorted(known)}")
     cfg = {k: v for k, v in cfg.items() if v is not None}  # None = the generator's default
-    for key, switch in _SECTION_SWITCH.items():
-        ignored = [k for k in given.get(key, {}) if k != switch]
-        if ignored and _switch(key, _section(key, cfg.get(key))) == 0:  # a bad switch is named here
-            on = cfg[key].get(switch)
-            raise ConfigError(f"trace.{key}.{ignored[0]}", f"got {given[key][ignored[0]]!r}, but {key}.{switch} is "
-                                                           f"{on or 0} (no {key}), so it would be ignored; set "
-                                                           f"{key}.{switch} (> 0) or leave {key}.{ignored[0]} out")
-    return generate_trace(name, **cfg)
+    return generate_trace(name, **cfg)  # (which refuses a field of a pattern left off)
 
 
 class _Progress:

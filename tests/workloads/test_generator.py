@@ -307,3 +307,37 @@ def test_an_argument_the_workload_does_not_read_is_refused(workload, kwargs, mes
     with pytest.raises(ConfigError, match=message):  # through a config's workload mapping
         generate_trace_from_config({"workload": {"name": workload, **kwargs}, "duration": "1ms",
                                     "permutation": {"size": "1KB"}})
+
+
+@pytest.mark.parametrize("section,message", [
+    ({"incast": {"degree": 0, "size": "garbage", "arrival": "x"}},
+     r"^trace\.incast\.size: got 'garbage', but incast\.degree is 0 \(no incast\), so it would be ignored; set "
+     r"incast\.degree \(> 0\) or leave incast\.size out$"),
+    ({"incast": {"size": "64KB"}}, r"^trace\.incast\.size: got '64KB', but incast\.degree is 0 \(no incast\)"),
+    ({"permutation": {"size": 0, "at": "garbage"}},
+     r"^trace\.permutation\.at: got 'garbage', but permutation\.size is 0 \(no permutation\)"),
+    ({"all_to_all": {"size": "0KB", "at": "1ms"}}, r"^trace\.all_to_all\.at: got '1ms', but all_to_all\.size is 0KB"),
+    ({"long_lived": {"flows": 0, "receiver": 99}},
+     r"^trace\.long_lived\.receiver: got 99, but long_lived\.flows is 0 \(no long_lived\)"),
+])
+def test_a_field_of_a_pattern_that_is_off_is_refused_by_the_generator(section, message):
+    # generate_trace(incast={'degree': 0, 'size': 'garbage', 'arrival': 'x'}) and
+    # permutation={'size': 0, 'at': 'garbage'} were accepted and unused, while
+    # generate_trace_from_config refused the same fields: the check now lives in generate_trace
+    with pytest.raises(ConfigError, match=message):
+        generate_trace(duration="1ms", **section)
+    ((name, fields),) = section.items()
+    switch = {"incast": "degree", "permutation": "size", "all_to_all": "size", "long_lived": "flows"}[name]
+    off = generate_trace(duration="1ms", **{name: {switch: fields.get(switch)}})  # the switch alone: off
+    assert (off.flows["tag"] == "background").all()
+
+
+def test_a_base_s_fields_of_a_pattern_turned_off_are_left_out():
+    # an env's workload is merged over its scenario's: incast.degree=0 keeps the scenario's size, interval ...
+    from ecngym.workloads.generator import without_fields_of_patterns_off
+
+    merged = {"load": 0.3, "incast": {"degree": 0, "size": "64KB", "interval": "200us"},
+              "long_lived": {"flows": 2, "size": "1MB"}, "permutation": None}
+    assert without_fields_of_patterns_off(merged) == {"load": 0.3, "incast": {"degree": 0},
+                                                      "long_lived": {"flows": 2, "size": "1MB"}, "permutation": None}
+    generate_trace(duration="1ms", **without_fields_of_patterns_off(merged))
