@@ -21,7 +21,7 @@ import pandas as pd
 
 from ecngym.error import ConfigError, check_range, check_whole
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
-from ecngym.validation import MAX_SIMULATION_SEED
+from ecngym.validation import MAX_SIMULATION_SEED, Flag, check
 from ecngym.workloads import arrivals
 from ecngym.workloads.distributions import NO_BACKGROUND, FlowSizeDistribution, check_workload, get_distribution
 from ecngym.workloads.trace import DEFAULT_PRIORITY, Trace
@@ -257,8 +257,8 @@ def generate_trace(
             A pattern that is off (degree, size or flows 0 or not given) takes no other field
             (not ``None``): it would be unused.
         priority: Priority (queue) of every flow, 1..7 (3 as in the HPCC simulator).
-        progress: Show a progress bar; default: only when over :data:`PROGRESS_MIN_FLOWS` flows
-            are expected.
+        progress: Show a progress bar (true or false); default (``None``): only when over
+            :data:`PROGRESS_MIN_FLOWS` flows are expected.
 
     At most :data:`MAX_TRACE_FLOWS` flows may be expected (the patterns' expected counts: the
     background's from its load, hosts, link rate, duration and mean flow size).
@@ -271,7 +271,7 @@ def generate_trace(
             duration <= 0, a workload name that is no string or unknown (with the closest name
             suggested), a size or CDF file the workload does not read, a bad CDF file (with its
             line), an incast degree >= hosts, an unknown section key, a field of a pattern that is
-            off, phases that are not a list,
+            off, phases that are not a list, a progress that is no boolean,
             more than :data:`MAX_TRACE_FLOWS` flows
             expected (naming the field that drives the largest count: ``trace.duration`` for the
             background, ``trace.incast.interval`` or ``.load``, ``trace.hosts`` for all-to-all), ...
@@ -283,6 +283,7 @@ def generate_trace(
     start_ns = parse_time_ns(start, "trace.start")
     end_ns = start_ns + duration_ns
     prio = check_whole("trace.priority", priority, 1, 7)
+    show_progress = None if progress is None else check("trace.progress", progress, Flag)  # ('yes' is no flag)
     seed_i = check_whole("trace.seed", seed, 0, MAX_SIMULATION_SEED)
     if phases is not None and not isinstance(phases, (list, tuple)):  # (0 or "" would read as no phases)
         raise ConfigError("trace.phases", f"expected a list of {{at: <time>, load: <0..1>}}, got {phases!r}")
@@ -366,7 +367,7 @@ def generate_trace(
         fields["long_lived"] = ("trace.long_lived.flows", f"{n_long} flows")
     _check_flow_count(counts, fields)
     expected = sum(counts.values())
-    show = progress if progress is not None else expected > PROGRESS_MIN_FLOWS
+    show = show_progress if show_progress is not None else expected > PROGRESS_MIN_FLOWS
 
     children = np.random.SeedSequence(seed_i).spawn(len(_STREAMS))
     rngs = {name: np.random.default_rng(children[i]) for name, i in _STREAMS.items()}

@@ -341,3 +341,12 @@ def test_a_base_s_fields_of_a_pattern_turned_off_are_left_out():
     assert without_fields_of_patterns_off(merged) == {"load": 0.3, "incast": {"degree": 0},
                                                       "long_lived": {"flows": 2, "size": "1MB"}, "permutation": None}
     generate_trace(duration="1ms", **without_fields_of_patterns_off(merged))
+
+
+@pytest.mark.parametrize("progress", ["yes", "no", 1, 0])
+def test_progress_must_be_a_boolean(progress):
+    # progress='yes' was taken as true (and 'no' too: any non-empty string), 0 / 1 as false / true
+    message = rf"^trace\.progress: expected true or false, got {re.escape(repr(progress))}$"
+    with pytest.raises(ConfigError, match=message):
+        generate_trace(duration="1ms", progress=progress)
+    generate_trace(duration="1ms", progress=np.bool_(False))  # a NumPy boolean is one
