@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.error import ConfigError, check_range, check_whole
-from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
+from ecngym.units import MAX_TIME_NS, parse_bytes, parse_rate_bps, parse_time_ns
 from ecngym.validation import MAX_SIMULATION_SEED, Flag, check
 from ecngym.workloads import arrivals
 from ecngym.workloads.distributions import NO_BACKGROUND, FlowSizeDistribution, check_workload, get_distribution
@@ -244,8 +244,9 @@ def generate_trace(
             senders each sending ``size`` to one receiver (never a sender): every ``interval``
             (periodic) or at Poisson times with that mean. Instead of ``interval``, ``load``
             sets the mean interval so that the incasts offer that load of the host links
-            (HPCC's recipe: 60 x 500 KB at 2 %). ``receiver`` None = random per burst. Bursts
-            start at ``start + at``. Degree 0 (default) = no incast.
+            (HPCC's recipe: 60 x 500 KB at 2 %), rounded to whole ns; a load that implies an
+            interval below 1 ns (or above 2^62 ns) is refused. ``receiver`` None = random per
+            burst. Bursts start at ``start + at``. Degree 0 (default) = no incast.
         permutation: ``{"size": "1MB", "at": "0ns"}``: every host sends one flow to another,
             every host receiving one (a random derangement). Size 0 = none.
         all_to_all: ``{"size": "100KB", "at": "0ns"}``: one flow per ordered host pair (a
@@ -270,11 +271,11 @@ def generate_trace(
         ConfigError: Naming the first bad parameter: load >= 1 or <= 0, fewer than two hosts, a
             duration <= 0, a workload name that is no string or unknown (with the closest name
             suggested), a size or CDF file the workload does not read, a bad CDF file (with its
-            line), an incast degree >= hosts, an unknown section key, a field of a pattern that is
-            off, phases that are not a list, a progress that is no boolean,
-            more than :data:`MAX_TRACE_FLOWS` flows
-            expected (naming the field that drives the largest count: ``trace.duration`` for the
-            background, ``trace.incast.interval`` or ``.load``, ``trace.hosts`` for all-to-all), ...
+            line), an incast degree >= hosts, an incast load implying an interval below 1 ns, an
+            unknown section key, a field of a pattern that is off, phases that are not a list, a
+            progress that is no boolean, more than :data:`MAX_TRACE_FLOWS` flows expected (naming
+            the field that drives the largest count: ``trace.duration`` for the background,
+            ``trace.incast.interval`` or ``.load``, ``trace.hosts`` for all-to-all), ...
     """
     workload = check_workload(workload, size=size, cdf_file=cdf_file)  # (an argument 'none' does not read too)
     hosts_n = check_whole("trace.hosts", hosts, 2, 10**7)
@@ -323,7 +324,13 @@ def generate_trace(
             raise ConfigError("trace.incast.load", "give incast.interval or incast.load, not both")
         if inc["load"] is not None:
             inc_load = _load("trace.incast.load", inc["load"])
-            interval_ns = max(1, round(degree * inc_size * 8e9 / (inc_load * hosts_n * rate)))
+            exact_ns = degree * inc_size * 8e9 / (inc_load * hosts_n * rate)
+            if not 1 <= exact_ns <= MAX_TIME_NS:  # (below 1 ns it was clamped to 1: another load than asked)
+                raise ConfigError("trace.incast.load", f"got {inc['load']!r}, which implies {exact_ns:.3g} ns between "
+                                  f"bursts (degree x size x 8 / (load x hosts x link rate) = {degree} x {inc_size} B "
+                                  f"x 8 / ({inc_load:g} x {hosts_n} x {rate:g} bit/s)); allowed range is [1, 2^62] "
+                                  f"ns, as incast.interval's")
+            interval_ns = round(exact_ns)
         else:
             interval = inc["interval"] if inc["interval"] is not None else _DEFAULT_INCAST_INTERVAL
             interval_ns = _positive_ns("trace.incast.interval", interval)

@@ -270,7 +270,7 @@ def test_a_config_of_the_wrong_shape_is_a_config_error(cfg, message):
     ({"hosts": 1000, "duration": "1s", "incast": {"degree": 999, "interval": "1us"}},
      r"^trace\.incast\.interval: the trace would have ~1e\+09 flows, .*; incast ~9\.99e\+08 = degree x duration / "
      r"interval = 999 x 1000000000 ns / 1000 ns \(of background ~3\.65e\+06, incast ~9\.99e\+08\)$"),
-    ({"hosts": 1000, "duration": "1s", "incast": {"degree": 999, "size": "1B", "load": 0.5}},
+    ({"hosts": 1000, "duration": "1s", "incast": {"degree": 999, "size": "1KB", "load": 0.5}},
      r"^trace\.incast\.load: the trace would have "),
 ])
 def test_a_trace_expected_to_be_too_large_is_refused_before_it_is_drawn(kwargs, message):
@@ -350,3 +350,19 @@ def test_progress_must_be_a_boolean(progress):
     with pytest.raises(ConfigError, match=message):
         generate_trace(duration="1ms", progress=progress)
     generate_trace(duration="1ms", progress=np.bool_(False))  # a NumPy boolean is one
+
+
+@pytest.mark.parametrize("load,message", [
+    # was: interval_ns 1 via max(1, round(...)), so the incasts offered ~2e5 times less than the load asked
+    (0.9, r"^trace\.incast\.load: got 0\.9, which implies 4\.44e-06 ns between bursts \(degree x size x 8 / \(load x "
+          r"hosts x link rate\) = 1 x 1 B x 8 / \(0\.9 x 2 x 1e\+15 bit/s\)\); allowed range is \[1, 2\^62\] ns, as "
+          r"incast\.interval's$"),
+    (1e-300, r"^trace\.incast\.load: got 1e-300, which implies 4e\+294 ns between bursts "),
+])
+def test_an_incast_load_implying_an_interval_out_of_range_is_refused(load, message):
+    incast = {"degree": 1, "size": "1B", "load": load}
+    with pytest.raises(ConfigError, match=message):
+        generate_trace("none", hosts=2, link_rate=1e15, duration="100ns", incast=incast)
+    # 1 ns exactly: 1 x 1 B x 8 / (0.004 x 2 x 1e12 bit/s)
+    t = generate_trace("none", hosts=2, link_rate=1e12, duration="100ns", incast={**incast, "load": 0.004})
+    assert t.params["incast"]["interval_ns"] == 1
