@@ -1,6 +1,6 @@
 """Flow-size distributions: empirical CDFs shipped with the package, user CDF files, fixed size.
 
-A CDF file has one ``size_bytes cdf`` pair per line; ``#`` starts a comment. The CDF column is in
+A CDF file has one ``size_bytes cdf`` pair per line, nothing else; ``#`` starts a comment. The CDF column is in
 percent (HPCC ``traffic_gen`` format, last value 100) or a fraction (HKUST-SING TrafficGenerator
 format, last value 1); sizes and CDF values must both be non-decreasing.
 
@@ -130,7 +130,8 @@ def load_cdf_file(path: str | Path, name: str | None = None) -> FlowSizeDistribu
 
     Raises:
         ConfigError: Naming ``workload.cdf_file`` if ``path`` is no path of a file; naming the file
-            if it cannot be read as text, and the line of a malformed, negative or non-monotone entry.
+            if it cannot be read as text, and the line of a malformed (not two numbers), negative or
+            non-monotone entry.
     """
     path = check_input_file("workload.cdf_file", path, "a CDF file ('size_bytes cdf' lines)")
     field = f"workload.cdf_file ({path})"
@@ -145,11 +146,12 @@ def load_cdf_file(path: str | Path, name: str | None = None) -> FlowSizeDistribu
             continue
         parts = line.split()
         try:
-            if len(parts) < 2:
+            if len(parts) != 2:  # (a third column was ignored: another format, or a typo)
                 raise ValueError
             size, prob = float(parts[0]), float(parts[1])
         except ValueError:
-            raise ConfigError(field, f"line {line_no}: expected 'size_bytes cdf', got {raw.strip()!r}") from None
+            raise ConfigError(field, f"line {line_no}: expected 'size_bytes cdf' (two numbers), got "
+                                     f"{raw.strip()!r}") from None
         if not (np.isfinite(size) and np.isfinite(prob)) or size < 0 or prob < 0:
             raise ConfigError(field, f"line {line_no}: size and cdf must be finite and >= 0")
         if sizes and (size < sizes[-1] or prob < probs[-1]):

@@ -79,6 +79,8 @@ def test_an_atom_at_the_first_point(tmp_path):
      ("0 0\n100 60\n200 50\n300 100\n", 3),         # cdf decreases
      ("# header\n0 0\n100 abc\n200 100\n", 3),      # malformed number (comment lines count)
      ("0 0\n100\n200 100\n", 2),                    # missing column
+     ("0 0 9\n100 100\n", 1),                       # a third column (was ignored)
+     ("0 0\n100 50 # ok\n150 60 70\n200 100\n", 3),  # (a comment is no column)
      ("0 0\n-5 10\n200 100\n", 2),                  # negative size
      ("0 0\n100 50\n200 90\n", 3)],                 # does not end at 100 or 1
 )
@@ -164,3 +166,12 @@ def test_a_workload_name_that_is_no_string_is_a_config_error(name):
         get_distribution(name)
     with pytest.raises(ConfigError, match=message):
         generate_trace(name, duration="1ms")
+
+
+def test_a_cdf_line_of_three_columns_is_refused_whole(tmp_path):
+    # '0 0 9' was read as size 0, cdf 0: the third column ignored
+    f = tmp_path / "three.txt"
+    f.write_text("0 0 9\n100 100\n")
+    with pytest.raises(ConfigError, match=rf"^workload\.cdf_file \({re.escape(str(f))}\): line 1: expected "
+                                          r"'size_bytes cdf' \(two numbers\), got '0 0 9'$"):
+        load_cdf_file(f)
