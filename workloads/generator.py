@@ -223,7 +223,8 @@ def generate_trace(
         workload: Flow-size distribution of the Poisson background: a built-in name
             (``websearch``, ``datamining``, ``fb_hadoop``, ``alibaba_storage``, ``google_rpc``,
             ``pred_workload1``, ``pred_workload2``), ``fixed`` (with ``size``), ``custom`` (with
-            ``cdf_file``), or ``none`` for no background (then ``load`` is ignored).
+            ``cdf_file``), or ``none`` for no background (then ``load`` is ignored, and another
+            pattern must be on).
         load: Target offered load of every host link by the background, in (0, 1): offered
             bytes x 8 / (hosts x link rate x duration).
         hosts: Number of hosts (indices 0 .. hosts-1), at least 2.
@@ -271,11 +272,12 @@ def generate_trace(
         ConfigError: Naming the first bad parameter: load >= 1 or <= 0, fewer than two hosts, a
             duration <= 0, a workload name that is no string or unknown (with the closest name
             suggested), a size or CDF file the workload does not read, a bad CDF file (with its
-            line), an incast degree >= hosts, an incast load implying an interval below 1 ns, an
-            unknown section key, a field of a pattern that is off, phases that are not a list, a
-            progress that is no boolean, more than :data:`MAX_TRACE_FLOWS` flows expected (naming
-            the field that drives the largest count: ``trace.duration`` for the background,
-            ``trace.incast.interval`` or ``.load``, ``trace.hosts`` for all-to-all), ...
+            line), workload 'none' with no pattern on, an incast degree >= hosts, an incast load
+            implying an interval below 1 ns, an unknown section key, a field of a pattern that is
+            off, phases that are not a list, a progress that is no boolean, more than
+            :data:`MAX_TRACE_FLOWS` flows expected (naming the field that drives the largest count:
+            ``trace.duration`` for the background, ``trace.incast.interval`` or ``.load``,
+            ``trace.hosts`` for all-to-all), ...
     """
     workload = check_workload(workload, size=size, cdf_file=cdf_file)  # (an argument 'none' does not read too)
     hosts_n = check_whole("trace.hosts", hosts, 2, 10**7)
@@ -372,6 +374,11 @@ def generate_trace(
     if n_long:
         counts["long_lived"] = n_long
         fields["long_lived"] = ("trace.long_lived.flows", f"{n_long} flows")
+    if not counts:  # (a trace without flows is refused where it is replayed: refuse it where it is made)
+        raise ConfigError("workload.name", "got 'none' (no background flows) and no other arrival pattern, so the "
+                                           "trace could have no flow; give a background workload (e.g. websearch) "
+                                           "or turn a pattern on (incast.degree, permutation.size, all_to_all.size "
+                                           "or long_lived.flows > 0)")
     _check_flow_count(counts, fields)
     expected = sum(counts.values())
     show = show_progress if show_progress is not None else expected > PROGRESS_MIN_FLOWS

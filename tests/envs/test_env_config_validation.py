@@ -64,6 +64,9 @@ SHORT = {"episode_steps": 4}
     ({"workload": {"hosts": 4}}, r"env\.workload\.hosts: is set by the scenario"),
     ({"workload": {"duration": "1ms"}}, r"env\.workload\.duration: is set by the scenario"),
     ({"workload": {"seed": 3}}, r"env\.workload\.seed: is set by the scenario"),
+    # workload none with the scenario's incast turned off ran every episode without a flow
+    ({"workload": {"workload": "none", "incast": {"degree": 0}}},
+     r"^workload\.name: got 'none' \(no background flows\) and no other arrival pattern, so the trace could have no "),
     # the episode's seed seeds its fabric: a fabric seed was silently ignored
     ({"fabric": {"seed": 3}}, r"env\.fabric\.seed: got 3; each episode's fabric is seeded from the episode's seed"),
     # a field of the other action type was silently ignored

@@ -366,3 +366,18 @@ def test_an_incast_load_implying_an_interval_out_of_range_is_refused(load, messa
     # 1 ns exactly: 1 x 1 B x 8 / (0.004 x 2 x 1e12 bit/s)
     t = generate_trace("none", hosts=2, link_rate=1e12, duration="100ns", incast={**incast, "load": 0.004})
     assert t.params["incast"]["interval_ns"] == 1
+
+
+@pytest.mark.parametrize("patterns", [{}, {"incast": {"degree": 0}}, {"permutation": {"size": 0}},
+                                      {"long_lived": {"flows": 0}, "all_to_all": None}])
+def test_workload_none_without_a_pattern_is_refused(patterns):
+    # generate_trace('none') made a trace without flows (an env with workload none and its incast
+    # turned off ran every episode without traffic), while such a trace is refused where it is replayed
+    message = (r"^workload\.name: got 'none' \(no background flows\) and no other arrival pattern, so the trace could "
+               r"have no flow; give a background workload \(e\.g\. websearch\) or turn a pattern on \(incast\.degree, "
+               r"permutation\.size, all_to_all\.size or long_lived\.flows > 0\)$")
+    with pytest.raises(ConfigError, match=message):
+        generate_trace("none", duration="1ms", **patterns)
+    with pytest.raises(ConfigError, match=message):
+        generate_trace_from_config({"workload": "none", "duration": "1ms", **patterns})
+    assert len(generate_trace("none", duration="1ms", long_lived={"flows": 1})) == 1

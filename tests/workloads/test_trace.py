@@ -358,7 +358,8 @@ def test_a_trace_without_flows_is_refused_where_it_is_replayed(tmp_path):
 
     hpcc = tmp_path / "none.txt"
     hpcc.write_text("0\n")
-    parquet = generate_trace("none", hosts=4, duration="1ms", seed=1).save(tmp_path / "none.parquet")
+    empty = pd.DataFrame({"src": [], "dst": [], "size_bytes": [], "start_ns": []})
+    parquet = Trace.from_flows(empty).save(tmp_path / "none.parquet")
     for path in (hpcc, parquet):
         message = (rf"^env\.trace: {re.escape(str(path))} has no flows: replaying it would simulate no traffic; "
                    r"give a trace with at least one flow$")
