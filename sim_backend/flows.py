@@ -101,6 +101,18 @@ def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None
     return table
 
 
+def check_columns_once(columns: pd.Index, read: tuple[str, ...] | None = None) -> None:
+    """Refuse a column named more than once (of those ``read``, default every one): ``flows[c]`` would be a table.
+
+    Raises:
+        ConfigError: Naming ``flows``, the column and how often it appears.
+    """
+    counts = columns.value_counts()
+    twice = [c for c in (read if read is not None else counts.index) if counts.get(c, 0) > 1]
+    if twice:
+        raise ConfigError("flows", f"column {twice[0]!r} appears {counts[twice[0]]} times; each column may appear once")
+
+
 def _check_column_names(columns: pd.Index) -> None:
     """Refuse a column named twice or one the fabric does not know (a misspelt ``priorty`` was dropped).
 
@@ -110,9 +122,7 @@ def _check_column_names(columns: pd.Index) -> None:
     import difflib
 
     known = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, *DESCRIPTIVE_COLUMNS)
-    twice = sorted({str(c) for c in columns[columns.duplicated()]})
-    if twice:
-        raise ConfigError("flows", f"column {twice[0]!r} appears more than once; each column may appear once")
+    check_columns_once(columns)
     for c in columns:
         if c not in known:
             close = difflib.get_close_matches(str(c), known, n=1)

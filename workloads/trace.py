@@ -111,7 +111,7 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
             and how many more rows are bad (:func:`~ecngym.sim_backend.flows.check_rows`); naming
             ``flows`` if a column the trace reads is missing or appears more than once.
     """
-    from ecngym.sim_backend.flows import DEFAULT_DPORT, check_rows, whole_number_column
+    from ecngym.sim_backend.flows import DEFAULT_DPORT, check_columns_once, check_rows, whole_number_column
 
     if not isinstance(flows, pd.DataFrame):
         raise ConfigError("flows", f"expected a pandas DataFrame, got {type(flows).__name__}")
@@ -119,11 +119,8 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ConfigError("flows", f"missing column(s) {missing}; a trace needs {list(REQUIRED_COLUMNS)} "
                                    "(priority and tag optional)")
-    counts = flows.columns.value_counts()
-    twice = [c for c in (*COLUMNS, *OPTIONAL_COLUMNS) if c != "flow_id" and counts.get(c, 0) > 1]
-    if twice:  # flows[c] would be a table, not a column (the other columns are dropped: theirs do not matter)
-        raise ConfigError("flows", f"column {twice[0]!r} appears {counts[twice[0]]} times; a trace reads one "
-                                   "column of each name")
+    # (of the columns it reads: the others are dropped, so their repeats do not matter)
+    check_columns_once(flows.columns, tuple(c for c in (*COLUMNS, *OPTIONAL_COLUMNS) if c != "flow_id"))
     n = len(flows)
     data = {c: whole_number_column(c, flows[c].to_numpy()) for c in REQUIRED_COLUMNS}
     data["priority"] = (whole_number_column("priority", flows["priority"].to_numpy()) if "priority" in flows.columns

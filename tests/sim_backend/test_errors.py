@@ -369,7 +369,7 @@ def test_a_flow_table_column_named_twice_is_refused():
     from ecngym.sim_backend.flows import as_flow_table
 
     flows = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [10], "start_ns": [0]})
-    with pytest.raises(ConfigError, match=r"^flows: column 'src' appears more than once; each column may appear once$"):
+    with pytest.raises(ConfigError, match=r"^flows: column 'src' appears 2 times; each column may appear once$"):
         as_flow_table(pd.concat([flows, flows[["src"]]], axis=1))
 
 
