@@ -13,18 +13,16 @@ import pandas as pd
 from ecngym.error import ConfigError, first_offending, shown
 from ecngym.files import check_input_file
 from ecngym.sim_backend.config import DelayClasses
+from ecngym.sim_backend.flow_columns import (
+    DEFAULT_DPORT,
+    DEFAULT_PRIORITY,
+    DESCRIPTIVE_COLUMNS,
+    OPTIONAL_COLUMNS,
+    REQUIRED_COLUMNS,
+)
 from ecngym.units import MAX_BYTES, MAX_TIME_NS
 from ecngym.validation import check, is_finite_number
 
-REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
-#: Columns the fabric reads when a table has them (defaults otherwise)
-OPTIONAL_COLUMNS = ("priority", "dport", "extra_delay_ns")
-#: Columns a trace carries that the fabric does not read: a flow table may have them
-DESCRIPTIVE_COLUMNS = ("flow_id", "tag")
-DEFAULT_PRIORITY = 3
-#: Destination port of flows whose table gives none: the HPCC traffic generator's (its incast
-#: flows use 200). The HPCC ECMP hash (``FabricConfig.ecmp_hash="hpcc"``) hashes it.
-DEFAULT_DPORT = 100
 #: A whole-number column of an HPCC flow line: digits, maybe a minus (the row checks name negatives).
 _INTEGER = re.compile(r"-?[0-9]+")
 #: The most bad lines of an HPCC flow file one error quotes (the rest are counted).

@@ -16,6 +16,9 @@ import pyarrow.parquet as pq
 
 from ecngym.error import ConfigError, check_whole
 from ecngym.files import check_input_file, check_output_path, write_atomically, write_text_atomically
+
+# a user table needs the required columns (the others get defaults: priority 3, tag "custom")
+from ecngym.sim_backend.flow_columns import DEFAULT_DPORT, DEFAULT_PRIORITY, REQUIRED_COLUMNS
 from ecngym.validation import Rate, Whole, check
 
 #: Columns and dtypes of a trace table, in hashing order.
@@ -31,9 +34,6 @@ COLUMNS: dict[str, str] = {
 #: Optional columns, kept (and hashed, after :data:`COLUMNS`) only where they say something: ``dport``
 #: (the destination port the HPCC ECMP hash reads) when some flow's differs from the default 100.
 OPTIONAL_COLUMNS: dict[str, str] = {"dport": "int32"}
-#: Columns a user table must have (the others get defaults: priority 3, tag "custom").
-REQUIRED_COLUMNS = ("src", "dst", "size_bytes", "start_ns")
-DEFAULT_PRIORITY = 3  # the HPCC simulator's data priority group
 _META_PREFIX = b"ecngym."
 
 
@@ -111,7 +111,7 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
             and how many more rows are bad (:func:`~ecngym.sim_backend.flows.check_rows`); naming
             ``flows`` if a column the trace reads is missing or appears more than once.
     """
-    from ecngym.sim_backend.flows import DEFAULT_DPORT, check_columns_once, check_rows, whole_number_column
+    from ecngym.sim_backend.flows import check_columns_once, check_rows, whole_number_column
 
     if not isinstance(flows, pd.DataFrame):
         raise ConfigError("flows", f"expected a pandas DataFrame, got {type(flows).__name__}")
@@ -261,7 +261,6 @@ class Trace:
         start = f["start_ns"].to_numpy()
         seconds = pd.Series(start // 1_000_000_000).astype(str)
         nanos = pd.Series(start % 1_000_000_000).astype(str).str.zfill(9)
-        from ecngym.sim_backend.flows import DEFAULT_DPORT
 
         dport = f["dport"].astype(str) if "dport" in f.columns else str(DEFAULT_DPORT)
         lines = (f["src"].astype(str) + " " + f["dst"].astype(str) + " " + f["priority"].astype(str)
