@@ -36,7 +36,7 @@ Features of the controlled ports' AQM policy (``env.aqm``; telemetry keys of
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -190,12 +190,62 @@ class FeatureBuilder:
                 np.clip((aqm_values[:, j] - low) / span, 0.0, 1.0, out=out[:, i])
             else:
                 out[:, i] = 0.0
+        self.refresh_ecn_columns(red)
+        return out
+
+    def refresh_ecn_columns(self, red: dict) -> None:
+        """Write the ``kmin`` / ``kmax`` / ``pmax`` columns of the frame, when ``red`` is another object.
+
+        Args:
+            red: Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of the controlled ports (a new
+                mapping whenever the setting changes).
+        """
         if self._ecn_cols and red is not self._red_seen:
+            out = self._frame
             for i in self._ecn_cols:
                 name = self.cfg.features[i]
                 out[:, i] = red["pmax"] if name == "pmax" else np.minimum(red[f"{name}_bytes"] / self.kmax_bound, 1.0)
             self._red_seen = red
-        return out
+
+    def kernel_program(self) -> dict[str, Any] | None:
+        """The frame's arithmetic as a program of :class:`~ecngym.envs.step_kernel.StepKernel`.
+
+        Each column as ``(op, row_a, kind_a, row_b, kind_b, scale, cap, scale_by_span)`` of the
+        C++ ``PortFeatureKernel`` (the same operations, in the same order, as :meth:`frame`), the
+        step mapping's breakpoints and levels, and the frame and history buffers it writes.
+
+        Returns:
+            ``None`` if a feature is one only :meth:`frame` computes (the per-policy telemetry,
+            ``aqm.<parameter>``).
+        """
+        if any(f not in _KERNEL_OPS for f in self.cfg.features):
+            return None
+        from ecngym.sim_backend.fabric import telemetry_layout  # (the fabric module imports pandas)
+
+        layout = telemetry_layout()
+        linear = self.cfg.queue_mapping == "linear"
+        columns = []
+        for name in self.cfg.features:
+            op, key, den = _KERNEL_OPS[name]
+            scale, cap, by_span = 1.0, 1.0, False
+            if name in ("queue", "max_queue"):
+                op, scale = (_SCALE_MIN, 1.0 / self.queue_scale) if linear else (_STEP_MAP, 1.0)
+            elif name == "utilization":
+                cap = FEATURE_HIGH["utilization"]  # (x * 1.0 is x: np.minimum(x, 2) as frame has it)
+            elif name == "marked_rate":
+                den = self.count_key
+            elif name == "paused_fraction":
+                by_span = True
+            elif name == "flows":
+                scale = float(self.cfg.flow_scale)
+            row_a, kind_a = layout[key] if key else (0, "f")
+            row_b, kind_b = layout[den] if den else (0, "f")
+            columns.append((op, row_a, kind_a, row_b, kind_b, scale, cap, by_span))
+        shared = self._shared_breakpoints is not None
+        breakpoints = self._shared_breakpoints if shared else self.breakpoints
+        return {"columns": columns, "breakpoints": [float(b) for b in breakpoints.reshape(-1)],
+                "levels": [float(v) for v in self._step_levels], "shared_breakpoints": shared,
+                "history": self.history, "frame": self._frame, "hist": self._hist}
 
     def _aqm_feature(self, name: str, pt: dict) -> np.ndarray:
         """One policy-telemetry feature in [0, 1] (the module docstring's table; NaN reads 0)."""
@@ -237,6 +287,16 @@ class FeatureBuilder:
 def _low_span(low: float, high: float) -> tuple[float, float]:
     return float(low), float(high) - float(low)
 
+
+# Column ops of the C++ PortFeatureKernel (sim_backend/helper/port-feature-kernel.h, ColumnOp).
+_KEEP, _SCALE_MIN, _RATIO_MIN, _SATURATE, _STEP_MAP = 0, 1, 2, 3, 4
+#: The features the kernel computes: (op, telemetry key of x, key of y); kmin / kmax / pmax are
+#: columns it keeps (refresh_ecn_columns writes them when the setting changes).
+_KERNEL_OPS = {"queue": (_SCALE_MIN, "mean_queue_bytes", None), "max_queue": (_SCALE_MIN, "max_queue_bytes", None),
+               "utilization": (_SCALE_MIN, "utilization", None),
+               "marked_rate": (_RATIO_MIN, "ecn_marked_packets", "tx_data_packets"),
+               "paused_fraction": (_SCALE_MIN, "paused_ns", None), "flows": (_SATURATE, "distinct_flows", None),
+               "kmin": (_KEEP, None, None), "kmax": (_KEEP, None, None), "pmax": (_KEEP, None, None)}
 
 #: Telemetry array each feature reads (beyond those every env reads).
 _FEATURE_KEY = {"max_queue": "max_queue_bytes", "flows": "distinct_flows"}

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,6 +89,30 @@ class RewardFunction:
             r = np.minimum(pt["tx_data_bytes"] * (self.goodput_per_byte / span_fraction), 1.0)
             return self.beta * r + (1 - self.beta) * self.phi(pt["mean_queue_bytes"])
         return np.zeros(len(pt["utilization"]))
+
+    def kernel_reward(self, layout: dict[str, tuple[int, str]]) -> dict[str, Any] | None:
+        """:meth:`per_port` as the arguments of the C++ ``PortFeatureKernel.set_reward``.
+
+        The same operations in the same order (``acc``'s step mapping is the kernel's, which the
+        scenario builds from the same breakpoints as :attr:`step_queue_map`'s).
+
+        Args:
+            layout: :func:`ecngym.sim_backend.fabric.telemetry_layout`.
+
+        Returns:
+            ``None`` for ``pred`` without a goodput scale (:meth:`per_port` raises for it).
+        """
+        if self.name == "pred" and self.goodput_per_byte is None:
+            return None
+        op = {"fct": 0, "acc": 1, "pred": 2}[self.name]
+        weight = self.omega if self.name == "acc" else self.beta
+        row_u, kind_u = layout["utilization"]
+        row_q, kind_q = layout["mean_queue_bytes"]
+        row_tx, kind_tx = layout["tx_data_bytes"]
+        goodput = [] if self.goodput_per_byte is None else [float(g) for g in self.goodput_per_byte]
+        return {"op": op, "row_u": row_u, "kind_u": kind_u, "row_q": row_q, "kind_q": kind_q, "row_tx": row_tx,
+                "kind_tx": kind_tx, "weight": weight, "one_minus_weight": 1 - weight, "q_max": float(self.q_max),
+                "q_span": float(self.q_max - self.q_left), "goodput_per_byte": goodput}
 
     def episode_end(self, records: pd.DataFrame, end_ns: int) -> float:
         """The ``fct`` reward's terminal value (0 for the other rewards).

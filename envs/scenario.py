@@ -16,11 +16,12 @@ from ecngym.envs.aqm_action import AqmActionMapper
 from ecngym.envs.config import AQM_PARAM_FEATURE, EnvConfig
 from ecngym.envs.observation import FeatureBuilder
 from ecngym.envs.reward import REWARD_TELEMETRY, RewardFunction
+from ecngym.envs.step_kernel import EpisodeStats, StepKernel
 from ecngym.envs.summary import episode_summary
 from ecngym.error import ConfigError
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
-from ecngym.sim_backend.fabric import check_min_rate
+from ecngym.sim_backend.fabric import check_min_rate, flow_frame
 from ecngym.sim_backend.flows import with_delay_classes
 from ecngym.units import duration_ns, parse_bytes
 from ecngym.workloads import Trace, generate_trace
@@ -207,6 +208,15 @@ class EcnScenario:
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
         goodput_per_byte = 8e9 / (rates * self.interval_ns)
         self.reward = RewardFunction(cfg.reward, self.features.step_map, goodput_per_byte)
+        # per-step arrays of the controlled ports, reduced once at the end (see finish)
+        self._stat_keys = ("mean_queue_bytes", "utilization", "paused_ns", "ecn_marked_packets",
+                           self.features.count_key)
+        self._stats = EpisodeStats(self._stat_keys, len(self.ports))
+        #: The C++ step of the features, history, reward and statistics (bit-identical to the NumPy
+        #: path, envs/step_kernel.py); None where the env's features or reward are not covered
+        #: (set it to None to run the NumPy path).
+        self.step_kernel: StepKernel | None = StepKernel.build(self.features, self.reward, self._stats.rows,
+                                                               self.ports)
         self._fixed_trace = self._load_trace(cfg.trace) if cfg.trace else None
         self._window = cfg.trace_window  # "start", "random" or an offset in ns (EnvConfig checked it)
         self.trace_offset_ns = 0
@@ -222,7 +232,6 @@ class EcnScenario:
         # wall seconds in knobs outside the action (EnvView.set_aqm / set_pfc), cumulative: the
         # inference accounting leaves them out of a controller's act time (envs/rollout.py)
         self.actuation_wall_s = 0.0
-        self._stats: dict[str, list[np.ndarray]] = {}
         self._last_action_key: object = None
         # the action EnvView.hold_action returned for the current setting (see apply)
         self.held_action: Any = None
@@ -346,9 +355,7 @@ class EcnScenario:
         self.elapsed_ns = 0
         self.long_flow = False  # every flow starts short (laecn.md §3.1)
         self.sim_wall_s = 0.0
-        # per-step arrays of the controlled ports, reduced once at the end (see finish)
-        self._stats = {k: [] for k in ("mean_queue_bytes", "utilization", "paused_ns", "ecn_marked_packets",
-                                       self.features.count_key)}
+        self._stats = EpisodeStats(self._stat_keys, len(self.ports))
         self._last_action_key = None
         self.held_action = None
         # time 0: empty queues, the fabric's static ECN setting (mirrored here: only apply() sets it)
@@ -434,13 +441,17 @@ class EcnScenario:
         self.elapsed_ns += span
         block = self.fabric.read_telemetry_block()
         tel = block.as_dict()
-        pt = self.features.controlled(block)
-        obs = self.features.push(self.features.frame(pt, self.red, span, self.aqm_values))
-        for k, v in self._stats.items():
-            v.append(pt[k])
+        if self.step_kernel is not None:
+            per_port = self.step_kernel.step(block, span, span / self.interval_ns, self.red, self._stats)
+            obs = self.features.observation()
+        else:
+            pt = self.features.controlled(block)
+            obs = self.features.push(self.features.frame(pt, self.red, span, self.aqm_values))
+            self._stats.append(block.block, self.ports)
+            per_port = self.reward.per_port(pt, span / self.interval_ns)
         if self.interval_short_ns is not None:
             self.long_flow = self._long_flow_active()
-        return obs, tel, self.reward.per_port(pt, span / self.interval_ns)
+        return obs, tel, per_port
 
     @property
     def done(self) -> bool:
@@ -449,9 +460,10 @@ class EcnScenario:
 
     def finish(self) -> tuple[pd.DataFrame, dict[str, Any]]:
         """Flow records and the episode summary."""
-        records = self.fabric.flow_records()
-        s = {k: np.array(v) for k, v in self._stats.items()}  # (steps, ports)
-        summary = episode_summary(records, s["mean_queue_bytes"], np.minimum(s["utilization"], 1.0),
+        columns = self.fabric.flow_columns()
+        records = flow_frame(columns)  # (Fabric.flow_records; the summary reads the arrays)
+        s = self._stats.arrays()  # (steps, ports)
+        summary = episode_summary(columns, s["mean_queue_bytes"], np.minimum(s["utilization"], 1.0),
                                   float(s["paused_ns"].sum()), int(s["ecn_marked_packets"].sum()),
                                   int(s[self.features.count_key].sum()), self.elapsed_ns,
                                   len(self.ports))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -10,12 +11,13 @@ import pandas as pd
 from ecngym.sim_backend.metrics import SIZE_BUCKETS
 
 
-def episode_summary(records: pd.DataFrame, queue_samples: np.ndarray, util_samples: np.ndarray,
+def episode_summary(records: Mapping[str, Any], queue_samples: np.ndarray, util_samples: np.ndarray,
                     paused_ns: float, marked: int, packets: int, span_ns: int, n_ports: int) -> dict[str, Any]:
     """Flow and port statistics of one episode.
 
     Args:
-        records: Flow records of the episode's fabric.
+        records: Flow records of the episode's fabric: a DataFrame or its columns
+            (``Fabric.flow_columns``); ``finished``, ``size_bytes`` and ``slowdown`` are read.
         queue_samples: Per-step mean queue bytes of every controlled port (steps x ports).
         util_samples: Per-step utilisation of every controlled port.
         paused_ns: Total PFC-paused time over controlled ports.
@@ -29,10 +31,10 @@ def episode_summary(records: pd.DataFrame, queue_samples: np.ndarray, util_sampl
         ``_all``), ``queue_mean_bytes``, ``queue_p99_bytes``, ``utilization``,
         ``pfc_paused_fraction``, ``marked_fraction``.
     """
-    finished = records["finished"].to_numpy(bool)
-    sizes = records["size_bytes"].to_numpy()[finished]
-    slowdown = records["slowdown"].to_numpy(np.float64)[finished]
-    out: dict[str, Any] = {"flows_finished": int(finished.sum()), "flows_total": int(len(records))}
+    finished = np.asarray(records["finished"], dtype=bool)
+    sizes = np.asarray(records["size_bytes"])[finished]
+    slowdown = np.asarray(records["slowdown"], dtype=np.float64)[finished]
+    out: dict[str, Any] = {"flows_finished": int(finished.sum()), "flows_total": int(len(finished))}
     for name, (lo, hi) in [*SIZE_BUCKETS.items(), ("all", (0, float("inf")))]:
         s = slowdown[(sizes >= lo) & (sizes < hi)]
         if len(s):

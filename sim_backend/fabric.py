@@ -438,6 +438,10 @@ class Fabric:
         ``cc_utilisation`` is the congestion control's own estimate of its bottleneck's utilisation
         where it keeps one (HPCC's smoothed U, Li et al. §3.2), NaN otherwise and once finished.
         """
+        return flow_frame(self.flow_columns())
+
+    def flow_columns(self) -> dict[str, np.ndarray]:
+        """:meth:`flow_records` as NumPy arrays by column (new arrays every call)."""
         r = self.sim.flow_records()
         # columns computed on the arrays, one DataFrame built at the end (envs call this at the end
         # of every episode; inserting columns one by one cost ~1 ms)
@@ -447,7 +451,7 @@ class Fabric:
         fct = np.where(finished, r["finish_ns"] - r["start_ns"], np.nan)
         cols["fct_ns"] = fct
         cols["slowdown"] = np.maximum(1.0, fct / np.asarray(r["ideal_fct_ns"]))
-        return pd.DataFrame(cols)
+        return cols
 
 
 class Telemetry(NamedTuple):
@@ -492,6 +496,16 @@ def _telemetry_layout() -> dict[str, tuple[int, int]]:
 
     kinds = {"u": 0, "i": 1, "f": 2}
     return {name: (row, kinds[kind]) for row, (name, kind) in enumerate(_fabric.TELEMETRY_ROWS)}
+
+
+def flow_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
+    """:meth:`Fabric.flow_records` of :meth:`Fabric.flow_columns`' arrays (held, not copied: they are new)."""
+    return pd.DataFrame(columns, copy=False)
+
+
+def telemetry_layout() -> dict[str, tuple[int, str]]:
+    """Each block row's key -> (row, kind): kind ``'u'`` uint64, ``'i'`` int64, ``'f'`` float64."""
+    return {name: (row, "uif"[kind]) for name, (row, kind) in _telemetry_layout().items()}
 
 
 def telemetry_rows(block: np.ndarray, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:

@@ -6,6 +6,7 @@
  * in ecngym.sim_backend (Python); C++ re-checks invariants and raises ValueError / RuntimeError.
  */
 #include "../helper/fabric.h"
+#include "../helper/port-feature-kernel.h"
 #include "../helper/scheduler-check.h"
 
 #include "../model/fabric-simulator-impl.h"
@@ -16,6 +17,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <vector>
@@ -69,6 +71,37 @@ TelemetryToTuple(TelemetrySnapshot&& s)
         aqm[name.c_str()] = ToNumpy(std::move(values));
     }
     return nb::make_tuple(s.intervalStartNs, s.intervalEndNs, block, aqm);
+}
+
+template <typename T, std::size_t Dims>
+using ArrayOut = nb::ndarray<T, nb::ndim<Dims>, nb::c_contig, nb::device::cpu>;
+
+/** Raise ValueError unless array ``name`` has ``shape``. */
+template <typename A>
+void
+CheckShape(const A& a, std::initializer_list<std::size_t> shape, const char* name)
+{
+    std::size_t d = 0;
+    for (std::size_t want : shape)
+    {
+        if (a.shape(d++) != want)
+        {
+            throw nb::value_error((std::string("PortFeatureKernel.step: ") + name + " has the wrong shape").c_str());
+        }
+    }
+}
+
+/** One feature column as Python gives it: (op, row_a, kind_a, row_b, kind_b, scale, cap, scale_by_span). */
+using ColumnTuple = std::tuple<int32_t, int32_t, std::string, int32_t, std::string, double, double, bool>;
+
+char
+KindOf(const std::string& kind)
+{
+    if (kind.size() != 1)
+    {
+        throw nb::value_error("PortFeatureKernel: a row's kind is one of 'u', 'i', 'f'");
+    }
+    return kind[0];
 }
 
 nb::dict
@@ -149,6 +182,82 @@ NB_MODULE(_fabric, m)
         rows.append(nb::make_tuple(r.name, std::string(1, r.kind)));
     }
     m.attr("TELEMETRY_ROWS") = nb::tuple(rows);
+
+    // the env's per-step arithmetic (ecngym.envs.step_kernel builds the program)
+    nb::class_<PortFeatureKernel>(m, "PortFeatureKernel")
+        .def(
+            "__init__",
+            [](PortFeatureKernel* self,
+               const std::vector<ColumnTuple>& columns,
+               const std::vector<double>& breakpoints,
+               const std::vector<double>& levels,
+               bool shared,
+               std::size_t history) {
+                std::vector<PortFeatureKernel::Column> cols;
+                for (const auto& [op, rowA, kindA, rowB, kindB, scale, cap, bySpan] : columns)
+                {
+                    if (op < 0 || op > static_cast<int32_t>(PortFeatureKernel::ColumnOp::StepMap))
+                    {
+                        throw nb::value_error("PortFeatureKernel: unknown column op");
+                    }
+                    cols.push_back({static_cast<PortFeatureKernel::ColumnOp>(op), rowA, KindOf(kindA), rowB,
+                                    KindOf(kindB), scale, cap, bySpan});
+                }
+                new (self) PortFeatureKernel(std::move(cols), breakpoints, levels, shared, history);
+            },
+            "columns"_a, "breakpoints"_a, "levels"_a, "shared_breakpoints"_a, "history"_a)
+        .def(
+            "set_reward",
+            [](PortFeatureKernel& k,
+               int32_t op,
+               int32_t rowU,
+               const std::string& kindU,
+               int32_t rowQ,
+               const std::string& kindQ,
+               int32_t rowTx,
+               const std::string& kindTx,
+               double weight,
+               double oneMinusWeight,
+               double qMax,
+               double qSpan,
+               const std::vector<double>& goodput) {
+                if (op < 0 || op > static_cast<int32_t>(PortFeatureKernel::RewardOp::Pred))
+                {
+                    throw nb::value_error("PortFeatureKernel: unknown reward op");
+                }
+                k.SetReward(static_cast<PortFeatureKernel::RewardOp>(op), rowU, KindOf(kindU), rowQ, KindOf(kindQ),
+                            rowTx, KindOf(kindTx), weight, oneMinusWeight, qMax, qSpan, goodput);
+            },
+            "op"_a, "row_u"_a, "kind_u"_a, "row_q"_a, "kind_q"_a, "row_tx"_a, "kind_tx"_a, "weight"_a,
+            "one_minus_weight"_a, "q_max"_a, "q_span"_a, "goodput_per_byte"_a)
+        .def("set_stat_rows", &PortFeatureKernel::SetStatRows, "rows"_a)
+        .def(
+            "step",
+            [](const PortFeatureKernel& k,
+               nb::ndarray<const uint64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> block,
+               ArrayIn<int64_t> ports,
+               int64_t spanNs,
+               double spanFraction,
+               ArrayOut<double, 2> frame,
+               ArrayOut<float, 3> hist,
+               ArrayOut<double, 1> reward,
+               ArrayOut<uint64_t, 2> stats) {
+                const std::size_t n = ports.shape(0);
+                CheckShape(frame, {n, k.GetColumns()}, "frame");
+                CheckShape(hist, {n, k.GetHistory(), k.GetColumns()}, "hist");
+                CheckShape(reward, {n}, "reward");
+                CheckShape(stats, {k.GetStatRows(), n}, "stats");
+                try
+                {
+                    k.Step(block.data(), block.shape(0), block.shape(1), ports.data(), n, spanNs, spanFraction,
+                           frame.data(), hist.data(), reward.data(), stats.data());
+                }
+                catch (const std::exception& e)
+                {
+                    throw nb::value_error(e.what());
+                }
+            },
+            "block"_a, "ports"_a, "span_ns"_a, "span_fraction"_a, "frame"_a, "hist"_a, "reward"_a, "stats"_a);
 
     nb::enum_<CcKind>(m, "CcKind")
         .value("DCQCN", CcKind::Dcqcn)

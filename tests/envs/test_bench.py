@@ -20,12 +20,23 @@ def test_bench_env_splits_the_time_outside_the_simulator():
     single = in_process(ENV_ID, 110)  # one episode (100 steps) ends inside
     assert single["outside_us_per_step"] > 0 and single["episode_end_us"] is not None
     parts, warm = outside_parts(ENV_ID, 100, repeats=5)  # the last step ends the episode
+    assert list(parts) == ["telemetry_read", "step_kernel", "action", "episode_end", "rest"]
+    assert all(parts[p] > 0 for p in parts if p != "rest")
+    # every part but the episode end and the rest is repeated warm (telemetry_read: both its calls)
+    assert list(warm) == ["telemetry_read", "step_kernel", "action"]
+    assert all(v > 0 for v in warm.values())
+
+
+def test_bench_env_splits_the_numpy_path_where_an_env_has_no_step_kernel(monkeypatch):
+    from ecngym.envs.bench import ENV_ID, outside_parts
+    from ecngym.envs.step_kernel import StepKernel
+
+    monkeypatch.setattr(StepKernel, "build", classmethod(lambda cls, *args: None))
+    parts, warm = outside_parts(ENV_ID, 100, repeats=5)
     assert list(parts) == ["telemetry_read", "port_gather", "features", "history", "reward", "action",
                            "episode_end", "rest"]
     assert all(parts[p] > 0 for p in parts if p != "rest")
-    # every part but the episode end and the rest is repeated warm (telemetry_read: both its calls)
     assert list(warm) == ["telemetry_read", "port_gather", "features", "history", "reward", "action"]
-    assert all(v > 0 for v in warm.values())
 
 
 def test_bench_env_changing_actions_really_change_the_setting(monkeypatch):
