@@ -220,6 +220,7 @@ class FeatureBuilder:
         """
         if any(f not in _KERNEL_OPS for f in self.cfg.features):
             return None
+        from ecngym.sim_backend._fabric import ColumnOp
         from ecngym.sim_backend.fabric import telemetry_layout  # (the fabric module imports pandas)
 
         layout = telemetry_layout()
@@ -229,7 +230,7 @@ class FeatureBuilder:
             op, key, den = _KERNEL_OPS[name]
             scale, cap, by_span = 1.0, 1.0, False
             if name in ("queue", "max_queue"):
-                op, scale = (_SCALE_MIN, 1.0 / self.queue_scale) if linear else (_STEP_MAP, 1.0)
+                op, scale = ("SCALE_MIN", 1.0 / self.queue_scale) if linear else ("STEP_MAP", 1.0)
             elif name == "utilization":
                 cap = FEATURE_HIGH["utilization"]  # (x * 1.0 is x: np.minimum(x, 2) as frame has it)
             elif name == "marked_rate":
@@ -240,7 +241,7 @@ class FeatureBuilder:
                 scale = float(self.cfg.flow_scale)
             row_a, kind_a = layout[key] if key else (0, "f")
             row_b, kind_b = layout[den] if den else (0, "f")
-            columns.append((op, row_a, kind_a, row_b, kind_b, scale, cap, by_span))
+            columns.append((getattr(ColumnOp, op), row_a, kind_a, row_b, kind_b, scale, cap, by_span))
         shared = self._shared_breakpoints is not None
         breakpoints = self._shared_breakpoints if shared else self.breakpoints
         return {"columns": columns, "breakpoints": [float(b) for b in breakpoints.reshape(-1)],
@@ -288,15 +289,13 @@ def _low_span(low: float, high: float) -> tuple[float, float]:
     return float(low), float(high) - float(low)
 
 
-# Column ops of the C++ PortFeatureKernel (sim_backend/helper/port-feature-kernel.h, ColumnOp).
-_KEEP, _SCALE_MIN, _RATIO_MIN, _SATURATE, _STEP_MAP = 0, 1, 2, 3, 4
-#: The features the kernel computes: (op, telemetry key of x, key of y); kmin / kmax / pmax are
-#: columns it keeps (refresh_ecn_columns writes them when the setting changes).
-_KERNEL_OPS = {"queue": (_SCALE_MIN, "mean_queue_bytes", None), "max_queue": (_SCALE_MIN, "max_queue_bytes", None),
-               "utilization": (_SCALE_MIN, "utilization", None),
-               "marked_rate": (_RATIO_MIN, "ecn_marked_packets", "tx_data_packets"),
-               "paused_fraction": (_SCALE_MIN, "paused_ns", None), "flows": (_SATURATE, "distinct_flows", None),
-               "kmin": (_KEEP, None, None), "kmax": (_KEEP, None, None), "pmax": (_KEEP, None, None)}
+#: The features the C++ PortFeatureKernel computes: (its ColumnOp, telemetry key of x, key of y);
+#: kmin / kmax / pmax are columns it keeps (refresh_ecn_columns writes them when the setting changes).
+_KERNEL_OPS = {"queue": ("SCALE_MIN", "mean_queue_bytes", None), "max_queue": ("SCALE_MIN", "max_queue_bytes", None),
+               "utilization": ("SCALE_MIN", "utilization", None),
+               "marked_rate": ("RATIO_MIN", "ecn_marked_packets", None),  # (over count_key)
+               "paused_fraction": ("SCALE_MIN", "paused_ns", None), "flows": ("SATURATE", "distinct_flows", None),
+               "kmin": ("KEEP", None, None), "kmax": ("KEEP", None, None), "pmax": ("KEEP", None, None)}
 
 #: Telemetry array each feature reads (beyond those every env reads).
 _FEATURE_KEY = {"max_queue": "max_queue_bytes", "flows": "distinct_flows"}

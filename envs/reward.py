@@ -102,9 +102,11 @@ class RewardFunction:
         Returns:
             ``None`` for ``pred`` without a goodput scale (:meth:`per_port` raises for it).
         """
+        from ecngym.sim_backend._fabric import RewardOp
+
         if self.name == "pred" and self.goodput_per_byte is None:
             return None
-        op = {"fct": 0, "acc": 1, "pred": 2}[self.name]
+        op = {"fct": RewardOp.ZERO, "acc": RewardOp.ACC, "pred": RewardOp.PRED}[self.name]
         weight = self.omega if self.name == "acc" else self.beta
         row_u, kind_u = layout["utilization"]
         row_q, kind_q = layout["mean_queue_bytes"]

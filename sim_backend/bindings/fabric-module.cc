@@ -92,7 +92,8 @@ CheckShape(const A& a, std::initializer_list<std::size_t> shape, const char* nam
 }
 
 /** One feature column as Python gives it: (op, row_a, kind_a, row_b, kind_b, scale, cap, scale_by_span). */
-using ColumnTuple = std::tuple<int32_t, int32_t, std::string, int32_t, std::string, double, double, bool>;
+using ColumnTuple =
+    std::tuple<PortFeatureKernel::ColumnOp, int32_t, std::string, int32_t, std::string, double, double, bool>;
 
 char
 KindOf(const std::string& kind)
@@ -184,6 +185,16 @@ NB_MODULE(_fabric, m)
     m.attr("TELEMETRY_ROWS") = nb::tuple(rows);
 
     // the env's per-step arithmetic (ecngym.envs.step_kernel builds the program)
+    nb::enum_<PortFeatureKernel::ColumnOp>(m, "ColumnOp")
+        .value("KEEP", PortFeatureKernel::ColumnOp::Keep)
+        .value("SCALE_MIN", PortFeatureKernel::ColumnOp::ScaleMin)
+        .value("RATIO_MIN", PortFeatureKernel::ColumnOp::RatioMin)
+        .value("SATURATE", PortFeatureKernel::ColumnOp::Saturate)
+        .value("STEP_MAP", PortFeatureKernel::ColumnOp::StepMap);
+    nb::enum_<PortFeatureKernel::RewardOp>(m, "RewardOp")
+        .value("ZERO", PortFeatureKernel::RewardOp::Zero)
+        .value("ACC", PortFeatureKernel::RewardOp::Acc)
+        .value("PRED", PortFeatureKernel::RewardOp::Pred);
     nb::class_<PortFeatureKernel>(m, "PortFeatureKernel")
         .def(
             "__init__",
@@ -196,12 +207,7 @@ NB_MODULE(_fabric, m)
                 std::vector<PortFeatureKernel::Column> cols;
                 for (const auto& [op, rowA, kindA, rowB, kindB, scale, cap, bySpan] : columns)
                 {
-                    if (op < 0 || op > static_cast<int32_t>(PortFeatureKernel::ColumnOp::StepMap))
-                    {
-                        throw nb::value_error("PortFeatureKernel: unknown column op");
-                    }
-                    cols.push_back({static_cast<PortFeatureKernel::ColumnOp>(op), rowA, KindOf(kindA), rowB,
-                                    KindOf(kindB), scale, cap, bySpan});
+                    cols.push_back({op, rowA, KindOf(kindA), rowB, KindOf(kindB), scale, cap, bySpan});
                 }
                 new (self) PortFeatureKernel(std::move(cols), breakpoints, levels, shared, history);
             },
@@ -209,7 +215,7 @@ NB_MODULE(_fabric, m)
         .def(
             "set_reward",
             [](PortFeatureKernel& k,
-               int32_t op,
+               PortFeatureKernel::RewardOp op,
                int32_t rowU,
                const std::string& kindU,
                int32_t rowQ,
@@ -221,11 +227,7 @@ NB_MODULE(_fabric, m)
                double qMax,
                double qSpan,
                const std::vector<double>& goodput) {
-                if (op < 0 || op > static_cast<int32_t>(PortFeatureKernel::RewardOp::Pred))
-                {
-                    throw nb::value_error("PortFeatureKernel: unknown reward op");
-                }
-                k.SetReward(static_cast<PortFeatureKernel::RewardOp>(op), rowU, KindOf(kindU), rowQ, KindOf(kindQ),
+                k.SetReward(op, rowU, KindOf(kindU), rowQ, KindOf(kindQ),
                             rowTx, KindOf(kindTx), weight, oneMinusWeight, qMax, qSpan, goodput);
             },
             "op"_a, "row_u"_a, "kind_u"_a, "row_q"_a, "kind_q"_a, "row_tx"_a, "kind_tx"_a, "weight"_a,

@@ -6,6 +6,7 @@ import pytest
 
 import ecngym.envs  # noqa: F401
 from ecngym.sim_backend import _fabric
+from ecngym.sim_backend._fabric import ColumnOp
 
 SMALL_LEAF_SPINE = {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 4}
 EVERY_KERNEL_FEATURE = ["queue", "max_queue", "utilization", "marked_rate", "paused_fraction", "flows",
@@ -87,7 +88,7 @@ def test_an_env_with_features_the_kernel_does_not_compute_runs_the_numpy_path():
 
 
 def test_the_kernel_refuses_arrays_of_the_wrong_shape_or_rows_outside_the_block():
-    kernel = _fabric.PortFeatureKernel([(1, 0, "f", 0, "f", 1.0, 1.0, False)], [], [1.0], True, 2)
+    kernel = _fabric.PortFeatureKernel([(ColumnOp.SCALE_MIN, 0, "f", 0, "f", 1.0, 1.0, False)], [], [1.0], True, 2)
     kernel.set_stat_rows([0])
     block = np.zeros((3, 4), dtype=np.uint64)
     ports = np.array([0, 2], dtype=np.int64)
@@ -104,6 +105,8 @@ def test_the_kernel_refuses_arrays_of_the_wrong_shape_or_rows_outside_the_block(
         kernel.set_stat_rows([3])
         kernel.step(block, ports, 10, 1.0, frame, hist, reward, stats)
     with pytest.raises(ValueError, match="kind"):
-        _fabric.PortFeatureKernel([(1, 0, "x", 0, "f", 1.0, 1.0, False)], [], [1.0], True, 2)
-    with pytest.raises(ValueError, match="unknown column op"):
+        _fabric.PortFeatureKernel([(ColumnOp.SCALE_MIN, 0, "x", 0, "f", 1.0, 1.0, False)], [], [1.0], True, 2)
+    with pytest.raises(TypeError):  # an op that is no ColumnOp
         _fabric.PortFeatureKernel([(9, 0, "f", 0, "f", 1.0, 1.0, False)], [], [1.0], True, 2)
+    with pytest.raises(ValueError, match="breakpoints"):  # two levels need one breakpoint per row
+        _fabric.PortFeatureKernel([], [1.0, 2.0, 3.0], [1.0, 0.0, 0.5], True, 2)
