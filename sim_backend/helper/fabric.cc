@@ -149,6 +149,8 @@ Fabric::Fabric(const FabricConfig& cfg)
     g_fabricAlive = true;
     m_ctx = std::make_unique<FabricContext>();
     m_ctx->cfg = cfg;
+    // only HPCC's switches write INT records (SwitchNode::NotifyDequeue)
+    m_ctx->pool.SetCarriesInt(cfg.cc == CcKind::Hpcc);
 }
 
 Fabric::~Fabric()
