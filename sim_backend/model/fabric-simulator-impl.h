@@ -189,6 +189,9 @@ class FabricSimulatorImpl : public SimulatorImpl
     uint64_t m_currentTs{0};
     uint32_t m_currentContext;
     uint64_t m_eventCount{0};
+    /** The packet of the event after next at the last RemoveNextAhead() that reported one, if
+     *  that was an arrival: the next event now, most likely (only prefetches depend on it). */
+    const FabricPacket* m_nextArrival{nullptr};
     int64_t m_unscheduledEvents{0};
 };
 

@@ -122,6 +122,10 @@ SwitchNode::SetRoutes(std::vector<std::vector<uint16_t>> routes)
         set[0] = static_cast<uint16_t>(sets[i]->size());
         std::copy(sets[i]->begin(), sets[i]->end(), set + 1);
     }
+    for (PortSlot& slot : m_ports)
+    {
+        slot.device->SetRouteHint(m_routeSet.data(), m_sets.data());
+    }
 }
 
 uint16_t
