@@ -8,8 +8,12 @@ bookkeeping that these subclasses skip; everything else is SB3's own code:
 * :class:`LeanActorCriticPolicy` (PPO): the rollout's ``forward`` on a ``Discrete`` action space
   builds no ``torch.distributions.Categorical`` object; it does that distribution's arithmetic on
   the logits itself, so actions and log-probabilities are the same to the bit (174 -> 128 us per
-  batch-1 forward on one thread). Other action spaces, and the training-time
-  ``evaluate_actions`` (entropy, batch log-probabilities), run SB3's code unchanged.
+  batch-1 forward on one thread). It also runs the MLP extractor's ``Sequential`` layers and the
+  two heads as the functions their modules' ``forward`` calls (``F.linear``, ``torch.tanh``,
+  ``F.relu``), skipping ``nn.Module.__call__``'s hook machinery around each of the 13 modules (the
+  same ops on the same tensors; a layer of another type is called as a module). Other action
+  spaces, and the training-time ``evaluate_actions`` (entropy, batch log-probabilities), run SB3's
+  code unchanged.
 * :class:`LeanDQNPolicy` (DQN, ACC's Double DQN): ``set_training_mode`` returns at once when the
   Q-network is already in that mode. SB3 calls it on every ``predict`` (every env step) and every
   ``train``; torch's ``Module.train`` walks every submodule each time (~22 us).
@@ -21,9 +25,27 @@ class); the weights are those of SB3's ``MlpPolicy``.
 from __future__ import annotations
 
 import torch as th
+import torch.nn.functional as F
 from gymnasium import spaces
 from stable_baselines3.common.policies import ActorCriticPolicy
+from stable_baselines3.common.torch_layers import MlpExtractor
 from stable_baselines3.dqn.policies import DQNPolicy
+from torch import nn
+
+
+def _layers(net: nn.Module, x: th.Tensor) -> th.Tensor:
+    """``net(x)`` for a ``Sequential`` of layers (or one layer), each as the function its ``forward`` calls."""
+    for layer in net if type(net) is nn.Sequential else (net,):
+        kind = type(layer)
+        if kind is nn.Linear:
+            x = F.linear(x, layer.weight, layer.bias)
+        elif kind is nn.Tanh:
+            x = th.tanh(x)
+        elif kind is nn.ReLU and not layer.inplace:
+            x = F.relu(x)
+        else:
+            x = layer(x)
+    return x
 
 
 class LeanActorCriticPolicy(ActorCriticPolicy):
@@ -40,14 +62,15 @@ class LeanActorCriticPolicy(ActorCriticPolicy):
         if not isinstance(self.action_space, spaces.Discrete):
             return super().forward(obs, deterministic)
         features = self.extract_features(obs)
-        if self.share_features_extractor:
-            latent_pi, latent_vf = self.mlp_extractor(features)
+        pi_features, vf_features = (features, features) if self.share_features_extractor else features
+        if type(self.mlp_extractor) is MlpExtractor:  # (its forward_actor / forward_critic: the two nets)
+            latent_pi = _layers(self.mlp_extractor.policy_net, pi_features)
+            latent_vf = _layers(self.mlp_extractor.value_net, vf_features)
         else:
-            pi_features, vf_features = features
             latent_pi = self.mlp_extractor.forward_actor(pi_features)
             latent_vf = self.mlp_extractor.forward_critic(vf_features)
-        values = self.value_net(latent_vf)
-        logits = self.action_net(latent_pi)
+        values = _layers(self.value_net, latent_vf)
+        logits = _layers(self.action_net, latent_pi)
         log_pmf = logits - logits.logsumexp(dim=-1, keepdim=True)  # Categorical's normalised logits
         probs = th.softmax(log_pmf, dim=-1)  # and its probs: the same floats, so the same draws
         actions = probs.argmax(dim=-1) if deterministic else th.multinomial(probs, 1, True).squeeze(-1)

@@ -14,18 +14,27 @@ from ecngym.agents.sb3_policies import LeanActorCriticPolicy, LeanDQNPolicy
 OBS = spaces.Box(-1.0, 1.0, (24,), np.float32)
 
 
-def _pair(action_space: spaces.Space) -> tuple[ActorCriticPolicy, LeanActorCriticPolicy]:
-    stock = ActorCriticPolicy(OBS, action_space, lambda _: 3e-4)
-    lean = LeanActorCriticPolicy(OBS, action_space, lambda _: 3e-4)
+def _pair(action_space: spaces.Space, **kwargs) -> tuple[ActorCriticPolicy, LeanActorCriticPolicy]:
+    stock = ActorCriticPolicy(OBS, action_space, lambda _: 3e-4, **kwargs)
+    lean = LeanActorCriticPolicy(OBS, action_space, lambda _: 3e-4, **kwargs)
     lean.load_state_dict(stock.state_dict())
     return stock, lean
+
+
+#: PPO's default MlpPolicy, and architectures the layer-by-layer path must also get right
+ARCHITECTURES = {"default": {}, "relu": {"activation_fn": torch.nn.ReLU},
+                 "uneven": {"net_arch": {"pi": [32], "vf": [16, 16]}}, "no-hidden": {"net_arch": []},
+                 "separate-extractors": {"share_features_extractor": False},
+                 "leaky-relu": {"activation_fn": torch.nn.LeakyReLU}}  # (a layer it calls as a module)
 
 
 @pytest.mark.parametrize("action_space", [spaces.Discrete(13), spaces.MultiDiscrete([5, 5, 3])],
                          ids=["discrete", "multi-discrete"])
 @pytest.mark.parametrize("deterministic", [False, True], ids=["sampled", "greedy"])
-def test_lean_actor_critic_forward_is_sb3s_to_the_bit(action_space: spaces.Space, deterministic: bool) -> None:
-    stock, lean = _pair(action_space)
+@pytest.mark.parametrize("architecture", list(ARCHITECTURES))
+def test_lean_actor_critic_forward_is_sb3s_to_the_bit(action_space: spaces.Space, deterministic: bool,
+                                                      architecture: str) -> None:
+    stock, lean = _pair(action_space, **ARCHITECTURES[architecture])
     obs = torch.as_tensor(np.random.default_rng(0).uniform(-8, 8, (300, 24)).astype(np.float32))
     with torch.no_grad():
         for rows in (obs[i:i + 1] for i in range(200)), [obs[200:]]:  # batch 1 (a rollout step) and 100
@@ -37,6 +46,18 @@ def test_lean_actor_critic_forward_is_sb3s_to_the_bit(action_space: spaces.Space
                 for w, g in zip(want, got, strict=True):
                     assert w.shape == g.shape and w.dtype == g.dtype
                     assert torch.equal(w, g)
+
+
+def test_lean_actor_critic_forward_calls_no_module_of_the_default_mlp() -> None:
+    """The rollout's forward runs the default extractor's layers and heads as functions."""
+    _, lean = _pair(spaces.Discrete(13))
+    called = []
+    for name, module in lean.named_modules():
+        if name.startswith(("mlp_extractor", "action_net", "value_net")):
+            module.register_forward_pre_hook(lambda m, args, name=name: called.append(name))
+    with torch.no_grad():
+        lean(torch.zeros(1, 24))
+    assert called == []
 
 
 def test_lean_actor_critic_samples_every_action() -> None:
