@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from ecngym.envs.reward import RewardFunction
     from ecngym.sim_backend.fabric import Telemetry
 
-_WORD_TYPES = {"u": np.uint64, "i": np.int64, "f": np.float64}
-
 
 class EpisodeStats:
     """Per-step telemetry rows of the controlled ports, kept as the block's 64-bit words.
@@ -46,12 +44,12 @@ class EpisodeStats:
     """
 
     def __init__(self, keys: tuple[str, ...], n_ports: int) -> None:
-        from ecngym.sim_backend.fabric import telemetry_layout  # (the fabric module imports pandas)
+        from ecngym.sim_backend.fabric import TELEMETRY_KIND_TYPES, telemetry_layout  # (it imports pandas)
 
         layout = telemetry_layout()
         self.keys = keys
         self.rows = [layout[k][0] for k in keys]
-        self._types = [_WORD_TYPES[layout[k][1]] for k in keys]
+        self._types = [TELEMETRY_KIND_TYPES[layout[k][1]] for k in keys]
         self._words = np.empty((64, len(keys), n_ports), dtype=np.uint64)
         self.steps = 0
 

@@ -489,13 +489,17 @@ class Telemetry(NamedTuple):
         return out
 
 
+#: The type each kind of telemetry row holds in the block's 64-bit words (``TELEMETRY_ROWS``' kinds).
+TELEMETRY_KIND_TYPES: dict[str, type] = {"u": np.uint64, "i": np.int64, "f": np.float64}
+_KIND_INDEX = {kind: i for i, kind in enumerate(TELEMETRY_KIND_TYPES)}
+
+
 @functools.cache
 def _telemetry_layout() -> dict[str, tuple[int, int]]:
-    """Each block row's key -> (row, index into (uint64, int64, float64) views)."""
+    """Each block row's key -> (row, index of its kind in :data:`TELEMETRY_KIND_TYPES`)."""
     from ecngym.sim_backend import _fabric
 
-    kinds = {"u": 0, "i": 1, "f": 2}
-    return {name: (row, kinds[kind]) for row, (name, kind) in enumerate(_fabric.TELEMETRY_ROWS)}
+    return {name: (row, _KIND_INDEX[kind]) for row, (name, kind) in enumerate(_fabric.TELEMETRY_ROWS)}
 
 
 def flow_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -505,7 +509,8 @@ def flow_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
 
 def telemetry_layout() -> dict[str, tuple[int, str]]:
     """Each block row's key -> (row, kind): kind ``'u'`` uint64, ``'i'`` int64, ``'f'`` float64."""
-    return {name: (row, "uif"[kind]) for name, (row, kind) in _telemetry_layout().items()}
+    kinds = list(TELEMETRY_KIND_TYPES)
+    return {name: (row, kinds[kind]) for name, (row, kind) in _telemetry_layout().items()}
 
 
 def telemetry_rows(block: np.ndarray, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
@@ -516,7 +521,7 @@ def telemetry_rows(block: np.ndarray, keys: tuple[str, ...] | None = None) -> di
         keys: The keys wanted (default: every row); keys that are no block row are left out.
     """
     layout = _telemetry_layout()
-    views = (block, block.view(np.int64), block.view(np.float64))
+    views = [block.view(t) for t in TELEMETRY_KIND_TYPES.values()]
     if keys is None:
         return {k: views[kind][row] for k, (row, kind) in layout.items()}
     return {k: views[layout[k][1]][layout[k][0]] for k in keys if k in layout}
