@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -m "not slow"
 
-.PHONY: demo test test-all install browser bench lint check clean
+.PHONY: demo test test-all install browser bench lint check clean proto
 
 install:
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,14 @@ check: lint test
 ## The fabric benchmark (speed and fidelity against the HPCC reference runs).
 bench: install
 	$(VENV)/bin/ecngym bench fabric
+
+## Regenerate opengym/messages_pb2.py from opengym/messages.proto (the module is committed, as ns3-gym
+## does, so installing runs no protoc). grpcio-tools 1.64 ships protoc 26.1, whose code loads on every
+## protobuf >= 5.26.1 (pyproject's floor); it gets a venv of its own (it pins protobuf < 6).
+proto:
+	@test -x build/protoc-venv/bin/python || $(PYTHON) -m venv build/protoc-venv
+	build/protoc-venv/bin/python -m pip install --quiet "grpcio-tools==1.64.3"
+	build/protoc-venv/bin/python -m grpc_tools.protoc -I opengym --python_out=opengym opengym/messages.proto
 
 clean:
 	rm -rf build $(VENV)

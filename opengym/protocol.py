@@ -1,14 +1,13 @@
 """The OpenGym (ns3-gym) messages, and the mapping between Gymnasium spaces / values and them.
 
-The messages are declared once, in ``messages.proto`` beside this module (package ``ns3opengym``,
-ns3-gym's message and field names and numbers). protobuf's Python package cannot compile a
-``.proto`` and ``protoc`` / ``grpcio-tools`` are not dependencies, so :func:`parse_proto` reads
-the file (the proto3 subset it uses: enums, messages, nested enums, scalar / repeated / message
-fields, one import) into a ``FileDescriptorProto`` at import time, and the message classes come
-from protobuf's own ``message_factory``. They live in a private descriptor pool, so ns3-gym's own
-``messages_pb2`` can be imported in the same process without a clash; the full names (and so the
-``google.protobuf.Any`` type URLs, ``type.googleapis.com/ns3opengym.BoxDataContainer``) are
-ns3-gym's.
+The messages are declared once, in ``messages.proto`` beside this module (ns3-gym's file: package
+``ns3opengym``, its message and field names and numbers). :mod:`ecngym.opengym.messages_pb2` is
+protobuf's code generated from it (``make proto`` runs ``protoc`` from ``grpcio-tools``; the module
+is committed, as ns3-gym commits its own, so installing ecngym runs no protoc). Its descriptor is
+byte-for-byte the one ns3-gym's ``messages_pb2`` registers (same file name ``messages.proto``, same
+declarations), so both load into protobuf's default pool in one process, and the full names (and
+so the ``google.protobuf.Any`` type URLs, ``type.googleapis.com/ns3opengym.BoxDataContainer``)
+are ns3-gym's.
 
 Space mapping (:func:`describe_space`), Gymnasium -> OpenGym:
 
@@ -38,21 +37,16 @@ A space description from the peer declares at most :data:`MAX_SPACE_ELEMENTS` el
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
 from gymnasium import spaces
 
 from ecngym.error import ConfigError, EcnGymError, InvalidAction, first_offending, shown
+from ecngym.opengym import messages_pb2
 from ecngym.validation import Real, Text, Whole, check
-
-PROTO_PATH = Path(__file__).with_name("messages.proto")
-PACKAGE = "ns3opengym"
 
 
 class MalformedMessage(EcnGymError, ValueError):
@@ -116,158 +110,41 @@ def check_endpoint(host: Any, port: Any, timeout_s: Any, lowest_port: int = 1) -
     return host, check("port", port, Whole(lowest_port, 65535)), check("timeout_s", timeout_s, WAIT_S)
 
 
-# ----------------------------------------------------------------------------- .proto -> descriptor
-_SCALARS = {name: getattr(descriptor_pb2.FieldDescriptorProto, f"TYPE_{name.upper()}")
-            for name in ("double", "float", "int32", "int64", "uint32", "uint64", "bool", "string", "bytes")}
-_TOKEN = re.compile(r"\s*(?://[^\n]*|(?P<tok>[A-Za-z_][\w.]*|\d+|\"[^\"]*\"|[{};=]))", re.S)
-
-
-def _tokens(text: str) -> list[str]:
-    out, pos = [], 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            if text[pos:].strip():
-                raise ValueError(f"{PROTO_PATH.name}: cannot read {text[pos:pos + 30]!r}")
-            break
-        pos = m.end()
-        if m.group("tok"):
-            out.append(m.group("tok"))
-    return out
-
-
-def parse_proto(text: str, file_name: str = "ecngym/opengym/messages.proto") -> descriptor_pb2.FileDescriptorProto:
-    """Read the proto3 subset that ``messages.proto`` uses into a ``FileDescriptorProto``.
-
-    Supported: ``syntax``, ``package``, ``import``, top-level and nested ``enum``, ``message`` with
-    singular or ``repeated`` fields of scalar, enum or message type (``google.protobuf.Any``
-    included). Anything else is an error, never skipped.
-
-    Raises:
-        ValueError: On a construct outside that subset or an unknown type name.
-    """
-    toks = _tokens(text)
-    fd = descriptor_pb2.FileDescriptorProto(name=file_name, syntax="proto3")
-    i = 0
-
-    def expect(*words: str) -> None:
-        nonlocal i
-        for w in words:
-            if i >= len(toks) or toks[i] != w:
-                raise ValueError(f"{PROTO_PATH.name}: expected {w!r}, got {toks[i] if i < len(toks) else 'EOF'!r}")
-            i += 1
-
-    def take() -> str:
-        nonlocal i
-        i += 1
-        return toks[i - 1]
-
-    def enum(into: Any) -> None:
-        e = into.add(name=take())
-        expect("{")
-        while toks[i] != "}":
-            name = take()
-            expect("=")
-            e.value.add(name=name, number=int(take()))
-            expect(";")
-        expect("}")
-
-    fields: list[tuple[descriptor_pb2.FieldDescriptorProto, str, str]] = []  # (field, type word, scope)
-
-    while i < len(toks):
-        word = take()
-        if word == "syntax":
-            expect("=")
-            if take().strip('"') != "proto3":
-                raise ValueError(f"{PROTO_PATH.name}: only proto3 is supported")
-            expect(";")
-        elif word == "package":
-            fd.package = take()
-            expect(";")
-        elif word == "import":
-            fd.dependency.append(take().strip('"'))
-            expect(";")
-        elif word == "enum":
-            enum(fd.enum_type)
-        elif word == "message":
-            msg = fd.message_type.add(name=take())
-            expect("{")
-            while toks[i] != "}":
-                if toks[i] == "enum":
-                    i += 1
-                    enum(msg.enum_type)
-                    continue
-                label = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
-                if toks[i] == "repeated":
-                    i += 1
-                    label = descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED
-                type_word, name = take(), take()
-                expect("=")
-                field = msg.field.add(name=name, number=int(take()), label=label, json_name=name)
-                expect(";")
-                fields.append((field, type_word, msg.name))
-            expect("}")
-        else:
-            raise ValueError(f"{PROTO_PATH.name}: unsupported construct {word!r}")
-
-    top_enums = {e.name for e in fd.enum_type}
-    top_messages = {m.name for m in fd.message_type}
-    nested_enums = {(m.name, e.name) for m in fd.message_type for e in m.enum_type}
-    for field, type_word, scope in fields:
-        if type_word in _SCALARS:
-            field.type = _SCALARS[type_word]
-        elif (scope, type_word) in nested_enums:
-            field.type, field.type_name = field.TYPE_ENUM, f".{fd.package}.{scope}.{type_word}"
-        elif type_word in top_enums:
-            field.type, field.type_name = field.TYPE_ENUM, f".{fd.package}.{type_word}"
-        elif type_word in top_messages:
-            field.type, field.type_name = field.TYPE_MESSAGE, f".{fd.package}.{type_word}"
-        elif type_word == "google.protobuf.Any":
-            field.type, field.type_name = field.TYPE_MESSAGE, ".google.protobuf.Any"
-        else:
-            raise ValueError(f"{PROTO_PATH.name}: unknown type {type_word!r} of field {scope}.{field.name}")
-    return fd
-
-
-def _build_pool() -> descriptor_pool.DescriptorPool:
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(descriptor_pb2.FileDescriptorProto.FromString(any_pb2.DESCRIPTOR.serialized_pb))
-    pool.Add(parse_proto(PROTO_PATH.read_text()))
-    return pool
-
-
-_POOL = _build_pool()
-
-
+# ----------------------------------------------------------------------------- messages
 def message_class(name: str) -> type:
-    """The generated class of message ``name`` (``"EnvStateMsg"``)."""
-    return message_factory.GetMessageClass(_POOL.FindMessageTypeByName(f"{PACKAGE}.{name}"))
+    """The generated class of top-level message ``name`` (``"EnvStateMsg"``)."""
+    messages_pb2.DESCRIPTOR.message_types_by_name[name]  # KeyError on a name messages.proto does not declare
+    return getattr(messages_pb2, name)
 
 
 def enum_value(enum: str, name: str) -> int:
-    """The number of value ``name`` of enum ``enum`` (``enum_value("SpaceType", "Box") == 2``)."""
-    return _POOL.FindEnumTypeByName(f"{PACKAGE}.{enum}").values_by_name[name].number
+    """The number of value ``name`` of enum ``enum`` (``enum_value("SpaceType", "Box") == 2``).
+
+    A nested enum is named with its message (``"EnvStateMsg.Reason"``).
+    """
+    outer, _, inner = enum.rpartition(".")
+    scope = messages_pb2.DESCRIPTOR.message_types_by_name[outer] if outer else messages_pb2.DESCRIPTOR
+    return scope.enum_types_by_name[inner].values_by_name[name].number
 
 
-SpaceDescription = message_class("SpaceDescription")
-DiscreteSpace = message_class("DiscreteSpace")
-BoxSpace = message_class("BoxSpace")
-TupleSpace = message_class("TupleSpace")
-DictSpace = message_class("DictSpace")
-DataContainer = message_class("DataContainer")
-DiscreteDataContainer = message_class("DiscreteDataContainer")
-BoxDataContainer = message_class("BoxDataContainer")
-TupleDataContainer = message_class("TupleDataContainer")
-DictDataContainer = message_class("DictDataContainer")
-SimInitMsg = message_class("SimInitMsg")
-SimInitAck = message_class("SimInitAck")
-EnvStateMsg = message_class("EnvStateMsg")
-EnvActMsg = message_class("EnvActMsg")
+SpaceDescription = messages_pb2.SpaceDescription
+DiscreteSpace = messages_pb2.DiscreteSpace
+BoxSpace = messages_pb2.BoxSpace
+TupleSpace = messages_pb2.TupleSpace
+DictSpace = messages_pb2.DictSpace
+DataContainer = messages_pb2.DataContainer
+DiscreteDataContainer = messages_pb2.DiscreteDataContainer
+BoxDataContainer = messages_pb2.BoxDataContainer
+TupleDataContainer = messages_pb2.TupleDataContainer
+DictDataContainer = messages_pb2.DictDataContainer
+SimInitMsg = messages_pb2.SimInitMsg
+SimInitAck = messages_pb2.SimInitAck
+EnvStateMsg = messages_pb2.EnvStateMsg
+EnvActMsg = messages_pb2.EnvActMsg
 
-DISCRETE, BOX, TUPLE, DICT = (enum_value("SpaceType", n) for n in ("Discrete", "Box", "Tuple", "Dict"))
-INT, UINT, FLOAT, DOUBLE = (enum_value("Dtype", n) for n in ("INT", "UINT", "FLOAT", "DOUBLE"))
-SIMULATION_END = enum_value("EnvStateMsg.Reason", "SimulationEnd")
-GAME_OVER = enum_value("EnvStateMsg.Reason", "GameOver")
+DISCRETE, BOX, TUPLE, DICT = messages_pb2.Discrete, messages_pb2.Box, messages_pb2.Tuple, messages_pb2.Dict
+INT, UINT, FLOAT, DOUBLE = messages_pb2.INT, messages_pb2.UINT, messages_pb2.FLOAT, messages_pb2.DOUBLE
+SIMULATION_END, GAME_OVER = messages_pb2.EnvStateMsg.SimulationEnd, messages_pb2.EnvStateMsg.GameOver
 SPACE_TYPE_NAMES = {0: "NoSpaceType", DISCRETE: "Discrete", BOX: "Box", TUPLE: "Tuple", DICT: "Dict"}
 
 # Box element types: numpy dtype <-> OpenGym Dtype and the BoxDataContainer field that carries it

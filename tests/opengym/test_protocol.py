@@ -1,7 +1,13 @@
 """The OpenGym messages built from messages.proto, and the Gymnasium <-> OpenGym space mapping."""
 
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
+from google.protobuf import descriptor_pb2
 from gymnasium import spaces
 
 from ecngym.error import InvalidAction
@@ -14,7 +20,7 @@ def _fields(name):
 
 
 def test_messages_have_ns3gyms_names_field_numbers_and_types():
-    F = pb.descriptor_pb2.FieldDescriptorProto
+    F = descriptor_pb2.FieldDescriptorProto
     assert _fields("SimInitMsg") == {"simProcessId": (1, F.TYPE_UINT64, False),
                                      "wafShellProcessId": (2, F.TYPE_UINT64, False),
                                      "obsSpace": (3, F.TYPE_MESSAGE, False), "actSpace": (4, F.TYPE_MESSAGE, False)}
@@ -47,11 +53,25 @@ def test_wire_bytes_and_any_type_urls():
     assert container.data.type_url == "type.googleapis.com/ns3opengym.BoxDataContainer"
 
 
-def test_parser_refuses_what_it_does_not_understand():
-    with pytest.raises(ValueError, match="unsupported construct 'service'"):
-        pb.parse_proto('syntax = "proto3"; service X {}')
-    with pytest.raises(ValueError, match="unknown type 'Foo'"):
-        pb.parse_proto('syntax = "proto3"; package p; message M { Foo x = 1; }')
+def _serialized_descriptor(pb2_source):
+    """The FileDescriptorProto bytes a protoc-generated ``*_pb2.py`` registers (its AddSerializedFile argument)."""
+    for node in ast.walk(ast.parse(pb2_source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "AddSerializedFile":
+            return node.args[0].value
+    raise AssertionError("no AddSerializedFile call in the generated module")
+
+
+def test_committed_messages_pb2_is_protocs_code_for_messages_proto(tmp_path):
+    # protoc (grpcio-tools, a test dependency) run on messages.proto now registers the same descriptor
+    # as the committed module: an edit of messages.proto without `make proto` fails here
+    here = Path(pb.__file__).parent
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{here}", f"--python_out={tmp_path}",
+                    str(here / "messages.proto")], check=True)
+    fresh = _serialized_descriptor((tmp_path / "messages_pb2.py").read_text())
+    assert fresh == pb.messages_pb2.DESCRIPTOR.serialized_pb
+    assert _serialized_descriptor((here / "messages_pb2.py").read_text()) == fresh
+    # ns3-gym's file name and package: its own messages_pb2 registers the identical file
+    assert (pb.messages_pb2.DESCRIPTOR.name, pb.messages_pb2.DESCRIPTOR.package) == ("messages.proto", "ns3opengym")
 
 
 def test_space_mapping_round_trip():
