@@ -122,14 +122,3 @@ def check_range(
         raise ConfigError(field, f"got {as_given(value if given is _VALUE else given, value)}, "
                                  f"allowed range is {lb}{lo}, {hi}{hb}")
     return value
-
-
-def check_whole(field: str, value: Any, low: int | None = None, high: int | None = None) -> int:
-    """Return ``value`` as an int if it is a whole number in [low, high], else raise :class:`ConfigError`.
-
-    Floats must be whole (``3.0``, not ``2.5``); booleans and strings are refused. (The rule is
-    :func:`ecngym.validation.Whole`'s; this is its one-value form.)
-    """
-    from ecngym.validation import Whole, check
-
-    return check(field, value, Whole(low, high))

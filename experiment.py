@@ -32,14 +32,16 @@ from rich.table import Table
 
 from ecngym import __version__
 from ecngym.configs import CONFIG_DIR
-from ecngym.error import ConfigError, EcnGymError, check_whole
+from ecngym.error import ConfigError, EcnGymError
 from ecngym.files import check_output_path, write_atomically, write_text_atomically
 from ecngym.results.store import MAX_SEED
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
 from ecngym.sim_backend.data import hpcc_reference_path
-from ecngym.sim_backend.flows import as_flow_table, check_has_flows, read_flows, read_hpcc_flow_file
+from ecngym.sim_backend.flow_checks import check_has_flows
+from ecngym.sim_backend.flows import as_flow_table, read_flows
+from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
 from ecngym.sim_backend.port_settings import ecn_by_port
-from ecngym.validation import Duration, Flag, Text, check, config_values, plain
+from ecngym.validation import Duration, Flag, Text, check, check_whole, config_values, plain
 
 #: Most episodes one ``ecngym eval`` plays (its seeds and row ids are listed up front).
 MAX_EPISODES = 100_000

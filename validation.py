@@ -373,3 +373,15 @@ def _known_fields(model: Any, loc: tuple[Any, ...]) -> list[str]:
     if isinstance(model, type) and issubclass(model, BaseModel):
         return sorted(model.model_fields)
     return []
+
+
+def check_whole(field: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as an int if it is a whole number in [low, high], else raise :class:`ConfigError`.
+
+    Floats must be whole (``3.0``, not ``2.5``); booleans and strings are refused: :func:`Whole`'s
+    rule, in its one-value form.
+
+    Raises:
+        ConfigError: Naming ``field``, the value and the allowed range.
+    """
+    return check(field, value, Whole(low, high))

@@ -40,8 +40,9 @@ from ecngym.agents.common import (
     save_agent_meta,
     start_training,
 )
-from ecngym.error import ConfigError, check_whole
+from ecngym.error import ConfigError
 from ecngym.files import check_input_file
+from ecngym.validation import check_whole
 
 
 class ConstantSchedule:

@@ -24,9 +24,9 @@ import numpy as np
 
 from ecngym.agents.config import GRANULARITY
 from ecngym.configs import CONFIG_DIR
-from ecngym.error import ConfigError, check_whole
+from ecngym.error import ConfigError
 from ecngym.files import check_directory_path, check_input_file, read_json
-from ecngym.validation import Flag, Whole, check
+from ecngym.validation import Flag, Whole, check, check_whole
 
 AGENTS = ("acc", "laecn", "haecn")
 AGENT_FILE = "agent.json"

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from ecngym.agents.learning import EVAL_SEEDS, TRAIN_SEED, check_seeds
-from ecngym.error import ConfigError, check_whole
-from ecngym.validation import Real, Whole, check
+from ecngym.error import ConfigError
+from ecngym.validation import Real, Whole, check, check_whole
 
 
 @dataclass(frozen=True)

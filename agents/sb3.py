@@ -14,9 +14,9 @@ from gymnasium import spaces
 
 from ecngym.agents.common import InferenceCounter, check_warm_up, load_saved, mlp_flops
 from ecngym.agents.config import HIDDEN_WIDTHS, SB3_HYPERPARAMS, ActorCriticArch
-from ecngym.error import ConfigError, check_whole
+from ecngym.error import ConfigError
 from ecngym.files import check_input_file
-from ecngym.validation import Flag, check, plain
+from ecngym.validation import Flag, check, check_whole, plain
 
 ALGORITHMS = ("dqn", "ppo")
 

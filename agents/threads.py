@@ -21,7 +21,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ecngym.error import ConfigError, check_whole
+from ecngym.error import ConfigError
+from ecngym.validation import check_whole
 
 #: Environment variable overriding the default thread count (config ``threads`` wins over it).
 THREADS_ENV = "ECNGYM_THREADS"

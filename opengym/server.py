@@ -53,11 +53,11 @@ from rich.console import Console
 
 from ecngym import __version__
 from ecngym.envs.config import MAX_EPISODE_SEED
-from ecngym.error import ConfigError, EcnGymError, InvalidAction, check_whole
+from ecngym.error import ConfigError, EcnGymError, InvalidAction
 from ecngym.experiment import _user_errors, make_env
 from ecngym.files import write_atomically, write_text_atomically
 from ecngym.opengym import protocol as pb
-from ecngym.validation import check
+from ecngym.validation import check, check_whole
 
 
 class AgentTimeout(EcnGymError, TimeoutError):

@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only (the nam
     from ecngym.sim_backend import topology  # noqa: F401
     from ecngym.sim_backend.config import FabricConfig, preset_names  # noqa: F401
     from ecngym.sim_backend.fabric import Fabric, PortTable  # noqa: F401
-    from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file  # noqa: F401
+    from ecngym.sim_backend.flows import as_flow_table  # noqa: F401
+    from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file  # noqa: F401
     from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table  # noqa: F401
     from ecngym.sim_backend.topology import Topology  # noqa: F401
 
@@ -30,7 +31,7 @@ _LAZY = {
     "Fabric": "fabric",
     "PortTable": "fabric",
     "as_flow_table": "flows",
-    "read_hpcc_flow_file": "flows",
+    "read_hpcc_flow_file": "hpcc_flow_file",
     "SIZE_BUCKETS": "metrics",
     "slowdown_table": "metrics",
     "Topology": "topology",

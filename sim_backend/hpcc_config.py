@@ -40,7 +40,7 @@ import pandas as pd
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
 from ecngym.sim_backend.config import FabricConfig
-from ecngym.sim_backend.flows import read_hpcc_flow_file
+from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
 from ecngym.sim_backend.topology import Topology, from_hpcc_file
 from ecngym.units import MAX_TIME_NS, parse_rate_bps
 from ecngym.validation import Real, check

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ecngym.error import ConfigError
 from ecngym.sim_backend.data import hpcc_reference_path
-from ecngym.sim_backend.flows import read_hpcc_flow_file
+from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
 from ecngym.sim_backend.topology import Topology, from_hpcc_file
 
 

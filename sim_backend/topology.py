@@ -15,7 +15,8 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BeforeValidator, model_validator
 
-from ecngym.error import ConfigError, check_whole, first_offending, shown
+from ecngym.error import ConfigError, first_offending, shown
+from ecngym.sim_backend.flow_checks import check_rows
 from ecngym.units import MAX_RATE_BPS, MIN_RATE_BPS, parse_rate_bps
 from ecngym.validation import (
     ConfigModel,
@@ -25,6 +26,7 @@ from ecngym.validation import (
     Text,
     Whole,
     check,
+    check_whole,
     convert,
     field_error,
     plain,
@@ -140,7 +142,7 @@ class Topology:
 
         Raises:
             ConfigError: Naming ``field_name``, the first row whose id is not a host of this
-                topology and how many more rows are so (:func:`~ecngym.sim_backend.flows.check_rows`).
+                topology and how many more rows are so (:func:`~ecngym.sim_backend.flow_checks.check_rows`).
         """
         ids = np.asarray(ids, dtype=np.int64)
         host_ids = self.node_ids()[: self.num_hosts]
@@ -149,8 +151,6 @@ class Topology:
         at = np.searchsorted(sorted_ids, ids)
         found = at < len(sorted_ids)
         found[found] = sorted_ids[at[found]] == ids[found]
-        from ecngym.sim_backend.flows import check_rows
-
         check_rows(field_name, ~found, lambda row: f"node {int(ids[row])} is not a host of {self.name} "
                                                    f"(hosts: {_id_ranges(host_ids)})")
         return order[at].astype(np.int64)
@@ -611,7 +611,7 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
             naming the file and line of a malformed entry; naming the file (and the line of the
             offending link, if one is) for links that break those rules.
     """
-    from ecngym.sim_backend.flows import whole_token  # (lazily: flows imports pandas)
+    from ecngym.sim_backend.hpcc_flow_file import whole_token  # (lazily: it imports pandas)
 
     a = _HpccFile.parse({"path": str(path) if isinstance(path, Path) else path, "host_layer": host_layer},
                         "topology")

@@ -8,8 +8,21 @@ import numpy as np
 import pytest
 from pydantic import Field, model_validator
 
-from ecngym.error import ConfigError, check_whole
-from ecngym.validation import Bytes, ConfigModel, Duration, Flag, OneOf, Rate, Real, Text, Whole, check, field_error
+from ecngym.error import ConfigError
+from ecngym.validation import (
+    Bytes,
+    ConfigModel,
+    Duration,
+    Flag,
+    OneOf,
+    Rate,
+    Real,
+    Text,
+    Whole,
+    check,
+    check_whole,
+    field_error,
+)
 
 
 class Inner(ConfigModel):

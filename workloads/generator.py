@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ecngym.error import ConfigError, check_range, check_whole
+from ecngym.error import ConfigError, check_range
 from ecngym.units import MAX_TIME_NS, parse_bytes, parse_rate_bps, parse_time_ns
-from ecngym.validation import MAX_SIMULATION_SEED, Flag, check
+from ecngym.validation import MAX_SIMULATION_SEED, Flag, check, check_whole
 from ecngym.workloads import arrivals
 from ecngym.workloads.distributions import NO_BACKGROUND, FlowSizeDistribution, check_workload, get_distribution
 from ecngym.workloads.trace import DEFAULT_PRIORITY, Trace

@@ -14,12 +14,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ecngym.error import ConfigError, check_whole
+from ecngym.error import ConfigError
 from ecngym.files import check_input_file, check_output_path, write_atomically, write_text_atomically
 
 # a user table needs the required columns (the others get defaults: priority 3, tag "custom")
+from ecngym.sim_backend.flow_checks import check_columns_once, check_has_flows, check_rows, whole_number_column
 from ecngym.sim_backend.flow_columns import DEFAULT_DPORT, DEFAULT_PRIORITY, REQUIRED_COLUMNS
-from ecngym.validation import Rate, Whole, check
+from ecngym.sim_backend.hpcc_flow_file import parse_hpcc_flow_file
+from ecngym.validation import Rate, Whole, check, check_whole
 
 #: Columns and dtypes of a trace table, in hashing order.
 COLUMNS: dict[str, str] = {
@@ -108,11 +110,9 @@ def _canonical(flows: pd.DataFrame) -> pd.DataFrame:
 
     Raises:
         ConfigError: Naming the column and the (0-based, input-order) row of the first bad value,
-            and how many more rows are bad (:func:`~ecngym.sim_backend.flows.check_rows`); naming
+            and how many more rows are bad (:func:`~ecngym.sim_backend.flow_checks.check_rows`); naming
             ``flows`` if a column the trace reads is missing or appears more than once.
     """
-    from ecngym.sim_backend.flows import check_columns_once, check_rows, whole_number_column
-
     if not isinstance(flows, pd.DataFrame):
         raise ConfigError("flows", f"expected a pandas DataFrame, got {type(flows).__name__}")
     missing = [c for c in REQUIRED_COLUMNS if c not in flows.columns]
@@ -234,9 +234,7 @@ class Trace:
     @classmethod
     def _from_hpcc_flow_file(cls, path: Path) -> Trace:
         """:meth:`from_hpcc_flow_file` of a path already checked to name a file."""
-        from ecngym.sim_backend.flows import _read_hpcc_flow_file
-
-        flows = _read_hpcc_flow_file(path)
+        flows = parse_hpcc_flow_file(path)
         flows["tag"] = "hpcc"
         return cls(flows, params={"source": f"hpcc flow file {path.name}"})
 
@@ -312,13 +310,11 @@ class Trace:
 
         Raises:
             ConfigError: Naming ``field`` if ``path`` is no file, or it has no flows and
-                ``allow_empty`` is false (:func:`~ecngym.sim_backend.flows.check_has_flows`), else
+                ``allow_empty`` is false (:func:`~ecngym.sim_backend.flow_checks.check_has_flows`), else
                 as the reader raises it.
         """
-        from ecngym.sim_backend.flows import check_has_flows
-
         path = check_input_file(field, path, "a Parquet trace or an HPCC flow file")  # (the one check)
-        trace = cls._load(path) if path.suffix == ".parquet" else cls._from_hpcc_flow_file(path)
+        trace = cls.parse_parquet(path) if path.suffix == ".parquet" else cls._from_hpcc_flow_file(path)
         if not allow_empty:
             check_has_flows(field, trace, str(path))
         return trace
@@ -341,11 +337,11 @@ class Trace:
                 metadata no longer match their stored hashes.
         """
         path = check_input_file("trace", path, "a Parquet trace ('ecngym trace generate')")
-        return cls._load(path, unverified_metadata)
+        return cls.parse_parquet(path, unverified_metadata)
 
     @classmethod
-    def _load(cls, path: Path, unverified_metadata: bool = False) -> Trace:
-        """:meth:`load` of a path already checked to name a file."""
+    def parse_parquet(cls, path: Path, unverified_metadata: bool = False) -> Trace:
+        """:meth:`load` of a path already checked to name a file (:func:`~ecngym.files.check_input_file`)."""
         try:
             table = pq.read_table(path)
         except (pa.ArrowException, OSError) as exc:

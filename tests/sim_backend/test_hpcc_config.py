@@ -195,7 +195,7 @@ def test_flow_files_keep_the_destination_port_and_priority(tmp_path):
     ("1\n0 1 3 100 1000.0 0.1\n", r"line 2: expected 6 columns .* whole numbers"),
 ])
 def test_a_malformed_flow_file_names_the_line(tmp_path, text, message):
-    from ecngym.sim_backend.flows import read_hpcc_flow_file
+    from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
 
     (tmp_path / "flows.txt").write_text(text)
     with pytest.raises(ConfigError, match=message):
@@ -213,7 +213,7 @@ def test_flow_file_numbers_beyond_64_bits_name_the_line(tmp_path, text, message)
     # were: OverflowError 'Python int too large to convert to C long' (Trace.from_hpcc_flow_file, or
     # a topology mapping the node ids)
     from ecngym.sim_backend import topology
-    from ecngym.sim_backend.flows import read_hpcc_flow_file
+    from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
     from ecngym.workloads import Trace
 
     (tmp_path / "flows.txt").write_text(text)
@@ -224,7 +224,7 @@ def test_flow_file_numbers_beyond_64_bits_name_the_line(tmp_path, text, message)
 
 def test_every_bad_flow_line_is_named_in_one_error(tmp_path):
     # the reader stopped at the first bad line: a file with several took one run per fix
-    from ecngym.sim_backend.flows import read_hpcc_flow_file
+    from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
 
     good = "0 1 3 100 1000 0.1"
     path = tmp_path / "flows.txt"
@@ -253,7 +253,7 @@ def test_every_bad_flow_line_is_named_in_one_error(tmp_path):
     ("1\n0 1 3 100 " + "0" * 5000 + "7 0\n", None),  # leading zeros: the number 7
 ])
 def test_flow_file_numbers_of_thousands_of_digits_name_the_line(tmp_path, text, message):
-    from ecngym.sim_backend.flows import read_hpcc_flow_file
+    from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
 
     (tmp_path / "flows.txt").write_text(text)
     if message is None:
@@ -265,7 +265,7 @@ def test_flow_file_numbers_of_thousands_of_digits_name_the_line(tmp_path, text, 
 
 def test_hpcc_file_readers_name_a_path_that_is_no_path():
     # were: TypeError 'expected str, bytes or os.PathLike object, not NoneType'
-    from ecngym.sim_backend.flows import read_hpcc_flow_file
+    from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
 
     for bad in (None, 5):
         with pytest.raises(ConfigError, match=rf"^flows: got {bad}, expected the path of an HPCC flow file"):
@@ -279,7 +279,7 @@ def test_hpcc_file_readers_name_a_path_that_is_no_path():
 
 
 def test_a_flow_file_start_is_read_exactly_to_the_ns(tmp_path):
-    from ecngym.sim_backend.flows import read_hpcc_flow_file
+    from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
 
     (tmp_path / "flows.txt").write_text("2\n0 1 3 100 1000 2\n1 0 3 100 1000 0.000000007\n")
     assert read_hpcc_flow_file(tmp_path / "flows.txt")["start_ns"].tolist() == [2_000_000_000, 7]

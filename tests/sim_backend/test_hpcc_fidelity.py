@@ -120,8 +120,8 @@ def _interleaved_files(tmp_path):
 
 
 def test_a_file_numbering_switches_between_hosts_keeps_its_node_ids_in_hash_and_fct_file(make_fabric, tmp_path):
-    from ecngym.sim_backend.flows import read_hpcc_flow_file
     from ecngym.sim_backend.hpcc_config import read_hpcc_fct, write_hpcc_fct
+    from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
     from ecngym.sim_backend.topology import from_hpcc_file
 
     pairs = _interleaved_files(tmp_path)
@@ -150,7 +150,7 @@ def test_a_file_numbering_switches_between_hosts_keeps_its_node_ids_in_hash_and_
 
 def test_a_flow_file_naming_a_switch_is_refused(tmp_path):
     from ecngym.error import ConfigError
-    from ecngym.sim_backend.flows import read_hpcc_flow_file
+    from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
     from ecngym.sim_backend.topology import from_hpcc_file
 
     _interleaved_files(tmp_path)

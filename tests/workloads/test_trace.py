@@ -292,11 +292,13 @@ def test_reading_a_trace_checks_its_path_once_and_each_public_reader_checks_it(t
     # was: Trace.read checked an HPCC flow file's path 3 times (read, from_hpcc_flow_file,
     # read_hpcc_flow_file), a Parquet trace's twice; as_flow_table(path) twice
     from ecngym.sim_backend import flows as flows_module
-    from ecngym.sim_backend.flows import as_flow_table, read_hpcc_flow_file
+    from ecngym.sim_backend import hpcc_flow_file as hpcc_module
+    from ecngym.sim_backend.flows import as_flow_table
+    from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
     from ecngym.workloads import trace as trace_module
 
     trace, parquet, hpcc = _saved_trace(tmp_path)
-    fields = _count_path_checks(monkeypatch, trace_module, flows_module)
+    fields = _count_path_checks(monkeypatch, trace_module, flows_module, hpcc_module)
     calls = [(lambda: Trace.read(parquet, "env.trace"), "env.trace"),
              (lambda: Trace.read(hpcc, "env.trace"), "env.trace"),
              (lambda: Trace.load(parquet), "trace"), (lambda: Trace.from_hpcc_flow_file(hpcc), "trace"),
