@@ -1,8 +1,8 @@
 """Learning controllers: ACC and LAECN / HAECN, generic SB3 policies, RLlib multi-agent training.
 
 ``train_agent`` is what ``ecngym train agent=...`` runs; ``learned_controller`` what
-``ecngym eval controller=acc|laecn|haecn`` plays. Thread pools of training processes:
-:mod:`ecngym.agents.threads`.
+``ecngym eval controller=acc|laecn|haecn`` plays; both find the agent by name
+(:mod:`ecngym.agents.registry`). Thread pools of training processes: :mod:`ecngym.agents.threads`.
 """
 
 from __future__ import annotations
@@ -16,27 +16,30 @@ from ecngym.error import ConfigError
 
 __all__ = ["ALGORITHMS", "SB3Controller", "algorithm_class", "learned_controller", "train", "train_agent"]
 
-FRAMEWORKS = ("sb3", "rllib")
-
 
 def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, framework: str = "sb3",
                 timesteps: int, seed: int, progress_bar: bool = True, checkpoint_every: int = 0,
                 resume: str | None = None, threads: Any = None, device: str = "cpu",
                 ray_address: str | None = None) -> Path:
-    """Train ACC (SB3 or RLlib), LAECN or HAECN; see :func:`ecngym.agents.acc.train_acc`.
+    """Train the learning agent ``agent["name"]`` with its trainer for ``framework``.
+
+    The agent is found by name (:mod:`ecngym.agents.registry`); its trainers (ACC's
+    :func:`ecngym.agents.acc.train_acc`, LAECN's :func:`ecngym.agents.laecn.train_laecn` ...) check
+    and write the run.
 
     Raises:
         ConfigError: On an unknown agent, framework or device, a framework the agent lacks, or a bad
             count (``total_timesteps``, ``seed``, ``checkpoint_every``) or thread setting, whatever
             the framework.
     """
-    from ecngym.agents.common import save_agent_meta
+    from ecngym.agents.registry import agent_kind
 
     name = agent.get("name")
-    if isinstance(resume, str) and not resume.strip():  # (was taken as no resume)
+    if isinstance(resume, str) and not resume.strip():  # a blank path names no checkpoint
         raise ConfigError("resume", f"got {resume!r}; give a checkpoint's path, or leave resume out for a new run")
-    if framework not in FRAMEWORKS:
-        raise ConfigError("framework", f"got {framework!r}, allowed: {list(FRAMEWORKS)}")
+    kind = agent_kind(name)
+    if not isinstance(framework, str) or framework not in kind.trainers:
+        raise ConfigError("framework", f"got {framework!r}; {name} trains with framework in {list(kind.trainers)}")
     if device != "cpu":
         import torch
 
@@ -47,63 +50,27 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         index = int(device.partition(":")[2] or 0)
         if index >= torch.cuda.device_count():
             raise ConfigError("device", f"got {device!r}; torch sees {torch.cuda.device_count()} CUDA device(s)")
-    common = dict(timesteps=timesteps, seed=seed, progress_bar=progress_bar, checkpoint_every=checkpoint_every,
-                  resume=resume, device=device)
-    if name == "acc" and framework == "sb3":
-        from ecngym.agents.acc import train_acc
-
-        return train_acc(base_env, agent, out_dir, threads=threads, **common)
-    if name == "acc":
-        from ecngym.agents.common import start_training
-        from ecngym.agents.rllib import acc_env_config, train_acc_rllib
-
-        timesteps, seed, checkpoint_every, _, out_dir, env_cfg = start_training(
-            base_env, agent, out_dir, timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every,
-            threads=threads)
-        common.update(timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every)
-        path, episodes = train_acc_rllib(acc_env_config(env_cfg, agent["granularity"]), agent, out_dir,
-                                         ray_address=ray_address, **common)
-        from ecngym.envs.scenario import EcnScenario
-
-        n_actions = len(EcnScenario(env_cfg).actions.templates)  # (builds no fabric)
-        save_agent_meta(out_dir, {"agent": "acc", "framework": "rllib", "granularity": agent["granularity"],
-                                  "env": agent["env"], "env_config": env_cfg.as_dict(), "seed": seed,
-                                  "n_actions": n_actions, "final_eps": agent["hyperparams"]["exploration_final_eps"],
-                                  "checkpoint": str(path), "timesteps": timesteps,
-                                  "episodes": episodes})  # every env runner's traces: eval refuses them
-        return path
-    if name in ("laecn", "haecn"):
-        if framework != "sb3":
-            raise ConfigError("framework", f"{name} trains with its own two-module torch loop; use framework=sb3 "
-                                           "(the default), RLlib is for ACC")
-        from ecngym.agents.laecn import train_laecn
-
-        return train_laecn(base_env, agent, out_dir, threads=threads, **common)
-    raise ConfigError("agent", f"got {name!r}, allowed: 'acc', 'laecn', 'haecn'")
+    ray = {"ray_address": ray_address} if framework == "rllib" else {}  # only RLlib runs on Ray
+    return kind.trainers[framework](base_env, agent, out_dir, timesteps=timesteps, seed=seed,
+                                    progress_bar=progress_bar, checkpoint_every=checkpoint_every, resume=resume,
+                                    device=device, threads=threads, **ray)
 
 
 def learned_controller(kind: str, path: str, deterministic: bool = True) -> Any:
-    """The controller of a trained ``acc`` / ``laecn`` / ``haecn`` run directory.
+    """The controller of a trained agent's run directory (the agent found by name).
 
     Args:
-        kind: ``"acc"``, ``"laecn"`` or ``"haecn"``.
+        kind: The agent's name (``"acc"``, ``"laecn"``, ``"haecn"`` or a registered one).
         path: The run directory (or a file in it).
         deterministic: Greedy actions.
 
     Returns:
-        An :class:`~ecngym.agents.acc.AccController` or :class:`~ecngym.agents.laecn.LaecnController`.
+        The agent's controller (an :class:`~ecngym.agents.acc.AccController`,
+        :class:`~ecngym.agents.laecn.LaecnController` ...).
 
     Raises:
-        ConfigError: On another ``kind``, or a path that holds no run of that kind.
+        ConfigError: On an unknown ``kind``, or a path that holds no run of that kind.
     """
-    from ecngym.agents.common import AGENTS
+    from ecngym.agents.registry import agent_kind
 
-    if kind not in AGENTS:
-        raise ConfigError("kind", f"got {kind!r}, allowed: {list(AGENTS)}")
-    if kind == "acc":
-        from ecngym.agents.acc import AccController
-
-        return AccController(path, deterministic)
-    from ecngym.agents.laecn import LaecnController
-
-    return LaecnController(path, deterministic)
+    return agent_kind(kind, "kind").controller(path, deterministic)

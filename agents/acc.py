@@ -40,6 +40,9 @@ from ecngym.agents.common import (
     save_agent_meta,
     start_training,
 )
+from ecngym.agents.config import AccConfig
+from ecngym.agents.registry import AgentKind
+from ecngym.agents.rllib import train_acc_rllib_run
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
 from ecngym.validation import check_whole
@@ -333,3 +336,7 @@ class AccController(LearnedController):
             explore = self._rng.random(len(obs)) < self.exploration_eps
             actions = np.where(explore, self._rng.integers(0, self.meta["n_actions"], len(obs)), actions)
         return actions
+
+
+#: ACC (``configs/agent/acc.yaml``): SB3's DoubleDQN or RLlib's multi-agent DQN, one shared policy.
+ACC = AgentKind(config=AccConfig, trainers={"sb3": train_acc, "rllib": train_acc_rllib_run}, controller=AccController)

@@ -23,12 +23,10 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ecngym.agents.config import GRANULARITY
-from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
 from ecngym.files import check_directory_path, check_input_file, read_json
 from ecngym.validation import Flag, Whole, check, check_whole
 
-AGENTS = ("acc", "laecn", "haecn")
 AGENT_FILE = "agent.json"
 #: What every saved agent's ``agent.json`` holds (what :class:`LearnedController` reads).
 AGENT_META_KEYS = ("agent", "framework", "granularity", "env", "env_config", "n_actions")
@@ -51,27 +49,35 @@ LOAD_ERRORS = (pickle.UnpicklingError, EOFError, OSError, RuntimeError, ValueErr
 
 
 def agent_config(name: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``configs/agent/<name>.yaml`` with ``overrides`` merged in (nested keys merge), validated.
+    """Agent ``name``'s YAML (``configs/agent/<name>.yaml``) with ``overrides`` merged in, validated.
 
     Args:
-        name: ``"acc"``, ``"laecn"`` or ``"haecn"``.
+        name: A registered agent's name (:func:`~ecngym.agents.registry.agent_names`: ``"acc"``,
+            ``"laecn"``, ``"haecn"`` ...).
         overrides: Fields to change (a mapping, nested like the YAML; an OmegaConf config too).
-            Values are validated as given: Python or NumPy numbers, lists or tuples.
+            Values are validated as given: Python or NumPy numbers, lists or tuples. The YAML's
+            own ``_kind_`` may come back in them (Hydra's composed ``agent`` node holds it).
 
     Returns:
-        The validated config as a plain dict.
+        The validated config as a plain dict (without ``_kind_``).
 
     Raises:
         ConfigError: On an unknown agent name, overrides that are not a mapping, an override of
-            ``name``, or a bad or unknown field (named ``agent.<field>``).
+            ``name`` or ``_kind_``, or a bad or unknown field (named ``agent.<field>``).
     """
-    if not isinstance(name, str) or name not in AGENTS:
-        raise ConfigError("agent", f"got {name!r}, allowed: {list(AGENTS)}")
-    from ecngym.agents.config import MODELS
+    from ecngym.agents.registry import KIND_KEY, agent_kind, load_agent_yaml
     from ecngym.envs.config import EnvConfig
     from ecngym.validation import config_values
 
-    base = MODELS[name].parse(config_values(_load_agent_yaml(name)), "agent")
+    kind = agent_kind(name)
+    raw = config_values(load_agent_yaml(name))
+    own_kind = raw.pop(KIND_KEY, None)
+    if overrides is not None and hasattr(overrides, "items") and KIND_KEY in overrides:
+        if overrides[KIND_KEY] != own_kind:  # (another kind would train one agent with another's code)
+            raise ConfigError(f"agent.{KIND_KEY}", f"got {overrides[KIND_KEY]!r} for the agent {name!r}, whose "
+                                                   f"YAML names {own_kind!r}; it is not an override")
+        overrides = {k: v for k, v in overrides.items() if k != KIND_KEY}
+    base = kind.config.parse(raw, "agent")
     cfg = base.updated({} if overrides is None else overrides, "agent").as_dict()
     if cfg["name"] != name:  # (the name picks the file: laecn with name=haecn would be neither)
         raise ConfigError("agent.name", f"got {cfg['name']!r} for the agent {name!r}; the name is not an override: "
@@ -80,15 +86,6 @@ def agent_config(name: str, overrides: dict[str, Any] | None = None) -> dict[str
     if "online" in cfg:  # (ACC) checked now, not only once a run reaches its online phase
         EnvConfig().updated(cfg["online"]["env"], "agent.online.env")
     return cfg
-
-
-def _load_agent_yaml(name: str) -> Any:
-    """One agent YAML with its Hydra-style ``defaults`` (a parent in the same group, then ``_self_``)."""
-    from omegaconf import OmegaConf
-
-    cfg = OmegaConf.load(CONFIG_DIR / "agent" / f"{name}.yaml")
-    parents = [d for d in cfg.pop("defaults", []) if d != "_self_"]
-    return OmegaConf.merge(*[_load_agent_yaml(p) for p in parents], cfg) if parents else cfg
 
 
 def agent_env_config(base: dict[str, Any], agent_env: dict[str, Any]) -> Any:

@@ -121,9 +121,6 @@ class LaecnConfig(DqnTrainingParams):
         return self
 
 
-MODELS = {"acc": AccConfig, "laecn": LaecnConfig, "haecn": LaecnConfig}
-
-
 # ------------------------------------------------------------------ generic SB3 training
 def _train_freq(value: Any) -> Any:
     """SB3's ``train_freq``: a whole number of steps, or ``[n, "step" | "episode"]`` (as a tuple)."""

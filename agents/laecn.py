@@ -47,6 +47,8 @@ from ecngym.agents.common import (
     save_agent_meta,
     start_training,
 )
+from ecngym.agents.config import LaecnConfig
+from ecngym.agents.registry import AgentKind, registered_kind
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
 
@@ -438,10 +440,10 @@ class LaecnController(LearnedController):
     def __init__(self, path: str | Path, deterministic: bool = True) -> None:
         super().__init__(path, deterministic)
         m = self.meta
-        if m["framework"] != "torch" or m["agent"] not in ("laecn", "haecn"):
+        if m["framework"] != "torch" or registered_kind(m["agent"]) is not LAECN:
             raise ConfigError("controller.path", f"expected a LAECN / HAECN run, got {m['agent']} ({m['framework']})")
         self.require_meta("obs_dim", "static_action", "config", "seed")
-        try:  # the config the agent trained with (an edited value was a message naming no file)
+        try:  # the config the agent trained with; a bad value there is named with the file that holds it
             config = agent_config(m["agent"], m["config"])
         except ConfigError as exc:
             raise ConfigError("controller.path", f"{str(self.run_dir / AGENT_FILE)!r} has a bad config "
@@ -468,3 +470,8 @@ class LaecnController(LearnedController):
             self._started = True
         actions, _, _ = self.agent.step(obs, self.eps, self.inference)
         return actions
+
+
+#: LAECN and its variants (``configs/agent/laecn.yaml``, ``haecn.yaml``): its own two-module torch loop,
+#: run as ``framework=sb3`` (the default; RLlib does not train it).
+LAECN = AgentKind(config=LaecnConfig, trainers={"sb3": train_laecn}, controller=LaecnController)

@@ -425,3 +425,45 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
         algo.stop()
     (out_dir / "rllib_learner.json").write_text(json.dumps(final, indent=2, default=str))
     return path, episodes
+
+
+def train_acc_rllib_run(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int,
+                        seed: int, progress_bar: bool = True, checkpoint_every: int = 0, resume: str | None = None,
+                        threads: Any = None, device: str = "cpu", ray_address: str | None = None) -> Path:
+    """ACC's trainer for ``framework=rllib``: :func:`train_acc_rllib` on the agent's env, then ``agent.json``.
+
+    Args:
+        base_env: The scenario (``EnvConfig`` fields).
+        agent: The ACC config (``configs/agent/acc.yaml`` merged with overrides).
+        out_dir: Run directory.
+        timesteps: Env steps of training (a resumed run's total, the checkpoint's included).
+        seed: Seed of the learner and of the training traces.
+        progress_bar: Show a progress bar.
+        checkpoint_every: Save a checkpoint every this many env steps (0 = never).
+        resume: An RLlib checkpoint to continue from.
+        threads: Threads per torch / BLAS pool (:func:`ecngym.agents.threads.limit_threads`).
+        device: Torch device of the learner.
+        ray_address: An existing Ray cluster (None: a local Ray).
+
+    Returns:
+        The checkpoint's path.
+
+    Raises:
+        ConfigError: As :func:`~ecngym.agents.common.start_training` and :func:`train_acc_rllib`.
+    """
+    from ecngym.agents.common import save_agent_meta, start_training
+    from ecngym.envs.scenario import EcnScenario
+
+    timesteps, seed, checkpoint_every, _, out_dir, env_cfg = start_training(
+        base_env, agent, out_dir, timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every, threads=threads)
+    path, episodes = train_acc_rllib(acc_env_config(env_cfg, agent["granularity"]), agent, out_dir,
+                                     timesteps=timesteps, seed=seed, progress_bar=progress_bar,
+                                     checkpoint_every=checkpoint_every, resume=resume, device=device,
+                                     ray_address=ray_address)
+    n_actions = len(EcnScenario(env_cfg).actions.templates)  # (builds no fabric)
+    save_agent_meta(out_dir, {"agent": "acc", "framework": "rllib", "granularity": agent["granularity"],
+                              "env": agent["env"], "env_config": env_cfg.as_dict(), "seed": seed,
+                              "n_actions": n_actions, "final_eps": agent["hyperparams"]["exploration_final_eps"],
+                              "checkpoint": str(path), "timesteps": timesteps,
+                              "episodes": episodes})  # every env runner's traces: eval refuses them
+    return path

@@ -416,7 +416,7 @@ _META = {"granularity": "port", "env": {}, "n_actions": 3,
      r"^controller.path: no file at '.*/model.zip'; expected the model.zip of an ACC run"),
     ("acc", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch"})},
      r"^controller.path: expected an ACC run, got laecn \(torch\)"),
-    ("bogus", {"agent.json": "{}"}, r"^kind: got 'bogus', allowed: \['acc', 'laecn', 'haecn'\]"),
+    ("bogus", {"agent.json": "{}"}, r"^kind: got 'bogus', allowed: \['acc', 'haecn', 'laecn'\]"),
     # the keys only one kind reads were KeyErrors
     ("laecn", {"agent.json": json.dumps({**_META, "agent": "laecn", "framework": "torch", "seed": 0, "config": {}})},
      r"^controller.path: '.*/agent.json' lacks \['obs_dim', 'static_action'\]: not the agent.json of an"),
