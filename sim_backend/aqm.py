@@ -5,7 +5,8 @@ attributes with checkers; this module is its Python face. The checkers are the o
 parameter's allowed range: :func:`policy_spec` reads them from the compiled module, so the
 ranges in an error message are the ones the simulator enforces.
 
-Policies (``name``: C++ type, spec):
+The policies are those the compiled module registers with ns-3 (:func:`policies`, named by
+:func:`short_name`); those of ecngym (``name``: C++ type, spec):
 
 ``red``
     RED / ECN marking on the instantaneous queue (``RedAqmPolicy``), the default of every port.
@@ -52,14 +53,48 @@ from typing import Any
 from ecngym.error import ConfigError, check_range, shown
 from ecngym.units import parse_bytes, parse_time_ns
 
-#: short name -> C++ TypeId name
-POLICIES: dict[str, str] = {
-    "red": "ns3::ecngym::RedAqmPolicy",
-    "pred": "ns3::ecngym::PredFcsAqmPolicy",
-    "ecn_sharp": "ns3::ecngym::EcnSharpAqmPolicy",
-    "codel": "ns3::ecngym::CodelAqmPolicy",
-    "r_aqm": "ns3::ecngym::RAqmPolicy",
-}
+#: Policies whose short name is not the rule of :func:`short_name` (the papers' names: PRED's FCS
+#: is the part of PRED in the data plane; R-AQM keeps its "AQM").
+_SHORT_NAMES = {"PredFcsAqmPolicy": "pred", "RAqmPolicy": "r_aqm"}
+
+
+def short_name(type_name: str) -> str:
+    """The short name of a policy's TypeId: its class name without ``AqmPolicy``, in snake case.
+
+    ``ns3::ecngym::EcnSharpAqmPolicy`` -> ``ecn_sharp``; the two older names of :data:`_SHORT_NAMES`
+    (``PredFcsAqmPolicy`` -> ``pred``, ``RAqmPolicy`` -> ``r_aqm``) are kept as they are.
+    """
+    cls = type_name.rpartition("::")[2]
+    return _SHORT_NAMES.get(cls) or _snake(cls.removesuffix("AqmPolicy"))
+
+
+@functools.cache
+def policies() -> dict[str, str]:
+    """Short name -> C++ TypeId name of every port AQM policy the compiled module registers (sorted).
+
+    Read from ns-3's TypeId registry (``_fabric.aqm_types``: the constructible children of
+    ``PortAqmPolicy``), so a policy compiled in is known here by that alone.
+
+    Raises:
+        RuntimeError: If two policies would share a short name.
+    """
+    from ecngym.sim_backend import _fabric
+
+    out: dict[str, str] = {}
+    for type_name in sorted(_fabric.aqm_types(), key=short_name):
+        name = short_name(type_name)
+        if name in out:
+            raise RuntimeError(f"AQM policies {out[name]} and {type_name} share the short name {name!r}")
+        out[name] = type_name
+    return out
+
+
+def __getattr__(name: str) -> Any:
+    """``POLICIES``: :func:`policies`, read when first used (the C++ module loads then, not at import)."""
+    if name == "POLICIES":
+        return policies()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: The parameters an env's action tunes when ``env.action.aqm_params`` names none (the knobs each
 #: paper tunes: PRED's QLA sets lambda, pred.md §3.3; ECN#'s two targets, ecn_sharp.md §2; CoDel's
@@ -177,13 +212,14 @@ def resolve(policy: str, field: str = "aqm.policy") -> tuple[str, str]:
     """
     if not isinstance(policy, str):  # a list or dict would be a TypeError (unhashable) in the lookup
         raise ConfigError(field, f"expected a policy name (a string), got {policy!r}; known: "
-                                 f"{', '.join(sorted(POLICIES))}")
-    if policy in POLICIES:
-        return policy, POLICIES[policy]
-    for short, tid in POLICIES.items():
+                                 f"{', '.join(policies())}")
+    known = policies()
+    if policy in known:
+        return policy, known[policy]
+    for short, tid in known.items():
         if policy == tid:
             return short, tid
-    raise ConfigError(field, f"unknown AQM policy {policy!r}; known: {', '.join(sorted(POLICIES))}")
+    raise ConfigError(field, f"unknown AQM policy {policy!r}; known: {', '.join(known)}")
 
 
 def policy_spec(policy: str) -> dict[str, ParamSpec]:
@@ -269,6 +305,6 @@ def split_setting(setting: Any, field: str) -> tuple[str, dict[str, Any]]:
     except (TypeError, ValueError):
         raise ConfigError(field, f"expected a mapping {{policy: name, ...parameters}}, got {setting!r}") from None
     if "policy" not in d:
-        raise ConfigError(f"{field}.policy", f"missing; known policies: {', '.join(sorted(POLICIES))}")
+        raise ConfigError(f"{field}.policy", f"missing; known policies: {', '.join(policies())}")
     name = resolve(d.pop("policy"), f"{field}.policy")[0]
     return name, d

@@ -10,6 +10,7 @@
 #include "../helper/scheduler-check.h"
 
 #include "../model/fabric-simulator-impl.h"
+#include "../model/port-aqm-policy.h"
 
 #include "ns3/simulator-impl.h"
 #include "ns3/simulator.h"
@@ -412,6 +413,24 @@ NB_MODULE(_fabric, m)
         },
         "type_name"_a,
         "The attributes of a port AQM policy type: name, help, initial value, checker range.");
+
+    m.def(
+        "aqm_types",
+        []() {
+            nb::list out;
+            const ns3::TypeId base = PortAqmPolicy::GetTypeId();
+            for (uint16_t i = 0; i < ns3::TypeId::GetRegisteredN(); ++i)
+            {
+                const ns3::TypeId tid = ns3::TypeId::GetRegistered(i);
+                if (tid != base && tid.IsChildOf(base) && tid.HasConstructor())
+                {
+                    out.append(tid.GetName());
+                }
+            }
+            return out;
+        },
+        "The TypeId names of every port AQM policy compiled in (the constructible children of "
+        "PortAqmPolicy), in registration order.");
 
     m.def("check_aqm",
           &CheckAqmSetting,

@@ -236,3 +236,22 @@ def test_pred_fcs_queue_vs_concurrency_claims_hold():
     claims = {c.id: c for c in pred_fcs.run(quick=True)}
     for cid in ("red_grows", "fcs_n_flat", "fcs_sqrt_grows", "fcs_square_shrinks", "fcs_n_throughput"):
         assert claims[cid].direction_holds and claims[cid].within_bar, claims[cid]
+
+
+def test_the_policies_are_those_the_compiled_module_registers_with_ns3():
+    # the policy list is read from ns-3's TypeId registry (the children of PortAqmPolicy), not kept by hand
+    from ecngym.sim_backend import _fabric
+    from ecngym.sim_backend.aqm import policies, resolve, short_name
+
+    assert policies() == POLICIES == {"codel": "ns3::ecngym::CodelAqmPolicy",
+                                      "ecn_sharp": "ns3::ecngym::EcnSharpAqmPolicy",
+                                      "pred": "ns3::ecngym::PredFcsAqmPolicy", "r_aqm": "ns3::ecngym::RAqmPolicy",
+                                      "red": "ns3::ecngym::RedAqmPolicy"}
+    assert sorted(_fabric.aqm_types()) == sorted(POLICIES.values())
+    assert "ns3::ecngym::PortAqmPolicy" not in _fabric.aqm_types()  # the abstract base is no policy
+    # a new policy's short name follows from its class name alone
+    assert short_name("ns3::ecngym::FairDropAqmPolicy") == "fair_drop"
+    assert resolve("ns3::ecngym::RAqmPolicy") == ("r_aqm", "ns3::ecngym::RAqmPolicy")
+    with pytest.raises(ConfigError, match=r"^aqm.policy: unknown AQM policy 'blue'; known: codel, ecn_sharp, pred, "
+                                          r"r_aqm, red$"):
+        resolve("blue")
