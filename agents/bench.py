@@ -97,11 +97,12 @@ def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
         from ecngym.agents.ddqn import DoubleDQN
         from ecngym.envs.multi_agent import EcnTuningParallelEnv
         from ecngym.envs.registration import scenario_config
+        from ecngym.envs.view import EnvView
 
         agent = agent_config("acc")
         cfg = agent_env_config(scenario_config(ENV_ID), agent["env"])
         par = EcnTuningParallelEnv(cfg, agent_granularity=agent["granularity"])
-        static = par.scenario.actions.static_index
+        static = EnvView(par).static_action_index
         par.reset(seed=0)
         start = time.perf_counter()
         for _ in range(steps):

@@ -459,7 +459,7 @@ class LearnedController:
         Raises:
             ConfigError: On an observation or action layout other than the training env's.
         """
-        from ecngym.envs.multi_agent import agent_port_rows
+        from ecngym.envs.view import EnvView
 
         u = env.unwrapped
         trained = self.meta["env_config"]
@@ -471,14 +471,15 @@ class LearnedController:
         if u.config.action.scope != "port" or u.config.action.type != "discrete":
             raise ConfigError("controller.path", "the agent sets each port: the env needs action.scope=port, "
                                                  "type=discrete (ecngym eval applies it)")
-        n_templates = len(u.scenario.actions.templates)
+        view = EnvView(env)
+        n_templates = len(view.action_templates)
         if n_templates != self.meta["n_actions"]:
             raise ConfigError("controller.path", f"the agent chooses among {self.meta['n_actions']} ECN templates, "
                                                  f"this env has {n_templates}")
-        self._rows = list(agent_port_rows(u.scenario, self.granularity).values())
-        self._history = u.scenario.features.history
-        self._n_ports = len(u.scenario.ports)
-        self._action_shape = u.scenario.actions.space.shape
+        self._rows = list(view.agent_rows(self.granularity).values())
+        self._history = view.observation_history
+        self._n_ports = len(view.ports)
+        self._action_shape = view.action_space.shape
         self.inference.reset()
 
     def agent_observations(self, observation: np.ndarray) -> np.ndarray:

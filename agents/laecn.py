@@ -331,6 +331,7 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
 
     from ecngym.agents.common import InferenceCounter
     from ecngym.envs.multi_agent import EcnTuningParallelEnv
+    from ecngym.envs.view import EnvView
 
     timesteps, seed, checkpoint_every, granularity, out_dir, env_cfg = start_training(
         base_env, agent, out_dir, timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every, threads=threads)
@@ -339,7 +340,7 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     env = EcnTuningParallelEnv(env_cfg, agent_granularity=granularity)
     ids = env.possible_agents
     learner = LaecnAgent(env.observation_space(ids[0]).shape[0], int(env.action_space(ids[0]).n),
-                         env.scenario.actions.static_index, agent, seed, device)
+                         EnvView(env).static_action_index, agent, seed, device)
     done_steps, episodes = 0, []
     if resume:
         state = load_saved("resume", resume, f"a checkpoint of this {agent['name']} on this scenario",

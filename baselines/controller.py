@@ -26,7 +26,7 @@ class Controller(Protocol):
       controlled ports are the rows ``info["ports"]``; ``info["time_ns"]`` is the simulated
       time). The info that ``reset`` returns carries the same keys for t = 0.
     * It acts at **its own interval**: every ``interval_steps`` env steps (one env step is
-      ``env.unwrapped.scenario.interval_ns`` of simulated time); in between, its last action is
+      ``EnvView(env).interval_ns`` of simulated time); in between, its last action is
       held. A controller whose period is a time (PRED's T_QLA = 5 RTT) sets ``interval_steps``
       in :meth:`reset` from the env's interval.
     * :meth:`act` returns an element of ``env.action_space``; the env raises

@@ -64,9 +64,9 @@ class DemtController:
 
     def env_overrides(self, env: Any) -> dict[str, Any]:
         """A continuous per-port action space from K = 0 up to C·D of the fastest port (step marking)."""
-        sc = env.unwrapped.scenario
-        rate = float(np.max(np.repeat(sc.topology.rate_bps, 2)[sc.ports]))
-        top = int(np.ceil(rate * self._delay_ns(sc.base_rtt_ns) / 8e9)) + 2 * self._packet(sc)
+        view = EnvView(env)
+        rate = float(np.max(view.port_rates_bps))
+        top = int(np.ceil(rate * self._delay_ns(view.base_rtt_ns) / 8e9)) + 2 * self._packet(view)
         return {"action": {"type": "continuous", "scope": "port", "scale_with_rate": False, "layers": None,
                            "ports": None, "kmin_range": [0, top], "kmax_span_range": [0, 1], "pmax_range": [0.0, 1.0]}}
 
@@ -75,11 +75,8 @@ class DemtController:
             return int(base_rtt_ns)
         return parse_time_ns(self.delay, "controller.delay")
 
-    def _packet(self, scenario: Any) -> int:
-        if self.packet_bytes is not None:
-            return int(self.packet_bytes)
-        cfg = scenario.fabric_config
-        return int(parse_bytes(cfg.mtu_payload) + parse_bytes(cfg.data_header))
+    def _packet(self, view: EnvView) -> int:
+        return int(self.packet_bytes) if self.packet_bytes is not None else view.packet_bytes
 
     def reset(self, env: Any) -> None:
         """Compute each port's C·D; the first step runs at K = C·D (no flows seen yet).
@@ -90,8 +87,7 @@ class DemtController:
         """
         self.view = view = EnvView(env)
         view.require_per_port_continuous("DCTCP-DEMT")
-        sc = env.unwrapped.scenario
-        self.pkt = self._packet(sc)
+        self.pkt = self._packet(view)
         self.bdp_packets = view.port_rates_bps * self._delay_ns(view.base_rtt_ns) / 8e9 / self.pkt
         self.flows = np.zeros(len(view.ports))
         self.log = []

@@ -25,7 +25,6 @@ import numpy as np
 from ecngym.baselines import params
 from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
-from ecngym.units import parse_bytes
 
 
 @dataclass(frozen=True)
@@ -128,17 +127,17 @@ class StaticEcnController:
 
     def target(self, env: Any) -> tuple[int, int, float]:
         """The (kmin_bytes, kmax_bytes, pmax) this controller wants on ``env``'s ports (slowest port's rate)."""
-        sc = env.unwrapped.scenario  # before reset: the view needs the scenario only, not a fabric
-        rate = float(np.min(np.repeat(sc.topology.rate_bps, 2)[sc.ports]))
+        view = EnvView(env)  # before reset too: the view needs the scenario only, not a fabric
+        rate = float(np.min(view.port_rates_bps))
         if isinstance(self.setting, list):
             kmin, kmax, pmax = self.setting
             return int(kmin), int(kmax), float(pmax)
         if self.setting == "env_default":  # the fabric preset's own static setting
-            ecn = sc.fabric_config.ecn
-            return parse_bytes(ecn.kmin), parse_bytes(ecn.kmax), float(ecn.pmax)
+            s = view.static_setting
+            return s.kmin_bytes, s.kmax_bytes, s.pmax
         if self.setting in ("dctcp", "ecn_star"):
-            k = (dctcp_k_bytes(rate, sc.base_rtt_ns, self.dctcp_lambda) if self.setting == "dctcp"
-                 else ecn_star_k_bytes(rate, sc.base_rtt_ns))
+            k = (dctcp_k_bytes(rate, view.base_rtt_ns, self.dctcp_lambda) if self.setting == "dctcp"
+                 else ecn_star_k_bytes(rate, view.base_rtt_ns))
             return k, k, 1.0
         return STATIC_SETTINGS[self.setting].at_rate(rate)
 
@@ -146,9 +145,9 @@ class StaticEcnController:
         """With a discrete action space, add the setting as the env's static template if it is not one."""
         from ecngym.envs.action import EcnSetting
 
-        mapper = env.unwrapped.scenario.actions
+        view = EnvView(env)
         setting = self.target(env)
-        if mapper.cfg.type != "discrete" or EcnSetting(*setting) in mapper.templates:
+        if view.action_type != "discrete" or EcnSetting(*setting) in view.action_templates:
             return {}
         return {"action": {**env.unwrapped.config.action.as_dict(), "static_default": list(setting)}}
 

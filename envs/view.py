@@ -10,12 +10,17 @@ Controllers (baselines and learning agents) read what they need here instead of 
 | ``port_rates_bps`` | line rate of each controlled port | bit/s |
 | ``port_switches`` | switch index of each controlled port (for :meth:`set_pfc`) | |
 | ``port_to_host`` | whether the port's link goes to a host (the receiver side) | |
+| ``port_peers`` | node id at the other end of each controlled port's link (hosts first) | |
 | ``host_ports`` | fabric-wide ids of the hosts' NIC ports (telemetry there = what each host sends) | |
 | ``units`` / ``unit_of_port`` | what one action entry sets (``"all"``, a layer, a port) and each port's unit | |
 | ``interval_ns`` | one env step of simulated time | ns |
 | ``base_rtt_ns`` | largest host-to-host base RTT of the topology | ns |
 | ``episode_steps`` | steps per episode | |
 | ``action_type`` | ``"discrete"`` or ``"continuous"`` | |
+| ``action_templates`` | the discrete action's templates by action value (``env.aqm``: the policy's) | B, B, prob. |
+| ``static_action_index`` | the template of the fabric preset's static setting (0 if continuous) | |
+| ``observation_history`` | intervals k each port's observation row holds | |
+| ``packet_bytes`` | a full data packet on the wire (MTU payload + data header) | B |
 | ``red`` | current (``kmin_bytes``, ``kmax_bytes``, ``pmax``) of every controlled port | B, B, prob. |
 | ``pfc`` | current PFC ``alpha`` and ``headroom_bytes`` of every switch | , B |
 | ``static_setting`` | the fabric preset's static (Kmin, Kmax, Pmax) | B, B, prob. |
@@ -52,7 +57,8 @@ class EnvView:
     until :meth:`set_pfc` changes it (the fabric has no getter for it).
 
     Args:
-        env: An :class:`~ecngym.envs.EcnTuningEnv`, possibly wrapped.
+        env: An :class:`~ecngym.envs.EcnTuningEnv`, possibly wrapped, or an
+            :class:`~ecngym.envs.multi_agent.EcnTuningParallelEnv` (its shared scenario).
     """
 
     def __init__(self, env: Any) -> None:
@@ -65,19 +71,25 @@ class EnvView:
         table = topo.port_table()
         self.port_rates_bps: np.ndarray = table["rate_bps"][sc.ports]
         self.port_switches: np.ndarray = (sc.port_nodes - topo.num_hosts).astype(np.int64)
-        self.port_to_host: np.ndarray = table["peer"][sc.ports] < topo.num_hosts
+        self.port_peers: np.ndarray = table["peer"][sc.ports]
+        self.port_to_host: np.ndarray = self.port_peers < topo.num_hosts
         self.host_ports: np.ndarray = np.flatnonzero(~table["is_switch"])
         self.switch_layers: list[str] = list(topo.switch_layers)
         self.interval_ns: int = int(sc.interval_ns)
         self.base_rtt_ns: int = int(sc.base_rtt_ns)
         self.episode_steps: int = int(sc.episode_steps)
-        self.action_space = self._env.action_space
+        self.action_space = sc.actions.space  # (the env's: a parallel env's is one per agent)
         self.action_type: str = sc.actions.cfg.type
+        self.action_templates: list[Any] = list(sc.actions.templates)
+        self.static_action_index: int = int(sc.actions.static_index)
         self.units: list[str] = list(sc.actions.group_names)
         self.unit_of_port: np.ndarray = sc.actions.groups
-        ecn = sc.fabric_config.ecn
+        self.observation_history: int = int(sc.features.history)
+        fabric_cfg = sc.fabric_config
+        self.packet_bytes: int = int(parse_bytes(fabric_cfg.mtu_payload) + parse_bytes(fabric_cfg.data_header))
+        ecn = fabric_cfg.ecn
         self.static_setting = EcnSetting(parse_bytes(ecn.kmin), parse_bytes(ecn.kmax), float(ecn.pmax))
-        buf = sc.fabric_config.buffer
+        buf = fabric_cfg.buffer
         # a new episode's fabric starts at the preset's PFC setting; only set_pfc changes it
         self._pfc = {"alpha": np.full(topo.num_switches, float(buf.pfc_alpha)),
                      "headroom_bytes": np.full(topo.num_switches, parse_bytes(buf.headroom), dtype=np.int64)}
@@ -97,6 +109,19 @@ class EnvView:
     def time_ns(self) -> int:
         """Simulated time now."""
         return int(self._scenario.fabric.now_ns)
+
+    def agent_rows(self, granularity: str) -> dict[str, np.ndarray]:
+        """Agent name -> rows of its ports among :attr:`ports` (``switch_<i>`` or ``port_<id>``).
+
+        The grouping of the parallel env (:func:`~ecngym.envs.multi_agent.agent_port_rows`), so a
+        policy trained there sees the same per-agent observations here.
+
+        Args:
+            granularity: ``"port"`` (one agent per port) or ``"switch"`` (one per switch).
+        """
+        from ecngym.envs.multi_agent import agent_port_rows
+
+        return agent_port_rows(self._scenario, granularity)
 
     def switches_of_layer(self, layer: str) -> np.ndarray:
         """Switch indices of one layer (among those with a controlled port).

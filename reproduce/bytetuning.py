@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ecngym.envs.view import EnvView
 from ecngym.reproduce.core import Claim
 
 PAPER_ID = "bytetuning"
@@ -204,7 +205,7 @@ def _interval_ns(kind: str) -> int:
     env_id, kwargs = scenario(kind, 1)
     env = gym.make(env_id, **kwargs) if env_id else EcnTuningEnv(**kwargs)
     try:
-        return int(env.unwrapped.scenario.interval_ns)
+        return EnvView(env).interval_ns
     finally:
         env.close()
 

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ecngym.envs.view import EnvView
 from ecngym.reproduce.core import Claim
 
 PAPER_ID = "pred"
@@ -129,7 +130,7 @@ def run_on(controller: Any, flows: pd.DataFrame | None, senders: int, steps: int
             obs, info = env.reset(seed=seed)
             controller.reset(env)
             bottleneck = int(env.unwrapped.ports[_receiver_port(env, senders)])
-            interval_ns = int(env.unwrapped.scenario.interval_ns)
+            interval_ns = EnvView(env).interval_ns
             every = max(1, int(controller.interval_steps))
             action = None
             for step in range(steps):
@@ -151,8 +152,7 @@ def run_on(controller: Any, flows: pd.DataFrame | None, senders: int, steps: int
 
 def _receiver_port(env: Any, receiver: int) -> int:
     """Row (in ``env.ports``) of the switch port facing host ``receiver``."""
-    sc = env.unwrapped.scenario
-    return int(np.flatnonzero(sc.topology.port_table()["peer"][sc.ports] == receiver)[0])
+    return int(np.flatnonzero(EnvView(env).port_peers == receiver)[0])
 
 
 def lambda_trajectory(result: dict[str, Any], phase_steps: int, phases: int) -> list[tuple[float, float]]:
