@@ -37,10 +37,6 @@ class InvalidAction(EcnGymError, ValueError):
     """An action given to an environment does not belong to its action space."""
 
 
-class SimulatorError(EcnGymError, RuntimeError):
-    """The simulator reached an inconsistent state (a bug, never a user error)."""
-
-
 def shown(value: Any) -> str:
     """``repr`` of a value for an error message, a NumPy scalar as its Python value (``5``, not ``np.int64(5)``)."""
     item = getattr(value, "item", None)

@@ -345,7 +345,7 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     if resume:
         state = load_saved("resume", resume, f"a checkpoint of this {agent['name']} on this scenario",
                            lambda: learner.load(resume))
-        if "env_steps" not in state:  # (it was resumed as 0 steps and no traces: eval's held-out check lost them)
+        if "env_steps" not in state:  # final weights: no step count, no traces (eval's held-out check reads them)
             raise ConfigError("resume", f"{str(resume)!r} holds a run's final weights, not a checkpoint (no step "
                                         "count, no replays, no traces): resume from checkpoints/laecn_<n>_steps.pt, "
                                         "which checkpoint_every=... writes")

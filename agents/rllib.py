@@ -378,7 +378,7 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
             steps = int(algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
             check_resume_total(timesteps, steps)
             replay = Path(resume) / REPLAY_FILE
-            if replay.is_file():  # (a checkpoint written before the buffer was saved starts an empty one)
+            if replay.is_file():  # a checkpoint without its buffer file resumes with an empty replay
                 load_saved("resume", replay, "the replay buffer of that checkpoint",
                            lambda: algo.local_replay_buffer.set_state(pickle.loads(replay.read_bytes())))
         except ConfigError:

@@ -181,7 +181,7 @@ class ByteTuningController:
         self.fairness_epsilon = params.real("fairness_epsilon", fairness_epsilon, 0, low_inclusive=False)
         self.path_only = params.flag("path_only", path_only)
         self.queue_unit_bytes = params.whole("queue_unit_bytes", queue_unit_bytes, 1)
-        if bounds is not None and not isinstance(bounds, Mapping):  # 5 was a TypeError, 0 and '' meant {}
+        if bounds is not None and not isinstance(bounds, Mapping):  # only None means no bounds (not 0 or '')
             raise ConfigError("controller.bounds", f"expected a mapping of knob -> [low, high], got {bounds!r}")
         self.bounds = self._bounds(bounds or {})
         self.best_by = params.choice("best_by", best_by, ("single", "mean"))

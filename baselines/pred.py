@@ -123,7 +123,7 @@ class PredController:
         self.maxk_bytes = fcs["kmax_bytes"].convert(maxk, "controller.maxk")
         self.mink_bytes = fcs["kmin_bytes"].convert(mink, "controller.mink")
         self.delta_mink_bytes = parse_bytes(delta_mink, "controller.delta_mink")
-        # (mink against maxk first: mink=500KB maxk=10KB was blamed on the default q_left)
+        # mink against maxk before the checks that involve q_left: the message names the pair the user set
         if not self.delta_mink_bytes <= self.mink_bytes < self.maxk_bytes - self.delta_mink_bytes:
             raise ConfigError("controller.mink", f"need delta_mink <= mink < maxk - delta_mink "
                                                  f"({self.delta_mink_bytes} <= {self.mink_bytes} < "

@@ -97,7 +97,7 @@ def controller_class(cfg: Mapping[str, Any]) -> type:
         raise ConfigError("controller._target_", f"cannot import {target!r}: {reason}") from None
     finally:
         hydra_log.setLevel(level)
-    # (a function or a class without the contract's methods was an AttributeError or signature error later)
+    # the target must be a class with the contract's methods, checked here rather than failing at its first call
     missing = [m for m in ("reset", "act") if not callable(getattr(obj, m, None))]
     if not inspect.isclass(obj) or missing:
         what = f"a class without {' or '.join(missing)}" if inspect.isclass(obj) else f"a {type(obj).__name__}"

@@ -35,7 +35,7 @@ class StaticAqmController:
         from ecngym.sim_backend import aqm
 
         self.policy, _ = aqm.resolve(policy, "controller.policy")
-        if params is not None and not isinstance(params, Mapping):  # 0 and '' meant {}, [] too
+        if params is not None and not isinstance(params, Mapping):  # only None means no parameters (not 0, '' or [])
             raise ConfigError("controller.params", f"expected a mapping of parameter -> value, got {params!r}")
         self.params = dict(params or {})
         # durations in base RTTs ("1.25rtt": PRED's T_FCS) resolve against the env at reset

@@ -69,7 +69,7 @@ class EcnActionMapper:
         np.maximum.at(high, self.groups, self.rate_scale)
         self._unit_scale = np.where(low == high, low, np.nan)
         # both representations are checked whichever is used: a bad field fails now, not after a switch
-        self.templates = self._templates(static_default)
+        self.templates, static_index = self._templates(static_default)
         self.kmin_lo, self.kmin_hi = self._range("kmin_range", cfg.kmin_range)
         self.span_lo, self.span_hi = self._range("kmax_span_range", cfg.kmax_span_range)
         if len(cfg.pmax_range) != 2:
@@ -86,10 +86,15 @@ class EcnActionMapper:
             self.space = spaces.Discrete(n) if self.n_units == 1 else spaces.MultiDiscrete([n] * self.n_units)
         else:
             self.space = spaces.Box(-1.0, 1.0, shape=(self.n_units, 3), dtype=np.float32)
-        self.static_index = 0 if cfg.type == "continuous" else self._index_of(static_default)
+        self.static_index = 0 if cfg.type == "continuous" else static_index
 
     # ------------------------------------------------------------------ construction
-    def _templates(self, default: EcnSetting) -> list[EcnSetting]:
+    def _templates(self, default: EcnSetting) -> tuple[list[EcnSetting], int]:
+        """The discrete templates (``env.action.templates``, then the static setting if it is none of them).
+
+        Returns:
+            The templates, and the index of the static setting (``env.action.static_default``, else ``default``).
+        """
         out = []
         fields = [f"env.action.templates[{i}]" for i in range(len(self.cfg.templates))]
         entries = [*self.cfg.templates, self.cfg.static_default or [default.kmin_bytes, default.kmax_bytes,
@@ -103,11 +108,7 @@ class EcnActionMapper:
                 # two indices of one setting: the space would silently lose one
                 raise ConfigError(field, f"repeats env.action.templates[{out.index(setting)}] ({t!r}); "
                                          "give each setting once")
-        self._static = out.index(_setting(fields[-1], entries[-1]))
-        return out
-
-    def _index_of(self, default: EcnSetting) -> int:
-        return self._static
+        return out, out.index(_setting(fields[-1], entries[-1]))
 
     def _range(self, name: str, pair: list) -> tuple[int, int]:
         if len(pair) != 2:

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json-only", action="store_true", help="print only the JSON line")
     args = parser.parse_args(argv)
     found = papers()
-    if args.list and args.paper is not None:  # (the paper was ignored)
+    if args.list and args.paper is not None:  # --list runs nothing, so a paper beside it would go unread
         raise ConfigError("--list", f"names the papers and runs none; got the paper {args.paper!r} too: give one "
                                     "or the other")
     if args.list or args.paper is None:

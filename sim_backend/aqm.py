@@ -142,7 +142,8 @@ class ParamSpec:
                 return bool(value)
             raise ConfigError(field, f"expected true or false, got {value!r}")
         if self.kind == "enum":
-            if not isinstance(value, str) or value not in self.choices:  # (an array's `in` raised NumPy's error)
+            # a string only: `in` on an array compares elementwise
+            if not isinstance(value, str) or value not in self.choices:
                 raise ConfigError(field, f"got {value!r}, allowed: {', '.join(map(repr, self.choices))}")
             return value
         if self.name.endswith("_bytes"):

@@ -28,7 +28,6 @@ the whole experiment); ``ecngym run fabric=hpcc_file`` takes only the fabric set
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -337,10 +336,6 @@ class HpccExperiment:
     fct_output: Path
     pfc_output: Path
     keys: dict[str, list[str]]
-
-    def with_config(self, **overrides: Any) -> HpccExperiment:
-        """A copy with fabric-config overrides applied (``seed=2``, ``ecn={...}``)."""
-        return dataclasses.replace(self, config=self.config.updated(overrides))
 
 
 def _resolve(base: Path, name: str) -> Path:

@@ -543,7 +543,7 @@ def leaf_spine(
     nl, ns, hpl, hr, fr, hd, fd = (a.leaves, a.spines, a.hosts_per_leaf, a.host_rate, a.fabric_rate,
                                    a.host_delay, a.fabric_delay)
     n = nl * hpl
-    # before the link list: 10^4 leaves x 10^5 hosts each were a billion Python tuples (killed for memory)
+    # before the link list is built: its size is known from the counts, and 10^4 leaves x 10^5 hosts is 10^9 links
     _check_memory(f"leaf_spine({nl}x{ns}x{hpl})", n, nl + ns, n + nl * ns)
     leaf0, spine0 = n, n + nl
     pairs = [(leaf * hpl + h, leaf0 + leaf, hr, hd) for leaf in range(nl) for h in range(hpl)]

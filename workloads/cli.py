@@ -116,7 +116,7 @@ def inspect_main(argv: list[str] | None = None) -> int:
     trace = Trace.read(path, allow_empty=True)  # (an empty trace is refused where it is replayed, not here)
     f = trace.flows
     console = Console(width=max(Console().width, 100))  # the hash row needs ~90 columns
-    # (an empty --link-rate was taken as not given)
+    # only a missing --link-rate falls back to the trace's rate: an empty one is refused as given
     given = args.link_rate if args.link_rate is not None else trace.params.get("link_rate_bps", "100Gbps")
     rate = parse_rate_bps(given, "--link-rate")
 

@@ -146,7 +146,7 @@ def load_cdf_file(path: str | Path, name: str | None = None) -> FlowSizeDistribu
             continue
         parts = line.split()
         try:
-            if len(parts) != 2:  # (a third column was ignored: another format, or a typo)
+            if len(parts) != 2:  # exactly size and probability: a third column is another format, or a typo
                 raise ValueError
             size, prob = float(parts[0]), float(parts[1])
         except ValueError:

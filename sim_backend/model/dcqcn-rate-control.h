@@ -17,9 +17,9 @@ namespace ecngym
 /**
  * @brief DCQCN parameters (Zhu et al., SIGCOMM 2015; Mellanox CX-4 timers as in the HPCC model).
  *
- * Two presets live in the Python configs: `dcqcn_paper` (55/50/55 us timers, F = 5, 10 MB byte
- * counter, immediate cut on a CNP) and `mellanox` (1/4/300 us, F = 1, no byte counter, cut at the
- * next rate-decrease tick), the latter matching the HPCC reference runs.
+ * Two fabric presets set it (FabricConfig.preset): `dcqcn_paper` (55/50/55 us timers, F = 5, 10 MB
+ * byte counter, immediate cut on a CNP) and `hpcc` (Mellanox CX-4 style: 1/4/300 us, F = 1, no byte
+ * counter, cut at the next rate-decrease tick), the latter matching the HPCC reference runs.
  */
 struct DcqcnConfig
 {
