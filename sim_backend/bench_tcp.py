@@ -149,7 +149,12 @@ def run_ns3(case: dict[str, Any]) -> dict[str, Any]:
     rec = res.records
     return _summary(rec, float(b["mean_queue_bytes"]), float(b["peak_queue_bytes"]), int(rec["rto_count"].sum()),
                     int(res.ports["dropped_packets"].sum()), int(res.ports["marked_packets"].sum()), res.wall_s,
-                    res.events, res.packet_hops) | {"fast_recoveries": int(rec["fast_recovery_count"].sum())}
+                    res.events, res.packet_hops) | {
+        "fast_recoveries": int(rec["fast_recovery_count"].sum()),
+        # the smallest window any flow had: ns-3's window floor where marks pushed flows down to it
+        "min_cwnd_bytes": int(rec["min_cwnd_bytes"].max() if (rec["min_cwnd_bytes"] < 0).all()
+                              else rec.loc[rec["min_cwnd_bytes"] >= 0, "min_cwnd_bytes"].min()),
+    }
 
 
 def run_ours(case: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

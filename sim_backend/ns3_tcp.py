@@ -37,7 +37,7 @@ import pandas as pd
 from ecngym.error import ConfigError
 from ecngym.sim_backend.flows import as_flow_table
 from ecngym.sim_backend.topology import Topology
-from ecngym.validation import Bytes, ConfigModel, Duration, Flag, Real, Whole
+from ecngym.validation import Bytes, ConfigModel, Duration, Flag, OneOf, Real, Whole
 
 #: Wire bytes of a data segment beyond its payload on this stack: IPv4 20 + TCP 20 + timestamp
 #: option 12 (10, padded) + point-to-point 2; without timestamps 12 fewer.
@@ -65,10 +65,16 @@ class Ns3TcpSettings(ConfigModel):
         delayed_ack_timeout: ``TcpSocket::DelAckTimeout``.
         send_buffer, receive_buffer: Socket buffers (``SndBufSize``, ``RcvBufSize``; window scaling on).
         timestamps, sack: TCP options (``TcpSocketBase::Timestamp``, ``Sack``).
+        recovery: Loss and ECN (CWR) recovery (``TcpL4Protocol::RecoveryType``): ``"prr"``
+            (ns-3's default, proportional rate reduction, RFC 6937) or ``"classic"`` (RFC 5681).
         g, initial_alpha: DCTCP's gain and initial alpha (``TcpDctcp::DctcpShiftG``, ``DctcpAlphaOnInit``).
         k: Marking threshold on every switch egress (``RedQueueDisc::MinTh`` = ``MaxTh``, bytes);
             at least 1 B (0 would make RED choose its own thresholds).
         buffer: Buffer of every switch egress (``RedQueueDisc::MaxSize``, bytes): arrivals beyond it drop.
+        host_marking: Whether hosts' NIC queues mark as the switches do (with ``buffer``); else
+            they are FIFOs of 10^6 packets. On by default: ns-3's TCP queues all its window below
+            the socket (no TSQ, Linux's TCP small queues), so several flows of one host would grow
+            into an unmarked NIC queue of megabytes, with RTTs and spurious timeouts no Linux host has.
         device_queue_packets: The device TX queue below the queue disc (``DropTailQueue``), packets.
         seed, run: ``RngSeedManager::SetSeed`` / ``SetRun``.
     """
@@ -84,10 +90,12 @@ class Ns3TcpSettings(ConfigModel):
     receive_buffer: Bytes(1, 2**30) = "16MiB"
     timestamps: Flag = True
     sack: Flag = True
+    recovery: OneOf("prr", "classic") = "prr"
     g: Real(0, 1, low_open=True) = 1.0 / 16
     initial_alpha: Real(0, 1) = 1.0
     k: Bytes(1) = "65KB"
     buffer: Bytes(1) = "2MB"
+    host_marking: Flag = True
     device_queue_packets: Whole(1, 1_000_000) = 1
     seed: Whole(1, 2**32 - 1) = 1
     run: Whole(1, 2**63 - 1) = 1
@@ -112,10 +120,12 @@ class Ns3TcpSettings(ConfigModel):
         s.rcv_buf_bytes = self.receive_buffer
         s.timestamps = self.timestamps
         s.sack = self.sack
+        s.classic_recovery = self.recovery == "classic"
         s.dctcp_g = self.g
         s.dctcp_initial_alpha = self.initial_alpha
         s.k_bytes = self.k
         s.buffer_bytes = self.buffer
+        s.host_marking = self.host_marking
         s.device_queue_packets = self.device_queue_packets
         s.rng_seed = self.seed
         s.rng_run = self.run
@@ -131,7 +141,8 @@ class Ns3TcpResult:
         records: One row per flow: ``flow_id, src, dst, size_bytes, start_ns, finish_ns`` (-1 if
             unfinished), ``finished``, ``fct_ns``, ``ideal_fct_ns``, ``slowdown`` (NaN if
             unfinished), ``handshake_ns`` (SYN sent to SYN-ACK received), ``rto_count``,
-            ``fast_recovery_count``.
+            ``fast_recovery_count``, ``min_cwnd_bytes`` (the smallest congestion window the flow
+            had: its window floor where ECN or losses pushed it there; -1 if never traced).
         ports: One row per switch egress port: ``node, peer, peak_queue_bytes, mean_queue_bytes,
             marked_packets, dropped_packets, tx_bytes``.
         window_start_ns, end_ns: The window of the time averages (first start, last finish or the limit).
@@ -279,6 +290,8 @@ def run_reference(
     records["handshake_ns"] = np.where(est >= 0, est - records["start_ns"].to_numpy(), np.nan)
     records["rto_count"] = np.asarray(r["rto_count"]).astype(np.int64)
     records["fast_recovery_count"] = np.asarray(r["fast_recovery_count"]).astype(np.int64)
+    min_cwnd = np.asarray(r["min_cwnd_bytes"]).astype(np.int64)
+    records["min_cwnd_bytes"] = np.where(min_cwnd == np.iinfo(np.uint32).max, -1, min_cwnd)
     ports = pd.DataFrame({
         "node": np.asarray(r["port_node"]).astype(np.int64), "peer": np.asarray(r["port_peer"]).astype(np.int64),
         "peak_queue_bytes": np.asarray(r["peak_queue_bytes"]).astype(np.int64),

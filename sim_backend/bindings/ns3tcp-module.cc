@@ -68,6 +68,7 @@ Run(const ArrayIn<uint8_t>& isSwitch,
     out["established_ns"] = ToNumpy(std::move(r.establishedNs));
     out["rto_count"] = ToNumpy(std::move(r.rtoCount));
     out["fast_recovery_count"] = ToNumpy(std::move(r.fastRecoveryCount));
+    out["min_cwnd_bytes"] = ToNumpy(std::move(r.minCwndBytes));
     out["port_node"] = ToNumpy(std::move(r.portNode));
     out["port_peer"] = ToNumpy(std::move(r.portPeer));
     out["peak_queue_bytes"] = ToNumpy(std::move(r.peakQueueBytes));
@@ -101,10 +102,12 @@ NB_MODULE(_ns3tcp, m)
         .def_rw("rcv_buf_bytes", &TcpReferenceSettings::rcvBufBytes)
         .def_rw("timestamps", &TcpReferenceSettings::timestamps)
         .def_rw("sack", &TcpReferenceSettings::sack)
+        .def_rw("classic_recovery", &TcpReferenceSettings::classicRecovery)
         .def_rw("dctcp_g", &TcpReferenceSettings::dctcpG)
         .def_rw("dctcp_initial_alpha", &TcpReferenceSettings::dctcpInitialAlpha)
         .def_rw("k_bytes", &TcpReferenceSettings::kBytes)
         .def_rw("buffer_bytes", &TcpReferenceSettings::bufferBytes)
+        .def_rw("host_marking", &TcpReferenceSettings::hostMarking)
         .def_rw("device_queue_packets", &TcpReferenceSettings::deviceQueuePackets)
         .def_rw("rng_seed", &TcpReferenceSettings::rngSeed)
         .def_rw("rng_run", &TcpReferenceSettings::rngRun)

@@ -28,6 +28,8 @@
 #include "ns3/string.h"
 #include "ns3/tcp-dctcp.h"
 #include "ns3/tcp-l4-protocol.h"
+#include "ns3/tcp-prr-recovery.h"
+#include "ns3/tcp-recovery-ops.h"
 #include "ns3/tcp-socket-base.h"
 #include "ns3/tcp-socket-factory.h"
 #include "ns3/tcp-socket-state.h"
@@ -147,6 +149,12 @@ OnCongState(Runner* run,
 }
 
 void
+OnCwnd(Runner* run, uint32_t i, uint32_t, uint32_t now)
+{
+    run->m_r.minCwndBytes[i] = std::min(run->m_r.minCwndBytes[i], now);
+}
+
+void
 OnQdiscBytes(Port* port, uint32_t, uint32_t now)
 {
     port->Update(Simulator::Now().GetNanoSeconds());
@@ -193,6 +201,7 @@ Runner::StartFlow(uint32_t i)
     Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(f.socket);
     tcp->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnHighestRxAck, this, i));
     tcp->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, this, i));
+    tcp->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, this, i));
     f.socket->Bind();
     f.socket->SetConnectCallback(MakeBoundCallback(&OnConnected, this, i),
                                  MakeBoundCallback(&OnConnectFailed, this, i));
@@ -262,6 +271,9 @@ SetTcpDefaults(const TcpReferenceSettings& s)
                        TimeValue(NanoSeconds(s.clockGranularityNs)));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(s.timestamps));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(s.sack));
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                       TypeIdValue(s.classicRecovery ? TcpClassicRecovery::GetTypeId()
+                                                     : TcpPrrRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(s.dctcpG));
     Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(s.dctcpInitialAlpha));
 }
@@ -312,6 +324,7 @@ RunTcpReference(const std::vector<uint8_t>& isSwitch,
     r.establishedNs.assign(numFlows, -1);
     r.rtoCount.assign(numFlows, 0);
     r.fastRecoveryCount.assign(numFlows, 0);
+    r.minCwndBytes.assign(numFlows, UINT32_MAX);
 
     Simulator::Destroy();
     Ipv4AddressGenerator::Reset();
@@ -347,21 +360,21 @@ RunTcpReference(const std::vector<uint8_t>& isSwitch,
         {
             Ptr<NetDevice> dev = devs.Get(e);
             dev->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&OnPhyTx, &run.packetHops));
+            TrafficControlHelper red;
+            red.SetRootQueueDisc(
+                "ns3::RedQueueDisc",
+                "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, s.bufferBytes)),
+                "MinTh", DoubleValue(static_cast<double>(s.kBytes)),
+                "MaxTh", DoubleValue(static_cast<double>(s.kBytes)),
+                "UseEcn", BooleanValue(true),
+                "UseHardDrop", BooleanValue(false),
+                "Gentle", BooleanValue(false),
+                "QW", DoubleValue(1.0),
+                "MeanPktSize", UintegerValue(s.segmentBytes + 54),
+                "LinkBandwidth", DataRateValue(DataRate(static_cast<uint64_t>(rateBps[l]))),
+                "LinkDelay", TimeValue(NanoSeconds(delayNs[l])));
             if (isSwitch[ends[e]])
             {
-                TrafficControlHelper red;
-                red.SetRootQueueDisc(
-                    "ns3::RedQueueDisc",
-                    "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, s.bufferBytes)),
-                    "MinTh", DoubleValue(static_cast<double>(s.kBytes)),
-                    "MaxTh", DoubleValue(static_cast<double>(s.kBytes)),
-                    "UseEcn", BooleanValue(true),
-                    "UseHardDrop", BooleanValue(false),
-                    "Gentle", BooleanValue(false),
-                    "QW", DoubleValue(1.0),
-                    "MeanPktSize", UintegerValue(s.segmentBytes + 54),
-                    "LinkBandwidth", DataRateValue(DataRate(static_cast<uint64_t>(rateBps[l]))),
-                    "LinkDelay", TimeValue(NanoSeconds(delayNs[l])));
                 QueueDiscContainer q = red.Install(dev);
                 run.ports.push_back(Port{});
                 Port& port = run.ports.back();
@@ -372,7 +385,10 @@ RunTcpReference(const std::vector<uint8_t>& isSwitch,
             }
             else
             {
-                hostTc.Install(dev);
+                // A sender's own NIC queue: without marking there, the flows of one host would
+                // grow their windows into it unchecked (ns-3's TCP has no TSQ-like limit on what
+                // a socket queues below it), inflating RTTs to spurious timeouts.
+                (s.hostMarking ? red : hostTc).Install(dev);
                 hostLinks[ends[e]].push_back(static_cast<uint32_t>(l));
             }
         }

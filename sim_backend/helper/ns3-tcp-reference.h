@@ -34,10 +34,12 @@ struct TcpReferenceSettings
     uint32_t rcvBufBytes{16u << 20};    //!< TcpSocket::RcvBufSize (window scaling is on)
     bool timestamps{true};              //!< TcpSocketBase::Timestamp (12 B option per segment)
     bool sack{true};                    //!< TcpSocketBase::Sack
+    bool classicRecovery{false};        //!< TcpL4Protocol::RecoveryType: TcpClassicRecovery, else PRR
     double dctcpG{1.0 / 16};            //!< TcpDctcp::DctcpShiftG
     double dctcpInitialAlpha{1.0};      //!< TcpDctcp::DctcpAlphaOnInit
     uint64_t kBytes{65000};             //!< RED MinTh = MaxTh (bytes) on every switch egress
     uint64_t bufferBytes{2000000};      //!< RED MaxSize (bytes) on every switch egress
+    bool hostMarking{true};             //!< hosts' NIC queue disc: the same RED step marking, else FIFO
     uint32_t deviceQueuePackets{1};     //!< PointToPointNetDevice TxQueue below the queue disc
     uint32_t rngSeed{1};                //!< RngSeedManager::SetSeed
     uint64_t rngRun{1};                 //!< RngSeedManager::SetRun
@@ -52,6 +54,7 @@ struct TcpReferenceResult
     std::vector<int64_t> establishedNs;      //!< the handshake completed at the sender; -1 if not
     std::vector<uint32_t> rtoCount;          //!< retransmission timeouts (entries into CA_LOSS)
     std::vector<uint32_t> fastRecoveryCount; //!< entries into CA_RECOVERY (3 dup ACKs / SACK)
+    std::vector<uint32_t> minCwndBytes;      //!< smallest congestion window the flow had
     // per switch egress port (one per switch end of a link)
     std::vector<uint32_t> portNode;
     std::vector<uint32_t> portPeer;
