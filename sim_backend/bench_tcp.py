@@ -363,6 +363,51 @@ def print_tables(summary: dict[str, Any]) -> None:
         console.print(f"note: {note}")
 
 
+#: What each model does that the other does not (the mechanisms behind the tables' differences)
+MODEL_DIFFERENCES = """\
+## How the two models differ
+
+What ns-3's TcpDctcp does that our lean (NIC-style) DCTCP host does not:
+
+- **Three-way handshake**: SYN / SYN-ACK take one round trip before the first data segment, so
+  every flow's FCT carries one more RTT (most visible on small flows).
+- **Slow start from an initial window of 10 segments** (10 KB here), doubling per RTT until the
+  first ECN echo. Ours starts every flow at the path's bandwidth-delay product (~62 KB at 100 Gbps
+  and ~5 us) at line rate: N senders put N x BDP into the bottleneck at once. So at small N ns-3's
+  queue peak is slow-start overshoot (the window keeps doubling for the RTT the echo takes), while
+  at large N ours overflows a small buffer on the first RTT where ns-3's N x 10 KB still fits.
+- **Loss recovery**: SACK, fast retransmit and proportional rate reduction (RFC 6937) repair
+  most losses within an RTT; ours resends go-back-N after a fixed 1 ms timeout, so at the same
+  drops it counts more timeouts and loses more goodput.
+- **RTO from SRTT / RTTVAR** (floor 1 ms, the same as our fixed timeout) and SYN retries after
+  `conn_timeout`.
+- **Delayed ACKs** (every 2nd segment, with DCTCP's CE-state rule), so the ACK clock releases
+  2-segment bursts; ours ACKs every packet.
+- **No window floor**: ns-3's TcpDctcp cuts the window by alpha / 2 per marked window down to a
+  few bytes (the reference records each flow's smallest window, `min_cwnd_bytes`: 9 to 700 B
+  in the large incasts), where Linux keeps 2 segments and ours 1 (`fabric.dctcp.min_window`).
+  A sender below one segment has at most one segment in flight, which the receiver's delayed ACK
+  holds for `delayed_ack_timeout` (200 us): at N >= 64 the link idles (ns-3's goodput falls to
+  ~70 Gbps with a 2 MB buffer; with `delayed_ack_count = 1` it is ~95 Gbps).
+- **Window-limited bursts into the host's NIC queue**: ns-3's TCP hands its whole window to the
+  NIC (no TSQ, no pacing); the reference marks that queue at K too (`host_marking`), otherwise
+  several flows of one host grow their windows into an unmarked NIC queue (spurious timeouts).
+
+What ours does that ns-3's TCP does not:
+
+- **Line-rate pacing per flow and round-robin between a host's flows** at the NIC: no host
+  queue, no bursts beyond one packet.
+- **ECMP** (a salted per-flow hash) on multi-path topologies; the reference routes every
+  destination along one shortest path (ns-3's global routing, per-packet random ECMP off), which
+  only matters on leaf-spine and fat-tree cases.
+- **A shared-buffer switch**: the bench sets it to behave as one per-port buffer (PFC off, no
+  reserve or headroom, dynamic threshold 64), which is exact for one congested port per switch.
+
+Both mark at enqueue when the queue is at or above K (ns-3's RED with `MinTh = MaxTh = K`,
+`Gentle` off and the instantaneous queue, `QW = 1`).
+"""
+
+
 def markdown(summary: dict[str, Any], command: str) -> str:
     """The comparison as a Markdown page (the same tables as the console's), with how it was made."""
     try:
@@ -406,7 +451,7 @@ def markdown(summary: dict[str, Any], command: str) -> str:
         lines.append(f"- ours ({v}): {ok} of {total} comparisons within the bar.")
     for note in summary["notes"]:
         lines.append(f"- note: {note}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + MODEL_DIFFERENCES
 
 
 def _variant_available(name: str, overrides: dict[str, Any], settings: Any) -> str | None:

@@ -123,3 +123,16 @@ def test_bench_tcp_refuses_bad_arguments(capsys):
                  ["--ns3", '{"k": -1}'], ["--dumbbell-load", "1.5"], ["--variant", "x=[1]"]):
         assert cli.main(["bench", "tcp", *args]) == 2, args
         assert "error" in capsys.readouterr().err
+
+
+def test_a_small_leaf_spine_carries_flows_between_leaves():
+    # 2 leaves x 2 spines x 2 hosts per leaf: hosts 0, 1 on leaf 0, hosts 2, 3 on leaf 1
+    topo = topology.leaf_spine(leaves=2, spines=2, hosts_per_leaf=2)
+    flows = pd.DataFrame({"src": [0, 1, 2], "dst": [2, 3, 0], "size_bytes": [200_000, 200_000, 50_000],
+                          "start_ns": [0, 0, 5_000]})
+    res = ns3_tcp.run_reference(topo, flows, {"host_marking": False, "recovery": "classic"})
+    assert res.records["finished"].all()
+    # host -> leaf -> spine -> leaf -> host: 4 links of 1 us, an 8 us propagation round trip
+    assert (res.records["ideal_fct_ns"] > 8_000).all() and (res.records["handshake_ns"] >= 8_000).all()
+    assert (res.records["fct_ns"] >= res.records["handshake_ns"] + 8_000).all()
+    assert len(res.ports) == 2 * 2 * 2 + 2 * 2  # switch ends: leaf-spine links both ways, leaf-host links
