@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import subprocess
 import sys
 import time
@@ -306,6 +307,27 @@ def _table_rows(summary: dict[str, Any], metric: str) -> list[tuple[str, list[tu
     return out
 
 
+def _EVENT_COLUMNS(variants: list[str]) -> list[tuple[str, bool]]:  # noqa: N802 (a column list)
+    cols = [("case", False), ("ns-3 drops", True), ("ns-3 marks", True), ("ns-3 fast recoveries", True),
+            ("ns-3 smallest window B", True)]
+    for v in variants:
+        cols += [(f"ours ({v}) drops", True), (f"ours ({v}) marks", True)]
+    return cols
+
+
+def _event_rows(summary: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for row in summary["cases"]:
+        n = row["ns3"]
+        cells = [row["case"], f"{n['drops']:,}", f"{n['marks']:,}", f"{n['fast_recoveries']:,}",
+                 f"{n['min_cwnd_bytes']:,}"]
+        for v in summary["variants"]:
+            o = row["ours"].get(v)
+            cells += [f"{o['drops']:,}", f"{o['marks']:,}"] if o else ["-", "-"]
+        rows.append(cells)
+    return rows
+
+
 def _diff_text(value: str, text: str, ok: bool) -> str:
     """The relative difference and the verdict ("n/a" where ns-3's value is 0)."""
     if value == "-":
@@ -338,6 +360,12 @@ def print_tables(summary: dict[str, Any]) -> None:
                 out += [value, _diff_text(value, text, ok), _bar(d, ok)]
             table.add_row(*out)
         console.print(table)
+    events = Table(title="Drops, ECN marks (all switch ports), ns-3's fast recoveries and smallest window")
+    for col, right in _EVENT_COLUMNS(summary["variants"]):
+        events.add_column(col, justify="right" if right else "left", no_wrap=not right)
+    for cells in _event_rows(summary):
+        events.add_row(*cells)
+    console.print(events)
     speed = Table(title="Speed: wall time and rates per case (same machine, same run)")
     speed.add_column("case", no_wrap=True)
     speed.add_column("ns-3 wall s", justify="right")
@@ -416,6 +444,7 @@ def markdown(summary: dict[str, Any], command: str) -> str:
     except OSError:
         commit = "unknown"
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp += f", {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}"
     lines = [
         "# Our DCTCP hosts vs ns-3's TcpDctcp",
         "",
@@ -436,6 +465,11 @@ def markdown(summary: dict[str, Any], command: str) -> str:
                 out += [value, _diff_text(value, text, ok)]
             lines.append("| " + " | ".join(out) + " |")
         lines.append("")
+    cols = _EVENT_COLUMNS(summary["variants"])
+    lines += ["## Drops, ECN marks, ns-3's fast recoveries and smallest window", "",
+              "| " + " | ".join(c for c, _ in cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in _event_rows(summary)]
+    lines.append("")
     lines += ["## Speed", "", "| case | ns-3 wall s | ns-3 packet-hops/s | "
               + " | ".join(f"ours ({v}) wall s | x faster" for v in summary["variants"]) + " |",
               "|" + "---|" * (3 + 2 * len(summary["variants"]))]
