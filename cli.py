@@ -20,6 +20,7 @@ bench fabric    replay the HPCC reference scenarios and print speed / fidelity f
 bench env       env steps per second (1 and 2 processes), overhead share, peak RSS
 bench train     training env steps/s as a share of env-only steps/s (PPO, DQN, ACC)
 bench scale     fabric cost vs size and load: fat-tree k = 4, 8, 16 at 30 % / 60 % WebSearch
+bench tcp       our DCTCP hosts vs ns-3's own TcpDctcp: incast N = 2..128, two buffers, a dumbbell
 reproduce       a paper's claims beside our measurements (--list names the papers)
 serve-ns3gym    serve an env to an ns3-gym (OpenGym) agent over ZMQ (Hydra)
 """
@@ -50,6 +51,7 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "env"): ("ecngym.envs.bench:main", "env steps/s (1 and 2 processes), overhead, peak RSS"),
     ("bench", "train"): ("ecngym.agents.bench:main", "training steps/s as a share of env-only steps/s"),
     ("bench", "scale"): ("ecngym.sim_backend.bench_scale:main", "fabric cost vs size and load (fat-tree k = 4, 8, 16)"),
+    ("bench", "tcp"): ("ecngym.sim_backend.bench_tcp:main", "our DCTCP hosts vs ns-3's TcpDctcp (incast, dumbbell)"),
     ("reproduce",): ("ecngym.reproduce.cli:main", "a paper's claims beside our numbers (--list names them)"),
     ("serve-ns3gym",): ("ecngym.opengym.server:serve_ns3gym_main",
                         "serve an env to an ns3-gym (OpenGym) agent: the simulation side of its protocol"),
