@@ -127,6 +127,7 @@ FlowsToDict(FlowRecords&& r)
     d["window_bytes"] = ToNumpy(std::move(r.windowBytes));
     d["connection"] = ToNumpy(std::move(r.connection));
     d["rto_ns"] = ToNumpy(std::move(r.rtoNs));
+    d["cc_alpha"] = ToNumpy(std::move(r.ccAlpha));
     return d;
 }
 

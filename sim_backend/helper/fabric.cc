@@ -1210,6 +1210,7 @@ Fabric::GetFlowRecords() const
     r.windowBytes.resize(n);
     r.connection.resize(n);
     r.rtoNs.resize(n);
+    r.ccAlpha.resize(n);
     for (std::size_t i = 0; i < n; ++i)
     {
         const QueuePair& qp = m_ctx->flows[i];
@@ -1230,6 +1231,7 @@ Fabric::GetFlowRecords() const
         r.windowBytes[i] = qp.EffectiveWindow();
         r.connection[i] = qp.connection;
         r.rtoNs[i] = qp.rtoNs;
+        r.ccAlpha[i] = qp.cc ? qp.cc->AlphaEstimate() : std::numeric_limits<double>::quiet_NaN();
     }
     return r;
 }

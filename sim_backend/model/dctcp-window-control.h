@@ -108,6 +108,11 @@ class DctcpWindowControl : public CongestionControl
         return m_alpha;
     }
 
+    double AlphaEstimate() const override
+    {
+        return m_alpha;
+    }
+
   private:
     const DctcpConfig* m_cfg;
     double m_alpha{1.0};
