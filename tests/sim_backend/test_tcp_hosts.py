@@ -1,5 +1,6 @@
-"""The Linux-like options of the DCTCP host model (``fabric.dctcp``: slow start, handshake, RTO
-estimate, window floor, delayed ACKs, per-flow vs persistent connections).
+"""The Linux-like options of the DCTCP host model (``fabric.dctcp``).
+
+Slow start, handshake, RTO estimate, window floor, delayed ACKs, per-flow vs persistent connections.
 
 Each test runs the real fabric on a small incast star and reads what the option changes: the
 sender's window over time, the FCT, the packets the switch forwards, the RTO, the ACK count.
