@@ -189,7 +189,15 @@ def _snake(camel: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).lower()
 
 
-def _spec_of(attr: dict[str, str]) -> ParamSpec:
+def spec_of_attribute(attr: dict[str, str]) -> ParamSpec:
+    """Return the :class:`ParamSpec` of one TypeId attribute as the module describes it.
+
+    Args:
+        attr: ``{"name", "help", "initial", "checker"}`` (``describe_aqm`` / ``describe_tcp_host``).
+
+    Returns:
+        The parameter, named in snake case, with the checker's range.
+    """
     checker = attr["checker"]
     name = _snake(attr["name"])
     if checker == "bool":
@@ -236,7 +244,7 @@ def policy_spec(policy: str) -> dict[str, ParamSpec]:
 def _policy_spec(type_name: str) -> dict[str, ParamSpec]:
     from ecngym.sim_backend import _fabric
 
-    return {s.name: s for s in map(_spec_of, _fabric.describe_aqm(type_name))}
+    return {s.name: s for s in map(spec_of_attribute, _fabric.describe_aqm(type_name))}
 
 
 def policy_defaults(policy: str) -> dict[str, Any]:

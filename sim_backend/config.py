@@ -28,6 +28,8 @@ Presets (``FabricConfig.preset(name)``):
 from __future__ import annotations
 
 import dataclasses
+import functools
+import re
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -78,7 +80,19 @@ class DcqcnParams:
 
 @dataclass
 class DctcpParams:
-    """Hardware-style DCTCP parameters (see ``dctcp-window-control.h``)."""
+    """DCTCP host parameters (see ``dctcp-window-control.h``; docs/concepts/tcp-hosts.md).
+
+    The first fields are the NIC-style model's; ``min_window`` is the window floor of both models
+    (one or two MSS: ``"1000B"`` / ``"2000B"``). The Linux-like options (all off by default: the
+    NIC-style model, bit-identical) are the C++ ``TcpHostOptions`` attributes, whose checkers
+    hold their ranges (:func:`tcp_host_spec`): ``slow_start`` from ``initial_cwnd_packets`` MSS
+    up to ``ssthresh_bytes`` (0 = unbounded); ``handshake`` (SYN / SYN-ACK / ACK through the
+    switches before the data); ``rto_estimate`` (RFC 6298 from SRTT / RTTVAR within
+    [``min_rto_ns``, ``max_rto_ns``], ``initial_rto_ns`` before the first sample and for the SYN,
+    doubled per timeout; off: the fixed ``fabric.retransmit_timeout``); ``delayed_ack`` (an ACK
+    every second packet or after ``delayed_ack_timeout_ns``, with DCTCP's CE-state rule, RFC 8257
+    §3.2). Times accept durations ("200ms"), sizes byte strings ("64KB").
+    """
 
     g: float = 1.0 / 16
     initial_alpha: float = 1.0
@@ -88,6 +102,36 @@ class DctcpParams:
     # alpha between flows (the HKUST-SING TrafficGenerator's client; README "Persistent
     # connections"); False = every flow is a fresh connection.
     persistent_connections: bool = False
+    # The Linux-like options: defaults = TcpHostOptions' attribute defaults (a test checks them)
+    slow_start: bool = False
+    initial_cwnd_packets: int = 10
+    ssthresh_bytes: Any = 0
+    handshake: bool = False
+    rto_estimate: bool = False
+    min_rto_ns: Any = 200_000_000
+    initial_rto_ns: Any = 1_000_000_000
+    max_rto_ns: Any = 120_000_000_000
+    delayed_ack: bool = False
+    delayed_ack_timeout_ns: Any = 40_000_000
+
+
+#: The fields of :class:`DctcpParams` that are ``TcpHostOptions`` attributes (the Linux-like options)
+TCP_HOST_FIELDS = ("slow_start", "initial_cwnd_packets", "ssthresh_bytes", "handshake", "rto_estimate",
+                   "min_rto_ns", "initial_rto_ns", "max_rto_ns", "delayed_ack", "delayed_ack_timeout_ns")
+
+
+@functools.cache
+def tcp_host_spec() -> dict[str, Any]:
+    """Return the Linux-like DCTCP host options as the C++ ``TcpHostOptions`` TypeId declares them.
+
+    Returns:
+        Field name -> :class:`ecngym.sim_backend.aqm.ParamSpec` (range, default, help), read from
+        the attributes' checkers: the one home of each option's allowed range.
+    """
+    from ecngym.sim_backend import _fabric
+    from ecngym.sim_backend.aqm import spec_of_attribute
+
+    return {s.name: s for s in map(spec_of_attribute, _fabric.describe_tcp_host())}
 
 
 @dataclass
@@ -426,6 +470,7 @@ class FabricConfig:
         if tp.persistent_connections and self.cc != "dctcp":
             raise ConfigError("fabric.dctcp.persistent_connections", "persistent connections are a feature of "
                               f"the window-based 'dctcp' host model; got cc={self.cc!r}")
+        tp.tcp = self._tcp_host_options(c)
 
         r, rp = self.dctcp_rate, c.dctcp_rate
         rp.g = _real("fabric.dctcp_rate.g", r.g, 0, 1, low_open=True)
@@ -491,6 +536,43 @@ class FabricConfig:
         self._check_aqm()
         self.ecn_by_rate()  # validated here, applied per port by the Fabric
         return c
+
+    def _tcp_host_options(self, c: Any) -> Any:
+        """Validate the Linux-like DCTCP host options and return the C++ ``TcpHostConfig``.
+
+        Args:
+            c: The C++ config built so far (``ack_interval_packets`` is read from it).
+
+        Raises:
+            ConfigError: Naming the ``fabric.dctcp`` field whose value its attribute's checker
+                refuses, an option turned on under another congestion control, or a combination
+                that cannot hold (see the messages).
+        """
+        from ecngym.sim_backend import _fabric
+
+        spec = tcp_host_spec()
+        t = self.dctcp
+        values = {name: spec[name].convert(getattr(t, name), f"fabric.dctcp.{name}") for name in TCP_HOST_FIELDS}
+        on = [name for name in ("slow_start", "handshake", "rto_estimate", "delayed_ack") if values[name]]
+        if on and self.cc != "dctcp":
+            raise ConfigError(f"fabric.dctcp.{on[0]}", "the Linux-like options are features of the window-based "
+                                                      f"'dctcp' host model; got cc={self.cc!r}")
+        if values["slow_start"] and parse_bytes(t.initial_window, "fabric.dctcp.initial_window") != 0:
+            raise ConfigError("fabric.dctcp.initial_window", "with slow_start the window starts at "
+                              "initial_cwnd_packets; leave initial_window at 0 (it is the NIC-style start)")
+        if values["delayed_ack"] and c.ack_interval_packets != 1:
+            raise ConfigError("fabric.dctcp.delayed_ack", "delayed ACKs decide when the receiver acknowledges; "
+                              f"leave fabric.ack_interval_packets at 1 (got {c.ack_interval_packets})")
+        names = [spec[n].attribute for n in TCP_HOST_FIELDS]
+        strings = [spec[n].serialise(values[n]) for n in TCP_HOST_FIELDS]
+        try:
+            return _fabric.make_tcp_host_config(names, strings)
+        except ValueError as exc:  # the consistency rule, naming attributes
+            text = str(exc).removeprefix("tcp host options: ")
+            named = [n for n in TCP_HOST_FIELDS if re.search(rf"\b{spec[n].attribute}\b", text)]
+            for n in TCP_HOST_FIELDS:
+                text = re.sub(rf"\b{spec[n].attribute}\b", n, text)
+            raise ConfigError(f"fabric.dctcp.{named[0] if named else 'tcp'}", text) from None
 
     def _check_aqm(self) -> None:
         """Validate ``aqm`` (policy names and parameters; layer names are checked at build)."""

@@ -436,7 +436,9 @@ class Fabric:
         ``ideal_fct_ns`` = base RTT + (size + header x packets) x 8 / bottleneck rate (the HPCC
         definition); ``slowdown`` = max(1, fct / ideal), NaN for unfinished flows.
         ``cc_utilisation`` is the congestion control's own estimate of its bottleneck's utilisation
-        where it keeps one (HPCC's smoothed U, Li et al. §3.2), NaN otherwise and once finished.
+        where it keeps one (HPCC's smoothed U, Li et al. §3.2), NaN otherwise and once finished;
+        ``cc_alpha`` likewise DCTCP's alpha. ``rto_ns`` is the flow's retransmission timeout now:
+        ``fabric.retransmit_timeout``, or the RFC 6298 estimate with ``fabric.dctcp.rto_estimate``.
         """
         return flow_frame(self.flow_columns())
 

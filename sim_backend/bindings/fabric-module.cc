@@ -11,6 +11,7 @@
 
 #include "../model/fabric-simulator-impl.h"
 #include "../model/port-aqm-policy.h"
+#include "../model/tcp-host-options.h"
 
 #include "ns3/simulator-impl.h"
 #include "ns3/simulator.h"
@@ -21,6 +22,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <stdexcept>
 #include <vector>
 
 namespace nb = nanobind;
@@ -125,6 +127,8 @@ FlowsToDict(FlowRecords&& r)
     d["inflight_bytes"] = ToNumpy(std::move(r.inflightBytes));
     d["window_bytes"] = ToNumpy(std::move(r.windowBytes));
     d["connection"] = ToNumpy(std::move(r.connection));
+    d["rto_ns"] = ToNumpy(std::move(r.rtoNs));
+    d["cc_alpha"] = ToNumpy(std::move(r.ccAlpha));
     return d;
 }
 
@@ -290,6 +294,55 @@ NB_MODULE(_fabric, m)
         .def_rw("clamp_target_rate", &DcqcnConfig::clampTargetRate)
         .def_rw("cut_on_cnp", &DcqcnConfig::cutOnCnp);
 
+    nb::class_<TcpHostConfig>(m, "TcpHostConfig")
+        .def(nb::init<>())
+        .def_ro("slow_start", &TcpHostConfig::slowStart)
+        .def_ro("initial_cwnd_packets", &TcpHostConfig::initialCwndPackets)
+        .def_ro("ssthresh_bytes", &TcpHostConfig::ssthreshBytes)
+        .def_ro("handshake", &TcpHostConfig::handshake)
+        .def_ro("rto_estimate", &TcpHostConfig::rtoEstimate)
+        .def_ro("min_rto_ns", &TcpHostConfig::minRtoNs)
+        .def_ro("initial_rto_ns", &TcpHostConfig::initialRtoNs)
+        .def_ro("max_rto_ns", &TcpHostConfig::maxRtoNs)
+        .def_ro("delayed_ack", &TcpHostConfig::delayedAck)
+        .def_ro("delayed_ack_timeout_ns", &TcpHostConfig::delayedAckTimeoutNs);
+
+    m.def(
+        "describe_tcp_host",
+        []() {
+            nb::list out;
+            const ns3::TypeId tid = TcpHostOptions::GetTypeId();
+            for (std::size_t k = 0; k < tid.GetAttributeN(); ++k)
+            {
+                const ns3::TypeId::AttributeInformation info = tid.GetAttribute(k);
+                nb::dict d;
+                d["name"] = info.name;
+                d["help"] = info.help;
+                d["initial"] = info.initialValue->SerializeToString(info.checker);
+                d["checker"] = info.checker->GetUnderlyingTypeInformation();
+                out.append(d);
+            }
+            return out;
+        },
+        "The Linux-like options of the DCTCP host model (TcpHostOptions' attributes): name, help, "
+        "initial value, checker range.");
+    m.def(
+        "make_tcp_host_config",
+        [](const std::vector<std::string>& names, const std::vector<std::string>& values) {
+            try
+            {
+                return MakeTcpHostConfig(names, values);
+            }
+            catch (const std::invalid_argument& e)
+            {
+                throw nb::value_error(e.what());
+            }
+        },
+        "names"_a,
+        "values"_a,
+        "Build the options from TcpHostOptions attribute strings; ValueError naming the attribute "
+        "if its checker or the options' consistency rule refuses them.");
+
     nb::class_<DctcpConfig>(m, "DctcpConfig")
         .def(nb::init<>())
         .def_rw("g", &DctcpConfig::g)
@@ -297,7 +350,8 @@ NB_MODULE(_fabric, m)
         .def_rw("initial_window_bytes", &DctcpConfig::initialWindowBytes)
         .def_rw("min_window_bytes", &DctcpConfig::minWindowBytes)
         .def_rw("mss_bytes", &DctcpConfig::mssBytes)
-        .def_rw("persistent_connections", &DctcpConfig::persistentConnections);
+        .def_rw("persistent_connections", &DctcpConfig::persistentConnections)
+        .def_rw("tcp", &DctcpConfig::tcp);
 
     nb::class_<DctcpRateConfig>(m, "DctcpRateConfig")
         .def(nb::init<>())

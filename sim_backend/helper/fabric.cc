@@ -1209,6 +1209,8 @@ Fabric::GetFlowRecords() const
     r.inflightBytes.resize(n);
     r.windowBytes.resize(n);
     r.connection.resize(n);
+    r.rtoNs.resize(n);
+    r.ccAlpha.resize(n);
     for (std::size_t i = 0; i < n; ++i)
     {
         const QueuePair& qp = m_ctx->flows[i];
@@ -1228,6 +1230,8 @@ Fabric::GetFlowRecords() const
         r.inflightBytes[i] = qp.sndNxt - qp.sndUna;
         r.windowBytes[i] = qp.EffectiveWindow();
         r.connection[i] = qp.connection;
+        r.rtoNs[i] = qp.rtoNs;
+        r.ccAlpha[i] = qp.cc ? qp.cc->AlphaEstimate() : std::numeric_limits<double>::quiet_NaN();
     }
     return r;
 }

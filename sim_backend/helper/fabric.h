@@ -90,6 +90,9 @@ struct FlowRecords
     std::vector<uint64_t> inflightBytes;   //!< sent and not yet acknowledged
     std::vector<uint64_t> windowBytes;     //!< current window (0 = none)
     std::vector<int32_t> connection;       //!< persistent connection of its host pair (-1 = none)
+    std::vector<double> ccAlpha;           //!< the congestion control's alpha (DCTCP; NaN: none)
+    std::vector<int64_t> rtoNs;            //!< retransmission timeout now (the fixed one, or the
+                                           //!< RFC 6298 estimate with TcpHostConfig::rtoEstimate)
 };
 
 /**

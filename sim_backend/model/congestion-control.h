@@ -90,6 +90,12 @@ class CongestionControl
     {
         return std::numeric_limits<double>::quiet_NaN();
     }
+
+    /** @return the control's congestion estimate alpha (DCTCP's), NaN for a control that keeps none */
+    virtual double AlphaEstimate() const
+    {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
 };
 
 } // namespace ecngym

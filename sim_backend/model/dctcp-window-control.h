@@ -6,6 +6,7 @@
 #define ECNGYM_DCTCP_WINDOW_CONTROL_H
 
 #include "congestion-control.h"
+#include "tcp-host-options.h"
 
 namespace ns3
 {
@@ -31,6 +32,8 @@ struct DctcpConfig
      * flows shorter than its window does not grow it without bound.
      */
     bool persistentConnections{false};
+    /** The Linux-like options (all off: the NIC-style model above). */
+    TcpHostConfig tcp;
 };
 
 /**
@@ -38,6 +41,11 @@ struct DctcpConfig
  *   alpha <- (1-g) alpha + g F   (F = fraction of bytes acknowledged with ECN echo),
  * one cut W <- W (1 - alpha/2) per window with an echo, else W += MSS per window (congestion
  * avoidance). The NIC paces each queue pair at line rate within the window.
+ *
+ * With TcpHostConfig::slowStart, W starts at initialCwndPackets MSS and grows by the bytes each
+ * ACK acknowledges while below ssthresh (RFC 5681 §3.1); an echo's cut also sets ssthresh to the
+ * cut window (Linux's dctcp_ssthresh), a loss halves it (at least 2 MSS) and a timeout restarts
+ * from one MSS. With TcpHostConfig::rtoEstimate it keeps the RFC 6298 estimator and sets qp.rtoNs.
  */
 class DctcpWindowControl : public CongestionControl
 {
@@ -59,8 +67,48 @@ class DctcpWindowControl : public CongestionControl
     void OnDataSent(QueuePair& qp, uint32_t payloadBytes, int64_t nowNs) override;
     void OnAck(QueuePair& qp, uint64_t newlyAckedBytes, bool ecnEcho, int64_t nowNs) override;
 
+    /**
+     * @brief (TcpHostConfig::rtoEstimate) Take the RTT sample an ACK that acknowledged new data
+     *        carries (the echoed send time, as a TCP timestamp echo).
+     */
+    void OnAckFeedback(QueuePair& qp, const FabricPacket& ack, int64_t nowNs) override;
+
+    /**
+     * @brief A loss was detected (a NACK, or a retransmission timeout), after snd_nxt was rewound.
+     *        Only the Linux-like options react (the NIC-style model keeps its window).
+     * @param qp the queue pair
+     * @param timeout whether the retransmission timer fired (else a NACK)
+     * @param nowNs current time
+     */
+    void OnLoss(QueuePair& qp, bool timeout, int64_t nowNs);
+
+    /**
+     * @brief (TcpHostConfig::rtoEstimate) Feed one RTT sample to the RFC 6298 estimator and set
+     *        qp.rtoNs = SRTT + 4 RTTVAR within [minRto, maxRto].
+     * @param qp the queue pair
+     * @param rttNs the sample
+     */
+    void OnRttSample(QueuePair& qp, int64_t rttNs);
+
+    /** @return the smoothed RTT (ns; 0 before the first sample) */
+    double GetSrttNs() const
+    {
+        return m_srttNs;
+    }
+
+    /** @return the slow-start threshold (bytes; +inf = unbounded) */
+    double GetSsthreshBytes() const
+    {
+        return m_ssthreshBytes;
+    }
+
     /** @return current alpha */
     double GetAlpha() const
+    {
+        return m_alpha;
+    }
+
+    double AlphaEstimate() const override
     {
         return m_alpha;
     }
@@ -75,6 +123,11 @@ class DctcpWindowControl : public CongestionControl
     bool m_inCwr{false};
     uint64_t m_cwrEnd{0};
     bool m_windowLimited{false}; //!< the window limited the sender in this observation window
+    double m_ssthreshBytes{0};   //!< slow-start threshold (slowStart)
+    double m_srttNs{0};          //!< RFC 6298 SRTT (0 = no sample yet)
+    double m_rttvarNs{0};        //!< RFC 6298 RTTVAR
+    int64_t m_rtoNs{0};          //!< the RTO the last sample gave (rtoEstimate)
+    bool m_sampleDue{false};     //!< the last ACK acknowledged new data: its echo is a sample
 };
 
 } // namespace ecngym

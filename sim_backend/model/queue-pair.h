@@ -68,8 +68,13 @@ struct QueuePair
     uint64_t maxSent{0};       //!< highest byte ever sent (retransmission accounting)
     int64_t nextSendNs{0};     //!< pacing: earliest time of the next packet
     int64_t lastProgressNs{0}; //!< last time snd_una advanced (retransmission timer)
+    int64_t rtoNs{0};          //!< retransmission timeout now (FabricConfig::retransmitTimeoutNs, or
+                               //!< the RFC 6298 estimate with TcpHostConfig::rtoEstimate)
     bool rtoArmed{false};
     EventId rtoEvent;
+    /** TcpHostConfig::handshake: 0 = none or done, 1 = SYN sent (no data before the SYN-ACK),
+     *  2 = SYN-ACK received, the handshake's ACK on its way to the receiver */
+    uint8_t handshakePhase{0};
     bool started{false};
     bool finished{false};
     int64_t finishNs{-1};
@@ -79,6 +84,9 @@ struct QueuePair
     uint64_t rcvNxt{0};        //!< next expected byte (bytes delivered in order)
     uint32_t unackedPackets{0};
     bool ceSinceAck{false};
+    bool ceState{false};        //!< (delayed ACK) DCTCP receiver's CE state (RFC 8257 §3.2)
+    int64_t delAckEchoNs{0};    //!< (delayed ACK) send time of the first unacknowledged packet
+    EventId delAckEvent;        //!< (delayed ACK) the delayed-ACK timer
     int64_t lastCnpNs{std::numeric_limits<int64_t>::min() / 2};
     uint64_t lastNackSeq{std::numeric_limits<uint64_t>::max()};
 

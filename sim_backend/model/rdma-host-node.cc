@@ -32,6 +32,11 @@ RdmaHostNode::Setup(uint32_t hostIndex, FabricContext* ctx)
 {
     m_hostIndex = hostIndex;
     m_ctx = ctx;
+    const FabricConfig& cfg = ctx->cfg;
+    const bool dctcp = cfg.cc == CcKind::Dctcp;
+    m_handshake = dctcp && cfg.dctcp.tcp.handshake;
+    m_delayedAck = dctcp && cfg.dctcp.tcp.delayedAck;
+    m_tcpLoss = dctcp && (cfg.dctcp.tcp.slowStart || cfg.dctcp.tcp.rtoEstimate);
 }
 
 void
@@ -43,6 +48,8 @@ RdmaHostNode::StartFlow(QueuePair& qp)
     qp.nextSendNs = now;
     qp.lastProgressNs = now;
     const FabricConfig& cfg = m_ctx->cfg;
+    qp.rtoNs = cfg.retransmitTimeoutNs; // (the RTO estimate, if on, replaces it in Start)
+    bool opened = true;
     switch (cfg.cc)
     {
     case CcKind::Dcqcn:
@@ -51,7 +58,7 @@ RdmaHostNode::StartFlow(QueuePair& qp)
     case CcKind::Dctcp:
         if (cfg.dctcp.persistentConnections)
         {
-            TakeConnection(qp, now);
+            opened = TakeConnection(qp, now);
             break;
         }
         qp.cc = std::make_unique<DctcpWindowControl>(&cfg.dctcp);
@@ -70,19 +77,101 @@ RdmaHostNode::StartFlow(QueuePair& qp)
     {
         qp.cc->Start(qp, now);
     }
-    m_active.push_back(&qp);
     ++m_ctx->flowsStarted;
+    if (m_handshake && opened)
+    {
+        // the data waits for the SYN-ACK (ReceiveHandshakeAck); the SYN's timer is the RTO
+        qp.handshakePhase = 1;
+        SendSyn(qp);
+        ArmRetransmitTimer(qp, qp.rtoNs);
+        return;
+    }
+    m_active.push_back(&qp);
     m_port->TryTransmit();
 }
 
 void
+RdmaHostNode::SendSyn(QueuePair& qp)
+{
+    const FabricConfig& cfg = m_ctx->cfg;
+    FabricPacket* s = m_ctx->pool.Allocate();
+    s->kind = PacketKind::Data; // in the flow's data queue, behind data, as a SYN is
+    s->queue = qp.queue;
+    s->ecnCapable = false;      // RFC 3168 §6.1.1: a SYN is not ECN-capable
+    s->wireBytes = cfg.ackBytes;
+    s->sendNs = Simulator::Now().GetTimeStep();
+    s->payloadBytes = 0;        // the receiver tells a SYN by its empty payload
+    s->flowId = qp.flowId;
+    s->srcHost = qp.srcHost;
+    s->dstHost = qp.dstHost;
+    s->flowHash = qp.flowHash;
+    s->SetEcmpWords(qp.srcAddr, qp.dstAddr, qp.srcPort, qp.dstPort);
+    s->flowQueue = qp.queue;
+    s->seq = 0;
+    m_port->Enqueue(s);
+}
+
+void
+RdmaHostNode::SendHandshakeAck(const QueuePair& qp)
+{
+    const FabricConfig& cfg = m_ctx->cfg;
+    FabricPacket* c = m_ctx->pool.Allocate();
+    c->kind = PacketKind::Ack; // sender -> receiver, unlike every other ACK
+    c->queue = 0;
+    c->wireBytes = cfg.ackBytes;
+    c->sendNs = Simulator::Now().GetTimeStep();
+    c->flowId = qp.flowId;
+    c->srcHost = qp.srcHost;
+    c->dstHost = qp.dstHost;
+    c->flowHash = qp.flowHash;
+    c->SetEcmpWords(qp.srcAddr, qp.dstAddr, qp.srcPort, qp.dstPort);
+    c->flowQueue = qp.queue;
+    c->seq = 0;
+    m_port->Enqueue(c);
+}
+
+bool
+RdmaHostNode::ReceiveHandshakeAck(QueuePair& qp, FabricPacket* p)
+{
+    if (p->dstHost == qp.dstHost && p->dstHost != qp.srcHost)
+    {
+        // the sender's ACK reached the receiver: the handshake is over
+        if (qp.handshakePhase == 2)
+        {
+            qp.handshakePhase = 0;
+        }
+        return true;
+    }
+    if (qp.handshakePhase == 1)
+    {
+        // the SYN-ACK: answer it, then the data may go
+        const int64_t now = Simulator::Now().GetTimeStep();
+        qp.handshakePhase = 2;
+        qp.rtoEvent.Cancel();
+        qp.rtoArmed = false;
+        qp.lastProgressNs = now;
+        qp.nextSendNs = now;
+        if (m_ctx->cfg.dctcp.tcp.rtoEstimate)
+        {
+            static_cast<DctcpWindowControl&>(*qp.cc).OnRttSample(qp, now - p->sendNs);
+        }
+        SendHandshakeAck(qp);
+        m_active.push_back(&qp);
+        m_port->TryTransmit();
+        return true;
+    }
+    return p->seq == 0; // a duplicate SYN-ACK (data ACKs acknowledge at least one byte)
+}
+
+bool
 RdmaHostNode::TakeConnection(QueuePair& qp, int64_t nowNs)
 {
     // The TrafficGenerator client's rule (specs/pred.md §5.1, ref [40]): the first idle
     // connection to the peer, in the order they were opened, else a new one.
     std::vector<Connection>& pool = m_connections[qp.dstHost];
     auto idle = std::find_if(pool.begin(), pool.end(), [](const Connection& c) { return !c.busy; });
-    if (idle == pool.end())
+    const bool opened = idle == pool.end();
+    if (opened)
     {
         qp.cc = std::make_unique<DctcpWindowControl>(&m_ctx->cfg.dctcp);
         qp.cc->Start(qp, nowNs);
@@ -96,6 +185,7 @@ RdmaHostNode::TakeConnection(QueuePair& qp, int64_t nowNs)
     }
     idle->busy = true;
     qp.connection = static_cast<int32_t>(idle - pool.begin());
+    return opened;
 }
 
 void
@@ -238,7 +328,7 @@ RdmaHostNode::PullData(FabricNetDevice* port)
     if (!qp.rtoArmed)
     {
         qp.lastProgressNs = now;
-        ArmRetransmitTimer(qp, cfg.retransmitTimeoutNs);
+        ArmRetransmitTimer(qp, qp.rtoNs);
     }
     return p;
 }
@@ -369,6 +459,13 @@ void
 RdmaHostNode::ReceiveData(FabricPacket* p)
 {
     QueuePair& qp = m_ctx->flows[p->flowId];
+    if (p->payloadBytes == 0)
+    {
+        // a SYN (TcpHostConfig::handshake; every data packet carries payload): answer with the
+        // SYN-ACK, again for a retransmitted SYN
+        SendControl(PacketKind::Ack, qp, 0, false, p);
+        return;
+    }
     const FabricConfig& cfg = m_ctx->cfg;
     const int64_t now = TimingWheelScheduler::NowNs();
     if (p->ce && cfg.ecnFeedback == EcnFeedback::Cnp && now - qp.lastCnpNs >= cfg.cnpIntervalNs)
@@ -378,6 +475,11 @@ RdmaHostNode::ReceiveData(FabricPacket* p)
     }
     if (p->seq == qp.rcvNxt)
     {
+        if (m_delayedAck)
+        {
+            ReceiveInOrderDelayed(qp, p);
+            return;
+        }
         qp.rcvNxt += p->payloadBytes;
         qp.ceSinceAck |= p->ce;
         if (++qp.unackedPackets >= cfg.ackIntervalPackets || qp.rcvNxt >= qp.sizeBytes)
@@ -403,9 +505,67 @@ RdmaHostNode::ReceiveData(FabricPacket* p)
 }
 
 void
+RdmaHostNode::ReceiveInOrderDelayed(QueuePair& qp, FabricPacket* p)
+{
+    if (p->ce != qp.ceState)
+    {
+        // RFC 8257 §3.2: on a change of CE state, acknowledge the packets received so far at
+        // once, with the old state's ECE, then delay ACKs again with the new one
+        if (qp.unackedPackets > 0)
+        {
+            SendDelayedAck(qp, p);
+        }
+        qp.ceState = p->ce;
+    }
+    qp.rcvNxt += p->payloadBytes;
+    if (++qp.unackedPackets == 1)
+    {
+        qp.delAckEchoNs = p->sendNs; // an ACK echoes the earliest unacknowledged packet (RFC 7323)
+    }
+    if (qp.unackedPackets >= 2 || qp.rcvNxt >= qp.sizeBytes)
+    {
+        SendDelayedAck(qp, p);
+    }
+    else if (qp.unackedPackets == 1)
+    {
+        qp.delAckEvent = Simulator::Schedule(NanoSeconds(m_ctx->cfg.dctcp.tcp.delayedAckTimeoutNs),
+                                             &RdmaHostNode::DelayedAckTimeout,
+                                             this,
+                                             &qp);
+    }
+}
+
+void
+RdmaHostNode::SendDelayedAck(QueuePair& qp, FabricPacket* p)
+{
+    const int64_t sendNs = p->sendNs;
+    p->sendNs = qp.delAckEchoNs;
+    SendControl(PacketKind::Ack, qp, qp.rcvNxt, qp.ceState, p);
+    p->sendNs = sendNs;
+    qp.unackedPackets = 0;
+    qp.delAckEvent.Cancel();
+}
+
+void
+RdmaHostNode::DelayedAckTimeout(QueuePair* qp)
+{
+    if (qp->unackedPackets == 0)
+    {
+        return;
+    }
+    FabricPacket echo{};
+    echo.sendNs = qp->delAckEchoNs;
+    SendDelayedAck(*qp, &echo);
+}
+
+void
 RdmaHostNode::ReceiveAck(FabricPacket* p)
 {
     QueuePair& qp = m_ctx->flows[p->flowId];
+    if (qp.handshakePhase != 0 && ReceiveHandshakeAck(qp, p))
+    {
+        return;
+    }
     if (qp.finished)
     {
         return;
@@ -454,6 +614,10 @@ RdmaHostNode::ReceiveNack(FabricPacket* p)
     if (p->seq < qp.sndNxt)
     {
         qp.sndNxt = std::max(p->seq, qp.sndUna); // go back N
+        if (m_tcpLoss)
+        {
+            static_cast<DctcpWindowControl&>(*qp.cc).OnLoss(qp, false, Simulator::Now().GetTimeStep());
+        }
     }
     m_port->TryTransmit();
 }
@@ -470,18 +634,34 @@ void
 RdmaHostNode::RetransmitTimeout(QueuePair* qp)
 {
     qp->rtoArmed = false;
+    if (qp->handshakePhase == 1)
+    {
+        // no SYN-ACK: send the SYN again, with the timer backed off (RFC 6298 §5.5)
+        ++m_ctx->counters.retransmitTimeouts;
+        if (m_ctx->cfg.dctcp.tcp.rtoEstimate)
+        {
+            qp->rtoNs = std::min(2 * qp->rtoNs, m_ctx->cfg.dctcp.tcp.maxRtoNs);
+        }
+        SendSyn(*qp);
+        ArmRetransmitTimer(*qp, qp->rtoNs);
+        return;
+    }
     if (qp->finished || qp->sndUna >= qp->sndNxt)
     {
         return; // nothing outstanding: the next send re-arms the timer
     }
     const int64_t now = Simulator::Now().GetTimeStep();
-    const int64_t rto = m_ctx->cfg.retransmitTimeoutNs;
+    const int64_t rto = qp->rtoNs;
     if (now - qp->lastProgressNs >= rto)
     {
         qp->sndNxt = qp->sndUna; // go back N
         ++m_ctx->counters.retransmitTimeouts;
         qp->lastProgressNs = now;
-        ArmRetransmitTimer(*qp, rto);
+        if (m_tcpLoss)
+        {
+            static_cast<DctcpWindowControl&>(*qp->cc).OnLoss(*qp, true, now); // (backs qp->rtoNs off)
+        }
+        ArmRetransmitTimer(*qp, qp->rtoNs);
         m_port->TryTransmit();
     }
     else
@@ -498,6 +678,10 @@ RdmaHostNode::FinishFlow(QueuePair& qp)
     qp.cc->Stop();
     qp.rtoEvent.Cancel();
     qp.rtoArmed = false;
+    if (m_delayedAck)
+    {
+        qp.delAckEvent.Cancel();
+    }
     // The queue pair stays in m_active until a PullData scan compacts it out (HPCC's NIC does).
     if (qp.connection >= 0)
     {

@@ -29,6 +29,11 @@ namespace ecngym
  * to snd_una. Receiver: in-order delivery, one ACK per `ackIntervalPackets` packets (and for the
  * last one), CE echoed on ACKs, CNPs at most once per `cnpIntervalNs` per flow (CNP mode), a NACK
  * on the first out-of-order packet.
+ *
+ * Under DCTCP, the Linux-like options (DctcpConfig::tcp) add: a SYN (a data-queue packet without
+ * payload, not ECN-capable) answered by a SYN-ACK (an ACK of byte 0) and the sender's ACK, the data
+ * starting when the SYN-ACK arrives; the RFC 6298 retransmission timeout with backoff; delayed ACKs
+ * with DCTCP's CE-state rule.
  */
 class RdmaHostNode : public Node, public FabricPortOwner
 {
@@ -101,7 +106,13 @@ class RdmaHostNode : public Node, public FabricPortOwner
     void SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bool ce, const FabricPacket* data);
     int64_t TxTimeNs(uint32_t bytes, double rateBps) const;
     void FinishFlow(QueuePair& qp);
-    void TakeConnection(QueuePair& qp, int64_t nowNs);
+    bool TakeConnection(QueuePair& qp, int64_t nowNs);
+    void SendSyn(QueuePair& qp);
+    void SendHandshakeAck(const QueuePair& qp);
+    bool ReceiveHandshakeAck(QueuePair& qp, FabricPacket* p);
+    void ReceiveInOrderDelayed(QueuePair& qp, FabricPacket* p);
+    void SendDelayedAck(QueuePair& qp, FabricPacket* p);
+    void DelayedAckTimeout(QueuePair* qp);
     void ArmRetransmitTimer(QueuePair& qp, int64_t delayNs);
     void RetransmitTimeout(QueuePair* qp);
     void ScheduleWakeForPacing(FabricNetDevice* port, int64_t now);
@@ -125,6 +136,10 @@ class RdmaHostNode : public Node, public FabricPortOwner
     std::unordered_map<uint32_t, std::vector<Connection>> m_connections;
     EventId m_wakeEvent;
     int64_t m_wakeAtNs{-1};
+    // The Linux-like options of the DCTCP host model (TcpHostConfig), resolved once in Setup
+    bool m_handshake{false};  //!< SYN / SYN-ACK / ACK before a connection's data
+    bool m_delayedAck{false}; //!< the receiver delays ACKs (RFC 8257 §3.2's ECE rule)
+    bool m_tcpLoss{false};    //!< losses reach DctcpWindowControl::OnLoss (slow start, RTO backoff)
 };
 
 } // namespace ecngym
