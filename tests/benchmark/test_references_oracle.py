@@ -117,3 +117,16 @@ def test_reference_controllers_without_a_file_names_the_command(tmp_path):
 def test_mean_ci_is_a_student_t_interval():
     m, lo, hi = mean_ci([1.0, 2.0, 3.0])
     assert m == 2.0 and lo == pytest.approx(2.0 - 4.302653 / 3**0.5, rel=1e-5) and hi == pytest.approx(4 - lo)
+
+
+def test_the_benchmark_commands_refuse_bad_arguments_naming_them(capsys):
+    from ecngym.cli import main
+
+    assert main(["benchmark", "references"]) == 2
+    assert "give scenario=<name> or suite=<core|full>" in capsys.readouterr().err
+    assert main(["benchmark", "references", "scenario=nowhere"]) == 2
+    assert "scenarios.nowhere: no scenario file" in capsys.readouterr().err
+    assert main(["benchmark", "headroom", "suite=core", "bogus=1"]) == 2
+    assert "bogus: unknown argument" in capsys.readouterr().err
+    assert main(["benchmark", "headroom", "scenario=nowhere"]) == 2
+    assert "`ecngym benchmark references scenario=nowhere`" in capsys.readouterr().err

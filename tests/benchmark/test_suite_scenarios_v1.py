@@ -46,8 +46,8 @@ def test_every_tuner_completes_its_schedule_within_the_episode(name):
     assert t["pred_decisions"] >= 20, t  # PRED's QLA decides many times per phase
 
 
-@pytest.mark.parametrize("name", CORE)
-def test_core_v1_envs_pass_the_gymnasium_checker_on_a_short_episode(name):
+@pytest.mark.parametrize("name", NAMES)
+def test_v1_envs_pass_the_gymnasium_checker_on_a_short_episode(name):
     env_id = read_scenario(name)["id"]
     # a short episode: the phases (which start later) are left out of the shorter trace
     env = gym.make(env_id, episode_steps=4, workload={"phases": []})
