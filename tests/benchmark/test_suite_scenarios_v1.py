@@ -76,3 +76,15 @@ def test_overlapping_seeds_are_refused(tmp_path):
     (tmp_path / "roce_storage_incast.yaml").write_text(yaml.safe_dump(sc))
     with pytest.raises(ConfigError, match=r"^scenarios\.roce_storage_incast\.protocol\.test_seeds.*overlap: \[101\]"):
         read_scenario("roce_storage_incast", tmp_path)
+
+
+def test_the_scenario_table_in_the_docs_is_the_generated_one():
+    from pathlib import Path
+
+    from ecngym.benchmark.scenario_docs import markdown, scenario_rows
+
+    page = markdown(scenario_rows(NAMES))
+    for name in NAMES:
+        assert f"`{name}`" in page
+    docs = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "scenarios.md"
+    assert docs.read_text() == page, "regenerate: ecngym benchmark scenarios markdown=docs/benchmarks/scenarios.md"
