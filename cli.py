@@ -21,6 +21,9 @@ bench env       env steps per second (1 and 2 processes), overhead share, peak R
 bench train     training env steps/s as a share of env-only steps/s (PPO, DQN, ACC)
 bench scale     fabric cost vs size and load: fat-tree k = 4, 8, 16 at 30 % / 60 % WebSearch
 bench tcp       our DCTCP hosts vs ns-3's own TcpDctcp: incast N = 2..128, two buffers, a dumbbell
+benchmark references  a scenario's static_tuned / oracle_phase references (grid search; writes configs/suite/references)
+benchmark scenarios   the suite's scenario table from the scenario files (markdown=docs/benchmarks/scenarios.md)
+benchmark headroom    per scenario: S_default, S_tuned, S_oracle_phase, the adaptivity headroom with its 95% CI
 reproduce       a paper's claims beside our measurements (--list names the papers)
 serve-ns3gym    serve an env to an ns3-gym (OpenGym) agent over ZMQ (Hydra)
 """
@@ -52,6 +55,12 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "train"): ("ecngym.agents.bench:main", "training steps/s as a share of env-only steps/s"),
     ("bench", "scale"): ("ecngym.sim_backend.bench_scale:main", "fabric cost vs size and load (fat-tree k = 4, 8, 16)"),
     ("bench", "tcp"): ("ecngym.sim_backend.bench_tcp:main", "our DCTCP hosts vs ns-3's TcpDctcp (incast, dumbbell)"),
+    ("benchmark", "references"): ("ecngym.benchmark.references:main",
+                                  "a scenario's static_tuned and oracle_phase references (grid on its seeds)"),
+    ("benchmark", "scenarios"): ("ecngym.benchmark.scenario_docs:main",
+                                 "the suite's scenario table (docs/benchmarks/scenarios.md) from the YAML"),
+    ("benchmark", "headroom"): ("ecngym.benchmark.headroom:main",
+                                "per scenario: default, tuned, phase oracle and the adaptivity headroom with CIs"),
     ("reproduce",): ("ecngym.reproduce.cli:main", "a paper's claims beside our numbers (--list names them)"),
     ("serve-ns3gym",): ("ecngym.opengym.server:serve_ns3gym_main",
                         "serve an env to an ns3-gym (OpenGym) agent: the simulation side of its protocol"),

@@ -1,13 +1,24 @@
-"""Gymnasium registration of the ecngym environments (``ecngym/<Name>-v<N>``)."""
+"""Gymnasium registration of the ecngym environments (``ecngym/<Name>-v<N>``).
+
+The ``-v0`` ids are the quick toy scenarios (100 steps, no traffic phases). The ``-v1`` ids are the
+benchmark suite's scenarios: each is one file, ``configs/suite/scenarios/<name>.yaml`` (its env
+overrides, protocol and phases), read here so that a scenario has one home.
+"""
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
+import yaml
 from gymnasium.envs.registration import register, registry
 
+from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
+
+#: The benchmark suite's scenario files (each registers its ``id`` with its ``env`` overrides).
+SUITE_SCENARIO_DIR = CONFIG_DIR / "suite" / "scenarios"
 
 #: Registered scenarios: id -> the :class:`~ecngym.envs.EnvConfig` overrides of its preset. The preset is
 #: registered as the ``config`` argument, so keywords of ``gymnasium.make`` merge into it key by key
@@ -64,9 +75,38 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 ENTRY_POINT = "ecngym.envs.ecn_env:EcnTuningEnv"
 
 
+def suite_scenarios(folder: Path | str | None = None) -> dict[str, dict[str, Any]]:
+    """The suite's scenarios by env id: id -> the ``env`` overrides of its scenario file.
+
+    Args:
+        folder: The scenario files' folder (default :data:`SUITE_SCENARIO_DIR`).
+
+    Raises:
+        ConfigError: Naming ``scenarios.<name>.id`` / ``.env`` for a file without an id or env
+            mapping, or whose id repeats another file's or a ``-v0`` id.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(Path(folder or SUITE_SCENARIO_DIR).glob("*.yaml")):
+        data = yaml.safe_load(path.read_text()) or {}
+        prefix = f"scenarios.{path.stem}"
+        env_id, env = data.get("id"), data.get("env")
+        if not isinstance(env_id, str) or not env_id.startswith("ecngym/"):
+            raise ConfigError(f"{prefix}.id", f"got {env_id!r}; expected an id such as ecngym/Name-v1")
+        if not isinstance(env, dict):
+            raise ConfigError(f"{prefix}.env", f"expected a mapping of EnvConfig overrides, got {env!r}")
+        if env_id in out or env_id in SCENARIOS:
+            raise ConfigError(f"{prefix}.id", f"{env_id} is already registered by another scenario")
+        out[env_id] = env
+    return out
+
+
+#: Registered ``-v1`` scenarios (id -> EnvConfig overrides), read from the suite's scenario files.
+SUITE_SCENARIOS: dict[str, dict[str, Any]] = suite_scenarios()
+
+
 def register_envs() -> None:
-    """Register every scenario (idempotent)."""
-    for env_id, preset in SCENARIOS.items():
+    """Register every scenario, the toy ``-v0`` ones and the suite's ``-v1`` ones (idempotent)."""
+    for env_id, preset in {**SCENARIOS, **SUITE_SCENARIOS}.items():
         if env_id not in registry:
             register(id=env_id, entry_point=ENTRY_POINT, kwargs={"config": preset})
 
@@ -80,7 +120,8 @@ def scenario_config(name: str) -> dict[str, Any]:
     Raises:
         ConfigError: On an unknown scenario (listing the known ones).
     """
-    env_id = name if name in SCENARIOS else f"ecngym/{name}"
-    if env_id not in SCENARIOS:
-        raise ConfigError("env.scenario", f"unknown scenario {name!r}; known: {sorted(SCENARIOS)}")
-    return copy.deepcopy(SCENARIOS[env_id])
+    every = {**SCENARIOS, **SUITE_SCENARIOS}
+    env_id = name if name in every else f"ecngym/{name}"
+    if env_id not in every:
+        raise ConfigError("env.scenario", f"unknown scenario {name!r}; known: {sorted(every)}")
+    return copy.deepcopy(every[env_id])

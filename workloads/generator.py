@@ -159,6 +159,76 @@ def without_fields_of_patterns_off(workload: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
+#: The keys a traffic phase (``trace.phases[i]``) takes; ``at`` is required.
+PHASE_KEYS = ("at", "load", "workload", "incast")
+
+
+def _phase_distribution(i: int, name: Any) -> FlowSizeDistribution:
+    """Phase ``i``'s background flow-size distribution: a built-in workload name.
+
+    Raises:
+        ConfigError: Naming ``trace.phases[i].workload`` if ``name`` is no built-in workload
+            (``fixed``, ``custom`` and ``none`` take arguments or have no distribution).
+    """
+    from ecngym.workloads.distributions import BUILTIN_CDFS
+
+    if not isinstance(name, str) or name not in BUILTIN_CDFS:
+        raise ConfigError(f"trace.phases[{i}].workload", f"got {name!r}; a phase's workload is a built-in name: "
+                                                         f"{sorted(BUILTIN_CDFS)} (an idle phase: load 0)")
+    return get_distribution(name)
+
+
+def _incast_segment(field: str, section: Mapping[str, Any], degree: int, hosts: int, rate: float) -> dict[str, Any]:
+    """An incast section's values with units resolved (size in bytes, interval in ns).
+
+    Args:
+        field: The section's field in errors (``trace.incast`` or ``trace.phases[i].incast``).
+        section: Its fields, defaults filled in.
+        degree: The degree (> 0, checked).
+        hosts: Number of hosts.
+        rate: Host link rate, bit/s.
+
+    Returns:
+        ``{degree, size_bytes, interval_ns, load, arrival, receiver}``.
+
+    Raises:
+        ConfigError: Naming ``<field>.<key>`` on a bad size, arrival, load or interval (both given),
+            receiver.
+    """
+    size_b = parse_bytes(section["size"], f"{field}.size")
+    if size_b <= 0:
+        raise ConfigError(f"{field}.size", f"must be > 0, got {section['size']!r}")
+    if section["arrival"] not in ("poisson", "periodic"):
+        raise ConfigError(f"{field}.arrival", f"got {section['arrival']!r}, allowed: 'poisson', 'periodic'")
+    if section["load"] is not None and section["interval"] is not None:
+        raise ConfigError(f"{field}.load", "give incast.interval or incast.load, not both")
+    if section["load"] is not None:
+        inc_load = _load(f"{field}.load", section["load"])
+        exact_ns = degree * size_b * 8e9 / (inc_load * hosts * rate)
+        if not 1 <= exact_ns <= MAX_TIME_NS:  # (below 1 ns it was clamped to 1: another load than asked)
+            raise ConfigError(f"{field}.load", f"got {section['load']!r}, which implies {exact_ns:.3g} ns between "
+                              f"bursts (degree x size x 8 / (load x hosts x link rate) = {degree} x {size_b} B "
+                              f"x 8 / ({inc_load:g} x {hosts} x {rate:g} bit/s)); allowed range is [1, 2^62] "
+                              f"ns, as incast.interval's")
+        interval_ns = round(exact_ns)
+    else:
+        interval = section["interval"] if section["interval"] is not None else _DEFAULT_INCAST_INTERVAL
+        interval_ns = _positive_ns(f"{field}.interval", interval)
+    receiver = None if section["receiver"] is None else check_whole(f"{field}.receiver", section["receiver"],
+                                                                    0, hosts - 1)
+    return {"degree": degree, "size_bytes": size_b, "interval_ns": interval_ns, "load": section["load"],
+            "arrival": section["arrival"], "receiver": receiver}
+
+
+def _incast_flows(rng: np.random.Generator, hosts: int, seg: Mapping[str, Any], start_ns: int,
+                  end_ns: int) -> pd.DataFrame:
+    """The incast bursts of one resolved section (:func:`_incast_segment`) in [start_ns, end_ns)."""
+    periodic = seg["arrival"] == "periodic"
+    return arrivals.incast(rng, hosts, seg["degree"], seg["size_bytes"], start_ns, end_ns,
+                           period_ns=seg["interval_ns"] if periodic else None,
+                           mean_interval_ns=None if periodic else seg["interval_ns"], receiver=seg["receiver"])
+
+
 def _positive_ns(field: str, value: Any) -> int:
     ns = parse_time_ns(value, field)
     if ns <= 0:
@@ -237,9 +307,16 @@ def generate_trace(
         size: Flow size of the ``fixed`` workload (refused with another workload: unused).
         cdf_file: CDF file of the ``custom`` workload (HPCC ``size cdf_percent`` or
             TrafficGenerator ``size cdf_fraction`` lines; refused with another workload: unused).
-        phases: Background load changes, e.g. ``[{"at": "100ms", "load": 0.7}]``: from ``at``
-            (relative to ``start``, increasing, inside the window) the background runs at that
-            load, in [0, 1) (0 = an idle phase). ``load`` applies before the first phase.
+        phases: Traffic phases, e.g. ``[{"at": "100ms", "load": 0.7}]``: from ``at`` (relative
+            to ``start``, increasing, inside the window) the traffic changes as the phase says;
+            what it leaves out carries over from the previous phase. ``load``: the background's
+            load, in [0, 1) (0 = an idle phase); ``workload``: the background's flow sizes, a
+            built-in name; ``incast``: incast fields (degree, size, interval or load, arrival,
+            receiver) merged over the previous phase's (``{"degree": 0}``: no incast in the
+            phase; an incast may start in a phase). The top-level arguments apply before the
+            first phase. Each phase's background and incast draw from their own random streams;
+            a trace without incast phases draws its incast exactly as without phases.
+            ``params["phases"]`` records each phase's ``at_ns`` and its resolved changes.
         incast: ``{"degree": N, "size": "64KB", "interval": "1ms" | "load": 0.02, "arrival":
             "poisson" | "periodic", "receiver": None, "at": "0ns"}``: bursts of N distinct
             senders each sending ``size`` to one receiver (never a sender): every ``interval``
@@ -299,46 +376,63 @@ def generate_trace(
         load_f = _load("trace.load", load)
         size_b = parse_bytes(size, "workload.size") if size is not None else None
         dist = get_distribution(workload, cdf_file=cdf_file, size_bytes=size_b)
-    elif phases:
-        raise ConfigError("trace.phases", "load phases need a background workload (workload is 'none')")
 
-    # background load phases: [start, at_1) at `load`, [at_1, at_2) at phase 1's load, ...
-    bounds, loads = [start_ns], [load_f] if background else []
+    # traffic phases: [start, at_1) as configured, [at_1, at_2) with phase 1's changes, ...
+    bounds, loads, dists = [start_ns], [load_f] if background else [], [dist]
+    phase_params: list[dict[str, Any]] = []
+    phase_incasts: list[Mapping[str, Any] | None] = []
     for i, ph in enumerate(phases or []):
-        if not isinstance(ph, Mapping) or set(ph) != {"at", "load"}:
-            raise ConfigError(f"trace.phases[{i}]", f"expected {{at: <time>, load: <0..1>}}, got {ph!r}")
+        if not isinstance(ph, Mapping) or "at" not in ph or not set(ph) <= set(PHASE_KEYS):
+            raise ConfigError(f"trace.phases[{i}]", f"expected {{at: <time>, and any of load: <0..1>, workload: "
+                                                    f"<name>, incast: <incast fields>}}, got {ph!r}")
         at = start_ns + parse_time_ns(ph["at"], f"trace.phases[{i}].at")
         if not bounds[-1] < at < end_ns:
             raise ConfigError(f"trace.phases[{i}].at", f"got {ph['at']!r}: phase starts must increase and lie "
                                                        f"inside the window (0, {duration_ns} ns)")
         bounds.append(at)
-        loads.append(_load(f"trace.phases[{i}].load", ph["load"], allow_zero=True))
+        entry: dict[str, Any] = {"at_ns": int(at - start_ns)}
+        for key in ("load", "workload"):
+            if key in ph and not background:
+                raise ConfigError(f"trace.phases[{i}].{key}", f"got {ph[key]!r}, but background phases need a "
+                                                              f"background workload (workload is 'none')")
+        if background:
+            loads.append(_load(f"trace.phases[{i}].load", ph["load"], allow_zero=True) if "load" in ph
+                         else loads[-1])
+            entry["load"] = loads[-1]
+            dists.append(_phase_distribution(i, ph["workload"]) if "workload" in ph else dists[-1])
+            if "workload" in ph:
+                entry["workload"] = dists[-1].name
+        phase_incasts.append(ph.get("incast"))
+        phase_params.append(entry)
     bounds.append(end_ns)
 
     inc, degree = _pattern("incast", incast, hosts_n - 1)
     if degree:
-        inc_size = parse_bytes(inc["size"], "trace.incast.size")
-        if inc_size <= 0:
-            raise ConfigError("trace.incast.size", f"must be > 0, got {inc['size']!r}")
-        if inc["arrival"] not in ("poisson", "periodic"):
-            raise ConfigError("trace.incast.arrival", f"got {inc['arrival']!r}, allowed: 'poisson', 'periodic'")
-        if inc["load"] is not None and inc["interval"] is not None:
-            raise ConfigError("trace.incast.load", "give incast.interval or incast.load, not both")
-        if inc["load"] is not None:
-            inc_load = _load("trace.incast.load", inc["load"])
-            exact_ns = degree * inc_size * 8e9 / (inc_load * hosts_n * rate)
-            if not 1 <= exact_ns <= MAX_TIME_NS:  # (below 1 ns it was clamped to 1: another load than asked)
-                raise ConfigError("trace.incast.load", f"got {inc['load']!r}, which implies {exact_ns:.3g} ns between "
-                                  f"bursts (degree x size x 8 / (load x hosts x link rate) = {degree} x {inc_size} B "
-                                  f"x 8 / ({inc_load:g} x {hosts_n} x {rate:g} bit/s)); allowed range is [1, 2^62] "
-                                  f"ns, as incast.interval's")
-            interval_ns = round(exact_ns)
-        else:
-            interval = inc["interval"] if inc["interval"] is not None else _DEFAULT_INCAST_INTERVAL
-            interval_ns = _positive_ns("trace.incast.interval", interval)
-        inc_receiver = None if inc["receiver"] is None else check_whole("trace.incast.receiver", inc["receiver"],
-                                                                   0, hosts_n - 1)
+        inc_segment = _incast_segment("trace.incast", inc, degree, hosts_n, rate)
         inc_at = start_ns + parse_time_ns(inc["at"], "trace.incast.at")
+    # incast phases: each phase's incast fields merge over the previous phase's (degree 0: none then)
+    incast_phased = any(p is not None for p in phase_incasts)
+    segments: list[tuple[int, int, dict[str, Any] | None]] = []
+    if incast_phased:
+        section = dict(inc)
+        current = inc_segment if degree else None
+        seg_start = start_ns + (parse_time_ns(inc["at"], "trace.incast.at") if degree else 0)
+        for i, (given, a, b) in enumerate(zip([None, *phase_incasts], bounds[:-1], bounds[1:], strict=True)):
+            if given is not None:
+                field = f"trace.phases[{i - 1}].incast"
+                given = _section_keys("incast", given, field)
+                if "at" in given:
+                    raise ConfigError(f"{field}.at", "a phase's incast starts at the phase's start (phases[].at)")
+                if given.get("load") is not None:
+                    section["interval"] = None
+                if given.get("interval") is not None:
+                    section["load"] = None
+                section.update({k: v for k, v in given.items() if v is not None})
+                deg = check_whole(f"{field}.degree", section["degree"], 0, hosts_n - 1)
+                current = _incast_segment(field, section, deg, hosts_n, rate) if deg else None
+                phase_params[i - 1]["incast"] = None if current is None else {
+                    k: current[k] for k in ("degree", "size_bytes", "interval_ns", "load", "arrival", "receiver")}
+            segments.append((max(a, seg_start), b, current))
     perm, perm_size = _pattern("permutation", permutation)
     a2a, a2a_size = _pattern("all_to_all", all_to_all)
     ll, n_long = _pattern("long_lived", long_lived)  # (its bound depends on the receiver: checked below)
@@ -354,17 +448,22 @@ def generate_trace(
     counts: dict[str, float] = {}
     fields: dict[str, tuple[str, str]] = {}
     if dist is not None:
-        counts["background"] = sum(ld * hosts_n * rate / (8 * dist.mean_bytes) * (b - a) / 1e9
-                                   for ld, a, b in zip(loads, bounds[:-1], bounds[1:], strict=True))
+        counts["background"] = sum(ld * hosts_n * rate / (8 * d.mean_bytes) * (b - a) / 1e9
+                                   for ld, d, a, b in zip(loads, dists, bounds[:-1], bounds[1:], strict=True))
         fields["background"] = ("trace.duration", f"load x hosts x link rate x duration / (8 x mean flow size) = "
                                                   f"{load_f:g}{' (and phases)' if len(loads) > 1 else ''} x "
                                                   f"{hosts_n} x {rate:g} bit/s x {duration_ns} ns / (8 x "
                                                   f"{dist.mean_bytes:.6g} B)")
-    if degree:
-        counts["incast"] = degree * max(0, end_ns - inc_at) / interval_ns
+    if incast_phased:
+        counts["incast"] = sum(g["degree"] * max(0, b - a) / g["interval_ns"] for a, b, g in segments if g)
+        fields["incast"] = ("trace.phases", "the sum over phases of degree x phase length / interval")
+        if not counts["incast"]:
+            del counts["incast"]
+    elif degree:
+        counts["incast"] = degree * max(0, end_ns - inc_at) / inc_segment["interval_ns"]
         fields["incast"] = ("trace.incast.load" if inc["load"] is not None else "trace.incast.interval",
                             f"degree x duration / interval = {degree} x {max(0, end_ns - inc_at)} ns / "
-                            f"{interval_ns} ns")
+                            f"{inc_segment['interval_ns']} ns")
     if perm_size:
         counts["permutation"] = hosts_n
         fields["permutation"] = ("trace.hosts", f"one flow per host = {hosts_n}")
@@ -391,27 +490,28 @@ def generate_trace(
         "load": load_f if background else None,
         "hosts": hosts_n, "link_rate_bps": rate, "duration_ns": duration_ns, "start_ns": start_ns,
         "mean_flow_bytes": dist.mean_bytes if dist is not None else None,
-        "phases": [{"at_ns": int(b - start_ns), "load": ld} for b, ld in zip(bounds[1:-1], loads[1:], strict=True)],
+        "phases": phase_params,
         "incast": None, "permutation": None, "all_to_all": None, "long_lived": None, "priority": prio,
         "rng": f"numpy {np.__version__} PCG64, SeedSequence({seed_i}).spawn({len(_STREAMS)})",
     }
     with _Progress(show, len(loads) + 5) as bar:
         if dist is not None:
             phase_rngs = [np.random.default_rng(s) for s in children[_STREAMS["background"]].spawn(len(loads))]
-            for i, (ld, a, b, prng) in enumerate(zip(loads, bounds[:-1], bounds[1:], phase_rngs, strict=True)):
+            for i, (ld, d, a, b, prng) in enumerate(zip(loads, dists, bounds[:-1], bounds[1:], phase_rngs,
+                                                        strict=True)):
                 bar.start(f"background (phase {i + 1}/{len(loads)}, ~{expected:,.0f} flows in all)")
-                parts.append(arrivals.poisson_background(prng, dist, hosts_n, rate, ld, a, b))
+                parts.append(arrivals.poisson_background(prng, d, hosts_n, rate, ld, a, b))
         bar.start("incast")
+        if incast_phased:  # one stream per phase (a trace without incast phases keeps its single stream)
+            seg_rngs = [np.random.default_rng(s) for s in children[_STREAMS["incast"]].spawn(len(segments))]
+            for (a, b, g), srng in zip(segments, seg_rngs, strict=True):
+                if g is not None and a < b:
+                    parts.append(_incast_flows(srng, hosts_n, g, a, b))
+        elif degree:
+            parts.append(_incast_flows(rngs["incast"], hosts_n, inc_segment, inc_at, end_ns))
         if degree:
-            arrival = inc["arrival"]
-            parts.append(arrivals.incast(
-                rngs["incast"], hosts_n, degree, inc_size, inc_at, end_ns,
-                period_ns=interval_ns if arrival == "periodic" else None,
-                mean_interval_ns=interval_ns if arrival == "poisson" else None,
-                receiver=inc_receiver))
-            params["incast"] = {"degree": degree, "size_bytes": inc_size, "interval_ns": interval_ns,
-                                "load": inc["load"], "arrival": arrival, "receiver": inc_receiver,
-                                "at_ns": inc_at - start_ns}
+            params["incast"] = {**{k: inc_segment[k] for k in ("degree", "size_bytes", "interval_ns", "load",
+                                                               "arrival", "receiver")}, "at_ns": inc_at - start_ns}
         bar.start("permutation")
         if perm_size:
             at = parse_time_ns(perm["at"], "trace.permutation.at")

@@ -1,0 +1,167 @@
+"""The adaptivity headroom of each scenario: how much following the traffic phases can gain over one tuned setting.
+
+Per scenario, from its references file (:mod:`ecngym.benchmark.references`), on its test seeds:
+``S_default`` (the preset), ``S_tuned`` (the best static setting on the train seeds) and
+``S_oracle`` (the best setting per phase in hindsight, switched at the boundaries, a real run).
+The **headroom** per test seed is ``S_tuned - S_oracle`` for a lower-is-better score (the other
+way round otherwise), in the score's units; its mean has a paired 95% Student-t interval over the
+test seeds; normalized, it is divided by the mean ``S_default - S_tuned`` (the normalized score's
+unit: the oracle's normalized score minus 1).
+
+The oracle chooses per phase *on the test trace itself*, so part of its margin is hindsight, not
+adaptivity: on a trace without phases, picking the best of the grid per trace would still beat a
+setting chosen on other seeds. The table therefore also gives the **hindsight control**,
+``S_hindsight`` = the best single grid setting per test trace, and the **adaptivity** part
+``S_hindsight - S_oracle`` (with its CI): what switching between phases gains beyond choosing one
+setting with the same hindsight.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ecngym.benchmark.references import (
+    machine_stamp,
+    parse_args,
+    read_references,
+    suite_scenarios,
+)
+from ecngym.error import ConfigError
+
+#: Confidence level of the intervals.
+CONFIDENCE = 0.95
+
+
+def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval of ``values`` (paired differences over seeds).
+
+    Returns:
+        (mean, low, high); low = high = mean for a single value.
+    """
+    from scipy import stats
+
+    x = np.asarray(values, dtype=np.float64)
+    m = float(x.mean())
+    if len(x) < 2:
+        return m, m, m
+    half = float(stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+    return m, m - half, m + half
+
+
+def scenario_headroom(name: str, reference_dir: Path | str | None = None) -> dict[str, Any]:
+    """The headroom row of one scenario, from its references file.
+
+    Raises:
+        ConfigError: Naming ``references.<name>`` if its file is missing.
+    """
+    doc = read_references(name, reference_dir)
+    lower = bool(doc.get("lower_is_better", True))
+    sign = 1.0 if lower else -1.0
+    seeds = list(doc["static_tuned"]["test"]["score"])
+    d = np.array([doc["static_default"]["test"]["score"][s] for s in seeds])
+    t = np.array([doc["static_tuned"]["test"]["score"][s] for s in seeds])
+    o = np.array([doc["oracle_phase"]["test"]["score"][s] for s in seeds])
+    grid = doc["search"]["test_scores"]
+    per_seed_grid = np.array([[grid[k][s] for k in grid] for s in seeds])
+    h = per_seed_grid.min(axis=1) if lower else per_seed_grid.max(axis=1)
+    headroom = mean_ci(sign * (t - o))
+    adaptivity = mean_ci(sign * (h - o))
+    gap = mean_ci(sign * (d - t))
+    unit = gap[0]
+    norm = tuple(x / unit for x in headroom) if abs(unit) > 0 else (float("nan"),) * 3
+    return {
+        "scenario": name, "score": doc["score"], "lower_is_better": lower, "test_seeds": len(seeds),
+        "S_default": float(d.mean()), "S_tuned": float(t.mean()), "tuned_setting": doc["static_tuned"]["setting"],
+        "S_oracle_phase": float(o.mean()), "S_hindsight_static": float(h.mean()),
+        "headroom": headroom[0], "headroom_ci": [headroom[1], headroom[2]],
+        "headroom_normalized": norm[0], "headroom_normalized_ci": [norm[1], norm[2]],
+        "headroom_relative": headroom[0] / float(t.mean()) if t.mean() else float("nan"),
+        "adaptivity": adaptivity[0], "adaptivity_ci": [adaptivity[1], adaptivity[2]],
+        "default_minus_tuned": gap[0], "default_minus_tuned_ci": [gap[1], gap[2]],
+        "has_headroom": bool(headroom[1] > 0), "has_adaptivity": bool(adaptivity[1] > 0),
+        "tuned_within_noise_of_default": bool(gap[1] <= 0 <= gap[2]),
+        "oracle_settings": doc["oracle_phase"]["per_test_seed"],
+        "references_created": doc.get("created", ""),
+    }
+
+
+def headroom_table(names: Sequence[str], reference_dir: Path | str | None = None) -> list[dict[str, Any]]:
+    """:func:`scenario_headroom` of every scenario in ``names``."""
+    return [scenario_headroom(n, reference_dir) for n in names]
+
+
+def _fmt_setting(s: Sequence[Any]) -> str:
+    return f"{int(s[0]) / 1e3:g}/{int(s[1]) / 1e3:g} KB, {float(s[2]):g}"
+
+
+def _ci(c: Sequence[float]) -> str:
+    return f"[{c[0]:+.3f}, {c[1]:+.3f}]"
+
+
+def markdown(rows: list[dict[str, Any]], command: str) -> str:
+    """The headroom table as a Markdown page (date, version and machine stamp included)."""
+    from ecngym import __version__
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Adaptivity headroom per scenario",
+        "",
+        f"Generated by `{command}` on {now}, ecngym {__version__}, {machine_stamp()}. Every figure comes from the "
+        "scenarios' references files (`configs/suite/references/<name>.yaml`, written by `ecngym benchmark "
+        "references`): all the test seeds each file holds, the grid's runs and the phase oracle's real runs.",
+        "",
+        "Scores are the scenario's score metric (lower is better). **Headroom** = S_tuned - S_oracle_phase per test "
+        "seed (paired), mean and 95% Student-t CI; normalized = divided by the mean S_default - S_tuned (the unit "
+        "of the suite's normalized score). **Hindsight control**: S_hindsight = the best single grid setting per "
+        "test trace (the same hindsight as the oracle, without switching); **adaptivity** = S_hindsight - S_oracle "
+        "per seed: what switching at the phase boundaries gains beyond hindsight alone.",
+        "",
+        "| scenario | score | S_default | S_tuned (setting) | S_oracle_phase | headroom [95% CI] | normalized "
+        "[95% CI] | S_hindsight | adaptivity [95% CI] | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        verdict = ("headroom" if r["has_headroom"] else "no headroom (CI includes 0)")
+        if r["has_headroom"] and not r["has_adaptivity"]:
+            verdict += "; not beyond hindsight"
+        if r["tuned_within_noise_of_default"]:
+            verdict += "; tuned within noise of default"
+        lines.append(
+            f"| {r['scenario']} | {r['score']} | {r['S_default']:.3f} | {r['S_tuned']:.3f} "
+            f"({_fmt_setting(r['tuned_setting'])}) | {r['S_oracle_phase']:.3f} | {r['headroom']:+.3f} "
+            f"{_ci(r['headroom_ci'])} | {r['headroom_normalized']:+.2f} [{r['headroom_normalized_ci'][0]:+.2f}, "
+            f"{r['headroom_normalized_ci'][1]:+.2f}] | {r['S_hindsight_static']:.3f} | {r['adaptivity']:+.3f} "
+            f"{_ci(r['adaptivity_ci'])} | {verdict} |")
+    n = sum(r["has_headroom"] for r in rows)
+    lines += ["", f"{n} of {len(rows)} scenarios have a headroom whose 95% CI excludes 0 "
+                  f"({sum(r['has_adaptivity'] for r in rows)} beyond the hindsight control).", ""]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``ecngym benchmark headroom suite=<core|full> | scenario=<name> [markdown=<path>] [reference_dir=<dir>]``.
+
+    Prints the table and, as its last line, the rows as JSON.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv, {"suite": "", "scenario": "", "markdown": "", "reference_dir": ""})
+    if bool(args["suite"]) == bool(args["scenario"]):
+        raise ConfigError("suite", "give suite=<core|full> or scenario=<name> (one of them)")
+    names = [args["scenario"]] if args["scenario"] else suite_scenarios(args["suite"])
+    rows = headroom_table(names, args["reference_dir"] or None)
+    command = "ecngym benchmark headroom " + " ".join(a for a in argv if not a.startswith("reference_dir="))
+    page = markdown(rows, command.strip())
+    print(page)
+    if args["markdown"]:
+        path = Path(args["markdown"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page)
+    print(json.dumps([{k: v for k, v in r.items() if k != "oracle_settings"} for r in rows]))
+    return 0
