@@ -1,0 +1,1 @@
+"""The benchmark: versioned suites of scenarios, their references, scoring, statistics and the suite runner."""
