@@ -57,8 +57,8 @@ def episode_metric_names() -> list[str]:
     episode's metrics so the list cannot drift from a row's. A controller may add counts of its
     own (``InferenceCounter.extra``; its class lists them in ``extra_metrics``).
     """
-    from ecngym.envs.rollout import accounting_metric_names
     from ecngym.envs.reward import return_metric_names
+    from ecngym.envs.rollout import accounting_metric_names
     from ecngym.envs.summary import summary_metric_names
 
     summary = dict.fromkeys([*summary_metric_names(), *accounting_metric_names()], 0.0)
