@@ -30,7 +30,7 @@ class BoardArgs(ConfigModel):
     store: Text = "outputs/results"
     html: Text = "outputs/leaderboard.html"
     scenario_dir: Text | None = None
-    reps: Whole(100, 1_000_000) = 1000
+    reps: Whole(100, 1_000_000) = 500
     seed: Whole(0, 2**32 - 1) = 0
 
 

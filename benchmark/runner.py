@@ -53,7 +53,7 @@ class BenchmarkOptions(ConfigModel):
     jobs: Whole(1, 1024) | None = None
     scenario: Text | None = None
     controller: Text | None = None
-    bootstrap_reps: Whole(100, 1_000_000) = 1000
+    bootstrap_reps: Whole(100, 1_000_000) = 500
     bootstrap_seed: Whole(0, 2**32 - 1) = 0
     scenario_dir: Text | None = None
 

@@ -30,7 +30,7 @@ import pandas as pd
 
 #: Bootstrap replications (rliable's default is 50,000; fewer keep the board quick: each replication of
 #: the probability of improvement is a Mann-Whitney test, ~1 ms).
-DEFAULT_REPS = 1000
+DEFAULT_REPS = 500
 #: The thresholds τ of the performance profile (normalized score).
 PROFILE_TAUS = np.linspace(-1.0, 2.0, 31)
 
