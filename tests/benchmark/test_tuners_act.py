@@ -10,9 +10,10 @@ through the action).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
-from benchmark_fixtures import SCENARIO_DIR
 from omegaconf import OmegaConf
 
 from ecngym.benchmark.runner import BenchmarkOptions, job_config, plan_jobs
@@ -20,6 +21,7 @@ from ecngym.benchmark.suite import Suite, SuiteSpec, load_scenario, load_suite
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
 
+SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 TUNERS = ("pred", "bytetuning", "dctcp_demt_dynamic")
 #: Tuners that apply to DCTCP fabrics only (DCTCP-DEMT's K(N) is a DCTCP marking rule).
 DCTCP_ONLY = ("dctcp_demt_dynamic",)

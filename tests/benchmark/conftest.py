@@ -1,10 +1,11 @@
-"""The test fixture's suite, scenario folder and references (independent of the v1 scenarios' files)."""
+"""The benchmark tests' fixture suite, scenario folder and references (independent of the v1 scenarios' files)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 HERE = Path(__file__).resolve().parent
@@ -22,3 +23,12 @@ def fixture_references(scenario: str) -> dict[str, dict[str, Any]]:
         out[name] = {"_target_": "ecngym.baselines.StaticEcnController", "setting": refs[name]["setting"],
                      "name": name}
     return out
+
+
+@pytest.fixture
+def references_from_fixture(monkeypatch):
+    """Make the suite runner take its references from the fixture's files (:func:`fixture_references`)."""
+    import ecngym.benchmark.runner as runner
+
+    monkeypatch.setattr(runner, "reference_controllers", fixture_references)
+    return fixture_references
