@@ -230,6 +230,30 @@ def run_jobs(jobs: list[Job], pool: concurrent.futures.Executor | None, console:
     return results
 
 
+#: ``ecngym run`` keys that only the single-scenario mode (``suite=null``) reads.
+SINGLE_SCENARIO_KEYS = ("env", "fabric", "topology", "workload", "seeds", "leaderboard.score")
+
+
+def check_suite_overrides() -> None:
+    """Refuse a command-line key a suite run would ignore (a scenario's env is its suite file's).
+
+    Raises:
+        ConfigError: Naming the key and the mode that reads it.
+    """
+    from hydra.core.hydra_config import HydraConfig
+
+    from ecngym.cli import key_of_override
+
+    if not HydraConfig.initialized():
+        return
+    for override in HydraConfig.get().overrides.task:
+        key = key_of_override(override)
+        if any(key == k or key.startswith(k + ".") for k in SINGLE_SCENARIO_KEYS):
+            raise ConfigError(key, f"got {override!r}, but a suite run ignores it: each scenario's env, seeds and "
+                                   "score are its file's (configs/suite/scenarios/); for one scenario of your own "
+                                   "add suite=null")
+
+
 def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
     """``ecngym run suite=...``: run the suite's jobs, then print the board and write the page.
 
@@ -241,6 +265,7 @@ def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
     from ecngym.files import check_output_path
     from ecngym.results.config import parse_results
 
+    check_suite_overrides()
     options = BenchmarkOptions.parse(cfg.get("benchmark"), "benchmark")
     suite = load_suite(cfg.suite, options.scenario_dir)
     html = check_output_path("leaderboard.html", cfg.leaderboard.html)

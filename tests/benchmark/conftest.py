@@ -25,10 +25,7 @@ def fixture_references(scenario: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-@pytest.fixture
-def references_from_fixture(monkeypatch):
-    """Make the suite runner take its references from the fixture's files (:func:`fixture_references`)."""
-    import ecngym.benchmark.runner as runner
-
-    monkeypatch.setattr(runner, "reference_controllers", fixture_references)
+@pytest.fixture(scope="session")
+def reference_reader():
+    """:func:`fixture_references` (test modules cannot import this conftest under importlib mode)."""
     return fixture_references
