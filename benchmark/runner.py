@@ -159,7 +159,8 @@ def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: P
     for name, scenario in suite.scenarios.items():
         if options.scenario is not None and name != options.scenario:
             continue
-        configs = {ref: (dict(cfg), True) for ref, cfg in references(name).items()}
+        wants_references = options.controller is None or options.controller in REFERENCES
+        configs = {ref: (dict(cfg), True) for ref, cfg in (references(name) if wants_references else {}).items()}
         for cname, ccfg in controllers.items():
             if cname not in configs:
                 plain = config_values(ccfg, "controller") if OmegaConf.is_config(ccfg) else dict(ccfg)

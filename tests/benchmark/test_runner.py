@@ -142,3 +142,14 @@ def test_page_renders_in_headless_chromium(suite_run, tmp_path):
                    capture_output=True, timeout=120)
     pixels = np.asarray(Image.open(shot).convert("RGB"), dtype=np.int16)
     assert (pixels < 240).any(axis=2).mean() > 0.05 and len(np.unique(pixels.reshape(-1, 3), axis=0)) > 200
+
+
+def test_a_joblib_sweep_runs_one_job_per_scenario_and_controller_into_one_store(tmp_path):
+    # competitors only: the sweep's jobs run in worker processes, which read the package's references
+    assert cli.main(["run", "-m", "sweep=joblib", "suite.scenarios=[tiny_incast]", "suite.test_seeds=2",
+                     "benchmark.jobs=1", f"benchmark.scenario_dir={HERE / 'scenarios'}",
+                     "benchmark.scenario=tiny_incast", "benchmark.controller=static_dcqcn,static_vendor",
+                     f"results.dir={tmp_path / 'store'}", f"hydra.sweep.dir={tmp_path / 'sweep'}"]) == 0
+    rows = ResultStore(tmp_path / "store").episodes()
+    assert sorted(rows["controller"]) == ["static_dcqcn"] * 2 + ["static_vendor"] * 2
+    assert sorted((tmp_path / "sweep").glob("*/.hydra")) and len(list((tmp_path / "sweep").glob("*/.hydra"))) == 2
