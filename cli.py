@@ -9,7 +9,7 @@ prints the traceback.
 
 Commands
 --------
-run             the benchmark: every untrained controller x 3 seeds, then the leaderboard (Hydra)
+run             the benchmark: suite core (suite=full, suite=null env=...), then the board (Hydra)
 compare         one trace under several static ECN settings on the bare fabric (Hydra)
 leaderboard     rank controllers per scenario from the results store; terminal table + HTML page
 trace generate  generate a hashed traffic trace from Hydra overrides
@@ -24,6 +24,8 @@ bench tcp       our DCTCP hosts vs ns-3's own TcpDctcp: incast N = 2..128, two b
 benchmark references  a scenario's static_tuned / oracle_phase references (grid search; writes configs/suite/references)
 benchmark scenarios   the suite's scenario table from the scenario files (markdown=docs/benchmarks/scenarios.md)
 benchmark headroom    per scenario: S_default, S_tuned, S_oracle_phase, the adaptivity headroom with its 95% CI
+benchmark board    a suite's board and page from the results store
+benchmark rewards  Spearman correlation of each RL reward (acc, pred, fct) with a suite's score
 reproduce       a paper's claims beside our measurements (--list names the papers)
 serve-ns3gym    serve an env to an ns3-gym (OpenGym) agent over ZMQ (Hydra)
 """
@@ -42,7 +44,7 @@ from ecngym.error import ConfigError, EcnGymError
 
 # command words -> ("module:function", one-line description); imported lazily: `ecngym --help` stays instant
 _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
-    ("run",): ("ecngym.experiment:run_main", "the benchmark: every untrained controller x seeds, then the leaderboard"),
+    ("run",): ("ecngym.experiment:run_main", "the benchmark: suite core (suite=...) x every untrained controller"),
     ("compare",): ("ecngym.experiment:compare_main", "one trace under several static ECN settings (bare fabric)"),
     ("leaderboard",): ("ecngym.results.leaderboard:main", "rank controllers from the results store, write the page"),
     ("eval",): ("ecngym.experiment:eval_main", "run one controller on one scenario, print the summary"),
@@ -61,6 +63,9 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
                                  "the suite's scenario table (docs/benchmarks/scenarios.md) from the YAML"),
     ("benchmark", "headroom"): ("ecngym.benchmark.headroom:main",
                                 "per scenario: default, tuned, phase oracle and the adaptivity headroom with CIs"),
+    ("benchmark", "board"): ("ecngym.benchmark.cli:board_main", "a suite's board and page from the results store"),
+    ("benchmark", "rewards"): ("ecngym.benchmark.cli:rewards_main",
+                               "rank correlation of each RL reward with a suite's score, per scenario"),
     ("reproduce",): ("ecngym.reproduce.cli:main", "a paper's claims beside our numbers (--list names them)"),
     ("serve-ns3gym",): ("ecngym.opengym.server:serve_ns3gym_main",
                         "serve an env to an ns3-gym (OpenGym) agent: the simulation side of its protocol"),
@@ -71,6 +76,10 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
 _HYDRA_CONFIGS: dict[tuple[str, ...], str] = {("run",): "run", ("compare",): "compare", ("eval",): "eval",
                                               ("train",): "train", ("trace", "generate"): "trace",
                                               ("serve-ns3gym",): "serve_ns3gym"}
+
+
+# Config groups a command may switch off with ``<group>=null`` (``ecngym run suite=null``: one scenario).
+_OPTIONAL_GROUPS = frozenset({"suite"})
 
 
 # Hydra config -> the nodes whose every key ecngym validates (each node's own model refuses a key
@@ -182,6 +191,8 @@ def _check_group_choices(overrides: list[str]) -> None:
         if isinstance(value, list):
             raise ConfigError(group, f"got the list {value}: one option per run (several: -m {group}="
                                      f"{','.join(map(str, value))}, a sweep); options: {', '.join(options)}")
+        if value is None and group in _OPTIONAL_GROUPS:
+            continue
         if not isinstance(value, str):
             given = "null" if value is None else repr(value)
             raise ConfigError(group, f"got {given}, expected the name of an option of the group (leave it out "

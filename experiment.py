@@ -800,12 +800,16 @@ def check_metric_name(field: str, score: Any, controllers: dict[str, DictConfig]
 @hydra.main(version_base="1.3", config_path="configs", config_name="run")
 @_user_errors
 def run_main(cfg: DictConfig) -> None:
-    """``ecngym run``: the benchmark (every untrained controller x seeds, then the leaderboard)."""
+    """``ecngym run``: the benchmark: a suite (:mod:`ecngym.benchmark.runner`), or with ``suite=null`` one scenario."""
     from ecngym.results.leaderboard import leaderboard_from_store
 
-    console = Console(width=max(Console().width, 130))  # the leaderboard needs ~130 columns
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if cfg.get("suite") is not None:
+        from ecngym.benchmark.runner import suite_main
+
+        return suite_main(cfg, out, Console())
+    console = Console(width=max(Console().width, 130))  # the leaderboard needs ~130 columns
     seeds = [check_whole(f"seeds[{i}]", s, 0, MAX_SEED)
              for i, s in enumerate(_distinct_items("seeds", cfg.seeds, "[1,2,3]"))]
     controllers = benchmark_controllers(cfg)

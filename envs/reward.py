@@ -143,3 +143,57 @@ def slowdown_so_far(records: pd.DataFrame, end_ns: int) -> np.ndarray:
     elapsed = end_ns - started["start_ns"].to_numpy(np.float64)
     running = np.maximum(1.0, elapsed / started["ideal_fct_ns"].to_numpy(np.float64))
     return np.where(finished, started["slowdown"].to_numpy(np.float64), running)
+
+
+#: The episode metric holding the return under reward ``name``.
+RETURN_METRIC = "return_{}"
+
+
+def return_metric_names() -> list[str]:
+    """The metrics :class:`RewardReturns` adds to an episode row (one per reward)."""
+    return [RETURN_METRIC.format(name) for name in REWARDS]
+
+
+class RewardReturns:
+    """The episode return under every reward of :data:`REWARDS`, accumulated while an episode is played.
+
+    An episode runs under one reward, but which reward agrees with a benchmark score is a question
+    about all of them: this computes each from the same telemetry with the env's own
+    :class:`RewardFunction` (the env's parameters, only the name changed), averaged over the
+    controlled ports as the env averages them.
+
+    Args:
+        env: The env the episode runs on (its scenario's reward config, queue mapping and goodput
+            scale are used).
+    """
+
+    #: What each reward reads of the telemetry (``pred`` adds ``tx_data_bytes``).
+    KEYS = ("utilization", "mean_queue_bytes", "tx_data_bytes")
+
+    def __init__(self, env: Any) -> None:
+        sc = env.unwrapped.scenario
+        self._interval_ns = float(sc.interval_ns)
+        self._functions = {name: RewardFunction(sc.reward.cfg.model_copy(update={"name": name}),
+                                                sc.reward.step_queue_map, sc.reward.goodput_per_byte)
+                           for name in REWARDS}
+        self.totals = dict.fromkeys(REWARDS, 0.0)
+
+    def step(self, info: dict[str, Any]) -> None:
+        """Add one step's reward under every reward (``info``: the env step's)."""
+        ports = np.asarray(info["ports"])
+        tel = info["telemetry"]
+        pt = {k: np.asarray(tel[k], dtype=np.float64)[ports] for k in self.KEYS if k in tel}
+        fraction = info["interval_ns"] / self._interval_ns
+        for name, fn in self._functions.items():
+            per_port = fn.per_port(pt, fraction)
+            self.totals[name] += float(per_port.sum()) / len(per_port)
+
+    def finish(self, records: pd.DataFrame, end_ns: int) -> dict[str, float]:
+        """The returns (``return_<reward>``), with each reward's episode-level term added.
+
+        Args:
+            records: The episode's flow records.
+            end_ns: Simulated time at the end of the episode.
+        """
+        return {RETURN_METRIC.format(name): self.totals[name] + fn.episode_end(records, end_ns)
+                for name, fn in self._functions.items()}

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.files import write_atomically
-from ecngym.results.leaderboard import CONTEXT_METRICS, HIGHER_IS_BETTER, Ranking, paired_text
+from ecngym.results.ranking import CONTEXT_METRICS, HIGHER_IS_BETTER, Ranking, paired_text
 from ecngym.results.store import ResultStore
 from ecngym.sim_backend.metrics import SIZE_BUCKETS
 
@@ -26,7 +26,13 @@ CDF_POINTS = 400
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
-table.ranking { border-collapse: collapse; margin: 1em 0; }
+.table-wrap { max-width: 100%; overflow-x: auto; margin: 1em 0; }
+table.ranking, table.suite { border-collapse: collapse; }
+table.suite th, table.suite td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; white-space: nowrap; }
+table.suite td.name { text-align: left; font-weight: 600; }
+tr.reference td { color: #666; font-style: italic; }
+.verdict { font-weight: 600; }
+.flag { color: #a15c00; }
 table.ranking th, table.ranking td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
 table.ranking td.name { text-align: left; font-weight: 600; }
 .refused { color: #a15c00; }
@@ -59,8 +65,8 @@ def _table_html(ranking: Ranking, index: int) -> str:
                  f"<td>{r.seeds}</td>", f"<td>{html.escape(paired_text(r))}</td>",
                  *[f"<td>{_fmt(ranking.table.loc[r.Index, m], 3)}</td>" for m in extra]]
         body.append(f'<tr class="lb-row" data-controller="{html.escape(r.controller)}">{"".join(cells)}</tr>')
-    return (f'<table class="ranking" id="ranking-{index}"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>")
+    return (f'<div class="table-wrap"><table class="ranking" id="ranking-{index}"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def _figures(ranking: Ranking, store: ResultStore) -> list:
@@ -167,5 +173,191 @@ def write_page(rankings: list[Ranking], refused: list[str], store: ResultStore, 
             "with a Student-t 95% interval over those paired differences (excluding 0: the two differ).</p>"
             + "".join(sections)
             + (f"<h2>Refused rows</h2><ul>{refusals}</ul>" if refused else "") + "</body></html>")
+    write_atomically(path, lambda tmp: tmp.write_bytes(page.encode()), field)
+    return path.resolve()
+
+
+# ---------------------------------------------------------------------------------------- the suite page
+def _plot(fig: object) -> str:
+    """A figure's ``<div>`` without plotly.js (the suite page embeds it once, in its head)."""
+    return fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
+
+
+def _ci_text(mean: float, ci: tuple[float, float], digits: int = 2) -> str:
+    from ecngym.benchmark.board import fmt_ci
+
+    return html.escape(fmt_ci(mean, ci, digits))
+
+
+def _overview_html(board: object) -> str:
+    from ecngym.benchmark.board import overview_rows
+
+    scenarios = [s.scenario for s in board.scores]
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in
+                   ["controller", *scenarios, "IQM [95% CI]", "optimality gap", "P(> static_tuned)", "scenarios"])
+    body = []
+    for e in overview_rows(board):
+        agg = e["aggregate"]
+        label = e["controller"] + (" (reference)" if e["reference"] else "")
+        cells = [f'<td class="name">{html.escape(label)}</td>',
+                 *[f"<td>{_ci_text(*e['per_scenario'][s])}</td>" for s in scenarios]]
+        if agg is not None:
+            cells += [f'<td class="iqm">{_ci_text(agg.iqm, agg.iqm_ci)}</td>',
+                      f"<td>{_ci_text(agg.optimality_gap, agg.optimality_gap_ci)}</td>",
+                      f"<td>{_ci_text(agg.p_improve, agg.p_improve_ci)}</td>", f"<td>{len(agg.scenarios)}</td>"]
+        else:
+            cells += ['<td class="iqm">—</td>', "<td>—</td>", "<td>—</td>", "<td>0</td>"]
+        kind = "reference" if e["reference"] else "competitor"
+        body.append(f'<tr class="suite-row {kind}" data-controller="{html.escape(e["controller"])}" '
+                    f'data-kind="{kind}">{"".join(cells)}</tr>')
+    return (f'<div class="table-wrap"><table class="suite" id="suite-overview"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _profile_figure(board: object) -> object:
+    import plotly.graph_objects as go
+
+    from ecngym.benchmark.stats import PROFILE_TAUS
+
+    fig = go.Figure()
+    names = sorted(board.aggregates, key=lambda n: (n in ("static_default", "static_tuned", "oracle_phase"), n))
+    for i, name in enumerate(names):
+        agg = board.aggregates[name]
+        color = f"hsl({int(360 * i / max(len(names), 1))}, 65%, 45%)"
+        reference = name in ("static_default", "static_tuned", "oracle_phase")
+        fig.add_trace(go.Scatter(x=PROFILE_TAUS, y=agg.profile, mode="lines",
+                                 name=name + (" (ref)" if reference else ""), legendgroup=name,
+                                 line={"color": color, "dash": "dash" if reference else "solid"}))
+        if agg.profile_ci.shape == (2, len(PROFILE_TAUS)):
+            fig.add_trace(go.Scatter(x=np.concatenate([PROFILE_TAUS, PROFILE_TAUS[::-1]]),
+                                     y=np.concatenate([agg.profile_ci[1], agg.profile_ci[0][::-1]]), fill="toself",
+                                     line={"width": 0}, fillcolor=color, opacity=0.15, legendgroup=name,
+                                     showlegend=False, hoverinfo="skip"))
+    fig.update_layout(title="Performance profile: fraction of (scenario, test seed) normalized scores above τ, "
+                            "95% bootstrap band", xaxis_title="τ (normalized score)", yaxis_title="fraction > τ",
+                      height=420)
+    return fig
+
+
+def _headroom_html(board: object) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in
+                   ["scenario", "score", "S_default", "S_tuned", "S_oracle_phase", "headroom [95% CI]", "flag"])
+    body = []
+    for s in board.scores:
+        def raw(ref: str, s: object = s) -> str:
+            c = s.by_name(ref)
+            return _ci_text(c.raw_mean, c.raw_ci, 3) if c is not None else "—"
+
+        flags = ["no_reference_gap (raw units)"] if s.no_reference_gap else []
+        if all(math.isfinite(x) for x in s.headroom) and not s.headroom[1] > 0:
+            flags.append("no headroom (sanity check)")
+        body.append(f'<tr class="headroom-row" data-scenario="{html.escape(s.scenario)}">'
+                    f'<td class="name">{html.escape(s.scenario)}</td><td>{html.escape(s.score)}</td>'
+                    f"<td>{raw('static_default')}</td><td>{raw('static_tuned')}</td><td>{raw('oracle_phase')}</td>"
+                    f"<td>{_ci_text(s.headroom[0], s.headroom[1:])}</td>"
+                    f'<td class="flag">{html.escape(", ".join(flags))}</td></tr>')
+    return (f'<div class="table-wrap"><table class="suite" id="headroom"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _scores_html(scores: object) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in
+                   ["controller", f"{scores.score} [95% CI]", "normalized [95% CI]", scores.second_axis, "seeds"])
+    body = []
+    for c in scores.controllers:
+        kind = "reference" if c.reference else "competitor"
+        label = c.controller + (" (reference)" if c.reference else "")
+        body.append(f'<tr class="score-row {kind}" data-controller="{html.escape(c.controller)}">'
+                    f'<td class="name">{html.escape(label)}</td><td>{_ci_text(c.raw_mean, c.raw_ci, 3)}</td>'
+                    f"<td>{_ci_text(c.normalized_mean, c.normalized_ci)}</td>"
+                    f"<td>{_fmt(c.second_mean, 3)}</td><td>{c.seeds}</td></tr>")
+    return (f'<div class="table-wrap"><table class="suite scores"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _pareto_figure(scores: object) -> object:
+    import plotly.graph_objects as go
+
+    points = [c for c in scores.controllers if math.isfinite(c.raw_mean) and math.isfinite(c.second_mean)]
+    sign = 1.0 if scores.lower_is_better else -1.0
+    front = [c for c in points if not any(
+        sign * o.raw_mean <= sign * c.raw_mean and o.second_mean <= c.second_mean
+        and (sign * o.raw_mean < sign * c.raw_mean or o.second_mean < c.second_mean) for o in points)]
+    front.sort(key=lambda c: c.second_mean)
+    fig = go.Figure()
+    for reference in (False, True):
+        group = [c for c in points if c.reference == reference]
+        fig.add_trace(go.Scatter(x=[c.second_mean for c in group], y=[c.raw_mean for c in group], mode="markers+text",
+                                 text=[c.controller for c in group], textposition="top center",
+                                 marker={"symbol": "diamond" if reference else "circle", "size": 10},
+                                 name="references" if reference else "controllers"))
+    fig.add_trace(go.Scatter(x=[c.second_mean for c in front], y=[c.raw_mean for c in front], mode="lines",
+                             line={"dash": "dot", "color": "#888"}, name="Pareto front"))
+    direction = "lower" if scores.lower_is_better else "higher"
+    fig.update_layout(title=f"Pareto view: {scores.score} ({direction} is better) vs {scores.second_axis} (large "
+                            "flows, lower is better), means over test seeds", xaxis_title=scores.second_axis,
+                      yaxis_title=scores.score, height=480)
+    return fig
+
+
+def write_suite_page(board: object, store: ResultStore, path: Path, field: str = "html") -> Path:
+    """Write the suite's leaderboard page to ``path`` (atomically) and return it.
+
+    The suite overview first (normalized score per scenario and controller, the rliable aggregates
+    with CIs, the performance profile, the adaptivity headroom per scenario), then one section
+    per scenario: its verdict sentence, its scores (raw, normalized, second axis), the Pareto view
+    and the scenario's ranking with its plots and provenance. References are labelled as such.
+    plotly.js is embedded once, in the page's head.
+
+    Args:
+        board: The suite board (:class:`ecngym.benchmark.board.SuiteBoard`).
+        store: The store its rows come from (per-flow and per-step files).
+        path: The page to write.
+        field: The option that gave ``path``, named in the error.
+
+    Raises:
+        ConfigError: Naming ``field`` if the page cannot be written there.
+    """
+    import plotly.offline
+
+    suite = board.suite
+    sections = []
+    for s in board.scores:
+        scenario = suite.scenarios[s.scenario]
+        flag = ('<p class="flag">no_reference_gap: static_tuned does not beat static_default with a paired 95% CI '
+                "above 0 (or a reference is missing), so the normalized ratio would be noise; this scenario is "
+                f"scored on raw {html.escape(s.score)} only and left out of the aggregates.</p>"
+                if s.no_reference_gap else "")
+        rankings = board.rankings.get(s.scenario, [])
+        ranking_html = "".join(_table_html(r, 1000 * len(sections) + i) + "".join(_plot(f) for f in _figures(r, store))
+                               + f"<h4>Provenance</h4>{_provenance_html(r)}" for i, r in enumerate(rankings))
+        sections.append(
+            f'<section class="scenario" id="scenario-{html.escape(s.scenario)}"><h2>{html.escape(s.scenario)} '
+            f"<small>({html.escape(scenario.id)} v{scenario.version})</small></h2>"
+            f"<p>{html.escape(scenario.description)} <i>{html.escape(scenario.paper)}</i></p>"
+            f'<p class="verdict" data-scenario="{html.escape(s.scenario)}">{html.escape(board.sentence(s))}</p>{flag}'
+            f"<p>Test seeds {', '.join(map(str, s.seeds))}; score {html.escape(s.score)}; reference gap "
+            f"(S_default − S_tuned) {_ci_text(s.reference_gap[0], s.reference_gap[1:], 3)}.</p>"
+            + _scores_html(s) + _plot(_pareto_figure(s))
+            + f"<h3>Ranking on raw {html.escape(s.score)} (every row, references included)</h3>" + ranking_html
+            + "</section>")
+    refusals = "".join(f'<li class="refused">{html.escape(m)}</li>' for m in board.refused)
+    profile = (_plot(_profile_figure(board)) if board.aggregates
+               else "<p>No scenario has a reference gap: no aggregate.</p>")
+    page = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ecngym suite {html.escape(suite.name)}</title>"
+            f"<style>{_STYLE}</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>"
+            f"<h1>ecngym benchmark: suite {html.escape(suite.name)} v{suite.spec.version}</h1>"
+            f"<p>Store {html.escape(str(store.root))}. Normalized score per (controller, scenario, test seed): "
+            "(S_default − S) / (S_default − S_tuned) for a lower-is-better score, paired per seed: 0 = static_default "
+            "(the fabric preset), 1 = static_tuned (the best single static setting found on the train seeds); "
+            "above 1 beats one well-tuned static setting. Scenarios where static_tuned does not beat "
+            "static_default with a paired 95% CI above 0 are flagged no_reference_gap and scored on raw values "
+            "only. Aggregates (rliable): interquartile mean (IQM), optimality gap to 1, probability of "
+            "improvement over static_tuned, stratified-bootstrap 95% CIs. References (static_default, "
+            "static_tuned, oracle_phase) are labelled and never ranked as competitors.</p>"
+            "<h2>Suite overview</h2>" + _overview_html(board) + profile
+            + "<h3>Adaptivity headroom: oracle_phase − static_tuned</h3>" + _headroom_html(board)
+            + "".join(sections)
+            + (f"<h2>Rows left out</h2><ul>{refusals}</ul>" if refusals else "") + "</body></html>")
     write_atomically(path, lambda tmp: tmp.write_bytes(page.encode()), field)
     return path.resolve()

@@ -32,6 +32,8 @@ class Episode:
     episode_return: float
     act_wall_s: list[float] = field(default_factory=list)
     wall_s: float = 0.0
+    #: The return under every reward (``return_acc`` ...: :class:`~ecngym.envs.reward.RewardReturns`)
+    reward_returns: dict[str, float] = field(default_factory=dict)
 
     def metrics(self) -> dict[str, float]:
         """The numeric metrics a row stores: the env's summary, the return, the inference cost."""
@@ -42,6 +44,7 @@ class Episode:
         out["inference_us_mean"] = float(acts.mean()) if acts.size else float("nan")
         out["inference_us_p99"] = float(np.percentile(acts, 99)) if acts.size else float("nan")
         out["acts"] = float(acts.size)
+        out.update(self.reward_returns)
         return out
 
 
@@ -54,22 +57,33 @@ def episode_metric_names() -> list[str]:
     episode's metrics so the list cannot drift from a row's. A controller may add counts of its
     own (``InferenceCounter.extra``; its class lists them in ``extra_metrics``).
     """
+    from ecngym.envs.reward import return_metric_names
     from ecngym.envs.rollout import accounting_metric_names
     from ecngym.envs.summary import summary_metric_names
 
     summary = dict.fromkeys([*summary_metric_names(), *accounting_metric_names()], 0.0)
-    empty = Episode(seed=0, summary=summary, flows=pd.DataFrame(), series=pd.DataFrame(), episode_return=0.0)
+    empty = Episode(seed=0, summary=summary, flows=pd.DataFrame(), series=pd.DataFrame(), episode_return=0.0,
+                    reward_returns=dict.fromkeys(return_metric_names(), 0.0))
     return sorted(empty.metrics())
 
 
 def measure_episode(env: Any, controller: Any, seed: int) -> Episode:
-    """Play one episode of ``env`` with ``controller`` from ``seed`` and keep its measurements."""
+    """Play one episode of ``env`` with ``controller`` from ``seed`` and keep its measurements.
+
+    Besides the env's own reward, the episode's return under every reward is recorded
+    (:class:`~ecngym.envs.reward.RewardReturns`), for the benchmark's reward-score correlation.
+    """
+    from ecngym.envs.reward import RewardReturns
     from ecngym.envs.rollout import run_episode
 
     times: list[float] = []
     steps: list[dict[str, Any]] = []
+    returns = RewardReturns(env)
+    end_ns = [0]
 
     def on_step(step: int, reward: float, info: dict[str, Any]) -> None:
+        returns.step(info)
+        end_ns[0] = int(info["time_ns"])
         queue = np.asarray(info["telemetry"]["mean_queue_bytes"])[np.asarray(info["ports"])]
         steps.extend({"step": step, "time_ns": int(info["time_ns"]), "port": int(p), "queue_bytes": float(q),
                       "reward": float(reward)} for p, q in zip(info["ports"], queue, strict=True))
@@ -78,7 +92,8 @@ def measure_episode(env: Any, controller: Any, seed: int) -> Episode:
     summary, flows, ret = run_episode(env, controller, seed=seed, on_step=on_step, act_times=times)
     wall = time.perf_counter() - start
     return Episode(seed=seed, summary=dict(summary), flows=flows, series=pd.DataFrame(steps),
-                   episode_return=float(ret), act_wall_s=times, wall_s=wall)
+                   episode_return=float(ret), act_wall_s=times, wall_s=wall,
+                   reward_returns=returns.finish(flows, end_ns[0]))
 
 
 def scenario_identity(env_id: str, env_config: dict[str, Any]) -> str:

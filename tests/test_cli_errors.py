@@ -27,18 +27,18 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["eval", "workload=websarch"], "workload: no option 'websarch' in group 'workload'; available options:"),
     (["train", "experiment=nope"], "experiment: no option 'nope' in group 'experiment'; available options: incast_dqn"),
     (["eval", "-m", "controller=static_default,nope"], "controller: no option 'nope' in group 'controller'"),
-    (["run", "fabric=nope"], "fabric: no option 'nope'"),
+    (["run", "suite=null", "fabric=nope"], "fabric: no option 'nope'"),
     (["eval", "controller=sb3"], "ecngym eval: error: controller.path: "),
     (["eval", "episodes=0"], "episodes: got 0, allowed range is [1, 100000]"),
     (["eval", "episodes=1e9"], "episodes: got 1000000000.0, allowed range is [1, 100000]"),  # was an OOM kill
     # the results store's seed column is a BIGINT (a larger seed made every later ingest fail)
     (["eval", "seed=9223372036854775808"], "seed: got 9223372036854775808, allowed range is [0, 9223372036854775807]"),
     (["eval", "seed=9223372036854775807", "episodes=2"], "episodes: got 2, allowed range is [1, 1]"),
-    (["run", "seeds=[1,9223372036854775808]"], "seeds[1]: got 9223372036854775808, allowed range is"),
-    (["run", "seeds=5"], "seeds: got 5; give a list, e.g. seeds=[1,2,3]"),  # was a TypeError traceback
-    (["run", "seeds=[1,2,1]"], "seeds: 1 given more than once; give each once"),  # was the same episode twice
-    (["run", "controllers=[]"], "controllers: got an empty list; give at least one"),  # was exit 0, nothing run
-    (["run", "controllers=[pred,static_dcqcn,pred]"], "controllers: pred given more than once"),
+    (["run", "suite=null", "seeds=[1,9223372036854775808]"], "seeds[1]: got 9223372036854775808, allowed range is"),
+    (["run", "suite=null", "seeds=5"], "seeds: got 5; give a list, e.g. seeds=[1,2,3]"),  # was a TypeError traceback
+    (["run", "suite=null", "seeds=[1,2,1]"], "seeds: 1 given more than once; give each once"),  # was the same episode twice
+    (["run", "suite=null", "controllers=[]"], "controllers: got an empty list; give at least one"),  # was exit 0, nothing run
+    (["run", "suite=null", "controllers=[pred,static_dcqcn,pred]"], "controllers: pred given more than once"),
     (["train", "agent=acc", "agent.hyperparams.policy_kwargs.net_arch=[64,-5]"],
      "agent.hyperparams.policy_kwargs.net_arch[1]: got -5"),  # was torch's negative-dimension traceback
     (["train", "agent=acc", "+agent.hyperparams.policy_kwargs.activation=tanh"],
@@ -51,7 +51,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     # controller simulated its first episode first), or after training
     (["eval", "results.dir=/proc/ecngym-store"], "results.dir: cannot write '/proc/ecngym-store': No such file or "
                                                  "directory (creating a file in '/proc')"),
-    (["run", "results.dir=/proc/ecngym-store"], "results.dir: cannot write '/proc/ecngym-store'"),
+    (["run", "suite=null", "results.dir=/proc/ecngym-store"], "results.dir: cannot write '/proc/ecngym-store'"),
     (["train", "logger=tensorboard", "logger.dir=/proc/ecngym-logs"], "logger.dir: cannot write '/proc/ecngym-logs'"),
     # Hydra's output folder: Hydra makes it before the command runs (a raw FileNotFoundError traceback)
     (["eval", "hydra.run.dir=/proc/ecngym-out"], "ecngym eval: error: hydra.run.dir: cannot write '/proc/ecngym-out': "
@@ -102,7 +102,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                               "'objective', 'results', 'seed']."),
     (["eval", "seeds=[1,2]"], "seeds: unknown key: the config has ['controller', 'env', 'episodes', 'logger', "
                               "'objective', 'results', 'seed']. Did you mean 'seed'?"),
-    (["run", "leaderboard.scroe=mean"], "leaderboard.scroe: unknown key: leaderboard has ['html', 'score']. "
+    (["run", "suite=null", "leaderboard.scroe=mean"], "leaderboard.scroe: unknown key: leaderboard has ['html', 'score']. "
                                         "Did you mean 'score'?"),
     (["eval", "-m", "controller=static_default,bytetuning", "controller.window_intervals=5"],
      "controller.window_intervals: unknown key: controller has ['_target_', 'name', 'setting']."),
@@ -123,7 +123,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                                        "under env.kwargs (+env.kwargs.episode_steps=..."),
     (["eval", "env.episode_steps=5"], "env.episode_steps: the env has no key 'episode_steps'; its settings go under "
                                       "env.kwargs: env.kwargs.episode_steps=..."),
-    (["run", "+leaderboard.bogus=1"], "leaderboard.bogus: unknown key: nothing reads it ('+' adds a key to the "
+    (["run", "suite=null", "+leaderboard.bogus=1"], "leaderboard.bogus: unknown key: nothing reads it ('+' adds a key to the "
                                       "config); leaderboard has ['html', 'score']"),
     (["train", "agent=acc", "+ray.adress=auto"], "ray.adress: unknown key: nothing reads it ('+' adds a key to the "
                                                  "config); ray has ['address']. Did you mean 'address'?"),
@@ -148,7 +148,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["trace", "generate", "output=t1.csv"], "output: got 't1.csv', expected a file name ending in '.parquet'"),
     (["leaderboard", "--store", "S", "--html", "/tmp"],
      "ecngym leaderboard: error: --html: got '/tmp', which is a directory"),
-    (["run", "leaderboard.html=/tmp"], "ecngym run: error: leaderboard.html: got '/tmp', which is a directory"),
+    (["run", "suite=null", "leaderboard.html=/tmp"], "ecngym run: error: leaderboard.html: got '/tmp', which is a directory"),
     # unknown / scenario-set workload keys were TypeErrors from generate_trace; without a group, a KeyError
     (["eval", "+env.kwargs.workload.lod=0.5"], "env.workload.lod: unknown key; allowed keys: workload, load,"),
     (["eval", "+env.kwargs.workload.hosts=4"], "env.workload.hosts: is set by the scenario"),
@@ -161,7 +161,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     # a mandatory value left at ??? went on as the path '???' ("hpcc_config (???): cannot read ..."), in
     # ecngym run once per controller
     (["eval", "fabric=hpcc_file"], "fabric.hpcc_config: required but not given (set fabric.hpcc_config=...)"),
-    (["run", "fabric=hpcc_file"], "ecngym run: error: fabric.hpcc_config: required but not given"),
+    (["run", "suite=null", "fabric=hpcc_file"], "ecngym run: error: fabric.hpcc_config: required but not given"),
     (["trace", "generate", "workload=custom"], "workload.cdf_file: required but not given"),
     # compare's limit was read by the first run (limit=0 ran every setting to a table of NaN)
     (["compare", "limit=0"], "limit: got 0 ns, allowed range is [1, "),
@@ -214,7 +214,7 @@ def test_workload_keys_without_a_workload_group_set_the_scenarios_workload():
 
 def test_run_refuses_an_unknown_score_before_it_simulates_anything(tmp_path):
     store = tmp_path / "store"
-    proc = ecngym("run", "controllers=[static_default]", "seeds=[1]", "env.kwargs.episode_steps=4",
+    proc = ecngym("run", "suite=null", "controllers=[static_default]", "seeds=[1]", "env.kwargs.episode_steps=4",
                   "leaderboard.score=slowdown_p99", f"results.dir={store}", f"hydra.run.dir={tmp_path / 'run'}")
     assert proc.returncode == 2, proc.stderr[-2000:]
     last = proc.stderr.strip().splitlines()[-1]

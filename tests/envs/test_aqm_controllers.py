@@ -84,7 +84,7 @@ def test_run_benchmarks_the_port_policies_by_name_on_one_trace(tmp_path, capsys)
 
     names = ["static_dctcp", "ecn_sharp", "codel", "r_aqm", "pred_fcs"]
     store = tmp_path / "store"
-    assert cli.main(["run", f"controllers=[{','.join(names)}]", "env=dctcp_rtt_variation", "seeds=[1]",
+    assert cli.main(["run", "suite=null", f"controllers=[{','.join(names)}]", "env=dctcp_rtt_variation", "seeds=[1]",
                      "env.kwargs.episode_steps=3", f"results.dir={store}", f"leaderboard.html={tmp_path / 'b.html'}",
                      f"hydra.run.dir={tmp_path / 'run'}"]) == 0
     out = capsys.readouterr().out

@@ -31,7 +31,7 @@ def page(tmp_path_factory):
             pytest.fail("no chromium on PATH (make test installs it with apt-get)")
         pytest.skip("no chromium on PATH (make test installs it)")
     tmp = tmp_path_factory.mktemp("page")
-    assert cli.main(["run", "controllers=[static_dcqcn,static_hpcc,static_vendor]", "seeds=[1,2]",
+    assert cli.main(["run", "suite=null", "controllers=[static_dcqcn,static_hpcc,static_vendor]", "seeds=[1,2]",
                      "env.kwargs.episode_steps=10", f"results.dir={tmp / 'store'}",
                      f"leaderboard.html={tmp / 'board.html'}", f"hydra.run.dir={tmp / 'run'}"]) == 0
     return tmp / "board.html"

@@ -280,7 +280,7 @@ def test_a_broken_database_is_named_before_any_controller_runs(tmp_path, capsys)
 
     (tmp_path / "store").mkdir()
     (tmp_path / "store" / ResultStore.DB_NAME).write_text("garbage")
-    for command in (["run", "controllers=[static_dcqcn]", "seeds=[1]"], ["eval"]):
+    for command in (["run", "suite=null", "controllers=[static_dcqcn]", "seeds=[1]"], ["eval"]):
         assert cli.main([*command, "env.kwargs.episode_steps=2", f"results.dir={tmp_path / 'store'}",
                          f"hydra.run.dir={tmp_path / command[0]}"]) == 2
         out, err = capsys.readouterr()

@@ -1,0 +1,248 @@
+"""The suite board: which stored episodes count, their scores, the suite aggregates, the terminal tables.
+
+For each scenario of the suite, the rows that count are the ``run`` episodes of that scenario on
+its scored test seeds, measured on the scenario config of its latest ``static_default`` row
+(normalization is only meaningful against references on the same scenario: rows of another config
+are listed as refused), the latest row per (controller, seed).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from ecngym.benchmark.scoring import REFERENCES, ScenarioScores, normalized_matrices, score_scenario
+from ecngym.benchmark.stats import DEFAULT_REPS, Aggregate, aggregates
+from ecngym.benchmark.suite import Suite
+from ecngym.results.ranking import Ranking, rank
+from ecngym.results.store import ResultStore, StoreError
+
+#: Controller classes that apply one setting all episode (the rest are dynamic: they adapt).
+STATIC_CLASSES = ("StaticEcnController", "StaticAqmController")
+
+
+@dataclass
+class SuiteBoard:
+    """Everything the terminal board and the page show."""
+
+    suite: Suite
+    scores: list[ScenarioScores]
+    aggregates: dict[str, Aggregate]
+    rankings: dict[str, list[Ranking]]
+    rows: dict[str, pd.DataFrame]
+    dynamic: set[str]
+    refused: list[str] = field(default_factory=list)
+
+    def sentence(self, scores: ScenarioScores) -> str:
+        """The plain answer for one scenario: does a dynamic controller beat ``static_tuned``?"""
+        if scores.no_reference_gap:
+            why = (f"its references are missing ({', '.join(scores.missing_references)})"
+                   if scores.missing_references else "static_tuned does not beat static_default clearly "
+                                                     "(paired 95% CI of their difference includes 0)")
+            return (f"{scores.scenario}: no normalized verdict: {why}, so it is scored on raw "
+                    f"{scores.score} only (no_reference_gap).")
+        winners = scores.dynamic_beats_tuned(self.dynamic)
+        if winners:
+            return (f"{scores.scenario}: yes: {', '.join(winners)} beat static_tuned (normalized score > 1, "
+                    "95% CI above 1).")
+        best = next((c for c in scores.controllers if c.controller in self.dynamic and not c.reference
+                     and math.isfinite(c.normalized_mean)), None)
+        detail = (f"; the best dynamic controller, {best.controller}, scores {best.normalized_mean:.2f} "
+                  f"[{best.normalized_ci[0]:.2f}, {best.normalized_ci[1]:.2f}]" if best else "")
+        return f"{scores.scenario}: no dynamic controller beats static_tuned (none has a 95% CI above 1){detail}."
+
+
+def _is_static(params: str) -> bool:
+    try:
+        target = str(json.loads(params).get("_target_", ""))
+    except (ValueError, AttributeError):
+        return False
+    return target.rsplit(".", 1)[-1] in STATIC_CLASSES
+
+
+def select_rows(episodes: pd.DataFrame, suite: Suite) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """The rows that count per scenario, and one sentence per row set left out.
+
+    Raises:
+        StoreError: If no scenario of the suite has a stored ``static_default`` row.
+    """
+    out, refused = {}, []
+    runs = episodes[episodes["command"] == "run"]
+    for name in suite.scenarios:
+        seeds = suite.test_seeds(name)
+        rows = runs[(runs["scenario"] == name) & runs["seed"].isin(seeds)].sort_values("created_at", kind="stable")
+        defaults = rows[rows["controller"] == "static_default"]
+        if defaults.empty:
+            refused.append(f"{name}: no static_default row on its test seeds: not scored")
+            continue
+        shash = defaults["scenario_hash"].iloc[-1]
+        other = rows[rows["scenario_hash"] != shash]
+        if len(other):
+            refused.append(f"{name}: {len(other)} row(s) of another scenario config than static_default's "
+                           f"({shash[:8]}) left out: {sorted(set(other['controller']))}")
+        rows = rows[rows["scenario_hash"] == shash]
+        # one parameter set per controller name: its latest
+        latest = rows.groupby("controller")["controller_hash"].last()
+        rows = rows[rows["controller_hash"] == rows["controller"].map(latest)]
+        out[name] = rows.drop_duplicates(["controller", "seed"], keep="last")
+    if not out:
+        raise StoreError(f"no scenario of suite {suite.name} has stored episodes of static_default on its test "
+                         f"seeds; run: ecngym run suite={suite.name}")
+    return out, refused
+
+
+def build_board(store: ResultStore, suite: Suite, reps: int = DEFAULT_REPS, seed: int = 0,
+                pool: Any = None) -> SuiteBoard:
+    """Score the suite's stored episodes and aggregate them.
+
+    Args:
+        store: The results store.
+        suite: The suite.
+        reps: Bootstrap replications of the aggregates.
+        seed: Seed of the bootstrap.
+        pool: Worker processes for the bootstrap (None: this process; same results either way).
+
+    Raises:
+        StoreError: If the store is missing or holds nothing of the suite.
+    """
+    rows, refused = select_rows(store.episodes(), suite)
+    scores, rankings, dynamic = [], {}, set()
+    for name, r in rows.items():
+        protocol = suite.scenarios[name].protocol
+        scores.append(score_scenario(r, name, protocol.score, protocol.lower_is_better, protocol.second_axis,
+                                     suite.test_seeds(name)))
+        rankings[name], ranking_refused = rank(r, protocol.score)
+        refused += ranking_refused
+        dynamic |= {c for c, p in zip(r["controller"], r["controller_params"], strict=True)
+                    if c not in REFERENCES and not _is_static(p)}
+    return SuiteBoard(suite=suite, scores=scores, aggregates=aggregates(normalized_matrices(scores), reps=reps,
+                                                                        seed=seed, pool=pool),
+                      rankings=rankings, rows=rows, dynamic=dynamic, refused=refused)
+
+
+def fmt_ci(mean: float, ci: tuple[float, float], digits: int = 2) -> str:
+    """``1.23 [0.9, 1.5]`` (``—`` for a missing value, no bounds where there is no interval)."""
+    if not math.isfinite(mean):
+        return "—"
+    bounds = f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if all(math.isfinite(c) for c in ci) else ""
+    return f"{mean:.{digits}f}{bounds}"
+
+
+def overview_rows(board: SuiteBoard) -> list[dict[str, Any]]:
+    """One entry per controller: its normalized score per scenario and its aggregates; competitors first.
+
+    Competitors are ordered by IQM (best first); references follow, labelled, never ranked.
+    """
+    names = sorted({c.controller for s in board.scores for c in s.controllers})
+    entries = []
+    for name in names:
+        per = {}
+        for s in board.scores:
+            c = s.by_name(name)
+            per[s.scenario] = (c.normalized_mean, c.normalized_ci) if c is not None and not s.no_reference_gap \
+                else (float("nan"), (float("nan"), float("nan")))
+        entries.append({"controller": name, "reference": name in REFERENCES, "dynamic": name in board.dynamic,
+                        "per_scenario": per, "aggregate": board.aggregates.get(name)})
+
+    def key(e: dict[str, Any]) -> tuple[bool, float, str]:
+        agg = e["aggregate"]
+        iqm = agg.iqm if agg is not None and math.isfinite(agg.iqm) else -math.inf
+        return (e["reference"], -iqm, e["controller"])
+
+    return sorted(entries, key=key)
+
+
+def print_board(board: SuiteBoard, console: Console) -> None:
+    """The suite board in the terminal: overview, headroom, one verdict per scenario."""
+    scenarios = [s.scenario for s in board.scores]
+    table = Table(title=f"suite {board.suite.name} v{board.suite.spec.version}: normalized score (0 = static_default, "
+                        "1 = static_tuned), mean [95% CI] over test seeds",
+                  caption="aggregate over the scenarios with a reference gap: IQM and optimality gap (to 1) with "
+                          "stratified-bootstrap 95% CIs (rliable); P(>tuned): probability of improvement over "
+                          "static_tuned. References are labelled (ref), never ranked.")
+    table.add_column("controller", overflow="fold")
+    for name in scenarios:
+        table.add_column(name, justify="right", overflow="fold")
+    for label in ("IQM", "opt. gap", "P(>tuned)"):
+        table.add_column(label, justify="right", overflow="fold")
+    for e in overview_rows(board):
+        agg = e["aggregate"]
+        cells = [fmt_ci(*e["per_scenario"][s]) for s in scenarios]
+        aggs = ([fmt_ci(agg.iqm, agg.iqm_ci), fmt_ci(agg.optimality_gap, agg.optimality_gap_ci),
+                 fmt_ci(agg.p_improve, agg.p_improve_ci)] if agg is not None else ["—"] * 3)
+        label = e["controller"] + (" (ref)" if e["reference"] else "")
+        table.add_row(label, *cells, *aggs, style="dim" if e["reference"] else None)
+    console.print(table)
+    head = Table(title="adaptivity headroom per scenario: oracle_phase − static_tuned (normalized units; raw score "
+                       "units where no_reference_gap), mean [95% CI] over test seeds")
+    for label in ("scenario", "score", "S_default", "S_tuned", "S_oracle_phase", "headroom", "flag"):
+        head.add_column(label, justify="left" if label in ("scenario", "score", "flag") else "right",
+                        overflow="fold")
+    for s in board.scores:
+        def raw(ref: str, s: ScenarioScores = s) -> str:
+            c = s.by_name(ref)
+            return fmt_ci(c.raw_mean, c.raw_ci, 3) if c is not None else "—"
+
+        flags = ["no_reference_gap"] if s.no_reference_gap else []
+        if all(math.isfinite(x) for x in s.headroom) and not s.headroom[1] > 0:
+            flags.append("no headroom")
+        head.add_row(s.scenario, s.score, raw("static_default"), raw("static_tuned"), raw("oracle_phase"),
+                     fmt_ci(s.headroom[0], s.headroom[1:]), ", ".join(flags))
+    console.print(head)
+    for s in board.scores:
+        console.print(board.sentence(s))
+    for message in board.refused:
+        console.print(f"[yellow]{message}[/]")
+
+
+def reward_correlations(board: SuiteBoard) -> pd.DataFrame:
+    """Spearman rank correlation of each reward's episode return with each scenario's score.
+
+    Over the scenario's counted episodes (every controller and reference, every test seed), with
+    the score oriented so that +1 means the reward orders episodes as the score does (higher
+    return, better score).
+
+    Returns:
+        One row per scenario: ``scenario``, ``episodes``, ``score``, then ``acc``, ``pred``,
+        ``fct`` (NaN where a reward's returns are not stored, or constant).
+    """
+    from scipy.stats import spearmanr
+
+    from ecngym.envs.reward import RETURN_METRIC, REWARDS
+
+    out = []
+    for s in board.scores:
+        rows = board.rows[s.scenario]
+        goodness = (-1.0 if s.lower_is_better else 1.0) * rows[s.score].astype(float)
+        entry: dict[str, Any] = {"scenario": s.scenario, "episodes": int(goodness.notna().sum()), "score": s.score}
+        for name in REWARDS:
+            column = RETURN_METRIC.format(name)
+            if column not in rows:
+                entry[name] = float("nan")
+                continue
+            both = pd.concat([rows[column].astype(float), goodness], axis=1).dropna()
+            constant = len(both) < 3 or both.nunique().min() < 2
+            entry[name] = float("nan") if constant else float(spearmanr(both.iloc[:, 0], both.iloc[:, 1])[0])
+        out.append(entry)
+    return pd.DataFrame(out)
+
+
+def correlation_table(frame: pd.DataFrame, suite: str) -> Table:
+    """The reward-correlation table for the terminal."""
+    from ecngym.envs.reward import REWARDS
+
+    table = Table(title=f"suite {suite}: Spearman rank correlation of each reward's episode return with the score "
+                        "(+1: the reward orders episodes as the score does)")
+    for label in ("scenario", "score", "episodes", *REWARDS):
+        table.add_column(label, justify="left" if label in ("scenario", "score") else "right")
+    for r in frame.itertuples(index=False):
+        table.add_row(r.scenario, r.score, str(r.episodes),
+                      *["—" if not np.isfinite(getattr(r, n)) else f"{getattr(r, n):+.2f}" for n in REWARDS])
+    return table

@@ -1,0 +1,319 @@
+"""``ecngym run suite=<name>``: every scenario of a suite x every untrained controller and the references.
+
+Each (scenario, controller) is one job: the controller's episodes on the scenario's scored test
+seeds, each episode a row of the results store as it ends (:func:`ecngym.experiment.evaluate`, the
+same machinery as ``ecngym eval``; a stored episode is skipped, so a rerun resumes). Jobs run in
+worker processes (``benchmark.jobs``, default one per CPU core), each worker reused across jobs
+and holding one fabric at a time (ns-3's simulator is a process singleton). A controller that
+does not fit a scenario (a DCTCP-only rule on a RoCE fabric) is reported and left out.
+
+A scenario may override a controller's config for itself (``controllers:`` in its YAML, e.g.
+ByteTuning's ``window_steps`` fitted to its episode); the references come from
+:func:`reference_controllers` and are labelled references on the board, never competitors.
+
+Filters ``benchmark.scenario`` / ``benchmark.controller`` run one part of the suite: one Hydra job
+per (scenario, controller) through a sweep launcher (``sweep=joblib``, ``sweep=ray``) writes to the
+same store; ``ecngym benchmark board`` then builds the board from it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import io
+import multiprocessing
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from pydantic import model_validator
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ecngym.benchmark.scoring import REFERENCES
+from ecngym.benchmark.suite import Suite, load_suite
+from ecngym.error import ConfigError, EcnGymError
+from ecngym.validation import ConfigModel, Text, Whole, config_values, field_error
+
+
+class BenchmarkOptions(ConfigModel):
+    """``benchmark`` of ``configs/run.yaml``: how ``ecngym run suite=...`` runs.
+
+    Args:
+        jobs: Worker processes (null: one per CPU core; 1: in the command's own process).
+        scenario: Only this scenario of the suite (null: all).
+        controller: Only this controller or reference (null: all).
+        bootstrap_reps: Bootstrap replications of the suite aggregates.
+        bootstrap_seed: Seed of the bootstrap (the same scores give the same intervals).
+        scenario_dir: The folder of scenario files (null: the package's ``configs/suite/scenarios``).
+    """
+
+    jobs: Whole(1, 1024) | None = None
+    scenario: Text | None = None
+    controller: Text | None = None
+    bootstrap_reps: Whole(100, 1_000_000) = 500
+    bootstrap_seed: Whole(0, 2**32 - 1) = 0
+    scenario_dir: Text | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> BenchmarkOptions:
+        if self.scenario_dir is not None and not Path(self.scenario_dir).is_dir():
+            raise field_error("scenario_dir", f"got {self.scenario_dir!r}, not a folder")
+        return self
+
+    def worker_count(self) -> int:
+        """``jobs``, or the CPU cores this process may use."""
+        if self.jobs is not None:
+            return self.jobs
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def reference_controllers(scenario: str) -> dict[str, dict[str, Any]]:
+    """The reference controllers of ``scenario`` (:func:`ecngym.benchmark.references.reference_controllers`).
+
+    Raises:
+        ConfigError: Naming the scenario when its references have not been computed.
+    """
+    from ecngym.benchmark.references import reference_controllers as references
+
+    return references(scenario)
+
+
+@dataclass
+class Job:
+    """One (scenario, controller): its episodes on the scenario's scored test seeds."""
+
+    scenario: str
+    env_id: str
+    env_kwargs: dict[str, Any]
+    controller: str
+    controller_cfg: dict[str, Any]
+    seeds: list[int]
+    reference: bool
+    store_dir: str
+    skip_existing: bool
+    out_dir: str
+
+
+@dataclass
+class JobResult:
+    """What a job did: its rows (stored or skipped) or why it could not run."""
+
+    job: Job
+    row_ids: list[str] = field(default_factory=list)
+    failure: str | None = None
+    wall_s: float = 0.0
+
+
+def job_config(job: Job) -> DictConfig:
+    """The ``ecngym eval``-shaped config :func:`ecngym.experiment.evaluate` runs a job with."""
+    return OmegaConf.create({"env": {"id": job.env_id, "name": job.scenario, "kwargs": job.env_kwargs},
+                             "results": {"dir": job.store_dir, "skip_existing": job.skip_existing},
+                             "logger": None})
+
+
+def run_job(job: Job) -> JobResult:
+    """Run one job (in a worker process or in this one); a config the scenario refuses is a failure."""
+    from ecngym.experiment import evaluate
+
+    start = time.perf_counter()
+    out = Path(job.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        rows, _ = evaluate(job_config(job), OmegaConf.create(job.controller_cfg), job.seeds, "run",
+                           Console(file=io.StringIO()), out)
+    except EcnGymError as exc:  # one controller's bad fit must not stop the others
+        return JobResult(job, failure=str(exc), wall_s=time.perf_counter() - start)
+    return JobResult(job, row_ids=[r["row_id"] for r in rows], wall_s=time.perf_counter() - start)
+
+
+def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: Path, skip_existing: bool,
+              options: BenchmarkOptions, references: Any = None) -> list[Job]:
+    """Every job of the suite (references first), filtered by ``options.scenario`` / ``options.controller``.
+
+    Args:
+        suite: The suite.
+        controllers: The competitors' configs by name (``configs/controller/<name>.yaml``); a name
+            that is also a reference's is left to the reference.
+        store_dir: The results store.
+        out: The run's output folder (each job's controller log goes under it).
+        skip_existing: Skip stored episodes.
+        options: The benchmark options.
+        references: ``scenario -> {reference name: controller config}`` (default
+            :func:`reference_controllers`).
+
+    Raises:
+        ConfigError: Naming ``benchmark.scenario`` / ``benchmark.controller`` for a name the suite
+            or the controllers do not have, or the scenario whose references are missing.
+    """
+    references = references or reference_controllers
+    if options.scenario is not None and options.scenario not in suite.scenarios:
+        raise ConfigError("benchmark.scenario", f"got {options.scenario!r}; suite {suite.name} has "
+                                                f"{list(suite.scenarios)}")
+    if options.controller is not None and options.controller not in {*controllers, *REFERENCES}:
+        raise ConfigError("benchmark.controller", f"got {options.controller!r}; known: "
+                                                  f"{sorted({*controllers, *REFERENCES})}")
+    jobs = []
+    for name, scenario in suite.scenarios.items():
+        if options.scenario is not None and name != options.scenario:
+            continue
+        wants_references = options.controller is None or options.controller in REFERENCES
+        configs = {ref: (dict(cfg), True) for ref, cfg in (references(name) if wants_references else {}).items()}
+        for cname, ccfg in controllers.items():
+            if cname not in configs:
+                plain = config_values(ccfg, "controller") if OmegaConf.is_config(ccfg) else dict(ccfg)
+                override = scenario.controllers.get(cname)
+                if override:
+                    plain = config_values(OmegaConf.merge(OmegaConf.create(plain), OmegaConf.create(override)))
+                configs[cname] = (plain, False)
+        for cname, (ccfg, is_reference) in configs.items():
+            if options.controller is not None and cname != options.controller:
+                continue
+            jobs.append(Job(scenario=name, env_id=scenario.id, env_kwargs=dict(scenario.env), controller=cname,
+                            controller_cfg=ccfg, seeds=suite.test_seeds(name), reference=is_reference,
+                            store_dir=str(store_dir), skip_existing=skip_existing,
+                            out_dir=str(out / "suite" / name / cname)))
+    return jobs
+
+
+def check_scenarios(suite: Suite) -> None:
+    """Build each scenario's env once (no fabric): a bad scenario fails here, not once per controller.
+
+    Raises:
+        ConfigError: Naming ``scenarios.<name>.env...`` with the env's message.
+    """
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401  (registers the ids)
+
+    for name, scenario in suite.scenarios.items():
+        try:
+            gym.make(scenario.id, **scenario.env).close()
+        except ConfigError as exc:
+            raise ConfigError(f"scenarios.{name}.{exc.field}", exc.message) from None
+        except gym.error.Error as exc:
+            raise ConfigError(f"scenarios.{name}.id", f"got {scenario.id!r}: {exc}") from None
+
+
+def worker_pool(workers: int, jobs: int) -> concurrent.futures.ProcessPoolExecutor | None:
+    """The worker processes (None for one worker or one job: everything runs in this process).
+
+    Started with ``spawn``: a fresh interpreter per worker (a forked copy of this process would
+    share its threads' locks); each worker is reused for many jobs, so its start-up is paid once.
+    """
+    if workers <= 1 or jobs <= 1:
+        return None
+    context = multiprocessing.get_context("spawn")
+    return concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, jobs), mp_context=context)
+
+
+def run_jobs(jobs: list[Job], pool: concurrent.futures.Executor | None, console: Console) -> list[JobResult]:
+    """Run the jobs (in ``pool``, or in this process) under one progress bar of episodes."""
+    results = []
+    columns = (TextColumn("[bold]suite[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("episodes"),
+               TimeElapsedColumn(), TextColumn("{task.description}"))
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("", total=sum(len(j.seeds) for j in jobs))
+
+        def done(result: JobResult) -> None:
+            results.append(result)
+            status = f"{result.job.scenario}/{result.job.controller}" + (" (left out)" if result.failure else "")
+            progress.update(task, advance=len(result.job.seeds), description=status)
+
+        if pool is None:
+            for job in jobs:
+                done(run_job(job))
+        else:
+            for future in concurrent.futures.as_completed([pool.submit(run_job, job) for job in jobs]):
+                done(future.result())
+    return results
+
+
+#: ``ecngym run`` keys that only the single-scenario mode (``suite=null``) reads.
+SINGLE_SCENARIO_KEYS = ("env", "fabric", "topology", "workload", "seeds", "leaderboard.score")
+
+
+def check_suite_overrides() -> None:
+    """Refuse a command-line key a suite run would ignore (a scenario's env is its suite file's).
+
+    Raises:
+        ConfigError: Naming the key and the mode that reads it.
+    """
+    from hydra.core.hydra_config import HydraConfig
+
+    from ecngym.cli import key_of_override
+
+    if not HydraConfig.initialized():
+        return
+    for override in HydraConfig.get().overrides.task:
+        key = key_of_override(override)
+        if any(key == k or key.startswith(k + ".") for k in SINGLE_SCENARIO_KEYS):
+            raise ConfigError(key, f"got {override!r}, but a suite run ignores it: each scenario's env, seeds and "
+                                   "score are its file's (configs/suite/scenarios/); for one scenario of your own "
+                                   "add suite=null")
+
+
+def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
+    """``ecngym run suite=...``: run the suite's jobs, then print the board and write the page.
+
+    Raises:
+        ConfigError: On a bad suite, scenario, option or output path (before anything runs), or
+            when every controller failed.
+    """
+    from ecngym.experiment import benchmark_controllers, check_outputs, results_store
+    from ecngym.files import check_output_path
+    from ecngym.results.config import parse_results
+
+    check_suite_overrides()
+    options = BenchmarkOptions.parse(cfg.get("benchmark"), "benchmark")
+    suite = load_suite(cfg.suite, options.scenario_dir)
+    html = check_output_path("leaderboard.html", cfg.leaderboard.html)
+    check_outputs(cfg)
+    check_scenarios(suite)
+    controllers = benchmark_controllers(cfg)
+    store = results_store(cfg)
+    jobs = plan_jobs(suite, controllers, store.root, out, parse_results(cfg.get("results")).skip_existing, options)
+    workers = options.worker_count()
+    console.print(f"[bold]suite {suite.name}[/] v{suite.spec.version}: {len(suite.scenarios)} scenarios, "
+                  f"{len(jobs)} jobs (scenario x controller), {sum(len(j.seeds) for j in jobs)} episodes on "
+                  f"{min(workers, max(len(jobs), 1))} worker process(es); store {store.root}")
+    pool = worker_pool(workers, len(jobs))
+    try:
+        _run_and_report(cfg, suite, jobs, pool, options, store, html, console)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+def _run_and_report(cfg: DictConfig, suite: Suite, jobs: list[Job], pool: concurrent.futures.Executor | None,
+                    options: BenchmarkOptions, store: Any, html: Any, console: Console) -> None:
+    """Run the jobs, then (for the whole suite) print the board and write the page."""
+    import hydra.utils
+
+    start = time.perf_counter()
+    results = run_jobs(jobs, pool, console)
+    wall = time.perf_counter() - start
+    failed = [r for r in results if r.failure]
+    for r in sorted(failed, key=lambda r: (r.job.scenario, r.job.controller)):
+        console.print(f"[yellow]{r.job.scenario}: {r.job.controller} left out: {r.failure}[/]")
+    episodes = sum(len(r.row_ids) for r in results)
+    console.print(f"{episodes} episodes of {len(results) - len(failed)} jobs in {wall:.0f} s "
+                  f"({len(failed)} left out)")
+    if results and len(failed) == len(results):
+        raise ConfigError("controllers", "no controller ran on any scenario: " + "; ".join(
+            f"{r.job.scenario}/{r.job.controller}: {r.failure}" for r in failed[:5]))
+    if options.scenario is not None or options.controller is not None:
+        console.print(f"part of the suite (benchmark.scenario / benchmark.controller): the board of everything "
+                      f"stored: ecngym benchmark board suite={suite.name} store={store.root}")
+        return
+    from ecngym.benchmark.board import build_board, print_board
+
+    start = time.perf_counter()
+    board = build_board(store, suite, reps=options.bootstrap_reps, seed=options.bootstrap_seed, pool=pool)
+    print_board(board, console)
+    from ecngym.results.page import write_suite_page
+
+    path = write_suite_page(board, store, Path(hydra.utils.to_absolute_path(str(html))), "leaderboard.html")
+    console.print(f"leaderboard page: {path} (board and page in {time.perf_counter() - start:.0f} s)")

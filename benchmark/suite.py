@@ -1,0 +1,241 @@
+"""Suites and their scenarios, as data: ``configs/suite/<suite>.yaml`` and ``configs/suite/scenarios/<name>.yaml``.
+
+A **suite** (``core``, ``full``) is a versioned list of scenario names and how many of each
+scenario's test seeds it scores. A **scenario** is one YAML file, its one home: the env id it is
+registered under, the :class:`~ecngym.envs.EnvConfig` overrides of that env, and its protocol (train
+seeds for tuning and training, disjoint test seeds for scoring, the score metric and its direction,
+the large-flow second axis of the Pareto view, the traffic phases), plus optional per-scenario
+controller overrides (``controllers: {bytetuning: {window_steps: 10}}``) for tuners whose default
+schedule does not fit the scenario's episode. Every file is validated on load (typed models of
+:mod:`ecngym.validation`); unknown keys are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import model_validator
+
+from ecngym.configs import CONFIG_DIR
+from ecngym.error import ConfigError
+from ecngym.results.store import MAX_SEED
+from ecngym.validation import ConfigModel, Duration, Flag, Text, Whole, field_error
+
+#: Where the suites live (``<name>.yaml``); scenarios and references are in subfolders of it.
+SUITE_DIR = CONFIG_DIR / "suite"
+SCENARIO_DIR = SUITE_DIR / "scenarios"
+REFERENCE_DIR = SUITE_DIR / "references"
+#: A registered env id (``ecngym/RoceStorageIncast-v1``).
+_ENV_ID = re.compile(r"[A-Za-z0-9_]+/[A-Za-z0-9_]+-v[0-9]+")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_]*")
+
+Seed = Whole(0, MAX_SEED)
+
+
+class Phase(ConfigModel):
+    """One traffic phase of a scenario's episode (for the ``oracle_phase`` reference and the docs)."""
+
+    name: Text
+    start: Duration()
+
+
+class Protocol(ConfigModel):
+    """How a scenario is scored.
+
+    Args:
+        train_seeds: Seeds for tuning and training only (the references' searches, learners).
+        test_seeds: Seeds for scoring only; disjoint from ``train_seeds``. A suite scores the first
+            ``test_seeds`` of them (its own count).
+        score: The episode-summary metric scored (:func:`~ecngym.envs.summary.summary_metric_names`).
+        lower_is_better: The score's direction.
+        second_axis: The large-flow metric of the Pareto view (an episode-summary metric too),
+            lower is better (a slowdown).
+        phases: The traffic phases, in order of start time.
+    """
+
+    train_seeds: list[Seed]
+    test_seeds: list[Seed]
+    score: Text
+    lower_is_better: Flag = True
+    second_axis: Text
+    phases: list[Phase] = []
+
+    @model_validator(mode="after")
+    def _check(self) -> Protocol:
+        for field in ("train_seeds", "test_seeds"):
+            seeds = getattr(self, field)
+            if not seeds:
+                raise field_error(field, "got an empty list; give at least one seed")
+            repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+            if repeated:
+                raise field_error(field, f"seed(s) {repeated} given more than once")
+        overlap = sorted(set(self.train_seeds) & set(self.test_seeds))
+        if overlap:
+            raise field_error("test_seeds", f"seed(s) {overlap} are also train_seeds: nothing may be scored on a "
+                                            "trace used for tuning or training; make the two lists disjoint")
+        from ecngym.envs.summary import summary_metric_names
+
+        known = summary_metric_names()
+        for field in ("score", "second_axis"):
+            if getattr(self, field) not in known:
+                raise field_error(field, f"got {getattr(self, field)!r}, not an episode-summary metric; known: {known}")
+        starts = [p.start for p in self.phases]
+        if starts != sorted(starts) or len(set(starts)) != len(starts):
+            raise field_error("phases", f"got starts {starts} ns; give the phases in order of strictly rising start")
+        return self
+
+
+class Scenario(ConfigModel):
+    """One scenario of the benchmark (``configs/suite/scenarios/<name>.yaml``).
+
+    Args:
+        name: Its name, the file's stem.
+        id: The env id it runs as (``ecngym/RoceStorageIncast-v1``).
+        version: Bumped whenever its results change.
+        paper: The paper and section whose setting it follows.
+        description: One plain sentence for the docs table.
+        env: :class:`~ecngym.envs.EnvConfig` overrides given to ``gymnasium.make(id, **env)``.
+        protocol: Seeds, score, second axis, phases.
+        controllers: Per-controller config overrides for this scenario (controller name -> keys of
+            its ``configs/controller/<name>.yaml``), e.g. a tuner's schedule fitted to the episode.
+    """
+
+    name: Text
+    id: Text
+    version: Whole(1)
+    paper: Text = ""
+    description: Text = ""
+    env: dict[str, Any] = {}
+    protocol: Protocol
+    controllers: dict[str, dict[str, Any]] = {}
+
+    @model_validator(mode="after")
+    def _check(self) -> Scenario:
+        if not _NAME.fullmatch(self.name):
+            raise field_error("name", f"got {self.name!r}; a scenario name is lower case letters, digits and '_'")
+        if not _ENV_ID.fullmatch(self.id):
+            raise field_error("id", f"got {self.id!r}, expected a registered env id such as ecngym/Name-v1")
+        known = {p.stem for p in (CONFIG_DIR / "controller").glob("*.yaml")}
+        unknown = sorted(set(self.controllers) - known)
+        if unknown:
+            raise field_error("controllers", f"unknown controller(s) {unknown}; known: {sorted(known)}")
+        return self
+
+    def test_seeds(self, count: int) -> list[int]:
+        """The first ``count`` test seeds (what a suite scoring ``count`` seeds runs)."""
+        return list(self.protocol.test_seeds[:count])
+
+
+class SuiteSpec(ConfigModel):
+    """A suite file (``configs/suite/<name>.yaml``).
+
+    Args:
+        name: Its name (``core``, ``full``).
+        version: Bumped whenever its scenario list or seed count changes.
+        test_seeds: How many of each scenario's test seeds it scores.
+        scenarios: The scenario names, each a file of the scenario folder.
+    """
+
+    name: Text
+    version: Whole(1)
+    test_seeds: Whole(1)
+    scenarios: list[Text]
+
+    @model_validator(mode="after")
+    def _check(self) -> SuiteSpec:
+        if not self.scenarios:
+            raise field_error("scenarios", "got an empty list; a suite names at least one scenario")
+        repeated = sorted({s for s in self.scenarios if self.scenarios.count(s) > 1})
+        if repeated:
+            raise field_error("scenarios", f"{repeated} given more than once")
+        return self
+
+
+class Suite:
+    """A loaded suite: its spec and its scenarios (in the suite's order), every file validated."""
+
+    def __init__(self, spec: SuiteSpec, scenarios: dict[str, Scenario], scenario_dir: Path) -> None:
+        self.spec = spec
+        self.scenarios = scenarios
+        self.scenario_dir = scenario_dir
+
+    @property
+    def name(self) -> str:
+        """The suite's name."""
+        return self.spec.name
+
+    def test_seeds(self, scenario: str) -> list[int]:
+        """The test seeds this suite scores on ``scenario``."""
+        return self.scenarios[scenario].test_seeds(self.spec.test_seeds)
+
+
+def _read_yaml(path: Path, field: str) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(field, f"cannot read {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(field, f"{path} is not valid YAML: {exc}") from None
+
+
+def load_scenario(name: str, scenario_dir: Path | str | None = None) -> Scenario:
+    """Read and validate one scenario file.
+
+    Args:
+        name: The scenario's name (``<scenario_dir>/<name>.yaml``).
+        scenario_dir: The folder of scenario files (default: the package's ``configs/suite/scenarios``).
+
+    Raises:
+        ConfigError: Naming ``scenarios.<name>`` for a missing file, or ``scenarios.<name>.<field>``
+            for a bad field (train / test seeds that overlap name ``protocol.test_seeds``).
+    """
+    folder = Path(scenario_dir) if scenario_dir is not None else SCENARIO_DIR
+    path = folder / f"{name}.yaml"
+    prefix = f"scenarios.{name}"
+    if not path.is_file():
+        known = sorted(p.stem for p in folder.glob("*.yaml"))
+        raise ConfigError(prefix, f"no scenario file {path}; scenarios there: {known}")
+    scenario = Scenario.parse(_read_yaml(path, prefix), prefix)
+    if scenario.name != name:
+        raise ConfigError(f"{prefix}.name", f"got {scenario.name!r}; a scenario's name is its file's stem {name!r}")
+    return scenario
+
+
+def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | str | None = None) -> Suite:
+    """Read and validate a suite and every scenario it names.
+
+    Args:
+        suite: The suite: a name (``core``: ``configs/suite/core.yaml``), a path to a suite file, or
+            the suite's contents (a mapping or an OmegaConf node: ``ecngym run``'s ``suite`` group).
+        scenario_dir: The folder of scenario files (default: the package's ``configs/suite/scenarios``).
+
+    Returns:
+        The suite.
+
+    Raises:
+        ConfigError: Naming ``suite`` for an unknown suite, ``suite.<field>`` for a bad suite field,
+            ``test_seeds`` for a suite scoring more seeds than a scenario has, or the scenario's
+            field (:func:`load_scenario`).
+    """
+    if isinstance(suite, (str, Path)):
+        path = Path(suite)
+        if path.suffix not in (".yaml", ".yml"):
+            path = SUITE_DIR / f"{suite}.yaml"
+        if not path.is_file():
+            known = sorted(p.stem for p in SUITE_DIR.glob("*.yaml"))
+            raise ConfigError("suite", f"got {str(suite)!r}: no suite file {path}; suites: {known}")
+        data = _read_yaml(path, "suite")
+    else:
+        data = suite
+    spec = SuiteSpec.parse(data, "suite")
+    folder = Path(scenario_dir) if scenario_dir is not None else SCENARIO_DIR
+    scenarios = {name: load_scenario(name, folder) for name in spec.scenarios}
+    for name, scenario in scenarios.items():
+        have = len(scenario.protocol.test_seeds)
+        if have < spec.test_seeds:
+            raise ConfigError("suite.test_seeds", f"got {spec.test_seeds}, but scenario {name} has only {have} "
+                                                  "test seeds; give fewer or add test seeds to the scenario")
+    return Suite(spec, scenarios, folder)

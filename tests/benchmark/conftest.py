@@ -1,0 +1,31 @@
+"""The benchmark tests' fixture suite, scenario folder and references (independent of the v1 scenarios' files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+HERE = Path(__file__).resolve().parent
+SCENARIO_DIR = HERE / "scenarios"
+REFERENCE_DIR = HERE / "references"
+SUITE_FILE = HERE / "tiny_suite.yaml"
+
+
+def fixture_references(scenario: str) -> dict[str, dict[str, Any]]:
+    """The fixture's references as controller configs (static settings; its oracle_phase is a static stand-in)."""
+    refs = yaml.safe_load((REFERENCE_DIR / f"{scenario}.yaml").read_text())
+    out = {"static_default": {"_target_": "ecngym.baselines.StaticEcnController", "setting": "env_default",
+                              "name": "static_default"}}
+    for name in ("static_tuned", "oracle_phase"):
+        out[name] = {"_target_": "ecngym.baselines.StaticEcnController", "setting": refs[name]["setting"],
+                     "name": name}
+    return out
+
+
+@pytest.fixture(scope="session")
+def reference_reader():
+    """:func:`fixture_references` (test modules cannot import this conftest under importlib mode)."""
+    return fixture_references

@@ -1,0 +1,72 @@
+"""Normalized scores, the no-gap rule, headroom and the rliable aggregates, on made-up rows (no simulation)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ecngym.benchmark.scoring import normalized_matrices, score_scenario
+from ecngym.benchmark.stats import aggregates
+
+SEEDS = [1, 2, 3, 4]
+
+
+def _rows(scores: dict[str, list[float]], metric: str = "slowdown_p99_all") -> pd.DataFrame:
+    return pd.DataFrame([{"controller": c, "seed": s, metric: v, "slowdown_avg_>1MB": 2.0}
+                         for c, values in scores.items() for s, v in zip(SEEDS, values, strict=True)])
+
+
+def test_normalized_score_is_paired_per_seed_over_the_mean_reference_gap():
+    rows = _rows({"static_default": [10, 12, 11, 13], "static_tuned": [6, 8, 7, 9],
+                  "oracle_phase": [5, 7, 6, 8], "pred": [8, 10, 9, 11]})
+    s = score_scenario(rows, "x", "slowdown_p99_all", True, "slowdown_avg_>1MB", SEEDS)
+    assert not s.no_reference_gap and s.reference_gap[0] == 4
+    assert s.normalized.loc["pred"].tolist() == [0.5] * 4      # (10 - 8) / 4 at every seed
+    assert s.normalized.loc["static_default"].tolist() == [0.0] * 4
+    assert s.normalized.loc["static_tuned"].tolist() == [1.0] * 4
+    assert s.headroom[0] == pytest.approx(0.25)  # oracle 1.25 - tuned 1
+    assert s.by_name("pred").raw_mean == 9.5 and s.by_name("pred").second_mean == 2.0
+    assert [c.controller for c in s.controllers if not c.reference] == ["pred"]  # references listed apart
+
+
+def test_higher_is_better_is_normalized_symmetrically():
+    rows = _rows({"static_default": [0.5, 0.6, 0.5, 0.6], "static_tuned": [0.7, 0.8, 0.7, 0.8],
+                  "ctrl": [0.9, 1.0, 0.9, 1.0]}, "utilization")
+    s = score_scenario(rows, "x", "utilization", False, "slowdown_avg_>1MB", SEEDS)
+    assert s.normalized.loc["ctrl"].tolist() == pytest.approx([2.0] * 4)
+
+
+def test_references_within_noise_flag_no_reference_gap_and_keep_raw_scores():
+    rows = _rows({"static_default": [10, 12, 11, 13], "static_tuned": [11, 11, 12, 12], "pred": [8, 10, 9, 11]})
+    s = score_scenario(rows, "x", "slowdown_p99_all", True, "slowdown_avg_>1MB", SEEDS)
+    assert s.no_reference_gap and s.normalized.empty
+    assert math.isnan(s.by_name("pred").normalized_mean) and s.by_name("pred").raw_mean == 9.5
+    assert normalized_matrices([s]) == {}  # left out of the aggregates
+
+
+def test_a_missing_reference_flags_the_scenario():
+    s = score_scenario(_rows({"static_default": [10, 12, 11, 13], "pred": [8, 10, 9, 11]}), "x",
+                       "slowdown_p99_all", True, "slowdown_avg_>1MB", SEEDS)
+    assert s.no_reference_gap and s.missing_references == ["static_tuned"]
+
+
+def test_aggregates_match_rliable_points_and_repeat_with_the_seed():
+    from rliable import metrics
+
+    rng = np.random.default_rng(0)
+    matrices = {"a": pd.DataFrame(rng.normal(1.3, 0.2, (4, 3)), columns=["s1", "s2", "s3"]),
+                "static_tuned": pd.DataFrame(rng.normal(1.0, 0.2, (4, 3)), columns=["s1", "s2", "s3"])}
+    first = aggregates(matrices, reps=300, seed=7)
+    assert first["a"].iqm == pytest.approx(metrics.aggregate_iqm(matrices["a"].to_numpy()))
+    assert first["a"].optimality_gap == pytest.approx(metrics.aggregate_optimality_gap(matrices["a"].to_numpy(), 1))
+    assert first["a"].p_improve == pytest.approx(
+        metrics.probability_of_improvement(matrices["a"].to_numpy(), matrices["static_tuned"].to_numpy()))
+    assert first["a"].iqm_ci[0] <= first["a"].iqm <= first["a"].iqm_ci[1]
+    assert math.isnan(first["static_tuned"].p_improve)
+    again = aggregates(dict(reversed(list(matrices.items()))), reps=300, seed=7)  # order does not matter
+    assert again["a"].iqm_ci == first["a"].iqm_ci and again["a"].p_improve_ci == first["a"].p_improve_ci
+    assert aggregates(matrices, reps=300, seed=8)["a"].iqm_ci != first["a"].iqm_ci
+    assert first["a"].profile.shape == first["a"].profile_ci.shape[1:]
