@@ -59,3 +59,14 @@ proto:
 
 clean:
 	rm -rf build $(VENV)
+
+## The docs' benchmark and reproduction pages, rerun by the commands that measure them (each writes its
+## page with --markdown, stamped with version, date, machine and command). Slow: tens of minutes.
+.PHONY: docs-results
+docs-results: install
+	$(VENV)/bin/ecngym bench fabric --markdown docs/benchmarks/fabric.md
+	$(VENV)/bin/ecngym bench env --markdown docs/benchmarks/env.md
+	$(VENV)/bin/ecngym bench env --ns3gym --markdown docs/benchmarks/ns3gym.md
+	$(VENV)/bin/ecngym bench train --markdown docs/benchmarks/train.md
+	$(VENV)/bin/ecngym bench scale --markdown docs/benchmarks/scale.md
+	$(VENV)/bin/ecngym reproduce --all --markdown docs/reproductions.md

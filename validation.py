@@ -46,7 +46,7 @@ from ecngym.error import ConfigError, as_given, check_range
 from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_rate_bps, parse_time_ns
 
 __all__ = ["Bytes", "ConfigModel", "Duration", "Flag", "OneOf", "Rate", "Real", "Text", "Whole", "check", "convert",
-           "field_error", "is_finite_number", "is_number", "range_text"]
+           "describe_field", "describe_type", "field_error", "is_finite_number", "is_number", "range_text"]
 
 
 # ---------------------------------------------------------------------------------------- field types
@@ -186,6 +186,82 @@ def OneOf(*choices: str) -> Any:  # noqa: N802
 Flag = Annotated[bool, BeforeValidator(_flag)]
 #: A string (numbers are not turned into strings).
 Text = Annotated[str, BeforeValidator(_text)]
+
+
+def describe_type(kind: Any) -> str:
+    """What a field of one of this module's types accepts, in words (for generated reference pages).
+
+    Reads the ranges from the validators themselves, so the text is what validation enforces:
+    ``Whole(1, 8)`` -> ``"whole number in [1, 8]"``, ``Bytes(low=1)`` -> ``"size (bytes or "5KB") in
+    [1, ...] B"``, ``list[Whole(1)]`` -> ``"list of whole number in [1, inf)"``, ``X | None`` ->
+    ``"... or null"``, a :class:`ConfigModel` -> its class name.
+
+    Args:
+        kind: A field annotation (a type of this module, a list, a union, a model, a plain type).
+
+    Returns:
+        One line of text.
+    """
+    import types
+    import typing
+
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin is Annotated:
+        validators = [m for m in kind.__metadata__ if isinstance(m, BeforeValidator)]
+        lengths = [m for m in kind.__metadata__ if getattr(m, "min_length", None) is not None]
+        if validators:
+            return _describe_validator(validators[0].func)
+        inner = describe_type(args[0])
+        return f"{inner} (at least {lengths[0].min_length})" if lengths else inner
+    if origin in (typing.Union, types.UnionType):
+        parts = [describe_type(a) for a in args if a is not type(None)]
+        return " or ".join(parts) + (" or null" if type(None) in args else "")
+    if origin in (list, tuple):
+        return f"list of {describe_type(args[0])}" if args else "list"
+    if origin is dict:
+        return "mapping"
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return kind.__name__
+    return getattr(kind, "__name__", str(kind))
+
+
+def describe_field(info: Any) -> str:
+    """:func:`describe_type` of a model field (pydantic keeps a top-level ``Annotated``'s parts in ``metadata``).
+
+    Args:
+        info: A pydantic ``FieldInfo`` (``Model.model_fields[name]``).
+
+    Returns:
+        One line of text.
+    """
+    validators = [m for m in info.metadata if isinstance(m, BeforeValidator)]
+    if validators:
+        return _describe_validator(validators[0].func)
+    lengths = [m.min_length for m in info.metadata if getattr(m, "min_length", None) is not None]
+    inner = describe_type(info.annotation)
+    return f"{inner} (at least {lengths[0]})" if lengths else inner
+
+
+def _describe_validator(func: Any) -> str:
+    """The words for one of this module's ``BeforeValidator`` functions (a ``functools.partial``)."""
+    if func is _flag:
+        return "true or false"
+    if func is _text:
+        return "string"
+    inner = func.func if isinstance(func, functools.partial) else func
+    kw = func.keywords if isinstance(func, functools.partial) else {}
+    if inner is _one_of:
+        return "one of " + ", ".join(repr(c) for c in kw["choices"])
+    if inner is _whole:
+        return f"whole number in {range_text(kw['low'], kw['high'])}"
+    if inner is _real:
+        return f"number in {range_text(kw['low'], kw['high'], kw['low_open'], kw['high_open'])}"
+    if inner is _unit:
+        words = {parse_bytes: 'size (bytes or "5KB")', parse_time_ns: 'duration (ns or "10us")',
+                 parse_rate_bps: 'rate (bit/s or "100Gbps")'}[func.args[0]]
+        return f"{words} in {range_text(kw['low'], kw['high'])}{kw['unit']}"
+    doc = (getattr(inner, "__doc__", None) or "").strip()  # a validator of another module: its own words
+    return doc.splitlines()[0].rstrip(".") if doc else getattr(inner, "__name__", "value")
 
 
 # ---------------------------------------------------------------------------------------- models

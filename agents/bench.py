@@ -39,6 +39,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import sys
 import time
 import traceback
 from dataclasses import fields
@@ -48,6 +49,7 @@ from typing import Any
 from ecngym.agents.learning import TRAIN_SEED
 from ecngym.agents.plateau import PlateauRule, measure_plateau
 from ecngym.error import ConfigError
+from ecngym.markdown_page import add_markdown_option, open_page, page_console
 
 ALGORITHMS = ("ppo", "dqn", "acc", "acc_overlap")
 ENV_ID = "ecngym/RoceIncast-v0"
@@ -297,7 +299,6 @@ def main(argv: list[str] | None = None) -> int:
     from rich.table import Table
 
     from ecngym.agents.threads import resolve_threads
-    from ecngym.sim_backend.bench import wide_console
 
     parser = argparse.ArgumentParser(prog="ecngym bench train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=512, help="env steps per measurement (default 512)")
@@ -319,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
                                                          f"(default {option.default})")
     parser.add_argument("--seed", type=int, default=TRAIN_SEED, help="--plateau: seed of the learner and the "
                         f"training traces (default {TRAIN_SEED}, as the learning tests)")
+    add_markdown_option(parser)
+    argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     if args.seed < 0:
         parser.error(f"--seed: got {args.seed}, must be >= 0")
@@ -348,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:  # named as given: the option (or $ECNGYM_THREADS), not the config key
         parser.error(f"{'--threads' if exc.field == 'threads' else exc.field}: {exc.message}")
     settings = [threads] + ([0] if args.compare_defaults and threads != 0 else [])
-    console = wide_console(110)  # the table has 8 columns
+    page = open_page(args.markdown, "Training throughput", parser.prog, argv, parser.description)
+    console = page_console(page, 110)  # the table has 8 columns
     load = os.getloadavg()[0]
     results: list[dict[str, Any]] = []
     rllib: list[dict[str, Any]] = []
@@ -402,4 +406,6 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         summary["failed"] = failed
     print(json.dumps(summary))
+    if page is not None:
+        page.write()
     return 1 if failed else 0

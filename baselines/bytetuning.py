@@ -111,7 +111,8 @@ class ByteTuningController:
         cooling: C in (0, 1) (paper: 0.99).
         temperature_scale: Metropolis uses exp(Δf / (tem · temperature_scale)) (1 = paper).
         step: s, the relative step of a move (paper: 0.5; the public tuner's s0 = 0.2).
-        step_min, step_max: Bounds of s ([ours]: 0.01, 1).
+        step_min: Lower bound of s ([ours]: 0.01).
+        step_max: Upper bound of s ([ours]: 1).
         coords_per_move: Coordinates a SA move changes (≥ 1).
         probe_others: Greedy: other coordinates each probe also moves (public tuner: 1).
         max_rounds: Greedy: rounds before it stops and holds x_best.

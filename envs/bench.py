@@ -49,6 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from ecngym.markdown_page import add_markdown_option, open_page, page_console
+
 ENV_ID = "ecngym/RoceLeafSpine-v0"
 
 
@@ -259,7 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json-only", action="store_true")
     parser.add_argument("--ns3gym", action="store_true",
                         help="instead: the ns3-gym (OpenGym) protocol's cost per step vs in-process stepping")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    add_markdown_option(parser)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(argv)
     if args.steps < 10:
         parser.error("--steps must be >= 10")
     if args.rounds < 1:
@@ -272,10 +276,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.env not in gym.registry:
         known = sorted(k for k in gym.registry if k.startswith("ecngym/"))
         raise ConfigError("--env", f"unknown env id {args.env!r}; registered: {', '.join(known)}")
+    title, intro = ("ns3-gym protocol cost", "The OpenGym (ns3-gym) protocol's cost per step against stepping "
+                    "the env in-process.") if args.ns3gym else ("Env speed", parser.description)
+    page = open_page(args.markdown, title, parser.prog, argv, intro)
     if args.ns3gym:
         from ecngym.opengym.bench import ns3gym_main
 
-        return ns3gym_main(args.env, args.steps, args.rounds, args.json_only)
+        return ns3gym_main(args.env, args.steps, args.rounds, args.json_only, page)
     from rich.console import Console
     from rich.table import Table
 
@@ -317,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "load_avg_before": round(load_before, 2),
     }
-    if not args.json_only:
+    if not args.json_only or page is not None:
         table = Table(title=f"{args.env}: env speed ({args.steps} steps per measurement)")
         table.add_column("figure")
         table.add_column("value", justify="right")
@@ -337,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                            ("reset_s", "reset (new trace + fabric), s"),
                            ("peak_rss_mb", "peak RSS per env process, MB")]:
             table.add_row(label, str(result[key]))
-        console = Console()
+        console = page_console(page, quiet=args.json_only)
         console.print(table)
         split = Table(title="outside the simulator, per step (instrumented run), us")
         split.add_column("part")
@@ -351,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"[yellow]note:[/] the 1-minute load average was {load_before:.2f} on {os.cpu_count()} "
                           "CPUs before the run: other processes compete for the cores, so the 2-worker figures are low")
     print(json.dumps(result))
+    if page is not None:
+        page.write()
     return 0
 
 

@@ -122,10 +122,20 @@ def over_protocol(env_id: str, steps: int, seed: int) -> dict[str, float]:
             "encode_s": server["encode_s"] / server["states"], "state_bytes": server["state_bytes"] / server["states"]}
 
 
-def ns3gym_main(env_id: str, steps: int, rounds: int, json_only: bool = False) -> int:
-    """Entry point of ``ecngym bench env --ns3gym`` (called by :func:`ecngym.envs.bench.main`)."""
+def ns3gym_main(env_id: str, steps: int, rounds: int, json_only: bool = False, page: Any = None) -> int:
+    """Entry point of ``ecngym bench env --ns3gym`` (called by :func:`ecngym.envs.bench.main`).
+
+    Args:
+        env_id: The env to serve.
+        steps: Steps per round.
+        rounds: Alternating in-process / over-the-protocol rounds.
+        json_only: Print only the JSON line.
+        page: The :class:`ecngym.markdown_page.MarkdownPage` of ``--markdown`` (written here), or ``None``.
+    """
     from rich.console import Console
     from rich.table import Table
+
+    from ecngym.markdown_page import page_console
 
     load_before = os.getloadavg()[0]  # other work on the machine delays every message hand-over
     inproc, wire, server_env, encode, sizes, counted = [], [], [], [], [], 0
@@ -159,7 +169,7 @@ def ns3gym_main(env_id: str, steps: int, rounds: int, json_only: bool = False) -
         "cpus": os.cpu_count(),
         "ns3gym_reference": NS3GYM_REFERENCE,
     }
-    if not json_only:
+    if not json_only or page is not None:
         table = Table(title=f"{env_id}: OpenGym (ns3-gym) protocol vs in-process, {counted} steps x {rounds} rounds")
         table.add_column("figure")
         table.add_column("value", justify="right")
@@ -173,8 +183,10 @@ def ns3gym_main(env_id: str, steps: int, rounds: int, json_only: bool = False) -
                            ("state_msg_bytes", "EnvStateMsg size, bytes (mean)"),
                            ("load_avg_before", f"1-minute load average before the run ({os.cpu_count()} CPUs)")]:
             table.add_row(label, str(result[key]))
-        console = Console()
+        console = page_console(page, quiet=json_only)
         console.print(table)
         console.print(f"for comparison, {NS3GYM_REFERENCE}")
     print(json.dumps(result))
+    if page is not None:
+        page.write()
     return 0

@@ -65,10 +65,20 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def report(paper_id: str, title: str, claims: list[Claim], *, json_only: bool = False) -> dict[str, Any]:
-    """Print the claims as a rich table, then one JSON line; return the JSON object."""
+def report(paper_id: str, title: str, claims: list[Claim], *, json_only: bool = False,
+           console: Any = None) -> dict[str, Any]:
+    """Print the claims as a rich table, then one JSON line; return the JSON object.
+
+    Args:
+        paper_id: The paper's id (``"pred-fcs"``).
+        title: Its one-line title.
+        claims: Its claims beside our figures.
+        json_only: Print only the JSON line (the table still goes to ``console``'s page, if any).
+        console: The rich console to print the table on (e.g. one that also writes a Markdown page,
+            :func:`ecngym.markdown_page.page_console`); ``None``: a new 160-column console.
+    """
     summary = {"paper": paper_id, "claims": [c.as_json() for c in claims]}
-    if not json_only:
+    if not json_only or console is not None:
         from rich.console import Console
         from rich.markup import escape
         from rich.table import Table
@@ -82,7 +92,7 @@ def report(paper_id: str, title: str, claims: list[Claim], *, json_only: bool = 
                           escape(_fmt(c.paper)), escape(_fmt(c.ours)),
                           "[green]holds[/]" if c.direction_holds else "[red]does not hold[/]",
                           "[green]yes[/]" if c.within_bar else "[red]no[/]")
-        console = Console(width=160)
+        console = console if console is not None else Console(width=160)
         console.print(table)
         for c in claims:
             if c.note:

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from ecngym.markdown_page import add_markdown_option
 from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table
 
 BARE_EVENTS = 5_000_000
@@ -575,12 +576,10 @@ def _print_speed(console: Any, scen: list[dict[str, Any]], no_ref: dict[str, flo
     console.print(speed)
 
 
-def _print_tables(results: list[dict[str, Any]]) -> None:
-    from rich.console import Console
+def _print_tables(results: list[dict[str, Any]], console: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
     scen = [r for r in results if "scenario" in r]
     nan = float("nan")
     no_ref = {"data_packet_hops": 0, "events": nan, "wall_s": nan, "simulated_span_s": nan, "peak_rss_mb": nan}
@@ -671,8 +670,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pfc-out", help="with --hpcc-config: write our seed-1 PFC frames there, in the "
                                           "reference's PFC_OUTPUT_FILE format (default: ecngym_<its name> here)")
     parser.add_argument("--json-only", action="store_true", help="print only the JSON line")
+    add_markdown_option(parser)
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(argv)
     if args.worker:
         kind = args.worker[0]
         if kind == "bare":  # bare [stock]
@@ -723,6 +724,9 @@ def main(argv: list[str] | None = None) -> int:
         load_hpcc_experiment(args.hpcc_config)  # a bad config is a ConfigError here, not a worker's traceback
     from rich.console import Console
 
+    from ecngym.markdown_page import open_page, page_console
+
+    page = open_page(args.markdown, "Fabric speed and fidelity", parser.prog, argv, parser.description)
     results = []
     with Console(stderr=True).status("measuring ...") as status:
         status.update("bare ns-3 event loop ...")
@@ -747,8 +751,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.whole_process and not args.hpcc_config:
             status.update(f"scenario A as a whole process ({args.whole_process}x) ...")
             results.append(whole_process("A", args.whole_process))
+    if not args.json_only or page is not None:
+        _print_tables(results, page_console(page, quiet=args.json_only))
     if not args.json_only:
-        _print_tables(results)
         for r in results:
             if r.get("fct_written"):
                 print(f"our FCT records (seed 1, the reference's format): {r['fct_written']}; "
@@ -757,6 +762,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"our PFC frames (seed 1, the reference's format): {r['pfc_written']}, {r['pfc_frames']} "
                       f"lines; the reference's PFC file: {'not found' if ref_pfc is None else f'{ref_pfc} lines'}")
     print(json.dumps(summarize(results)))
+    if page is not None:
+        page.write()
     return 0
 
 

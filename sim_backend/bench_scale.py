@@ -25,7 +25,8 @@ import sys
 import time
 from typing import Any
 
-from ecngym.sim_backend.bench import _in_subprocess, _peak_rss_mb, bare_event_rate, wide_console
+from ecngym.markdown_page import add_markdown_option, open_page, page_console
+from ecngym.sim_backend.bench import _in_subprocess, _peak_rss_mb, bare_event_rate
 from ecngym.sim_backend.topology import MAX_FAT_TREE_K
 
 DEFAULT_KS = (4, 8, 16)
@@ -126,7 +127,7 @@ def summarize(cases: list[dict[str, Any]], bare: dict[str, Any] | None) -> dict[
     return rounded(out)
 
 
-def _print_table(summary: dict[str, Any]) -> None:
+def _print_table(summary: dict[str, Any], console: Any) -> None:
     from rich.table import Table
 
     table = Table(title=f"Fabric cost vs size and load: fat-tree, WebSearch, {summary['sim_time_s'] * 1e3:g} ms "
@@ -147,7 +148,6 @@ def _print_table(summary: dict[str, Any]) -> None:
                       f"{ratio_cpu:.2f}", f"{r['events_per_data_packet_hop']:.2f}", f"{r['sim_s_per_wall_s']:.3g}",
                       f"{r['ns_per_data_packet_hop']:.0f}", f"{r['packets_in_flight']:,}", pending,
                       f"{r['trace_s']:.2f}", f"{r['build_s']:.2f}", f"{r['peak_rss_mb']:.0f}")
-    console = wide_console(190)  # 15 columns
     console.print(table)
     if "bare_events_per_s" in summary:
         console.print(f"bare ns-3 event loop in this run: {summary['bare_events_per_s']:.3g} events/s")
@@ -172,8 +172,10 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"simulated time per case (default {DEFAULT_SIM_TIME})")
     parser.add_argument("--scheduler", default="timing_wheel", help="fabric.scheduler (default timing_wheel)")
     parser.add_argument("--json-only", action="store_true", help="print only the JSON line")
+    add_markdown_option(parser)
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(argv)
     if args.worker:
         result = (bare_event_rate() if args.worker[0] == "bare"
                   else run_case(int(args.worker[0]), float(args.worker[1]), args.worker[2], args.worker[3]))
@@ -194,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--sim-time must be > 0")
     from rich.console import Console
 
+    page = open_page(args.markdown, "Fabric cost vs size and load", parser.prog, argv, parser.description)
     cases = []
     with Console(stderr=True).status("measuring ...") as status:
         status.update("bare ns-3 event loop ...")
@@ -203,9 +206,11 @@ def main(argv: list[str] | None = None) -> int:
                 status.update(f"fat-tree k={k}, load {load:.0%}, {args.sim_time} simulated ...")
                 cases.append(_in_subprocess([str(k), str(load), args.sim_time, args.scheduler], WORKER_MODULE))
     summary = summarize(cases, bare)
-    if not args.json_only:
-        _print_table(summary)
+    if not args.json_only or page is not None:
+        _print_table(summary, page_console(page, 190, quiet=args.json_only))  # 15 columns
     print(json.dumps(summary))
+    if page is not None:
+        page.write()
     return 0
 
 
