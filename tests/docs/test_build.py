@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_the_site_builds_in_strict_mode_with_no_warning(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    env = dict(os.environ, DISABLE_MKDOCS_2_WARNING="true", NO_COLOR="1")
+    env = dict(os.environ, DISABLE_MKDOCS_2_WARNING="true", NO_MKDOCS_2_WARNING="1", NO_COLOR="1")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean",
          "-f", str(REPO / "mkdocs.yml"), "-d", str(site)],
