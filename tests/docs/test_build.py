@@ -1,6 +1,8 @@
-"""The documentation site builds in strict mode: any warning (a broken link or anchor, a page
-missing from the navigation, a reference target that does not exist, a page or generator that
-fails) fails the build, and so this test."""
+"""The documentation site builds in strict mode.
+
+Any warning (a broken link or anchor, a page missing from the navigation, a reference target that
+does not exist, a page or generator that fails) fails the build, and so this test.
+"""
 
 from __future__ import annotations
 
