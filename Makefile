@@ -52,7 +52,7 @@ bench: install
 ## The documentation site into site/ (strict: a broken link or a page that fails to render fails it).
 ## (`make install` installs the test extra, which includes the docs extra: mkdocs and its plug-ins.)
 docs: install
-	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d site
+	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d site
 
 clean:
 	rm -rf build $(VENV) site
