@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -m "not slow"
 
-.PHONY: demo test test-all install browser bench lint check clean proto
+.PHONY: demo test test-all install browser bench lint check clean proto docs
 
 install:
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -57,9 +57,6 @@ proto:
 	build/protoc-venv/bin/python -m pip install --quiet "grpcio-tools==1.64.3"
 	build/protoc-venv/bin/python -m grpc_tools.protoc -I opengym --python_out=opengym opengym/messages.proto
 
-clean:
-	rm -rf build $(VENV)
-
 ## The docs' benchmark and reproduction pages, rerun by the commands that measure them (each writes its
 ## page with --markdown, stamped with version, date, machine and command). Slow: tens of minutes.
 .PHONY: docs-results
@@ -70,3 +67,11 @@ docs-results: install
 	$(VENV)/bin/ecngym bench train --markdown docs/benchmarks/train.md
 	$(VENV)/bin/ecngym bench scale --markdown docs/benchmarks/scale.md
 	$(VENV)/bin/ecngym reproduce --all --markdown docs/reproductions.md
+
+## The documentation site into site/ (strict: a broken link or a page that fails to render fails it).
+## (`make install` installs the test extra, which includes the docs extra: mkdocs and its plug-ins.)
+docs: install
+	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d site
+
+clean:
+	rm -rf build $(VENV) site
