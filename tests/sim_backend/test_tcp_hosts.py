@@ -102,6 +102,25 @@ def test_the_handshake_adds_one_rtt_and_its_packets_cross_the_switch(make_fabric
     assert counts[True] == (data + n, n, ctrl_back + n)
 
 
+def test_a_lost_syn_is_sent_again_after_the_initial_rto(make_fabric, h):
+    # two 10 Gbps senders keep a data packet queued in a one-packet (1100 B) buffer, so a third
+    # sender's SYN finds no room and is dropped; the SYN goes again after the RTO before the first
+    # sample (initial_rto_ns), when the port is free: the small flow's FCT moves with that RTO
+    flows = h.flows([(0, 3, 100_000, 0), (1, 3, 100_000, 0), (2, 3, 5 * MSS, 20_000)])
+    buffer = {"buffer": "1100B", "reserve": "0B", "headroom": "0B", "resume_offset": "0B", "pfc_enabled": False,
+              "pfc_alpha": 64}
+    fct = {}
+    for rto in (300_000, 500_000):
+        cfg = FabricConfig.preset("dctcp", ecn=NO_MARKS, buffer=buffer,
+                                  dctcp={"handshake": True, "rto_estimate": True, "min_rto_ns": "10us",
+                                         "initial_rto_ns": rto})
+        fab = make_fabric(topology.incast_star(hosts=4, link_rate="10Gbps", link_delay="1us"), flows, cfg)
+        assert fab.run("1s")
+        fct[rto] = int(fab.flow_records()["fct_ns"].iloc[2])
+    assert 300_000 < fct[300_000] < 330_000, fct
+    assert fct[500_000] - fct[300_000] == 200_000
+
+
 # ---------------------------------------------------------------------------------- RTO estimate
 def test_the_rto_estimate_converges_to_the_path_rtt_and_respects_min_rto(make_fabric, h):
     flows = [(0, 1, 4_000_000, 0)]
