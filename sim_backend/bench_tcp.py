@@ -345,7 +345,7 @@ def print_tables(summary: dict[str, Any]) -> None:
     """The comparison tables (rich), one per metric, then the speed table."""
     from rich.table import Table
 
-    console = wide_console(40 + 36 * len(summary["variants"]))
+    console = wide_console(110 + 40 * len(summary["variants"]))  # the speed table: 4 + 3 per variant columns
     for title, metric in _TABLES:
         table = Table(title=title)
         table.add_column("case", no_wrap=True)
