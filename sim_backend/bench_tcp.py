@@ -452,7 +452,8 @@ def markdown(summary: dict[str, Any], command: str) -> str:
         "model, the relative difference (ours / ns-3 - 1) and whether it is within issue 34's bar "
         "(standing queue and goodput 15 %, peak 30 %, slowdown median 15 %, p99 30 %, RTOs within 10x).",
         "",
-        "ns-3 settings: " + ", ".join(f"`{k}={v}`" for k, v in summary["ns3_settings"].items()) + ".",
+        "ns-3 settings (bytes, ns; the buffer is each case's): "
+        + ", ".join(f"`{k}={v}`" for k, v in summary["ns3_settings"].items() if k != "buffer") + ".",
         "",
     ]
     for title, metric in _TABLES:
