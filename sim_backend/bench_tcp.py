@@ -345,7 +345,7 @@ def print_tables(summary: dict[str, Any]) -> None:
     """The comparison tables (rich), one per metric, then the speed table."""
     from rich.table import Table
 
-    console = wide_console(40 + 36 * len(summary["variants"]))
+    console = wide_console(110 + 40 * len(summary["variants"]))  # the speed table: 4 + 3 per variant columns
     for title, metric in _TABLES:
         table = Table(title=title)
         table.add_column("case", no_wrap=True)
@@ -412,11 +412,11 @@ What ns-3's TcpDctcp does that our lean (NIC-style) DCTCP host does not:
 - **Delayed ACKs** (every 2nd segment, with DCTCP's CE-state rule), so the ACK clock releases
   2-segment bursts; ours ACKs every packet.
 - **No window floor**: ns-3's TcpDctcp cuts the window by alpha / 2 per marked window down to a
-  few bytes (the reference records each flow's smallest window, `min_cwnd_bytes`: 9 to 700 B
-  in the large incasts), where Linux keeps 2 segments and ours 1 (`fabric.dctcp.min_window`).
-  A sender below one segment has at most one segment in flight, which the receiver's delayed ACK
-  holds for `delayed_ack_timeout` (200 us): at N >= 64 the link idles (ns-3's goodput falls to
-  ~70 Gbps with a 2 MB buffer; with `delayed_ack_count = 1` it is ~95 Gbps).
+  few bytes (the "smallest window" column: each flow's smallest, `min_cwnd_bytes`), where Linux
+  keeps 2 segments and ours 1 (`fabric.dctcp.min_window`). A sender below one segment has at
+  most one segment in flight, which the receiver's delayed ACK holds for `delayed_ack_timeout`
+  (200 us): in the largest incasts the link idles and ns-3's goodput falls; rerun with
+  `--ns3 '{"delayed_ack_count": 1}'` to see it recover.
 - **Window-limited bursts into the host's NIC queue**: ns-3's TCP hands its whole window to the
   NIC (no TSQ, no pacing); the reference marks that queue at K too (`host_marking`), otherwise
   several flows of one host grow their windows into an unmarked NIC queue (spurious timeouts).
@@ -430,6 +430,17 @@ What ours does that ns-3's TCP does not:
   only matters on leaf-spine and fat-tree cases.
 - **A shared-buffer switch**: the bench sets it to behave as one per-port buffer (PFC off, no
   reserve or headroom, dynamic threshold 64), which is exact for one congested port per switch.
+
+With the Linux-like options on (the `linux` variant: slow start from 10 segments, handshake,
+RTO estimate, delayed ACKs, all set to the reference's values, and Linux's window floor of 2
+segments), the start-up is ns-3's; what still differs:
+
+- **The window floor**: 2 segments where ns-3 has none. With N senders the queue cannot fall
+  below about N x 2 segments (270 KB at N = 128, above K), while ns-3's windows shrink below a
+  segment; in turn ns-3 pays delayed-ACK stalls that a host with a floor does not.
+- **Loss recovery**: ours stays go-back-N from the first lost packet (no SACK), ns-3 repairs
+  with SACK and PRR.
+- **Line-rate pacing and round-robin at the NIC** (above) instead of window bursts.
 
 Both mark at enqueue when the queue is at or above K (ns-3's RED with `MinTh = MaxTh = K`,
 `Gentle` off and the instantaneous queue, `QW = 1`).
@@ -452,7 +463,8 @@ def markdown(summary: dict[str, Any], command: str) -> str:
         "model, the relative difference (ours / ns-3 - 1) and whether it is within issue 34's bar "
         "(standing queue and goodput 15 %, peak 30 %, slowdown median 15 %, p99 30 %, RTOs within 10x).",
         "",
-        "ns-3 settings: " + ", ".join(f"`{k}={v}`" for k, v in summary["ns3_settings"].items()) + ".",
+        "ns-3 settings (bytes, ns; the buffer is each case's): "
+        + ", ".join(f"`{k}={v}`" for k, v in summary["ns3_settings"].items() if k != "buffer") + ".",
         "",
     ]
     for title, metric in _TABLES:
