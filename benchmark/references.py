@@ -357,7 +357,7 @@ def parse_args(argv: Sequence[str], allowed: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``ecngym benchmark references scenario=<name>[,...] | suite=<core|full> [processes=2] [out=<dir>] [test_seeds=]``.
+    """``ecngym benchmark references scenario=<name>[,...] | suite=<core|full> [processes=2] [out=] [test_seeds=N]``.
 
     Writes each scenario's references file (default: the package's ``configs/suite/references``;
     from a checkout, ``out=configs/suite/references`` to commit them) and prints one JSON line per
