@@ -146,7 +146,7 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``ecngym benchmark headroom suite=<core|full> | scenario=<name> [markdown=<path>] [reference_dir=<dir>]``.
+    """``ecngym benchmark headroom suite=<core|full> | scenario=<name>[,...] [markdown=<path>] [reference_dir=<dir>]``.
 
     Prints the table and, as its last line, the rows as JSON.
     """
@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv, {"suite": "", "scenario": "", "markdown": "", "reference_dir": ""})
     if bool(args["suite"]) == bool(args["scenario"]):
         raise ConfigError("suite", "give suite=<core|full> or scenario=<name> (one of them)")
-    names = [args["scenario"]] if args["scenario"] else suite_scenarios(args["suite"])
+    names = args["scenario"].split(",") if args["scenario"] else suite_scenarios(args["suite"])
     rows = headroom_table(names, args["reference_dir"] or None)
     command = "ecngym benchmark headroom " + " ".join(a for a in argv if not a.startswith("reference_dir="))
     page = markdown(rows, command.strip())

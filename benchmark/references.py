@@ -357,7 +357,7 @@ def parse_args(argv: Sequence[str], allowed: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``ecngym benchmark references scenario=<name> | suite=<core|full> [processes=2] [out=<dir>] [test_seeds=N]``.
+    """``ecngym benchmark references scenario=<name>[,...] | suite=<core|full> [processes=2] [out=] [test_seeds=N]``.
 
     Writes each scenario's references file (default: the package's ``configs/suite/references``;
     from a checkout, ``out=configs/suite/references`` to commit them) and prints one JSON line per
@@ -369,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       {"scenario": "", "suite": "", "processes": 2, "out": "", "test_seeds": 0})
     if bool(args["scenario"]) == bool(args["suite"]):
         raise ConfigError("scenario", "give scenario=<name> or suite=<core|full> (one of them)")
-    names = [args["scenario"]] if args["scenario"] else suite_scenarios(args["suite"])
+    names = args["scenario"].split(",") if args["scenario"] else suite_scenarios(args["suite"])
     for name in names:
         doc = compute_references(name, processes=max(1, args["processes"]), test_seeds=args["test_seeds"] or None)
         if args["suite"]:

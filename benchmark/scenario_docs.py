@@ -67,7 +67,7 @@ def timing(name: str, scenario_dir: Path | str | None = None) -> dict[str, Any]:
 
 
 def _ms(ns: float) -> str:
-    return f"{ns / 1e6:g} ms" if ns >= 1e6 else f"{ns / 1e3:g} µs"
+    return f"{ns / 1e6:.4g} ms" if ns >= 1e6 else f"{ns / 1e3:.4g} µs"
 
 
 def scenario_rows(names: Sequence[str] = ORDER, scenario_dir: Path | str | None = None,

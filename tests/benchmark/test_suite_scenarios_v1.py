@@ -88,3 +88,17 @@ def test_the_scenario_table_in_the_docs_is_the_generated_one():
         assert f"`{name}`" in page
     docs = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "scenarios.md"
     assert docs.read_text() == page, "regenerate: ecngym benchmark scenarios markdown=docs/benchmarks/scenarios.md"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_committed_references_match_their_scenario_file(name):
+    from ecngym.benchmark.references import read_references
+
+    sc, ref = read_scenario(name), read_references(name)
+    proto = sc["protocol"]
+    assert ref["scenario_version"] == sc["version"] and ref["score"] == proto["score"]
+    assert ref["search"]["train_seeds"] == proto["train_seeds"]
+    assert sorted(int(s) for s in ref["oracle_phase"]["per_test_seed"]) == sorted(proto["test_seeds"])
+    assert ref["phase_starts_ns"] == phase_starts_ns(sc)
+    assert ref["static_tuned"]["setting"] in ref["search"]["settings"]
+    assert ref["episode"]["flows_total_mean"] >= 1000
