@@ -153,3 +153,12 @@ def test_a_joblib_sweep_runs_one_job_per_scenario_and_controller_into_one_store(
     rows = ResultStore(tmp_path / "store").episodes()
     assert sorted(rows["controller"]) == ["static_dcqcn"] * 2 + ["static_vendor"] * 2
     assert sorted((tmp_path / "sweep").glob("*/.hydra")) and len(list((tmp_path / "sweep").glob("*/.hydra"))) == 2
+
+
+@pytest.mark.parametrize("override", ["seeds=[1,2]", "env=roce_leaf_spine", "env.kwargs.episode_steps=5",
+                                      "leaderboard.score=slowdown_p99_all"])
+def test_a_suite_run_refuses_single_scenario_keys(tmp_path, capsys, override):
+    key = override.split("=")[0]
+    assert cli.main(["run", override, f"results.dir={tmp_path / 'store'}", f"hydra.run.dir={tmp_path / 'run'}"]) == 2
+    assert f"ecngym run: error: {key}: got {override!r}, but a suite run ignores it" in capsys.readouterr().err
+    assert not (tmp_path / "store").exists()
