@@ -127,12 +127,20 @@ def build_board(store: ResultStore, suite: Suite, reps: int = DEFAULT_REPS, seed
                       rankings=rankings, rows=rows, dynamic=dynamic, refused=refused)
 
 
-def fmt_ci(mean: float, ci: tuple[float, float], digits: int = 2) -> str:
-    """``1.23 [0.9, 1.5]`` (``—`` for a missing value, no bounds where there is no interval)."""
+def fmt_ci(mean: float, ci: tuple[float, float], digits: int = 2, spec: str = "f") -> str:
+    """``1.23 [0.9, 1.5]`` (``—`` for a missing value, no bounds where there is no interval).
+
+    Args:
+        mean: The value.
+        ci: Its interval.
+        digits: Decimals (``spec="f"``) or significant digits (``spec="g"``).
+        spec: The format type.
+    """
     if not math.isfinite(mean):
         return "—"
-    bounds = f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if all(math.isfinite(c) for c in ci) else ""
-    return f"{mean:.{digits}f}{bounds}"
+    form = f"{{:.{digits}{spec}}}"
+    bounds = f" [{form.format(ci[0])}, {form.format(ci[1])}]" if all(math.isfinite(c) for c in ci) else ""
+    return f"{form.format(mean)}{bounds}"
 
 
 def overview_rows(board: SuiteBoard) -> list[dict[str, Any]]:
@@ -188,7 +196,7 @@ def print_board(board: SuiteBoard, console: Console) -> None:
     for s in board.scores:
         def raw(ref: str, s: ScenarioScores = s) -> str:
             c = s.by_name(ref)
-            return fmt_ci(c.raw_mean, c.raw_ci, 3) if c is not None else "—"
+            return fmt_ci(c.raw_mean, c.raw_ci, 4, "g") if c is not None else "—"
 
         flags = ["no_reference_gap"] if s.no_reference_gap else []
         if all(math.isfinite(x) for x in s.headroom) and not s.headroom[1] > 0:
