@@ -214,7 +214,10 @@ def run_jobs(jobs: list[Job], pool: concurrent.futures.Executor | None, console:
     results = []
     columns = (TextColumn("[bold]suite[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("episodes"),
                TimeElapsedColumn(), TextColumn("{task.description}"))
-    with Progress(*columns, console=console, transient=False) as progress:
+    # (no redirection of sys.stdout / sys.stderr: the jobs print nothing here, and a redirection restores
+    # whatever streams it found at the start, also ones closed since)
+    with Progress(*columns, console=console, transient=False, redirect_stdout=False,
+                  redirect_stderr=False) as progress:
         task = progress.add_task("", total=sum(len(j.seeds) for j in jobs))
 
         def done(result: JobResult) -> None:
