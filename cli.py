@@ -96,6 +96,18 @@ _OPEN_NODES: dict[str, tuple[str, ...]] = {
 }
 
 
+def _null_group_as_deletion(arg: str) -> str:
+    """``suite=null`` as Hydra's ``~suite`` (drop the group's default); any other argument as it is.
+
+    Hydra refuses ``null`` as a config group's override (a ``ValueError`` traceback); deleting the
+    default is its way to choose none.
+    """
+    for group in _OPTIONAL_GROUPS:
+        if arg in (f"{group}=null", f"{group}=None", f"{group}=~"):
+            return f"~{group}"
+    return arg
+
+
 def _debug() -> bool:
     """Whether errors should show their traceback (``--debug`` or ``HYDRA_FULL_ERROR=1``)."""
     return os.environ.get("HYDRA_FULL_ERROR") == "1"
@@ -376,6 +388,8 @@ def main(argv: list[str] | None = None) -> int:
             if "--debug" in own:  # show tracebacks (Hydra's switch for the same)
                 own = [a for a in own if a != "--debug"]
                 os.environ["HYDRA_FULL_ERROR"] = "1"
+            if words in _HYDRA_CONFIGS:
+                own = [_null_group_as_deletion(a) for a in own]
             try:
                 if words in _HYDRA_CONFIGS and not {"-h", "--help", "--hydra-help", "--info"} & set(own):
                     composed = check_overrides(_HYDRA_CONFIGS[words], own)

@@ -1,8 +1,10 @@
 """The experiment commands: ``ecngym run`` (the benchmark), ``eval``, ``train`` and ``compare``.
 
-``ecngym run`` is the benchmark: every controller that needs no training, on one small scenario,
-over several seeds; each episode is a row in the results store (:mod:`ecngym.results`) as soon as
-it ends, then the leaderboard is printed and its HTML page written. ``ecngym eval`` runs one
+``ecngym run`` is the benchmark: by default a suite (:mod:`ecngym.benchmark.runner`: every scenario
+of ``suite=core`` x every controller that needs no training and the references); with ``suite=null``
+every such controller on one scenario over several seeds. Each episode is a row in the results
+store (:mod:`ecngym.results`) as soon as it ends, then the leaderboard is printed and its HTML page
+written. ``ecngym eval`` runs one
 controller (``-m`` sweeps: joblib, Ray, Optuna via ``sweep=...``); ``ecngym train`` trains an SB3
 policy; both write through the store too. ``ecngym compare`` replays one trace on one fabric once
 per static ECN setting (no env, no controller) and prints the FCT-slowdown comparison.

@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
@@ -127,12 +126,20 @@ def build_board(store: ResultStore, suite: Suite, reps: int = DEFAULT_REPS, seed
                       rankings=rankings, rows=rows, dynamic=dynamic, refused=refused)
 
 
-def fmt_ci(mean: float, ci: tuple[float, float], digits: int = 2) -> str:
-    """``1.23 [0.9, 1.5]`` (``—`` for a missing value, no bounds where there is no interval)."""
+def fmt_ci(mean: float, ci: tuple[float, float], digits: int = 2, spec: str = "f") -> str:
+    """``1.23 [0.9, 1.5]`` (``—`` for a missing value, no bounds where there is no interval).
+
+    Args:
+        mean: The value.
+        ci: Its interval.
+        digits: Decimals (``spec="f"``) or significant digits (``spec="g"``).
+        spec: The format type.
+    """
     if not math.isfinite(mean):
         return "—"
-    bounds = f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if all(math.isfinite(c) for c in ci) else ""
-    return f"{mean:.{digits}f}{bounds}"
+    form = f"{{:.{digits}{spec}}}"
+    bounds = f" [{form.format(ci[0])}, {form.format(ci[1])}]" if all(math.isfinite(c) for c in ci) else ""
+    return f"{form.format(mean)}{bounds}"
 
 
 def overview_rows(board: SuiteBoard) -> list[dict[str, Any]]:
@@ -188,7 +195,7 @@ def print_board(board: SuiteBoard, console: Console) -> None:
     for s in board.scores:
         def raw(ref: str, s: ScenarioScores = s) -> str:
             c = s.by_name(ref)
-            return fmt_ci(c.raw_mean, c.raw_ci, 3) if c is not None else "—"
+            return fmt_ci(c.raw_mean, c.raw_ci, 4, "g") if c is not None else "—"
 
         flags = ["no_reference_gap"] if s.no_reference_gap else []
         if all(math.isfinite(x) for x in s.headroom) and not s.headroom[1] > 0:
@@ -200,49 +207,3 @@ def print_board(board: SuiteBoard, console: Console) -> None:
         console.print(board.sentence(s))
     for message in board.refused:
         console.print(f"[yellow]{message}[/]")
-
-
-def reward_correlations(board: SuiteBoard) -> pd.DataFrame:
-    """Spearman rank correlation of each reward's episode return with each scenario's score.
-
-    Over the scenario's counted episodes (every controller and reference, every test seed), with
-    the score oriented so that +1 means the reward orders episodes as the score does (higher
-    return, better score).
-
-    Returns:
-        One row per scenario: ``scenario``, ``episodes``, ``score``, then ``acc``, ``pred``,
-        ``fct`` (NaN where a reward's returns are not stored, or constant).
-    """
-    from scipy.stats import spearmanr
-
-    from ecngym.envs.reward import RETURN_METRIC, REWARDS
-
-    out = []
-    for s in board.scores:
-        rows = board.rows[s.scenario]
-        goodness = (-1.0 if s.lower_is_better else 1.0) * rows[s.score].astype(float)
-        entry: dict[str, Any] = {"scenario": s.scenario, "episodes": int(goodness.notna().sum()), "score": s.score}
-        for name in REWARDS:
-            column = RETURN_METRIC.format(name)
-            if column not in rows:
-                entry[name] = float("nan")
-                continue
-            both = pd.concat([rows[column].astype(float), goodness], axis=1).dropna()
-            constant = len(both) < 3 or both.nunique().min() < 2
-            entry[name] = float("nan") if constant else float(spearmanr(both.iloc[:, 0], both.iloc[:, 1])[0])
-        out.append(entry)
-    return pd.DataFrame(out)
-
-
-def correlation_table(frame: pd.DataFrame, suite: str) -> Table:
-    """The reward-correlation table for the terminal."""
-    from ecngym.envs.reward import REWARDS
-
-    table = Table(title=f"suite {suite}: Spearman rank correlation of each reward's episode return with the score "
-                        "(+1: the reward orders episodes as the score does)")
-    for label in ("scenario", "score", "episodes", *REWARDS):
-        table.add_column(label, justify="left" if label in ("scenario", "score") else "right")
-    for r in frame.itertuples(index=False):
-        table.add_row(r.scenario, r.score, str(r.episodes),
-                      *["—" if not np.isfinite(getattr(r, n)) else f"{getattr(r, n):+.2f}" for n in REWARDS])
-    return table

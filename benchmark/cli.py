@@ -81,7 +81,7 @@ def board_main(argv: list[str] | None = None) -> int:
 
 def rewards_main(argv: list[str] | None = None) -> int:
     """``ecngym benchmark rewards``: the reward-score rank correlations; the last line is JSON."""
-    from ecngym.benchmark.board import correlation_table, reward_correlations
+    from ecngym.benchmark.rewards import correlation_table, reward_correlations
 
     usage = "ecngym benchmark rewards [suite=core] [store=DIR] [scenario_dir=DIR]"
     board, _, args = _board(argv, usage)

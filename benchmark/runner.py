@@ -214,7 +214,10 @@ def run_jobs(jobs: list[Job], pool: concurrent.futures.Executor | None, console:
     results = []
     columns = (TextColumn("[bold]suite[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("episodes"),
                TimeElapsedColumn(), TextColumn("{task.description}"))
-    with Progress(*columns, console=console, transient=False) as progress:
+    # (no redirection of sys.stdout / sys.stderr: the jobs print nothing here, and a redirection restores
+    # whatever streams it found at the start, also ones closed since)
+    with Progress(*columns, console=console, transient=False, redirect_stdout=False,
+                  redirect_stderr=False) as progress:
         task = progress.add_task("", total=sum(len(j.seeds) for j in jobs))
 
         def done(result: JobResult) -> None:
@@ -229,6 +232,26 @@ def run_jobs(jobs: list[Job], pool: concurrent.futures.Executor | None, console:
             for future in concurrent.futures.as_completed([pool.submit(run_job, job) for job in jobs]):
                 done(future.result())
     return results
+
+
+def _overhead_text(store: Any, results: list[JobResult], started_at: Any, wall_s: float,
+                   pool: concurrent.futures.Executor | None) -> str:
+    """``; runner overhead X s per episode``: worker time not spent in an episode, per episode simulated now.
+
+    Worker time is the wall time x the workers (idle workers at the end count: they are the runner's
+    too); episode time is the stored rows' ``wall_s`` of the episodes this run simulated.
+    """
+    ids = [rid for r in results for rid in r.row_ids]
+    if not ids:
+        return ""
+    rows = store.query("SELECT wall_s, created_at FROM episodes WHERE list_contains($ids, row_id)", {"ids": ids})
+    new = rows[rows["created_at"].dt.tz_localize(None) >= started_at.tz_localize(None)] if len(rows) else rows
+    if new.empty:
+        return "; nothing simulated (every episode was stored)"
+    workers = getattr(pool, "_max_workers", 1) if pool is not None else 1
+    per_episode = (wall_s * workers - float(new["wall_s"].sum())) / len(new)
+    return (f"; {len(new)} simulated now, {new['wall_s'].sum():.0f} s in episodes, runner overhead "
+            f"{per_episode:.2f} s per episode ({workers} worker(s))")
 
 
 #: ``ecngym run`` keys that only the single-scenario mode (``suite=null``) reads.
@@ -291,7 +314,9 @@ def _run_and_report(cfg: DictConfig, suite: Suite, jobs: list[Job], pool: concur
                     options: BenchmarkOptions, store: Any, html: Any, console: Console) -> None:
     """Run the jobs, then (for the whole suite) print the board and write the page."""
     import hydra.utils
+    import pandas as pd
 
+    started_at = pd.Timestamp.now(tz="UTC")
     start = time.perf_counter()
     results = run_jobs(jobs, pool, console)
     wall = time.perf_counter() - start
@@ -300,7 +325,7 @@ def _run_and_report(cfg: DictConfig, suite: Suite, jobs: list[Job], pool: concur
         console.print(f"[yellow]{r.job.scenario}: {r.job.controller} left out: {r.failure}[/]")
     episodes = sum(len(r.row_ids) for r in results)
     console.print(f"{episodes} episodes of {len(results) - len(failed)} jobs in {wall:.0f} s "
-                  f"({len(failed)} left out)")
+                  f"({len(failed)} left out){_overhead_text(store, results, started_at, wall, pool)}")
     if results and len(failed) == len(results):
         raise ConfigError("controllers", "no controller ran on any scenario: " + "; ".join(
             f"{r.job.scenario}/{r.job.controller}: {r.failure}" for r in failed[:5]))

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ecngym.error import EcnGymError
+
 #: Bootstrap replications (rliable's default is 50,000; fewer keep the board quick: each replication of
 #: the probability of improvement is a Mann-Whitney test, ~1 ms).
 DEFAULT_REPS = 500
@@ -51,6 +53,24 @@ class Aggregate:
     #: performance profile at :data:`PROFILE_TAUS`: fraction of scores > τ, lower and upper band
     profile: np.ndarray = field(default_factory=lambda: np.zeros(0))
     profile_ci: np.ndarray = field(default_factory=lambda: np.zeros((2, 0)))
+
+
+def _rliable_library() -> object:
+    """``rliable.library``, or an error that says how to fix the arch release it needs.
+
+    rliable 1.2 declares ``arch < 8``, but arch 7 does not import under pandas 3 (its univariate
+    module calls pandas' ``deprecate_kwarg`` with the old signature); arch 8 does, and
+    :func:`_seeded_bootstrap` runs rliable on it.
+
+    Raises:
+        EcnGymError: If ``rliable.library`` cannot be imported, naming the fix.
+    """
+    try:
+        from rliable import library
+    except (ImportError, TypeError) as exc:
+        raise EcnGymError(f"rliable cannot be imported ({type(exc).__name__}: {exc}); under pandas 3 it needs "
+                          "arch 8, which its metadata does not allow: pip install 'arch>=8'") from None
+    return library
 
 
 @contextlib.contextmanager
@@ -103,9 +123,9 @@ def controller_aggregate(name: str, scores: np.ndarray, scenarios: list[str], tu
         reps: Bootstrap replications.
         seed: Seed of the suite's bootstrap.
     """
-    from rliable import library as rly
     from rliable import metrics
 
+    rly = _rliable_library()
     logging.getLogger("absl").setLevel(logging.WARNING)  # rliable logs one INFO line per call
     own_seed = (seed + zlib.crc32(name.encode())) % 2**32
     with _seeded_bootstrap(own_seed):

@@ -183,10 +183,10 @@ def _plot(fig: object) -> str:
     return fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
 
 
-def _ci_text(mean: float, ci: tuple[float, float], digits: int = 2) -> str:
+def _ci_text(mean: float, ci: tuple[float, float], digits: int = 2, spec: str = "f") -> str:
     from ecngym.benchmark.board import fmt_ci
 
-    return html.escape(fmt_ci(mean, ci, digits))
+    return html.escape(fmt_ci(mean, ci, digits, spec))
 
 
 def _overview_html(board: object) -> str:
@@ -246,7 +246,7 @@ def _headroom_html(board: object) -> str:
     for s in board.scores:
         def raw(ref: str, s: object = s) -> str:
             c = s.by_name(ref)
-            return _ci_text(c.raw_mean, c.raw_ci, 3) if c is not None else "—"
+            return _ci_text(c.raw_mean, c.raw_ci, 4, "g") if c is not None else "—"
 
         flags = ["no_reference_gap (raw units)"] if s.no_reference_gap else []
         if all(math.isfinite(x) for x in s.headroom) and not s.headroom[1] > 0:
@@ -268,7 +268,7 @@ def _scores_html(scores: object) -> str:
         kind = "reference" if c.reference else "competitor"
         label = c.controller + (" (reference)" if c.reference else "")
         body.append(f'<tr class="score-row {kind}" data-controller="{html.escape(c.controller)}">'
-                    f'<td class="name">{html.escape(label)}</td><td>{_ci_text(c.raw_mean, c.raw_ci, 3)}</td>'
+                    f'<td class="name">{html.escape(label)}</td><td>{_ci_text(c.raw_mean, c.raw_ci, 4, "g")}</td>'
                     f"<td>{_ci_text(c.normalized_mean, c.normalized_ci)}</td>"
                     f"<td>{_fmt(c.second_mean, 3)}</td><td>{c.seeds}</td></tr>")
     return (f'<div class="table-wrap"><table class="suite scores"><thead><tr>{head}</tr></thead>'
@@ -337,7 +337,7 @@ def write_suite_page(board: object, store: ResultStore, path: Path, field: str =
             f"<p>{html.escape(scenario.description)} <i>{html.escape(scenario.paper)}</i></p>"
             f'<p class="verdict" data-scenario="{html.escape(s.scenario)}">{html.escape(board.sentence(s))}</p>{flag}'
             f"<p>Test seeds {', '.join(map(str, s.seeds))}; score {html.escape(s.score)}; reference gap "
-            f"(S_default − S_tuned) {_ci_text(s.reference_gap[0], s.reference_gap[1:], 3)}.</p>"
+            f"(S_default − S_tuned) {_ci_text(s.reference_gap[0], s.reference_gap[1:], 4, 'g')}.</p>"
             + _scores_html(s) + _plot(_pareto_figure(s))
             + f"<h3>Ranking on raw {html.escape(s.score)} (every row, references included)</h3>" + ranking_html
             + "</section>")

@@ -153,3 +153,16 @@ def test_a_joblib_sweep_runs_one_job_per_scenario_and_controller_into_one_store(
     rows = ResultStore(tmp_path / "store").episodes()
     assert sorted(rows["controller"]) == ["static_dcqcn"] * 2 + ["static_vendor"] * 2
     assert sorted((tmp_path / "sweep").glob("*/.hydra")) and len(list((tmp_path / "sweep").glob("*/.hydra"))) == 2
+
+
+@pytest.mark.parametrize("override", ["seeds=[1,2]", "env.kwargs.episode_steps=5"])
+def test_a_suite_run_refuses_single_scenario_keys(tmp_path, override):
+    # (a command of its own: nothing of this module's suite run is in its process)
+    import sys
+
+    key = override.split("=")[0]
+    proc = subprocess.run([sys.executable, "-m", "ecngym", "run", override, f"results.dir={tmp_path / 'store'}",
+                           f"hydra.run.dir={tmp_path / 'run'}"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert f"ecngym run: error: {key}: got {override!r}, but a suite run ignores it" in proc.stderr
+    assert not (tmp_path / "store").exists()
