@@ -15,14 +15,18 @@ from ecngym.envs.registration import ENTRY_POINT, SCENARIOS
 
 
 def space_rows(space: gym.Space) -> str:
-    """A space as Markdown lines: its repr, then shape, dtype and bounds where it has them."""
-    lines = [f"`{space!r}`"]
+    """A space in one table cell: its kind, shape and dtype, and the range of its bounds (a Box's
+    per-element bounds as their minimum and maximum, not the whole arrays)."""
     if isinstance(space, gym.spaces.Box):
-        low, high = space.low.min(), space.high.max()
-        lines.append(f"shape {space.shape}, dtype {space.dtype}, bounds [{low:g}, {high:g}]")
-    elif isinstance(space, gym.spaces.Discrete):
-        lines.append(f"{space.n} actions")
-    return "<br>".join(lines)
+        low, high = float(space.low.min()), float(space.high.max())
+        uniform = bool((space.low == space.low.flat[0]).all() and (space.high == space.high.flat[0]).all())
+        bounds = f"[{low:g}, {high:g}]" + ("" if uniform else " (per element, within)")
+        return f"`Box` shape {space.shape}, {space.dtype}, bounds {bounds}"
+    if isinstance(space, gym.spaces.Discrete):
+        return f"`Discrete({space.n})`: {space.n} ECN templates"
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        return f"`MultiDiscrete({space.nvec.tolist()})`: one template index per unit"
+    return f"`{' '.join(repr(space).split())}`"
 
 
 module, cls = ENTRY_POINT.split(":")
