@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -m "not slow"
 
-.PHONY: demo test test-all install browser bench lint check clean
+.PHONY: demo test test-all install browser bench lint check clean docs
 
 install:
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,8 +49,13 @@ check: lint test
 bench: install
 	$(VENV)/bin/ecngym bench fabric
 
+## The documentation site into site/ (strict: a broken link or a page that fails to render fails it).
+## (`make install` installs the test extra, which includes the docs extra: mkdocs and its plug-ins.)
+docs: install
+	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d site
+
 clean:
-	rm -rf build $(VENV)
+	rm -rf build $(VENV) site
 
 ## The docs' benchmark and reproduction pages, rerun by the commands that measure them (each writes its
 ## page with --markdown, stamped with version, date, machine and command). Slow: tens of minutes.

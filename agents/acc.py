@@ -1,23 +1,26 @@
 """ACC: automatic ECN tuning with multi-agent Double DQN and shared weights (Yan et al., SIGCOMM'21).
 
-What the public record pins down (specs/prior-art.md §7, specs/pred.md §4.1, specs/laecn.md §4)
+What the public record pins down (PRED §III-B, LAECN §I; docs: concepts/prior-art.md §7, algorithms/pred.md §4.1,
+algorithms/laecn.md §4)
 and how it maps here (every [OURS] / [UNSPEC] value is in ``configs/agent/acc.yaml`` with its
 source):
 
 * **Agents**: one per switch, distributed, one set of weights shared by all of them (parameter
   sharing over :class:`~ecngym.envs.multi_agent.EcnTuningParallelEnv`); ``granularity=port``
-  (default) applies it per egress port with the port's own history (laecn.md §3.1 [OURS]),
+  (default) applies it per egress port with the port's own history (LAECN §III-A; docs: algorithms/laecn.md §3.1
+  [OURS]),
   ``granularity=switch`` gives one agent per switch seeing the mean and max over its ports.
 * **State**: the last k intervals of the step-mapped queue, the output rate (utilisation), the
-  ECN-marked rate and the current (Kmin, Kmax, Pmax) (pred.md §4.1; laecn.md §3.2 step map).
+  ECN-marked rate and the current (Kmin, Kmax, Pmax) (PRED §III-B, LAECN §III-B; docs: algorithms/pred.md §4.1;
+  algorithms/laecn.md §3.2 step map).
 * **Action**: an ECN template (the env's discrete templates, always including the static one).
-* **Reward**: ω·U + (1 − ω)·Q_step (laecn.md §3.4 without LAECN's trigger penalty).
+* **Reward**: ω·U + (1 − ω)·Q_step (LAECN §III-C; docs: algorithms/laecn.md §3.4 without LAECN's trigger penalty).
 * **Learner**: Double DQN (:class:`~ecngym.agents.ddqn.DoubleDQN`, SB3) or RLlib's DQN with
   double-Q and one shared policy (:func:`ecngym.agents.rllib.shared_policy_dqn`).
-* **Schedule**: a decision every Δt = 15 base RTTs, no gating (laecn.md §4 [OURS]).
+* **Schedule**: a decision every Δt = 15 base RTTs, no gating (LAECN; docs: algorithms/laecn.md §4 [OURS]).
 * **Training**: offline on a set of traces (the workload's traces over training seeds), then
   online fine-tuning on the deployment scenario with little exploration (``online``), as ACC
-  combines offline and online training (prior-art.md §7).
+  combines offline and online training (docs: concepts/prior-art.md §7).
 """
 
 from __future__ import annotations

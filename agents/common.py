@@ -375,7 +375,7 @@ def load_saved(field: str, path: str | Path, expected: str, load: Callable[[], A
 
 
 class InferenceCounter:
-    """Inference accounting of one controller (laecn.md §3.8 [OURS]: the "CPU overhead" proxy).
+    """Inference accounting of one controller (docs: algorithms/laecn.md §3.8 [OURS]: the "CPU overhead" proxy).
 
     Attributes:
         decisions: Agent decisions taken (one per agent per interval at which it acts).

@@ -2,7 +2,7 @@
 
 Neither SB3 (2.x) nor sb3-contrib ships Double DQN, and SB3's ``DQN`` computes its TD target
 inside ``train`` (no smaller hook), so this subclass overrides ``train`` and changes exactly what
-LAECN's Algorithm 1 (specs/laecn.md §3.6) and ACC (§4) prescribe:
+LAECN's Algorithm 1 (LAECN §III-D; docs: algorithms/laecn.md §3.6) and ACC (§4) prescribe:
 
 * target ``y = r + γ · Q(s', argmax_a Q(s', a; θ); θ')``: the online net picks the next action,
   the target net rates it (van Hasselt et al. 2016) instead of ``max_a Q(s', a; θ')``;

@@ -1,6 +1,6 @@
 """LAECN: lightweight automatic ECN tuning with a trigger-gated DDQN (Hu et al., IEEE TNSM 2024).
 
-specs/laecn.md §3; HAECN (§5) is the same agent with Δt fixed at 15 RTT. Every value is in
+LAECN; docs: algorithms/laecn.md §3; HAECN (§5) is the same agent with Δt fixed at 15 RTT. Every value is in
 ``configs/agent/laecn.yaml`` / ``haecn.yaml`` with its source beside it (Table I exact).
 
 Per agent (one per port, weights shared by all, §3.1 [OURS]), once per monitoring interval Δt
@@ -94,7 +94,7 @@ class Replay:
 
 
 class QLearner:
-    """One (Double) DQN: online and target nets, Adam, its replay (laecn.md §3.6).
+    """One (Double) DQN: online and target nets, Adam, its replay (LAECN §III-D; docs: algorithms/laecn.md §3.6).
 
     Args:
         n_in: Input width.
@@ -221,7 +221,7 @@ class LaecnAgent:
         """New episode: S^save = S_0, a^save = the static template, for every agent.
 
         With ``initial_trigger`` the first :meth:`step` then triggers the policy generator for every
-        agent (there is no S^save / a^save of this episode yet, laecn.md §3.1 [UNSPEC]).
+        agent (there is no S^save / a^save of this episode yet, LAECN §III-A; docs: algorithms/laecn.md §3.1 [UNSPEC]).
         """
         self.saved_state = states.copy()
         self.saved_action = np.full(len(states), self.static_action, dtype=np.int64)

@@ -1,7 +1,7 @@
 """Train ACC, LAECN and HAECN on one scenario and compare them with static ECN on held-out traces.
 
 This is the experiment behind the slow learning tests (``tests/agents/test_learning.py``) and
-the LAECN reproduction (laecn.md §9 directional claims). Every controller replays the same
+the LAECN reproduction (LAECN; docs: algorithms/laecn.md §9 directional claims). Every controller replays the same
 held-out traces (seeds disjoint from training, checked); the figures per controller:
 
 * ``mean_reward``: the ACC / LAECN reward ω·U + (1 − ω)·Q_step averaged over simulated time
@@ -176,7 +176,8 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = E
         figures = {}
         for name, setting in (("static_default", "env_default"), ("static_dcqcn", "dcqcn")):
             figures[name] = evaluate(StaticEcnController(setting), env_cfg, list(eval_seeds))
-        # PRED (pred.md §3) at its own T_QLA = 5 base RTTs: 5 RTT steps over the same simulated time
+        # PRED (§III-B; docs: algorithms/pred.md §3) at its own T_QLA = 5 base RTTs: 5 RTT steps over the same
+        # simulated time
         # (the same traces, checked below); its inference cost beside the learners'
         steps = EnvConfig.from_dict(env_cfg).episode_steps
         figures["pred"] = evaluate(PredController(), {**env_cfg, "interval": "5rtt", "episode_steps": 3 * steps},

@@ -1,4 +1,6 @@
-"""ByteTuning: online watermark tuning of ECN and PFC by simulated annealing (specs/bytetuning.md §3).
+"""ByteTuning: online watermark tuning of ECN and PFC by simulated annealing.
+
+ByteTuning §5.3–5.4; docs: algorithms/bytetuning.md §3.
 
 Tan et al., "ByteTuning: Watermark Tuning for RoCEv2" (IEEE TCC). The tuner pushes a watermark
 vector to the switches, waits one telemetry period, scores the period with the objective of
@@ -97,7 +99,7 @@ Measurement = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]  # (T per switc
 
 
 class ByteTuningController:
-    """ByteTuning (specs/bytetuning.md §3): SA or greedy search over ECN + PFC watermarks, online.
+    """ByteTuning (§5.3–5.4; docs: algorithms/bytetuning.md §3): SA or greedy search over ECN + PFC watermarks, online.
 
     Args:
         variant: ``"sa"`` (Algorithm 1), ``"greedy"`` (the public tuner's pattern search) or

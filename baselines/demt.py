@@ -1,4 +1,6 @@
-"""DCTCP-DEMT's dynamic marking threshold (specs/bytetuning.md §1.5, Tab. 2 "DCTCP-DEMT (2018)" row).
+"""DCTCP-DEMT's dynamic marking threshold (ByteTuning Tab. 2, "DCTCP-DEMT (2018)" row).
+
+See docs: algorithms/bytetuning.md §1.5.
 
 DEMT moves DCTCP's step-marking threshold K with the number of flows N at the port, in packets,
 with C·D the bandwidth-delay product in packets::

@@ -1,4 +1,6 @@
-"""PRED's Queue Length Adjuster on top of its data-plane Flow Concurrent Stabilizer (specs/pred.md §3).
+"""PRED's Queue Length Adjuster on top of its data-plane Flow Concurrent Stabilizer.
+
+PRED §III-B; docs: algorithms/pred.md §3.
 
 Li et al., "Revisiting Random Early Detection Tuning for High-Performance Datacenter Networks"
 (IEEE/ACM ToN 2025; NSDI'25 "PRED"). PRED marks with the RED slope λ_eff = f(N) · λ_QLA above minK
@@ -14,10 +16,10 @@ Li et al., "Revisiting Random Early Detection Tuning for High-Performance Datace
   else stays (AIAD, one decision per 4 slots). Below λ_min it pins λ_QLA = λ_min and tunes minK by
   ΔminK with the same A/B test instead ("minK mode"): "lower λ better" raises minK, "higher λ
   better" lowers it, and back at the initial minK a "higher λ better" verdict leaves minK mode
-  (pred.md §3.3 [OUR CHOICE]: the paper does not say how minK mode ends). λ_QLA stays in
+  (PRED §IV-B; docs: algorithms/pred.md §3.3 [OURS]: the paper does not say how minK mode ends). λ_QLA stays in
   [λ_min, λ_max] (§3.4 [OUR CHOICE], λ_max = 2).
 
-Units: λ in probability per MB of queue above minK (pred.md §1.2 [OUR CHOICE]); q_left, minK,
+Units: λ in probability per MB of queue above minK (PRED §II-A; docs: algorithms/pred.md §1.2 [OURS]); q_left, minK,
 ΔminK in bytes (the paper's packets at our 1000 B payload: 15 / 10 / 5 packets = 15 / 10 / 5 KB).
 Φ (§3.3 [AMBIG]): ``"linear"`` (1 up to q_left, linear to 0 at maxK; the env's ``pred`` reward
 uses the same) or ``"inverse"`` (min(1, q_left / q̄)).
@@ -57,7 +59,7 @@ from ecngym.error import ConfigError
 from ecngym.sim_backend.aqm import policy_spec
 from ecngym.units import duration_ns, parse_bytes
 
-#: Trial sign of the four slots of one A/B cycle (+, −, −, +), pred.md §3.3.
+#: Trial sign of the four slots of one A/B cycle (+, −, −, +), PRED §IV-B; docs: algorithms/pred.md §3.3.
 SLOT_SIGNS = np.array([1, -1, -1, 1])
 BYTES_PER_MB = 1e6
 
@@ -68,7 +70,7 @@ def _duration_ns(field: str, value: Any, rtt_ns: float | None) -> int | None:
 
 
 class PredController:
-    """PRED (specs/pred.md §3): QLA on the data-plane FCS, per controlled port; or one ablation.
+    """PRED (§III-B; docs: algorithms/pred.md §3): QLA on the data-plane FCS, per controlled port; or one ablation.
 
     Args:
         mode: ``"pred"``, ``"only_fcs"`` or ``"only_qla"``.
@@ -240,7 +242,7 @@ class PredController:
         return self._action
 
     def utility_of(self, goodput_fraction: np.ndarray, queue_bytes: np.ndarray) -> np.ndarray:
-        """U = β · R/C + (1 − β) · Φ(q̄) (pred.md §3.3)."""
+        """U = β · R/C + (1 − β) · Φ(q̄) (PRED §IV-B; docs: algorithms/pred.md §3.3)."""
         if self.phi == "linear":
             phi = pred_phi(queue_bytes, self.q_left_bytes, self.maxk_bytes)
         else:
@@ -271,7 +273,7 @@ class PredController:
                              "flow_count": float(self._flows[i]), "verdict": verdict[i]})
 
     def _decide(self) -> np.ndarray:
-        """The AIAD step after a 4-slot cycle (pred.md §3.3), per port; returns the verdicts."""
+        """The AIAD step after a 4-slot cycle (PRED §IV-B; docs: algorithms/pred.md §3.3), per port; the verdicts."""
         u1, u2, u3, u4 = self.utility
         up = (u1 > u2) & (u4 > u3)      # higher λ consistently better
         down = (u1 < u2) & (u4 < u3)    # lower λ consistently better
@@ -302,7 +304,8 @@ class PredController:
         """(λ, minK) each port runs in the current slot."""
         sign = SLOT_SIGNS[self.slot]
         lam = np.where(self.in_mink_mode, self.lam, self.lam + sign * self.delta_lambda)
-        # minK mode: the "higher λ" trial is a lower minK (more marking), pred.md §3.3 [OUR CHOICE]
+        # minK mode: the "higher λ" trial is a lower minK (more marking); PRED §IV-B; docs: algorithms/pred.md §3.3
+        # [OURS]
         mink = np.where(self.in_mink_mode, np.maximum(self.mink - sign * self.delta_mink_bytes, 0.0), self.mink)
         return lam, mink
 

@@ -1,4 +1,6 @@
-"""Static ECN settings from the literature (specs/bytetuning.md §1.5 Tab. 2, pred.md §4.2, laecn.md).
+"""Static ECN settings from the literature (ByteTuning Tab. 2, PRED §VI-A, LAECN).
+
+See docs: algorithms/bytetuning.md §1.5, algorithms/pred.md §4.2, algorithms/laecn.md.
 
 Two kinds of rule:
 
@@ -57,7 +59,10 @@ def dctcp_k_bytes(rate_bps: float, rtt_ns: float, lam: float = 1 / 7) -> int:
 
 
 def ecn_star_k_bytes(rate_bps: float, rtt_ns: float) -> int:
-    """ECN*'s rule K = BDP = T x C (Wu et al. 2012; bytetuning.md Tab. 2 row 2, Eq. 3 in bytes)."""
+    """ECN*'s rule K = BDP = T x C (Wu et al. 2012; ByteTuning Tab. 2 row 2, Eq. 3 in bytes).
+
+    See docs: algorithms/bytetuning.md §1.5.
+    """
     return dctcp_k_bytes(rate_bps, rtt_ns, 1.0)
 
 
@@ -82,7 +87,8 @@ STATIC_SETTINGS: dict[str, StaticEcnSetting] = {s.name: s for s in (
     _per_gbps("dctcp_demt", "ByteTuning Tab. 2 DCTCP-DEMT row (10.8 KB at 10 GbE, step)", 10.8e3, 10.8e3, 1.0, 10),
     # P-PFC / vendor-style: 40 KB / 200 KB / 100 % (ByteTuning Tab. 2, P-PFC row; its speed is 40 GbE, §1.5).
     _per_gbps("vendor", "vendor-style (ByteTuning Tab. 2, P-PFC row) at 40 GbE", 40e3, 200e3, 1.0, 40),
-    # PRED §VI-A (pred.md §4.2): ECN with K = 70 packets of 1400 B (the ECN# repo's packet size), at 10 Gbps.
+    # PRED §VI-A (docs: algorithms/pred.md §4.2): ECN with K = 70 packets of 1400 B (the ECN# repo's packet size),
+    # at 10 Gbps.
     _per_gbps("pred_ecn_k70", "PRED §VI-A ECN K = 70 packets x 1400 B at 10 Gbps", 98e3, 98e3, 1.0, 10),
 )}
 

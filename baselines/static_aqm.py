@@ -1,8 +1,8 @@
 """A fixed port AQM policy (ECN#, CoDel, R-AQM, PRED's FCS alone, RED) on the controlled ports.
 
-The seed systems that act per packet in the switch (specs/ecn_sharp.md §2, r_aqm.md §3, pred.md
-§3.2) are compared as controllers: at reset the policy is installed on the env's controlled ports
-(``Fabric.set_aqm``) and the controller then holds its action for the whole episode, so every
+The seed systems that act per packet in the switch (ECN# §3, R-AQM §IV, PRED §IV-A; docs: algorithms/ecn-sharp.md §2,
+algorithms/r-aqm.md §3, algorithms/pred.md §3.2) are compared as controllers: at reset the policy is installed on
+the env's controlled ports (``Fabric.set_aqm``) and the controller then holds its action for the whole episode, so every
 policy runs on the identical trace of the scenario. The policies and their parameters are those of
 :mod:`ecngym.sim_backend.aqm`; a bad name or value raises ConfigError naming ``controller.<field>``.
 """

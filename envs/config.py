@@ -214,7 +214,7 @@ class ActionConfig(ConfigModel):
     layers: list[Text] | None = None
     ports: list[Whole(0, 2**32 - 1)] | None = None
     # Kmin in {20, 80, 320} KB x Kmax in {2, 4} x Kmin x Pmax in {5 %, 20 %} (bytes; a LAECN-style
-    # grid at 100 Gbps, specs/laecn.md §3.3 [OURS]) plus the fabric's static setting.
+    # grid at 100 Gbps, LAECN §III-C; docs: algorithms/laecn.md §3.3 [OURS]) plus the fabric's static setting.
     templates: list[EcnSetting] = Field(default_factory=lambda: [
         [k, f * k, p] for k in (20_000, 80_000, 320_000) for f in (2, 4) for p in (0.05, 0.2)], min_length=1)
     static_default: EcnSetting | None = None
@@ -233,10 +233,12 @@ class RewardConfig(ConfigModel):
     Attributes:
         name: ``"acc"`` (ω·U + (1−ω)·Q_step(q̄)), ``"pred"`` (β·R/C + (1−β)·Φ(q̄)) or ``"fct"``
             (episode-level: −mean FCT slowdown of the episode's flows at the last step).
-        omega: ACC/LAECN utilisation weight ω (laecn.md §3.4: [UNSPEC], 0.5 is [OURS]).
-        beta: PRED goodput weight β (pred.md §3.3: 0.4).
-        q_left: PRED Φ is 1 up to this queue ("15KB": q_left = 15 packets of 1 KB, pred.md §3.3).
-        q_max: PRED Φ reaches 0 here ("500KB": PRED's fixed maxK, pred.md §3.3 [OUR CHOICE]); > q_left.
+        omega: ACC/LAECN utilisation weight ω (LAECN §III-C; docs: algorithms/laecn.md §3.4: [UNSPEC], 0.5 is [OURS]).
+        beta: PRED goodput weight β (PRED §IV-B; docs: algorithms/pred.md §3.3: 0.4).
+        q_left: PRED Φ is 1 up to this queue ("15KB": q_left = 15 packets of 1 KB, PRED §IV-B;
+            docs: algorithms/pred.md §3.3).
+        q_max: PRED Φ reaches 0 here ("500KB": PRED's fixed maxK, PRED §IV-B; docs: algorithms/pred.md §3.3
+            [OURS]); > q_left.
     """
 
     name: OneOf(*REWARDS) = "acc"
@@ -269,19 +271,19 @@ class EnvConfig(ConfigModel):
             up to the trace's last start minus the episode length) or a duration ("2ms").
         interval: Control interval: a duration ("20us", > 0) or base RTTs ("5rtt", at most 10^6).
             With ``interval_short``, the interval while a long flow is active.
-        interval_short: LAECN's adaptive monitoring interval (laecn.md §3.1): steps last this long
-            ("5rtt") while no started, unfinished flow has delivered ``long_flow_bytes``, and
+        interval_short: LAECN's adaptive monitoring interval (LAECN §III-A; docs: algorithms/laecn.md §3.1): steps
+            last this long ("5rtt") while no started, unfinished flow has delivered ``long_flow_bytes``, and
             ``interval`` ("15rtt") otherwise; ``info["long_flow"]`` holds the flag. ``None`` (the
             default): every step lasts ``interval``. The episode still spans
             ``interval x episode_steps`` of simulated time (so more, shorter steps).
         long_flow_bytes: Delivered bytes that make a flow "long" ("100KB": the paper's 100 kb read
-            as 100 KB, laecn.md §3.1 [OURS]).
+            as 100 KB, LAECN §III-A; docs: algorithms/laecn.md §3.1 [OURS]).
         episode_steps: Intervals per episode (the episode replays that much simulated time),
             1..:data:`MAX_EPISODE_STEPS`.
         seed: Default seed when ``reset`` is called without one (0..2^64-1).
         delay_classes: Per-flow extra base delays ("20us", ...): each flow of an episode's trace
             gets one, drawn uniformly from the episode seed (RTT variation as in ECN#'s experiments,
-            specs/ecn_sharp.md §8 note 3; ``ecngym.sim_backend.flows.with_delay_classes``). Its
+            ECN#; docs: algorithms/ecn-sharp.md §8 note 3; ``ecngym.sim_backend.flows.with_delay_classes``). Its
             base RTT and ideal FCT include it. ``None``: no extra delay.
         aqm: Port AQM policy of the controlled ports, installed at every reset: a name
             (``"ecn_sharp"``) or ``{"policy": name, param: value, ...}`` (parameters of

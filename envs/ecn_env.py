@@ -38,9 +38,9 @@ class EcnTuningEnv(gym.Env):
     are the controlled switch egress ports; the leaf-spine has 4 hosts per leaf (16 hosts) and
     takes one action per layer, leaf then spine; the DCTCP templates are step marking, Kmin =
     Kmax = K ∈ {10, 20, 40, 65, 100, 200, 400} KB, Pmax = 1. ``DctcpRttVariation-v0`` is ECN♯'s
-    setting (specs/ecn_sharp.md §5.2, scaled down): every flow's base RTT gets one of the delay
-    classes {1, 20, 50, 80, 160} µs. ``DctcpLargeIncast-v0`` is R-AQM's (r_aqm.md §5.1): 48-to-1
-    incasts of 64 KB every 500 µs over WebSearch 20 %, lossy.)
+    setting (ECN#; docs: algorithms/ecn-sharp.md §5.2, scaled down): every flow's base RTT gets one of the delay
+    classes {1, 20, 50, 80, 160} µs. ``DctcpLargeIncast-v0`` is R-AQM's (R-AQM §VI-A; docs: algorithms/r-aqm.md
+    §5.1): 48-to-1 incasts of 64 KB every 500 µs over WebSearch 20 %, lossy.)
 
     Every scenario runs 100 steps per episode on a fresh trace. The RoCEv2 and the DCTCP
     leaf-spine scenarios run WebSearch background traffic (30 % load on the star, 40 % on the
@@ -57,8 +57,8 @@ class EcnTuningEnv(gym.Env):
     ``action.type="discrete"``: ``Discrete(T)`` for one unit, else ``MultiDiscrete([T] * units)``;
     each entry indexes the (Kmin, Kmax, Pmax) templates of ``action.templates``, which always
     include the fabric's static setting (:meth:`static_action`). Default grid (bytes at 100 Gbps,
-    laecn.md §3.3 [OURS]): Kmin ∈ {20, 80, 320} KB x Kmax ∈ {2, 4} x Kmin x Pmax ∈ {0.05, 0.2},
-    plus the HPCC preset's 400 KB / 1600 KB / 0.2.
+    LAECN §III-C; docs: algorithms/laecn.md §3.3 [OURS]): Kmin ∈ {20, 80, 320} KB x Kmax ∈ {2, 4} x Kmin x
+    Pmax ∈ {0.05, 0.2}, plus the HPCC preset's 400 KB / 1600 KB / 0.2.
 
     ``action.type="continuous"``: ``Box(-1, 1, (units, 3), float32)``; each row a ∈ [-1, 1]³ maps
     linearly (u = (a + 1) / 2) to:
@@ -119,10 +119,10 @@ class EcnTuningEnv(gym.Env):
     Chosen by ``reward.name``; per-port values averaged over the controlled ports
     (:mod:`ecngym.envs.reward` has the details):
 
-    * ``acc`` (default; ACC / LAECN, laecn.md eq. 2): r = ω·U + (1 − ω)·Q_step(q̄), U = min(util, 1),
-      ω = 0.5. In [0, 1].
-    * ``pred`` (PRED's utility, pred.md §3.3): r = β·R/C + (1 − β)·Φ(q̄), R/C = data bytes x 8 /
-      (rate x Δt) at most 1, Φ = 1 up to q_left (15 KB), linear to 0 at q_max (500 KB), β = 0.4.
+    * ``acc`` (default; ACC / LAECN, LAECN eq. 2; docs: algorithms/laecn.md §3.4): r = ω·U + (1 − ω)·Q_step(q̄),
+      U = min(util, 1), ω = 0.5. In [0, 1].
+    * ``pred`` (PRED's utility, PRED §IV-B; docs: algorithms/pred.md §3.3): r = β·R/C + (1 − β)·Φ(q̄),
+      R/C = data bytes x 8 / (rate x Δt) at most 1, Φ = 1 up to q_left (15 KB), linear to 0 at q_max (500 KB), β = 0.4.
       In [0, 1].
     * ``fct`` (episode level): 0 per step; at the last step −(mean FCT slowdown of all flows of
       the episode, unfinished ones at their slowdown so far). At most −1.

@@ -22,8 +22,8 @@ class EcnTuningParallelEnv(ParallelEnv):
 
     ## Description
     The fabric, trace, interval and telemetry of :class:`~ecngym.envs.EcnTuningEnv`, with one
-    agent per switch (ACC's and LAECN's per-switch agents, laecn.md §3.1) or per controlled
-    egress port. All agents share one observation and action space, so one policy can serve them
+    agent per switch (ACC's and LAECN's per-switch agents, LAECN §III-A; docs: algorithms/laecn.md §3.1) or per
+    controlled egress port. All agents share one observation and action space, so one policy can serve them
     all (parameter sharing): :class:`~ecngym.envs.adapters.SharedPolicyVecEnv` for SB3,
     :func:`~ecngym.envs.adapters.rllib_env_creator` and :mod:`ecngym.agents.rllib` for RLlib.
 

@@ -33,7 +33,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "action": {"scope": "layer", "templates": [[k, k, 1.0] for k in
                                                    ("10KB", "20KB", "40KB", "65KB", "100KB", "200KB", "400KB")]},
     },
-    # ECN#'s setting (specs/ecn_sharp.md §5.2 SIM-L, scaled down): DCTCP leaf-spine at 10 Gbps whose flows'
+    # ECN#'s setting (docs: algorithms/ecn-sharp.md §5.2 SIM-L, scaled down): DCTCP leaf-spine at 10 Gbps whose flows'
     # base RTTs are spread by host delay classes (the authors' {1, 20, 50, 80, 160} us), WebSearch 60 %;
     # controlled ports run RED as step marking (Kmin = Kmax, Pmax 1): one step-marking K per layer is the action
     # (set env.aqm=ecn_sharp to run ECN#'s policy there).
@@ -47,8 +47,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "action": {"scope": "layer", "templates": [[k, k, 1.0] for k in
                                                    ("20KB", "40KB", "65KB", "100KB", "150KB", "250KB")]},
     },
-    # R-AQM's setting (specs/r_aqm.md §5.1, T1): a large fan-in DCTCP incast on one 10 Gbps switch, lossy
-    # (PFC off, a 300-packet buffer), 48 senders x 64 KB every 500 us over WebSearch 20 %.
+    # R-AQM's setting (R-AQM §VI-A; docs: algorithms/r-aqm.md §5.1, T1): a large fan-in DCTCP incast on one
+    # 10 Gbps switch, lossy (PFC off, a 300-packet buffer), 48 senders x 64 KB every 500 us over WebSearch 20 %.
     "ecngym/DctcpLargeIncast-v0": {
         "topology": {"kind": "incast_star", "hosts": 49, "link_rate": "10Gbps", "link_delay": "3us"},
         "fabric": {"preset": "dctcp", "retransmit_timeout": "5ms",

@@ -1,18 +1,19 @@
 """Rewards, chosen by name (``env.reward.name``). Per-port values are averaged over the controlled ports.
 
-``acc``  (ACC / LAECN, specs/laecn.md §3.4 eq. 2 without LAECN's trigger penalty α)
+``acc``  (ACC / LAECN, LAECN §III-C; docs: algorithms/laecn.md §3.4 eq. 2 without LAECN's trigger penalty α)
     r = ω · U + (1 − ω) · Q_step(q̄)
 
     U = min(utilisation, 1): bytes sent (data and control, headers included) x 8 / (line rate x Δt).
     q̄ = the port's time-averaged data-queue bytes over the interval. Q_step = ACC's step mapping
     (1 for q̄ ≤ 0.25 BDP, 0.8 ≤ 0.5 BDP, 0.6 ≤ 1 BDP, 0.4 ≤ 2 BDP, 0.2 ≤ 4 BDP, else 0; the
-    "lower queue is better" polarity of laecn.md §3.2; breakpoints in ``env.observation``). ω = 0.5.
-``pred`` (PRED's utility, specs/pred.md §3.3)
+    "lower queue is better" polarity of LAECN §III-B; docs: algorithms/laecn.md §3.2; breakpoints in
+    ``env.observation``). ω = 0.5.
+``pred`` (PRED's utility, PRED §IV-B; docs: algorithms/pred.md §3.3)
     r = β · R / C + (1 − β) · Φ(q̄)
 
     R / C = min(data bytes sent x 8 / (line rate x Δt), 1) (goodput: payload and data headers,
     no ACK / CNP / PFC frames). Φ(q) = 1 for q ≤ q_left, then linear down to 0 at q_max
-    (pred.md's [OUR CHOICE] shape, q_left = 15 KB, q_max = PRED's maxK = 500 KB). β = 0.4.
+    (PRED's [OURS] shape, docs: algorithms/pred.md §3.3; q_left = 15 KB, q_max = PRED's maxK = 500 KB). β = 0.4.
 ``fct``  (episode level)
     0 at every step but the last; at the last, −(mean FCT slowdown of the episode's flows).
     A flow still running at the end counts with its slowdown so far, max(1, (t_end − start) /
@@ -132,7 +133,7 @@ class RewardFunction:
 
 
 def pred_phi(queue_bytes: np.ndarray, q_left_bytes: float, q_max_bytes: float) -> np.ndarray:
-    """PRED's Φ (pred.md §3.3 [OUR CHOICE] shape): 1 up to q_left, linear down to 0 at q_max."""
+    """PRED's Φ (PRED §IV-B; docs: algorithms/pred.md §3.3 [OURS] shape): 1 up to q_left, linear down to 0 at q_max."""
     return np.clip((q_max_bytes - np.asarray(queue_bytes, dtype=np.float64)) / (q_max_bytes - q_left_bytes), 0.0, 1.0)
 
 

@@ -36,7 +36,7 @@ def run_episode(env: Any, controller: Any, seed: int | None = None,
     period. Its per-step records, if it keeps any, are in ``controller.log`` afterwards (see
     :class:`~ecngym.baselines.controller.Controller`).
 
-    The summary gains the controller's **inference accounting** (laecn.md §3.8 [OURS], the
+    The summary gains the controller's **inference accounting** (docs: algorithms/laecn.md §3.8 [OURS], the
     paper's "CPU overhead" proxy), for every controller, learned or not:
 
     * ``decisions``: agent decisions (a learned controller counts one per agent per interval;

@@ -171,8 +171,9 @@ class EcnScenario:
         check_min_rate(self.topology, self.fabric_config, cpp)  # (needs the topology's line rates)
         self.base_rtt_ns = max_base_rtt_ns(self.topology, cpp.mtu_payload_bytes)
         self.interval_ns = self._interval(cfg.interval)
-        # LAECN's adaptive monitoring interval (laecn.md §3.1): the step lasts interval_short while no
-        # active flow has delivered long_flow_bytes, else interval (the long-flow Δt, the default)
+        # LAECN's adaptive monitoring interval (LAECN §III-A; docs: algorithms/laecn.md §3.1): the step lasts
+        # interval_short while no active flow has delivered long_flow_bytes, else interval (the long-flow Δt, the
+        # default)
         short = cfg.interval_short
         self.interval_short_ns = self._interval(short, "env.interval_short") if short is not None else None
         if self.interval_short_ns is not None and self.interval_short_ns > self.interval_ns:
@@ -353,7 +354,7 @@ class EcnScenario:
         self.aqm_values = self._aqm_values()
         self.step_count = 0
         self.elapsed_ns = 0
-        self.long_flow = False  # every flow starts short (laecn.md §3.1)
+        self.long_flow = False  # every flow starts short (LAECN §III-A; docs: algorithms/laecn.md §3.1)
         self.sim_wall_s = 0.0
         self._stats = EpisodeStats(self._stat_keys, len(self.ports))
         self._last_action_key = None
@@ -426,7 +427,10 @@ class EcnScenario:
         return min(span, self.episode_ns - self.elapsed_ns)
 
     def _long_flow_active(self) -> bool:
-        """Whether some started, unfinished flow has delivered ``long_flow_bytes`` (laecn.md §3.1 [OURS])."""
+        """Whether some started, unfinished flow has delivered ``long_flow_bytes``.
+
+        LAECN §III-A; docs: algorithms/laecn.md §3.1 [OURS].
+        """
         r = self.fabric.sim.flow_records()
         active = (r["start_ns"] <= self.fabric.now_ns) & ~r["finished"].astype(bool)
         return bool(np.any(active & (r["delivered_bytes"] >= self.long_flow_bytes)))

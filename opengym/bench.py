@@ -14,7 +14,7 @@ rounds (figures are medians):
   core: on a loaded machine, ``load_avg_before``, that wait dominates).
 
 Resets (a new trace and fabric, at every game over) are excluded from the step figures.
-ns3-gym's own cost is known only qualitatively (``specs/prior-art.md`` §1-2): its IPC per step
+ns3-gym's own cost is known only qualitatively (docs: concepts/prior-art.md §1-2): its IPC per step
 dominates wall time (users see wall time change ~10x with ``envStepTime``, tkn-tub/ns3-gym#52), and
 ns3-ai claims > 15x fewer CPU cycles per message than ns3-gym. The last line is one JSON object.
 """
@@ -31,7 +31,7 @@ import numpy as np
 
 NS3GYM_REFERENCE = ("ns3-gym: IPC per step dominates wall time (~10x wall-time change with envStepTime, "
                     "tkn-tub/ns3-gym#52); ns3-ai claims > 15x fewer CPU cycles per message than ns3-gym "
-                    "(specs/prior-art.md sections 1-2)")
+                    "(docs: concepts/prior-art.md §1-2)")
 
 
 def _make(env_id: str) -> Any:

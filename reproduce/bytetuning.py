@@ -1,4 +1,4 @@
-"""ByteTuning (Tan et al., IEEE TCC) against the DCQCN-based static setting (specs/bytetuning.md §5.2).
+"""ByteTuning (Tan et al., IEEE TCC, §6.2) against the DCQCN-based static setting (docs: algorithms/bytetuning.md §5.2).
 
 Setting: RoCEv2 (DCQCN + PFC, the HPCC fabric preset) with long-lived flows: a 2-to-1 and a
 16-to-1 incast on one 100 Gbps switch, and an 8-to-1 incast across the 4 x 4 leaf-spine. ByteTuning
@@ -36,8 +36,8 @@ PAPER_THROUGHPUT_CHANGE_PCT = 5.81
 LONG_FLOW_SIZE = "1000GB"  # long enough never to end within a run (the paper's perftest streams)
 
 
-#: The 39-to-1 incast of §6.2 (bytetuning.md §4.3): 39 senders, QPs per sender, one message per QP
-#: every 1000 us. The paper's four cases are (10 | 50 QPs) x (10 | 64 KB); we run (10 QPs, 10 KB),
+#: The 39-to-1 incast of §6.2 (ByteTuning §6.1; docs: algorithms/bytetuning.md §4.3): 39 senders, QPs per sender, one
+#: message per QP every 1000 us. The paper's four cases are (10 | 50 QPs) x (10 | 64 KB); we run (10 QPs, 10 KB),
 #: the first of the spec's assumed case order [ours], on our 100 Gbps star (31 % load on the
 #: receiver link; the paper's 25 GbE access would be overloaded by 3.9 MB per ms).
 #: The period is 48 env steps (998.4 us, the paper's 1000 us to within 0.2 %) so that every measurement

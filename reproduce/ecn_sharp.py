@@ -6,7 +6,7 @@ p90 ~220 us over 80 - 240 us, §5.3): per-flow base RTTs at the deciles ``LONG_T
 range (min, then 4 %, 11 %, 18 %, 25 %, 32 %, 39 %, 50 %, 79 %, max of the way up: mean at 36 %,
 the tenth decile at the top), so 80 - 240 us gives mean 137 us.
 
-* RTT variation (specs/ecn_sharp.md §6.1 / §6.3, the testbed TB row): 7 senders -> 1 receiver,
+* RTT variation (ECN#; docs: algorithms/ecn-sharp.md §6.1 / §6.3, the testbed TB row): 7 senders -> 1 receiver,
   WebSearch flows (Poisson, 90% load of the receiver link), base RTTs 70 - 210 us (3x, long tail),
   2 MB buffer. DCTCP-RED-Tail: K = 250 KB (the testbed's p90-RTT threshold); ECN#: ins_target
   200 us, pst_interval 200 us, pst_target 85 us (the testbed's). As the paper: three runs (seeds

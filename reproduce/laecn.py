@@ -1,4 +1,4 @@
-"""LAECN (Hu, Zhou, Zhang, IEEE TNSM 2024): the directional claims of specs/laecn.md §9.
+"""LAECN (Hu, Zhou, Zhang, IEEE TNSM 2024): the directional claims of LAECN (docs: algorithms/laecn.md §9).
 
 Setting: ``ecngym/RoceIncast-v0`` (16 hosts on one 100 Gbps switch, DCQCN + PFC with the HPCC
 settings). ACC, LAECN and HAECN (configs/agent/*.yaml) each train online for the same number of

@@ -1,4 +1,4 @@
-"""PRED's QLA on FCS (Li et al., ToN 2025; specs/pred.md §6.2, §6.6, §2 Obs. 2).
+"""PRED's QLA on FCS (Li et al., ToN 2025; docs: algorithms/pred.md §6.2, §6.6, §2 Obs. 2).
 
 Setting, as the paper gives it: DCTCP (g = 1/16, [3]) on one 10 Gbps switch with **10 µs links**
 (§VI-C.1; §VI-C.2/3/6 "other settings are similar"), PRED as ``configs/controller/pred.yaml`` (β =

@@ -1,10 +1,10 @@
-"""PRED's flow concurrent stabilizer (specs/pred.md §3.2, §6.5 Fig. 13, §2 Obs. 1).
+"""PRED's flow concurrent stabilizer (PRED §IV-A; docs: algorithms/pred.md §3.2, §6.5 Fig. 13, §2 Obs. 1).
 
 Setting (the paper's testbed, §VI-B): 2 senders -> 1 receiver on one 10 Gbps switch (10 us links),
 N = 2 .. 20 long-lived DCTCP flows split over the two senders (iperf3 with N concurrent flows, so
 both the senders' NICs and the switch port are shared), PRED FCS on the bottleneck port with
 lambda_QLA fixed (no QLA) at the paper's initial values (0.1 for f = N, 0.2 for sqrt N, 0.05 for
-N^2) and T_FCS = 100 us (1.25 x the 80 us RTT of pred.md §3.4), beside static RED with the slope
+N^2) and T_FCS = 100 us (1.25 x the 80 us RTT of PRED; docs: algorithms/pred.md §3.4), beside static RED with the slope
 FCS(N) has at N = 2. The paper's Fig. 13: the queue grows with N under RED, stays flat under
 FCS(N), grows under FCS(sqrt N) and shrinks under FCS(N^2); every scheme but FCS(N^2) holds
 ~9.4 Gbps of goodput (iperf3's). Goodput here is payload delivered to the receiver per second. The
@@ -23,11 +23,11 @@ from ecngym.reproduce.core import Claim
 PAPER_ID = "pred-fcs"
 TITLE = "PRED (Li et al., ToN 2025) FCS: queue vs flow concurrency N (Fig. 13)"
 
-LAMBDA_QLA = 0.1   # per MB (pred.md §3.4: initial lambda of the testbed FCS(N) runs)
+LAMBDA_QLA = 0.1   # per MB (PRED; docs: algorithms/pred.md §3.4: initial lambda of the testbed FCS(N) runs)
 KMIN_BYTES = 10_000
 KMAX_BYTES = 500_000
 T_FCS_NS = 100_000
-#: initial lambda per f(N) in the testbed runs (pred.md §3.4): 0.2 for sqrt(N), 0.05 for N^2
+#: initial lambda per f(N) in the testbed runs (PRED; docs: algorithms/pred.md §3.4): 0.2 for sqrt(N), 0.05 for N^2
 LAMBDA_BY_SCALING = {"N": 0.1, "SqrtN": 0.2, "NSquared": 0.05}
 
 

@@ -1,6 +1,6 @@
 """R-AQM (Du et al., IEEE/ACM ToN 2022): DCTCP incast of long flows, lossy, up to 200 senders.
 
-Setting (specs/r_aqm.md §5.1, T1/T3/T6): N senders -> 1 receiver on one 10 Gbps switch, 3 us
+Setting (R-AQM §VI-A; docs: algorithms/r-aqm.md §5.1, T1/T3/T6): N senders -> 1 receiver on one 10 Gbps switch, 3 us
 links (12 us base RTT, the paper's largest), 3.2 MB per sender all starting at once, PFC off, a
 300-packet buffer, DCTCP with K = 65 packets, RTO 100 ms (the paper's RTO_min), senders starting
 from a 1-packet window ([OURS]: the paper does not give its TCP's initial window). "ECN" = RED step

@@ -10,15 +10,15 @@ Policies (``name``: C++ type, spec):
 ``red``
     RED / ECN marking on the instantaneous queue (``RedAqmPolicy``), the default of every port.
 ``pred``
-    PRED's flow concurrent stabilizer (``PredFcsAqmPolicy``, specs/pred.md §3.2): RED slope
+    PRED's flow concurrent stabilizer (``PredFcsAqmPolicy``, PRED §IV-A; docs: algorithms/pred.md §3.2): RED slope
     ``lambda_eff = f(N) * lambda_qla`` from the per-port flow count N.
 ``ecn_sharp``
-    ECN# (``EcnSharpAqmPolicy``, specs/ecn_sharp.md §2): sojourn-time marking at dequeue, an
+    ECN# (``EcnSharpAqmPolicy``, ECN# §3; docs: algorithms/ecn-sharp.md §2): sojourn-time marking at dequeue, an
     instantaneous rule plus persistent-queue marking with the authors' or the paper's schedule.
 ``codel``
-    CoDel in ECN-marking mode (``CodelAqmPolicy``, ecn_sharp.md §4, pred.md §4.2).
+    CoDel in ECN-marking mode (``CodelAqmPolicy``, docs: algorithms/ecn-sharp.md §4, algorithms/pred.md §4.2).
 ``r_aqm``
-    R-AQM (``RAqmPolicy``, specs/r_aqm.md §3, §8): pure ACKs of a congested port held in a virtual
+    R-AQM (``RAqmPolicy``, R-AQM §IV; docs: algorithms/r-aqm.md §3, §8): pure ACKs of a congested port held in a virtual
     input queue and released by a token bucket at the port's egress rate, three states, 5 ms
     expiry, optional ECN-echo (``ecn_echo_bytes``) and receive-window (``rwnd_threshold_bytes``:
     released ACKs advertise one MSS, HSCC-style) compensation.
@@ -62,8 +62,9 @@ POLICIES: dict[str, str] = {
 }
 
 #: The parameters an env's action tunes when ``env.action.aqm_params`` names none (the knobs each
-#: paper tunes: PRED's QLA sets lambda, pred.md §3.3; ECN#'s two targets, ecn_sharp.md §2; CoDel's
-#: target / interval; R-AQM's K_min / K_max, r_aqm.md §3).
+#: paper tunes: PRED's QLA sets lambda, PRED §IV-B; docs: algorithms/pred.md §3.3; ECN#'s two targets, ECN# §3;
+#: algorithms/ecn-sharp.md §2; CoDel's target / interval; R-AQM's K_min / K_max, R-AQM §IV; algorithms/r-aqm.md
+#: §3).
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "red": ("kmin_bytes", "kmax_bytes", "pmax"),
     "pred": ("lambda_qla",),

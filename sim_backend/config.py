@@ -17,8 +17,8 @@ Presets (``FabricConfig.preset(name)``):
     (``switch_ack_queue="flow"``), its ECMP hash (``ecmp_hash="hpcc"``) and ns-3.36's
     whole-ns serialisation times (``tx_time_rounding="truncate"``).
 ``dcqcn_paper``
-    DCQCN as published (Zhu et al. 2015; specs/bytetuning.md Tab. 4): cut on every CNP, alpha decay
-    55 us, rate-increase timer 55 us, 10 MB byte counter, F = 5, AI 40 Mbps, CNPs paced at 50 us
+    DCQCN as published (Zhu et al. 2015; ByteTuning Tab. 4; docs: algorithms/bytetuning.md §2.1): cut on every CNP,
+    alpha decay 55 us, rate-increase timer 55 us, 10 MB byte counter, F = 5, AI 40 Mbps, CNPs paced at 50 us
     per flow, ECN 5 KB / 200 KB / 1% at enqueue. HAI 100 Mbps is ours (the paper's table omits it).
 ``dctcp``
     Hardware-style DCTCP on the same NIC (g = 1/16, per-packet ECN echo, line-rate start, window =

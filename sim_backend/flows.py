@@ -132,7 +132,7 @@ def _check_column_names(columns: pd.Index) -> None:
 def with_delay_classes(flows: pd.DataFrame, classes: Any, seed: int = 0) -> pd.DataFrame:
     """Return a copy of a flow table whose flows each get an extra base delay drawn from classes.
 
-    This is how ECN#'s experiments create RTT variation (specs/ecn_sharp.md §8 note 3: the
+    This is how ECN#'s experiments create RTT variation (ECN#; docs: algorithms/ecn-sharp.md §8 note 3: the
     authors' code picks one of the host delay classes {1, 20, 50, 80, 160} us per flow). The
     receiver of a flow answers that much later, so the flow's base RTT, and the ideal FCT its
     slowdown is measured against, include it.

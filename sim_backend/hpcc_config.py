@@ -1,6 +1,6 @@
 """Bring an HPCC-simulator experiment over: its ``config.txt``, topology and flow files, FCT output.
 
-The HPCC RDMA model on ns-3 (``shared/specs/prior-art.md`` §3.1) is run as
+The HPCC RDMA model on ns-3 (docs: concepts/prior-art.md §3.1) is run as
 ``third config.txt``; the config is one ``KEY value...`` per line (its ``mix/config_doc.txt``).
 :func:`load_hpcc_experiment` reads such a file and returns the fabric config, topology and flows it
 names, with the derivations the reference program (``scratch/third.cc``) applies:

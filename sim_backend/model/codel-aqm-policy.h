@@ -16,15 +16,15 @@ namespace ecngym
 {
 
 /**
- * @brief CoDel marking ECN instead of dropping, the baseline of specs/ecn_sharp.md §4 and
- *        pred.md §4.2 (Nichols and Jacobson; RFC 8289's control law).
+ * @brief CoDel marking ECN instead of dropping, the baseline of ECN#; docs: algorithms/ecn-sharp.md §4 and
+ *        PRED §VI-A; docs: algorithms/pred.md §4.2 (Nichols and Jacobson; RFC 8289's control law).
  *
  * At dequeue of every data packet: while the sojourn time stays >= TargetNs (and more than one
  * packet is queued) for a whole IntervalNs, the queue is persistent; CoDel then enters its
  * marking state, marks one packet and the next ones at gaps of IntervalNs / sqrt(count), and
  * leaves the state at the first packet below target. On re-entry soon after leaving, count
  * resumes from its last episode (count - 2, RFC 8289). No instantaneous rule: this is why it
- * reacts slowly to incast (ecn_sharp.md §2.6). One state per data queue; nothing is dropped
+ * reacts slowly to incast (ECN# §3.5; docs: algorithms/ecn-sharp.md §2.6). One state per data queue; nothing is dropped
  * by the policy (losses come from the buffer).
  *
  * Telemetry ("codel.*"): marked, marking_state (1 if any queue is in its marking state).

@@ -24,7 +24,7 @@ struct DctcpConfig
     uint32_t mssBytes{1000};       //!< additive increase per window of ACKs
     /**
      * Persistent connections (off by default): the flows of one host pair are carried by a pool of
-     * connections, as the HKUST-SING TrafficGenerator's client keeps them (specs/pred.md §5.1,
+     * connections, as the HKUST-SING TrafficGenerator's client keeps them (PRED; docs: algorithms/pred.md §5.1,
      * ref [40]): a flow takes the first idle connection of its pair, keeping that connection's
      * window and alpha, or opens a new one when all are busy. A connection's window then grows
      * only while it limited the sender (Linux's tcp_is_cwnd_limited), so one that carries only

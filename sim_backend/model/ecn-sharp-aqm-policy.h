@@ -17,7 +17,7 @@ namespace ecngym
 {
 
 /**
- * @brief ECN# (specs/ecn_sharp.md §2; Zhang, Bai, Chen, IEEE TCC 2022, §3, Algorithm 1).
+ * @brief ECN# (Zhang, Bai, Chen, IEEE TCC 2022, §3, Algorithm 1; docs: algorithms/ecn-sharp.md §2).
  *
  * At dequeue of every data packet, with sojourn = now - enqueue time:
  *  - instantaneous rule: mark if sojourn > InsTargetNs (from a high-percentile RTT);
@@ -26,7 +26,7 @@ namespace ecngym
  *    (the marking-next schedule) until a packet's sojourn falls below PstTargetNs.
  * Both rules run on every packet (the persistent state stays current when rule 1 marked). The
  * schedule is ControlLaw = RepoSqrt (the authors' ns-3 code: next = now + interval / sqrt(count),
- * mark when now >= next; the default, ecn_sharp.md §2.4 [OUR CHOICE]) or PaperLinear (Alg. 1:
+ * mark when now >= next; the default, ECN# §3.2; docs: algorithms/ecn-sharp.md §2.4 [OURS]) or PaperLinear (Alg. 1:
  * next += interval / count, mark when now > next). One state per data queue (§2.6 multi-queue).
  * Only ECN-capable packets are marked; nothing is dropped.
  *

@@ -72,7 +72,7 @@ struct alignas(64) FabricPacket
     {
         int64_t pauseNs{0}; //!< PFC: pause duration (0 = resume)
         uint64_t rwndBytes; //!< ACK: receive window a switch rewrote into it (0 = the receiver's:
-                            //!< unbounded); R-AQM's HSCC-style compensation (r_aqm.md §3.4)
+                            //!< unbounded); R-AQM's HSCC-style compensation (R-AQM §IV-D; docs: algorithms/r-aqm.md §3.4)
     };
     int64_t sendNs{0};         //!< data: time its NIC built it; ACK: the echoed data send time
     IntStack ints;             //!< data: INT records pushed by switches (HPCC); ACK: their echo

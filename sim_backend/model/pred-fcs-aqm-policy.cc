@@ -27,7 +27,7 @@ PredFcsAqmPolicy::GetTypeId()
             .AddConstructor<PredFcsAqmPolicy>()
             .AddAttribute("LambdaQla",
                           "lambda_QLA: RED slope per flow, marking probability per MB above "
-                          "KminBytes (pred.md §1.2); PRED's QLA sets it at run time",
+                          "KminBytes (PRED §II-A; docs: algorithms/pred.md §1.2); PRED's QLA sets it at run time",
                           DoubleValue(0.1),
                           MakeDoubleAccessor(&PredFcsAqmPolicy::m_lambdaQla),
                           MakeDoubleChecker<double>(0.0, 1.0e6))
@@ -162,7 +162,7 @@ PredFcsAqmPolicy::CountFlow(uint32_t flowId)
 void
 PredFcsAqmPolicy::CountsAt(int64_t nowNs, uint32_t& nLast, uint32_t& nNow) const
 {
-    // As the next packet would see them: expired periods roll over (pred.md §3.2).
+    // As the next packet would see them: expired periods roll over (PRED §IV-A; docs: algorithms/pred.md §3.2).
     const int64_t age = nowNs - m_periodStartNs;
     if (!m_started || age > 2 * static_cast<int64_t>(m_periodNs))
     {

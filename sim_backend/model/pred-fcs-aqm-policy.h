@@ -16,7 +16,7 @@ namespace ecngym
 {
 
 /**
- * @brief PRED FCS (specs/pred.md §3.1, §3.2; Li et al., ToN 2025, §IV-A, Alg. 1).
+ * @brief PRED FCS (Li et al., ToN 2025, §IV-A, Alg. 1; docs: algorithms/pred.md §3.1, §3.2).
  *
  * Per egress port, the number n of distinct flows whose data passes the port is counted within
  * each period of FcsPeriodNs (T_FCS = 1.25 RTT); N = max(n_last, n) is re-evaluated per packet
@@ -24,10 +24,10 @@ namespace ecngym
  *   lambda_eff = f(N) * LambdaQla,  f(N) in {N (the paper's), sqrt(N), N^2},
  *   p(q) = 0 for q < KminBytes;  min(1, lambda_eff * (q - KminBytes) / 1e6) for q < KmaxBytes;
  *          1 for q >= KmaxBytes,
- * i.e. lambda in probability per MB above minK (pred.md §1.2 [OUR CHOICE]). LambdaQla is what
+ * i.e. lambda in probability per MB above minK (PRED §II-A; docs: algorithms/pred.md §1.2 [OURS]). LambdaQla is what
  * PRED's QLA (the control plane) sets at run time. The period rolls over on the first packet
  * after it expired (Alg. 1). Counting is exact (a per-period flow set, the collision-free bitmap
- * of pred.md §3.2 [OUR CHOICE]) or Hashed: a bitmap of 2^IndexSizeBits slots holding
+ * of PRED §IV-A; docs: algorithms/pred.md §3.2 [OURS]) or Hashed: a bitmap of 2^IndexSizeBits slots holding
  * Hash(flow, period), read-and-overwritten per packet (Alg. 1), with its collision noise.
  * P4Faithful=true also copies Alg. 1's quirk that the rollover packet itself is not counted.
  * Only ECN-capable data packets are marked; only data packets are counted.
@@ -38,7 +38,7 @@ namespace ecngym
 class PredFcsAqmPolicy : public PortAqmPolicy
 {
   public:
-    /** @brief f(N), the concurrency multiplier (pred.md §3.2). */
+    /** @brief f(N), the concurrency multiplier (PRED §IV-A; docs: algorithms/pred.md §3.2). */
     enum class Scaling : uint8_t
     {
         Linear = 0, //!< f(N) = N (the paper's choice)

@@ -79,7 +79,7 @@ RAqmPolicy::GetTypeId()
                           MakeUintegerChecker<uint64_t>(0, 1ULL << 40))
             .AddAttribute("RwndThresholdBytes",
                           "set the receive window of released ACKs to one MSS while Q_out + VIQ "
-                          "bytes exceed it (HSCC-style compensation, r_aqm.md §3.4; 0: off)",
+                          "bytes exceed it (HSCC-style compensation, R-AQM §IV-D; docs: algorithms/r-aqm.md §3.4; 0: off)",
                           UintegerValue(0),
                           MakeUintegerAccessor(&RAqmPolicy::m_rwndThresholdBytes),
                           MakeUintegerChecker<uint64_t>(0, 1ULL << 40))
@@ -230,7 +230,7 @@ RAqmPolicy::Release(FabricPacket* p, int64_t nowNs)
         m_access->DropHeld(p);
         return;
     }
-    // Q_out + VIQ length (r_aqm.md §3.4), in data bytes: each held ACK stands for one data
+    // Q_out + VIQ length (R-AQM §IV-D; docs: algorithms/r-aqm.md §3.4), in data bytes: each held ACK stands for one data
     // packet its sender has in flight.
     const uint64_t backlog = m_qOutBytes + m_viq.size() * m_lastDataWireBytes;
     if (m_ecnEchoBytes > 0 && backlog > m_ecnEchoBytes && !p->ce)

@@ -17,15 +17,15 @@ namespace ecngym
 {
 
 /**
- * @brief R-AQM (specs/r_aqm.md §3, §8; Du et al., IEEE/ACM ToN 2022, §IV, Algorithm 1).
+ * @brief R-AQM (§IV; docs: algorithms/r-aqm.md §3, §8; Du et al., IEEE/ACM ToN 2022, §IV, Algorithm 1).
  *
  * Installed on port P, it watches P's egress data queue Q_out and holds the pure ACKs that arrive
  * on P's ingress side (the ACKs of the flows P's egress sends data for) in a virtual input queue
  * (VIQ) of ViqCapacityPackets (overflow drops the ACK). A token bucket (depth BucketDepth) gains
  * one token per data packet P sends (its egress rate), or one per packet time at line rate while P
- * sends nothing (r_aqm.md §3.3 [OURS], so held ACKs never stall). Each new token runs Algorithm 1:
+ * sends nothing (R-AQM §IV-C; docs: algorithms/r-aqm.md §3.3 [OURS], so held ACKs never stall). Each new token runs Algorithm 1:
  * in state s with (alpha_s, n_s), if tokens >= alpha_s, spend alpha_s and release n_s ACKs.
- * States (r_aqm.md §3.3, [OURS] reconstruction of Fig. 5): Q_out growing over the last WindowNs
+ * States (R-AQM §IV-C; docs: algorithms/r-aqm.md §3.3, [OURS] reconstruction of Fig. 5): Q_out growing over the last WindowNs
  * (T) -> Congested (CS); declining over T -> Draining (DS); otherwise Q_out > KmaxBytes -> CS,
  * Q_out < KminBytes -> DS, else Normal (NS). The trend is sampled every T/4: growing (declining)
  * means four successive samples each above (below) the previous by more than

@@ -78,7 +78,7 @@ RdmaHostNode::StartFlow(QueuePair& qp)
 void
 RdmaHostNode::TakeConnection(QueuePair& qp, int64_t nowNs)
 {
-    // The TrafficGenerator client's rule (specs/pred.md §5.1, ref [40]): the first idle
+    // The TrafficGenerator client's rule (PRED; docs: algorithms/pred.md §5.1, ref [40]): the first idle
     // connection to the peer, in the order they were opened, else a new one.
     std::vector<Connection>& pool = m_connections[qp.dstHost];
     auto idle = std::find_if(pool.begin(), pool.end(), [](const Connection& c) { return !c.busy; });
@@ -352,7 +352,7 @@ RdmaHostNode::SendControl(PacketKind kind, const QueuePair& qp, uint64_t seq, bo
     c->ce = ce;
     if (qp.extraDelayNs > 0)
     {
-        // The flow's extra base delay (ecn_sharp.md §8 note 3): the receiver's stack answers late.
+        // The flow's extra base delay (ECN#; docs: algorithms/ecn-sharp.md §8 note 3): the receiver's stack answers late.
         Simulator::Schedule(NanoSeconds(qp.extraDelayNs), &RdmaHostNode::EnqueueControl, this, c);
         return;
     }

@@ -156,7 +156,7 @@ SwitchNode::ReceivePacket(FabricNetDevice* port, FabricPacket* p)
     p->ingressPort = inPort;
     if (p->kind != PacketKind::Data && m_aqmIngress[inPort])
     {
-        // The ingress hook sees the state of the same port's egress queues (R-AQM, r_aqm.md §3.1).
+        // The ingress hook sees the state of the same port's egress queues (R-AQM §IV-A; docs: algorithms/r-aqm.md §3.1).
         const AqmVerdict v = m_ports[inPort].aqm->OnIngress(MakeAqmContext(port, 0), *p);
         if (v == AqmVerdict::Hold)
         {

@@ -112,7 +112,7 @@ def test_interval_follows_the_long_flow_flag(tiny_env, workload):
     steps, long_ns, short_ns, episode_ns = _intervals(kwargs)
     assert long_ns == 3 * short_ns
     assert sum(span for span, _ in steps) == episode_ns  # the episode spans interval x episode_steps
-    flag = False  # every flow starts short (laecn.md §3.1)
+    flag = False  # every flow starts short (LAECN §III-A; docs: algorithms/laecn.md §3.1)
     for span, after in steps[:-1]:  # (the last step is cut at the episode's end)
         assert span == (long_ns if flag else short_ns)
         flag = after

@@ -1,4 +1,4 @@
-"""ByteTuning (specs/bytetuning.md §3) on small real RoCEv2 scenarios."""
+"""ByteTuning (§5.3–5.4; docs: algorithms/bytetuning.md §3) on small real RoCEv2 scenarios."""
 
 import re
 

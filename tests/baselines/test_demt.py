@@ -1,4 +1,4 @@
-"""DCTCP-DEMT's dynamic threshold (specs/bytetuning.md Tab. 2): the rule, bad parameters, a real run."""
+"""DCTCP-DEMT's dynamic threshold (ByteTuning Tab. 2; docs: algorithms/bytetuning.md §1.5): rule, bad input, a run."""
 
 import numpy as np
 import pandas as pd

@@ -1,4 +1,4 @@
-"""PRED's QLA (specs/pred.md §3.3) on the fabric's FCS policy: parameters, the A/B rule, real runs."""
+"""PRED's QLA (§IV-B; docs: algorithms/pred.md §3.3) on the fabric's FCS policy: parameters, the A/B rule, real runs."""
 
 import re
 

@@ -190,7 +190,7 @@ def test_red_through_set_aqm_is_bit_identical_to_the_built_in_red(make_fabric):
 
 def test_pred_counts_the_concurrent_flows_of_its_port(make_fabric):
     # a 2^16-slot bitmap has no slot collision among 12 flows here; a 2^2-slot one must have some,
-    # and a slot shared by two flows is overwritten back and forth: an overcount (pred.md §3.2)
+    # and a slot shared by two flows is overwritten back and forth: an overcount (docs: algorithms/pred.md §3.2)
     for mode, bits, expect in (("Exact", 7, "exact"), ("Hashed", 16, "exact"), ("Hashed", 2, "over")):
         topo, flows = _incast(12)
         fab = make_fabric(topo, flows, FabricConfig.preset("dctcp"))

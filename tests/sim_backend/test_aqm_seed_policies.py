@@ -95,8 +95,8 @@ def test_r_aqm_holds_acks_in_its_virtual_queue_and_keeps_the_queue_short(make_fa
 
 
 def test_r_aqm_rwnd_rewrite_holds_its_senders_to_one_segment(make_fabric):
-    # HSCC-style compensation (r_aqm.md §3.4): released ACKs carry rwnd = 1 MSS while Q_out + VIQ
-    # exceeds the threshold; the DCTCP senders' window becomes min(cwnd, rwnd). DCTCP's own floor
+    # HSCC-style compensation (R-AQM §IV-D; docs: algorithms/r-aqm.md §3.4): released ACKs carry rwnd = 1 MSS while
+    # Q_out + VIQ exceeds the threshold; the DCTCP senders' window becomes min(cwnd, rwnd). DCTCP's own floor
     # is 2 segments here, so a 1-segment window can only come from a rewritten ACK.
     fab, b = _raqm_incast(make_fabric, n=30, window="2000B", rwnd_threshold_bytes=PKT)
     clamped, windows = 0, []

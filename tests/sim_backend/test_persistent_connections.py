@@ -95,7 +95,7 @@ def test_bad_persistent_connections_is_a_named_error(overrides, field):
 
 
 def test_marks_slow_small_flows_only_over_persistent_connections(make_fabric):
-    # PRED's workload 1 (3-6 KB flows, 18 -> 1 at 10 Gbps, 80 % load; specs/pred.md §2 Obs. 2):
+    # PRED's workload 1 (3-6 KB flows, 18 -> 1 at 10 Gbps, 80 % load; PRED §III-A; docs: algorithms/pred.md §2 Obs. 2):
     # a fresh connection sends such a flow in one window whatever the marking, so lambda cannot
     # touch its FCT; a persistent connection carries the cuts the marks made, so it can.
     from ecngym.reproduce.pred import LINK, workload_trace

@@ -40,7 +40,7 @@ def test_the_ks_check_rejects_a_wrong_distribution():
 
 def test_means_match_the_literature():
     assert get_distribution("websearch").mean_bytes == pytest.approx(1.711e6, rel=0.01)  # HPCC README
-    assert get_distribution("datamining").mean_bytes == pytest.approx(12.7e6, rel=0.05)  # pred.md §7
+    assert get_distribution("datamining").mean_bytes == pytest.approx(12.7e6, rel=0.05)  # algorithms/pred.md §7
     assert get_distribution("pred_workload1").mean_bytes == pytest.approx(4_500)
     big = get_distribution("google_rpc").sample(np.random.default_rng(0), 100_000)
     assert np.mean(big) == pytest.approx(get_distribution("google_rpc").mean_bytes, rel=0.1)
