@@ -75,7 +75,8 @@ def model_rows(model: type[BaseModel], values: dict[str, Any] | None, prefix: st
     rows = []
     for name, info in model.model_fields.items():
         dotted = f"{prefix}{name}"
-        nested = info.annotation if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel) else None
+        kind = info.annotation
+        nested = kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
         given = (values or {}).get(name, PydanticUndefined) if values is not None else None
         default = info.default_factory() if info.default_factory is not None else info.default
         if nested is not None:

@@ -1,8 +1,8 @@
 """Generate ``reference/envs.md``: every registered env id with its spaces and its preset.
 
-Run by mkdocs-gen-files at build time. Each env is made with ``gymnasium.make`` (no simulation
-runs) and its observation and action spaces printed as Gymnasium prints them, so the page shows
-what the code registers, not what someone remembered to write.
+Run by mkdocs-gen-files at build time. Every ``ecngym/`` id of Gymnasium's registry is made
+with ``gymnasium.make`` (no simulation runs) and its observation and action spaces described from
+the space objects, so the page shows what the code registers, not what someone remembered to write.
 """
 
 from __future__ import annotations
@@ -11,12 +11,20 @@ import gymnasium as gym
 import mkdocs_gen_files
 import yaml
 
-from ecngym.envs.registration import ENTRY_POINT, SCENARIOS
+import ecngym.envs  # noqa: F401  (registers the ids)
+from ecngym.envs.registration import ENTRY_POINT
+
+#: every ecngym id in Gymnasium's registry (however it was registered: the presets of
+#: envs/registration.py or scenario files) -> the preset it was registered with
+SCENARIOS = {env_id: spec.kwargs.get("config", {}) for env_id, spec in sorted(gym.registry.items())
+             if env_id.startswith("ecngym/")}
 
 
 def space_rows(space: gym.Space) -> str:
-    """A space in one table cell: its kind, shape and dtype, and the range of its bounds (a Box's
-    per-element bounds as their minimum and maximum, not the whole arrays)."""
+    """A space in one table cell: its kind, shape, dtype and the range of its bounds.
+
+    (A Box's per-element bounds as their minimum and maximum, not the whole arrays.)
+    """
     if isinstance(space, gym.spaces.Box):
         low, high = float(space.low.min()), float(space.high.max())
         uniform = bool((space.low == space.low.flat[0]).all() and (space.high == space.high.flat[0]).all())
