@@ -20,6 +20,7 @@ Run by mkdocs-gen-files at build time. Nothing on these pages is written by hand
 from __future__ import annotations
 
 import inspect
+import re
 from importlib.resources import files
 from typing import Any
 
@@ -51,7 +52,9 @@ def words(text: str) -> str:
     """Docstring text as one table cell (reST double backticks to Markdown code, one line)."""
     # brackets escaped: "[OURS]" or "[agent.x=y]" would read as a cross-reference to mkdocs-autorefs
     text = " ".join(text.replace("``", "`").split())
-    return text.replace("|", "\\|").replace("[", "\\[").replace("]", "\\]")
+    text = text.replace("|", "\\|").replace("[", "\\[").replace("]", "\\]")
+    # a citation of a docs page ("docs: algorithms/pred.md") becomes a link (a missing page fails the build)
+    return re.sub(r"\b(docs: )((?:algorithms|concepts)/[\w-]+\.md)", r"\1[\2](../\2)", text)
 
 
 def header_comment(path: Any) -> str:
@@ -75,7 +78,8 @@ def model_rows(model: type[BaseModel], values: dict[str, Any] | None, prefix: st
     rows = []
     for name, info in model.model_fields.items():
         dotted = f"{prefix}{name}"
-        nested = info.annotation if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel) else None
+        kind = info.annotation
+        nested = kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
         given = (values or {}).get(name, PydanticUndefined) if values is not None else None
         default = info.default_factory() if info.default_factory is not None else info.default
         if nested is not None:

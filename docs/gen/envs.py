@@ -1,8 +1,8 @@
 """Generate ``reference/envs.md``: every registered env id with its spaces and its preset.
 
-Run by mkdocs-gen-files at build time. Each env is made with ``gymnasium.make`` (no simulation
-runs) and its observation and action spaces printed as Gymnasium prints them, so the page shows
-what the code registers, not what someone remembered to write.
+Run by mkdocs-gen-files at build time. Every ``ecngym/`` id of Gymnasium's registry is made
+with ``gymnasium.make`` (no simulation runs) and its observation and action spaces described from
+the space objects, so the page shows what the code registers, not what someone remembered to write.
 """
 
 from __future__ import annotations
@@ -11,18 +11,30 @@ import gymnasium as gym
 import mkdocs_gen_files
 import yaml
 
-from ecngym.envs.registration import ENTRY_POINT, SCENARIOS
+import ecngym.envs  # noqa: F401  (registers the ids)
+from ecngym.envs.registration import ENTRY_POINT
+
+#: every ecngym id in Gymnasium's registry (however it was registered: the presets of
+#: envs/registration.py or scenario files) -> the preset it was registered with
+SCENARIOS = {env_id: spec.kwargs.get("config", {}) for env_id, spec in sorted(gym.registry.items())
+             if env_id.startswith("ecngym/")}
 
 
 def space_rows(space: gym.Space) -> str:
-    """A space as Markdown lines: its repr, then shape, dtype and bounds where it has them."""
-    lines = [f"`{space!r}`"]
+    """A space in one table cell: its kind, shape, dtype and the range of its bounds.
+
+    (A Box's per-element bounds as their minimum and maximum, not the whole arrays.)
+    """
     if isinstance(space, gym.spaces.Box):
-        low, high = space.low.min(), space.high.max()
-        lines.append(f"shape {space.shape}, dtype {space.dtype}, bounds [{low:g}, {high:g}]")
-    elif isinstance(space, gym.spaces.Discrete):
-        lines.append(f"{space.n} actions")
-    return "<br>".join(lines)
+        low, high = float(space.low.min()), float(space.high.max())
+        uniform = bool((space.low == space.low.flat[0]).all() and (space.high == space.high.flat[0]).all())
+        bounds = f"[{low:g}, {high:g}]" + ("" if uniform else " (per element, within)")
+        return f"`Box` shape {space.shape}, {space.dtype}, bounds {bounds}"
+    if isinstance(space, gym.spaces.Discrete):
+        return f"`Discrete({space.n})`: {space.n} ECN templates"
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        return f"`MultiDiscrete({space.nvec.tolist()})`: one template index per unit"
+    return f"`{' '.join(repr(space).split())}`"
 
 
 module, cls = ENTRY_POINT.split(":")

@@ -47,6 +47,7 @@ class Block:
     line: int = 0
 
     def label(self, name: str) -> str:
+        """``<page>:<line> (<kind> <lang>)``, for messages."""
         return f"{name}:{self.line} ({self.kind} {self.lang})"
 
 
