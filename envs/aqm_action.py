@@ -71,9 +71,12 @@ class AqmActionMapper:
     # ------------------------------------------------------------------ construction
     def _params(self) -> list[str]:
         field = "env.action.aqm_params"
-        names = list(self.cfg.aqm_params) if self.cfg.aqm_params is not None else \
-            list(aqm_policies.ACTION_PARAMS[self.policy])
         tunable = [n for n, s in self.spec.items() if s.kind in ("int", "float")]
+        if self.cfg.aqm_params is None and self.policy not in aqm_policies.ACTION_PARAMS:
+            raise ConfigError(field, f"{self.policy} names no parameters an action tunes by default; name them "
+                                     f"(numeric ones: {', '.join(tunable)})")
+        given = self.cfg.aqm_params
+        names = list(given if given is not None else aqm_policies.ACTION_PARAMS[self.policy])
         if not names or len(set(names)) != len(names):
             raise ConfigError(field, f"expected distinct parameter names of {self.policy}, got {names!r}")
         for n in names:

@@ -228,6 +228,19 @@ def test_action_params_default_to_each_policys_knobs():
         assert set(params) <= set(aqm.policy_spec(name)), name
 
 
+def test_a_policy_without_default_action_params_asks_for_them(monkeypatch):
+    # a policy compiled in (found from ns-3's TypeId list) that ACTION_PARAMS does not know yet
+    monkeypatch.delitem(aqm.ACTION_PARAMS, "codel")
+    with pytest.raises(ConfigError, match=r"^env.action.aqm_params: codel names no parameters an action tunes by "
+                                          r"default; name them \(numeric ones: target_ns, interval_ns\)$"):
+        make(aqm="codel")
+    env = make(aqm="codel", action={"aqm_params": ["target_ns"]})
+    try:
+        assert env.unwrapped.scenario.actions.params == ["target_ns"]
+    finally:
+        env.close()
+
+
 def test_tuned_parameter_features_show_the_current_setting():
     env = make(aqm="r_aqm", observation={"history": 1, "features": ["queue", "aqm.kmin_bytes", "aqm.kmax_bytes"]},
                action={"type": "continuous", "aqm_ranges": {"kmin_bytes": ["10KB", "30KB"],
