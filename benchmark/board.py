@@ -117,7 +117,8 @@ def build_board(store: ResultStore, suite: Suite, reps: int = DEFAULT_REPS, seed
         protocol = suite.scenarios[name].protocol
         scores.append(score_scenario(r, name, protocol.score, protocol.lower_is_better, protocol.second_axis,
                                      suite.test_seeds(name)))
-        rankings[name], ranking_refused = rank(r, protocol.score)
+        # the ranking is of competitors only: references are shown beside it, labelled, never ranked
+        rankings[name], ranking_refused = rank(r[~r["controller"].isin(REFERENCES)], protocol.score)
         refused += ranking_refused
         dynamic |= {c for c, p in zip(r["controller"], r["controller_params"], strict=True)
                     if c not in REFERENCES and not _is_static(p)}

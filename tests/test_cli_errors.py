@@ -36,8 +36,10 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["eval", "seed=9223372036854775807", "episodes=2"], "episodes: got 2, allowed range is [1, 1]"),
     (["run", "suite=null", "seeds=[1,9223372036854775808]"], "seeds[1]: got 9223372036854775808, allowed range is"),
     (["run", "suite=null", "seeds=5"], "seeds: got 5; give a list, e.g. seeds=[1,2,3]"),  # was a TypeError traceback
-    (["run", "suite=null", "seeds=[1,2,1]"], "seeds: 1 given more than once; give each once"),  # was the same episode twice
-    (["run", "suite=null", "controllers=[]"], "controllers: got an empty list; give at least one"),  # was exit 0, nothing run
+    (["run", "suite=null",
+      "seeds=[1,2,1]"], "seeds: 1 given more than once; give each once"),  # was the same episode twice
+    (["run", "suite=null",
+      "controllers=[]"], "controllers: got an empty list; give at least one"),  # was exit 0, nothing run
     (["run", "suite=null", "controllers=[pred,static_dcqcn,pred]"], "controllers: pred given more than once"),
     (["train", "agent=acc", "agent.hyperparams.policy_kwargs.net_arch=[64,-5]"],
      "agent.hyperparams.policy_kwargs.net_arch[1]: got -5"),  # was torch's negative-dimension traceback
@@ -102,7 +104,8 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                               "'objective', 'results', 'seed']."),
     (["eval", "seeds=[1,2]"], "seeds: unknown key: the config has ['controller', 'env', 'episodes', 'logger', "
                               "'objective', 'results', 'seed']. Did you mean 'seed'?"),
-    (["run", "suite=null", "leaderboard.scroe=mean"], "leaderboard.scroe: unknown key: leaderboard has ['html', 'score']. "
+    (["run", "suite=null",
+      "leaderboard.scroe=mean"], "leaderboard.scroe: unknown key: leaderboard has ['html', 'score']. "
                                         "Did you mean 'score'?"),
     (["eval", "-m", "controller=static_default,bytetuning", "controller.window_intervals=5"],
      "controller.window_intervals: unknown key: controller has ['_target_', 'name', 'setting']."),
@@ -123,7 +126,8 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                                        "under env.kwargs (+env.kwargs.episode_steps=..."),
     (["eval", "env.episode_steps=5"], "env.episode_steps: the env has no key 'episode_steps'; its settings go under "
                                       "env.kwargs: env.kwargs.episode_steps=..."),
-    (["run", "suite=null", "+leaderboard.bogus=1"], "leaderboard.bogus: unknown key: nothing reads it ('+' adds a key to the "
+    (["run", "suite=null",
+      "+leaderboard.bogus=1"], "leaderboard.bogus: unknown key: nothing reads it ('+' adds a key to the "
                                       "config); leaderboard has ['html', 'score']"),
     (["train", "agent=acc", "+ray.adress=auto"], "ray.adress: unknown key: nothing reads it ('+' adds a key to the "
                                                  "config); ray has ['address']. Did you mean 'address'?"),
@@ -148,7 +152,8 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["trace", "generate", "output=t1.csv"], "output: got 't1.csv', expected a file name ending in '.parquet'"),
     (["leaderboard", "--store", "S", "--html", "/tmp"],
      "ecngym leaderboard: error: --html: got '/tmp', which is a directory"),
-    (["run", "suite=null", "leaderboard.html=/tmp"], "ecngym run: error: leaderboard.html: got '/tmp', which is a directory"),
+    (["run", "suite=null",
+      "leaderboard.html=/tmp"], "ecngym run: error: leaderboard.html: got '/tmp', which is a directory"),
     # unknown / scenario-set workload keys were TypeErrors from generate_trace; without a group, a KeyError
     (["eval", "+env.kwargs.workload.lod=0.5"], "env.workload.lod: unknown key; allowed keys: workload, load,"),
     (["eval", "+env.kwargs.workload.hosts=4"], "env.workload.hosts: is set by the scenario"),

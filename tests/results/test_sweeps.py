@@ -112,7 +112,8 @@ def test_optuna_sweep_improves_on_its_first_trial(tmp_path):
 
 def test_run_is_the_benchmark_and_ends_with_the_leaderboard(tmp_path, capsys):
     store_dir, page = tmp_path / "store", tmp_path / "board.html"
-    assert cli.main(["run", "suite=null", "controllers=[static_dcqcn,static_hpcc]", "seeds=[1,2]", "env.kwargs.episode_steps=10",
+    assert cli.main(["run", "suite=null",
+                     "controllers=[static_dcqcn,static_hpcc]", "seeds=[1,2]", "env.kwargs.episode_steps=10",
                      f"results.dir={store_dir}", f"leaderboard.html={page}",
                      f"hydra.run.dir={tmp_path / 'run'}"]) == 0
     out = capsys.readouterr().out
@@ -120,7 +121,8 @@ def test_run_is_the_benchmark_and_ends_with_the_leaderboard(tmp_path, capsys):
     rows = ResultStore(store_dir).episodes()
     assert len(rows) == 4 and set(rows["command"]) == {"run"}
     # a second run finds every episode stored and simulates nothing
-    assert cli.main(["run", "suite=null", "controllers=[static_dcqcn,static_hpcc]", "seeds=[1,2]", "env.kwargs.episode_steps=10",
+    assert cli.main(["run", "suite=null",
+                     "controllers=[static_dcqcn,static_hpcc]", "seeds=[1,2]", "env.kwargs.episode_steps=10",
                      f"results.dir={store_dir}", f"leaderboard.html={page}",
                      f"hydra.run.dir={tmp_path / 'run2'}"]) == 0
     assert capsys.readouterr().out.count("2 of 2 episodes already in the store") == 2
@@ -131,7 +133,8 @@ def test_run_rejects_unknown_controllers_and_empty_seeds(tmp_path, capsys):
     assert cli.main(["run", "suite=null", "controllers=[static_nope]", f"results.dir={tmp_path}",
                      f"hydra.run.dir={tmp_path / 'r'}"]) == 2
     assert "controllers: unknown controller(s) ['static_nope']" in capsys.readouterr().err
-    assert cli.main(["run", "suite=null", "seeds=[]", f"results.dir={tmp_path}", f"hydra.run.dir={tmp_path / 'r'}"]) == 2
+    assert cli.main(["run", "suite=null",
+                     "seeds=[]", f"results.dir={tmp_path}", f"hydra.run.dir={tmp_path / 'r'}"]) == 2
     assert "seeds" in capsys.readouterr().err
     assert cli.main(["run", "suite=null", "controllers=[static_dcqcn,sb3]", "seeds=[1]", "env.kwargs.episode_steps=5",
                      f"results.dir={tmp_path}", f"hydra.run.dir={tmp_path / 'r'}"]) == 2  # named: must all run
