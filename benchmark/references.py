@@ -328,11 +328,14 @@ def suite_scenarios(suite: str) -> list[str]:
 
 
 def parse_args(argv: Sequence[str], allowed: dict[str, Any]) -> dict[str, Any]:
-    """``key=value`` arguments (and ``--flag`` switches) over ``allowed``'s defaults.
+    """``key=value`` arguments (and ``--flag`` switches) over ``allowed``'s defaults; ``-h`` / ``--help`` lists them.
 
     Raises:
         ConfigError: Naming the key of an unknown or malformed argument.
     """
+    if list(argv[:1]) in (["-h"], ["--help"]):
+        print("arguments (key=value): " + ", ".join(f"{k}={v!r}" for k, v in allowed.items()))
+        raise SystemExit(0)
     out = dict(allowed)
     for arg in argv:
         if arg.startswith("--"):

@@ -24,9 +24,15 @@ from ecngym.benchmark.references import (
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
 
-#: Default order: the core suite's scenarios first.
-ORDER = ("roce_storage_incast", "roce_load_step", "dctcp_pred_regimes", "dctcp_rtt_variation",
-         "dctcp_large_incast", "roce_multilayer_incast", "fat_tree_mixed")
+
+
+def suite_scenarios(suite: str) -> tuple[str, ...]:
+    """The scenario names of a suite file (``configs/suite/<suite>.yaml``), in its order."""
+    return tuple(yaml.safe_load((CONFIG_DIR / "suite" / f"{suite}.yaml").read_text())["scenarios"])
+
+
+#: Default order: the full suite's (which lists the core suite's scenarios first).
+ORDER = suite_scenarios("full")
 
 
 def _controller(name: str, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +117,8 @@ def markdown(rows: list[dict[str, str]]) -> str:
     out = ["# Benchmark suite v1: scenarios", "",
            "Generated from `configs/suite/scenarios/*.yaml` (and the measured columns from "
            "`configs/suite/references/*.yaml`) by `ecngym benchmark scenarios markdown=docs/benchmarks/scenarios.md`; "
-           "do not edit by hand. The `core` suite is the first three; `full` is all seven. The `-v0` ids "
+           f"do not edit by hand. The `core` suite: {', '.join(f'`{n}`' for n in suite_scenarios('core'))}; "
+           f"`full`: all {len(suite_scenarios('full'))}. The `-v0` ids "
            "(`ecngym/RoceIncast-v0`, ...) remain as the quick toy scenarios (100 steps, no phases).", "",
            "Flows per episode: mean over the `static_default` runs on the test seeds; per bucket the finished "
            "flows, mean and [min]. Time per episode: median CPU seconds of one episode (env build, run, flow "

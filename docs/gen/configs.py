@@ -3,7 +3,7 @@
 Run by mkdocs-gen-files at build time. Nothing on these pages is written by hand:
 
 * ``reference/agents.md``: each ``configs/agent/*.yaml`` against its typed model
-  (:data:`ecngym.agents.config.MODELS`, pydantic :class:`~ecngym.validation.ConfigModel`): every
+  (its ``_kind_``'s config, :func:`ecngym.agents.registry.agent_kind`; pydantic :class:`~ecngym.validation.ConfigModel`): every
   field, what it accepts (the range its validator enforces, :func:`ecngym.validation.describe_field`)
   and the value the shipped file sets;
 * ``reference/env-config.md``: the env's typed config (:class:`ecngym.envs.EnvConfig` and its nested
@@ -27,10 +27,11 @@ from typing import Any
 import griffe
 import mkdocs_gen_files
 import yaml
+from omegaconf import OmegaConf
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from ecngym.agents.config import MODELS
+from ecngym.agents.registry import KIND_KEY, agent_kind, load_agent_yaml
 from ecngym.baselines.registry import controller_class
 from ecngym.baselines.static import FORMULA_SETTINGS, STATIC_SETTINGS
 from ecngym.envs.config import EnvConfig
@@ -129,8 +130,8 @@ with mkdocs_gen_files.open("reference/agents.md", "w") as page:
         if not path.name.endswith(".yaml"):
             continue
         name = path.name.removesuffix(".yaml")
-        model = MODELS[name]
-        values = yaml.safe_load(path.read_text())
+        model = agent_kind(name).config
+        values = {k: v for k, v in OmegaConf.to_container(load_agent_yaml(name)).items() if k != KIND_KEY}
         page.write(f"## `{name}`\n\n{header_comment(path)}\n\nModel: `{model.__module__}.{model.__name__}`; "
                    f"override a field with `ecngym train agent={name} agent.<field>=<value>`.\n\n")
         page.write("| field | accepts | default | shipped |\n|---|---|---|---|\n")
