@@ -25,7 +25,6 @@ from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
 
 
-
 def suite_scenarios(suite: str) -> tuple[str, ...]:
     """The scenario names of a suite file (``configs/suite/<suite>.yaml``), in its order."""
     return tuple(yaml.safe_load((CONFIG_DIR / "suite" / f"{suite}.yaml").read_text())["scenarios"])

@@ -3,7 +3,8 @@
 Run by mkdocs-gen-files at build time. Nothing on these pages is written by hand:
 
 * ``reference/agents.md``: each ``configs/agent/*.yaml`` against its typed model
-  (its ``_kind_``'s config, :func:`ecngym.agents.registry.agent_kind`; pydantic :class:`~ecngym.validation.ConfigModel`): every
+  (its ``_kind_``'s config, :func:`ecngym.agents.registry.agent_kind`; pydantic
+  :class:`~ecngym.validation.ConfigModel`): every
   field, what it accepts (the range its validator enforces, :func:`ecngym.validation.describe_field`)
   and the value the shipped file sets;
 * ``reference/env-config.md``: the env's typed config (:class:`ecngym.envs.EnvConfig` and its nested
