@@ -3,7 +3,7 @@
 Both read the results store only (nothing is simulated) and take ``key=value`` arguments::
 
     ecngym benchmark board suite=full store=outputs/results html=outputs/leaderboard.html
-    ecngym benchmark rewards suite=core
+    ecngym benchmark rewards suite=core markdown=docs/benchmarks/rewards.md
 
 ``board`` prints the suite board and writes its page (after a suite run split over sweep jobs).
 ``rewards`` prints, per scenario, the Spearman rank correlation of each RL reward's episode return
@@ -32,6 +32,9 @@ class BoardArgs(ConfigModel):
     scenario_dir: Text | None = None
     reps: Whole(100, 1_000_000) = 500
     seed: Whole(0, 2**32 - 1) = 0
+    #: also write what is printed as a docs page there (``ecngym.markdown_page``: stamped with the
+    #: version, date, machine and command), e.g. ``docs/benchmarks/suite.md``
+    markdown: Text | None = None
 
 
 def parse_key_values(argv: list[str], usage: str) -> BoardArgs:
@@ -68,26 +71,43 @@ def board_main(argv: list[str] | None = None) -> int:
     """``ecngym benchmark board``: print a suite's board from the store and write its page."""
     from ecngym.benchmark.board import print_board
     from ecngym.files import check_output_path
+    from ecngym.markdown_page import open_page, page_console
     from ecngym.results.page import write_suite_page
 
-    usage = "ecngym benchmark board [suite=core] [store=DIR] [html=FILE] [scenario_dir=DIR] [reps=N] [seed=N]"
+    usage = ("ecngym benchmark board [suite=core] [store=DIR] [html=FILE] [scenario_dir=DIR] [reps=N] [seed=N] "
+             "[markdown=FILE.md]")
+    argv = list(sys.argv[1:] if argv is None else argv)
     board, store, args = _board(argv, usage)
-    console = Console()
+    page = open_page(args.markdown, f"Suite {args.suite}: the board", "ecngym benchmark board", argv,
+                     "Normalized scores per scenario and controller, the rliable aggregates, the adaptivity "
+                     "headroom and, per scenario, whether a dynamic controller beats static_tuned.")
+    console = page_console(page, 130)
     print_board(board, console)
     html = check_output_path("html", args.html)
-    console.print(f"leaderboard page: {write_suite_page(board, store, Path(html), 'html')}")
+    Console().print(f"leaderboard page: {write_suite_page(board, store, Path(html), 'html')}")
+    if page is not None:
+        page.write()
     return 0
 
 
 def rewards_main(argv: list[str] | None = None) -> int:
     """``ecngym benchmark rewards``: the reward-score rank correlations; the last line is JSON."""
     from ecngym.benchmark.rewards import correlation_table, reward_correlations
+    from ecngym.markdown_page import open_page, page_console
 
-    usage = "ecngym benchmark rewards [suite=core] [store=DIR] [scenario_dir=DIR]"
+    usage = "ecngym benchmark rewards [suite=core] [store=DIR] [scenario_dir=DIR] [markdown=FILE.md]"
+    argv = list(sys.argv[1:] if argv is None else argv)
     board, _, args = _board(argv, usage)
+    page = open_page(args.markdown, f"Suite {args.suite}: do the RL rewards agree with the score?",
+                     "ecngym benchmark rewards", argv,
+                     "Spearman rank correlation, over the stored episodes of each scenario, between each "
+                     "reward's episode return and the scenario's score (sign set so that +1 means the reward "
+                     "orders the episodes as the score does).")
     frame = reward_correlations(board)
-    Console().print(correlation_table(frame, args.suite))
+    page_console(page).print(correlation_table(frame, args.suite))
     records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
                for r in frame.to_dict(orient="records")]
     print(json.dumps({"suite": args.suite, "spearman": records}))
+    if page is not None:
+        page.write()
     return 0
