@@ -70,7 +70,14 @@ docs-results: install
 	$(VENV)/bin/ecngym bench env --ns3gym --markdown docs/benchmarks/ns3gym.md
 	$(VENV)/bin/ecngym bench train --markdown docs/benchmarks/train.md
 	$(VENV)/bin/ecngym bench scale --markdown docs/benchmarks/scale.md
+	$(VENV)/bin/ecngym bench tcp --markdown docs/benchmarks/tcp.md
 	$(VENV)/bin/ecngym reproduce --all --markdown docs/reproductions.md
+	$(VENV)/bin/ecngym benchmark scenarios markdown=docs/benchmarks/scenarios.md
+	$(VENV)/bin/ecngym benchmark headroom suite=full markdown=docs/benchmarks/headroom.md
+	$(VENV)/bin/ecngym run suite=core results.dir=outputs/docs-results leaderboard.html=outputs/docs-results/board.html
+	$(VENV)/bin/ecngym benchmark board suite=core store=outputs/docs-results html=outputs/docs-results/board.html \
+	  markdown=docs/benchmarks/suite.md
+	$(VENV)/bin/ecngym benchmark rewards suite=core store=outputs/docs-results markdown=docs/benchmarks/rewards.md
 
 ## The documentation site into site/ (strict: a broken link or a page that fails to render fails it).
 ## (`make install` installs the test extra, which includes the docs extra: mkdocs and its plug-ins.)
