@@ -21,7 +21,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
 @pytest.mark.parametrize("args,message", [
     (["eval", "fabric=dctpc"],
-     "fabric: no option 'dctpc' in group 'fabric'; available options: dcqcn_paper, dctcp, hpcc"),
+     "fabric: no option 'dctpc' in group 'fabric'; available options: dcqcn_paper, dctcp, dctcp_linux, hpcc"),
     (["eval", "topology=leaf_spin"], "topology: no option 'leaf_spin' in group 'topology'; available options: "
                                      "dumbbell, fat_tree, incast_star, leaf_spine"),
     (["eval", "workload=websarch"], "workload: no option 'websarch' in group 'workload'; available options:"),
