@@ -31,53 +31,32 @@ from typing import Any
 import numpy as np
 import yaml
 
+from ecngym.benchmark.suite import SCENARIO_DIR, SUITE_DIR, load_scenario, read_yaml
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
 from ecngym.units import parse_time_ns
 
-SUITE_DIR = CONFIG_DIR / "suite"
-SCENARIO_DIR = SUITE_DIR / "scenarios"
 REFERENCE_DIR = SUITE_DIR / "references"
 REFERENCES = ("static_default", "static_tuned", "oracle_phase")
 
 
-def _read_yaml(path: Path, field: str) -> Any:
-    try:
-        return yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(field, f"cannot read {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(field, f"{path} is not valid YAML: {exc}") from None
-
-
 def read_scenario(name: str, scenario_dir: Path | str | None = None) -> dict[str, Any]:
-    """A scenario file (``configs/suite/scenarios/<name>.yaml``) as a dict, its protocol checked.
+    """A scenario file (``configs/suite/scenarios/<name>.yaml``) as a dict, validated by the suite's loader.
 
-    Checks what the references need: seeds (train and test disjoint), the score, the phases.
+    :func:`ecngym.benchmark.suite.load_scenario` checks every field (seeds disjoint, a known score,
+    phases in rising order); the references also need the first phase to start at 0.
 
     Raises:
         ConfigError: Naming ``scenarios.<name>`` for a missing file, ``scenarios.<name>.<field>``
             for a bad field.
     """
+    load_scenario(name, scenario_dir)
     folder = Path(scenario_dir) if scenario_dir is not None else SCENARIO_DIR
-    path = folder / f"{name}.yaml"
     prefix = f"scenarios.{name}"
-    if not path.is_file():
-        known = sorted(p.stem for p in folder.glob("*.yaml"))
-        raise ConfigError(prefix, f"no scenario file {path}; scenarios there: {known}")
-    data = _read_yaml(path, prefix)
-    if not isinstance(data, dict) or not isinstance(data.get("protocol"), dict):
-        raise ConfigError(f"{prefix}.protocol", f"missing in {path}")
-    proto = data["protocol"]
-    train, test = proto.get("train_seeds") or [], proto.get("test_seeds") or []
-    overlap = sorted(set(train) & set(test))
-    if not train or not test or overlap:
-        raise ConfigError(f"{prefix}.protocol.test_seeds", f"train {train} and test {test} seeds must be given and "
-                                                           f"disjoint (overlap: {overlap})")
-    phases = proto.get("phases") or [{"name": "all", "start": "0ms"}]
-    starts = [parse_time_ns(p["start"], f"{prefix}.protocol.phases[{i}].start") for i, p in enumerate(phases)]
-    if starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:], strict=False)):
-        raise ConfigError(f"{prefix}.protocol.phases", f"got starts {starts} ns; the first is 0, starts rise")
+    data = read_yaml(folder / f"{name}.yaml", prefix)
+    starts = phase_starts_ns(data)
+    if starts[0] != 0:
+        raise ConfigError(f"{prefix}.protocol.phases", f"got starts {starts} ns; the first phase starts at 0")
     return data
 
 
@@ -283,7 +262,7 @@ def read_references(name: str, reference_dir: Path | str | None = None) -> dict[
     if not path.is_file():
         raise ConfigError(f"references.{name}", f"no references file {path}; make it with "
                                                 f"`ecngym benchmark references scenario={name}`")
-    doc = _read_yaml(path, f"references.{name}")
+    doc = read_yaml(path, f"references.{name}")
     if not isinstance(doc, dict) or doc.get("scenario") != name:
         raise ConfigError(f"references.{name}", f"{path} is not the references of scenario {name!r}")
     return doc
@@ -304,7 +283,7 @@ def reference_controllers(scenario_name: str, reference_dir: Path | str | None =
         ConfigError: Naming ``references.<scenario_name>`` if its references file is missing.
     """
     doc = read_references(scenario_name, reference_dir)
-    default = _read_yaml(CONFIG_DIR / "controller" / "static_default.yaml", "controller.static_default")
+    default = read_yaml(CONFIG_DIR / "controller" / "static_default.yaml", "controller.static_default")
     oracle = doc["oracle_phase"]
     return {
         "static_default": dict(default),
@@ -324,7 +303,7 @@ def suite_scenarios(suite: str) -> list[str]:
     if not path.is_file():
         raise ConfigError("suite", f"got {suite!r}: no suite file {path}; suites: "
                                    f"{sorted(p.stem for p in SUITE_DIR.glob('*.yaml'))}")
-    return list(_read_yaml(path, "suite")["scenarios"])
+    return list(read_yaml(path, "suite")["scenarios"])
 
 
 def parse_args(argv: Sequence[str], allowed: dict[str, Any]) -> dict[str, Any]:

@@ -172,7 +172,8 @@ class Suite:
         return self.scenarios[scenario].test_seeds(self.spec.test_seeds)
 
 
-def _read_yaml(path: Path, field: str) -> Any:
+def read_yaml(path: Path, field: str) -> Any:
+    """A YAML file's contents; an unreadable or malformed file is a ConfigError naming ``field``."""
     try:
         return yaml.safe_load(path.read_text())
     except OSError as exc:
@@ -198,7 +199,7 @@ def load_scenario(name: str, scenario_dir: Path | str | None = None) -> Scenario
     if not path.is_file():
         known = sorted(p.stem for p in folder.glob("*.yaml"))
         raise ConfigError(prefix, f"no scenario file {path}; scenarios there: {known}")
-    scenario = Scenario.parse(_read_yaml(path, prefix), prefix)
+    scenario = Scenario.parse(read_yaml(path, prefix), prefix)
     if scenario.name != name:
         raise ConfigError(f"{prefix}.name", f"got {scenario.name!r}; a scenario's name is its file's stem {name!r}")
     return scenario
@@ -227,7 +228,7 @@ def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | st
         if not path.is_file():
             known = sorted(p.stem for p in SUITE_DIR.glob("*.yaml"))
             raise ConfigError("suite", f"got {str(suite)!r}: no suite file {path}; suites: {known}")
-        data = _read_yaml(path, "suite")
+        data = read_yaml(path, "suite")
     else:
         data = suite
     spec = SuiteSpec.parse(data, "suite")
