@@ -74,7 +74,8 @@ def test_overlapping_seeds_are_refused(tmp_path):
     sc = yaml.safe_load((SCENARIO_DIR / "roce_storage_incast.yaml").read_text())
     sc["protocol"]["test_seeds"] = [101, 2001]
     (tmp_path / "roce_storage_incast.yaml").write_text(yaml.safe_dump(sc))
-    with pytest.raises(ConfigError, match=r"^scenarios\.roce_storage_incast\.protocol\.test_seeds.*\[101\] are also train_seeds"):
+    with pytest.raises(ConfigError,
+                       match=r"^scenarios\.roce_storage_incast\.protocol\.test_seeds.*\[101\] are also train_seeds"):
         read_scenario("roce_storage_incast", tmp_path)
 
 
