@@ -3,7 +3,8 @@
 A test that fails while its env is open leaves that env's fabric alive (the traceback keeps it),
 and ns-3's simulator is one per process, so every later test that builds a fabric would fail too,
 burying the first failure under unrelated ones. After a failed test the fabric it left open is
-closed; a passing test is left alone (module-scoped fixtures keep their fabrics).
+closed; a passing test is left alone (module-scoped fixtures keep their fabrics). Every test runs in
+a scratch directory of its own, never in the checkout.
 """
 
 import pytest
@@ -29,3 +30,14 @@ def _close_the_fabric_a_failed_test_left_open(request: pytest.FixtureRequest):
         live = fabric._live_fabric() if fabric._live_fabric is not None else None
         if live is not None:
             live.close()
+
+
+@pytest.fixture(autouse=True)
+def _run_in_a_scratch_directory(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Every test starts in a fresh folder of its own.
+
+    Commands write relative paths (``outputs/results``, ``outputs/leaderboard.html``, Hydra's run
+    folders) into the current directory: run from the checkout, the suite would fill the user's
+    ``outputs/`` and overwrite the page ``make demo`` wrote.
+    """
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))

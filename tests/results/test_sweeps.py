@@ -21,8 +21,16 @@ from ecngym.results.leaderboard import leaderboard_from_store, rank
 CONTROLLERS = "static_dcqcn,static_hpcc,static_vendor"
 
 
-def test_sweep_of_three_controllers_by_two_seeds_is_ranked_with_cis(tmp_path, capsys):
+def test_sweep_of_three_controllers_by_two_seeds_is_ranked_with_cis(tmp_path, capsys, monkeypatch):
     store_dir = tmp_path / "store"
+    # run from a git checkout: each row records the commit of the directory the command ran in
+    work = tmp_path / "work"
+    work.mkdir()
+    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.chdir(work)
     assert cli.main(["eval", "-m", f"controller={CONTROLLERS}", "seed=1,2", "env.kwargs.episode_steps=10",
                      f"results.dir={store_dir}", f"hydra.sweep.dir={tmp_path / 'sweep'}"]) == 0
     store = ResultStore(store_dir)
@@ -31,7 +39,7 @@ def test_sweep_of_three_controllers_by_two_seeds_is_ranked_with_cis(tmp_path, ca
     assert rows.groupby("seed")["trace_hash"].nunique().tolist() == [1, 1]  # one trace per seed ...
     assert rows["trace_hash"].nunique() == 2                                  # ... different between seeds
     assert set(rows["controller"]) == {"static_dcqcn", "static_hpcc", "static_vendor"}
-    assert rows["scenario_hash"].nunique() == 1 and rows["git_commit"].notna().all()
+    assert rows["scenario_hash"].nunique() == 1 and (rows["git_commit"] == head).all()
     for r in rows.itertuples():  # every row's per-flow records are there and complete
         assert len(store.frame(r.flows_path)) == r.flows_total > 0
     (ranking,), refused = rank(rows)
