@@ -143,6 +143,26 @@ def fmt_ci(mean: float, ci: tuple[float, float], digits: int = 2, spec: str = "f
     return f"{form.format(mean)}{bounds}"
 
 
+def headroom_rows(board: SuiteBoard) -> list[dict[str, Any]]:
+    """One entry per scenario of the headroom table (the terminal board and the page print it alike).
+
+    Each holds the scenario, its score, the three references' raw scores and the headroom as
+    ``fmt_ci`` text, and two flags: ``no_reference_gap`` and ``no_headroom`` (a finite CI that does
+    not lie above 0).
+    """
+    rows = []
+    for s in board.scores:
+        refs = {}
+        for ref in ("static_default", "static_tuned", "oracle_phase"):
+            c = s.by_name(ref)
+            refs[ref] = fmt_ci(c.raw_mean, c.raw_ci, 4, "g") if c is not None else "—"
+        rows.append({"scenario": s.scenario, "score": s.score, "S_default": refs["static_default"],
+                     "S_tuned": refs["static_tuned"], "S_oracle_phase": refs["oracle_phase"],
+                     "headroom": fmt_ci(s.headroom[0], s.headroom[1:]), "no_reference_gap": s.no_reference_gap,
+                     "no_headroom": all(math.isfinite(x) for x in s.headroom) and not s.headroom[1] > 0})
+    return rows
+
+
 def overview_rows(board: SuiteBoard) -> list[dict[str, Any]]:
     """One entry per controller: its normalized score per scenario and its aggregates; competitors first.
 
@@ -193,16 +213,10 @@ def print_board(board: SuiteBoard, console: Console) -> None:
     for label in ("scenario", "score", "S_default", "S_tuned", "S_oracle_phase", "headroom", "flag"):
         head.add_column(label, justify="left" if label in ("scenario", "score", "flag") else "right",
                         overflow="fold")
-    for s in board.scores:
-        def raw(ref: str, s: ScenarioScores = s) -> str:
-            c = s.by_name(ref)
-            return fmt_ci(c.raw_mean, c.raw_ci, 4, "g") if c is not None else "—"
-
-        flags = ["no_reference_gap"] if s.no_reference_gap else []
-        if all(math.isfinite(x) for x in s.headroom) and not s.headroom[1] > 0:
-            flags.append("no headroom")
-        head.add_row(s.scenario, s.score, raw("static_default"), raw("static_tuned"), raw("oracle_phase"),
-                     fmt_ci(s.headroom[0], s.headroom[1:]), ", ".join(flags))
+    for r in headroom_rows(board):
+        flags = (["no_reference_gap"] if r["no_reference_gap"] else []) + (["no headroom"] if r["no_headroom"] else [])
+        head.add_row(r["scenario"], r["score"], r["S_default"], r["S_tuned"], r["S_oracle_phase"], r["headroom"],
+                     ", ".join(flags))
     console.print(head)
     for s in board.scores:
         console.print(board.sentence(s))

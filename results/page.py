@@ -240,22 +240,19 @@ def _profile_figure(board: object) -> object:
 
 
 def _headroom_html(board: object) -> str:
+    from ecngym.benchmark.board import headroom_rows
+
     head = "".join(f"<th>{html.escape(h)}</th>" for h in
                    ["scenario", "score", "S_default", "S_tuned", "S_oracle_phase", "headroom [95% CI]", "flag"])
     body = []
-    for s in board.scores:
-        def raw(ref: str, s: object = s) -> str:
-            c = s.by_name(ref)
-            return _ci_text(c.raw_mean, c.raw_ci, 4, "g") if c is not None else "—"
-
-        flags = ["no_reference_gap (raw units)"] if s.no_reference_gap else []
-        if all(math.isfinite(x) for x in s.headroom) and not s.headroom[1] > 0:
-            flags.append("no headroom (sanity check)")
-        body.append(f'<tr class="headroom-row" data-scenario="{html.escape(s.scenario)}">'
-                    f'<td class="name">{html.escape(s.scenario)}</td><td>{html.escape(s.score)}</td>'
-                    f"<td>{raw('static_default')}</td><td>{raw('static_tuned')}</td><td>{raw('oracle_phase')}</td>"
-                    f"<td>{_ci_text(s.headroom[0], s.headroom[1:])}</td>"
-                    f'<td class="flag">{html.escape(", ".join(flags))}</td></tr>')
+    for r in headroom_rows(board):
+        flags = ((["no_reference_gap (raw units)"] if r["no_reference_gap"] else [])
+                 + (["no headroom (sanity check)"] if r["no_headroom"] else []))
+        body.append(f'<tr class="headroom-row" data-scenario="{html.escape(r["scenario"])}">'
+                    f'<td class="name">{html.escape(r["scenario"])}</td><td>{html.escape(r["score"])}</td>'
+                    + "".join(f"<td>{html.escape(r[k])}</td>" for k in ("S_default", "S_tuned", "S_oracle_phase",
+                                                                         "headroom"))
+                    + f'<td class="flag">{html.escape(", ".join(flags))}</td></tr>')
     return (f'<div class="table-wrap"><table class="suite" id="headroom"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
