@@ -184,7 +184,7 @@ class EcnScenario:
         self.episode_ns = self.interval_ns * self.episode_steps
         ports = self.topology.port_table()
         self.ports = controlled_ports(ports, self.topology.switch_layers, cfg.action.layers, cfg.action.ports)
-        self._ports_u32 = self.ports.astype(np.uint32)  # Fabric.set_red's typed form (ids < 2^32 by construction)
+        self._ports_u32 = self.ports.astype(np.uint32)  # set_aqm_values's typed form (ids < 2^32)
         self.port_layers = ports["layer"][self.ports]
         self.port_nodes = ports["node"][self.ports]
         rates = ports["rate_bps"][self.ports]
@@ -393,7 +393,8 @@ class EcnScenario:
         if (np.array_equal(kmin, red["kmin_bytes"]) and np.array_equal(kmax, red["kmax_bytes"])
                 and np.array_equal(pmax, red["pmax"])):
             return  # same setting: skip the call
-        self.fabric.set_red(self._ports_u32, kmin, kmax, pmax)
+        self.fabric.set_aqm_values(self._ports_u32, "red", aqm_policies.ACTION_PARAMS["red"],
+                                   np.column_stack((kmin, kmax, pmax)))
         self.red = {"kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax}
         self.held_action = None
 

@@ -50,6 +50,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ecngym.error import ConfigError, check_range, shown
 from ecngym.units import parse_bytes, parse_time_ns
 
@@ -274,6 +276,69 @@ def validate_params(policy: str, params: dict[str, Any], prefix: str | None = No
             raise ConfigError(f"{prefix}.{key}", f"{short} has no parameter {key!r}; known: {', '.join(spec)}")
         out[key] = spec[key].convert(value, f"{prefix}.{key}")
     return out
+
+
+def validate_rows(policy: str, params: dict[str, Any], ports: np.ndarray, prefix: str | None = None
+                  ) -> tuple[list[str], np.ndarray]:
+    """Check per-port parameters and return them as the rows ``_fabric.Fabric.set_aqm_values`` takes.
+
+    Each value is checked as :func:`validate_params` checks it (the C++ checker's range); the
+    policy's consistency rule is the simulator's, per port.
+
+    Args:
+        policy: Short or TypeId name.
+        params: Parameter name -> one value for every port, or one per port.
+        ports: The port ids (named in a message about one port's value).
+        prefix: Field prefix for error messages (default ``"aqm.<policy>"``).
+
+    Returns:
+        ``(attribute names, float64 array (len(ports), len(params)))`` in internal units (booleans 0 / 1).
+
+    Raises:
+        ConfigError: As :func:`validate_params`, a per-port value named by its entry
+            (``field[i]``), its port and the count of further bad entries; on a wrong count, a
+            per-port enumeration, or a whole number beyond 2^53 (a row is float64, exact below it).
+    """
+    short, _ = resolve(policy, prefix or "aqm.policy")
+    prefix = prefix or f"aqm.{short}"
+    spec = policy_spec(short)
+    n = len(ports)
+    rows = np.empty((n, len(params)), dtype=np.float64)
+    names = []
+    for k, (key, value) in enumerate(params.items()):
+        if key not in spec:
+            raise ConfigError(f"{prefix}.{key}", f"{short} has no parameter {key!r}; known: {', '.join(spec)}")
+        s, field = spec[key], f"{prefix}.{key}"
+        names.append(s.attribute)
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value.item()  # the scalar it holds, broadcast as that scalar
+        if isinstance(value, (str, bytes)) or np.ndim(value) == 0:
+            rows[:, k] = _row_value(s, s.convert(value, field), field)
+            continue
+        items = np.asarray(value, dtype=object)
+        if items.shape != (n,):
+            raise ConfigError(field, f"expected one value or {n} (one per port), got shape {items.shape}")
+        bad: list[tuple[int, ConfigError]] = []
+        for i, v in enumerate(items.tolist()):
+            try:
+                rows[i, k] = _row_value(s, s.convert(v, field), field)
+            except ConfigError as e:
+                bad.append((i, e))
+        if bad:
+            i, e = bad[0]
+            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+            raise ConfigError(f"{field}[{i}]" if n > 1 else field, f"port {int(ports[i])}{more}: {e.message}")
+    return names, rows
+
+
+def _row_value(spec: ParamSpec, value: Any, field: str) -> float:
+    """``value`` (converted) as a float64 row entry, refused where float64 would round it."""
+    if spec.kind == "enum":
+        raise ConfigError(field, "an enumeration is set with one value for every port (set_aqm)")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+        raise ConfigError(field, f"got {value}: a per-port value must be at most 2^53 (exact in float64); "
+                                 "give one value for every port instead")
+    return float(value)
 
 
 def to_attributes(policy: str, params: dict[str, Any]) -> tuple[list[str], list[str]]:

@@ -523,16 +523,15 @@ class FabricConfig:
         _choice("fabric.buffer.pfc_alpha_rule", b.pfc_alpha_rule, ("fixed", "by_rate"))
 
         e = self.ecn
-        c.kmin_bytes = parse_bytes(e.kmin, "fabric.ecn.kmin")
-        c.kmax_bytes = parse_bytes(e.kmax, "fabric.ecn.kmax")
-        if c.kmax_bytes < c.kmin_bytes:
-            raise ConfigError(
-                "fabric.ecn.kmax", f"got {c.kmax_bytes} B, must be >= kmin ({c.kmin_bytes} B)"
-            )
-        c.pmax = _real("fabric.ecn.pmax", e.pmax, 0, 1)
+        kmin = parse_bytes(e.kmin, "fabric.ecn.kmin")
+        kmax = parse_bytes(e.kmax, "fabric.ecn.kmax")
+        if kmax < kmin:
+            raise ConfigError("fabric.ecn.kmax", f"got {kmax} B, must be >= kmin ({kmin} B)")
+        pmax = _real("fabric.ecn.pmax", e.pmax, 0, 1)
         if e.mark_at not in ("enqueue", "dequeue"):
             raise ConfigError("fabric.ecn.mark_at", f"got {e.mark_at!r}, allowed: 'enqueue', 'dequeue'")
-        c.mark_at_dequeue = e.mark_at == "dequeue"
+        c.aqm_type_id, c.aqm_attribute_names, c.aqm_attribute_values = _red_birth(
+            kmin, kmax, pmax, e.mark_at == "dequeue")
         self._check_aqm()
         self.ecn_by_rate()  # validated here, applied per port by the Fabric
         return c
@@ -635,6 +634,15 @@ def _positive_rate(name: str, value: Any) -> float:
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     """Return a string field that must be one of ``allowed`` (ConfigError naming the field)."""
     return check(name, value, OneOf(*allowed))
+
+
+def _red_birth(kmin_bytes: int, kmax_bytes: int, pmax: float, at_dequeue: bool) -> tuple[str, list[str], list[str]]:
+    """The birth policy of every switch port (``FabricConfig.aqm_type_id`` and attributes): RED with this curve."""
+    from ecngym.sim_backend import aqm
+
+    params = {"kmin_bytes": kmin_bytes, "kmax_bytes": kmax_bytes, "pmax": float(pmax), "mark_at_dequeue": at_dequeue}
+    names, values = aqm.to_attributes("red", params)
+    return aqm.resolve("red")[1], names, values
 
 
 def _real(name: str, value: Any, low: float | None = None, high: float | None = None, *,

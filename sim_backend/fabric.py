@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import re
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -180,7 +181,8 @@ class Fabric:
         is_switch = info["is_switch"].astype(bool)
         ecn = ecn_by_port(self.config, info["rate_bps"], is_switch)
         if ecn is not None:
-            sim.set_red(*ecn)
+            ports, kmin, kmax, pmax = ecn
+            sim.set_aqm_values(ports, *_typed_columns("red", _RED_PARAMS), np.column_stack((kmin, kmax, pmax)))
         pfc = pfc_by_port(self.config, self.topology, info["rate_bps"], is_switch)
         if pfc is not None:
             sim.set_port_pfc(*pfc)
@@ -278,52 +280,8 @@ class Fabric:
 
     # ------------------------------------------------------------------ act
     def set_red(self, ports: Any, kmin: Any, kmax: Any, pmax: Any) -> None:
-        """Set the RED / ECN curve of switch egress ports, effective from now.
-
-        Args:
-            ports: Port ids (see ``self.ports``); scalars broadcast.
-            kmin: Kmin per port (bytes or size strings).
-            kmax: Kmax per port.
-            pmax: Marking probability at Kmax, in [0, 1].
-
-        Raises:
-            ConfigError: If a port is not a switch port or runs another AQM policy than RED,
-                kmin > kmax or pmax outside [0, 1].
-        """
-        if _typed_red_args(ports, kmin, kmax, pmax):
-            # Already typed arrays (the envs' actions): the C++ call checks every port and value
-            # before it changes any, so only a refusal needs the checks below to name the field.
-            try:
-                self.sim.set_red(ports, kmin, kmax, pmax)
-                return
-            except ValueError:
-                pass
-        ports = _ids(ports, "ports", len(self.ports))
-        n = len(ports)
-        if not np.all(self.ports.is_switch[ports]):
-            bad = int(ports[~self.ports.is_switch[ports]][0])
-            raise ConfigError("ports", f"port {bad} is a host port; only switch ports mark ECN")
-        kmin_b = _broadcast_bytes(kmin, n, "kmin")
-        kmax_b = _broadcast_bytes(kmax, n, "kmax")
-        pmax_a = _broadcast_reals(pmax, n, "pmax")
-        bad = np.flatnonzero(~((pmax_a >= 0.0) & (pmax_a <= 1.0)))
-        if len(bad):
-            i, more = first_offending(bad)
-            raise ConfigError(f"pmax[{i}]" if n > 1 else "pmax", f"got {shown(pmax_a[i])} for port {ports[i]}{more}, "
-                                                                 "allowed range is [0, 1]")
-        bad = np.flatnonzero(kmin_b > kmax_b)
-        if len(bad):
-            i, more = first_offending(bad)
-            raise ConfigError(f"kmax[{i}]" if n > 1 else "kmax", f"got {kmax_b[i]} B for port {ports[i]}{more}, below "
-                                                                 f"its kmin {kmin_b[i]} B; allowed: kmax >= kmin")
-        try:
-            self.sim.set_red(ports.astype(np.uint32), kmin_b, kmax_b, pmax_a)
-        except ValueError:
-            not_red = [int(p) for p in ports if self.sim.get_aqm(int(p))[0] != aqm_policies.POLICIES["red"]]
-            if not not_red:
-                raise
-            raise ConfigError("ports", f"port {not_red[0]} runs {self.get_aqm(not_red[0])['policy']!r}, not RED; "
-                              "set_red only changes RED ports (use set_aqm(ports, 'red', ...) to switch)") from None
+        """``set_aqm_per_port(ports, "red", kmin_bytes=kmin, kmax_bytes=kmax, pmax=pmax)``: RED's curve per port."""
+        self.set_aqm_per_port(ports, "red", kmin_bytes=kmin, kmax_bytes=kmax, pmax=pmax)
 
     def set_aqm(self, ports: Any, policy: str, **params: Any) -> None:
         """Install an AQM policy on switch ports, effective from now.
@@ -335,7 +293,8 @@ class Fabric:
         Args:
             ports: Switch port ids (see ``self.ports``).
             policy: Short name (``"red"``, ``"pred"``, ...) or C++ TypeId name.
-            **params: The policy's parameters (snake case; human units allowed).
+            **params: The policy's parameters (snake case; human units allowed), one value for
+                every port (:meth:`set_aqm_per_port`: one per port).
 
         Raises:
             ConfigError: On a host or unknown port, an unknown policy or parameter, or a value
@@ -351,6 +310,76 @@ class Fabric:
             self.sim.set_aqm(ports.tolist(), type_name, names, strings)
         except ValueError as e:
             raise aqm_policies.consistency_error(short, str(e), prefix) from None
+
+    def set_aqm_per_port(self, ports: Any, policy: str, **params: Any) -> None:
+        """:meth:`set_aqm` with numeric parameters given one per port (a value may still be one for all).
+
+        Args:
+            ports: Switch port ids (see ``self.ports``).
+            policy: Short name or C++ TypeId name.
+            **params: Numeric or boolean parameters (snake case; human units allowed): one value,
+                or one per port.
+
+        Raises:
+            ConfigError: On a host or unknown port, an unknown policy or parameter, a value outside
+                its range (naming the entry, its port and the count of further bad entries) or a
+                port whose setting breaks the policy's consistency rule. Nothing changes then.
+        """
+        ids = self._switch_port_ids(ports)
+        short, type_name = aqm_policies.resolve(policy)
+        names, rows = aqm_policies.validate_rows(short, params, ids)
+        try:
+            self.sim.set_aqm_values(ids, type_name, names, rows)
+        except ValueError as e:
+            err = aqm_policies.consistency_error(short, str(e))
+            row = re.match(r"port_ids\[(\d+)\]: ", err.message)  # the C++ names the row: name its port
+            if row is None:
+                raise err from None
+            raise ConfigError(err.field, f"port {int(ids[int(row[1])])}: {err.message[row.end():]}") from None
+
+    def set_aqm_values(self, ports: np.ndarray, policy: str, params: tuple[str, ...], values: np.ndarray) -> None:
+        """Set numeric parameters of ``policy`` per port, one row of ``values`` per port (the envs' actuation).
+
+        The typed form of :meth:`set_aqm_per_port` for a call per control interval: the arrays go to
+        C++ as they are, whose checkers (the same ranges) refuse a bad value before any port
+        changes; only a refusal goes through :meth:`set_aqm_per_port` for the error naming the field.
+
+        Args:
+            ports: Switch port ids, ``uint32``, increasing.
+            policy: Short name of the policy.
+            params: Parameter names (snake case), one per column of ``values``.
+            values: ``float64`` array of shape ``(len(ports), len(params))`` in internal units
+                (bytes, ns; booleans 0 / 1).
+
+        Raises:
+            ConfigError: As :meth:`set_aqm_per_port`. Nothing changes then.
+        """
+        type_name, attributes = _typed_columns(policy, tuple(params))
+        if (isinstance(ports, np.ndarray) and ports.dtype == np.uint32 and ports.ndim == 1 and _increasing(ports)
+                and isinstance(values, np.ndarray) and values.dtype == np.float64 and values.flags.c_contiguous):
+            try:
+                self.sim.set_aqm_values(ports, type_name, attributes, values)
+                return
+            except ValueError:
+                pass  # named below
+        cols = np.asarray(values)
+        if cols.ndim != 2 or cols.shape[1] != len(params):
+            raise ConfigError("values", f"expected one row per port and one column per parameter ({len(params)}), "
+                                        f"got shape {cols.shape}")
+        self.set_aqm_per_port(ports, policy, **{name: cols[:, k] for k, name in enumerate(params)})
+
+    def get_aqm_values(self, ports: Any, policy: str, params: tuple[str, ...]) -> np.ndarray:
+        """Numeric parameters of ``policy`` per port (the reverse of :meth:`set_aqm_values`).
+
+        Returns:
+            ``float64`` array ``(len(ports), len(params))``, NaN in the rows of ports running another
+            policy.
+
+        Raises:
+            ConfigError: On a host or unknown port, an unknown policy or parameter.
+        """
+        type_name, attributes = _typed_columns(policy, tuple(params))
+        return self.sim.get_aqm_values(self._switch_port_ids(ports), type_name, attributes)
 
     def get_aqm(self, ports: Any) -> dict[str, Any] | list[dict[str, Any]]:
         """Return ``{"policy": name, param: value, ...}`` of a port (a list for several ports).
@@ -370,8 +399,14 @@ class Fabric:
         return ids.astype(np.uint32)
 
     def get_red(self) -> dict[str, np.ndarray]:
-        """Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of every port (0 for host ports)."""
-        return dict(self.sim.get_red())
+        X
+        ports = self.ports.switch_ports()
+        rows = np.nan_to_num(self.get_aqm_values(ports, "red", _RED_PARAMS), nan=0.0)
+        out = {name: np.zeros(len(self.ports), dtype=np.float64 if name == "pmax" else np.uint64)
+               for name in _RED_PARAMS}
+        for k, name in enumerate(_RED_PARAMS):
+            out[name][ports] = rows[:, k]
+        return out
 
     def set_pfc(self, switches: Any, alpha: Any, headroom: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Set the PFC dynamic-threshold alpha and the per-port headroom of switches, from now.
@@ -614,21 +649,20 @@ def _ids(value: Any, name: str, count: int) -> np.ndarray:
     return out
 
 
-def _typed_red_args(ports: Any, kmin: Any, kmax: Any, pmax: Any) -> bool:
-    """Whether :meth:`Fabric.set_red`'s arguments can go to C++ unconverted.
+#: RED's curve, as :meth:`Fabric.set_red` / :meth:`Fabric.get_red` name it.
+_RED_PARAMS = aqm_policies.ACTION_PARAMS["red"]
 
-    That is: contiguous 1-D arrays of one length, ports ``uint32`` and increasing (so distinct:
-    C++ would let the last setting of a repeated port win), sizes ``uint64`` at most
-    :data:`~ecngym.units.MAX_BYTES` (C++ checks kmin <= kmax, so kmax bounds both), pmax ``float64``.
-    """
-    arrays = (ports, kmin, kmax, pmax)
-    if not all(isinstance(a, np.ndarray) and a.ndim == 1 and a.flags.c_contiguous for a in arrays):
-        return False
-    if ports.dtype != np.uint32 or kmin.dtype != np.uint64 or kmax.dtype != np.uint64 or pmax.dtype != np.float64:
-        return False
-    n = len(ports)
-    return (n > 0 and len(kmin) == n and len(kmax) == n and len(pmax) == n and int(kmax.max()) <= MAX_BYTES
-            and _increasing(ports))
+
+@functools.cache
+def _typed_columns(policy: str, params: tuple[str, ...]) -> tuple[str, list[str]]:
+    """``(TypeId name, attribute names)`` of a policy's parameters (validated once per distinct call)."""
+    short, type_name = aqm_policies.resolve(policy)
+    spec = aqm_policies.policy_spec(short)
+    unknown = [p for p in params if p not in spec]
+    if unknown:
+        raise ConfigError(f"aqm.{short}.{unknown[0]}",
+                          f"{short} has no parameter {unknown[0]!r}; known: {', '.join(spec)}")
+    return type_name, [spec[p].attribute for p in params]
 
 
 def _increasing(ids: np.ndarray) -> bool:

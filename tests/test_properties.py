@@ -215,7 +215,8 @@ def test_fabric_config_property(preset):
         except ConfigError as exc:
             assert exc.field.startswith("fabric") and exc.message, exc
             return
-        assert cpp.num_queues >= 2 and cpp.kmin_bytes <= cpp.kmax_bytes  # the C++ struct got sane values
+        born = dict(zip(cpp.aqm_attribute_names, cpp.aqm_attribute_values, strict=True))
+        assert cpp.num_queues >= 2 and int(born["KminBytes"]) <= int(born["KmaxBytes"])  # sane C++ values
         for path, value in changes:
             if path == ("preset",):
                 continue

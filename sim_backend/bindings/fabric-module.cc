@@ -420,10 +420,9 @@ NB_MODULE(_fabric, m)
         .def_rw("var_window", &FabricConfig::varWindow)
         .def_rw("window_global", &FabricConfig::windowGlobal)
         .def_rw("mmu", &FabricConfig::mmu)
-        .def_rw("kmin_bytes", &FabricConfig::kminBytes)
-        .def_rw("kmax_bytes", &FabricConfig::kmaxBytes)
-        .def_rw("pmax", &FabricConfig::pmax)
-        .def_rw("mark_at_dequeue", &FabricConfig::markAtDequeue)
+        .def_rw("aqm_type_id", &FabricConfig::aqmTypeId)
+        .def_rw("aqm_attribute_names", &FabricConfig::aqmAttributeNames)
+        .def_rw("aqm_attribute_values", &FabricConfig::aqmAttributeValues)
         .def_rw("scheduler_type_id", &FabricConfig::schedulerTypeId);
 
     m.def("bare_event_loop_rate",
@@ -560,26 +559,37 @@ NB_MODULE(_fabric, m)
         .Prop("now_ns", +[](const Fabric& f) { return f.NowNs(); })
         .Def("read_telemetry", +[](Fabric& f) { return TelemetryToTuple(f.ReadTelemetry()); })
         .Def(
-            "set_red",
+            "set_aqm_values",
             +[](Fabric& f,
                ArrayIn<uint32_t> ports,
-               ArrayIn<uint64_t> kmin,
-               ArrayIn<uint64_t> kmax,
-               ArrayIn<double> pmax) {
-                f.SetRed(FromNumpy(ports), FromNumpy(kmin), FromNumpy(kmax), FromNumpy(pmax));
+               const std::string& typeName,
+               const std::vector<std::string>& names,
+               nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> values) {
+                if (values.shape(0) != ports.shape(0) || values.shape(1) != names.size())
+                {
+                    throw std::invalid_argument(
+                        "set_aqm_values: values must have one row per port and one column per name");
+                }
+                f.SetAqmValues(FromNumpy(ports), typeName, names, values.data());
             },
-            "port_ids"_a, "kmin_bytes"_a, "kmax_bytes"_a, "pmax"_a)
-        .Def("get_red",
-             +[](const Fabric& f) {
-                 std::vector<uint64_t> kmin, kmax;
-                 std::vector<double> pmax;
-                 f.GetRed(kmin, kmax, pmax);
-                 nb::dict d;
-                 d["kmin_bytes"] = ToNumpy(std::move(kmin));
-                 d["kmax_bytes"] = ToNumpy(std::move(kmax));
-                 d["pmax"] = ToNumpy(std::move(pmax));
-                 return d;
-             })
+            "port_ids"_a, "type_name"_a, "names"_a, "values"_a,
+            "Set numeric attributes of one AQM policy type, one row of values per port (all or "
+            "nothing; ports running another policy get a fresh instance).")
+        .Def("get_aqm_values",
+             +[](const Fabric& f,
+                 ArrayIn<uint32_t> ports,
+                 const std::string& typeName,
+                 const std::vector<std::string>& names) {
+                 auto* heap = new std::vector<double>(ports.shape(0) * names.size());
+                 nb::capsule owner(heap, [](void* p) noexcept {
+                     delete static_cast<std::vector<double>*>(p);
+                 });
+                 f.GetAqmValues(FromNumpy(ports), typeName, names, heap->data());
+                 return nb::ndarray<nb::numpy, double, nb::ndim<2>, nb::c_contig>(
+                     heap->data(), {ports.shape(0), names.size()}, owner);
+             },
+             "port_ids"_a, "type_name"_a, "names"_a,
+             "Numeric attributes of one AQM policy type per port (NaN where a port runs another).")
         .Def("set_aqm",
              +[](Fabric& f,
                  const std::vector<uint32_t>& ports,

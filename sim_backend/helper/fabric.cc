@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "fabric.h"
 
-#include "../model/red-aqm-policy.h"
+#include "../model/fast-random.h"
 #include "../model/timing-wheel-scheduler.h"
 
 #include "ns3/boolean.h"
@@ -196,6 +196,7 @@ Fabric::Build(const std::vector<uint8_t>& isSwitch,
     {
         throw std::runtime_error("Build() was already called on this Fabric");
     }
+    ConfigureAqmBirth();
     const std::size_t nNodes = isSwitch.size();
     const std::size_t nLinks = linkA.size();
     if (m_nodeId.empty())
@@ -822,71 +823,6 @@ Fabric::ReadTelemetry()
     return s;
 }
 
-void
-Fabric::SetRed(const std::vector<uint32_t>& portIds,
-               const std::vector<uint64_t>& kminBytes,
-               const std::vector<uint64_t>& kmaxBytes,
-               const std::vector<double>& pmax)
-{
-    CheckAlive();
-    const std::size_t n = portIds.size();
-    if (kminBytes.size() != n || kmaxBytes.size() != n || pmax.size() != n)
-    {
-        throw std::invalid_argument("set_red: port_ids, kmin, kmax, pmax differ in length");
-    }
-    for (std::size_t i = 0; i < n; ++i)
-    {
-        if (portIds[i] >= m_ports.size() || !m_isSwitch[m_portNode[portIds[i]]])
-        {
-            throw std::invalid_argument(Where("port_ids", i) + ": " + std::to_string(portIds[i]) +
-                                        " is not a switch egress port");
-        }
-        if (kminBytes[i] > kmaxBytes[i] || !(pmax[i] >= 0.0 && pmax[i] <= 1.0))
-        {
-            throw std::invalid_argument(Where("set_red", i) +
-                                        ": need 0 <= kmin <= kmax and 0 <= pmax <= 1");
-        }
-        SwitchNode* sw = PeekPointer(m_switches[m_nodeToSwitch[m_portNode[portIds[i]]]]);
-        if (dynamic_cast<RedAqmPolicy*>(sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex())) ==
-            nullptr)
-        {
-            throw std::invalid_argument(Where("port_ids", i) + ": port's AQM policy is not RED");
-        }
-    }
-    for (std::size_t i = 0; i < n; ++i)
-    {
-        SwitchNode* sw = PeekPointer(m_switches[m_nodeToSwitch[m_portNode[portIds[i]]]]);
-        static_cast<RedAqmPolicy*>(sw->GetAqm(m_ports[portIds[i]]->GetLocalIndex()))
-            ->SetThresholds(kminBytes[i], kmaxBytes[i], pmax[i]);
-    }
-}
-
-void
-Fabric::GetRed(std::vector<uint64_t>& kminBytes,
-               std::vector<uint64_t>& kmaxBytes,
-               std::vector<double>& pmax) const
-{
-    const std::size_t n = m_ports.size();
-    kminBytes.assign(n, 0);
-    kmaxBytes.assign(n, 0);
-    pmax.assign(n, 0.0);
-    for (std::size_t i = 0; i < n; ++i)
-    {
-        const uint32_t node = m_portNode[i];
-        if (!m_isSwitch[node])
-        {
-            continue;
-        }
-        SwitchNode* sw = PeekPointer(m_switches[m_nodeToSwitch[node]]);
-        if (auto* red = dynamic_cast<RedAqmPolicy*>(sw->GetAqm(m_ports[i]->GetLocalIndex())))
-        {
-            kminBytes[i] = red->GetKminBytes();
-            kmaxBytes[i] = red->GetKmaxBytes();
-            pmax[i] = red->GetPmax();
-        }
-    }
-}
-
 SwitchNode*
 Fabric::SwitchOfPort(uint32_t portId, std::size_t i, const char* what) const
 {
@@ -972,6 +908,247 @@ ApplyAqmAttributes(PortAqmPolicy& policy,
     }
 }
 } // namespace
+
+void
+Fabric::ConfigureAqmBirth()
+{
+    const FabricConfig& cfg = m_ctx->cfg;
+    if (cfg.aqmAttributeNames.size() != cfg.aqmAttributeValues.size())
+    {
+        throw std::invalid_argument("aqm: aqm_attribute_names and aqm_attribute_values differ in "
+                                    "length");
+    }
+    const TypeId tid = LookupAqmType(cfg.aqmTypeId);
+    ApplyAqmAttributes(*MakeAqm(tid), cfg.aqmTypeId, cfg.aqmAttributeNames, cfg.aqmAttributeValues);
+    ObjectFactory& factory = m_ctx->aqmFactory;
+    factory = ObjectFactory();
+    factory.SetTypeId(tid);
+    for (std::size_t k = 0; k < cfg.aqmAttributeNames.size(); ++k)
+    {
+        factory.Set(cfg.aqmAttributeNames[k], StringValue(cfg.aqmAttributeValues[k]));
+    }
+}
+
+namespace
+{
+/**
+ * One numeric attribute of a policy type as the bulk setter writes it: an unsigned integer, a
+ * real or a boolean (0 or 1), with its accessor and checker looked up once per call.
+ */
+struct NumericAttribute
+{
+    std::string name;
+    TypeId::AttributeInformation info;
+
+    enum class Kind
+    {
+        Uinteger,
+        Double,
+        Boolean
+    } kind;
+};
+
+std::vector<NumericAttribute>
+LookupNumericAttributes(const TypeId& tid,
+                        const std::string& typeName,
+                        const std::vector<std::string>& names)
+{
+    std::vector<NumericAttribute> out;
+    out.reserve(names.size());
+    for (const std::string& name : names)
+    {
+        NumericAttribute a{name, {}, NumericAttribute::Kind::Double};
+        if (!tid.LookupAttributeByName(name, &a.info))
+        {
+            throw std::invalid_argument("aqm: " + typeName + " has no attribute " + name);
+        }
+        const Ptr<AttributeValue> kind = a.info.checker->Create();
+        if (DynamicCast<UintegerValue>(kind))
+        {
+            a.kind = NumericAttribute::Kind::Uinteger;
+        }
+        else if (DynamicCast<BooleanValue>(kind))
+        {
+            a.kind = NumericAttribute::Kind::Boolean;
+        }
+        else if (!DynamicCast<DoubleValue>(kind))
+        {
+            throw std::invalid_argument("aqm: " + typeName + "::" + name + " is not a number (" +
+                                        a.info.checker->GetUnderlyingTypeInformation() +
+                                        "): set it with set_aqm");
+        }
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+/**
+ * The attribute value of @p x, or nullptr if @p x is none of the attribute's values (a fraction
+ * or a negative for an unsigned integer, not 0 or 1 for a boolean, outside the checker's range,
+ * NaN): never rounded or wrapped.
+ */
+Ptr<AttributeValue>
+NumericValue(const NumericAttribute& a, double x)
+{
+    Ptr<AttributeValue> v;
+    switch (a.kind)
+    {
+    case NumericAttribute::Kind::Uinteger:
+        // 2^64 is exact in a double; every whole double below it is a uint64_t
+        if (!(x >= 0.0 && x < 18446744073709551616.0 && x == std::floor(x)))
+        {
+            return nullptr;
+        }
+        v = Create<UintegerValue>(static_cast<uint64_t>(x));
+        break;
+    case NumericAttribute::Kind::Boolean:
+        if (x != 0.0 && x != 1.0)
+        {
+            return nullptr;
+        }
+        v = Create<BooleanValue>(x == 1.0);
+        break;
+    case NumericAttribute::Kind::Double:
+        v = Create<DoubleValue>(x);
+        break;
+    }
+    return a.info.checker->Check(*v) ? v : nullptr;
+}
+
+double
+NumericOf(const NumericAttribute& a, const AttributeValue& v)
+{
+    switch (a.kind)
+    {
+    case NumericAttribute::Kind::Uinteger:
+        return static_cast<double>(static_cast<const UintegerValue&>(v).Get());
+    case NumericAttribute::Kind::Boolean:
+        return static_cast<const BooleanValue&>(v).Get() ? 1.0 : 0.0;
+    case NumericAttribute::Kind::Double:
+        return static_cast<const DoubleValue&>(v).Get();
+    }
+    return std::nan("");
+}
+} // namespace
+
+void
+Fabric::SetAqmValues(const std::vector<uint32_t>& portIds,
+                     const std::string& typeName,
+                     const std::vector<std::string>& names,
+                     const double* values)
+{
+    CheckAlive();
+    const TypeId tid = LookupAqmType(typeName);
+    const std::vector<NumericAttribute> attrs = LookupNumericAttributes(tid, typeName, names);
+    const std::size_t m = attrs.size();
+    // Every value is checked against its checker and every port resolved before anything
+    // changes; then each port takes its row (a fresh instance first where it runs another type)
+    // and the policy's consistency rule is checked with the port's own other parameters. A
+    // refusal puts back every port changed so far: old values, old instances.
+    std::vector<Ptr<AttributeValue>> converted(portIds.size() * m);
+    std::vector<SwitchNode*> switches(portIds.size());
+    for (std::size_t i = 0; i < portIds.size(); ++i)
+    {
+        switches[i] = SwitchOfPort(portIds[i], i, "port_ids");
+        for (std::size_t k = 0; k < m; ++k)
+        {
+            const double x = values[i * m + k];
+            converted[i * m + k] = NumericValue(attrs[k], x);
+            if (converted[i * m + k] == nullptr)
+            {
+                std::ostringstream text;
+                text.precision(std::numeric_limits<double>::max_digits10);
+                text << x;
+                throw std::invalid_argument(
+                    Where("values", i) + ": aqm: " + typeName + "::" + attrs[k].name + " = " +
+                    text.str() + " is outside its allowed values (" +
+                    attrs[k].info.checker->GetUnderlyingTypeInformation() + ")");
+            }
+        }
+    }
+    struct Saved
+    {
+        PortAqmPolicy* policy;
+        std::vector<Ptr<AttributeValue>> values; //!< the named attributes before this call
+    };
+
+    std::vector<Saved> saved;
+    std::vector<std::pair<std::size_t, Ptr<PortAqmPolicy>>> fresh; //!< (row, instance) to install
+    for (std::size_t i = 0; i < portIds.size(); ++i)
+    {
+        PortAqmPolicy* policy = switches[i]->GetAqm(m_ports[portIds[i]]->GetLocalIndex());
+        if (policy->GetInstanceTypeId() != tid)
+        {
+            fresh.emplace_back(i, MakeAqm(tid));
+            policy = PeekPointer(fresh.back().second);
+        }
+        else
+        {
+            Saved before{policy, {}};
+            before.values.reserve(m);
+            for (std::size_t k = 0; k < m; ++k)
+            {
+                Ptr<AttributeValue> old = attrs[k].info.checker->Create();
+                attrs[k].info.accessor->Get(policy, *old);
+                before.values.push_back(old);
+            }
+            saved.push_back(std::move(before));
+        }
+        for (std::size_t k = 0; k < m; ++k)
+        {
+            attrs[k].info.accessor->Set(policy, *converted[i * m + k]);
+        }
+        const std::string bad = policy->CheckConsistency();
+        if (!bad.empty())
+        {
+            // newest first: a port listed twice ends as it began (plain member accessors: exact)
+            for (auto it = saved.rbegin(); it != saved.rend(); ++it)
+            {
+                for (std::size_t k = 0; k < m; ++k)
+                {
+                    attrs[k].info.accessor->Set(it->policy, *it->values[k]);
+                }
+            }
+            throw std::invalid_argument("aqm: " + typeName + ": " + Where("port_ids", i) + ": " + bad);
+        }
+    }
+    for (auto& [i, policy] : fresh)
+    {
+        switches[i]->SetAqm(m_ports[portIds[i]]->GetLocalIndex(), policy);
+    }
+}
+
+void
+Fabric::GetAqmValues(const std::vector<uint32_t>& portIds,
+                     const std::string& typeName,
+                     const std::vector<std::string>& names,
+                     double* out) const
+{
+    CheckAlive();
+    const TypeId tid = LookupAqmType(typeName);
+    const std::vector<NumericAttribute> attrs = LookupNumericAttributes(tid, typeName, names);
+    const std::size_t m = attrs.size();
+    std::vector<Ptr<AttributeValue>> scratch;
+    for (const NumericAttribute& a : attrs)
+    {
+        scratch.push_back(a.info.checker->Create());
+    }
+    for (std::size_t i = 0; i < portIds.size(); ++i)
+    {
+        const PortAqmPolicy* policy =
+            SwitchOfPort(portIds[i], i, "port_ids")->GetAqm(m_ports[portIds[i]]->GetLocalIndex());
+        for (std::size_t k = 0; k < m; ++k)
+        {
+            if (policy->GetInstanceTypeId() != tid)
+            {
+                out[i * m + k] = std::nan("");
+                continue;
+            }
+            attrs[k].info.accessor->Get(policy, *scratch[k]);
+            out[i * m + k] = NumericOf(attrs[k], *scratch[k]);
+        }
+    }
+}
 
 void
 Fabric::SetAqm(const std::vector<uint32_t>& portIds,

@@ -181,18 +181,37 @@ class Fabric
     TelemetrySnapshot ReadTelemetry();
 
     /**
-     * @brief Set the RED / ECN curve of switch egress ports.
+     * @brief Set numeric attributes of one AQM policy type on switch ports, one row per port.
+     *
+     * The typed bulk form of SetAqm (per-step actuation: no attribute strings), with its
+     * checks: each value against its attribute's checker (an unsigned integer must be whole, a
+     * boolean 0 or 1: never rounded), then each port's merged setting against
+     * PortAqmPolicy::CheckConsistency. All or nothing. A port already running the type keeps
+     * its policy object and state; any other port gets a fresh instance with these values.
      * @param portIds fabric-wide port ids (must be switch ports)
+     * @param typeName TypeId name, e.g. "ns3::ecngym::RedAqmPolicy"
+     * @param names attribute names (unsigned-integer, real or boolean attributes)
+     * @param values row-major portIds.size() x names.size() values
+     * @throws std::invalid_argument naming the port row, attribute and value on any error
      */
-    void SetRed(const std::vector<uint32_t>& portIds,
-                const std::vector<uint64_t>& kminBytes,
-                const std::vector<uint64_t>& kmaxBytes,
-                const std::vector<double>& pmax);
+    void SetAqmValues(const std::vector<uint32_t>& portIds,
+                      const std::string& typeName,
+                      const std::vector<std::string>& names,
+                      const double* values);
 
-    /** @brief Read back the RED / ECN curve of every port (0 for host ports). */
-    void GetRed(std::vector<uint64_t>& kminBytes,
-                std::vector<uint64_t>& kmaxBytes,
-                std::vector<double>& pmax) const;
+    /**
+     * @brief Read numeric attributes of one AQM policy type on switch ports (the reverse of
+     * SetAqmValues; NaN in the rows of ports running another policy).
+     * @param portIds fabric-wide port ids (must be switch ports)
+     * @param typeName TypeId name
+     * @param names attribute names (unsigned-integer, real or boolean attributes)
+     * @param out row-major portIds.size() x names.size() values (unsigned integers above 2^53
+     *            rounded to the nearest double)
+     */
+    void GetAqmValues(const std::vector<uint32_t>& portIds,
+                      const std::string& typeName,
+                      const std::vector<std::string>& names,
+                      double* out) const;
 
     /**
      * @brief Install a port AQM policy, chosen by TypeId name, on switch ports, effective now.
@@ -318,6 +337,8 @@ class Fabric
     }
 
   private:
+    /** @brief Check cfg's birth AQM policy and set the factory every switch port's first one comes from. */
+    void ConfigureAqmBirth();
     SwitchNode* SwitchOfPort(uint32_t portId, std::size_t i, const char* what) const;
     void ComputeRoutes();
     void ComputePathFacts(QueuePair& qp) const;

@@ -15,6 +15,8 @@
 #include "queue-pair.h"
 #include "shared-buffer-mmu.h"
 
+#include "ns3/object-factory.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -127,11 +129,14 @@ struct FabricConfig
     bool varWindow{true};
     bool windowGlobal{true};
     SharedBufferMmu::Config mmu;
-    // Initial RED / ECN setting of every switch egress port.
-    uint64_t kminBytes{5000};
-    uint64_t kmaxBytes{200000};
-    double pmax{0.01};
-    bool markAtDequeue{false};
+    /**
+     * The port AQM policy every switch egress port is born with: a TypeId name (a constructible
+     * PortAqmPolicy subclass) and the attributes that differ from its defaults (names and ns-3
+     * attribute strings, one entry each), checked by Fabric::Build before any port exists.
+     */
+    std::string aqmTypeId{"ns3::ecngym::RedAqmPolicy"};
+    std::vector<std::string> aqmAttributeNames;
+    std::vector<std::string> aqmAttributeValues;
     /**
      * The simulator's event scheduler (an ns-3 TypeId name, a Scheduler subclass). Every scheduler
      * runs events in the same order (timestamp, then insertion uid), so the choice changes speed,
@@ -153,6 +158,7 @@ struct FabricContext
     uint64_t flowsStarted{0};
     uint64_t flowsCompleted{0};
     bool stopWhenAllComplete{false};
+    ObjectFactory aqmFactory; //!< makes each switch port's first AQM policy (cfg.aqmTypeId, checked)
 };
 
 } // namespace ecngym

@@ -45,14 +45,6 @@ RedAqmPolicy::GetTypeId()
 
 RedAqmPolicy::RedAqmPolicy() = default;
 
-void
-RedAqmPolicy::SetThresholds(uint64_t kminBytes, uint64_t kmaxBytes, double pmax)
-{
-    m_kminBytes = kminBytes;
-    m_kmaxBytes = kmaxBytes;
-    m_pmax = pmax;
-}
-
 double
 RedAqmPolicy::MarkingProbability(uint64_t queueBytes) const
 {

@@ -35,38 +35,6 @@ class RedAqmPolicy : public PortAqmPolicy
     RedAqmPolicy();
 
     /**
-     * @brief Set the marking curve (validated by the caller: 0 <= kmin <= kmax, 0 <= pmax <= 1).
-     * @param kminBytes Kmin in bytes
-     * @param kmaxBytes Kmax in bytes
-     * @param pmax marking probability at Kmax
-     */
-    void SetThresholds(uint64_t kminBytes, uint64_t kmaxBytes, double pmax);
-
-    /** @param atDequeue mark at dequeue (true) or at enqueue (false) */
-    void SetMarkAtDequeue(bool atDequeue)
-    {
-        m_markAtDequeue = atDequeue;
-    }
-
-    /** @return Kmin in bytes */
-    uint64_t GetKminBytes() const
-    {
-        return m_kminBytes;
-    }
-
-    /** @return Kmax in bytes */
-    uint64_t GetKmaxBytes() const
-    {
-        return m_kmaxBytes;
-    }
-
-    /** @return Pmax */
-    double GetPmax() const
-    {
-        return m_pmax;
-    }
-
-    /**
      * @param queueBytes instantaneous queue in bytes
      * @return the marking probability p(q)
      */

@@ -2,7 +2,6 @@
 #include "switch-node.h"
 
 #include "fast-random.h"
-#include "red-aqm-policy.h"
 #include "timing-wheel-scheduler.h"
 
 #include "ns3/abort.h"
@@ -57,10 +56,7 @@ SwitchNode::Setup(uint32_t switchIndex,
         const auto& rates = cfg.hpcc.linkRates;
         m_intRateIndex.push_back(static_cast<uint32_t>(
             std::find(rates.begin(), rates.end(), port->GetRateBps()) - rates.begin()));
-        Ptr<RedAqmPolicy> red = CreateObject<RedAqmPolicy>();
-        red->SetThresholds(cfg.kminBytes, cfg.kmaxBytes, cfg.pmax);
-        red->SetMarkAtDequeue(cfg.markAtDequeue);
-        SetAqm(port->GetLocalIndex(), red);
+        SetAqm(port->GetLocalIndex(), ctx->aqmFactory.Create<PortAqmPolicy>());
     }
 }
 

@@ -44,8 +44,8 @@ def test_bench_env_changing_actions_really_change_the_setting(monkeypatch):
     from ecngym.sim_backend.fabric import Fabric
 
     calls = []
-    set_red = Fabric.set_red
-    monkeypatch.setattr(Fabric, "set_red", lambda self, *a: calls.append(1) or set_red(self, *a))
+    set_values = Fabric.set_aqm_values
+    monkeypatch.setattr(Fabric, "set_aqm_values", lambda self, *a: calls.append(1) or set_values(self, *a))
     in_process(ENV_ID, 20)
     assert calls == []  # the static action is the fabric's own setting
     in_process(ENV_ID, 20, changing=True)

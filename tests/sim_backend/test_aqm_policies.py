@@ -101,7 +101,7 @@ def test_policy_names_and_numbers_of_any_type_are_config_errors(make_fabric, pol
     assert fab.get_aqm(_bottleneck(fab, 3))["lambda_qla"] == 0.5
 
 
-def test_set_aqm_refuses_host_ports_and_set_red_refuses_non_red_ports(make_fabric):
+def test_set_aqm_refuses_host_ports_and_set_red_installs_red(make_fabric):
     topo, flows = _incast(3)
     fab = make_fabric(topo, flows, FabricConfig.preset("dctcp"))
     host_port = int(np.flatnonzero(~fab.ports.is_switch)[0])
@@ -109,8 +109,9 @@ def test_set_aqm_refuses_host_ports_and_set_red_refuses_non_red_ports(make_fabri
         fab.set_aqm(host_port, "pred")
     b = _bottleneck(fab, 3)
     fab.set_aqm(b, "pred")
-    with pytest.raises(ConfigError, match="runs 'pred', not RED"):
-        fab.set_red(b, "10KB", "20KB", 0.1)
+    fab.set_red(b, "10KB", "20KB", 0.1)  # set_aqm_per_port(b, "red", ...): RED again, with that curve
+    assert fab.get_aqm(b) == {**fab.get_aqm(_bottleneck(fab, 3)), "policy": "red", "kmin_bytes": 10_000,
+                              "kmax_bytes": 20_000, "pmax": 0.1}
 
 
 def test_the_low_level_set_aqm_refuses_text_ns3_would_abort_on(make_fabric):

@@ -63,7 +63,9 @@ def test_every_binding_method_after_destroy_is_a_clear_error():
         fab.close()
         calls = {"counters": lambda: sim.counters(), "flow_records": lambda: sim.flow_records(),
                  "read_telemetry": lambda: sim.read_telemetry(), "port_info": lambda: sim.port_info(),
-                 "get_red": lambda: sim.get_red(), "now_ns": lambda: sim.now_ns,
+                 "get_aqm_values": lambda: sim.get_aqm_values(np.zeros(1, np.uint32), "ns3::ecngym::RedAqmPolicy",
+                                                              ["Pmax"]),
+                 "now_ns": lambda: sim.now_ns,
                  "num_hosts": lambda: sim.num_hosts, "num_switches": lambda: sim.num_switches,
                  "run_until": lambda: sim.run_until(10), "run_to_completion": lambda: sim.run_to_completion(10),
                  "set_pfc": lambda: sim.set_pfc(np.zeros(1, np.uint32), np.ones(1), np.zeros(1, np.uint64))}
@@ -148,17 +150,15 @@ def test_set_red_typed_arrays_are_checked_as_any_input(fab, bad, field):
 
 
 def test_set_red_typed_arrays_set_what_lists_set(fab):
-    from ecngym.sim_backend.fabric import _typed_red_args
-
     port = _switch_port(fab)
-    assert _typed_red_args(*_typed(port, 1234, 5678, 0.25))  # the fast path is taken
-    assert not _typed_red_args(*_typed(port, 1234, 2**60, 0.25))  # (not for sizes beyond 2^53 B)
-    fab.set_red(*_typed(port, 1234, 5678, 0.25))
+    curve = ("kmin_bytes", "kmax_bytes", "pmax")
+    fab.set_aqm_values(np.array([port], dtype=np.uint32), "red", curve, np.array([[1234, 5678, 0.25]]))  # the fast path
     typed = {k: v.copy() for k, v in fab.get_red().items()}
     fab.set_red([port], 1, 2, 0.5)
     fab.set_red([port], [1234], [5678], [0.25])
     assert all(np.array_equal(fab.get_red()[k], typed[k]) for k in typed)
     assert typed["kmin_bytes"][port] == 1234 and typed["kmax_bytes"][port] == 5678 and typed["pmax"][port] == 0.25
+    assert fab.get_aqm_values([port], "red", curve).tolist() == [[1234, 5678, 0.25]]
 
 
 def test_set_red_largest_threshold_is_stored_exactly(fab):

@@ -187,14 +187,16 @@ def test_good_fabric_configs_convert():
         FabricConfig.preset(name).to_cpp()
     c = FabricConfig.from_dict({"preset": "dctcp", "seed": 2**64 - 1, "num_queues": 4.0,
                                 "ecn": {"pmax": 0.5, "kmin": "1KiB"}}).to_cpp()
-    assert (c.seed, c.num_queues, c.pmax, c.kmin_bytes) == (2**64 - 1, 4, 0.5, 1024)
+    born = dict(zip(c.aqm_attribute_names, c.aqm_attribute_values, strict=True))
+    assert (c.seed, c.num_queues, born["Pmax"], born["KminBytes"]) == (2**64 - 1, 4, "0.5", "1024")
 
 
 def test_keyword_construction_takes_a_section_as_a_mapping():
     # FabricConfig(dctcp={...}) overrides that section's defaults, like preset() and updated()
     c = FabricConfig(cc="dctcp", dctcp={"persistent_connections": True}, ecn={"kmin": "1KiB"})
     assert c.dctcp.persistent_connections and c.dctcp.g == FabricConfig().dctcp.g
-    assert c.to_cpp().kmin_bytes == 1024
+    cpp = c.to_cpp()
+    assert dict(zip(cpp.aqm_attribute_names, cpp.aqm_attribute_values, strict=True))["KminBytes"] == "1024"
     with pytest.raises(ConfigError, match=r"fabric\.dctcp: expected a mapping of its fields or a DctcpParams, got 3"):
         FabricConfig(dctcp=3)
     with pytest.raises(ConfigError, match=r"fabric\.dctcp\.nope: unknown field"):
@@ -578,14 +580,16 @@ def test_a_per_port_error_names_the_first_bad_entry_and_counts_the_rest(make_fab
     kmin[[3, 5]] = [-1.0, 0.5]
     strings = [0.1] * 7 + ["x", None] + [0.1] * (n - 9)
     cases = [
-        ((ports, 1000, 2000, pmax), rf"^pmax\[7\]: got 1.5 for port {ports[7]} \(and 3 more\), allowed range is "
-                                    r"\[0, 1\]$"),
-        ((ports, 1000, 2000, strings), r"^pmax\[7\]: got 'x' \(and 1 more\), expected a number$"),
-        ((ports, kmin, 2000, 0.1), r"^kmin\[3\]: got -1.0 \(and 1 more\), allowed: a whole number of bytes"),
-        ((ports, 3000, 2000, 0.1), rf"^kmax\[0\]: got 2000 B for port {ports[0]} \(and {n - 1} more\), below its "
-                                   "kmin 3000 B"),
+        ((ports, 1000, 2000, pmax), rf"^aqm\.red\.pmax\[7\]: port {ports[7]} \(and 3 more\): got 1.5, allowed range "
+                                    r"is \[0\.0, 1\.0\]$"),
+        ((ports, 1000, 2000, strings), rf"^aqm\.red\.pmax\[7\]: port {ports[7]} \(and 1 more\): expected a number, "
+                                       r"got 'x'$"),
+        ((ports, kmin, 2000, 0.1), rf"^aqm\.red\.kmin_bytes\[3\]: port {ports[3]} \(and 1 more\): expected a "
+                                   r"non-negative whole number of bytes, got -1\.0$"),
+        # the policy's consistency rule, checked per port in C++: the first port that breaks it
+        ((ports, 3000, 2000, 0.1), rf"^aqm\.red: port {ports[0]}: kmax_bytes \(2000\) must be >= kmin_bytes \(3000\)$"),
         (([*ports[:4], 10**6, 10**7], 1000, 2000, 0.1), r"^ports\[4\]: got 1000000 \(and 1 more\), ids must be in "),
-        (([ports[2]], 1000, 2000, 1.5), rf"^pmax: got 1.5 for port {ports[2]}, allowed range is \[0, 1\]$"),  # no index
+        (([ports[2]], 1000, 2000, 1.5), r"^aqm\.red\.pmax: got 1.5, allowed range is \[0\.0, 1\.0\]$"),  # no index
     ]
     for args, match in cases:
         with pytest.raises(ConfigError, match=match) as info:
