@@ -399,7 +399,7 @@ class Fabric:
         return ids.astype(np.uint32)
 
     def get_red(self) -> dict[str, np.ndarray]:
-        X
+        """Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of every port (0 where it runs no RED)."""
         ports = self.ports.switch_ports()
         rows = np.nan_to_num(self.get_aqm_values(ports, "red", _RED_PARAMS), nan=0.0)
         out = {name: np.zeros(len(self.ports), dtype=np.float64 if name == "pmax" else np.uint64)
