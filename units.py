@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from typing import Any
 
 from ecngym.error import ConfigError
 
@@ -178,3 +179,20 @@ def duration_ns(value: object, rtt_ns: float | None, field: str = "value") -> in
     if ns <= 0:
         raise ConfigError(field, f"must be > 0, got {value!r}")
     return ns
+
+
+def bdp_bytes(rate_bps: Any, rtt_ns: Any) -> Any:
+    """Bandwidth-delay product in bytes: ``rate_bps`` x ``rtt_ns`` / 8e9 (floats or NumPy arrays).
+
+    The one home of this arithmetic (the env's step mapping, DCTCP's and ECN*'s K, DEMT's C·D),
+    evaluated in this order, so every caller gets the same bits.
+
+    Args:
+        rate_bps: Link rate(s), bit/s.
+        rtt_ns: Round-trip time(s), ns.
+
+    Returns:
+        The product, bytes (not rounded).
+    """
+    return rate_bps * rtt_ns / 8e9
+

@@ -27,7 +27,7 @@ import numpy as np
 from ecngym.baselines import params
 from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
-from ecngym.units import parse_bytes, parse_time_ns
+from ecngym.units import bdp_bytes, parse_bytes, parse_time_ns
 
 
 def demt_k_packets(flows: np.ndarray, bdp_packets: np.ndarray) -> np.ndarray:
@@ -68,7 +68,7 @@ class DemtController:
         """A continuous per-port action space from K = 0 up to C·D of the fastest port (step marking)."""
         view = EnvView(env)
         rate = float(np.max(view.port_rates_bps))
-        top = int(np.ceil(rate * self._delay_ns(view.base_rtt_ns) / 8e9)) + 2 * self._packet(view)
+        top = int(np.ceil(bdp_bytes(rate, self._delay_ns(view.base_rtt_ns)))) + 2 * self._packet(view)
         return {"action": {"type": "continuous", "scope": "port", "scale_with_rate": False, "layers": None,
                            "ports": None, "kmin_range": [0, top], "kmax_span_range": [0, 1], "pmax_range": [0.0, 1.0]}}
 
@@ -90,7 +90,7 @@ class DemtController:
         self.view = view = EnvView(env)
         view.require_per_port_continuous("DCTCP-DEMT")
         self.pkt = self._packet(view)
-        self.bdp_packets = view.port_rates_bps * self._delay_ns(view.base_rtt_ns) / 8e9 / self.pkt
+        self.bdp_packets = bdp_bytes(view.port_rates_bps, self._delay_ns(view.base_rtt_ns)) / self.pkt
         self.flows = np.zeros(len(view.ports))
         self.log = []
 

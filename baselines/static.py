@@ -27,6 +27,7 @@ import numpy as np
 from ecngym.baselines import params
 from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
+from ecngym.units import bdp_bytes
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class StaticEcnSetting:
 
 def dctcp_k_bytes(rate_bps: float, rtt_ns: float, lam: float = 1 / 7) -> int:
     """DCTCP's rule K = C x RTT x λ (λ = 1/7: Alizadeh et al. 2010, K > C·RTT/7; Tab. 2 row 1)."""
-    return int(round(rate_bps * rtt_ns / 8e9 * lam))
+    return int(round(bdp_bytes(rate_bps, rtt_ns) * lam))
 
 
 def ecn_star_k_bytes(rate_bps: float, rtt_ns: float) -> int:

@@ -23,7 +23,7 @@ from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.fabric import check_min_rate, flow_frame
 from ecngym.sim_backend.flows import with_delay_classes
-from ecngym.units import duration_ns, parse_bytes
+from ecngym.units import bdp_bytes, duration_ns, parse_bytes
 from ecngym.workloads import Trace, generate_trace
 from ecngym.workloads.generator import without_fields_of_patterns_off
 
@@ -167,9 +167,9 @@ class EcnScenario:
                         "it and playing its episodes is slow", self.topology.num_hosts, self.topology.num_switches,
                         len(self.topology.link_a), cfg.episode_steps, interval)
         self.fabric_config = FabricConfig.from_dict(cfg.fabric, "env.fabric")
-        cpp = self.fabric_config.to_cpp()  # validates every fabric field now
-        check_min_rate(self.topology, self.fabric_config, cpp)  # (needs the topology's line rates)
-        self.base_rtt_ns = max_base_rtt_ns(self.topology, cpp.mtu_payload_bytes)
+        self.fabric_config.to_cpp()  # checks the rules between fabric fields now
+        check_min_rate(self.topology, self.fabric_config)  # (needs the topology's line rates)
+        self.base_rtt_ns = max_base_rtt_ns(self.topology, self.fabric_config.mtu_payload)
         self.interval_ns = self._interval(cfg.interval)
         # LAECN's adaptive monitoring interval (LAECN §III-A; docs: algorithms/laecn.md §3.1): the step lasts
         # interval_short while no active flow has delivered long_flow_bytes, else interval (the long-flow Δt, the
@@ -198,13 +198,13 @@ class EcnScenario:
                 cfg.action, self.ports, self.port_layers, self.aqm_policy, self.aqm_setting)
         else:
             self.actions = EcnActionMapper(cfg.action, self.ports, self.port_layers, rates, default)
-        bdp = rates * self.base_rtt_ns / 8e9
+        bdp_bytes_per_port = bdp_bytes(rates, self.base_rtt_ns)
         # R-AQM always runs with an AqmActionMapper, whose base setting is the merged one
         viq = self.actions.base["viq_capacity_packets"] if self.aqm_policy == "r_aqm" else 1
         param_bounds = self.actions.param_bounds() if isinstance(self.actions, AqmActionMapper) else {}
         self._feature_params = list(param_bounds)  # columns of aqm_values
-        self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp, self.actions.kmax_bound_bytes,
-                                       self.fabric_config.ecn.mark_at == "dequeue",
+        self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp_bytes_per_port,
+                                       self.actions.kmax_bound_bytes, self.fabric_config.ecn.mark_at == "dequeue",
                                        REWARD_TELEMETRY.get(cfg.reward.name, ()), rates, viq, param_bounds)
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
         goodput_per_byte = 8e9 / (rates * self.interval_ns)

@@ -27,19 +27,30 @@ Presets (``FabricConfig.preset(name)``):
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError, create_model, field_validator
 
-from ecngym.error import ConfigError, check_range
+from ecngym.error import ConfigError
+from ecngym.sim_backend import knobs
 from ecngym.units import parse_bytes, parse_rate_bps
-from ecngym.validation import MAX_SIMULATION_SEED, Bytes, Duration, Flag, OneOf, Real, Whole, check
+from ecngym.validation import (
+    MAX_SIMULATION_SEED,
+    Bytes,
+    ConfigModel,
+    Duration,
+    Flag,
+    OneOf,
+    Real,
+    Whole,
+    _config_error,
+    check,
+    plain,
+)
 
 NUM_QUEUES_MAX = 8
 
@@ -58,144 +69,35 @@ SCHEDULERS = {
     "list": "ns3::ListScheduler",
 }
 
+#: Congestion controls (``FabricConfig.cc``), in the order of the C++ ``CcKind``
+CC_NAMES = ("dcqcn", "dctcp", "dctcp_rate", "timely", "hpcc")
 
-@dataclass
-class DcqcnParams:
-    """DCQCN reaction-point parameters (see ``dcqcn-rate-control.h``)."""
+#: The keys of a fabric mapping that choose its base (:meth:`FabricConfig.from_dict`): a preset or
+#: an HPCC config file. A mapping names one at most; an override naming one replaces the other.
+BASE_KEYS = ("preset", "hpcc_config")
 
-    g: float = 1.0 / 256
-    initial_alpha: float = 1.0
-    alpha_interval: Any = "1us"
-    decrease_interval: Any = "4us"
-    increase_timer: Any = "300us"
-    byte_counter: Any = "0B"
-    fast_recovery_steps: int = 1
-    ai_rate: Any = "20Mbps"
-    hai_rate: Any = "200Mbps"
-    min_rate: Any = "1Gbps"
-    rate_on_first_cnp: float = 1.0
-    clamp_target_rate: bool = False
-    cut_on_cnp: bool = False
-
-
-@dataclass
-class DctcpParams:
-    """DCTCP host parameters (see ``dctcp-window-control.h``; docs/concepts/tcp-hosts.md).
+#: What each knob section is, for its generated model's docstring (the knobs themselves, their
+#: defaults and ranges are the C++ attributes': :mod:`ecngym.sim_backend.knobs`)
+_SECTION_DOCS = {
+    "dcqcn": "DCQCN reaction-point parameters (Zhu et al., SIGCOMM 2015; ``DcqcnParameters``).",
+    "dctcp": """DCTCP host parameters (``DctcpParameters`` and ``TcpHostOptions``; docs/concepts/tcp-hosts.md).
 
     The first fields are the NIC-style model's; ``min_window`` is the window floor of both models
-    (one or two MSS: ``"1000B"`` / ``"2000B"``). The Linux-like options (all off by default: the
-    NIC-style model, bit-identical) are the C++ ``TcpHostOptions`` attributes, whose checkers
-    hold their ranges (:func:`tcp_host_spec`): ``slow_start`` from ``initial_cwnd_packets`` MSS
-    up to ``ssthresh_bytes`` (0 = unbounded); ``handshake`` (SYN / SYN-ACK / ACK through the
-    switches before the data); ``rto_estimate`` (RFC 6298 from SRTT / RTTVAR within
-    [``min_rto_ns``, ``max_rto_ns``], ``initial_rto_ns`` before the first sample and for the SYN,
-    doubled per timeout; off: the fixed ``fabric.retransmit_timeout``); ``delayed_ack`` (an ACK
-    every second packet or after ``delayed_ack_timeout_ns``, with DCTCP's CE-state rule, RFC 8257
-    §3.2). Times accept durations ("200ms"), sizes byte strings ("64KB").
-    """
-
-    g: float = 1.0 / 16
-    initial_alpha: float = 1.0
-    initial_window: Any = "0B"  # 0 = the path's bandwidth-delay product
-    min_window: Any = "1000B"
-    # Flows of one host pair share a pool of persistent connections that keep their window and
-    # alpha between flows (the HKUST-SING TrafficGenerator's client; README "Persistent
-    # connections"); False = every flow is a fresh connection.
-    persistent_connections: bool = False
-    # The Linux-like options: defaults = TcpHostOptions' attribute defaults (a test checks them)
-    slow_start: bool = False
-    initial_cwnd_packets: int = 10
-    ssthresh_bytes: Any = 0
-    handshake: bool = False
-    rto_estimate: bool = False
-    min_rto_ns: Any = 200_000_000
-    initial_rto_ns: Any = 1_000_000_000
-    max_rto_ns: Any = 120_000_000_000
-    delayed_ack: bool = False
-    delayed_ack_timeout_ns: Any = 40_000_000
-
-
-#: The fields of :class:`DctcpParams` that are ``TcpHostOptions`` attributes (the Linux-like options)
-TCP_HOST_FIELDS = ("slow_start", "initial_cwnd_packets", "ssthresh_bytes", "handshake", "rto_estimate",
-                   "min_rto_ns", "initial_rto_ns", "max_rto_ns", "delayed_ack", "delayed_ack_timeout_ns")
-
-
-@functools.cache
-def tcp_host_spec() -> dict[str, Any]:
-    """Return the Linux-like DCTCP host options as the C++ ``TcpHostOptions`` TypeId declares them.
-
-    Returns:
-        Field name -> :class:`ecngym.sim_backend.aqm.ParamSpec` (range, default, help), read from
-        the attributes' checkers: the one home of each option's allowed range.
-    """
-    from ecngym.sim_backend import _fabric
-    from ecngym.sim_backend.aqm import spec_of_attribute
-
-    return {s.name: s for s in map(spec_of_attribute, _fabric.describe_tcp_host())}
-
-
-@dataclass
-class DctcpRateParams:
-    """DCTCP as the HPCC model runs it (``CC_MODE 8``, rate-based; see ``dctcp-rate-control.h``)."""
-
-    g: float = 1.0 / 16
-    initial_alpha: float = 1.0
-    ai_rate: Any = "615Mbps"  # run.py: one 1 KB MTU per 13 us RTT
-    min_rate: Any = "1Gbps"
-
-
-@dataclass
-class TimelyParams:
-    """TIMELY as the HPCC model runs it (``CC_MODE 7``; see ``timely-rate-control.h``).
-
-    ``alpha``, ``beta``, ``t_low``, ``t_high`` and ``min_rtt`` are the model's attribute defaults
-    (not config keys there); the rates are run.py's at 100 Gbps.
-    """
-
-    alpha: float = 0.875
-    beta: float = 0.8
-    t_low: Any = "50us"
-    t_high: Any = "500us"
-    min_rtt: Any = "20us"
-    ai_rate: Any = "100Mbps"
-    hai_rate: Any = "500Mbps"
-    hai_after: int = 5
-    min_rate: Any = "1Gbps"
-
-
-@dataclass
-class HpccParams:
-    """HPCC (Li et al., SIGCOMM 2019) as the HPCC model runs it (``CC_MODE 3``).
-
-    One rate per queue pair (``MULTI_RATE 0``); see ``hpcc-rate-control.h``.
-    """
-
-    target_util: float = 0.95
-    ai_rate: Any = "40Mbps"  # run.py at 100 Gbps: 10 Mbps x bw / 25G
-    mi_thresh: int = 0
-    fast_react: bool = True
-    sample_feedback: bool = False
-    int_multi: int = 1
-    min_rate: Any = "1Gbps"
-
-
-@dataclass
-class WindowParams:
-    """The HPCC model's NIC window (``HAS_WIN`` / ``VAR_WIN`` / ``GLOBAL_T``), for any rate-based CC.
-
-    With ``enabled``, a queue pair may have at most W bytes unacknowledged, W = the base-RTT BDP
-    (``scope="global"``: the largest over all host pairs, as ``GLOBAL_T 1``; ``"pair"``: its own
-    pair's); ``variable`` scales it by rate / line rate (``VAR_WIN 1``). Sending stays paced.
-    """
-
-    enabled: bool = False
-    variable: bool = True
-    scope: str = "global"
-
-
-@dataclass
-class BufferParams:
-    """Shared-buffer MMU and PFC (see ``shared-buffer-mmu.h``).
+    (one or two MSS: ``"1000B"`` / ``"2000B"``); ``persistent_connections``: flows of one host pair
+    share a pool of connections that keep their window and alpha between flows (the HKUST-SING
+    TrafficGenerator's client). The Linux-like options (all off by default: the NIC-style model)
+    are the C++ ``TcpHostOptions`` attributes: ``slow_start`` from ``initial_cwnd_packets`` MSS up
+    to ``ssthresh_bytes`` (0 = unbounded); ``handshake`` (SYN / SYN-ACK / ACK through the switches
+    before the data); ``rto_estimate`` (RFC 6298 from SRTT / RTTVAR within [``min_rto_ns``,
+    ``max_rto_ns``], ``initial_rto_ns`` before the first sample and for the SYN, doubled per
+    timeout; off: the fixed ``fabric.retransmit_timeout``); ``delayed_ack`` (an ACK every second
+    packet or after ``delayed_ack_timeout_ns``, with DCTCP's CE-state rule, RFC 8257 §3.2).
+    """,
+    "dctcp_rate": "DCTCP as the HPCC model runs it (``CC_MODE 8``, rate-based; ``DctcpRateParameters``).",
+    "timely": "TIMELY (Mittal et al., SIGCOMM 2015) as the HPCC model runs it (``CC_MODE 7``; ``TimelyParameters``).",
+    "hpcc": "HPCC (Li et al., SIGCOMM 2019) as the HPCC model runs it (``CC_MODE 3``, ``MULTI_RATE 0``; "
+            "``HpccParameters``).",
+    "buffer": """Shared-buffer MMU and PFC (``BufferParameters``; ``shared-buffer-mmu.h``).
 
     ``headroom_rule`` and ``pfc_alpha_rule`` choose how each switch ingress port gets its headroom
     and its dynamic-threshold alpha: ``"fixed"`` gives every port ``headroom`` and ``pfc_alpha``;
@@ -203,22 +105,32 @@ class BufferParams:
     program does on mixed-rate fabrics: ``"rate_delay"`` headroom = ``headroom_delays`` x link
     rate x link delay (3 x 12.5 KB = 37.5 KB at 100 Gbps, 1 us), ``"by_rate"`` doubles alpha from
     ``pfc_alpha`` once per halving of the port's rate down to the NIC rate (at most 1).
+    """,
+}
+
+#: Fields of a section that are Python's own (how the builder derives per-port settings), not
+#: simulator knobs: name -> (type, default)
+_SECTION_EXTRAS: dict[str, dict[str, tuple[Any, Any]]] = {
+    "buffer": {"headroom_rule": (OneOf("fixed", "rate_delay"), "fixed"),
+               "headroom_delays": (Whole(0, 1000), 3),
+               "pfc_alpha_rule": (OneOf("fixed", "by_rate"), "fixed")},
+}
+
+
+class WindowParams(ConfigModel):
+    """The HPCC model's NIC window (``HAS_WIN`` / ``VAR_WIN`` / ``GLOBAL_T``), for any rate-based CC.
+
+    With ``enabled``, a queue pair may have at most W bytes unacknowledged, W = the base-RTT BDP
+    (``scope="global"``: the largest over all host pairs, as ``GLOBAL_T 1``; ``"pair"``: its own
+    pair's); ``variable`` scales it by rate / line rate (``VAR_WIN 1``). Sending stays paced.
     """
 
-    buffer: Any = "32MiB"
-    reserve: Any = "4KiB"
-    headroom: Any = "37.5KB"
-    resume_offset: Any = "3KiB"
-    pfc_alpha: float = 0.125
-    pfc_enabled: bool = True
-    pause_quanta: int = 65535
-    headroom_rule: str = "fixed"
-    headroom_delays: int = 3
-    pfc_alpha_rule: str = "fixed"
+    enabled: Flag = False
+    variable: Flag = True
+    scope: OneOf("global", "pair") = "global"
 
 
-@dataclass
-class EcnParams:
+class EcnParams(ConfigModel):
     """Initial RED / ECN setting of every switch egress port.
 
     ``by_rate`` maps a link rate to its own ``{kmin, kmax, pmax}`` (the HPCC model's
@@ -226,114 +138,91 @@ class EcnParams:
     entry of its rate, and a port whose rate has no entry is an error (as in the reference program).
     """
 
-    kmin: Any = "5KB"
-    kmax: Any = "200KB"
-    pmax: float = 0.01
-    mark_at: str = "enqueue"  # "enqueue" or "dequeue"
-    by_rate: dict = field(default_factory=dict)
+    kmin: Bytes() = "5KB"
+    kmax: Bytes() = "200KB"
+    pmax: Real(0, 1) = 0.01
+    mark_at: OneOf("enqueue", "dequeue") = "enqueue"
+    by_rate: Any = Field(default_factory=dict)
 
 
-#: The keys of a fabric mapping that choose its base (:meth:`FabricConfig.from_dict`): a preset or
-#: an HPCC config file. A mapping names one at most; an override naming one replaces the other.
-BASE_KEYS = ("preset", "hpcc_config")
+def _knob_fields(knob_map: dict[str, knobs.Knob]) -> dict[str, Any]:
+    return {name: (k.kind, Field(k.default, description=k.help)) for name, k in knob_map.items()}
 
 
-@dataclass
-class FabricConfig:
-    """Everything about a fabric except its topology and its flows.
+def section_fields(section: str) -> dict[str, knobs.Knob]:
+    """Return the simulator knobs of a ``fabric`` section (``"dcqcn"``; ``"nic"``: the top-level ones)."""
+    return knobs.section_knobs(section)
 
-    Attributes:
-        cc: Host congestion control: ``"dcqcn"``, ``"dctcp"`` (window-based), ``"dctcp_rate"``
-            (the HPCC model's rate-based DCTCP), ``"timely"`` or ``"hpcc"``. DCQCN with a BDP
-            window (the HPCC model's ``dcqcn_vwin``) is ``"dcqcn"`` with ``window.enabled``.
-        window: The NIC window of any rate-based CC (:class:`WindowParams`).
-        ecn_feedback: ``"cnp"`` (notification point sends CNPs) or ``"ack_echo"`` (every ACK
-            echoes CE, as the HPCC model does). DCTCP always reads the echo on ACKs.
-        seed: Seed of every random decision inside the fabric (ECMP salt, RED draws).
-        num_queues: Queues per port including the strict-priority control queue 0 (2..8).
-        mtu_payload: Payload bytes per data packet.
-        data_header: Wire overhead per data packet (RoCEv2 headers).
-        ack_size, cnp_size, pfc_frame_size: Wire sizes of control packets.
-        ack_interval_packets: One ACK per this many in-order data packets (and for the last one).
-        cnp_interval: Minimum gap between two CNPs of one flow (CNP mode).
-        retransmit_timeout: Go-back-N timeout without progress.
-        nic_pacing_wake: ``"exact"`` (the NIC wakes at the earliest pacing time of its queue pairs)
-            or ``"hpcc"`` (as the HPCC model's ns-3.36 port: no wake-up is scheduled while a
-            queue pair has sent everything and awaits ACKs; paced queue pairs then wait for the
-            next ACK or completion). The ``hpcc`` preset uses ``"hpcc"`` to match the reference runs.
-        switch_ack_queue: Where switches queue ACKs / NACKs: ``"control"`` (the strict-priority
-            queue 0, with CNPs and PFC frames) or ``"flow"`` (the data queue of the flow's
-            priority, FIFO behind data and charged to the shared buffer, as the HPCC model's
-            switch does: its ``AckHighPrio`` attribute defaults to 0 and its reference driver
-            never sets it; ACK_HIGH_PRIO there only raises the NIC's ACK queue). Hosts always send
-            ACKs first.
-        ecmp_hash: ``"salted"`` (a per-flow hash mixed with a per-switch salt from ``seed``) or
-            ``"hpcc"`` (the HPCC model's MurmurHash3 of (source IP, destination IP, ports) seeded
-            by the switch's node id, with its addressing: host IP 11.0.x.1 from the node id,
-            source ports 10000, 10001, ... per host pair in flow-table order, destination port
-            100; next hops in node order). ``"hpcc"`` reproduces the reference runs' paths; it
-            does not depend on ``seed``.
-        aqm: Port AQM policy per switch layer, installed at build time: ``{"all" | layer:
-            {"policy": name, **parameters}}`` ("all" first, then named layers), e.g.
-            ``{"leaf": {"policy": "pred", "lambda_qla": 0.1}}``. Ports not named run RED with the
-            ``ecn`` setting. Policies and parameters: :mod:`ecngym.sim_backend.aqm`.
-        tx_time_rounding: ``"carry"`` (a packet's serialisation time is rounded to the ns clock
-            and the remainder carried to the next packet: the exact line rate on average) or
-            ``"truncate"`` (each serialisation and pacing time is truncated to whole ns, as
-            ns-3.36's ``DataRate::CalculateBytesTxTime`` does in the HPCC model: 1052 B take
-            84 ns at 100 Gbps instead of 84.16, so links run ~0.2% fast).
-        scheduler: ns-3's event scheduler: ``"timing_wheel"`` (ours, the default: a nanosecond
-            timing wheel over 16 us plus a heap for later events, ``timing-wheel-scheduler.h``)
-            or one of ns-3's own, ``"priority_queue"``, ``"map"``, ``"heap"``, ``"calendar"``,
-            ``"list"``. Every scheduler runs events in the same order, so results are
-            bit-identical; only the speed differs.
+
+@functools.cache
+def section_model(section: str) -> type[ConfigModel]:
+    """Return the config model of one section, its fields read from the C++ attributes.
+
+    Args:
+        section: ``"dcqcn"``, ``"dctcp"``, ``"dctcp_rate"``, ``"timely"``, ``"hpcc"`` or ``"buffer"``.
+
+    Returns:
+        A :class:`ConfigModel` named ``<Section>Params`` (``DcqcnParams``).
+    """
+    fields = _knob_fields(knobs.section_knobs(section))
+    if section == "dctcp":
+        fields |= _knob_fields(knobs.tcp_host_knobs())
+    fields |= {name: (kind, Field(default)) for name, (kind, default) in _SECTION_EXTRAS.get(section, {}).items()}
+    name = "".join(part.capitalize() for part in section.split("_")) + "Params"
+    model = create_model(name, __base__=ConfigModel, __module__=__name__, **fields)
+    model.__doc__ = _SECTION_DOCS.get(section, f"The ``{section}`` knobs.")
+    return model
+
+
+def _knob_sections() -> list[str]:
+    return [s for s in knobs.sections() if s != knobs.TOP_LEVEL]
+
+
+def _is_section(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, ConfigModel)
+
+
+class _ConfigErrorOnCall(type(ConfigModel)):
+    """Keyword construction, ``FabricConfig(dctcp={...})``, raises a ConfigError naming ``fabric.<field>``.
+
+    (A metaclass rather than ``__init__``: pydantic runs an overridden ``__init__`` inside
+    ``model_validate`` too.)
     """
 
-    cc: str = "dcqcn"
-    ecn_feedback: str = "cnp"
-    seed: int = 1
-    num_queues: int = 8
-    mtu_payload: Any = "1000B"
-    data_header: Any = "52B"
-    ack_size: Any = "60B"
-    cnp_size: Any = "64B"
-    pfc_frame_size: Any = "64B"
-    ack_interval_packets: int = 1
-    cnp_interval: Any = "50us"
-    retransmit_timeout: Any = "1ms"
-    nic_pacing_wake: str = "exact"
-    switch_ack_queue: str = "control"
-    ecmp_hash: str = "salted"
-    tx_time_rounding: str = "carry"
-    scheduler: str = "timing_wheel"
-    dcqcn: DcqcnParams = field(default_factory=DcqcnParams)
-    dctcp: DctcpParams = field(default_factory=DctcpParams)
-    dctcp_rate: DctcpRateParams = field(default_factory=DctcpRateParams)
-    timely: TimelyParams = field(default_factory=TimelyParams)
-    hpcc: HpccParams = field(default_factory=HpccParams)
-    window: WindowParams = field(default_factory=WindowParams)
-    buffer: BufferParams = field(default_factory=BufferParams)
-    ecn: EcnParams = field(default_factory=EcnParams)
-    aqm: dict[str, Any] = field(default_factory=dict)
+    def __call__(cls, **data: Any) -> Any:
+        try:
+            return super().__call__(**{k: plain(v) for k, v in data.items()})
+        except ValidationError as exc:
+            raise _config_error(exc, "fabric", cls) from None
 
-    def __post_init__(self) -> None:
-        # A section given as a mapping, FabricConfig(dctcp={"persistent_connections": True}),
-        # overrides that section's defaults, as preset() and updated() do; anything else is refused.
-        for f in dataclasses.fields(self):
-            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else None
-            value = getattr(self, f.name)
-            if not dataclasses.is_dataclass(default) or isinstance(value, type(default)):
-                continue
-            try:
-                value = dict(value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"fabric.{f.name}", f"expected a mapping of its fields or a "
-                                  f"{type(default).__name__}, got {value!r}") from None
-            setattr(self, f.name, merge_dataclass(default, value, f"fabric.{f.name}"))
+
+class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
+    """The fabric's settings that are Python's own; :class:`FabricConfig` adds the simulator knobs."""
+
+    cc: OneOf(*CC_NAMES) = "dcqcn"
+    ecn_feedback: OneOf("cnp", "ack_echo") = "cnp"
+    seed: Whole(0, MAX_SIMULATION_SEED) = 1
+    num_queues: Whole(2, NUM_QUEUES_MAX) = 8
+    nic_pacing_wake: OneOf("exact", "hpcc") = "exact"
+    switch_ack_queue: OneOf("control", "flow") = "control"
+    ecmp_hash: OneOf("salted", "hpcc") = "salted"
+    tx_time_rounding: OneOf("carry", "truncate") = "carry"
+    scheduler: OneOf(*SCHEDULERS) = "timing_wheel"
+    window: WindowParams = Field(default_factory=WindowParams)
+    ecn: EcnParams = Field(default_factory=EcnParams)
+    aqm: Any = Field(default_factory=dict)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _section_is_a_mapping(cls, value: Any, info: Any) -> Any:
+        annotation = cls.model_fields[info.field_name].annotation
+        if _is_section(annotation) and not isinstance(value, (Mapping, annotation)):
+            raise ValueError(f"expected a mapping of its fields or a {annotation.__name__}, got {value!r}")
+        return value
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def preset(cls, name: str, **overrides: Any) -> FabricConfig:
+    def preset(cls, name: str, **overrides: Any) -> Any:
         """Return a named preset (``hpcc``, ``dcqcn_paper``, ``dctcp``) with overrides applied.
 
         Args:
@@ -349,7 +238,7 @@ class FabricConfig:
         return cfg.updated(overrides) if overrides else cfg
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None, field_prefix: str = "fabric") -> FabricConfig:
+    def from_dict(cls, data: Any = None, field_prefix: str = "fabric") -> Any:
         """Build from a (possibly nested, possibly partial) mapping such as a Hydra config.
 
         A ``preset`` key selects the base preset, or an ``hpcc_config`` key the path of an HPCC
@@ -358,6 +247,7 @@ class FabricConfig:
         Raises:
             ConfigError: If ``data`` is not a mapping, or on an unknown key (with the known ones listed).
         """
+        data = plain(data)
         if data is not None and not isinstance(data, Mapping):
             raise ConfigError(field_prefix, f"expected a mapping of fields, got {data!r}")
         data = dict(data or {})
@@ -370,11 +260,11 @@ class FabricConfig:
         if hpcc_config is not None:
             base = cls.from_hpcc_config(hpcc_config)
         else:
-            base = cls.from_dict(_PRESETS[preset]) if preset is not None else cls()
+            base = cls.parse(_PRESETS[preset], field_prefix) if preset is not None else cls.parse({}, field_prefix)
         return base.updated(data, field_prefix)
 
     @classmethod
-    def from_hpcc_config(cls, path: Any) -> FabricConfig:
+    def from_hpcc_config(cls, path: Any) -> Any:
         """Read the HPCC simulator's key / value ``config.txt`` (its ``mix/config_doc.txt`` keys).
 
         The fabric settings only; :func:`ecngym.sim_backend.hpcc_config.load_hpcc_experiment`
@@ -383,21 +273,54 @@ class FabricConfig:
         Raises:
             ConfigError: Naming every key the fabric does not support, or a bad value.
         """
-        from ecngym.sim_backend.hpcc_config import fabric_config_from_keys, read_hpcc_keys
+        from ecngym.sim_backend.hpcc_keys import read_hpcc_keys
 
-        return fabric_config_from_keys(read_hpcc_keys(path), str(path))
+        return cls.from_hpcc_keys(read_hpcc_keys(path), str(path))
 
-    def updated(self, overrides: dict[str, Any], field_prefix: str = "fabric") -> FabricConfig:
-        """Return a copy with (nested) overrides applied.
+    @classmethod
+    def from_hpcc_keys(cls, keys: dict[str, list[str]], source: str = "hpcc_config") -> Any:
+        """The fabric settings of an HPCC config's keys (:func:`~ecngym.sim_backend.hpcc_keys.read_hpcc_keys`).
 
         Raises:
-            ConfigError: If ``overrides`` is not a mapping, or on an unknown key.
+            ConfigError: Naming every unsupported key at once, or the key of a bad value.
         """
-        return merge_dataclass(self, overrides, field_prefix)
+        from ecngym.sim_backend.hpcc_keys import fabric_overrides_from_keys, key_of_field
 
-    # ------------------------------------------------------------------ validation
+        overrides = fabric_overrides_from_keys(keys, source)
+        try:
+            config = cls.preset("hpcc").updated(overrides)
+            config.to_cpp()  # every range check, here, so that an error names the file's key
+        except ConfigError as exc:
+            key = key_of_field(exc.field)
+            if key is None:
+                raise
+            raise ConfigError(f"hpcc_config.{key}", f"{exc.message} (as {exc.field}; {source})") from None
+        return config
+
+    def updated(self, overrides: Any, prefix: str = "fabric") -> Any:
+        """Return a validated copy with (nested) overrides applied.
+
+        A section given as a mapping merges into the current section field by field; any other
+        field, a mapping-valued one too (``aqm``, ``ecn.by_rate``), is replaced.
+
+        Raises:
+            ConfigError: If ``overrides`` is not a mapping, or on an unknown key or a bad value.
+        """
+        overrides = plain(overrides)
+        if not isinstance(overrides, Mapping):
+            raise ConfigError(prefix, f"expected a mapping of fields, got {overrides!r}")
+        data = self.as_dict()
+        for key, value in overrides.items():
+            field = type(self).model_fields.get(key)
+            if field is not None and _is_section(field.annotation) and isinstance(value, Mapping):
+                data[key] = {**data[key], **value}
+            else:
+                data[key] = value
+        return type(self).parse(data, prefix)
+
+    # ------------------------------------------------------------------ conversion
     def to_cpp(self) -> Any:
-        """Validate every field and return the C++ ``FabricConfig`` (internal units).
+        """Check the rules between fields and return the C++ ``FabricConfig`` (internal units).
 
         Raises:
             ConfigError: Naming the first invalid field and its allowed range.
@@ -411,166 +334,91 @@ class FabricConfig:
             traceback.clear_frames(exc.__traceback__)
             raise
 
+    def _check_rules(self) -> None:
+        """The rules between fields (each field's own range was checked when the config was built)."""
+        check("fabric.timely.t_high", self.timely.t_high, Duration(self.timely.t_low, None))
+        b = self.buffer
+        for part in ("reserve", "headroom", "resume_offset"):
+            value = getattr(b, part)
+            if value > b.buffer:
+                name = f"fabric.buffer.{part}"
+                raise ConfigError(name, f"got {value} B, more than the whole buffer (fabric.buffer.buffer = "
+                                        f"{b.buffer} B); lower {name} or raise fabric.buffer.buffer")
+        if self.dctcp.persistent_connections and self.cc != "dctcp":
+            raise ConfigError("fabric.dctcp.persistent_connections", "persistent connections are a feature of "
+                              f"the window-based 'dctcp' host model; got cc={self.cc!r}")
+        if self.cc == "hpcc" and not self.window.enabled:
+            raise ConfigError("fabric.window.enabled", "HPCC needs the NIC window (its utilisation "
+                              "estimate divides the queue by it): set it to true")
+        if self.cc == "dctcp" and self.window.enabled:
+            raise ConfigError("fabric.window.enabled", "the window-based 'dctcp' keeps its own window; "
+                              "the NIC window is for the rate-based controls (e.g. 'dctcp_rate')")
+        if self.ecn.kmax < self.ecn.kmin:
+            raise ConfigError("fabric.ecn.kmax", f"got {self.ecn.kmax} B, must be >= kmin ({self.ecn.kmin} B)")
+
     def _build_cpp(self) -> Any:
         from ecngym.sim_backend import _fabric
 
-        c = _fabric.FabricConfig()
-        c.cc = getattr(_fabric.CcKind, _choice("fabric.cc", self.cc, CC_NAMES).upper())
-        if self.ecn_feedback not in ("cnp", "ack_echo"):
-            raise ConfigError(
-                "fabric.ecn_feedback", f"got {self.ecn_feedback!r}, allowed: 'cnp', 'ack_echo'"
-            )
-        c.ecn_feedback = (
-            _fabric.EcnFeedback.CNP if self.ecn_feedback == "cnp" else _fabric.EcnFeedback.ACK_ECHO
-        )
-        c.seed = _int_in("fabric.seed", self.seed, 0, MAX_SIMULATION_SEED)
-        c.num_queues = _int_in("fabric.num_queues", self.num_queues, 2, NUM_QUEUES_MAX)
-        c.mtu_payload_bytes = _bytes_in("fabric.mtu_payload", self.mtu_payload, 64, 9000)
-        c.data_header_bytes = _bytes_in("fabric.data_header", self.data_header, 0, 512)
-        c.ack_bytes = _bytes_in("fabric.ack_size", self.ack_size, 1, 1500)
-        c.cnp_bytes = _bytes_in("fabric.cnp_size", self.cnp_size, 1, 1500)
-        c.pfc_frame_bytes = _bytes_in("fabric.pfc_frame_size", self.pfc_frame_size, 1, 1500)
-        c.ack_interval_packets = _int_in("fabric.ack_interval_packets", self.ack_interval_packets, 1, 1 << 20)
-        c.cnp_interval_ns = _ns_in("fabric.cnp_interval", self.cnp_interval, 0, None)
-        c.retransmit_timeout_ns = _ns_in("fabric.retransmit_timeout", self.retransmit_timeout, 1, None)
-        if self.nic_pacing_wake not in ("exact", "hpcc"):
-            raise ConfigError("fabric.nic_pacing_wake", f"got {self.nic_pacing_wake!r}, allowed: 'exact', 'hpcc'")
+        self._check_rules()
+        given = []
+        for section in knobs.sections():
+            node = self if section == knobs.TOP_LEVEL else getattr(self, section)
+            spec = knobs.section_knobs(section)
+            given.append((knobs.sections()[section],
+                          *knobs.attribute_strings(spec, {name: getattr(node, name) for name in spec})))
+        try:
+            c = _fabric.make_fabric_config(given)
+        except ValueError as exc:  # a checker refusing what the typed layer let through: a bug, named
+            raise ConfigError("fabric", str(exc)) from None
+        c.cc = getattr(_fabric.CcKind, self.cc.upper())
+        c.ecn_feedback = _fabric.EcnFeedback.CNP if self.ecn_feedback == "cnp" else _fabric.EcnFeedback.ACK_ECHO
+        c.seed = self.seed
+        c.num_queues = self.num_queues
         c.hpcc_nic_wake = self.nic_pacing_wake == "hpcc"
-        c.ack_in_flow_queue = _choice("fabric.switch_ack_queue", self.switch_ack_queue, ("control", "flow")) == "flow"
-        hpcc_hash = _choice("fabric.ecmp_hash", self.ecmp_hash, ("salted", "hpcc")) == "hpcc"
-        c.ecmp_hash = _fabric.EcmpHash.HPCC if hpcc_hash else _fabric.EcmpHash.SALTED
-        c.truncate_tx_time = _choice(
-            "fabric.tx_time_rounding", self.tx_time_rounding, ("carry", "truncate")) == "truncate"
-        c.scheduler_type_id = SCHEDULERS[_choice("fabric.scheduler", self.scheduler, tuple(SCHEDULERS))]
-
-        d, dp = self.dcqcn, c.dcqcn
-        dp.g = _real("fabric.dcqcn.g", d.g, 0, 1, low_open=True)
-        dp.initial_alpha = _real("fabric.dcqcn.initial_alpha", d.initial_alpha, 0, 1)
-        dp.alpha_interval_ns = _ns_in("fabric.dcqcn.alpha_interval", d.alpha_interval, 1, None)
-        dp.decrease_interval_ns = _ns_in(
-            "fabric.dcqcn.decrease_interval", d.decrease_interval, 1, None
-        )
-        dp.increase_timer_ns = _ns_in("fabric.dcqcn.increase_timer", d.increase_timer, 1, None)
-        dp.byte_counter_bytes = parse_bytes(d.byte_counter, "fabric.dcqcn.byte_counter")
-        dp.fast_recovery_steps = _int_in("fabric.dcqcn.fast_recovery_steps", d.fast_recovery_steps, 0, 1000)
-        dp.ai_rate_bps = parse_rate_bps(d.ai_rate, "fabric.dcqcn.ai_rate")
-        dp.hai_rate_bps = parse_rate_bps(d.hai_rate, "fabric.dcqcn.hai_rate")
-        dp.min_rate_bps = parse_rate_bps(d.min_rate, "fabric.dcqcn.min_rate")
-        dp.rate_on_first_cnp = _real("fabric.dcqcn.rate_on_first_cnp", d.rate_on_first_cnp, 0, 1, low_open=True)
-        dp.clamp_target_rate = _bool("fabric.dcqcn.clamp_target_rate", d.clamp_target_rate)
-        dp.cut_on_cnp = _bool("fabric.dcqcn.cut_on_cnp", d.cut_on_cnp)
-
-        t, tp = self.dctcp, c.dctcp
-        tp.g = _real("fabric.dctcp.g", t.g, 0, 1, low_open=True)
-        tp.initial_alpha = _real("fabric.dctcp.initial_alpha", t.initial_alpha, 0, 1)
-        tp.initial_window_bytes = parse_bytes(t.initial_window, "fabric.dctcp.initial_window")
-        tp.min_window_bytes = _bytes_in("fabric.dctcp.min_window", t.min_window, 1, None)
-        tp.mss_bytes = c.mtu_payload_bytes
-        tp.persistent_connections = _bool("fabric.dctcp.persistent_connections", t.persistent_connections)
-        if tp.persistent_connections and self.cc != "dctcp":
-            raise ConfigError("fabric.dctcp.persistent_connections", "persistent connections are a feature of "
-                              f"the window-based 'dctcp' host model; got cc={self.cc!r}")
-        tp.tcp = self._tcp_host_options(c)
-
-        r, rp = self.dctcp_rate, c.dctcp_rate
-        rp.g = _real("fabric.dctcp_rate.g", r.g, 0, 1, low_open=True)
-        rp.initial_alpha = _real("fabric.dctcp_rate.initial_alpha", r.initial_alpha, 0, 1)
-        rp.ai_rate_bps = parse_rate_bps(r.ai_rate, "fabric.dctcp_rate.ai_rate")
-        rp.min_rate_bps = _positive_rate("fabric.dctcp_rate.min_rate", r.min_rate)
-        rp.mtu_bytes = c.mtu_payload_bytes
-
-        m, mt = self.timely, c.timely
-        mt.alpha = _real("fabric.timely.alpha", m.alpha, 0, 1)
-        mt.beta = _real("fabric.timely.beta", m.beta, 0, 1)
-        mt.t_low_ns = _ns_in("fabric.timely.t_low", m.t_low, 0, None)
-        mt.t_high_ns = _ns_in("fabric.timely.t_high", m.t_high, mt.t_low_ns, None)
-        mt.min_rtt_ns = _ns_in("fabric.timely.min_rtt", m.min_rtt, 1, None)
-        mt.ai_rate_bps = parse_rate_bps(m.ai_rate, "fabric.timely.ai_rate")
-        mt.hai_rate_bps = parse_rate_bps(m.hai_rate, "fabric.timely.hai_rate")
-        mt.hai_after = _int_in("fabric.timely.hai_after", m.hai_after, 0, 1 << 20)
-        mt.min_rate_bps = _positive_rate("fabric.timely.min_rate", m.min_rate)
-
-        hp, hc = self.hpcc, c.hpcc
-        hc.target_util = _real("fabric.hpcc.target_util", hp.target_util, 0, 1, low_open=True)
-        hc.ai_rate_bps = parse_rate_bps(hp.ai_rate, "fabric.hpcc.ai_rate")
-        hc.mi_thresh = _int_in("fabric.hpcc.mi_thresh", hp.mi_thresh, 0, 1 << 20)
-        hc.fast_react = _bool("fabric.hpcc.fast_react", hp.fast_react)
-        hc.sample_feedback = _bool("fabric.hpcc.sample_feedback", hp.sample_feedback)
-        hc.int_multi = _int_in("fabric.hpcc.int_multi", hp.int_multi, 1, 1 << 10)
-        hc.min_rate_bps = _positive_rate("fabric.hpcc.min_rate", hp.min_rate)
-
-        w = self.window
-        c.nic_window = _bool("fabric.window.enabled", w.enabled)
-        c.var_window = _bool("fabric.window.variable", w.variable)
-        c.window_global = _choice("fabric.window.scope", w.scope, ("global", "pair")) == "global"
-        if self.cc == "hpcc" and not c.nic_window:
-            raise ConfigError("fabric.window.enabled", "HPCC needs the NIC window (its utilisation "
-                              "estimate divides the queue by it): set it to true")
-        if self.cc == "dctcp" and c.nic_window:
-            raise ConfigError("fabric.window.enabled", "the window-based 'dctcp' keeps its own window; "
-                              "the NIC window is for the rate-based controls (e.g. 'dctcp_rate')")
-
-        b, mp = self.buffer, c.mmu
-        mp.buffer_bytes = _bytes_in("fabric.buffer.buffer", b.buffer, 1, None)
-        mp.reserve_bytes = _part_of_buffer("fabric.buffer.reserve", b.reserve, mp.buffer_bytes)
-        mp.headroom_bytes = _part_of_buffer("fabric.buffer.headroom", b.headroom, mp.buffer_bytes)
-        mp.resume_offset_bytes = _part_of_buffer("fabric.buffer.resume_offset", b.resume_offset, mp.buffer_bytes)
-        mp.alpha = _real("fabric.buffer.pfc_alpha", b.pfc_alpha, 0, 64, low_open=True)
-        mp.pfc_enabled = _bool("fabric.buffer.pfc_enabled", b.pfc_enabled)
-        c.pause_quanta = _int_in("fabric.buffer.pause_quanta", b.pause_quanta, 1, 65535)
-        _choice("fabric.buffer.headroom_rule", b.headroom_rule, ("fixed", "rate_delay"))
-        _int_in("fabric.buffer.headroom_delays", b.headroom_delays, 0, 1000)
-        _choice("fabric.buffer.pfc_alpha_rule", b.pfc_alpha_rule, ("fixed", "by_rate"))
-
-        e = self.ecn
-        kmin = parse_bytes(e.kmin, "fabric.ecn.kmin")
-        kmax = parse_bytes(e.kmax, "fabric.ecn.kmax")
-        if kmax < kmin:
-            raise ConfigError("fabric.ecn.kmax", f"got {kmax} B, must be >= kmin ({kmin} B)")
-        pmax = _real("fabric.ecn.pmax", e.pmax, 0, 1)
-        if e.mark_at not in ("enqueue", "dequeue"):
-            raise ConfigError("fabric.ecn.mark_at", f"got {e.mark_at!r}, allowed: 'enqueue', 'dequeue'")
+        c.ack_in_flow_queue = self.switch_ack_queue == "flow"
+        c.ecmp_hash = _fabric.EcmpHash.HPCC if self.ecmp_hash == "hpcc" else _fabric.EcmpHash.SALTED
+        c.truncate_tx_time = self.tx_time_rounding == "truncate"
+        c.scheduler_type_id = SCHEDULERS[self.scheduler]
+        c.tcp_host = self._tcp_host_options()
+        c.nic_window = self.window.enabled
+        c.var_window = self.window.variable
+        c.window_global = self.window.scope == "global"
         c.aqm_type_id, c.aqm_attribute_names, c.aqm_attribute_values = _red_birth(
-            kmin, kmax, pmax, e.mark_at == "dequeue")
+            self.ecn.kmin, self.ecn.kmax, self.ecn.pmax, self.ecn.mark_at == "dequeue")
         self._check_aqm()
         self.ecn_by_rate()  # validated here, applied per port by the Fabric
         return c
 
-    def _tcp_host_options(self, c: Any) -> Any:
-        """Validate the Linux-like DCTCP host options and return the C++ ``TcpHostConfig``.
-
-        Args:
-            c: The C++ config built so far (``ack_interval_packets`` is read from it).
+    def _tcp_host_options(self) -> Any:
+        """Check the Linux-like DCTCP host options and return the C++ ``TcpHostConfig``.
 
         Raises:
-            ConfigError: Naming the ``fabric.dctcp`` field whose value its attribute's checker
-                refuses, an option turned on under another congestion control, or a combination
-                that cannot hold (see the messages).
+            ConfigError: Naming the ``fabric.dctcp`` field of an option turned on under another
+                congestion control, or of a combination that cannot hold (see the messages).
         """
         from ecngym.sim_backend import _fabric
 
-        spec = tcp_host_spec()
+        spec = knobs.tcp_host_knobs()
         t = self.dctcp
-        values = {name: spec[name].convert(getattr(t, name), f"fabric.dctcp.{name}") for name in TCP_HOST_FIELDS}
+        values = {name: getattr(t, name) for name in spec}
         on = [name for name in ("slow_start", "handshake", "rto_estimate", "delayed_ack") if values[name]]
         if on and self.cc != "dctcp":
             raise ConfigError(f"fabric.dctcp.{on[0]}", "the Linux-like options are features of the window-based "
                                                       f"'dctcp' host model; got cc={self.cc!r}")
-        if values["slow_start"] and parse_bytes(t.initial_window, "fabric.dctcp.initial_window") != 0:
+        if values["slow_start"] and t.initial_window != 0:
             raise ConfigError("fabric.dctcp.initial_window", "with slow_start the window starts at "
                               "initial_cwnd_packets; leave initial_window at 0 (it is the NIC-style start)")
-        if values["delayed_ack"] and c.ack_interval_packets != 1:
+        if values["delayed_ack"] and self.ack_interval_packets != 1:
             raise ConfigError("fabric.dctcp.delayed_ack", "delayed ACKs decide when the receiver acknowledges; "
-                              f"leave fabric.ack_interval_packets at 1 (got {c.ack_interval_packets})")
-        names = [spec[n].attribute for n in TCP_HOST_FIELDS]
-        strings = [spec[n].serialise(values[n]) for n in TCP_HOST_FIELDS]
+                              f"leave fabric.ack_interval_packets at 1 (got {self.ack_interval_packets})")
+        names, strings = knobs.attribute_strings(spec, values)
         try:
             return _fabric.make_tcp_host_config(names, strings)
         except ValueError as exc:  # the consistency rule, naming attributes
             text = str(exc).removeprefix("tcp host options: ")
-            named = [n for n in TCP_HOST_FIELDS if re.search(rf"\b{spec[n].attribute}\b", text)]
-            for n in TCP_HOST_FIELDS:
-                text = re.sub(rf"\b{spec[n].attribute}\b", n, text)
+            named = [n for n, k in spec.items() if re.search(rf"\b{k.attribute}\b", text)]
+            for n, k in spec.items():
+                text = re.sub(rf"\b{k.attribute}\b", n, text)
             raise ConfigError(f"fabric.dctcp.{named[0] if named else 'tcp'}", text) from None
 
     def _check_aqm(self) -> None:
@@ -610,119 +458,89 @@ class FabricConfig:
             kmax = parse_bytes(entry["kmax"], f"{name}.kmax")
             if kmax < kmin:
                 raise ConfigError(f"{name}.kmax", f"got {kmax} B, must be >= kmin ({kmin} B)")
-            pmax = _real(f"{name}.pmax", entry["pmax"], 0, 1)
+            pmax = check(f"{name}.pmax", entry["pmax"], Real(0, 1))
             if rate_bps in out:
                 first = next(r for r, _ in items if r != rate and parse_rate_bps(r, name) == rate_bps)
                 raise ConfigError(name, f"the same rate ({rate_bps:.6g} bit/s) as key {first!r}; give each rate once")
             out[rate_bps] = (kmin, kmax, pmax)
         return out
 
-    def as_dict(self) -> dict[str, Any]:
-        """Return the configuration as a plain nested dict (for logging and results)."""
-        return dataclasses.asdict(self)
 
+@functools.cache
+def fabric_config_class() -> type[FabricConfigBase]:
+    """Return :class:`FabricConfig`: :class:`FabricConfigBase` plus the simulator's knobs as fields.
 
-#: Congestion controls (``FabricConfig.cc``), in the order of the C++ ``CcKind``
-CC_NAMES = ("dcqcn", "dctcp", "dctcp_rate", "timely", "hpcc")
-
-
-def _positive_rate(name: str, value: Any) -> float:
-    rate = parse_rate_bps(value, name)
-    return check_range(name, rate, 0, None, low_inclusive=False)
-
-
-def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    """Return a string field that must be one of ``allowed`` (ConfigError naming the field)."""
-    return check(name, value, OneOf(*allowed))
-
-
-def _red_birth(kmin_bytes: int, kmax_bytes: int, pmax: float, at_dequeue: bool) -> tuple[str, list[str], list[str]]:
-    """The birth policy of every switch port (``FabricConfig.aqm_type_id`` and attributes): RED with this curve."""
-    from ecngym.sim_backend import aqm
-
-    params = {"kmin_bytes": kmin_bytes, "kmax_bytes": kmax_bytes, "pmax": float(pmax), "mark_at_dequeue": at_dequeue}
-    names, values = aqm.to_attributes("red", params)
-    return aqm.resolve("red")[1], names, values
-
-
-def _real(name: str, value: Any, low: float | None = None, high: float | None = None, *,
-          low_open: bool = False) -> float:
-    """Return a finite real-number field in the range as a float; strings and booleans are refused."""
-    return check(name, value, Real(low, high, low_open=low_open))
-
-
-def _int_in(name: str, value: Any, low: int, high: int) -> int:
-    """Return an integer field checked against [low, high]; 4.0 is 4, but 2.5 and "4" are refused."""
-    return check(name, value, Whole(low, high))
-
-
-def _bool(name: str, value: Any) -> bool:
-    """Return a boolean field; strings such as "false" and numbers are refused rather than read as truth values."""
-    return check(name, value, Flag)
-
-
-def _bytes_in(name: str, value: Any, low: int | None, high: int | None) -> int:
-    return check(name, value, Bytes(low, high))
-
-
-def _part_of_buffer(name: str, value: Any, buffer_bytes: int) -> int:
-    """A part of a port's share of the buffer (reserve, headroom, resume offset) in bytes, checked.
-
-    Args:
-        name: The part's field (``fabric.buffer.reserve``).
-        value: The part as given (bytes or a size string).
-        buffer_bytes: ``fabric.buffer.buffer`` in bytes (already checked).
-
-    Returns:
-        The part in bytes.
-
-    Raises:
-        ConfigError: Naming ``name`` if it is no size >= 0, or if it is larger than the buffer:
-            then the message names ``fabric.buffer.buffer`` and its value too, since either of the
-            two may be the one set wrong (``fabric.buffer.buffer=1B`` was reported as "reserve:
-            got 4096, allowed range is [0, 1]", about a field the user had not set).
+    Built on first use: its fields, defaults and ranges are read from the C++ attributes, which
+    loads the compiled fabric.
     """
-    v = _bytes_in(name, value, 0, None)
-    if v > buffer_bytes:
-        raise ConfigError(name, f"got {v} B, more than the whole buffer (fabric.buffer.buffer = {buffer_bytes} B); "
-                                f"lower {name} or raise fabric.buffer.buffer")
-    return v
+    fields = _knob_fields(knobs.section_knobs(knobs.TOP_LEVEL))
+    for section in _knob_sections():
+        model = section_model(section)
+        fields[section] = (model, Field(default_factory=model))
+    cls = create_model("FabricConfig", __base__=FabricConfigBase, __module__=__name__, **fields)
+    cls.__doc__ = _FABRIC_DOC
+    cls.__qualname__ = "FabricConfig"
+    return cls
 
 
-def _ns_in(name: str, value: Any, low: int | None, high: int | None) -> int:
-    return check(name, value, Duration(low, high))
+def __getattr__(name: str) -> Any:
+    # FabricConfig and the section models are built from the compiled fabric's attributes, on first
+    # use, so that importing this module (for DelayClasses, SCHEDULERS ...) loads no simulator
+    if name == "FabricConfig":
+        return fabric_config_class()
+    models = {"DcqcnParams": "dcqcn", "DctcpParams": "dctcp", "DctcpRateParams": "dctcp_rate",
+              "TimelyParams": "timely", "HpccParams": "hpcc", "BufferParams": "buffer"}
+    if name in models:
+        return section_model(models[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def merge_dataclass(obj: Any, overrides: dict[str, Any], prefix: str,
-                    merge_dict_fields: frozenset[str] = frozenset()) -> Any:
-    """Return a copy of dataclass ``obj`` with (nested) ``overrides`` applied.
+_FABRIC_DOC = """Everything about a fabric except its topology and its flows.
 
-    Nested dataclass fields merge recursively; plain dict fields named in ``merge_dict_fields``
-    merge key by key, other fields are replaced.
+    Attributes:
+        cc: Host congestion control: ``"dcqcn"``, ``"dctcp"`` (window-based), ``"dctcp_rate"``
+            (the HPCC model's rate-based DCTCP), ``"timely"`` or ``"hpcc"``. DCQCN with a BDP
+            window (the HPCC model's ``dcqcn_vwin``) is ``"dcqcn"`` with ``window.enabled``.
+        window: The NIC window of any rate-based CC (:class:`WindowParams`).
+        ecn_feedback: ``"cnp"`` (notification point sends CNPs) or ``"ack_echo"`` (every ACK
+            echoes CE, as the HPCC model does). DCTCP always reads the echo on ACKs.
+        seed: Seed of every random decision inside the fabric (ECMP salt, RED draws).
+        num_queues: Queues per port including the strict-priority control queue 0 (2..8).
+        nic_pacing_wake: ``"exact"`` (the NIC wakes at the earliest pacing time of its queue pairs)
+            or ``"hpcc"`` (as the HPCC model's ns-3.36 port: no wake-up is scheduled while a
+            queue pair has sent everything and awaits ACKs; paced queue pairs then wait for the
+            next ACK or completion). The ``hpcc`` preset uses ``"hpcc"`` to match the reference runs.
+        switch_ack_queue: Where switches queue ACKs / NACKs: ``"control"`` (the strict-priority
+            queue 0, with CNPs and PFC frames) or ``"flow"`` (the data queue of the flow's
+            priority, FIFO behind data and charged to the shared buffer, as the HPCC model's
+            switch does: its ``AckHighPrio`` attribute defaults to 0 and its reference driver
+            never sets it; ACK_HIGH_PRIO there only raises the NIC's ACK queue). Hosts always send
+            ACKs first.
+        ecmp_hash: ``"salted"`` (a per-flow hash mixed with a per-switch salt from ``seed``) or
+            ``"hpcc"`` (the HPCC model's MurmurHash3 of (source IP, destination IP, ports) seeded
+            by the switch's node id, with its addressing: host IP 11.0.x.1 from the node id,
+            source ports 10000, 10001, ... per host pair in flow-table order, destination port
+            100; next hops in node order). ``"hpcc"`` reproduces the reference runs' paths; it
+            does not depend on ``seed``.
+        aqm: Port AQM policy per switch layer, installed at build time: ``{"all" | layer:
+            {"policy": name, **parameters}}`` ("all" first, then named layers), e.g.
+            ``{"leaf": {"policy": "pred", "lambda_qla": 0.1}}``. Ports not named run RED with the
+            ``ecn`` setting. Policies and parameters: :mod:`ecngym.sim_backend.aqm`.
+        tx_time_rounding: ``"carry"`` (a packet's serialisation time is rounded to the ns clock
+            and the remainder carried to the next packet: the exact line rate on average) or
+            ``"truncate"`` (each serialisation and pacing time is truncated to whole ns, as
+            ns-3.36's ``DataRate::CalculateBytesTxTime`` does in the HPCC model: 1052 B take
+            84 ns at 100 Gbps instead of 84.16, so links run ~0.2% fast).
+        scheduler: ns-3's event scheduler: ``"timing_wheel"`` (ours, the default: a nanosecond
+            timing wheel over 16 us plus a heap for later events, ``timing-wheel-scheduler.h``)
+            or one of ns-3's own, ``"priority_queue"``, ``"map"``, ``"heap"``, ``"calendar"``,
+            ``"list"``. Every scheduler runs events in the same order, so results are
+            bit-identical; only the speed differs.
 
-    Raises:
-        ConfigError: On an unknown key (listing the known ones), or if ``overrides`` or the value
-            for a section is not a mapping.
+    The simulator's knobs (the NIC's sizes and timers at the top level; the sections ``dcqcn``,
+    ``dctcp``, ``dctcp_rate``, ``timely``, ``hpcc``, ``buffer``) are fields read from the C++
+    attributes (:mod:`ecngym.sim_backend.knobs`): their one home of name, default and range.
     """
-    if not isinstance(overrides, Mapping):
-        raise ConfigError(prefix, f"expected a mapping of fields, got {overrides!r}")
-    known = {f.name for f in dataclasses.fields(obj)}
-    changes: dict[str, Any] = {}
-    for key, value in overrides.items():
-        if key not in known:
-            raise ConfigError(f"{prefix}.{key}", f"unknown field; known fields: {sorted(known)}")
-        current = getattr(obj, key)
-        if dataclasses.is_dataclass(current) or (key in merge_dict_fields and isinstance(current, dict)):
-            if not isinstance(value, dict):
-                try:  # an OmegaConf DictConfig or another mapping
-                    value = dict(value or {})
-                except (TypeError, ValueError):
-                    raise ConfigError(f"{prefix}.{key}", f"expected a mapping, got {value!r}") from None
-            changes[key] = (merge_dataclass(current, value, f"{prefix}.{key}") if dataclasses.is_dataclass(current)
-                            else {**current, **value})
-        else:
-            changes[key] = value
-    return dataclasses.replace(obj, **changes)
 
 
 _PRESETS: dict[str, dict[str, Any]] = {
@@ -772,3 +590,12 @@ _PRESETS: dict[str, dict[str, Any]] = {
 def preset_names() -> list[str]:
     """Return the names of the fabric presets."""
     return sorted(_PRESETS)
+
+
+def _red_birth(kmin_bytes: int, kmax_bytes: int, pmax: float, at_dequeue: bool) -> tuple[str, list[str], list[str]]:
+    """The birth policy of every switch port (``FabricConfig.aqm_type_id`` and attributes): RED with this curve."""
+    from ecngym.sim_backend import aqm
+
+    params = {"kmin_bytes": kmin_bytes, "kmax_bytes": kmax_bytes, "pmax": float(pmax), "mark_at_dequeue": at_dequeue}
+    names, values = aqm.to_attributes("red", params)
+    return aqm.resolve("red")[1], names, values

@@ -103,7 +103,7 @@ class Fabric:
             raise ConfigError("fabric.num_queues", f"got {self._cpp_config.num_queues}, but the flows use "
                               f"priority {top} (queue 0 is the control queue): need at least {top + 1}")
         self.topology.check_buildable()
-        check_min_rate(self.topology, config, self._cpp_config)
+        check_min_rate(self.topology, config)
         check_int_link_rates(self.topology, config)
         self._sim: Any = None
         self._build()
@@ -433,7 +433,7 @@ class Fabric:
             raise ConfigError(f"alpha[{i}]" if n > 1 else "alpha",
                               f"got {shown(alpha_a[i])}{more}, allowed range is {range_text(0.0, 64.0, low_open=True)}")
         head = _broadcast_bytes(headroom, n, "headroom")
-        buffer_bytes = self._cpp_config.mmu.buffer_bytes
+        buffer_bytes = self.config.buffer.buffer
         over = np.flatnonzero(head > buffer_bytes)
         if len(over):  # as fabric.buffer.headroom is refused: no port could ever reserve it
             i, more = first_offending(over)
@@ -564,7 +564,7 @@ def telemetry_rows(block: np.ndarray, keys: tuple[str, ...] | None = None) -> di
     return {k: views[layout[k][1]][layout[k][0]] for k in keys if k in layout}
 
 
-def check_min_rate(topology: Topology, config: FabricConfig, cpp_config: Any) -> None:
+def check_min_rate(topology: Topology, config: FabricConfig) -> None:
     """Refuse a rate-based congestion control's ``min_rate`` above the slowest host link.
 
     Every rate cut is floored at ``min_rate``, so a floor above a NIC's line rate puts every cut
@@ -574,7 +574,6 @@ def check_min_rate(topology: Topology, config: FabricConfig, cpp_config: Any) ->
     Args:
         topology: The fabric's topology.
         config: The fabric config.
-        cpp_config: ``config.to_cpp()`` (its rates in bits/s).
 
     Raises:
         ConfigError: Naming ``fabric.<cc>.min_rate``, its value and the slowest host link's rate.
@@ -586,9 +585,9 @@ def check_min_rate(topology: Topology, config: FabricConfig, cpp_config: Any) ->
     if not host_links.any():
         return
     line_bps = float(topology.rate_bps[host_links].min())
-    floor_bps = float(getattr(cpp_config, cc).min_rate_bps)
+    floor_bps = float(getattr(config, cc).min_rate)
     if floor_bps > line_bps:
-        raise ConfigError(f"fabric.{cc}.min_rate", f"got {getattr(config, cc).min_rate!r} = {floor_bps / 1e9:g} Gbps, "
+        raise ConfigError(f"fabric.{cc}.min_rate", f"got {floor_bps:g} bps = {floor_bps / 1e9:g} Gbps, "
                           f"above the slowest host link's {line_bps / 1e9:g} Gbps: every rate cut would land above "
                           f"line rate, which turns {cc} off; allowed: at most {line_bps / 1e9:g} Gbps")
 

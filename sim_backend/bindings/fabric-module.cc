@@ -5,10 +5,12 @@
  * A thin layer: arrays in, arrays out. Validation with user-facing messages and human units lives
  * in ecngym.sim_backend (Python); C++ re-checks invariants and raises ValueError / RuntimeError.
  */
+#include "../helper/attribute-reflection.h"
 #include "../helper/fabric.h"
 #include "../helper/port-feature-kernel.h"
 #include "../helper/scheduler-check.h"
 
+#include "../model/fabric-parameters.h"
 #include "../model/fabric-simulator-impl.h"
 #include "../model/port-aqm-policy.h"
 #include "../model/tcp-host-options.h"
@@ -106,6 +108,23 @@ KindOf(const std::string& kind)
         throw nb::value_error("PortFeatureKernel: a row's kind is one of 'u', 'i', 'f'");
     }
     return kind[0];
+}
+
+/** The attributes of a TypeId as a list of dicts: name, help, initial, checker. */
+nb::list
+Describe(const ns3::TypeId& tid)
+{
+    nb::list out;
+    for (const AttributeDescription& a : DescribeAttributes(tid))
+    {
+        nb::dict d;
+        d["name"] = a.name;
+        d["help"] = a.help;
+        d["initial"] = a.initial;
+        d["checker"] = a.checker;
+        out.append(d);
+    }
+    return out;
 }
 
 nb::dict
@@ -278,22 +297,6 @@ NB_MODULE(_fabric, m)
 
     nb::enum_<EcmpHash>(m, "EcmpHash").value("SALTED", EcmpHash::Salted).value("HPCC", EcmpHash::Hpcc);
 
-    nb::class_<DcqcnConfig>(m, "DcqcnConfig")
-        .def(nb::init<>())
-        .def_rw("g", &DcqcnConfig::g)
-        .def_rw("initial_alpha", &DcqcnConfig::initialAlpha)
-        .def_rw("alpha_interval_ns", &DcqcnConfig::alphaIntervalNs)
-        .def_rw("decrease_interval_ns", &DcqcnConfig::decreaseIntervalNs)
-        .def_rw("increase_timer_ns", &DcqcnConfig::increaseTimerNs)
-        .def_rw("byte_counter_bytes", &DcqcnConfig::byteCounterBytes)
-        .def_rw("fast_recovery_steps", &DcqcnConfig::fastRecoverySteps)
-        .def_rw("ai_rate_bps", &DcqcnConfig::aiRateBps)
-        .def_rw("hai_rate_bps", &DcqcnConfig::haiRateBps)
-        .def_rw("min_rate_bps", &DcqcnConfig::minRateBps)
-        .def_rw("rate_on_first_cnp", &DcqcnConfig::rateOnFirstCnp)
-        .def_rw("clamp_target_rate", &DcqcnConfig::clampTargetRate)
-        .def_rw("cut_on_cnp", &DcqcnConfig::cutOnCnp);
-
     nb::class_<TcpHostConfig>(m, "TcpHostConfig")
         .def(nb::init<>())
         .def_ro("slow_start", &TcpHostConfig::slowStart)
@@ -310,19 +313,7 @@ NB_MODULE(_fabric, m)
     m.def(
         "describe_tcp_host",
         []() {
-            nb::list out;
-            const ns3::TypeId tid = TcpHostOptions::GetTypeId();
-            for (std::size_t k = 0; k < tid.GetAttributeN(); ++k)
-            {
-                const ns3::TypeId::AttributeInformation info = tid.GetAttribute(k);
-                nb::dict d;
-                d["name"] = info.name;
-                d["help"] = info.help;
-                d["initial"] = info.initialValue->SerializeToString(info.checker);
-                d["checker"] = info.checker->GetUnderlyingTypeInformation();
-                out.append(d);
-            }
-            return out;
+            return Describe(TcpHostOptions::GetTypeId());
         },
         "The Linux-like options of the DCTCP host model (TcpHostOptions' attributes): name, help, "
         "initial value, checker range.");
@@ -343,83 +334,63 @@ NB_MODULE(_fabric, m)
         "Build the options from TcpHostOptions attribute strings; ValueError naming the attribute "
         "if its checker or the options' consistency rule refuses them.");
 
-    nb::class_<DctcpConfig>(m, "DctcpConfig")
-        .def(nb::init<>())
-        .def_rw("g", &DctcpConfig::g)
-        .def_rw("initial_alpha", &DctcpConfig::initialAlpha)
-        .def_rw("initial_window_bytes", &DctcpConfig::initialWindowBytes)
-        .def_rw("min_window_bytes", &DctcpConfig::minWindowBytes)
-        .def_rw("mss_bytes", &DctcpConfig::mssBytes)
-        .def_rw("persistent_connections", &DctcpConfig::persistentConnections)
-        .def_rw("tcp", &DctcpConfig::tcp);
-
-    nb::class_<DctcpRateConfig>(m, "DctcpRateConfig")
-        .def(nb::init<>())
-        .def_rw("g", &DctcpRateConfig::g)
-        .def_rw("initial_alpha", &DctcpRateConfig::initialAlpha)
-        .def_rw("ai_rate_bps", &DctcpRateConfig::aiRateBps)
-        .def_rw("min_rate_bps", &DctcpRateConfig::minRateBps)
-        .def_rw("mtu_bytes", &DctcpRateConfig::mtuBytes);
-
-    nb::class_<TimelyConfig>(m, "TimelyConfig")
-        .def(nb::init<>())
-        .def_rw("alpha", &TimelyConfig::alpha)
-        .def_rw("beta", &TimelyConfig::beta)
-        .def_rw("t_low_ns", &TimelyConfig::tLowNs)
-        .def_rw("t_high_ns", &TimelyConfig::tHighNs)
-        .def_rw("min_rtt_ns", &TimelyConfig::minRttNs)
-        .def_rw("ai_rate_bps", &TimelyConfig::aiRateBps)
-        .def_rw("hai_rate_bps", &TimelyConfig::haiRateBps)
-        .def_rw("hai_after", &TimelyConfig::haiAfter)
-        .def_rw("min_rate_bps", &TimelyConfig::minRateBps);
-
-    nb::class_<HpccConfig>(m, "HpccConfig")
-        .def(nb::init<>())
-        .def_rw("target_util", &HpccConfig::targetUtil)
-        .def_rw("ai_rate_bps", &HpccConfig::aiRateBps)
-        .def_rw("mi_thresh", &HpccConfig::miThresh)
-        .def_rw("fast_react", &HpccConfig::fastReact)
-        .def_rw("sample_feedback", &HpccConfig::sampleFeedback)
-        .def_rw("int_multi", &HpccConfig::intMulti)
-        .def_rw("min_rate_bps", &HpccConfig::minRateBps);
-
-    nb::class_<SharedBufferMmu::Config>(m, "MmuConfig")
-        .def(nb::init<>())
-        .def_rw("buffer_bytes", &SharedBufferMmu::Config::bufferBytes)
-        .def_rw("reserve_bytes", &SharedBufferMmu::Config::reserveBytes)
-        .def_rw("headroom_bytes", &SharedBufferMmu::Config::headroomBytes)
-        .def_rw("resume_offset_bytes", &SharedBufferMmu::Config::resumeOffsetBytes)
-        .def_rw("alpha", &SharedBufferMmu::Config::alpha)
-        .def_rw("pfc_enabled", &SharedBufferMmu::Config::pfcEnabled);
+    m.def("fabric_section_types",
+          &FabricSectionTypes,
+          "The TypeId names of the fabric's knob sections (FabricParameters: the NIC, each congestion "
+          "control, the buffer), in registration order.");
+    m.def(
+        "describe_fabric_section",
+        [](const std::string& typeName) {
+            ns3::TypeId tid;
+            if (!ns3::TypeId::LookupByNameFailSafe(typeName, &tid) ||
+                !tid.IsChildOf(FabricParameters::GetTypeId()))
+            {
+                throw nb::value_error(("fabric: " + typeName + " is not a fabric section type").c_str());
+            }
+            return Describe(tid);
+        },
+        "type_name"_a,
+        "The knobs of one fabric section: name, help, initial value, checker range.");
+    m.def(
+        "make_fabric_config",
+        [](const std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>>& given) {
+            std::vector<FabricSection> sections;
+            for (const auto& [type, names, values] : given)
+            {
+                sections.push_back({type, names, values});
+            }
+            try
+            {
+                return MakeFabricConfig(sections);
+            }
+            catch (const std::invalid_argument& e)
+            {
+                throw nb::value_error(e.what());
+            }
+        },
+        "sections"_a,
+        "Build a FabricConfig from (section TypeId name, attribute names, attribute strings); "
+        "ValueError naming the attribute whose checker refuses its value. The fields of no section "
+        "(cc, seed, ECN ...) keep their defaults: set them on the result.");
 
     nb::class_<FabricConfig>(m, "FabricConfig")
         .def(nb::init<>())
         .def_rw("seed", &FabricConfig::seed)
         .def_rw("num_queues", &FabricConfig::numQueues)
-        .def_rw("mtu_payload_bytes", &FabricConfig::mtuPayloadBytes)
-        .def_rw("data_header_bytes", &FabricConfig::dataHeaderBytes)
-        .def_rw("ack_bytes", &FabricConfig::ackBytes)
-        .def_rw("cnp_bytes", &FabricConfig::cnpBytes)
-        .def_rw("pfc_frame_bytes", &FabricConfig::pfcFrameBytes)
-        .def_rw("ack_interval_packets", &FabricConfig::ackIntervalPackets)
         .def_rw("ecn_feedback", &FabricConfig::ecnFeedback)
-        .def_rw("cnp_interval_ns", &FabricConfig::cnpIntervalNs)
-        .def_rw("retransmit_timeout_ns", &FabricConfig::retransmitTimeoutNs)
         .def_rw("hpcc_nic_wake", &FabricConfig::hpccNicWake)
         .def_rw("ack_in_flow_queue", &FabricConfig::ackInFlowQueue)
         .def_rw("ecmp_hash", &FabricConfig::ecmpHash)
         .def_rw("truncate_tx_time", &FabricConfig::truncateTxTime)
-        .def_rw("pause_quanta", &FabricConfig::pauseQuanta)
         .def_rw("cc", &FabricConfig::cc)
-        .def_rw("dcqcn", &FabricConfig::dcqcn)
-        .def_rw("dctcp", &FabricConfig::dctcp)
-        .def_rw("dctcp_rate", &FabricConfig::dctcpRate)
-        .def_rw("timely", &FabricConfig::timely)
-        .def_rw("hpcc", &FabricConfig::hpcc)
+        .def_prop_rw(
+            "tcp_host",
+            [](const FabricConfig& c) { return c.dctcp.tcp; },
+            [](FabricConfig& c, const TcpHostConfig& t) { c.dctcp.tcp = t; })
+        .def_ro("mtu_payload_bytes", &FabricConfig::mtuPayloadBytes)
         .def_rw("nic_window", &FabricConfig::nicWindow)
         .def_rw("var_window", &FabricConfig::varWindow)
         .def_rw("window_global", &FabricConfig::windowGlobal)
-        .def_rw("mmu", &FabricConfig::mmu)
         .def_rw("aqm_type_id", &FabricConfig::aqmTypeId)
         .def_rw("aqm_attribute_names", &FabricConfig::aqmAttributeNames)
         .def_rw("aqm_attribute_values", &FabricConfig::aqmAttributeValues)

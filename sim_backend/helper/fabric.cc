@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "fabric.h"
 
+#include "attribute-reflection.h"
+
 #include "../model/fast-random.h"
 #include "../model/timing-wheel-scheduler.h"
 
@@ -856,51 +858,13 @@ MakeAqm(const TypeId& tid)
     return f.Create<PortAqmPolicy>();
 }
 
-/**
- * Whether @p text is a whole @p T as ns-3's number attribute values read it.
- *
- * ns-3's UintegerValue / DoubleValue abort the process (NS_ABORT_MSG_UNLESS in
- * DeserializeFromString) on text they do not read to its end, so text is checked first.
- */
-template <typename T>
-bool
-ReadsWhole(const std::string& text)
-{
-    std::istringstream iss(text);
-    T value;
-    iss >> value;
-    return !iss.fail() && iss.eof();
-}
-
 void
 ApplyAqmAttributes(PortAqmPolicy& policy,
                    const std::string& typeName,
                    const std::vector<std::string>& names,
                    const std::vector<std::string>& values)
 {
-    for (std::size_t k = 0; k < names.size(); ++k)
-    {
-        TypeId::AttributeInformation info;
-        if (!policy.GetInstanceTypeId().LookupAttributeByName(names[k], &info))
-        {
-            throw std::invalid_argument("aqm: " + typeName + " has no attribute " + names[k]);
-        }
-        const Ptr<AttributeValue> kind = info.checker->Create();
-        if ((DynamicCast<UintegerValue>(kind) && !ReadsWhole<uint64_t>(values[k])) ||
-            (DynamicCast<DoubleValue>(kind) && !ReadsWhole<double>(values[k])))
-        {
-            throw std::invalid_argument("aqm: " + typeName + "::" + names[k] + " = '" + values[k] +
-                                        "' is not a number (" +
-                                        info.checker->GetUnderlyingTypeInformation() + ")");
-        }
-        Ptr<AttributeValue> v = info.checker->CreateValidValue(StringValue(values[k]));
-        if (v == nullptr || !policy.SetAttributeFailSafe(names[k], *v))
-        {
-            throw std::invalid_argument("aqm: " + typeName + "::" + names[k] + " = " + values[k] +
-                                        " is outside its allowed values (" +
-                                        info.checker->GetUnderlyingTypeInformation() + ")");
-        }
-    }
+    SetAttributeStrings(policy, "aqm: " + typeName, names, values);
     const std::string bad = policy.CheckConsistency();
     if (!bad.empty())
     {

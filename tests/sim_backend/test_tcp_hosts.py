@@ -13,7 +13,8 @@ import pytest
 
 from ecngym.error import ConfigError
 from ecngym.sim_backend import FabricConfig, topology
-from ecngym.sim_backend.config import TCP_HOST_FIELDS, DctcpParams, tcp_host_spec
+from ecngym.sim_backend.config import DctcpParams
+from ecngym.sim_backend.knobs import tcp_host_knobs
 
 MSS = 1000
 NO_MARKS = {"kmin": "100MB", "kmax": "100MB", "pmax": 1.0}
@@ -235,8 +236,9 @@ def test_options_that_are_off_change_nothing(make_fabric, h):
 
 
 def test_python_defaults_are_the_attribute_defaults():
-    spec = tcp_host_spec()
-    assert set(spec) == set(TCP_HOST_FIELDS)
+    spec = tcp_host_knobs()
+    assert set(spec) == {"slow_start", "initial_cwnd_packets", "ssthresh_bytes", "handshake", "rto_estimate",
+                         "min_rto_ns", "initial_rto_ns", "max_rto_ns", "delayed_ack", "delayed_ack_timeout_ns"}
     defaults = DctcpParams()
     for name, s in spec.items():
         assert getattr(defaults, name) == s.default, name
