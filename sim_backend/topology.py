@@ -215,7 +215,7 @@ class Topology:
     def _structure_fault(self, node_ids: np.ndarray, link_name: Callable[[int], str]) -> tuple[int | None, str] | None:
         """The first rule on how the links join the nodes that this topology breaks, if any.
 
-        The rules are the fabric builder's (``Fabric::Build`` in ``helper/fabric.cc``), checked
+        The rules are the fabric builder's (``Fabric::Build`` in ``helper/fabric-builder.cc``), checked
         here so that a hand-built or file topology gets a ConfigError rather than the builder's
         bare ValueError: a link joins two different nodes, and every host has exactly one link.
         Then every host reaches every other host, which a flow between them needs (the fabric's
