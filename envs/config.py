@@ -37,22 +37,34 @@ FEATURES = ("queue", "max_queue", "utilization", "marked_rate", "kmin", "kmax", 
 #: Per-port features from the telemetry of the controlled ports' AQM policy (``env.aqm``; the
 #: telemetry keys of :mod:`ecngym.sim_backend.aqm`, mapped into [0, 1] in
 #: :mod:`ecngym.envs.observation`). A feature needs its policy on the controlled ports.
-AQM_FEATURES = ("pred.flow_count", "pred.flows_last_period", "pred.lambda_eff", "pred.marked",
-                "ecn_sharp.sojourn_min_ns", "ecn_sharp.sojourn_mean_ns", "ecn_sharp.marked_instantaneous",
-                "ecn_sharp.marked_persistent", "ecn_sharp.persistent_state", "codel.marked", "codel.marking_state",
-                "r_aqm.viq_packets", "r_aqm.viq_max_packets", "r_aqm.state", "r_aqm.held", "r_aqm.released",
-                "r_aqm.expired", "r_aqm.overflow_drops", "r_aqm.echo_marked", "r_aqm.data_marked",
-                "r_aqm.rwnd_clamped")
 #: Prefix of the features that show a parameter the action tunes (``"aqm.ins_target_ns"``).
 AQM_PARAM_FEATURE = "aqm."
 
 
+def aqm_features() -> tuple[str, ...]:
+    """The policies' telemetry features (``"pred.flow_count"``, ...), as their C++ classes declare them.
+
+    Read from the compiled fabric (:func:`ecngym.sim_backend.aqm.telemetry_specs`) when first used.
+    """
+    from ecngym.sim_backend.aqm import telemetry_specs
+
+    return tuple(telemetry_specs())
+
+
+def __getattr__(name: str) -> Any:
+    """``AQM_FEATURES``: :func:`aqm_features`, read when first used (the C++ module loads then, not at import)."""
+    if name == "AQM_FEATURES":
+        return aqm_features()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _feature(value: Any) -> str:
-    """One observation feature: from FEATURES or AQM_FEATURES, or ``aqm.<tuned parameter>``."""
-    if isinstance(value, str) and (value in FEATURES or value in AQM_FEATURES or (
+    """One observation feature: from FEATURES or :func:`aqm_features`, or ``aqm.<tuned parameter>``."""
+    policy_features = aqm_features()
+    if isinstance(value, str) and (value in FEATURES or value in policy_features or (
             value.startswith(AQM_PARAM_FEATURE) and value[len(AQM_PARAM_FEATURE):].isidentifier())):
         return value
-    raise ValueError(f"got {value!r}, allowed: {', '.join(map(repr, FEATURES + AQM_FEATURES))} or "
+    raise ValueError(f"got {value!r}, allowed: {', '.join(map(repr, FEATURES + policy_features))} or "
                      f"'{AQM_PARAM_FEATURE}<parameter>' (a parameter env.action.aqm_params tunes)")
 
 
@@ -141,7 +153,7 @@ class ObservationConfig(ConfigModel):
     """What the agent sees.
 
     Attributes:
-        features: Per-port features, from :data:`FEATURES` and :data:`AQM_FEATURES` (each at most
+        features: Per-port features, from :data:`FEATURES` and :func:`aqm_features` (each at most
             once). With a non-RED ``env.aqm`` the default drops ``kmin``, ``kmax``, ``pmax`` (they
             describe the RED curve, which those ports do not run; listing them then is an error);
             ``aqm.<parameter>`` shows the current value of a parameter the action tunes, in [0, 1]

@@ -14,23 +14,16 @@ wire, so a busy interval can read slightly above 1), which keeps observations bo
 | paused_fraction | share of the interval a data priority was PFC-paused |
 | flows | distinct flows f as f / (f + flow_scale) |
 
-Features of the controlled ports' AQM policy (``env.aqm``; telemetry keys of
-:mod:`ecngym.sim_backend.aqm`, each needs its policy on the controlled ports):
+Features of the controlled ports' AQM policy (``env.aqm``; each needs its policy on the controlled
+ports) are the quantities each policy declares in C++ (``PortAqmPolicy::DescribeTelemetry``: name,
+unit, normaliser; :func:`ecngym.sim_backend.aqm.telemetry`), mapped into [0, 1] by their normaliser
+(:data:`_NORMALISERS`): ``share:<key>`` min(x / max(y, 1), 1) with y the port's telemetry ``<key>``;
+``saturate:<scale>`` x / (x + scale); ``fraction_of:<scale>`` min(x / scale, 1); ``queue_time`` a
+time as the bytes the port sends in it, on the queue mapping; ``flag`` min(x, 1). The
+[AQM policy reference](../aqm-policies.md) lists every policy's.
 
 | feature | meaning |
 |---|---|
-| pred.flow_count, pred.flows_last_period | PRED's N now / n_last, as f / (f + flow_scale) |
-| pred.lambda_eff | the effective RED slope λ (per MB) as λ / (λ + 1) |
-| pred.marked | packets PRED marked / data packets enqueued, at most 1 |
-| ecn_sharp.sojourn_min_ns, _mean_ns | sojourn as bytes at the port's rate, queue mapping (0: nothing sent) |
-| ecn_sharp.marked_instantaneous, ecn_sharp.marked_persistent | marks of each rule / data packets sent, at most 1 |
-| ecn_sharp.persistent_state, codel.marking_state | 1 while the persistent / CoDel marking state is on |
-| codel.marked | CoDel marks / data packets sent, at most 1 |
-| r_aqm.viq_packets, r_aqm.viq_max_packets | virtual input queue (now / interval max) / viq_capacity_packets |
-| r_aqm.state | 0 normal, 0.5 draining, 1 congested |
-| r_aqm.held, .released, .expired, .overflow_drops | ACKs c in the interval as c / (c + viq_capacity_packets) |
-| r_aqm.echo_marked, .rwnd_clamped | released ACKs given an ECN echo / a one-MSS window / released ACKs, at most 1 |
-| r_aqm.data_marked | data packets R-AQM's own step marking marked / data packets enqueued, at most 1 |
 | aqm.<parameter> | a tuned parameter's value v: (v − low) / (high − low), action range or templates' span, in [0, 1] |
 """
 
@@ -40,8 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ecngym.envs.config import AQM_FEATURES, AQM_PARAM_FEATURE, FEATURES, ObservationConfig, number
+from ecngym.envs.config import AQM_PARAM_FEATURE, FEATURES, ObservationConfig, aqm_features, number
 from ecngym.error import ConfigError, check_range
+from ecngym.sim_backend.aqm import telemetry_specs
 from ecngym.units import parse_bytes
 
 if TYPE_CHECKING:
@@ -72,10 +66,11 @@ class FeatureBuilder:
                  port_rates_bps: np.ndarray | None = None, viq_capacity_packets: float = 1.0,
                  aqm_param_bounds: dict[str, tuple[float, float]] | None = None) -> None:
         bounds = aqm_param_bounds or {}
-        bad = [f for f in cfg.features if f not in FEATURES and f not in AQM_FEATURES
+        policy_features = aqm_features()
+        bad = [f for f in cfg.features if f not in FEATURES and f not in policy_features
                and f.removeprefix(AQM_PARAM_FEATURE) not in bounds]
         if bad or not cfg.features:
-            raise ConfigError("env.observation.features", f"unknown {bad}; allowed: {list(FEATURES + AQM_FEATURES)}")
+            raise ConfigError("env.observation.features", f"unknown {bad}; allowed: {list(FEATURES + policy_features)}")
         if len(set(cfg.features)) != len(cfg.features):
             raise ConfigError("env.observation.features", f"lists a feature twice: {list(cfg.features)}")
         if cfg.queue_mapping not in ("linear", "step"):
@@ -109,8 +104,10 @@ class FeatureBuilder:
         # telemetry the features, the rewards and the episode summary read (nothing else is indexed)
         needed = {"mean_queue_bytes", "utilization", "ecn_marked_packets", "paused_ns", self.count_key}
         needed |= {_FEATURE_KEY[f] for f in cfg.features if f in _FEATURE_KEY}
-        aqm = [f for f in cfg.features if f in AQM_FEATURES]
-        needed |= set(aqm) | {_AQM_DENOMINATOR[f] for f in aqm if f in _AQM_DENOMINATOR}
+        specs = telemetry_specs()
+        #: each policy feature's normaliser: (kind, argument), from its C++ declaration
+        self._aqm_norm = {f: _split_normaliser(specs[f].normaliser) for f in cfg.features if f in specs}
+        needed |= set(self._aqm_norm) | {arg for kind, arg in self._aqm_norm.values() if kind == "share"}
         rates = np.ones(len(ports)) if port_rates_bps is None else np.asarray(port_rates_bps, dtype=np.float64)
         self._bytes_per_ns = rates / 8e9
         self._viq_capacity = float(viq_capacity_packets)
@@ -183,7 +180,7 @@ class FeatureBuilder:
             elif name == "flows":
                 f = pt["distinct_flows"]
                 np.divide(f, f + self.cfg.flow_scale, out=col)
-            elif name in AQM_FEATURES:
+            elif name in self._aqm_norm:
                 col[:] = self._aqm_feature(name, pt)
         for i, j, low, span in self._param_cols:  # clipped: a configured value may lie outside the range
             if span > 0:
@@ -249,23 +246,18 @@ class FeatureBuilder:
                 "history": self.history, "frame": self._frame, "hist": self._hist}
 
     def _aqm_feature(self, name: str, pt: dict) -> np.ndarray:
-        """One policy-telemetry feature in [0, 1] (the module docstring's table; NaN reads 0)."""
+        """One policy-telemetry feature in [0, 1] by its declared normaliser (NaN reads 0)."""
         x = np.nan_to_num(np.asarray(pt[name], dtype=np.float64), nan=0.0)
-        if name in _AQM_DENOMINATOR:
-            return np.minimum(x / np.maximum(pt[_AQM_DENOMINATOR[name]], 1.0), 1.0)
-        if name in ("pred.flow_count", "pred.flows_last_period"):
-            return x / (x + self.cfg.flow_scale)
-        if name == "pred.lambda_eff":
-            return x / (x + 1.0)
-        if name.startswith("ecn_sharp.sojourn"):
-            return self.map_queue(x * self._bytes_per_ns)
-        if name in ("r_aqm.viq_packets", "r_aqm.viq_max_packets"):
-            return np.minimum(x / self._viq_capacity, 1.0)
-        if name == "r_aqm.state":
-            return np.minimum(x / 2.0, 1.0)
-        if name in ("r_aqm.held", "r_aqm.released", "r_aqm.expired", "r_aqm.overflow_drops"):
-            return x / (x + self._viq_capacity)
-        return np.minimum(x, 1.0)  # the 0 / 1 states
+        kind, arg = self._aqm_norm[name]
+        return _NORMALISERS[kind](self, x, pt, arg)
+
+    def _scale(self, arg: str) -> float:
+        """A normaliser's scale: a setting by name, or a number."""
+        if arg == "flow_scale":
+            return self.cfg.flow_scale
+        if arg == "viq_capacity_packets":
+            return self._viq_capacity
+        return float(arg)
 
     def reset(self, first: np.ndarray) -> np.ndarray:
         """Start a new history filled with ``first``; return the observation."""
@@ -299,8 +291,22 @@ _KERNEL_OPS = {"queue": ("SCALE_MIN", "mean_queue_bytes", None), "max_queue": ("
 
 #: Telemetry array each feature reads (beyond those every env reads).
 _FEATURE_KEY = {"max_queue": "max_queue_bytes", "flows": "distinct_flows"}
-#: Policy features that are a share of another count (mark counts over the packets they could mark).
-_AQM_DENOMINATOR = {"pred.marked": "enqueued_data_packets", "ecn_sharp.marked_instantaneous": "tx_data_packets",
-                    "ecn_sharp.marked_persistent": "tx_data_packets", "codel.marked": "tx_data_packets",
-                    "r_aqm.echo_marked": "r_aqm.released", "r_aqm.rwnd_clamped": "r_aqm.released",
-                    "r_aqm.data_marked": "enqueued_data_packets"}
+#: How a policy feature is mapped into [0, 1], by its C++ declaration's normaliser kind
+#: (``AqmTelemetryInfo::normaliser``): f(builder, x, telemetry, argument).
+_NORMALISERS = {
+    # a count over the packets it could have counted (marks over the data packets enqueued / sent)
+    "share": lambda fb, x, pt, key: np.minimum(x / np.maximum(pt[key], 1.0), 1.0),
+    "saturate": lambda fb, x, pt, scale: x / (x + fb._scale(scale)),
+    "fraction_of": lambda fb, x, pt, scale: np.minimum(x / fb._scale(scale), 1.0),
+    # a time as the bytes the port sends in it, on the queue features' mapping
+    "queue_time": lambda fb, x, pt, _: fb.map_queue(x * fb._bytes_per_ns),
+    "flag": lambda fb, x, pt, _: np.minimum(x, 1.0),  # the 0 / 1 states
+}
+
+
+def _split_normaliser(text: str) -> tuple[str, str]:
+    """``"share:tx_data_packets"`` -> ``("share", "tx_data_packets")``, checked against :data:`_NORMALISERS`."""
+    kind, _, arg = text.partition(":")
+    if kind not in _NORMALISERS:
+        raise RuntimeError(f"a policy declares the unknown telemetry normaliser {text!r}; known: {list(_NORMALISERS)}")
+    return kind, arg

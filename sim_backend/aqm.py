@@ -29,16 +29,10 @@ and time parameters (``*_bytes``, ``*_ns``) accept human units ("65KB", "80us");
 take one of their names; booleans must be booleans.
 
 Per-policy telemetry appears in ``Fabric.read_telemetry()`` under ``"<policy>.<name>"`` keys, one
-value per port (NaN where the port runs another policy):
-
-``pred.flow_count`` (N now), ``pred.flows_last_period`` (n_last), ``pred.lambda_eff`` (per MB),
-``pred.marked`` (packets marked in the interval);
-``ecn_sharp.sojourn_min_ns``, ``ecn_sharp.sojourn_mean_ns`` (data packets dequeued in the interval,
-NaN if none), ``ecn_sharp.marked_instantaneous``, ``ecn_sharp.marked_persistent``,
-``ecn_sharp.persistent_state``; ``codel.marked``, ``codel.marking_state``;
-``r_aqm.viq_packets`` (now), ``r_aqm.viq_max_packets``, ``r_aqm.state`` (0 normal, 1 draining,
-2 congested), ``r_aqm.held``, ``r_aqm.released``, ``r_aqm.expired``, ``r_aqm.overflow_drops``,
-``r_aqm.echo_marked``, ``r_aqm.data_marked``, ``r_aqm.rwnd_clamped``.
+value per port (NaN where the port runs another policy). Each policy declares its quantities in
+C++ (``PortAqmPolicy::DescribeTelemetry``: name, unit, normaliser, help), read here by
+:func:`telemetry`; the env's observation features are these (:func:`telemetry_specs`), and the
+[AQM policy reference](../aqm-policies.md) lists them.
 """
 
 from __future__ import annotations
@@ -89,6 +83,43 @@ def policies() -> dict[str, str]:
             raise RuntimeError(f"AQM policies {out[name]} and {type_name} share the short name {name!r}")
         out[name] = type_name
     return out
+
+
+@dataclass(frozen=True)
+class TelemetrySpec:
+    """One quantity a policy reports per interval, as its C++ class declares it.
+
+    Attributes:
+        name: Telemetry key, ``"<policy>.<quantity>"``.
+        unit: Its unit (``"packets"``, ``"ns"``, ``"0/1"``, ...).
+        normaliser: How an observation maps it into [0, 1] (:mod:`ecngym.envs.observation`):
+            ``"share:<key>"``, ``"saturate:<scale>"``, ``"fraction_of:<scale>"``, ``"queue_time"``
+            or ``"flag"``.
+        help: What it counts.
+    """
+
+    name: str
+    unit: str
+    normaliser: str
+    help: str
+
+
+@functools.cache
+def telemetry(policy: str) -> tuple[TelemetrySpec, ...]:
+    """The telemetry a policy declares (``PortAqmPolicy::DescribeTelemetry``), in the order it reports it.
+
+    Raises:
+        ConfigError: If the policy is unknown.
+    """
+    from ecngym.sim_backend import _fabric
+
+    return tuple(TelemetrySpec(**d) for d in _fabric.aqm_telemetry(resolve(policy)[1]))
+
+
+@functools.cache
+def telemetry_specs() -> dict[str, TelemetrySpec]:
+    """Every policy's telemetry by key (policies by short name, then each policy's own order)."""
+    return {t.name: t for name in policies() for t in telemetry(name)}
 
 
 def __getattr__(name: str) -> Any:

@@ -121,6 +121,18 @@ def policy_table(policy: str) -> str:
     return "\n".join(rows) + "\n"
 
 
+def telemetry_table(policy: str) -> str:
+    """The policy's telemetry (``PortAqmPolicy::DescribeTelemetry``): observation features of the same names."""
+    specs = aqm.telemetry(policy)
+    if not specs:
+        return ""
+    rows = ["Telemetry (`Fabric.read_telemetry()` keys, one value per port; observation features of the same "
+            "name, mapped into [0, 1] by the normaliser):\n", "| key | unit | normaliser | meaning |",
+            "|---|---|---|---|"]
+    rows += [f"| `{t.name}` | {t.unit} | `{t.normaliser}` | {words(t.help)} |" for t in specs]
+    return "\n".join(rows) + "\n\n"
+
+
 # ------------------------------------------------------------------------------------------ agents
 with mkdocs_gen_files.open("reference/agents.md", "w") as page:
     page.write("# Agent configs\n\n`ecngym train agent=<name>` reads `configs/agent/<name>.yaml`; the agent's typed "
@@ -162,6 +174,7 @@ with mkdocs_gen_files.open("reference/aqm-policies.md", "w") as page:
         tuned = ", ".join(f"`{p}`" for p in aqm.ACTION_PARAMS.get(policy, ()))
         page.write(f"## `{policy}`\n\nC++ type `{type_name}`; an env's action tunes {tuned} unless "
                    f"`env.action.aqm_params` names others.\n\n{policy_table(policy)}\n")
+        page.write(telemetry_table(policy))
 
 # ------------------------------------------------------------------------------------- controllers
 with mkdocs_gen_files.open("reference/controllers.md", "w") as page:

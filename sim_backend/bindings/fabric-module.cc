@@ -456,6 +456,24 @@ NB_MODULE(_fabric, m)
         "The TypeId names of every port AQM policy compiled in (the constructible children of "
         "PortAqmPolicy), in registration order.");
 
+    m.def(
+        "aqm_telemetry",
+        [](const std::string& typeName) {
+            nb::list out;
+            for (const AqmTelemetryInfo& t : DescribeAqmTelemetry(typeName))
+            {
+                nb::dict d;
+                d["name"] = t.name;
+                d["unit"] = t.unit;
+                d["normaliser"] = t.normaliser;
+                d["help"] = t.help;
+                out.append(d);
+            }
+            return out;
+        },
+        "type_name"_a,
+        "The per-interval telemetry a port AQM policy type declares: name, unit, normaliser, help.");
+
     m.def("check_aqm",
           &CheckAqmSetting,
           "type_name"_a,

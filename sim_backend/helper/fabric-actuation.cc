@@ -495,6 +495,12 @@ DescribeAqmType(const std::string& typeName)
     return out;
 }
 
+std::vector<AqmTelemetryInfo>
+DescribeAqmTelemetry(const std::string& typeName)
+{
+    return MakeAqm(LookupAqmType(typeName))->DescribeTelemetry();
+}
+
 std::string
 CheckAqmSetting(const std::string& typeName,
                 const std::vector<std::string>& names,

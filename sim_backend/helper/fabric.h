@@ -386,6 +386,14 @@ double MeasureBareEventRate(uint64_t events, const std::string& schedulerTypeId)
 std::vector<AqmAttributeInfo> DescribeAqmType(const std::string& typeName);
 
 /**
+ * @brief The telemetry a port AQM policy type declares (PortAqmPolicy::DescribeTelemetry).
+ * @param typeName TypeId name
+ * @return one entry per quantity, in ReadTelemetry's order
+ * @throws std::invalid_argument if the name is not a PortAqmPolicy type
+ */
+std::vector<AqmTelemetryInfo> DescribeAqmTelemetry(const std::string& typeName);
+
+/**
  * @brief Check a full policy setting on a scratch instance (the check Fabric::SetAqm runs first).
  * @param typeName TypeId name
  * @param names attribute names

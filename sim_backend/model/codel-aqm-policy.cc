@@ -110,6 +110,15 @@ CodelAqmPolicy::OnDequeue(const AqmContext& ctx, FabricPacket& p)
     }
 }
 
+std::vector<AqmTelemetryInfo>
+CodelAqmPolicy::DescribeTelemetry() const
+{
+    return {
+        {"codel.marked", "packets", "share:tx_data_packets", "data packets CoDel marked in the interval"},
+        {"codel.marking_state", "0/1", "flag", "1 while CoDel's marking state is on"},
+    };
+}
+
 void
 CodelAqmPolicy::ReadTelemetry(std::vector<std::pair<const char*, double>>& out)
 {

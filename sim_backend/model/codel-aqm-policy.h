@@ -43,6 +43,7 @@ class CodelAqmPolicy : public PortAqmPolicy
     AqmVerdict OnEnqueue(const AqmContext& ctx, FabricPacket& p) override;
     void OnDequeue(const AqmContext& ctx, FabricPacket& p) override;
     void SetStreamSeed(uint64_t seed) override;
+    std::vector<AqmTelemetryInfo> DescribeTelemetry() const override;
     void ReadTelemetry(std::vector<std::pair<const char*, double>>& out) override;
 
   private:

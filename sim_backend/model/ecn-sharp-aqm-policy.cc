@@ -141,6 +141,18 @@ EcnSharpAqmPolicy::OnDequeue(const AqmContext& ctx, FabricPacket& p)
     }
 }
 
+std::vector<AqmTelemetryInfo>
+EcnSharpAqmPolicy::DescribeTelemetry() const
+{
+    return {
+        {"ecn_sharp.sojourn_min_ns", "ns", "queue_time", "least sojourn time of the data packets dequeued in the interval (NaN if none)"},
+        {"ecn_sharp.sojourn_mean_ns", "ns", "queue_time", "mean sojourn time of the data packets dequeued in the interval (NaN if none)"},
+        {"ecn_sharp.marked_instantaneous", "packets", "share:tx_data_packets", "data packets the instantaneous rule marked"},
+        {"ecn_sharp.marked_persistent", "packets", "share:tx_data_packets", "data packets the persistent-queue rule marked"},
+        {"ecn_sharp.persistent_state", "0/1", "flag", "1 while persistent-queue marking is on"},
+    };
+}
+
 void
 EcnSharpAqmPolicy::ReadTelemetry(std::vector<std::pair<const char*, double>>& out)
 {

@@ -57,6 +57,7 @@ class EcnSharpAqmPolicy : public PortAqmPolicy
     void OnDequeue(const AqmContext& ctx, FabricPacket& p) override;
     void SetStreamSeed(uint64_t seed) override;
     std::string CheckConsistency() const override;
+    std::vector<AqmTelemetryInfo> DescribeTelemetry() const override;
     void ReadTelemetry(std::vector<std::pair<const char*, double>>& out) override;
 
   private:

@@ -64,6 +64,27 @@ class AqmPortAccess
 };
 
 /**
+ * @brief One quantity a policy reports per interval (PortAqmPolicy::ReadTelemetry), declared once.
+ *
+ * The Python policy list, the env's observation features and their reference pages are read from
+ * these declarations (``_fabric.aqm_telemetry``).
+ */
+struct AqmTelemetryInfo
+{
+    const char* name; //!< the key ReadTelemetry reports, "<policy>.<quantity>" ("pred.flow_count")
+    const char* unit; //!< e.g. "packets", "flows", "ns", "per MB", "0/1"
+    /**
+     * How an observation maps it into [0, 1] (envs/observation.py): "share:<key>" min(x / max(y, 1),
+     * 1) with y the port's telemetry <key> (a mark count over the packets it could mark);
+     * "saturate:<scale>" x / (x + scale); "fraction_of:<scale>" min(x / scale, 1); "queue_time" a
+     * time as the bytes the port sends in it, on the queue features' mapping; "flag" min(x, 1).
+     * A scale is a number or the name of a setting (flow_scale, viq_capacity_packets).
+     */
+    const char* normaliser;
+    const char* help; //!< what it counts
+};
+
+/**
  * @brief A port AQM policy: hooks at enqueue and dequeue of every packet of one switch egress
  *        port, data and control (ACK, NACK, CNP; PFC frames are link-level and skip it), and at
  *        the arrival of every control packet on the port's ingress side.
@@ -151,8 +172,17 @@ class PortAqmPolicy : public Object
     }
 
     /**
+     * @brief The quantities ReadTelemetry reports, in its order.
+     * @return one declaration per quantity (none by default)
+     */
+    virtual std::vector<AqmTelemetryInfo> DescribeTelemetry() const
+    {
+        return {};
+    }
+
+    /**
      * @brief Hand back this policy's telemetry of the interval and start a new interval.
-     * @param out (name, value) pairs; names are the policy's own (documented per policy)
+     * @param out (name, value) pairs, the names and order of DescribeTelemetry
      */
     virtual void ReadTelemetry(std::vector<std::pair<const char*, double>>& out)
     {

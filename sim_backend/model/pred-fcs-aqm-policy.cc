@@ -253,6 +253,17 @@ PredFcsAqmPolicy::OnDequeue(const AqmContext& ctx, FabricPacket& p)
 {
 }
 
+std::vector<AqmTelemetryInfo>
+PredFcsAqmPolicy::DescribeTelemetry() const
+{
+    return {
+        {"pred.flow_count", "flows", "saturate:flow_scale", "the flow count N now"},
+        {"pred.flows_last_period", "flows", "saturate:flow_scale", "flows of the last FCS period (n_last)"},
+        {"pred.lambda_eff", "per MB", "saturate:1", "the effective RED slope lambda_eff = f(N) lambda_qla"},
+        {"pred.marked", "packets", "share:enqueued_data_packets", "data packets PRED marked in the interval"},
+    };
+}
+
 void
 PredFcsAqmPolicy::ReadTelemetry(std::vector<std::pair<const char*, double>>& out)
 {

@@ -356,6 +356,23 @@ RAqmPolicy::OnIngress(const AqmContext& ctx, FabricPacket& p)
     return AqmVerdict::Hold;
 }
 
+std::vector<AqmTelemetryInfo>
+RAqmPolicy::DescribeTelemetry() const
+{
+    return {
+        {"r_aqm.viq_packets", "packets", "fraction_of:viq_capacity_packets", "ACKs in the virtual input queue now"},
+        {"r_aqm.viq_max_packets", "packets", "fraction_of:viq_capacity_packets", "most ACKs in the virtual input queue in the interval"},
+        {"r_aqm.state", "state", "fraction_of:2", "0 normal, 1 draining, 2 congested"},
+        {"r_aqm.held", "packets", "saturate:viq_capacity_packets", "ACKs held in the interval"},
+        {"r_aqm.released", "packets", "saturate:viq_capacity_packets", "ACKs released in the interval"},
+        {"r_aqm.expired", "packets", "saturate:viq_capacity_packets", "held ACKs released on expiry (5 ms)"},
+        {"r_aqm.overflow_drops", "packets", "saturate:viq_capacity_packets", "ACKs dropped on a full virtual input queue"},
+        {"r_aqm.echo_marked", "packets", "share:r_aqm.released", "released ACKs given an ECN echo"},
+        {"r_aqm.data_marked", "packets", "share:enqueued_data_packets", "data packets R-AQM's own step marking marked"},
+        {"r_aqm.rwnd_clamped", "packets", "share:r_aqm.released", "released ACKs advertising a one-MSS window"},
+    };
+}
+
 void
 RAqmPolicy::ReadTelemetry(std::vector<std::pair<const char*, double>>& out)
 {

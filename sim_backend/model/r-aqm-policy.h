@@ -77,6 +77,7 @@ class RAqmPolicy : public PortAqmPolicy
     void Attach(AqmPortAccess* access, uint32_t portId, double linkRateBps) override;
     void Detach() override;
     std::string CheckConsistency() const override;
+    std::vector<AqmTelemetryInfo> DescribeTelemetry() const override;
     void ReadTelemetry(std::vector<std::pair<const char*, double>>& out) override;
 
     /** @return the current state */

@@ -294,3 +294,22 @@ def test_a_controller_installing_another_policy_than_env_aqm_is_refused_naming_e
         StaticAqmController(policy=env_aqm).reset(env)  # the env's own policy, with the controller's parameters
     finally:
         env.close()
+
+
+def test_each_policy_reports_exactly_the_telemetry_it_declares_in_cpp(fabric):
+    # the C++ declarations (DescribeTelemetry) are the one home of a policy's telemetry: the keys
+    # ReadTelemetry reports, in order, and the observation features
+    from ecngym.envs.config import aqm_features
+    from ecngym.sim_backend import aqm
+
+    port = fabric.ports.switch_ports()[:1]
+    for policy in aqm.POLICIES:
+        fabric.set_aqm(port, policy)
+        fabric.read_telemetry()
+        reported = [k for k in fabric.read_telemetry() if "." in k]
+        assert reported == [t.name for t in aqm.telemetry(policy)], policy
+    declared = [t for p in aqm.POLICIES for t in aqm.telemetry(p)]
+    assert list(aqm_features()) == [t.name for t in declared] and len(declared) == 21
+    assert all(t.unit and t.help and t.normaliser.partition(":")[0] in
+               ("share", "saturate", "fraction_of", "queue_time", "flag") for t in declared)
+    assert aqm.telemetry("red") == ()
