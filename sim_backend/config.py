@@ -130,18 +130,26 @@ class WindowParams(ConfigModel):
     scope: OneOf("global", "pair") = "global"
 
 
+def _red_default(name: str) -> Any:
+    """RED's default of one parameter: its C++ attribute's initial value (the one home of RED's defaults)."""
+    from ecngym.sim_backend import aqm
+
+    return aqm.policy_defaults("red")[name]
+
+
 class EcnParams(ConfigModel):
-    """Initial RED / ECN setting of every switch egress port.
+    """Initial RED / ECN setting of every switch egress port (defaults: ``RedAqmPolicy``'s attributes).
 
     ``by_rate`` maps a link rate to its own ``{kmin, kmax, pmax}`` (the HPCC model's
     ``KMIN_MAP`` / ``KMAX_MAP`` / ``PMAX_MAP``): when it is not empty, every switch port takes the
     entry of its rate, and a port whose rate has no entry is an error (as in the reference program).
     """
 
-    kmin: Bytes() = "5KB"
-    kmax: Bytes() = "200KB"
-    pmax: Real(0, 1) = 0.01
-    mark_at: OneOf("enqueue", "dequeue") = "enqueue"
+    kmin: Bytes() = Field(default_factory=lambda: _red_default("kmin_bytes"))
+    kmax: Bytes() = Field(default_factory=lambda: _red_default("kmax_bytes"))
+    pmax: Real(0, 1) = Field(default_factory=lambda: _red_default("pmax"))
+    mark_at: OneOf("enqueue", "dequeue") = Field(
+        default_factory=lambda: "dequeue" if _red_default("mark_at_dequeue") else "enqueue")
     by_rate: Any = Field(default_factory=dict)
 
 

@@ -48,10 +48,11 @@ class RedAqmPolicy : public PortAqmPolicy
   private:
     void MaybeMark(uint64_t queueBytes, FabricPacket& p);
 
-    uint64_t m_kminBytes{5000};
-    uint64_t m_kmaxBytes{200000};
-    double m_pmax{0.01};
-    bool m_markAtDequeue{false};
+    // set from the attributes' initial values at construction (GetTypeId: their one home)
+    uint64_t m_kminBytes;
+    uint64_t m_kmaxBytes;
+    double m_pmax;
+    bool m_markAtDequeue;
     FastRandom m_rng;
 };
 
