@@ -317,11 +317,12 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
         overrides = plain(overrides)
         if not isinstance(overrides, Mapping):
             raise ConfigError(prefix, f"expected a mapping of fields, got {overrides!r}")
-        data = self.as_dict()
+        # the sections not overridden pass as validated instances: pydantic does not validate them again
+        data = {name: getattr(self, name) for name in type(self).model_fields}
         for key, value in overrides.items():
             field = type(self).model_fields.get(key)
             if field is not None and _is_section(field.annotation) and isinstance(value, Mapping):
-                data[key] = {**data[key], **value}
+                data[key] = {**data[key].as_dict(), **value}
             else:
                 data[key] = value
         return type(self).parse(data, prefix)

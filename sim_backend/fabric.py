@@ -600,8 +600,8 @@ def check_int_link_rates(topology: Topology, config: FabricConfig) -> None:
     """Refuse HPCC on a topology of more link rates than its INT records can name.
 
     Raises:
-        ConfigError: Naming ``fabric.cc``, the number of distinct rates and the limit (it was the
-            builder's bare ValueError about ``links``).
+        ConfigError: Naming ``fabric.cc``, the number of distinct rates and the limit, before the
+            builder would refuse the ``links``.
     """
     if config.cc != "hpcc":
         return

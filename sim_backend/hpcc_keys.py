@@ -170,8 +170,8 @@ def stop_ns(keys: dict[str, list[str]], source: str) -> int:
 
     Raises:
         ConfigError: Naming ``hpcc_config.SIMULATOR_STOP_TIME`` if it is not a finite number of
-            seconds from 1 ns to 2^62 ns (``-1`` gave a run limit of -10^9 ns; NaN or inf failed
-            the ``QLEN_MON_START`` check that compares with it, which was blamed).
+            seconds from 1 ns to 2^62 ns; checked first, since the checks of other keys
+            (``QLEN_MON_START``) compare with it.
     """
     field = "hpcc_config.SIMULATOR_STOP_TIME"
     try:

@@ -9,6 +9,8 @@ Run by mkdocs-gen-files at build time. Nothing on these pages is written by hand
   and the value the shipped file sets;
 * ``reference/env-config.md``: the env's typed config (:class:`ecngym.envs.EnvConfig` and its nested
   models), fields, ranges and defaults;
+* ``reference/fabric-config.md``: :class:`ecngym.sim_backend.config.FabricConfig`, whose simulator
+  knobs (fields, ranges, defaults, descriptions) are read from the C++ attributes;
 * ``reference/aqm-policies.md``: every port AQM policy's parameters with the ranges and defaults of
   the C++ attribute checkers (:func:`ecngym.sim_backend.aqm.policy_spec` reads them from the compiled
   fabric);
@@ -36,7 +38,7 @@ from ecngym.agents.registry import KIND_KEY, agent_kind, load_agent_yaml
 from ecngym.baselines.registry import controller_class
 from ecngym.baselines.static import FORMULA_SETTINGS, STATIC_SETTINGS
 from ecngym.envs.config import EnvConfig
-from ecngym.sim_backend import aqm
+from ecngym.sim_backend import FabricConfig, aqm
 from ecngym.validation import describe_field
 
 CONFIGS = files("ecngym.configs")
@@ -69,13 +71,15 @@ def header_comment(path: Any) -> str:
     return words(" ".join(lines))
 
 
-def model_rows(model: type[BaseModel], values: dict[str, Any] | None, prefix: str = "") -> list[str]:
+def model_rows(model: type[BaseModel], values: dict[str, Any] | None, prefix: str = "",
+               descriptions: bool = False) -> list[str]:
     """Table rows of a model's fields, nested models flattened to dotted names.
 
     Args:
         model: The config model.
         values: The values a shipped YAML file sets under this model (``None``: show defaults).
         prefix: The dotted name of the model's node.
+        descriptions: Add a column with each field's description (a fabric knob's attribute help).
     """
     rows = []
     for name, info in model.model_fields.items():
@@ -86,13 +90,14 @@ def model_rows(model: type[BaseModel], values: dict[str, Any] | None, prefix: st
         default = info.default_factory() if info.default_factory is not None else info.default
         if nested is not None:
             sub = given if isinstance(given, dict) else None
-            rows += model_rows(nested, sub if values is not None else None, dotted + ".")
+            rows += model_rows(nested, sub if values is not None else None, dotted + ".", descriptions)
             continue
         if isinstance(default, BaseModel):
             default = default.model_dump()
         shown = cell(given) if values is not None else ""
         rows.append(f"| `{dotted}` | {words(describe_field(info))} | {cell(default)} |"
-                    + (f" {shown} |" if values is not None else ""))
+                    + (f" {shown} |" if values is not None else "")
+                    + (f" {words(info.description or '')} |" if descriptions else ""))
     return rows
 
 
@@ -162,6 +167,17 @@ with mkdocs_gen_files.open("reference/env-config.md", "w") as page:
                "field's validator. Each [env id](envs.md) is a preset of these fields.\n\n")
     page.write("| field | accepts | default |\n|---|---|---|\n")
     page.write("\n".join(model_rows(EnvConfig, None)) + "\n")
+
+# ----------------------------------------------------------------------------------- fabric config
+with mkdocs_gen_files.open("reference/fabric-config.md", "w") as page:
+    page.write("# Fabric config\n\nThe fields of [`FabricConfig`](api/sim_backend.md#ecngym.sim_backend.config), "
+               "the `fabric` node of every config (`fabric.<field>=...`), nested sections flattened to dotted names. "
+               "The congestion-control, NIC and buffer knobs are read from the C++ TypeId attributes that declare "
+               "them ([where a knob lives](../concepts/fabric-and-models.md#where-a-knob-lives)): *accepts* is their "
+               "checker's range, *default* their default in internal units (bytes, ns, bit/s; sizes, durations "
+               "and rates also take human units), *description* their help text.\n\n")
+    page.write("| field | accepts | default | description |\n|---|---|---|---|\n")
+    page.write("\n".join(model_rows(FabricConfig, None, descriptions=True)) + "\n")
 
 # ------------------------------------------------------------------------------------ AQM policies
 with mkdocs_gen_files.open("reference/aqm-policies.md", "w") as page:

@@ -71,7 +71,12 @@ enum class EcmpHash : uint8_t
 };
 
 /**
- * @brief All parameters of one fabric (validated in Python before they get here).
+ * @brief All parameters of one fabric.
+ *
+ * The NIC's, congestion controls' and buffer's knobs are set through the attributes of their
+ * FabricParameters sections (fabric-parameters.h, MakeFabricConfig), whose checkers bound them;
+ * the other fields (choices such as cc and ecmpHash, the initial ECN setting) are validated in
+ * Python (ecngym.sim_backend.config.FabricConfig).
  */
 struct FabricConfig
 {
