@@ -75,8 +75,8 @@ enum class EcmpHash : uint8_t
  *
  * The NIC's, congestion controls' and buffer's knobs are set through the attributes of their
  * FabricParameters sections (fabric-parameters.h, MakeFabricConfig), whose checkers bound them;
- * the other fields (choices such as cc and ecmpHash, the initial ECN setting) are validated in
- * Python (ecngym.sim_backend.config.FabricConfig).
+ * the choices (cc, ecmpHash, ...) are validated in Python (ecngym.sim_backend.config.FabricConfig),
+ * the ports' first AQM policy by Fabric::Build against its attributes' checkers.
  */
 struct FabricConfig
 {
