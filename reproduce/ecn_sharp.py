@@ -113,12 +113,12 @@ def incast_flows(queries: int = 100, senders: int = 16, at_ns: int = 4_000_000_0
 
 
 def run_incast(policy: str, flows: pd.DataFrame, at_ns: int, senders: int = 16, persistent: bool = True,
-               **params: Any) -> dict[str, float]:
+               buffer_pkts: int = 250, **params: Any) -> dict[str, float]:
     """Standing queue in the 5 ms before the queries and drops in the 10 ms from them, in packets."""
     from ecngym.sim_backend import Fabric, topology
 
     topo = topology.incast_star(hosts=senders + 1, link_rate="10Gbps", link_delay="5us")
-    cfg = _fabric_config(250 * INCAST_PACKET_BYTES, persistent, mtu_payload=f"{INCAST_MTU}B",
+    cfg = _fabric_config(buffer_pkts * INCAST_PACKET_BYTES, persistent, mtu_payload=f"{INCAST_MTU}B",
                          dctcp={"initial_window": f"{10 * INCAST_MTU}B"})
     with Fabric(topo, flows, cfg) as fab:
         port = int(np.flatnonzero(fab.ports.is_switch & (fab.ports.peer_node == senders))[0])

@@ -33,13 +33,22 @@ ECN_PARAMS = {"kmin_bytes": K_ECN, "kmax_bytes": K_ECN, "pmax": 1.0}
 
 
 def incast(policy: str, senders: int, flow_bytes: int = 3_200_000, *, initial_window_pkts: int = 1,
-           min_window_pkts: int = 1, **params: Any) -> dict[str, float]:
-    """Run the incast; goodput (Gbps), retransmission timeouts, drops, peak queue (packets)."""
+           min_window_pkts: int = 1, linux_like: bool = False, **params: Any) -> dict[str, float]:
+    """Run the incast; goodput (Gbps), retransmission timeouts, drops, peak queue (packets).
+
+    ``linux_like`` runs the Linux-like hosts instead of the NIC-style ones: slow start from
+    ``initial_window_pkts``, the SYN / SYN-ACK handshake (whose SYN-ACKs R-AQM paces, §III) and the
+    RFC 6298 RTO with the paper's RTO_min of 100 ms as its floor.
+    """
     from ecngym.sim_backend import Fabric, FabricConfig, topology
 
     flows = pd.DataFrame([(i, senders, flow_bytes, 0) for i in range(senders)],
                          columns=["src", "dst", "size_bytes", "start_ns"])
-    dctcp = {"initial_window": f"{initial_window_pkts * 1000}B", "min_window": f"{min_window_pkts * 1000}B"}
+    dctcp: dict[str, Any] = {"initial_window": f"{initial_window_pkts * 1000}B",
+                             "min_window": f"{min_window_pkts * 1000}B"}
+    if linux_like:
+        dctcp = {"slow_start": True, "initial_cwnd_packets": initial_window_pkts, "handshake": True,
+                 "rto_estimate": True, "min_rto_ns": "100ms", "min_window": f"{min_window_pkts * 1000}B"}
     cfg = FabricConfig.preset("dctcp", retransmit_timeout="100ms", dctcp=dctcp,
                               buffer={"buffer": 300 * PACKET_BYTES, "reserve": 0, "headroom": 0,
                                       "pfc_enabled": False, "pfc_alpha": 64})
