@@ -81,7 +81,7 @@ def env_for(controller: Any, cfg: DictConfig, console: Console | None = None) ->
     try:
         return make_env(cfg, extra)
     except ConfigError as exc:  # the controller's own settings (a trained agent's: its agent.json's "env")
-        from ecngym.agents.common import AGENT_FILE
+        from ecngym.agents.saved_run import AGENT_FILE
 
         trained = hasattr(controller, "run_dir")
         source = f"{controller.run_dir / AGENT_FILE}'s env" if trained else f"{controller.name}'s env_overrides"

@@ -108,7 +108,7 @@ def _group_choice(group: str, default: Any) -> str:
 def _train_agent(cfg: DictConfig, out: Path) -> None:
     """``ecngym train agent=acc|laecn|haecn [framework=sb3|rllib]``: train a learning agent, save the run."""
     from ecngym.agents import train_agent
-    from ecngym.agents.common import agent_config
+    from ecngym.agents.config import agent_config
 
     raw = config_values(cfg.agent)
     agent = agent_config(_group_choice("agent", raw.get("name")), raw)  # validated: errors name agent.<field>
