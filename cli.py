@@ -46,7 +46,8 @@ from ecngym.error import ConfigError, EcnGymError
 _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("run",): ("ecngym.commands.run:run_main", "the benchmark: suite core (suite=...) x every untrained controller"),
     ("compare",): ("ecngym.commands.compare:compare_main", "one trace under several static ECN settings (bare fabric)"),
-    ("leaderboard",): ("ecngym.results.leaderboard:main", "rank controllers from the results store, write the page"),
+    ("leaderboard",): ("ecngym.results.leaderboard_cli:main",
+                       "rank controllers from the results store, write the page"),
     ("eval",): ("ecngym.commands.eval:eval_main", "run one controller on one scenario, print the summary"),
     ("train",): ("ecngym.commands.train:train_main",
                   "train an agent (agent=acc|laecn|haecn) or an SB3 algorithm (DQN / PPO) on an env"),

@@ -17,11 +17,14 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ecngym.files import make_directory
+
+if TYPE_CHECKING:
+    from ecngym.results.ranking import Ranking
 
 
 class NullLogger:
@@ -144,3 +147,10 @@ def make_logger(cfg: Mapping[str, Any] | None, run_name: str, run_dir: Path, con
     if lc.name == "tensorboard":
         return TensorBoardLogger(run_name, directory)
     return NullLogger()
+
+
+def log_tables(logger: Any, rankings: list[Ranking]) -> None:
+    """Log each ranking's table to ``logger`` (a :func:`make_logger` logger)."""
+    for ranking in rankings:
+        logger.log_table(f"leaderboard/{ranking.scenario}/{ranking.trace_set}",
+                         ranking.table.drop(columns=["row_ids", "params"]))
