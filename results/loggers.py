@@ -105,19 +105,11 @@ class TensorBoardLogger(NullLogger):
 
     def log_table(self, name: str, table: pd.DataFrame) -> None:
         """Log a table as markdown text."""
-        self.writer.add_text(name, table.to_markdown(index=False) if _has_tabulate() else table.to_string())
+        self.writer.add_text(name, table.to_markdown(index=False))  # (pandas needs tabulate: a dependency)
 
     def close(self) -> None:
         """Flush the event file."""
         self.writer.close()
-
-
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def make_logger(cfg: Mapping[str, Any] | None, run_name: str, run_dir: Path, config: dict[str, Any]) -> NullLogger:
