@@ -31,21 +31,19 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.agents.common import (
-    LearnedController,
-    agent_env_config,
+from ecngym.agents.config import AccConfig, agent_env_config
+from ecngym.agents.controller import LearnedController
+from ecngym.agents.inference import mlp_flops
+from ecngym.agents.registry import AgentKind
+from ecngym.agents.rllib import train_acc_rllib_run
+from ecngym.agents.saved_run import load_saved, save_agent_meta
+from ecngym.agents.training_run import (
     check_resume_total,
     check_resumed_hyperparams,
     check_warm_up,
-    load_saved,
-    mlp_flops,
     resumed_seed,
-    save_agent_meta,
     start_training,
 )
-from ecngym.agents.config import AccConfig
-from ecngym.agents.registry import AgentKind
-from ecngym.agents.rllib import train_acc_rllib_run
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
 from ecngym.validation import check_whole

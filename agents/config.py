@@ -1,5 +1,8 @@
 """Typed agent configs (``configs/agent/<name>.yaml``), validated with :mod:`ecngym.validation`.
 
+:func:`agent_config` loads one agent's YAML and merges overrides; :func:`agent_env_config` is the
+env config the agent trains on.
+
 Every field of ACC's and LAECN's configs is checked when the config is built (bad values, unknown
 keys, wrong types are a :class:`~ecngym.error.ConfigError` naming ``agent.<field>``), before any
 fabric or network exists. The values and their sources live in the YAML files, not here.
@@ -11,7 +14,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from ecngym.validation import ConfigModel, Flag, OneOf, Real, Whole, convert, field_error
+from ecngym.error import ConfigError
+from ecngym.validation import ConfigModel, Flag, OneOf, Real, Whole, config_values, convert, field_error
 
 GRANULARITY = OneOf("port", "switch")
 #: A network's hidden layer widths (``[]``: none, a linear network).
@@ -181,3 +185,54 @@ SB3_HYPERPARAMS: dict[str, dict[str, Any]] = {
         "stats_window_size": Whole(1),
     },
 }
+
+
+def agent_config(name: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Agent ``name``'s YAML (``configs/agent/<name>.yaml``) with ``overrides`` merged in, validated.
+
+    Args:
+        name: A registered agent's name (:func:`~ecngym.agents.registry.agent_names`: ``"acc"``,
+            ``"laecn"``, ``"haecn"`` ...).
+        overrides: Fields to change (a mapping, nested like the YAML; an OmegaConf config too).
+            Values are validated as given: Python or NumPy numbers, lists or tuples. The YAML's
+            own ``_kind_`` may come back in them (Hydra's composed ``agent`` node holds it).
+
+    Returns:
+        The validated config as a plain dict (without ``_kind_``).
+
+    Raises:
+        ConfigError: On an unknown agent name, overrides that are not a mapping, an override of
+            ``name`` or ``_kind_``, or a bad or unknown field (named ``agent.<field>``).
+    """
+    from ecngym.agents.registry import KIND_KEY, agent_kind, load_agent_yaml
+    from ecngym.envs.config import EnvConfig
+
+    kind = agent_kind(name)
+    raw = config_values(load_agent_yaml(name))
+    own_kind = raw.pop(KIND_KEY, None)
+    if overrides is not None and hasattr(overrides, "items") and KIND_KEY in overrides:
+        if overrides[KIND_KEY] != own_kind:  # (another kind would train one agent with another's code)
+            raise ConfigError(f"agent.{KIND_KEY}", f"got {overrides[KIND_KEY]!r} for the agent {name!r}, whose "
+                                                   f"YAML names {own_kind!r}; it is not an override")
+        overrides = {k: v for k, v in overrides.items() if k != KIND_KEY}
+    base = kind.config.parse(raw, "agent")
+    cfg = base.updated({} if overrides is None else overrides, "agent").as_dict()
+    if cfg["name"] != name:  # (the name picks the file: laecn with name=haecn would be neither)
+        raise ConfigError("agent.name", f"got {cfg['name']!r} for the agent {name!r}; the name is not an override: "
+                                        f"choose the agent with agent={cfg['name']}")
+    EnvConfig().updated(cfg["env"], "agent.env")  # the agent's env overrides are valid env fields
+    if "online" in cfg:  # (ACC) checked now, not only once a run reaches its online phase
+        EnvConfig().updated(cfg["online"]["env"], "agent.online.env")
+    return cfg
+
+
+def agent_env_config(base: dict[str, Any], agent_env: dict[str, Any]) -> Any:
+    """The :class:`~ecngym.envs.EnvConfig` an agent trains on: the scenario plus the agent's overrides.
+
+    Args:
+        base: The scenario (a registered preset merged with the user's env overrides).
+        agent_env: The agent's ``env`` overrides (its observation, reward, Δt).
+    """
+    from ecngym.envs.config import EnvConfig, merge
+
+    return merge(EnvConfig.from_dict(base), agent_env, "env")

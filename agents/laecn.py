@@ -35,20 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.agents.common import (
-    AGENT_FILE,
-    LearnedController,
-    agent_config,
-    check_resume_total,
-    check_warm_up,
-    load_saved,
-    mlp_flops,
-    resumed_seed,
-    save_agent_meta,
-    start_training,
-)
-from ecngym.agents.config import LaecnConfig
+from ecngym.agents.config import LaecnConfig, agent_config
+from ecngym.agents.controller import LearnedController
+from ecngym.agents.inference import mlp_flops
 from ecngym.agents.registry import AgentKind, registered_kind
+from ecngym.agents.saved_run import AGENT_FILE, load_saved, save_agent_meta
+from ecngym.agents.training_run import check_resume_total, check_warm_up, resumed_seed, start_training
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
 
@@ -242,7 +234,7 @@ class LaecnAgent:
         Args:
             states: S_t per agent.
             eps: Exploration rate of both modules (0 = greedy).
-            counter: An :class:`~ecngym.agents.common.InferenceCounter` to charge.
+            counter: An :class:`~ecngym.agents.inference.InferenceCounter` to charge.
 
         Returns:
             (actions to execute per agent, trigger per agent, the decision module's input).
@@ -329,7 +321,7 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     """
     from tqdm.auto import tqdm
 
-    from ecngym.agents.common import InferenceCounter
+    from ecngym.agents.inference import InferenceCounter
     from ecngym.envs.multi_agent import EcnTuningParallelEnv
     from ecngym.envs.view import EnvView
 

@@ -141,7 +141,7 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = E
             unknown agent name; both before any training.
     """
     from ecngym.agents import learned_controller, train_agent
-    from ecngym.agents.common import agent_config
+    from ecngym.agents.config import agent_config
     from ecngym.baselines import StaticEcnController
     from ecngym.baselines.pred import PredController
     from ecngym.envs.config import EnvConfig

@@ -130,8 +130,9 @@ def measure_plateau(rule: PlateauRule, *, seed: int = TRAIN_SEED, eval_seeds: Se
     from stable_baselines3.common.callbacks import BaseCallback
 
     from ecngym.agents.acc import acc_meta, train_acc
-    from ecngym.agents.common import agent_config, agent_env_config, save_agent_meta
+    from ecngym.agents.config import agent_config, agent_env_config
     from ecngym.agents.learning import bursty_env
+    from ecngym.agents.saved_run import save_agent_meta
 
     seed = check_whole("seed", seed, 0)
     eval_seeds = check_seeds("eval_seeds", eval_seeds)

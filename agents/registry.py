@@ -9,7 +9,7 @@ Every agent config names what trains and plays it, as a controller config names 
 
 An :class:`AgentKind` ties the agent's typed config, its trainer per framework and the controller
 that plays a trained run. :func:`~ecngym.agents.train_agent` (``ecngym train agent=<name>``),
-:func:`~ecngym.agents.learned_controller` and :func:`~ecngym.agents.common.agent_config` find it
+:func:`~ecngym.agents.learned_controller` and :func:`~ecngym.agents.config.agent_config` find it
 by the name alone; there is no list of agents to extend. A new learning agent is one module (its
 trainer, its controller, its config model and the ``AgentKind`` that ties them) plus its YAML
 (and ``configs/controller/<name>.yaml`` for ``ecngym eval controller=<name>``). A variant is a YAML
@@ -44,9 +44,9 @@ class AgentKind:
             called as ``trainer(base_env, agent, out_dir, *, timesteps, seed, progress_bar,
             checkpoint_every, resume, device, threads)`` (RLlib's also with ``ray_address``) and
             returns the path of the trained model; it writes ``agent.json`` and ``curve.csv`` into
-            ``out_dir`` (:func:`~ecngym.agents.common.save_agent_meta`).
+            ``out_dir`` (:func:`~ecngym.agents.saved_run.save_agent_meta`).
         controller: The controller class of a trained run, called as ``controller(path, deterministic)``
-            (usually a :class:`~ecngym.agents.common.LearnedController`).
+            (usually a :class:`~ecngym.agents.controller.LearnedController`).
     """
 
     config: type

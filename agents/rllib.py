@@ -259,7 +259,7 @@ def resumed_episodes(resume: Any) -> list[dict[str, Any]]:
         ConfigError: Naming ``resume``, if it is not a checkpoint directory, or its episodes file is
             not readable JSON or not a list of such records.
     """
-    from ecngym.agents.common import episode_records_problem
+    from ecngym.agents.saved_run import episode_records_problem
     from ecngym.error import ConfigError
     from ecngym.files import check_directory_path, read_json
 
@@ -319,13 +319,8 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
             naming ``agent.hyperparams.<key>``, if a resumed checkpoint trained with another value
             (a resume continues with the checkpoint's hyperparameters, as SB3's ACC does).
     """
-    from ecngym.agents.common import (
-        check_resume_total,
-        check_resumed_hyperparams,
-        check_warm_up,
-        load_saved,
-        resumed_seed,
-    )
+    from ecngym.agents.saved_run import load_saved
+    from ecngym.agents.training_run import check_resume_total, check_resumed_hyperparams, check_warm_up, resumed_seed
     from ecngym.error import ConfigError
 
     earlier = resumed_episodes(resume) if resume else []  # a resumed run's episodes before the checkpoint
@@ -449,9 +444,10 @@ def train_acc_rllib_run(base_env: dict[str, Any], agent: dict[str, Any], out_dir
         The checkpoint's path.
 
     Raises:
-        ConfigError: As :func:`~ecngym.agents.common.start_training` and :func:`train_acc_rllib`.
+        ConfigError: As :func:`~ecngym.agents.training_run.start_training` and :func:`train_acc_rllib`.
     """
-    from ecngym.agents.common import save_agent_meta, start_training
+    from ecngym.agents.saved_run import save_agent_meta
+    from ecngym.agents.training_run import start_training
     from ecngym.envs.scenario import EcnScenario
 
     timesteps, seed, checkpoint_every, _, out_dir, env_cfg = start_training(

@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ecngym.agents.common import InferenceCounter, check_warm_up, load_saved, mlp_flops
 from ecngym.agents.config import HIDDEN_WIDTHS, SB3_HYPERPARAMS, ActorCriticArch
+from ecngym.agents.inference import InferenceCounter, mlp_flops
+from ecngym.agents.saved_run import load_saved
+from ecngym.agents.training_run import check_warm_up
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
 from ecngym.validation import Flag, check, check_whole, plain

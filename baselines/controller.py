@@ -45,7 +45,7 @@ class Controller(Protocol):
     * ``env_overrides(env) -> dict``: ``gymnasium.make`` overrides the controller needs (e.g. a
       continuous action space to set arbitrary thresholds); ``ecngym eval`` rebuilds the env with
       them. Traces do not depend on the action space, so the trace hash is unchanged.
-    * ``inference``: an :class:`~ecngym.agents.common.InferenceCounter`, whose counts join the
+    * ``inference``: an :class:`~ecngym.agents.inference.InferenceCounter`, whose counts join the
       episode's metrics; a class whose counter adds counts of its own (``extra``) names them in a
       class attribute ``extra_metrics`` (LAECN: ``("policy_forward_passes",)``), so that
       ``ecngym run`` can check ``leaderboard.score`` against them before it simulates anything.

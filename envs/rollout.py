@@ -18,7 +18,7 @@ ACCOUNTING_KEYS = ("decisions", "forward_passes", "flops", "act_wall_s", "actuat
 def accounting_metric_names() -> list[str]:
     """The summary keys of the inference accounting: :data:`ACCOUNTING_KEYS` and their ``_per_sim_s``.
 
-    A controller's :class:`~ecngym.agents.common.InferenceCounter` may add counts of its own
+    A controller's :class:`~ecngym.agents.inference.InferenceCounter` may add counts of its own
     (``extra``), not listed here.
     """
     return [*ACCOUNTING_KEYS, *(f"{key}_per_sim_s" for key in ACCOUNTING_KEYS)]

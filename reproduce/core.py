@@ -6,6 +6,7 @@ import importlib
 import json
 import pkgutil
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -47,10 +48,8 @@ class Claim:
 
 def papers() -> dict[str, ModuleType]:
     """Return ``{paper id: module}`` for every paper module in this package."""
-    import ecngym.reproduce as pkg
-
     found: dict[str, ModuleType] = {}
-    for info in pkgutil.iter_modules(pkg.__path__):
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         if info.name in ("core", "cli") or info.name.startswith("_"):
             continue
         module = importlib.import_module(f"ecngym.reproduce.{info.name}")

@@ -1,13 +1,12 @@
-"""``ecngym leaderboard``: the terminal tables and the page of the rankings (:mod:`ecngym.results.ranking`).
+"""The leaderboard of a results store: its rankings as terminal tables, its page and its logged tables.
 
 The ranking itself (scores, confidence intervals, paired differences, which rows are ranked
-together) lives in :mod:`ecngym.results.ranking`, which the page imports too; its names are
-re-exported here.
+together) is :mod:`ecngym.results.ranking`; the HTML page is :mod:`ecngym.results.page`; the
+``ecngym leaderboard`` command is :mod:`ecngym.results.leaderboard_cli`.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +21,13 @@ from ecngym.results.ranking import (
     HIGHER_IS_BETTER,
     LABELS,
     Ranking,
-    _fmt,
     check_scenario_hashes,
-    confidence_interval,
-    paired_difference,
+    fmt_number,
     paired_text,
     rank,
 )
 from ecngym.results.store import ResultStore, StoreError
 from ecngym.validation import Text, check
-
-__all__ = ["CONTEXT_METRICS", "DEFAULT_SCORE", "HIGHER_IS_BETTER", "LABELS", "Ranking", "check_scenario_hashes",
-           "confidence_interval", "leaderboard_from_store", "main", "paired_difference", "paired_text", "rank",
-           "rich_table"]
 
 
 def rich_table(ranking: Ranking) -> Table:
@@ -53,8 +46,9 @@ def rich_table(ranking: Ranking) -> Table:
     for metric in extra:
         table.add_column(LABELS.get(metric, metric), justify="right")
     for r in ranking.table.itertuples():
-        table.add_row(str(r.rank), r.controller, _fmt(r.score_mean, 4), f"[{_fmt(r.ci95_low)}, {_fmt(r.ci95_high)}]",
-                      paired_text(r), *[_fmt(ranking.table.loc[r.Index, m]) for m in extra])
+        table.add_row(str(r.rank), r.controller, fmt_number(r.score_mean, 4),
+                      f"[{fmt_number(r.ci95_low)}, {fmt_number(r.ci95_high)}]", paired_text(r),
+                      *[fmt_number(ranking.table.loc[r.Index, m]) for m in extra])
     return table
 
 
@@ -107,42 +101,7 @@ def leaderboard_from_store(store: ResultStore, console: Console, score: str = DE
         path = write_page(rankings, refused, store, Path(html), html_field)
         console.print(f"leaderboard page: {path}")
     if logger is not None:
+        from ecngym.results.loggers import log_tables
+
         log_tables(logger, rankings)
     return rankings
-
-
-def log_tables(logger: Any, rankings: list[Ranking]) -> None:
-    """Log each ranking's table to ``logger`` (a :func:`~ecngym.results.make_logger` logger)."""
-    for ranking in rankings:
-        logger.log_table(f"leaderboard/{ranking.scenario}/{ranking.trace_set}",
-                         ranking.table.drop(columns=["row_ids", "params"]))
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``ecngym leaderboard``."""
-    parser = argparse.ArgumentParser(prog="ecngym leaderboard", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--store", default="outputs/results", help="results store directory (default %(default)s)")
-    parser.add_argument("--score", default=DEFAULT_SCORE,
-                        help="metric to rank by (default %(default)s: p99 FCT slowdown of flows < 100 KB; e.g. "
-                             "slowdown_p99_all, slowdown_avg_100KB-1MB, queue_p99_bytes, utilization, return)")
-    parser.add_argument("--html", default="outputs/leaderboard.html", help="page to write ('' for none)")
-    parser.add_argument("--scenario", default=None, help="only this scenario (name or hash prefix)")
-    parser.add_argument("--logger", choices=("none", "wandb", "tensorboard"), default="none",
-                        help="also log the tables (W&B offline run / TensorBoard text) under the store")
-    args = parser.parse_args(argv)
-    store = ResultStore(args.store, "--store")
-    console = Console(width=max(Console().width, 130))  # the table needs ~130 columns (as ecngym run)
-    try:
-        rankings = leaderboard_from_store(store, console, args.score, args.html or None, scenario=args.scenario,
-                                          html_field="--html")
-    except ConfigError as exc:  # name the option that gave it (ecngym run names leaderboard.score)
-        if exc.field in ("score", "scenario"):
-            raise ConfigError(f"--{exc.field}", exc.message) from None
-        raise
-    if args.logger != "none":  # made once there is a ranking: a missing store gets no logs folder
-        from ecngym.results.loggers import make_logger
-
-        with make_logger({"name": args.logger}, "leaderboard", store.root / "logs", {"score": args.score}) as logger:
-            log_tables(logger, rankings)
-    return 0

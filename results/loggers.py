@@ -17,11 +17,14 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ecngym.files import make_directory
+
+if TYPE_CHECKING:
+    from ecngym.results.ranking import Ranking
 
 
 class NullLogger:
@@ -102,19 +105,11 @@ class TensorBoardLogger(NullLogger):
 
     def log_table(self, name: str, table: pd.DataFrame) -> None:
         """Log a table as markdown text."""
-        self.writer.add_text(name, table.to_markdown(index=False) if _has_tabulate() else table.to_string())
+        self.writer.add_text(name, table.to_markdown(index=False))  # (pandas needs tabulate: a dependency)
 
     def close(self) -> None:
         """Flush the event file."""
         self.writer.close()
-
-
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def make_logger(cfg: Mapping[str, Any] | None, run_name: str, run_dir: Path, config: dict[str, Any]) -> NullLogger:
@@ -144,3 +139,10 @@ def make_logger(cfg: Mapping[str, Any] | None, run_name: str, run_dir: Path, con
     if lc.name == "tensorboard":
         return TensorBoardLogger(run_name, directory)
     return NullLogger()
+
+
+def log_tables(logger: Any, rankings: list[Ranking]) -> None:
+    """Log each ranking's table to ``logger`` (a :func:`make_logger` logger)."""
+    for ranking in rankings:
+        logger.log_table(f"leaderboard/{ranking.scenario}/{ranking.trace_set}",
+                         ranking.table.drop(columns=["row_ids", "params"]))

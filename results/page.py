@@ -138,7 +138,7 @@ def write_page(rankings: list[Ranking], refused: list[str], store: ResultStore, 
     """Write the leaderboard page to ``path`` (atomically) and return it.
 
     Args:
-        rankings: The rankings (:func:`~ecngym.results.leaderboard.rank`).
+        rankings: The rankings (:func:`~ecngym.results.ranking.rank`).
         refused: The rows kept out of them, one sentence each.
         store: The store they come from (for the per-flow and per-step files).
         path: The page to write.

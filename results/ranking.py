@@ -200,7 +200,8 @@ def _table(rows: pd.DataFrame, score: str, ascending: bool) -> pd.DataFrame:
     return table
 
 
-def _fmt(x: Any, digits: int = 3) -> str:
+def fmt_number(x: Any, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant digits; ``—`` for None, NaN or an infinity."""
     return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}g}"
 
 
@@ -208,4 +209,4 @@ def paired_text(row: Any) -> str:
     """``+1.2 [0.3, 2.1]``: a ranking row's paired difference from the leader, 2 digits (``—`` for the leader)."""
     if row.rank == 1 or not math.isfinite(row.delta_vs_leader):
         return "—"
-    return f"{row.delta_vs_leader:+.2g} [{_fmt(row.delta_ci95_low, 2)}, {_fmt(row.delta_ci95_high, 2)}]"
+    return f"{row.delta_vs_leader:+.2g} [{fmt_number(row.delta_ci95_low, 2)}, {fmt_number(row.delta_ci95_high, 2)}]"

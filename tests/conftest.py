@@ -4,8 +4,14 @@ A test that fails while its env is open leaves that env's fabric alive (the trac
 and ns-3's simulator is one per process, so every later test that builds a fabric would fail too,
 burying the first failure under unrelated ones. After a failed test the fabric it left open is
 closed; a passing test is left alone (module-scoped fixtures keep their fabrics). Every test runs in
-a scratch directory of its own, never in the checkout.
+a scratch directory of its own, never in the checkout. ``chromium`` runs the headless browser the
+page and screenshot tests read.
 """
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
 
 import pytest
 
@@ -41,3 +47,25 @@ def _run_in_a_scratch_directory(tmp_path_factory: pytest.TempPathFactory, monkey
     ``outputs/`` and overwrite the page ``make demo`` wrote.
     """
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Callable[..., subprocess.CompletedProcess]:
+    """Headless Chromium, run with the given arguments (``--dump-dom URI``, ``--screenshot=PNG URI`` ...).
+
+    ``budget_ms`` is the virtual time the page's scripts (plotly) get before the DOM is read or the
+    screenshot taken. Where no Chromium is on PATH the test is skipped; ``make test`` installs
+    Debian's ``chromium`` and sets ECNGYM_REQUIRE_BROWSER=1, so there it fails instead.
+    """
+    browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if browser is None:
+        if os.environ.get("ECNGYM_REQUIRE_BROWSER") == "1":
+            pytest.fail("no chromium on PATH (make test installs it with apt-get)")
+        pytest.skip("no chromium on PATH (make test installs it)")
+
+    def run(*args: str, budget_ms: int = 15000) -> subprocess.CompletedProcess:
+        return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                               f"--virtual-time-budget={budget_ms}", *args], capture_output=True, text=True,
+                              timeout=120)
+
+    return run

@@ -9,7 +9,7 @@ import torch as th
 
 import ecngym.envs  # noqa: F401
 from ecngym.agents.acc import AccController, make_shared_vec_env, train_acc
-from ecngym.agents.common import agent_config, agent_env_config
+from ecngym.agents.config import agent_config, agent_env_config
 from ecngym.agents.ddqn import DoubleDQN
 from ecngym.error import ConfigError
 
@@ -223,7 +223,7 @@ import ray
 import ecngym.envs
 from ecngym.agents import train_agent
 from ecngym.agents.acc import AccController
-from ecngym.agents.common import agent_config
+from ecngym.agents.config import agent_config
 from ecngym.error import ConfigError
 env, out, resume = json.loads(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] or None
 agent = agent_config("acc", {"hyperparams": {"learning_starts": 24, "buffer_size": 2000},
@@ -308,7 +308,7 @@ import json, sys
 from pathlib import Path
 import ray
 from ecngym.agents import train_agent
-from ecngym.agents.common import agent_config
+from ecngym.agents.config import agent_config
 from ecngym.error import ConfigError
 env, out = json.loads(sys.argv[1]), Path(sys.argv[2])
 fast = {"learning_starts": 4, "buffer_size": 2000}
@@ -495,7 +495,7 @@ def test_a_checkpoint_whose_load_misses_a_dependency_names_it_not_as_no_checkpoi
     # LOAD_ERRORS held ImportError: a missing dependency read "is not an RLlib checkpoint of ACC ..."
     import re
 
-    from ecngym.agents.common import load_saved
+    from ecngym.agents.saved_run import load_saved
 
     def load():
         raise error
@@ -689,7 +689,7 @@ def test_an_rllib_checkpoints_hyperparameters_are_those_the_config_gave_but_sb3s
 
 def test_agent_json_keeps_numpy_numbers_as_numbers(tmp_path):
     # np.int64(2) in an agent's env overrides was written as "2", which eval's env then refused
-    from ecngym.agents.common import load_agent_meta, save_agent_meta
+    from ecngym.agents.saved_run import load_agent_meta, save_agent_meta
 
     save_agent_meta(tmp_path, {**_META, "agent": "acc", "framework": "sb3",
                                "env": {"observation": {"history": np.int64(2)}, "reward": {"omega": np.float32(0.5)}},
@@ -745,7 +745,7 @@ def test_rllib_acc_runs_the_sb3_schedule_in_env_steps(tiny_env):
     import sys
 
     pytest.importorskip("ray")
-    code = ("import json, sys; from ecngym.agents.common import agent_config; "
+    code = ("import json, sys; from ecngym.agents.config import agent_config; "
             "from ecngym.agents.rllib import shared_policy_dqn; "
             "c = shared_policy_dqn({**json.loads(sys.argv[1]), 'agent_granularity': 'port'}, agent_config('acc'), "
             "timesteps=100, seed=5); print(json.dumps([c.num_steps_sampled_before_learning_starts, "
@@ -765,7 +765,7 @@ _RLLIB_RUN = """
 import sys
 from pathlib import Path
 from ecngym.agents import train_agent
-from ecngym.agents.common import agent_config
+from ecngym.agents.config import agent_config
 from ecngym.agents.learning import bursty_env
 train_agent(bursty_env(), agent_config("acc"), Path(sys.argv[1]), framework="rllib", timesteps=int(sys.argv[2]), seed=7,
             progress_bar=False)

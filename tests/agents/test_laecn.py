@@ -9,7 +9,8 @@ import torch
 from gymnasium.utils.env_checker import check_env
 
 import ecngym.envs  # noqa: F401
-from ecngym.agents.common import InferenceCounter, agent_config
+from ecngym.agents.config import agent_config
+from ecngym.agents.inference import InferenceCounter
 from ecngym.agents.laecn import LaecnAgent, LaecnController, train_laecn
 from ecngym.error import ConfigError
 

@@ -11,8 +11,11 @@ import numpy as np
 import pytest
 
 from ecngym.agents import learned_controller, train_agent
-from ecngym.agents.common import LearnedController, agent_config, save_agent_meta, start_training
+from ecngym.agents.config import agent_config
+from ecngym.agents.controller import LearnedController
 from ecngym.agents.registry import AgentKind, agent_kind, agent_names, register_agent
+from ecngym.agents.saved_run import save_agent_meta
+from ecngym.agents.training_run import start_training
 from ecngym.error import ConfigError
 from ecngym.validation import ConfigModel, OneOf, Whole
 

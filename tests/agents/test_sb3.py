@@ -7,7 +7,7 @@ import pytest
 
 import ecngym.envs  # noqa: F401
 from ecngym.agents.acc import make_shared_vec_env
-from ecngym.agents.common import agent_config, agent_env_config
+from ecngym.agents.config import agent_config, agent_env_config
 from ecngym.agents.ddqn import DoubleDQN
 from ecngym.agents.sb3 import check_hyperparams, train
 from ecngym.error import ConfigError

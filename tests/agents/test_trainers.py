@@ -3,7 +3,7 @@
 import pytest
 
 from ecngym.agents import train_agent
-from ecngym.agents.common import agent_config
+from ecngym.agents.config import agent_config
 from ecngym.error import ConfigError
 
 

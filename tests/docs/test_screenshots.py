@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,18 +21,13 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 #: (screenshot name, page of the built site): the home page, one tutorial, one generated reference page
 PAGES = {"home": "index.html", "tutorial": "tutorials/train-acc/index.html", "reference": "reference/envs/index.html"}
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    if BROWSER is None:
-        if os.environ.get("ECNGYM_REQUIRE_BROWSER") == "1":
-            pytest.fail("no chromium on PATH (make test installs it with apt-get)")
-        pytest.skip("no chromium on PATH (make test installs it)")
+def site(chromium, tmp_path_factory):
     out = tmp_path_factory.mktemp("site") / "site"
     env = dict(os.environ, DISABLE_MKDOCS_2_WARNING="true", NO_MKDOCS_2_WARNING="1")
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)], cwd=REPO,
@@ -43,16 +37,14 @@ def site(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def shots(site, tmp_path_factory):
+def shots(site, chromium, tmp_path_factory):
     folder = Path(os.environ.get("ECNGYM_SCREENSHOT_DIR") or tmp_path_factory.mktemp("shots"))
     folder.mkdir(parents=True, exist_ok=True)
     taken = {}
     for name, page in PAGES.items():
         shot = folder / f"docs-{name}.png"
         shot.unlink(missing_ok=True)
-        proc = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                               "--virtual-time-budget=10000", "--window-size=1280,900", f"--screenshot={shot}",
-                               (site / page).as_uri()], capture_output=True, text=True, timeout=120)
+        proc = chromium("--window-size=1280,900", f"--screenshot={shot}", (site / page).as_uri(), budget_ms=10000)
         assert shot.is_file(), f"no screenshot of {page}: {proc.stderr[-2000:]}"
         taken[name] = shot
     return taken

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ecngym.results.leaderboard import rank, rich_table
+from ecngym.results.leaderboard import rich_table
+from ecngym.results.ranking import rank
 
 SCORE = "slowdown_p99_<100KB"
 
@@ -117,7 +118,7 @@ def test_scenario_hashes_must_be_a_collection_of_strings(tmp_path, hashes, messa
 ])
 def test_a_confidence_level_outside_0_1_is_refused(level, message):
     from ecngym.error import ConfigError
-    from ecngym.results.leaderboard import confidence_interval
+    from ecngym.results.ranking import confidence_interval
 
     with pytest.raises(ConfigError, match=message):
         confidence_interval(np.array([1.0, 2.0, 3.0]), level=level)

@@ -6,30 +6,16 @@ so there a missing browser fails this test instead of skipping it.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
 from ecngym import cli
 
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
-def _chromium(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--virtual-time-budget=15000", *args], capture_output=True, text=True, timeout=120)
-
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    if BROWSER is None:
-        if os.environ.get("ECNGYM_REQUIRE_BROWSER") == "1":
-            pytest.fail("no chromium on PATH (make test installs it with apt-get)")
-        pytest.skip("no chromium on PATH (make test installs it)")
+def page(chromium, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("page")
     assert cli.main(["run", "suite=null", "controllers=[static_dcqcn,static_hpcc,static_vendor]", "seeds=[1,2]",
                      "env.kwargs.episode_steps=10", f"results.dir={tmp / 'store'}",
@@ -37,8 +23,8 @@ def page(tmp_path_factory):
     return tmp / "board.html"
 
 
-def test_page_table_rows_and_plots_are_in_the_rendered_dom(page):
-    dom = _chromium("--dump-dom", page.as_uri()).stdout
+def test_page_table_rows_and_plots_are_in_the_rendered_dom(page, chromium):
+    dom = chromium("--dump-dom", page.as_uri()).stdout
     rows = re.findall(r'<tr class="lb-row" data-controller="([^"]+)"', dom)
     assert sorted(rows) == ["static_dcqcn", "static_hpcc", "static_vendor"]
     # the paired difference from the leader: "—" on the leader's row, "+x [low, high]" on the others
@@ -50,11 +36,11 @@ def test_page_table_rows_and_plots_are_in_the_rendered_dom(page):
     assert dom.count('class="provenance"') == 6  # one detail section per row
 
 
-def test_page_screenshot_is_not_blank(page, tmp_path):
+def test_page_screenshot_is_not_blank(page, chromium, tmp_path):
     from PIL import Image
 
     shot = tmp_path / "shot.png"
-    _chromium("--window-size=1280,2400", f"--screenshot={shot}", page.as_uri())
+    chromium("--window-size=1280,2400", f"--screenshot={shot}", page.as_uri())
     pixels = np.asarray(Image.open(shot).convert("RGB"), dtype=np.int16)
     not_white = (pixels < 240).any(axis=2)
     assert not_white.mean() > 0.05  # text, table and plots cover the page

@@ -14,7 +14,7 @@ import pytest
 
 from ecngym.error import ConfigError
 from ecngym.results import SCHEMA_VERSION, ResultStore, StoreError, row_id
-from ecngym.results.leaderboard import main as leaderboard_main
+from ecngym.results.leaderboard_cli import main as leaderboard_main
 
 
 def _row(i: int, trace: str = "t1", controller: str = "c", seed: int | None = None) -> dict:

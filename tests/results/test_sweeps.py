@@ -16,7 +16,8 @@ from rich.console import Console
 
 from ecngym import cli
 from ecngym.results import ResultStore
-from ecngym.results.leaderboard import leaderboard_from_store, rank
+from ecngym.results.leaderboard import leaderboard_from_store
+from ecngym.results.ranking import rank
 
 CONTROLLERS = "static_dcqcn,static_hpcc,static_vendor"
 

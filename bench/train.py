@@ -95,7 +95,7 @@ def measure(algorithm: str, steps: int, threads: int) -> dict[str, Any]:
         model = new_model(algorithm, venv, 0)  # as ecngym train
     else:
         from ecngym.agents.acc import make_shared_vec_env
-        from ecngym.agents.common import agent_config, agent_env_config
+        from ecngym.agents.config import agent_config, agent_env_config
         from ecngym.agents.ddqn import DoubleDQN
         from ecngym.envs.multi_agent import EcnTuningParallelEnv
         from ecngym.envs.registration import scenario_config
@@ -181,7 +181,7 @@ def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
     """
     import ray
 
-    from ecngym.agents.common import agent_config, agent_env_config
+    from ecngym.agents.config import agent_config, agent_env_config
     from ecngym.agents.rllib import acc_env_config, shared_policy_dqn
     from ecngym.agents.threads import limit_threads
     from ecngym.envs.registration import scenario_config

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ecngym.sim_backend.bench import _in_subprocess, wide_console
+from ecngym.bench.fabric import _in_subprocess, wide_console
 
-WORKER_MODULE = "ecngym.sim_backend.bench_tcp"
+WORKER_MODULE = "ecngym.bench.tcp"
 DEFAULT_SENDERS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BUFFERS = ("250KB", "2MB")
 DEFAULT_INCAST_SIZE = "500KB"

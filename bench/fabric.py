@@ -431,7 +431,7 @@ def whole_process(name: str, runs: int) -> dict[str, Any]:
             "records_s": med[4], "startup_s": total - sum(med[1:])}
 
 
-def _in_subprocess(args: list[str], module: str = "ecngym.sim_backend.bench") -> dict[str, Any]:
+def _in_subprocess(args: list[str], module: str = "ecngym.bench.fabric") -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-m", module, "--worker", *args],
         capture_output=True, text=True, check=False,
