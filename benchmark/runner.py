@@ -408,8 +408,8 @@ def _run_and_report(cfg: DictConfig, suite: Suite, jobs: list[Job], pool: concur
         raise ConfigError("controllers", "no controller ran on any scenario: " + "; ".join(
             f"{r.job.scenario}/{r.job.controller}: {r.failure}" for r in failed[:5]))
     if options.partial():
-        console.print(f"part of the suite (benchmark.scenario / controller / agent / train_seed): the board of everything "
-                      f"stored: ecngym benchmark board suite={suite.name} store={store.root}")
+        console.print(f"part of the suite (benchmark.scenario / controller / agent / train_seed): the board of "
+                      f"everything stored: ecngym benchmark board suite={suite.name} store={store.root}")
         return
     from ecngym.benchmark.board import build_board, print_board
 
