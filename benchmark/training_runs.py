@@ -31,6 +31,7 @@ import platform
 import resource
 import shutil
 import socket
+import sys
 import time
 import traceback
 import uuid
@@ -125,6 +126,14 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _ray_node() -> str | None:
+    """The Ray node this process runs on (a Ray task of a cluster sweep), else None."""
+    ray = sys.modules.get("ray")  # (never imported here: only a process Ray started has it)
+    if ray is None or not ray.is_initialized():
+        return None
+    return str(ray.get_runtime_context().get_node_id())
+
+
 def default_train_function() -> Callable[..., Path]:
     """The trainer of one run: :func:`ecngym.benchmark.training.train_run`."""
     from ecngym.benchmark.training_standin import train_run
@@ -173,7 +182,7 @@ def run_training(run: TrainingRun, train: Callable[..., Path] | None = None) -> 
 
     record = {"scenario": run.scenario, "agent": run.agent, "seed": run.seed, "budget_steps": run.budget_steps,
               "checkpoint": str(relative), "wall_s": wall, "cpu_s": cpu, "ecngym_version": __version__,
-              "host": socket.gethostname(), "python": platform.python_version(),
+              "host": socket.gethostname(), "ray_node": _ray_node(), "python": platform.python_version(),
               "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     (partial / DONE_FILE).write_text(json.dumps(record, indent=2))
     try:

@@ -22,8 +22,11 @@ def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_ste
 
     sc = load_scenario(scenario, scenario_dir)
     steps = budget_steps or 1000
-    if agent in SB3:
-        return train(lambda: gym.make(sc.id, **sc.env), agent, steps, seed, Path(out_dir), progress_bar=progress)
+    if agent in SB3:  # (a budget below PPO's 2048-step rollout: one rollout of the budget)
+        hyper = {"n_steps": min(2048, steps), "batch_size": min(64, steps)} if agent == "ppo" else \
+            {"learning_starts": min(100, steps // 2)}
+        return train(lambda: gym.make(sc.id, **sc.env), agent, steps, seed, Path(out_dir), progress_bar=progress,
+                     hyperparams=hyper)
     probe = gym.make(sc.id, **sc.env)
     base_env = probe.unwrapped.config.as_dict()
     probe.close()
