@@ -136,7 +136,7 @@ def _ray_node() -> str | None:
 
 def default_train_function() -> Callable[..., Path]:
     """The trainer of one run: :func:`ecngym.benchmark.training.train_run`."""
-    from ecngym.benchmark.training_standin import train_run
+    from ecngym.benchmark.training import train_run
 
     return train_run
 
@@ -262,15 +262,6 @@ def run_trainings(runs: list[TrainingRun], pool: concurrent.futures.Executor | N
     return results
 
 
-class _StandIn:  # until the scenario files carry their training protocol
-    budget_steps = 1000
-    seeds = [0, 1, 2, 3, 4]
-    agents = {"acc": None, "laecn": None, "haecn": None, "ppo": None, "dqn": None}
-
-
-_STANDIN_PROTOCOL = _StandIn()
-
-
 def training_protocol(suite: Any, scenario: str) -> tuple[list[str], list[int], int] | None:
     """(learners, training seeds, budget in env steps) the suite trains on ``scenario``; None if none train there.
 
@@ -280,10 +271,10 @@ def training_protocol(suite: Any, scenario: str) -> tuple[list[str], list[int], 
     Raises:
         ConfigError: Naming ``suite.training_seeds`` if the scenario has fewer training seeds.
     """
-    training = getattr(suite.scenarios[scenario], "training", _STANDIN_PROTOCOL)
+    training = suite.scenarios[scenario].training
     if training is None:
         return None
-    count = getattr(suite.spec, "training_seeds", 3)
+    count = suite.spec.training_seeds
     if count > len(training.seeds):
         raise ConfigError("suite.training_seeds", f"got {count}, but scenario {scenario} has only "
                                                   f"{len(training.seeds)} training seeds (training.seeds)")
@@ -336,11 +327,22 @@ def plan_training(suite: Any, options: Any, checkpoint_root: Path) -> list[Train
     return runs
 
 
-def checkpoint_controller(result: TrainingResult) -> dict[str, Any]:
-    """The controller config that plays a finished run's checkpoint (:mod:`ecngym.benchmark.training`)."""
-    from ecngym.benchmark.training_standin import checkpoint_controller_config
+def learner_name(agent: str, seed: int) -> str:
+    """The name a training run's episodes are stored and ranked under: ``<agent>_seed<k>``.
 
-    return checkpoint_controller_config(result.run.agent, Path(result.checkpoint), result.run.seed)
+    One board row per training seed: the latest row per (controller, test seed) counts on the
+    board, so runs of one learner under one name would hide all training seeds but one.
+    """
+    return f"{agent}_seed{seed}"
+
+
+def checkpoint_controller(result: TrainingResult) -> dict[str, Any]:
+    """The config of the controller that plays a finished run's checkpoint.
+
+    (:class:`~ecngym.benchmark.checkpoints.CheckpointController`, named by :func:`learner_name`.)
+    """
+    return {"_target_": "ecngym.benchmark.checkpoints.CheckpointController", "path": str(result.checkpoint),
+            "name": learner_name(result.run.agent, result.run.seed)}
 
 
 def learner_jobs(suite: Any, results: list[TrainingResult], store_dir: Path, out: Path,
@@ -352,7 +354,7 @@ def learner_jobs(suite: Any, results: list[TrainingResult], store_dir: Path, out
     for result in sorted((r for r in results if r.checkpoint), key=lambda r: r.run.name):
         run = result.run
         scenario = suite.scenarios[run.scenario]
-        label = f"{run.agent}/seed{run.seed}"
+        label = learner_name(run.agent, run.seed)
         jobs.append(Job(scenario=run.scenario, env_id=scenario.id, env_kwargs=dict(scenario.env), controller=label,
                         controller_cfg=checkpoint_controller(result), seeds=suite.test_seeds(run.scenario),
                         reference=False, store_dir=str(store_dir), skip_existing=skip_existing,

@@ -4,8 +4,8 @@ docs/tutorials/train-on-a-cluster.md's recipe on one machine: a head node and a 
 CPU each (``ray.cluster_utils.Cluster``: each node its own raylet, as ``ray start`` runs it), and
 ``ecngym run -m sweep=ray suite=... train=true`` joining by address, one Hydra job (one Ray task)
 per training run, every job writing to one checkpoint folder and one results store. The suite is
-reduced: the fixture scenario ``tiny_incast`` (40-step episodes), 2 learners, 2 test seeds, tiny
-budgets.
+reduced: the fixture scenario ``tiny_incast`` (40-step episodes) with a training protocol of tiny
+budgets (:data:`TRAINING`), 2 learners, 2 test seeds.
 
 1. The first sweep (2 learners x training seed 0) finishes: every run's checkpoint folder is
    complete, every (run x test seed) has its row, and the two jobs ran on both nodes.
@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ecngym.benchmark.training_runs import DONE_FILE, PARTIAL
 from ecngym.results import ResultStore
@@ -41,8 +42,23 @@ pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
 AGENTS = ("dqn", "ppo")
 TEST_SEEDS = 2
-#: Per learner, hyperparameters that fit a tiny budget (PPO's default rollout is 2048 steps).
-BUDGET_STEPS = 120
+#: The reduced training protocol: 120 env steps, hyperparameters that fit it (PPO's default rollout is
+#: 2048 steps, DQN's warm-up 100 transitions, ACC's 1000).
+TRAINING = {"budget_steps": 120, "seeds": [0, 1, 2],
+            "agents": {"acc": {"source": "test", "hyperparams": {"hyperparams": {"learning_starts": 40}}},
+                       "laecn": {"source": "test"}, "haecn": {"source": "test"},
+                       "ppo": {"source": "test", "hyperparams": {"n_steps": 60, "batch_size": 30}},
+                       "dqn": {"source": "test", "hyperparams": {"learning_starts": 40}}}}
+
+
+@pytest.fixture
+def scenario_dir(tmp_path):
+    """The fixture scenario with the reduced training protocol."""
+    data = yaml.safe_load((HERE / "scenarios" / "tiny_incast.yaml").read_text())
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "tiny_incast.yaml").write_text(yaml.safe_dump({**data, "training": TRAINING}))
+    return folder
 
 
 @pytest.fixture
@@ -64,9 +80,9 @@ def cluster(monkeypatch):
 
 def _sweep(cluster, tmp: Path, seeds: str, name: str) -> subprocess.Popen:
     args = [sys.executable, "-m", "ecngym", "run", "-m", "sweep=ray", "suite.scenarios=[tiny_incast]",
-            f"suite.test_seeds={TEST_SEEDS}", f"benchmark.scenario_dir={HERE / 'scenarios'}", "train=true",
+            f"suite.test_seeds={TEST_SEEDS}", f"benchmark.scenario_dir={tmp / 'scenarios'}", "train=true",
             f"benchmark.agent={','.join(AGENTS)}", f"benchmark.train_seed={seeds}",
-            f"benchmark.budget_steps={BUDGET_STEPS}", f"benchmark.checkpoint_dir={tmp / 'checkpoints'}",
+            f"benchmark.checkpoint_dir={tmp / 'checkpoints'}",
             f"results.dir={tmp / 'store'}", f"hydra.launcher.ray.init.address={cluster.address}",
             f"hydra.sweep.dir={tmp / name}"]
     log = (tmp / f"{name}.log").open("w")
@@ -95,7 +111,7 @@ def _wait(proc: subprocess.Popen, tmp: Path, name: str, timeout_s: float = 900) 
     assert proc.returncode == 0, (tmp / f"{name}.log").read_text()[-4000:]
 
 
-def test_a_reduced_suite_trains_on_two_nodes_and_a_killed_worker_loses_nothing(cluster, tmp_path):
+def test_a_reduced_suite_trains_on_two_nodes_and_a_killed_worker_loses_nothing(cluster, scenario_dir, tmp_path):
     started = time.perf_counter()
     # 1. the reduced suite, one training seed: two jobs on two one-CPU nodes
     _wait(_sweep(cluster, tmp_path, "0", "first"), tmp_path, "first")

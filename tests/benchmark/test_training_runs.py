@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from ecngym import cli
 from ecngym.benchmark.runner import BenchmarkOptions
@@ -51,7 +52,7 @@ class FakeTrainer:
         self.calls: list[tuple[str, str, int, int]] = []
         self.fail = fail
 
-    def __call__(self, scenario, agent, seed, out_dir, *, budget_steps, progress):
+    def __call__(self, scenario, agent, seed, out_dir, *, budget_steps, progress):  # noqa: D102 (train_run's)
         self.calls.append((scenario, agent, seed, budget_steps))
         out_dir.mkdir(parents=True)
         (out_dir / "weights.bin").write_bytes(b"w" * 16)
@@ -143,8 +144,18 @@ def test_run_trainings_counts_finished_runs_without_submitting_them(tmp_path):
     assert sorted(r.trained for r in results) == [False, True]
 
 
+def _scenario_dir(tmp_path: Path) -> Path:
+    """The fixture scenario ``tiny_incast`` with a training protocol."""
+    data = yaml.safe_load((HERE / "scenarios" / "tiny_incast.yaml").read_text())
+    training = {"budget_steps": 50, "seeds": [1, 2, 3], "agents": {a: {"source": "test"} for a in LEARNERS}}
+    folder = tmp_path / "scenarios"
+    folder.mkdir(exist_ok=True)
+    (folder / "tiny_incast.yaml").write_text(yaml.safe_dump({**data, "training": training}))
+    return folder
+
+
 def _run_cli(tmp_path: Path, *extra: str) -> int:
-    return cli.main(["run", "suite.scenarios=[tiny_incast]", f"benchmark.scenario_dir={HERE / 'scenarios'}",
+    return cli.main(["run", "suite.scenarios=[tiny_incast]", f"benchmark.scenario_dir={_scenario_dir(tmp_path)}",
                      f"results.dir={tmp_path / 'store'}", f"leaderboard.html={tmp_path / 'board.html'}",
                      f"hydra.run.dir={tmp_path / 'run'}", *extra])
 
@@ -162,3 +173,10 @@ def test_bad_train_options_are_refused_naming_the_field(tmp_path, capsys, args, 
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith(f"ecngym run: error: {field}:") and says in last, last
     assert not (tmp_path / "store").exists() or not any((tmp_path / "store").iterdir())
+
+
+def test_train_true_on_a_suite_without_training_protocols_is_refused(tmp_path, capsys):
+    assert cli.main(["run", "suite.scenarios=[tiny_incast]", f"benchmark.scenario_dir={HERE / 'scenarios'}",
+                     "train=true", f"results.dir={tmp_path / 'store'}", f"hydra.run.dir={tmp_path / 'run'}"]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("ecngym run: error: suite:") and "training" in last, last
