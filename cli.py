@@ -44,11 +44,11 @@ from ecngym.error import ConfigError, EcnGymError
 
 # command words -> ("module:function", one-line description); imported lazily: `ecngym --help` stays instant
 _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
-    ("run",): ("ecngym.experiment:run_main", "the benchmark: suite core (suite=...) x every untrained controller"),
-    ("compare",): ("ecngym.experiment:compare_main", "one trace under several static ECN settings (bare fabric)"),
+    ("run",): ("ecngym.commands.run:run_main", "the benchmark: suite core (suite=...) x every untrained controller"),
+    ("compare",): ("ecngym.commands.compare:compare_main", "one trace under several static ECN settings (bare fabric)"),
     ("leaderboard",): ("ecngym.results.leaderboard:main", "rank controllers from the results store, write the page"),
-    ("eval",): ("ecngym.experiment:eval_main", "run one controller on one scenario, print the summary"),
-    ("train",): ("ecngym.experiment:train_main",
+    ("eval",): ("ecngym.commands.eval:eval_main", "run one controller on one scenario, print the summary"),
+    ("train",): ("ecngym.commands.train:train_main",
                   "train an agent (agent=acc|laecn|haecn) or an SB3 algorithm (DQN / PPO) on an env"),
     ("trace", "generate"): ("ecngym.workloads.cli:generate_main", "generate a hashed traffic trace"),
     ("trace", "inspect"): ("ecngym.workloads.cli:inspect_main", "flows, achieved load, sizes and hash of a trace"),

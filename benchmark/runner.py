@@ -1,7 +1,7 @@
 """``ecngym run suite=<name>``: every scenario of a suite x every untrained controller and the references.
 
 Each (scenario, controller) is one job: the controller's episodes on the scenario's scored test
-seeds, each episode a row of the results store as it ends (:func:`ecngym.experiment.evaluate`, the
+seeds, each episode a row of the results store as it ends (:func:`ecngym.commands.eval.evaluate`, the
 same machinery as ``ecngym eval``; a stored episode is skipped, so a rerun resumes). Jobs run in
 worker processes (``benchmark.jobs``, default one per CPU core), each worker reused across jobs
 and holding one fabric at a time (ns-3's simulator is a process singleton). A controller that
@@ -34,6 +34,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ecngym.benchmark.scoring import REFERENCES
 from ecngym.benchmark.suite import Suite, load_suite
+from ecngym.commands.checks import check_outputs
+from ecngym.commands.eval import evaluate
+from ecngym.commands.factories import benchmark_controllers, results_store
 from ecngym.error import ConfigError, EcnGymError
 from ecngym.validation import ConfigModel, Text, Whole, config_values, field_error
 
@@ -122,7 +125,7 @@ class JobResult:
 
 
 def job_config(job: Job) -> DictConfig:
-    """The ``ecngym eval``-shaped config :func:`ecngym.experiment.evaluate` runs a job with."""
+    """The ``ecngym eval``-shaped config :func:`ecngym.commands.eval.evaluate` runs a job with."""
     return OmegaConf.create({"env": {"id": job.env_id, "name": job.scenario, "kwargs": job.env_kwargs},
                              "results": {"dir": job.store_dir, "skip_existing": job.skip_existing},
                              "logger": None})
@@ -130,8 +133,6 @@ def job_config(job: Job) -> DictConfig:
 
 def run_job(job: Job) -> JobResult:
     """Run one job (in a worker process or in this one); a config the scenario refuses is a failure."""
-    from ecngym.experiment import evaluate
-
     start = time.perf_counter()
     out = Path(job.out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -299,7 +300,6 @@ def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
         ConfigError: On a bad suite, scenario, option or output path (before anything runs), or
             when every controller failed.
     """
-    from ecngym.experiment import benchmark_controllers, check_outputs, results_store
     from ecngym.files import check_output_path
     from ecngym.results.config import parse_results
 

@@ -52,9 +52,10 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 
 from ecngym import __version__
+from ecngym.commands.checks import user_errors
+from ecngym.commands.factories import make_env
 from ecngym.envs.config import MAX_EPISODE_SEED
 from ecngym.error import ConfigError, EcnGymError, InvalidAction
-from ecngym.experiment import _user_errors, make_env
 from ecngym.files import write_atomically, write_text_atomically
 from ecngym.opengym import protocol as pb
 from ecngym.validation import check, check_whole
@@ -390,7 +391,7 @@ def _brief(space: Any) -> str:
 
 
 @hydra.main(version_base="1.3", config_path="../configs", config_name="serve_ns3gym")
-@_user_errors
+@user_errors
 def serve_ns3gym_main(cfg: DictConfig) -> None:
     """Entry point of ``ecngym serve-ns3gym`` (Hydra: ``env=roce_incast port=5555 episodes=2``)."""
     _, port, _, _ = OpenGymServer.check_settings(cfg.host, cfg.port, cfg.timeout_s, cfg.handshake_s)  # before the env

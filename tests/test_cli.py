@@ -146,10 +146,10 @@ def test_static_setting_added_as_template_keeps_scope():
     from omegaconf import OmegaConf
 
     from ecngym.baselines import StaticEcnController
-    from ecngym.experiment import _env_for
+    from ecngym.commands.factories import env_for
 
     cfg = OmegaConf.create({"env": {"id": "ecngym/RoceLeafSpine-v0", "kwargs": {"episode_steps": 5}}})
-    env = _env_for(StaticEcnController("dcqcn"), cfg)
+    env = env_for(StaticEcnController("dcqcn"), cfg)
     try:
         assert env.unwrapped.config.action.scope == "layer"
         assert env.action_space.shape == (2,)  # leaf and spine
@@ -250,7 +250,7 @@ def test_every_experiment_preset_composes_into_an_env_and_an_algorithm():
 
     import ecngym
     from ecngym.agents import algorithm_class
-    from ecngym.experiment import make_env
+    from ecngym.commands.factories import make_env
 
     configs = Path(ecngym.__file__).parent / "configs"
     names = sorted(p.stem for p in (configs / "experiment").glob("*.yaml"))
@@ -317,9 +317,9 @@ def test_compare_rejects_a_bad_ecn_setting_before_simulating(tmp_path, capsys):
 def test_compare_keeps_finished_results_when_a_later_simulation_fails(tmp_path, monkeypatch):
     import pandas as pd
 
-    from ecngym import experiment
+    from ecngym.commands import compare
 
-    real_run, calls = experiment.Fabric.run, []
+    real_run, calls = compare.Fabric.run, []
 
     def failing_second_run(self, *args, **kwargs):  # fault injection: the real simulation runs first
         calls.append(1)
@@ -327,7 +327,7 @@ def test_compare_keeps_finished_results_when_a_later_simulation_fails(tmp_path, 
             raise RuntimeError("injected failure in the second simulation")
         return real_run(self, *args, **kwargs)
 
-    monkeypatch.setattr(experiment.Fabric, "run", failing_second_run)
+    monkeypatch.setattr(compare.Fabric, "run", failing_second_run)
     out = tmp_path / "run"
     assert cli.main(["compare", f"trace={_small_trace(tmp_path)}", "topology.hosts=4", *_TWO_SETTINGS,
                      f"hydra.run.dir={out}"]) != 0

@@ -209,7 +209,7 @@ def test_a_valid_group_choice_still_runs(tmp_path):
 def test_workload_keys_without_a_workload_group_set_the_scenarios_workload():
     from omegaconf import OmegaConf
 
-    from ecngym.experiment import env_kwargs
+    from ecngym.commands.factories import env_kwargs
 
     cfg = OmegaConf.create({"env": {"kwargs": {"episode_steps": 2}}, "workload": {"load": 0.5}})
     assert env_kwargs(cfg)["workload"] == {"load": 0.5}  # was a KeyError on the group's missing 'name'
@@ -233,8 +233,8 @@ def test_run_refuses_an_unknown_score_before_it_simulates_anything(tmp_path):
 def test_run_checks_a_score_against_every_rows_metrics_and_the_controllers_declared_counts():
     from omegaconf import OmegaConf
 
+    from ecngym.commands.checks import check_metric_name
     from ecngym.error import ConfigError
-    from ecngym.experiment import check_metric_name
     from ecngym.results.record import episode_metric_names
 
     static = {"static_default": OmegaConf.create({"_target_": "ecngym.baselines.StaticEcnController"})}

@@ -37,8 +37,8 @@ def _scenarios() -> list:
 
 
 def _distinct_settings(scenario, tuner: str, tmp_path) -> int:
+    from ecngym.commands.factories import env_for, make_controller
     from ecngym.envs.rollout import run_episode
-    from ecngym.experiment import _env_for, make_controller
 
     suite = Suite(SuiteSpec.parse({"name": "t", "version": 1, "test_seeds": 1, "scenarios": [scenario.name]}),
                   {scenario.name: scenario}, SCENARIO_DIR)
@@ -47,7 +47,7 @@ def _distinct_settings(scenario, tuner: str, tmp_path) -> int:
                        BenchmarkOptions.parse({"controller": tuner}), references=lambda name: {})
     cfg = job_config(job)
     controller = make_controller(cfg, OmegaConf.create(job.controller_cfg))
-    env = _env_for(controller, cfg)
+    env = env_for(controller, cfg)
     if tuner in DCTCP_ONLY and not env.unwrapped.scenario.fabric_config.cc.startswith("dctcp"):
         env.close()
         pytest.skip(f"{tuner} is a DCTCP rule; {scenario.name} runs {env.unwrapped.scenario.fabric_config.cc}")

@@ -316,26 +316,26 @@ def test_reading_a_trace_checks_its_path_once_and_each_public_reader_checks_it(t
 
 
 def test_compare_reads_its_trace_with_one_path_check_and_the_readers_errors(tmp_path, monkeypatch):
-    # was: experiment.load_trace checked the path and returned it, as_flow_table checked it again, and
+    # was: compare.load_trace checked the path and returned it, as_flow_table checked it again, and
     # a malformed file's error came wrapped as "trace: <file> does not fit the topology ...: ..."
-    from ecngym import experiment
+    from ecngym.commands import compare
     from ecngym.sim_backend import flows as flows_module
     from ecngym.sim_backend.flows import as_flow_table
 
     trace, parquet, hpcc = _saved_trace(tmp_path)
-    fields = _count_path_checks(monkeypatch, flows_module, experiment)
+    fields = _count_path_checks(monkeypatch, flows_module, compare)
     for path in (parquet, hpcc):
         fields.clear()
-        flows, description = experiment.load_trace(str(path))  # as compare_static_settings reads it
+        flows, description = compare.load_trace(str(path))  # as compare_static_settings reads it
         assert len(as_flow_table(flows, num_hosts=4)) == len(trace) and description == str(path)
         assert fields == ["trace"], path
     bad = tmp_path / "bad.txt"
     bad.write_text("2\n0 1 3 100 1000 0\n0 1 3 100\n")
     with pytest.raises(ConfigError, match=rf"^flows \({re.escape(str(bad))}\): line 3: expected 6 columns"):
-        experiment.load_trace(str(bad))
+        compare.load_trace(str(bad))
     for missing, what in ((tmp_path / "missing.txt", "no file at"), (tmp_path, "which is a directory")):
         with pytest.raises(ConfigError, match=rf"^trace: .*{what}.*; expected 'hpcc_reference', a Parquet trace"):
-            experiment.load_trace(str(missing))
+            compare.load_trace(str(missing))
 
 
 def test_a_trace_error_counts_the_bad_rows_after_the_first():
