@@ -123,7 +123,7 @@ def untrained_controllers() -> int:
     """How many controllers ``ecngym run`` scores besides the references and learners (``controllers: all``)."""
     from omegaconf import OmegaConf
 
-    from ecngym.experiment import benchmark_controllers
+    from ecngym.commands.factories import benchmark_controllers
 
     return len(benchmark_controllers(OmegaConf.create({"controllers": "all"})))
 

@@ -112,7 +112,7 @@ def _train_sb3(scenario: Scenario, agent: str, seed: int, budget: int, run_dir: 
     import ecngym.envs  # noqa: F401
     from ecngym.agents.sb3 import check_hyperparams, train
     from ecngym.agents.seeds import CycledSeeds
-    from ecngym.experiment import training_curve
+    from ecngym.commands.train import training_curve
 
     hyper = check_hyperparams(agent, dict(scenario.training.agents[agent].hyperparams))
     made: list[CycledSeeds] = []
