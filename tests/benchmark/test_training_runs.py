@@ -175,6 +175,13 @@ def test_bad_train_options_are_refused_naming_the_field(tmp_path, capsys, args, 
     assert not (tmp_path / "store").exists() or not any((tmp_path / "store").iterdir())
 
 
+def test_train_true_without_a_suite_is_refused(tmp_path, capsys):
+    assert cli.main(["run", "suite=null", "train=true", "seeds=[1]", f"results.dir={tmp_path / 'store'}",
+                     f"hydra.run.dir={tmp_path / 'run'}"]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("ecngym run: error: train: got true") and "suite=core" in last, last
+
+
 def test_train_true_on_a_suite_without_training_protocols_is_refused(tmp_path, capsys):
     assert cli.main(["run", "suite.scenarios=[tiny_incast]", f"benchmark.scenario_dir={HERE / 'scenarios'}",
                      "train=true", f"results.dir={tmp_path / 'store'}", f"hydra.run.dir={tmp_path / 'run'}"]) == 2
