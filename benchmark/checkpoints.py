@@ -145,7 +145,9 @@ def write_checkpoint(out_dir: Path, scenario: Any, agent: str, seed: int, budget
     out_dir = Path(out_dir)
     tensors, nets = _acting_nets(agent, weights)
     path = out_dir / WEIGHTS_FILE
-    save_file(tensors, str(path), metadata={"format": FORMAT, "agent": agent, "env_id": scenario.id})
+    # no metadata: safetensors writes it in hash-map order, so the same weights would give other bytes
+    # (the card holds what it would say); the tensors' header is sorted, so the file is a function of them
+    save_file(tensors, str(path))
     frame = curve_frame(curve)
     frame.to_csv(out_dir / CURVE_FILE, index=False)
     base_env = scenario_env(scenario)

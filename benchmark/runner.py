@@ -144,8 +144,19 @@ def run_job(job: Job) -> JobResult:
     return JobResult(job, row_ids=[r["row_id"] for r in rows], wall_s=time.perf_counter() - start)
 
 
+def learner_controllers(scenario: str, root: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The shipped checkpoint each learner plays on the board of ``scenario``: its first training seed's.
+
+    (The learner table, ``ecngym benchmark learners``, scores every training seed.)
+    """
+    from ecngym.benchmark.checkpoints import shipped
+
+    return {agent: {"_target_": "ecngym.benchmark.checkpoints.CheckpointController", "path": str(dirs[0])}
+            for agent, dirs in shipped(scenario, root).items()}
+
+
 def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: Path, skip_existing: bool,
-              options: BenchmarkOptions, references: Any = None) -> list[Job]:
+              options: BenchmarkOptions, references: Any = None, learners: bool = False) -> list[Job]:
     """Every job of the suite (references first), filtered by ``options.scenario`` / ``options.controller``.
 
     Args:
@@ -158,18 +169,20 @@ def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: P
         options: The benchmark options.
         references: ``scenario -> {reference name: controller config}`` (default
             :func:`reference_controllers`).
+        learners: Add each scenario's shipped learner checkpoints (:func:`learner_controllers`).
 
     Raises:
         ConfigError: Naming ``benchmark.scenario`` / ``benchmark.controller`` for a name the suite
             or the controllers do not have, or the scenario whose references are missing.
     """
     references = references or reference_controllers
+    trained = {name: learner_controllers(name) if learners else {} for name in suite.scenarios}
     if options.scenario is not None and options.scenario not in suite.scenarios:
         raise ConfigError("benchmark.scenario", f"got {options.scenario!r}; suite {suite.name} has "
                                                 f"{list(suite.scenarios)}")
-    if options.controller is not None and options.controller not in {*controllers, *REFERENCES}:
-        raise ConfigError("benchmark.controller", f"got {options.controller!r}; known: "
-                                                  f"{sorted({*controllers, *REFERENCES})}")
+    known = {*controllers, *REFERENCES, *(a for t in trained.values() for a in t)}
+    if options.controller is not None and options.controller not in known:
+        raise ConfigError("benchmark.controller", f"got {options.controller!r}; known: {sorted(known)}")
     jobs = []
     for name, scenario in suite.scenarios.items():
         if options.scenario is not None and name != options.scenario:
@@ -183,6 +196,8 @@ def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: P
                 if override:
                     plain = config_values(OmegaConf.merge(OmegaConf.create(plain), OmegaConf.create(override)))
                 configs[cname] = (plain, False)
+        for cname, ccfg in trained[name].items():
+            configs.setdefault(cname, (ccfg, False))
         for cname, (ccfg, is_reference) in configs.items():
             if options.controller is not None and cname != options.controller:
                 continue
@@ -319,7 +334,11 @@ def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
 
         runs = plan_training(suite, options, checkpoint_root(options))
     learners_only = train and (options.agent is not None or options.train_seed is not None)
-    jobs = [] if learners_only else plan_jobs(suite, controllers, store.root, out, skip_existing, options)
+    # the shipped learners join a suite that asks for them, unless the command line names the controllers
+    # or the learners are trained now (train=true: the runs' own checkpoints are scored instead)
+    learners = suite.spec.learners and cfg.controllers == "all" and not train
+    jobs = [] if learners_only else plan_jobs(suite, controllers, store.root, out, skip_existing, options,
+                                              learners=learners)
     workers = options.worker_count()
     console.print(f"[bold]suite {suite.name}[/] v{suite.spec.version}: {len(suite.scenarios)} scenarios, "
                   + (f"{len(runs)} training runs (scenario x learner x training seed) then their scores, " if train
