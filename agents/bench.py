@@ -392,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
                 suite_cost = measure_suite(args.suite, args.steps, progress=status.update)
             except ConfigError as exc:
                 parser.error(str(exc))
+            failed.extend(suite_cost["failed"])
     table = Table(title=f"training throughput on {ENV_ID} ({os.cpu_count()} CPUs, load {load:.1f} before)")
     for col in ("algorithm", "threads", "env-only steps/s", "training steps/s", "share", "env ms/step",
                 "update ms/step", "other ms/step"):
@@ -400,7 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(r["algorithm"], str(r["threads"] or f"default ({r['torch_threads']})"),
                       f"{r['env_steps_per_s']:.0f}", f"{r['train_steps_per_s']:.0f}", f"{r['share']:.0%}",
                       f"{r['env_ms']:.2f}", f"{r['update_ms']:.2f}", f"{r['other_ms']:.2f}")
-    console.print(table)
+    if results or not suite_cost:  # (--algorithms '' --suite ...: the suite's tables only)
+        console.print(table)
     summary: dict[str, Any] = {"bench": "train", "env": ENV_ID, "steps": args.steps, "cpus": os.cpu_count(),
                                "load_avg_before": load, "results": results}
     if rllib:

@@ -212,7 +212,10 @@ def _seed_of(episodes: list[dict[str, Any]], scenario: Any) -> list[int]:
 
 def write_card(out_dir: Path, card: dict[str, Any]) -> None:
     """Write ``card.json`` and ``card.md`` (the card's scores included)."""
-    (Path(out_dir) / CARD_FILE).write_text(json.dumps(card, indent=1, sort_keys=True) + "\n")
+    # (NumPy scalars, e.g. an agent's static action, written as the numbers they hold)
+    (Path(out_dir) / CARD_FILE).write_text(json.dumps(card, indent=1, sort_keys=True,
+                                                      default=lambda v: v.item() if hasattr(v, "item") else str(v))
+                                           + "\n")
     (Path(out_dir) / CARD_MD).write_text(card_markdown(card))
 
 

@@ -12,9 +12,10 @@ machine), with wall seconds beside them (load-sensitive):
   rollout to ``steps``) in the scaled run, so the slope is the steady state: every env step pays its
   gradient step. A run at the protocol's budget costs ``fixed + slope x budget_steps``, an upper bound
   (the real run takes no gradient step during its warm-up).
-* **Scoring**, per scenario of the suite: one whole episode (its first test seed) with the static
-  action in a fresh process; every scored episode of the scenario is taken to cost as much (a
-  controller's own decisions, small next to the fabric, are not in it).
+* **Scoring**, per scenario of the suite: the first test seed's reset and up to ``steps`` env steps
+  with the static action in a fresh process; a scored episode costs the reset plus
+  ``episode_steps`` times their mean CPU (a controller's own decisions, small next to the fabric,
+  are not in it; a scenario whose traffic grows later in the episode costs more than this).
 
 The suite's total: every (scenario x learner x training seed) run, plus every scored episode: the
 test seeds the suite scores x (the untrained controllers, the 3 references and every learner's runs),
@@ -84,10 +85,11 @@ def measure_training(scenario: str, agent: str, seed: int, steps: int, scenario_
         return {"cpu_s": _cpu_seconds() - cpu, "wall_s": time.perf_counter() - wall}
 
 
-def measure_env(scenario: str) -> dict[str, float]:
-    """CPU seconds of one whole episode of a scenario with the static action (run it in a fresh process).
+def measure_env(scenario: str, steps: int) -> dict[str, float]:
+    """CPU seconds of a scenario's reset and env steps with the static action (run it in a fresh process).
 
-    The episode is the first test seed's; ``step_cpu_s`` is the episode's CPU per env step.
+    Plays the first test seed's episode, at most ``steps`` env steps of it; an episode is costed as
+    the reset plus ``episode_steps`` times the mean CPU of those steps.
     """
     import gymnasium as gym
 
@@ -99,24 +101,34 @@ def measure_env(scenario: str) -> dict[str, float]:
     sc = load_scenario(scenario)
     env = gym.make(sc.id, **sc.env)
     action = env.unwrapped.static_action()
-    cpu, wall = _cpu_seconds(), time.perf_counter()
+    cpu = _cpu_seconds()
     env.reset(seed=sc.protocol.test_seeds[0])
-    steps, over = 0, False
-    while not over:
+    reset_cpu = _cpu_seconds() - cpu
+    episode_steps = int(env.unwrapped.config.episode_steps)
+    done, over = 0, False
+    cpu = _cpu_seconds()
+    while not over and done < steps:
         _, _, term, trunc, _ = env.step(action)
-        steps += 1
+        done += 1
         over = term or trunc
-    episode_cpu, episode_wall = _cpu_seconds() - cpu, time.perf_counter() - wall
+    step_cpu = (_cpu_seconds() - cpu) / done
     env.close()
-    return {"episode_cpu_s": episode_cpu, "episode_wall_s": episode_wall, "episode_steps": steps,
-            "step_cpu_s": episode_cpu / steps}
+    return {"reset_cpu_s": reset_cpu, "step_cpu_s": step_cpu, "steps_measured": done,
+            "episode_steps": episode_steps, "episode_cpu_s": reset_cpu + episode_steps * step_cpu}
 
 
-def _in_fresh_process(function: Any, *args: Any) -> Any:
-    """``function(*args)`` in a new spawned process (its thread pools and imports its own)."""
+def _measure_safely(function: Any, *args: Any) -> dict[str, Any]:
+    """``function(*args)``, or ``{"error": ...}`` if it raised (one failed measurement must not end the others)."""
+    try:
+        return function(*args)
+    except Exception as exc:  # reported beside the figures
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """Spawned processes, a fresh one per measurement (thread pools and imports their own)."""
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(function, *args).result()
+    return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context, max_tasks_per_child=1)
 
 
 def untrained_controllers() -> int:
@@ -128,13 +140,15 @@ def untrained_controllers() -> int:
     return len(benchmark_controllers(OmegaConf.create({"controllers": "all"})))
 
 
-def suite_cost(suite_name: str, steps: int, progress: Any = None) -> dict[str, Any]:
+def suite_cost(suite_name: str, steps: int, progress: Any = None, workers: int = 2) -> dict[str, Any]:
     """Measure the scaled runs and cost the whole suite (module docstring: what and how).
 
     Args:
         suite_name: The suite (``core``, ``full``).
-        steps: Env steps of the shorter scaled training run (the longer has twice as many).
+        steps: Env steps of the shorter scaled training run (the longer has twice as many) and at
+            most of the env-only measurement.
         progress: ``progress(text)`` is told what is being measured (None: nothing).
+        workers: Measurements at once, each in its own fresh process (CPU seconds are per process).
 
     Returns:
         ``training`` (one dict per measured scenario x learner), ``scoring`` (one per scenario),
@@ -148,20 +162,32 @@ def suite_cost(suite_name: str, steps: int, progress: Any = None) -> dict[str, A
     suite = load_suite(suite_name)
     say = progress or (lambda text: None)
     n_untrained = untrained_controllers()
-    training, scoring = [], []
-    with tempfile.TemporaryDirectory() as folder:
+    training, scoring, failed = [], [], []
+    with tempfile.TemporaryDirectory() as folder, _pool(workers) as pool:
         scaled = str(_scaled_scenario_dir(suite.scenarios, steps, Path(folder)))
+        envs = {name: pool.submit(_measure_safely, measure_env, name, steps) for name in suite.scenarios}
+        runs = {(name, agent, n): pool.submit(_measure_safely, measure_training, name, agent, sc.training.seeds[0],
+                                              n, scaled)
+                for name, sc in suite.scenarios.items() if sc.training is not None
+                for agent in sc.training.agents for n in (steps, 2 * steps)}
+        pending = set(envs.values()) | set(runs.values())
+        while pending:
+            _, pending = concurrent.futures.wait(pending, timeout=5)
+            say(f"scaled runs: {len(envs) + len(runs) - len(pending)} of {len(envs) + len(runs)} measured")
+        for name, future in envs.items():
+            result = future.result()
+            if "error" in result:
+                failed.append(f"{name} env: {result['error']}")
+                continue
+            scoring.append({"scenario": name, **result})
         for name, sc in suite.scenarios.items():
-            say(f"{name}: one episode, static action")
-            env = _in_fresh_process(measure_env, name)
-            scoring.append({"scenario": name, **env})
             if sc.training is None:
                 continue
-            seed = sc.training.seeds[0]
             for agent in sc.training.agents:
-                say(f"{name}: {agent}, {steps} and {2 * steps} env steps of training")
-                short = _in_fresh_process(measure_training, name, agent, seed, steps, scaled)
-                long = _in_fresh_process(measure_training, name, agent, seed, 2 * steps, scaled)
+                short, long = runs[(name, agent, steps)].result(), runs[(name, agent, 2 * steps)].result()
+                if "error" in short or "error" in long:
+                    failed.append(f"{name}/{agent}: {short.get('error') or long.get('error')}")
+                    continue
                 slope = (long["cpu_s"] - short["cpu_s"]) / steps
                 training.append({"scenario": name, "agent": agent, "budget_steps": sc.training.budget_steps,
                                  "cpu_s_short": short["cpu_s"], "cpu_s_long": long["cpu_s"],
@@ -170,8 +196,9 @@ def suite_cost(suite_name: str, steps: int, progress: Any = None) -> dict[str, A
                                  "steps_per_cpu_s": 1 / slope if slope > 0 else float("nan"),
                                  "steps_per_wall_s": 2 * steps / long["wall_s"],
                                  "run_cpu_s": short["cpu_s"] + slope * (sc.training.budget_steps - steps)})
-    return {"suite": suite_name, "steps": steps, "untrained_controllers": n_untrained, "training": training,
-            "scoring": scoring, "totals": _totals(suite, training, scoring, n_untrained)}
+    return {"suite": suite_name, "steps": steps, "workers": workers, "untrained_controllers": n_untrained,
+            "training": training, "scoring": scoring, "failed": failed,
+            "totals": _totals(suite, training, scoring, n_untrained)}
 
 
 def _totals(suite: Any, training: list[dict[str, Any]], scoring: list[dict[str, Any]],
@@ -190,6 +217,8 @@ def _totals(suite: Any, training: list[dict[str, Any]], scoring: list[dict[str, 
     episodes = 0
     per_scenario = []
     for name, sc in suite.scenarios.items():
+        if name not in env:  # its measurement failed (listed with the figures)
+            continue
         seeds = suite.spec.training_seeds
         runs = 0.0
         for agent in LEARNERS:
@@ -245,6 +274,8 @@ def print_cost(cost: dict[str, Any], console: Any) -> None:
     console.print(table)
     estimated = (f", of which {totals['training_estimated_cpu_h']:.1f} estimated for scenarios without a training "
                  f"protocol at {totals['assumed_budget_steps']} steps" if totals["training_estimated_cpu_h"] else "")
+    for line in cost["failed"]:
+        console.print(f"[red]not measured:[/red] {line}", highlight=False, markup=True)
     console.print(f"suite {cost['suite']}: {totals['total_cpu_h']:.1f} CPU-hours in all: training "
                   f"{totals['training_cpu_h']:.1f}{estimated}; scoring {totals['scoring_cpu_h']:.1f} "
                   f"({cost['untrained_controllers']} untrained controllers + {N_REFERENCES} references + the "

@@ -32,7 +32,7 @@ def test_the_scaled_scenarios_cut_warm_ups_and_rollouts_to_the_run_and_still_loa
 def test_the_full_suite_costs_every_run_and_every_scored_episode():
     suite = load_suite("full")
     trained = [n for n, s in suite.scenarios.items() if s.training is not None]
-    scoring = [{"scenario": n, "episode_cpu_s": 10.0, "episode_steps": 100, "step_cpu_s": 0.1}
+    scoring = [{"scenario": n, "episode_cpu_s": 10.0, "episode_steps": 100, "step_cpu_s": 0.1, "reset_cpu_s": 0.0}
                for n in suite.scenarios]
     training = [{"scenario": n, "agent": a, "cpu_ms_per_step": 300.0, "fixed_cpu_s": 5.0, "run_cpu_s": 3600.0}
                 for n in trained for a in LEARNERS]
