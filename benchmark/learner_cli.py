@@ -33,6 +33,9 @@ def _key_values(argv: list[str], usage: str) -> dict[str, Any]:
     """``key=value`` arguments; a value that reads as a YAML number, boolean or null is that."""
     import yaml
 
+    if argv[:1] in (["-h"], ["--help"]):  # (the docs' command reference runs every command's --help)
+        print(f"usage: {usage}")
+        raise SystemExit(0)
     values: dict[str, Any] = {}
     for arg in argv:
         key, sep, value = arg.partition("=")
