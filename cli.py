@@ -51,6 +51,8 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("eval",): ("ecngym.commands.eval:eval_main", "run one controller on one scenario, print the summary"),
     ("train",): ("ecngym.commands.train:train_main",
                   "train an agent (agent=acc|laecn|haecn) or an SB3 algorithm (DQN / PPO) on an env"),
+    ("train-suite",): ("ecngym.benchmark.learner_cli:train_main",
+                       "(ecngym train suite=<s> scenario=<sc> agent=<a> seed=<n>) a suite scenario's learner"),
     ("trace", "generate"): ("ecngym.workloads.cli:generate_main", "generate a hashed traffic trace"),
     ("trace", "inspect"): ("ecngym.workloads.cli:inspect_main", "flows, achieved load, sizes and hash of a trace"),
     ("bench", "fabric"): ("ecngym.bench.fabric:main", "fabric speed and fidelity vs the HPCC reference"),
@@ -65,6 +67,10 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("benchmark", "headroom"): ("ecngym.benchmark.headroom:main",
                                 "per scenario: default, tuned, phase oracle and the adaptivity headroom with CIs"),
     ("benchmark", "board"): ("ecngym.benchmark.cli:board_main", "a suite's board and page from the results store"),
+    ("benchmark", "train-learners"): ("ecngym.benchmark.learner_cli:train_all_main",
+                                      "train every learner x training seed of a suite's scenarios (checkpoints)"),
+    ("benchmark", "learners"): ("ecngym.benchmark.learners:main",
+                                "the learner table: every training seed x test seed, held-out family, curves"),
     ("benchmark", "rewards"): ("ecngym.benchmark.cli:rewards_main",
                                "rank correlation of each RL reward with a suite's score, per scenario"),
     ("reproduce",): ("ecngym.reproduce.cli:main", "a paper's claims beside our numbers (--list names them)"),
@@ -382,6 +388,9 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"ecngym {__version__}")
         return 0
+    if args[0] == "train" and any(a.startswith("suite=") for a in args[1:]):
+        # a suite scenario's learner (ecngym.benchmark.learner_cli): key=value arguments, not Hydra's
+        args = ["train-suite", *args[1:]]
     for words, (target, _) in sorted(_COMMANDS.items(), key=lambda kv: -len(kv[0])):
         if tuple(args[: len(words)]) == words:
             module_name, func_name = target.split(":")

@@ -20,12 +20,13 @@ __all__ = ["ALGORITHMS", "SB3Controller", "algorithm_class", "learned_controller
 def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, framework: str = "sb3",
                 timesteps: int, seed: int, progress_bar: bool = True, checkpoint_every: int = 0,
                 resume: str | None = None, threads: Any = None, device: str = "cpu",
-                ray_address: str | None = None) -> Path:
+                ray_address: str | None = None, episode_seeds: list[int] | None = None) -> Path:
     """Train the learning agent ``agent["name"]`` with its trainer for ``framework``.
 
     The agent is found by name (:mod:`ecngym.agents.registry`); its trainers (ACC's
     :func:`ecngym.agents.acc.train_acc`, LAECN's :func:`ecngym.agents.laecn.train_laecn` ...) check
-    and write the run.
+    and write the run. ``episode_seeds`` (the reset seeds of the training episodes, in turn) is
+    passed on to trainers that take it (ACC's and LAECN's SB3-framework trainers).
 
     Raises:
         ConfigError: On an unknown agent, framework or device, a framework the agent lacks, or a bad
@@ -51,6 +52,8 @@ def train_agent(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         if index >= torch.cuda.device_count():
             raise ConfigError("device", f"got {device!r}; torch sees {torch.cuda.device_count()} CUDA device(s)")
     ray = {"ray_address": ray_address} if framework == "rllib" else {}  # only RLlib runs on Ray
+    if episode_seeds is not None:  # (a benchmark scenario's train seeds; the SB3-framework trainers take them)
+        ray["episode_seeds"] = episode_seeds
     return kind.trainers[framework](base_env, agent, out_dir, timesteps=timesteps, seed=seed,
                                     progress_bar=progress_bar, checkpoint_every=checkpoint_every, resume=resume,
                                     device=device, threads=threads, **ray)

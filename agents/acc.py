@@ -136,7 +136,8 @@ def acc_meta(agent: dict[str, Any], env_cfg: Any, venv: Any, seed: int) -> dict[
 
 def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
               progress_bar: bool = True, checkpoint_every: int = 0, resume: str | None = None,
-              threads: Any = None, device: str = "cpu", callbacks: list[Any] | None = None) -> Path:
+              threads: Any = None, device: str = "cpu", callbacks: list[Any] | None = None,
+              episode_seeds: list[int] | None = None) -> Path:
     """Train ACC with SB3: offline on the scenario's traces, then (optionally) online fine-tuning.
 
     Writes ``out_dir/model.zip``, ``out_dir/agent.json``, the learning curve ``curve.csv`` and the
@@ -157,6 +158,8 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
         device: Torch device of the learner (``"cpu"``, ``"cuda"``).
         callbacks: Further SB3 callbacks of the offline phase (``ecngym bench train --plateau``
             evaluates the policy with one); one returning False ends that phase early.
+        episode_seeds: Reset seeds of the offline episodes, in turn (a benchmark scenario's train
+            seeds: :func:`ecngym.agents.seeds.cycle_episode_seeds`); None: drawn from ``seed``.
 
     Returns:
         The saved model's path.
@@ -173,6 +176,10 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
     timesteps, seed, checkpoint_every, granularity, out_dir, env_cfg = start_training(
         base_env, agent, out_dir, timesteps=timesteps, seed=seed, checkpoint_every=checkpoint_every, threads=threads)
     venv = make_shared_vec_env(env_cfg, granularity, out_dir / "monitor" / "offline")
+    if episode_seeds is not None:
+        from ecngym.agents.seeds import cycle_episode_seeds
+
+        cycle_episode_seeds(shared_env(venv).par_env, episode_seeds)
     n_agents = venv.num_envs
     hyper = dict(agent["hyperparams"])
     transitions = timesteps * n_agents

@@ -290,7 +290,7 @@ class LaecnAgent:
 
 def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
                 progress_bar: bool = True, checkpoint_every: int = 0, resume: str | None = None,
-                threads: Any = None, device: str = "cpu") -> Path:
+                threads: Any = None, device: str = "cpu", episode_seeds: list[int] | None = None) -> Path:
     """Train LAECN (or HAECN) online over the parallel env, one shared agent for every port.
 
     Writes ``out_dir/laecn.pt`` (both modules), ``agent.json``, the learning curve ``curve.csv``
@@ -309,6 +309,8 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         resume: A checkpoint to continue from.
         threads: Threads per torch / BLAS pool.
         device: Torch device.
+        episode_seeds: Reset seeds of the episodes, in turn (a benchmark scenario's train seeds:
+            :func:`ecngym.agents.seeds.cycle_episode_seeds`); None: drawn from ``seed``.
 
     Returns:
         The weights' path.
@@ -346,6 +348,10 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
                                         f"{agent['name']}: resume it with agent={state['agent']}")
         done_steps, episodes = int(state["env_steps"]), list(state.get("episodes", []))
         check_resume_total(timesteps, done_steps)
+    if episode_seeds is not None:  # (a resumed run goes on with the next trace)
+        from ecngym.agents.seeds import cycle_episode_seeds
+
+        cycle_episode_seeds(env, episode_seeds, start=len(episodes))
     remaining = timesteps - done_steps
     # each step adds one row per agent to the decision module's replay (fewer to the policy's)
     resumed = f", after the {learner.decision.replay.size} of the resumed replay" if resume else ""

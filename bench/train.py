@@ -320,6 +320,9 @@ def main(argv: list[str] | None = None) -> int:
                                                          f"(default {option.default})")
     parser.add_argument("--seed", type=int, default=TRAIN_SEED, help="--plateau: seed of the learner and the "
                         f"training traces (default {TRAIN_SEED}, as the learning tests)")
+    parser.add_argument("--suite", default=None,
+                        help="also measure training per learner on the suite's scenarios (scaled runs of --steps and "
+                             "2 x --steps env steps) and print the suite's CPU-hours (ecngym.benchmark.train_cost)")
     add_markdown_option(parser)
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
@@ -342,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--rllib: runner counts must be >= 1")
     algos = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     bad = [a for a in algos if a not in ALGORITHMS]
-    if bad or (not algos and not args.rllib and not args.plateau):
+    if bad or (not algos and not args.rllib and not args.plateau and args.suite is None):
         parser.error(f"--algorithms: unknown {bad}; allowed: {list(ALGORITHMS)}")
     if args.steps < 1:
         parser.error("--steps must be >= 1")
@@ -381,6 +384,15 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as exc:  # report it beside the other figures
                 failed.append(f"plateau: {exc!r}")
                 console.print(f"[red]error:[/red] plateau: {escape(repr(exc))}", highlight=False)
+        suite_cost = None
+        if args.suite is not None:
+            from ecngym.benchmark.train_cost import suite_cost as measure_suite
+
+            try:
+                suite_cost = measure_suite(args.suite, args.steps, progress=status.update)
+            except ConfigError as exc:
+                parser.error(str(exc))
+            failed.extend(suite_cost["failed"])
     table = Table(title=f"training throughput on {ENV_ID} ({os.cpu_count()} CPUs, load {load:.1f} before)")
     for col in ("algorithm", "threads", "env-only steps/s", "training steps/s", "share", "env ms/step",
                 "update ms/step", "other ms/step"):
@@ -389,7 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(r["algorithm"], str(r["threads"] or f"default ({r['torch_threads']})"),
                       f"{r['env_steps_per_s']:.0f}", f"{r['train_steps_per_s']:.0f}", f"{r['share']:.0%}",
                       f"{r['env_ms']:.2f}", f"{r['update_ms']:.2f}", f"{r['other_ms']:.2f}")
-    console.print(table)
+    if results or not suite_cost:  # (--algorithms '' --suite ...: the suite's tables only)
+        console.print(table)
     summary: dict[str, Any] = {"bench": "train", "env": ENV_ID, "steps": args.steps, "cpus": os.cpu_count(),
                                "load_avg_before": load, "results": results}
     if rllib:
@@ -403,6 +416,11 @@ def main(argv: list[str] | None = None) -> int:
     if plateau is not None:
         summary["plateau"] = plateau
         _print_plateau(console, plateau)
+    if suite_cost is not None:
+        from ecngym.benchmark.train_cost import print_cost
+
+        summary["suite_cost"] = suite_cost
+        print_cost(suite_cost, console)
     if failed:
         summary["failed"] = failed
     print(json.dumps(summary))

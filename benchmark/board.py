@@ -3,7 +3,10 @@
 For each scenario of the suite, the rows that count are the ``run`` episodes of that scenario on
 its scored test seeds, measured on the scenario config of its latest ``static_default`` row
 (normalization is only meaningful against references on the same scenario: rows of another config
-are listed as refused), the latest row per (controller, seed).
+are listed as refused), the latest row per (controller, seed). A learner that observes, is rewarded
+or monitors its own way (its env's ``observation``, ``reward``, ``interval_short``) runs the same
+scenario: its rows count when their :func:`~ecngym.results.record.traffic_identity` is
+``static_default``'s and each of its episodes ran ``static_default``'s trace at that seed.
 """
 
 from __future__ import annotations
@@ -82,11 +85,12 @@ def select_rows(episodes: pd.DataFrame, suite: Suite) -> tuple[dict[str, pd.Data
             refused.append(f"{name}: no static_default row on its test seeds: not scored")
             continue
         shash = defaults["scenario_hash"].iloc[-1]
-        other = rows[rows["scenario_hash"] != shash]
+        same = _same_scenario(rows, defaults)
+        other = rows[~same]
         if len(other):
             refused.append(f"{name}: {len(other)} row(s) of another scenario config than static_default's "
                            f"({shash[:8]}) left out: {sorted(set(other['controller']))}")
-        rows = rows[rows["scenario_hash"] == shash]
+        rows = rows[same]
         # one parameter set per controller name: its latest
         latest = rows.groupby("controller")["controller_hash"].last()
         rows = rows[rows["controller_hash"] == rows["controller"].map(latest)]
@@ -95,6 +99,34 @@ def select_rows(episodes: pd.DataFrame, suite: Suite) -> tuple[dict[str, pd.Data
         raise StoreError(f"no scenario of suite {suite.name} has stored episodes of static_default on its test "
                          f"seeds; run: ecngym run suite={suite.name}")
     return out, refused
+
+
+def _same_scenario(rows: pd.DataFrame, defaults: pd.DataFrame) -> pd.Series:
+    """Which rows ran ``static_default``'s scenario: its scenario hash, or its traffic identity and traces.
+
+    (A learner with its own observation / reward / short interval has another scenario hash; the
+    traffic identity ignores those keys, and the trace hash per seed confirms the same traffic.)
+    """
+    from ecngym.results.record import traffic_identity
+
+    latest = defaults.iloc[-1]
+    shash = latest["scenario_hash"]
+
+    def traffic(row: pd.Series) -> str:
+        try:
+            return traffic_identity(row["env_id"], json.loads(row["scenario_config"]))
+        except (TypeError, ValueError):
+            return ""
+
+    own = defaults[defaults["scenario_hash"] == shash].drop_duplicates("seed", keep="last")
+    traces = dict(zip(own["seed"], own["trace_hash"], strict=True))
+    target = traffic(latest)
+    same_hash = rows["scenario_hash"] == shash
+    other = rows[~same_hash]
+    if other.empty:
+        return same_hash
+    ok = other.apply(lambda r: traffic(r) == target and traces.get(r["seed"]) == r["trace_hash"], axis=1)
+    return same_hash | ok.reindex(rows.index, fill_value=False)
 
 
 def build_board(store: ResultStore, suite: Suite, reps: int = DEFAULT_REPS, seed: int = 0,

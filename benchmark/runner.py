@@ -51,6 +51,12 @@ class BenchmarkOptions(ConfigModel):
         bootstrap_reps: Bootstrap replications of the suite aggregates.
         bootstrap_seed: Seed of the bootstrap (the same scores give the same intervals).
         scenario_dir: The folder of scenario files (null: the package's ``configs/suite/scenarios``).
+        agent: With ``train=true``: only this learner's training runs (and their scores).
+        train_seed: With ``train=true``: only this training seed's runs.
+        budget_steps: With ``train=true``: env steps per training run instead of each scenario's
+            protocol budget (null: the protocol's; a smaller one is a scaled-down run).
+        checkpoint_dir: With ``train=true``: where each training run leaves its checkpoint folder
+            (:mod:`ecngym.benchmark.training_runs`); on a cluster, a folder every node sees.
     """
 
     jobs: Whole(1, 1024) | None = None
@@ -59,12 +65,20 @@ class BenchmarkOptions(ConfigModel):
     bootstrap_reps: Whole(100, 1_000_000) = 500
     bootstrap_seed: Whole(0, 2**32 - 1) = 0
     scenario_dir: Text | None = None
+    agent: Text | None = None
+    train_seed: Whole(0, 2**32 - 1) | None = None
+    budget_steps: Whole(1, 100_000_000) | None = None
+    checkpoint_dir: Text = "outputs/checkpoints"
 
     @model_validator(mode="after")
     def _check(self) -> BenchmarkOptions:
         if self.scenario_dir is not None and not Path(self.scenario_dir).is_dir():
             raise field_error("scenario_dir", f"got {self.scenario_dir!r}, not a folder")
         return self
+
+    def partial(self) -> bool:
+        """Whether a filter picks a part of the suite (then no board is built)."""
+        return any(v is not None for v in (self.scenario, self.controller, self.agent, self.train_seed))
 
     def worker_count(self) -> int:
         """``jobs``, or the CPU cores this process may use."""
@@ -130,8 +144,19 @@ def run_job(job: Job) -> JobResult:
     return JobResult(job, row_ids=[r["row_id"] for r in rows], wall_s=time.perf_counter() - start)
 
 
+def learner_controllers(scenario: str, root: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The shipped checkpoint each learner plays on the board of ``scenario``: its first training seed's.
+
+    (The learner table, ``ecngym benchmark learners``, scores every training seed.)
+    """
+    from ecngym.benchmark.checkpoints import shipped
+
+    return {agent: {"_target_": "ecngym.benchmark.checkpoints.CheckpointController", "path": str(dirs[0])}
+            for agent, dirs in shipped(scenario, root).items()}
+
+
 def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: Path, skip_existing: bool,
-              options: BenchmarkOptions, references: Any = None) -> list[Job]:
+              options: BenchmarkOptions, references: Any = None, learners: bool = False) -> list[Job]:
     """Every job of the suite (references first), filtered by ``options.scenario`` / ``options.controller``.
 
     Args:
@@ -144,18 +169,20 @@ def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: P
         options: The benchmark options.
         references: ``scenario -> {reference name: controller config}`` (default
             :func:`reference_controllers`).
+        learners: Add each scenario's shipped learner checkpoints (:func:`learner_controllers`).
 
     Raises:
         ConfigError: Naming ``benchmark.scenario`` / ``benchmark.controller`` for a name the suite
             or the controllers do not have, or the scenario whose references are missing.
     """
     references = references or reference_controllers
+    trained = {name: learner_controllers(name) if learners else {} for name in suite.scenarios}
     if options.scenario is not None and options.scenario not in suite.scenarios:
         raise ConfigError("benchmark.scenario", f"got {options.scenario!r}; suite {suite.name} has "
                                                 f"{list(suite.scenarios)}")
-    if options.controller is not None and options.controller not in {*controllers, *REFERENCES}:
-        raise ConfigError("benchmark.controller", f"got {options.controller!r}; known: "
-                                                  f"{sorted({*controllers, *REFERENCES})}")
+    known = {*controllers, *REFERENCES, *(a for t in trained.values() for a in t)}
+    if options.controller is not None and options.controller not in known:
+        raise ConfigError("benchmark.controller", f"got {options.controller!r}; known: {sorted(known)}")
     jobs = []
     for name, scenario in suite.scenarios.items():
         if options.scenario is not None and name != options.scenario:
@@ -169,6 +196,8 @@ def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: P
                 if override:
                     plain = config_values(OmegaConf.merge(OmegaConf.create(plain), OmegaConf.create(override)))
                 configs[cname] = (plain, False)
+        for cname, ccfg in trained[name].items():
+            configs.setdefault(cname, (ccfg, False))
         for cname, (ccfg, is_reference) in configs.items():
             if options.controller is not None and cname != options.controller:
                 continue
@@ -291,23 +320,91 @@ def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
 
     check_suite_overrides()
     options = BenchmarkOptions.parse(cfg.get("benchmark"), "benchmark")
+    train = check_train_options(cfg.get("train", False), options)
     suite = load_suite(cfg.suite, options.scenario_dir)
     html = check_output_path("leaderboard.html", cfg.leaderboard.html)
     check_outputs(cfg)
     check_scenarios(suite)
     controllers = benchmark_controllers(cfg)
     store = results_store(cfg)
-    jobs = plan_jobs(suite, controllers, store.root, out, parse_results(cfg.get("results")).skip_existing, options)
+    skip_existing = parse_results(cfg.get("results")).skip_existing
+    runs = []
+    if train and options.controller is None:  # (benchmark.controller picks an untrained controller's jobs)
+        from ecngym.benchmark.training_runs import plan_training
+
+        runs = plan_training(suite, options, checkpoint_root(options))
+    learners_only = train and (options.agent is not None or options.train_seed is not None)
+    # the shipped learners join a suite that asks for them, unless the command line names the controllers
+    # or the learners are trained now (train=true: the runs' own checkpoints are scored instead)
+    learners = suite.spec.learners and cfg.controllers == "all" and not train
+    jobs = [] if learners_only else plan_jobs(suite, controllers, store.root, out, skip_existing, options,
+                                              learners=learners)
     workers = options.worker_count()
     console.print(f"[bold]suite {suite.name}[/] v{suite.spec.version}: {len(suite.scenarios)} scenarios, "
-                  f"{len(jobs)} jobs (scenario x controller), {sum(len(j.seeds) for j in jobs)} episodes on "
-                  f"{min(workers, max(len(jobs), 1))} worker process(es); store {store.root}")
-    pool = worker_pool(workers, len(jobs))
+                  + (f"{len(runs)} training runs (scenario x learner x training seed) then their scores, " if train
+                     else "")
+                  + f"{len(jobs)} jobs (scenario x controller), {sum(len(j.seeds) for j in jobs)} episodes on "
+                  f"{min(workers, max(len(jobs), len(runs), 1))} worker process(es); store {store.root}")
+    pool = worker_pool(workers, max(len(jobs), len(runs)))
     try:
+        if runs:
+            jobs = _train(suite, runs, pool, store, out, skip_existing, console) + jobs
         _run_and_report(cfg, suite, jobs, pool, options, store, html, console)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+
+
+def check_train_options(train: Any, options: BenchmarkOptions) -> bool:
+    """``train`` as a flag; the training-only benchmark options refused without it.
+
+    Raises:
+        ConfigError: Naming ``train`` for a value that is not a boolean, or the option
+            (``benchmark.agent`` ...) given without ``train=true`` (it would be ignored).
+    """
+    from ecngym.validation import Flag, check
+
+    train = check("train", train, Flag)
+    if not train:
+        defaults = BenchmarkOptions()
+        for name in ("agent", "train_seed", "budget_steps", "checkpoint_dir"):
+            if getattr(options, name) != getattr(defaults, name):
+                raise ConfigError(f"benchmark.{name}", f"got {getattr(options, name)!r}, but only train=true "
+                                                       "trains learners; add train=true or leave it out")
+    return train
+
+
+def checkpoint_root(options: BenchmarkOptions) -> Path:
+    """``benchmark.checkpoint_dir`` as an absolute path (relative: from the directory the command started in).
+
+    Raises:
+        ConfigError: Naming ``benchmark.checkpoint_dir`` if it cannot be a writable folder.
+    """
+    import hydra.utils
+
+    from ecngym.files import check_writable_directory
+
+    path = Path(hydra.utils.to_absolute_path(options.checkpoint_dir))
+    check_writable_directory("benchmark.checkpoint_dir", path, "a folder for the training runs' checkpoints")
+    return path
+
+
+def _train(suite: Suite, runs: list[Any], pool: concurrent.futures.Executor | None, store: Any, out: Path,
+           skip_existing: bool, console: Console) -> list[Job]:
+    """Train the runs (finished ones skipped); the evaluation jobs of every finished run.
+
+    Raises:
+        ConfigError: Naming ``train`` when every run failed.
+    """
+    from ecngym.benchmark.training_runs import learner_jobs, run_trainings, training_summary
+
+    results = run_trainings(runs, pool, console)
+    console.print(training_summary(results))
+    failed = [r for r in results if r.failure]
+    if failed and len(failed) == len(results):
+        raise ConfigError("train", "no training run finished: " + "; ".join(
+            f"{r.run.name}: {r.failure.strip().splitlines()[-1]}" for r in failed[:5]))
+    return learner_jobs(suite, results, store.root, out, skip_existing)
 
 
 def _run_and_report(cfg: DictConfig, suite: Suite, jobs: list[Job], pool: concurrent.futures.Executor | None,
@@ -329,9 +426,9 @@ def _run_and_report(cfg: DictConfig, suite: Suite, jobs: list[Job], pool: concur
     if results and len(failed) == len(results):
         raise ConfigError("controllers", "no controller ran on any scenario: " + "; ".join(
             f"{r.job.scenario}/{r.job.controller}: {r.failure}" for r in failed[:5]))
-    if options.scenario is not None or options.controller is not None:
-        console.print(f"part of the suite (benchmark.scenario / benchmark.controller): the board of everything "
-                      f"stored: ecngym benchmark board suite={suite.name} store={store.root}")
+    if options.partial():
+        console.print(f"part of the suite (benchmark.scenario / controller / agent / train_seed): the board of "
+                      f"everything stored: ecngym benchmark board suite={suite.name} store={store.root}")
         return
     from ecngym.benchmark.board import build_board, print_board
 

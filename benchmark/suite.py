@@ -88,6 +88,80 @@ class Protocol(ConfigModel):
         return self
 
 
+#: The learners of the suite: ecngym's learning agents and the generic SB3 baselines.
+LEARNERS = ("acc", "laecn", "haecn", "ppo", "dqn")
+
+
+class AgentTraining(ConfigModel):
+    """One learner's training settings on a scenario.
+
+    Args:
+        hyperparams: Overrides of the agent's config (``configs/agent/<name>.yaml``; for ``ppo`` /
+            ``dqn`` the SB3 algorithm's keyword arguments).
+        source: Where the values come from (a paper table, or ``[OURS]`` with the reason).
+    """
+
+    hyperparams: dict[str, Any] = {}
+    source: Text
+
+
+class Training(ConfigModel):
+    """How the learners train on a scenario (``training:`` of its YAML).
+
+    The traces they train on are the scenario's ``protocol.train_seeds`` (one per episode, in turn);
+    they are scored on its test seeds like every controller.
+
+    Args:
+        budget_steps: Env steps (control intervals of the scenario) per training run, chosen before
+            any score was seen ([OURS]).
+        seeds: The training seeds (network initialisation, exploration); a suite trains the first
+            ``training_seeds`` of them.
+        long_budget_steps: A longer run's budget (one training seed per agent) that shows whether the
+            learning curve has flattened at ``budget_steps``; None: none.
+        agents: Per learner (:data:`LEARNERS`), its settings; every learner needs one.
+    """
+
+    budget_steps: Whole(1, 10_000_000)
+    seeds: list[Seed]
+    long_budget_steps: Whole(1, 100_000_000) | None = None
+    agents: dict[str, AgentTraining]
+
+    @model_validator(mode="after")
+    def _check(self) -> Training:
+        if not self.seeds:
+            raise field_error("seeds", "got an empty list; give at least one training seed")
+        repeated = sorted({s for s in self.seeds if self.seeds.count(s) > 1})
+        if repeated:
+            raise field_error("seeds", f"seed(s) {repeated} given more than once")
+        unknown = sorted(set(self.agents) - set(LEARNERS))
+        if unknown:
+            raise field_error("agents", f"unknown learner(s) {unknown}; known: {list(LEARNERS)}")
+        missing = [a for a in LEARNERS if a not in self.agents]
+        if missing:
+            raise field_error("agents", f"no settings for {missing}; every learner of {list(LEARNERS)} needs its own")
+        if self.long_budget_steps is not None and self.long_budget_steps <= self.budget_steps:
+            raise field_error("long_budget_steps", f"got {self.long_budget_steps}, not above budget_steps "
+                                                   f"{self.budget_steps}")
+        return self
+
+
+class HeldOut(ConfigModel):
+    """A held-out traffic family (``held_out:`` of a scenario): traffic the learners never trained on.
+
+    Args:
+        name: Its name (the board's second column).
+        description: One plain sentence: what differs from the scenario's traffic.
+        workload: Overrides of the scenario's ``env.workload`` (another flow-size distribution, load or
+            incast degree); everything else (fabric, topology, interval, episode) is the scenario's.
+        test_seeds: Its own test seeds, disjoint from the scenario's train seeds.
+    """
+
+    name: Text
+    description: Text
+    workload: dict[str, Any]
+    test_seeds: list[Seed]
+
+
 class Scenario(ConfigModel):
     """One scenario of the benchmark (``configs/suite/scenarios/<name>.yaml``).
 
@@ -101,6 +175,8 @@ class Scenario(ConfigModel):
         protocol: Seeds, score, second axis, phases.
         controllers: Per-controller config overrides for this scenario (controller name -> keys of
             its ``configs/controller/<name>.yaml``), e.g. a tuner's schedule fitted to the episode.
+        training: How the learners train here (None: no learner trains on it).
+        held_out: A held-out traffic family, scored like the test seeds (None: none).
     """
 
     name: Text
@@ -111,6 +187,8 @@ class Scenario(ConfigModel):
     env: dict[str, Any] = {}
     protocol: Protocol
     controllers: dict[str, dict[str, Any]] = {}
+    training: Training | None = None
+    held_out: HeldOut | None = None
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
@@ -122,7 +200,27 @@ class Scenario(ConfigModel):
         unknown = sorted(set(self.controllers) - known)
         if unknown:
             raise field_error("controllers", f"unknown controller(s) {unknown}; known: {sorted(known)}")
+        if self.held_out is not None:
+            seeds = self.held_out.test_seeds
+            if not seeds:
+                raise field_error("held_out.test_seeds", "got an empty list; give at least one seed")
+            overlap = sorted(set(seeds) & set(self.protocol.train_seeds))
+            if overlap:
+                raise field_error("held_out.test_seeds", f"seed(s) {overlap} are also protocol.train_seeds: nothing "
+                                                         "may be scored on a seed used for tuning or training")
         return self
+
+    def held_out_env(self) -> dict[str, Any]:
+        """The env overrides of the held-out family: the scenario's, its workload changed.
+
+        Raises:
+            ConfigError: Naming ``held_out``, if the scenario has none.
+        """
+        if self.held_out is None:
+            raise ConfigError("held_out", f"scenario {self.name} declares no held-out traffic family")
+        env = dict(self.env)
+        env["workload"] = {**dict(env.get("workload", {})), **self.held_out.workload}
+        return env
 
     def test_seeds(self, count: int) -> list[int]:
         """The first ``count`` test seeds (what a suite scoring ``count`` seeds runs)."""
@@ -137,12 +235,18 @@ class SuiteSpec(ConfigModel):
         version: Bumped whenever its scenario list or seed count changes.
         test_seeds: How many of each scenario's test seeds it scores.
         scenarios: The scenario names, each a file of the scenario folder.
+        training_seeds: How many of each scenario's training seeds (``training.seeds``) its learners
+            train with.
+        learners: Score the shipped checkpoints of the learners (``ecngym/benchmark/checkpoints``) on
+            the board.
     """
 
     name: Text
     version: Whole(1)
     test_seeds: Whole(1)
     scenarios: list[Text]
+    training_seeds: Whole(1) = 3
+    learners: Flag = False
 
     @model_validator(mode="after")
     def _check(self) -> SuiteSpec:
@@ -170,6 +274,11 @@ class Suite:
     def test_seeds(self, scenario: str) -> list[int]:
         """The test seeds this suite scores on ``scenario``."""
         return self.scenarios[scenario].test_seeds(self.spec.test_seeds)
+
+    def training_seeds(self, scenario: str) -> list[int]:
+        """The training seeds this suite trains its learners with on ``scenario`` (none without ``training``)."""
+        training = self.scenarios[scenario].training
+        return [] if training is None else list(training.seeds[:self.spec.training_seeds])
 
 
 def read_yaml(path: Path, field: str) -> Any:
@@ -239,4 +348,9 @@ def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | st
         if have < spec.test_seeds:
             raise ConfigError("suite.test_seeds", f"got {spec.test_seeds}, but scenario {name} has only {have} "
                                                   "test seeds; give fewer or add test seeds to the scenario")
+        training = scenario.training
+        if training is not None and len(training.seeds) < spec.training_seeds:
+            raise ConfigError("suite.training_seeds", f"got {spec.training_seeds}, but scenario {name} has only "
+                                                      f"{len(training.seeds)} training seeds (training.seeds); give "
+                                                      "fewer or add training seeds to the scenario")
     return Suite(spec, scenarios, folder)

@@ -26,7 +26,7 @@ from ecngym.commands.factories import benchmark_controllers, distinct_items, mak
 from ecngym.error import ConfigError, EcnGymError
 from ecngym.files import check_output_path
 from ecngym.results.store import MAX_SEED
-from ecngym.validation import check_whole
+from ecngym.validation import Flag, check, check_whole
 
 
 @hydra.main(version_base="1.3", config_path="../configs", config_name="run")
@@ -39,6 +39,9 @@ def run_main(cfg: DictConfig) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if cfg.get("suite") is not None:
         return suite_main(cfg, out, Console())
+    if check("train", cfg.get("train", False), Flag):
+        raise ConfigError("train", "got true, but train=true trains the learners of a suite (each scenario's training "
+                                   "protocol): give suite=core or suite=full, or leave train out with suite=null")
     console = Console(width=max(Console().width, 130))  # the leaderboard needs ~130 columns
     seeds = [check_whole(f"seeds[{i}]", s, 0, MAX_SEED)
              for i, s in enumerate(distinct_items("seeds", cfg.seeds, "[1,2,3]"))]

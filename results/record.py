@@ -106,6 +106,22 @@ def scenario_identity(env_id: str, env_config: dict[str, Any]) -> str:
     return canonical_hash([env_id, {k: v for k, v in env_config.items() if k != "action"}])
 
 
+#: EnvConfig keys that say how a controller sees and drives the fabric, not what traffic and fabric the
+#: episode simulates: the action encoding, the observation, the reward, LAECN's short monitoring interval
+#: (the episode spans ``interval x episode_steps`` whatever it is; :class:`~ecngym.envs.EnvConfig`).
+CONTROLLER_ENV_KEYS = ("action", "observation", "reward", "interval_short", "long_flow_bytes")
+
+
+def traffic_identity(env_id: str, env_config: dict[str, Any]) -> str:
+    """Hash of what an episode simulates: :func:`scenario_identity` without :data:`CONTROLLER_ENV_KEYS`.
+
+    A learner that observes its own features, learns from its own reward or shortens its monitoring
+    interval (LAECN) runs the same fabric, traffic and episode as the scenario's other controllers,
+    so the suite board scores it beside them (``ecngym.benchmark.board.select_rows``).
+    """
+    return canonical_hash([env_id, {k: v for k, v in env_config.items() if k not in CONTROLLER_ENV_KEYS}])
+
+
 def controller_identity(name: str, params: dict[str, Any]) -> str:
     """Hash of a controller's name and parameters; a trained model's file joins by its content hash."""
     params = dict(params)

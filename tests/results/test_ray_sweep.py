@@ -21,7 +21,7 @@ def test_ray_launcher_sweep_on_a_local_ray_instance(tmp_path):
                           "controller=static_dcqcn,static_hpcc", "seed=1,2", "env.kwargs.episode_steps=10",
                           "hydra.launcher.ray.init.address=local",  # a new instance, never another job's cluster
                           "+hydra.launcher.ray.init.num_cpus=2",
-                          "+hydra.launcher.ray.init.object_store_memory=100000000",
+                          "hydra.launcher.ray.init.object_store_memory=100000000",
                           f"results.dir={tmp_path / 'store'}", f"hydra.sweep.dir={tmp_path / 'sweep'}"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env_without_cluster)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -1,0 +1,499 @@
+"""Shipped learner checkpoints: weights only (safetensors), a model card, and the controller that plays one.
+
+A checkpoint is a folder (``ecngym/benchmark/checkpoints/<scenario>/<agent>/seed<k>/``)::
+
+    model.safetensors   the acting networks' weights, nothing else (no pickle: safetensors is a header
+                        of names, dtypes and shapes plus raw numbers)
+    card.json           the model card as data: what trained it (command, budget, training seeds,
+                        trace seeds and hashes), the ecngym, env and library versions, the
+                        observation layout, the networks' shapes, its learning curve's file, its scores
+    card.md             the same card for people
+    curve.csv           the learning curve (env steps, the trainer's reward, wall seconds)
+
+Loading (:func:`load_checkpoint`) reads JSON and safetensors only, so nothing is unpickled; a
+checkpoint made for another env version or observation layout, and a file that is not a
+checkpoint, are refused with a :class:`~ecngym.error.ConfigError` that names both values.
+:class:`CheckpointController` plays one on the scenario's env (``ecngym run suite=core``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ecngym.error import ConfigError
+
+#: The package's shipped checkpoints: ``<scenario>/<agent>/seed<k>/``.
+CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+WEIGHTS_FILE = "model.safetensors"
+CARD_FILE = "card.json"
+CARD_MD = "card.md"
+CURVE_FILE = "curve.csv"
+#: ``card.json``'s ``format``; ``format_version`` bumps when the layout of the files changes.
+FORMAT = "ecngym-checkpoint"
+FORMAT_VERSION = 1
+#: The observation settings a checkpoint records and an env must match.
+OBSERVATION_KEYS = ("features", "history", "queue_mapping")
+#: The networks each kind of learner acts with (names of the tensor groups in the weights file).
+NETS = {"acc": ("q",), "laecn": ("policy", "decision"), "haecn": ("policy", "decision"), "ppo": ("pi",),
+        "dqn": ("q",)}
+
+
+# ---------------------------------------------------------------------- writing
+def _sequential_tensors(prefix: str, net: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """A ``torch.nn.Sequential`` of Linear and activation layers as named arrays plus its description."""
+    import torch.nn as nn
+
+    tensors = {f"{prefix}.{k}": v.detach().cpu().numpy().astype(np.float32).copy()
+               for k, v in net.state_dict().items()}
+    acts = sorted({type(m).__name__.lower() for m in net if not isinstance(m, nn.Linear)})
+    layers = [[m.in_features, m.out_features] for m in net if isinstance(m, nn.Linear)]
+    return tensors, {"activation": acts[0] if acts else "none", "layers": layers}
+
+
+def _acting_nets(agent: str, weights: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The acting networks of a trainer's saved model (our own file, just written by the trainer)."""
+    import torch
+    import torch.nn as nn
+
+    tensors: dict[str, np.ndarray] = {}
+    nets: dict[str, Any] = {}
+    if agent in ("laecn", "haecn"):
+        from ecngym.agents.laecn import mlp
+
+        state = torch.load(weights, map_location="cpu", weights_only=True)
+        for name in ("policy", "decision"):
+            sd = state[name]["net"]
+            linear = sorted({int(k.split(".")[0]) for k in sd})
+            sizes = [sd[f"{i}.weight"].shape for i in linear]
+            net = mlp(int(sizes[0][1]), [int(s[0]) for s in sizes[:-1]], int(sizes[-1][0]))
+            net.load_state_dict(sd)
+            t, d = _sequential_tensors(name, net)
+            tensors.update(t)
+            nets[name] = d
+        return tensors, nets
+    from ecngym.agents.sb3 import algorithm_class
+
+    if agent == "acc":
+        from ecngym.agents.ddqn import DoubleDQN
+
+        model = DoubleDQN.load(str(weights), device="cpu")
+    else:
+        model = algorithm_class(agent).load(str(weights), device="cpu")
+    if agent in ("acc", "dqn"):
+        t, d = _sequential_tensors("q", model.policy.q_net.q_net)
+        tensors.update(t)
+        nets["q"] = d
+    else:
+        pi = nn.Sequential(*model.policy.mlp_extractor.policy_net, model.policy.action_net)
+        t, d = _sequential_tensors("pi", pi)
+        tensors.update(t)
+        nets["pi"] = d
+    return tensors, nets
+
+
+def _versions() -> dict[str, str]:
+    import gymnasium
+    import safetensors
+    import stable_baselines3
+    import torch
+
+    from ecngym import __version__
+
+    return {"ecngym": __version__, "torch": torch.__version__, "stable_baselines3": stable_baselines3.__version__,
+            "gymnasium": gymnasium.__version__, "safetensors": safetensors.__version__,
+            "python": platform.python_version()}
+
+
+def observation_layout(env_config: dict[str, Any], obs_dim: int) -> dict[str, Any]:
+    """What a policy's input means: the observation settings and the width of one policy input."""
+    obs = env_config["observation"]
+    return {**{k: obs[k] for k in OBSERVATION_KEYS}, "obs_dim": int(obs_dim)}
+
+
+def write_checkpoint(out_dir: Path, scenario: Any, agent: str, seed: int, budget: int, weights: Path,
+                     meta: dict[str, Any], curve: pd.DataFrame, cost: dict[str, float],
+                     budget_default: bool = True) -> Path:
+    """Write the checkpoint of a finished training run (:func:`ecngym.benchmark.training.train_run`).
+
+    Args:
+        out_dir: The checkpoint folder.
+        scenario: The :class:`~ecngym.benchmark.suite.Scenario` trained on.
+        agent: The learner.
+        seed: The training seed.
+        budget: Env steps trained.
+        weights: The trainer's saved model.
+        meta: The trainer's record (``agent.json`` of ACC / LAECN; hyperparameters and episodes of SB3).
+        curve: The trainer's learning curve.
+        cost: ``wall_s`` and ``cpu_s`` of the training.
+        budget_default: Whether ``budget`` is the scenario's (the card's command then omits it).
+
+    Returns:
+        ``out_dir``.
+    """
+    from safetensors.numpy import save_file
+
+    from ecngym.benchmark.training import AGENT_LEARNERS, curve_frame, scenario_env
+
+    out_dir = Path(out_dir)
+    tensors, nets = _acting_nets(agent, weights)
+    path = out_dir / WEIGHTS_FILE
+    # no metadata: safetensors writes it in hash-map order, so the same weights would give other bytes
+    # (the card holds what it would say); the tensors' header is sorted, so the file is a function of them
+    save_file(tensors, str(path))
+    frame = curve_frame(curve)
+    frame.to_csv(out_dir / CURVE_FILE, index=False)
+    base_env = scenario_env(scenario)
+    if agent in AGENT_LEARNERS:
+        env_config = meta["env_config"]
+        env_overrides = {**meta["env"], "action": {"scope": "port"}}
+        obs_dim = int(nets["policy" if "policy" in nets else "q"]["layers"][0][0])
+        if "policy" in nets:
+            obs_dim = int(meta["obs_dim"])
+    else:
+        env_config, env_overrides = base_env, {}
+        obs_dim = int(nets[NETS[agent][0]]["layers"][0][0])
+    episodes = meta.get("episodes", [])
+    traces = sorted({(int(s), e["trace_hash"]) for s, e in zip(_seed_of(episodes, scenario), episodes, strict=True)})
+    training = scenario.training
+    command = f"ecngym train suite=core scenario={scenario.name} agent={agent} seed={seed}"
+    if not budget_default:
+        command += f" budget_steps={budget}"
+    card = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "agent": agent, "scenario": scenario.name,
+        "scenario_version": scenario.version, "env_id": scenario.id, "seed": int(seed), "command": command,
+        "budget_steps": int(budget), "budget_source": "[OURS] chosen before any score was seen "
+                                                      "(docs/concepts/learning-agents.md)",
+        "train_trace_seeds": list(scenario.protocol.train_seeds),
+        "trace_hashes": {str(s): h for s, h in traces},
+        "episodes_trained": len(episodes),
+        "hyperparams": training.agents[agent].hyperparams, "hyperparams_source": training.agents[agent].source,
+        "granularity": meta.get("granularity"), "n_actions": int(nets[NETS[agent][0]]["layers"][-1][1]),
+        "static_action": meta.get("static_action"), "agent_config": meta.get("config"),
+        "env_overrides": env_overrides, "observation": observation_layout(env_config, obs_dim),
+        "nets": nets, "versions": _versions(),
+        "training_cost": {k: round(float(v), 1) for k, v in cost.items()},
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "weights_sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "weights_bytes": path.stat().st_size,
+        "curve": CURVE_FILE, "scores": {},
+    }
+    write_card(out_dir, card)
+    return out_dir
+
+
+#: The files of a checkpoint folder that ship (the trainer's own run folder ``train/`` does not).
+SHIPPED_FILES = (WEIGHTS_FILE, CARD_FILE, CARD_MD, CURVE_FILE)
+
+
+def ship(src: Path, dest: Path, weights: bool = True) -> Path:
+    """Copy a checkpoint's shipped files from ``src`` to ``dest`` (without weights: its card and curve only)."""
+    import shutil
+
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in SHIPPED_FILES:
+        if weights or name != WEIGHTS_FILE:
+            shutil.copyfile(Path(src) / name, dest / name)
+    return dest
+
+
+def _seed_of(episodes: list[dict[str, Any]], scenario: Any) -> list[int]:
+    """The reset seed of each training episode (the train seeds in turn, as the trainers drew them)."""
+    seeds = list(scenario.protocol.train_seeds)
+    return [seeds[i % len(seeds)] for i in range(len(episodes))]
+
+
+def write_card(out_dir: Path, card: dict[str, Any]) -> None:
+    """Write ``card.json`` and ``card.md`` (the card's scores included)."""
+    # (NumPy scalars, e.g. an agent's static action, written as the numbers they hold)
+    (Path(out_dir) / CARD_FILE).write_text(json.dumps(card, indent=1, sort_keys=True,
+                                                      default=lambda v: v.item() if hasattr(v, "item") else str(v))
+                                           + "\n")
+    (Path(out_dir) / CARD_MD).write_text(card_markdown(card))
+
+
+def card_markdown(card: dict[str, Any]) -> str:
+    """The model card for people."""
+    obs = card["observation"]
+    nets = "; ".join(f"{n}: {' -> '.join(str(l[0]) for l in d['layers'])} -> {d['layers'][-1][1]} ({d['activation']})"
+                     for n, d in card["nets"].items())
+    scores = "\n".join(f"| {k} | {v} |" for k, v in sorted(card.get("scores", {}).items())) or "| (not scored yet) | |"
+    traces = ", ".join(f"{s}: `{h[:12]}`" for s, h in card["trace_hashes"].items())
+    versions = ", ".join(f"{k} {v}" for k, v in card["versions"].items())
+    return f"""# {card['agent']} on {card['scenario']} (training seed {card['seed']})
+
+Reproduce: `{card['command']}`
+
+| | |
+|---|---|
+| env | {card['env_id']} (scenario version {card['scenario_version']}) |
+| budget | {card['budget_steps']} env steps ({card['budget_source']}); {card['episodes_trained']} episodes |
+| training cost | {card['training_cost'].get('wall_s')} s wall, {card['training_cost'].get('cpu_s')} s CPU (this process) |
+| training traces | reset seeds {card['train_trace_seeds']} in turn; trace hashes {traces} |
+| hyperparameters | {json.dumps(card['hyperparams'])} ({card['hyperparams_source']}) |
+| observation | features {obs['features']}, history {obs['history']}, queue mapping {obs['queue_mapping']}; policy input {obs['obs_dim']} |
+| networks | {nets} |
+| weights | `{WEIGHTS_FILE}`, {card['weights_bytes']} bytes, sha256 `{card['weights_sha256'][:16]}` |
+| versions | {versions} |
+| learning curve | `{card['curve']}` |
+
+## Scores
+
+| | |
+|---|---|
+{scores}
+"""
+
+
+# ---------------------------------------------------------------------- reading
+def _refuse(field: str, path: Path, what: str) -> ConfigError:
+    return ConfigError(field, f"{str(path)!r} is not an ecngym checkpoint: {what}")
+
+
+def load_card(path: str | Path, field: str = "controller.path") -> tuple[Path, dict[str, Any]]:
+    """(checkpoint folder, card) of a checkpoint, given its folder or a file in it.
+
+    Raises:
+        ConfigError: Naming ``field`` if there is no ``card.json`` there, or it is not JSON or not
+            an ecngym checkpoint's card (its ``format`` / ``format_version``, naming both values).
+    """
+    p = Path(path)
+    folder = p if p.is_dir() else p.parent
+    card_path = folder / CARD_FILE
+    if not card_path.is_file():
+        raise _refuse(field, p, f"no {CARD_FILE} beside it")
+    try:
+        card = json.loads(card_path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _refuse(field, card_path, f"not a JSON card ({exc})") from None
+    if not isinstance(card, dict) or card.get("format") != FORMAT:
+        got = card.get("format") if isinstance(card, dict) else type(card).__name__
+        raise _refuse(field, card_path, f"format {got!r}, expected {FORMAT!r}")
+    if card.get("format_version") != FORMAT_VERSION:
+        raise ConfigError(field, f"{str(card_path)!r} has checkpoint format_version {card.get('format_version')!r}; "
+                                 f"this ecngym reads {FORMAT_VERSION}")
+    return folder, card
+
+
+def load_checkpoint(path: str | Path, scenario: Any = None, field: str = "controller.path") -> tuple[
+        dict[str, Any], dict[str, np.ndarray]]:
+    """A checkpoint's card and weights; weights only (safetensors), nothing is unpickled.
+
+    Args:
+        path: The checkpoint folder (or a file in it).
+        scenario: The :class:`~ecngym.benchmark.suite.Scenario` it is to play (None: not checked).
+        field: The option that gave ``path``, named in errors.
+
+    Raises:
+        ConfigError: Naming ``field`` if the card is missing or not a checkpoint's, the weights file
+            is missing, not a safetensors file (a pickle, say), or lacks a tensor the card names; or
+            the checkpoint was made for another env id / scenario version than ``scenario``'s (both
+            values named).
+    """
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    folder, card = load_card(path, field)
+    weights = folder / WEIGHTS_FILE
+    if not weights.is_file():
+        raise _refuse(field, folder, f"no {WEIGHTS_FILE}")
+    try:
+        tensors = load_file(str(weights))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise _refuse(field, weights, f"not a safetensors file ({exc})") from None
+    missing = [n for n in NETS.get(card.get("agent"), ()) if not any(k.startswith(n + ".") for k in tensors)]
+    if card.get("agent") not in NETS or missing:
+        raise _refuse(field, weights, f"agent {card.get('agent')!r} with networks {missing} missing")
+    if scenario is not None:
+        check_env_version(card, scenario.id, scenario.version, field)
+    return card, tensors
+
+
+def check_env_version(card: dict[str, Any], env_id: str, scenario_version: int | None,
+                      field: str = "controller.path") -> None:
+    """Refuse a checkpoint of another env id (its ``-vN``) or scenario version.
+
+    Raises:
+        ConfigError: Naming ``field`` and both values.
+    """
+    if card.get("env_id") != env_id:
+        raise ConfigError(field, f"the checkpoint was made for env {card.get('env_id')!r}, this env is {env_id!r}: "
+                                 "retrain it on this env (its card's command)")
+    if scenario_version is not None and card.get("scenario_version") != scenario_version:
+        raise ConfigError(field, f"the checkpoint was made for scenario version {card.get('scenario_version')!r}, "
+                                 f"this scenario is version {scenario_version!r}: retrain it (its card's command)")
+
+
+def check_observation(card: dict[str, Any], env_config: dict[str, Any], obs_dim: int,
+                      field: str = "controller.path") -> None:
+    """Refuse an env whose observation layout is not the checkpoint's.
+
+    Raises:
+        ConfigError: Naming ``field``, the setting and both values.
+    """
+    layout = observation_layout(env_config, obs_dim)
+    for key, value in card["observation"].items():
+        if layout.get(key) != value:
+            raise ConfigError(field, f"the checkpoint's observation.{key} is {value!r}, this env's is "
+                                     f"{layout.get(key)!r}: it plays only the observation layout it trained on")
+
+
+class Mlp:
+    """A Linear / activation stack from named arrays (``<net>.<index>.weight``), in numpy."""
+
+    def __init__(self, tensors: dict[str, np.ndarray], net: str, activation: str) -> None:
+        index = sorted({int(k.split(".")[1]) for k in tensors if k.startswith(net + ".")})
+        self.layers = [(tensors[f"{net}.{i}.weight"], tensors[f"{net}.{i}.bias"]) for i in index]
+        self.activation = {"relu": lambda x: np.maximum(x, 0), "tanh": np.tanh}[activation]
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """The network's output for a batch of rows."""
+        x = np.asarray(x, dtype=np.float32)
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w.T + b
+            if i < len(self.layers) - 1:
+                x = self.activation(x)
+        return x
+
+
+class CheckpointController:
+    """Plays a shipped checkpoint (any learner) on a scenario's env, greedily.
+
+    ACC and the SB3 DQN pick the arg-max Q, PPO the arg-max logit (its deterministic action);
+    LAECN / HAECN run their decision module and, where it triggers, the policy generator
+    (:class:`ecngym.agents.laecn.LaecnAgent`, with the checkpoint's weights).
+
+    Args:
+        path: The checkpoint folder.
+        name: The name its episodes are stored under (default: the card's agent).
+
+    Raises:
+        ConfigError: Naming ``controller.path`` for a folder that holds no checkpoint (see
+            :func:`load_checkpoint`).
+    """
+
+    def __init__(self, path: str | Path, name: str | None = None) -> None:
+        from ecngym.agents.threads import limit_threads
+
+        limit_threads()  # small nets: one BLAS / torch thread (a pool of spinning threads costs ms per call)
+        self.card, tensors = load_checkpoint(path)
+        self.path = Path(path)
+        self.agent = self.card["agent"]
+        self.name = name or self.agent
+        self.trained_traces = set(self.card["trace_hashes"].values())
+        nets = self.card["nets"]
+        self._laecn = None
+        if self.agent in ("laecn", "haecn"):
+            self._laecn_tensors = tensors
+        else:
+            net = NETS[self.agent][0]
+            self._net = Mlp(tensors, net, nets[net]["activation"])
+        from ecngym.agents.common import InferenceCounter
+
+        self.inference = InferenceCounter()
+        self._flops = sum(2 * a * b for d in nets.values() for a, b in d["layers"])
+
+    def env_overrides(self, env: Any = None) -> dict[str, Any]:
+        """The env settings it trained with (observation, reward, Δt, per-port actions); none for PPO / DQN."""
+        return json.loads(json.dumps(self.card["env_overrides"]))
+
+    def reset(self, env: Any) -> None:
+        """Check the env is the one it trained for (id, observation layout, actions); group the ports.
+
+        Raises:
+            ConfigError: Naming ``controller.path`` with both values of what differs.
+        """
+        from ecngym.envs.view import EnvView
+
+        u = env.unwrapped
+        spec = getattr(env, "spec", None) or getattr(u, "spec", None)
+        if spec is not None:
+            check_env_version(self.card, spec.id, None)
+        view = EnvView(env)
+        if self.card.get("granularity"):
+            rows = list(view.agent_rows(self.card["granularity"]).values())
+            from ecngym.envs.multi_agent import agent_observation
+
+            table = np.zeros((len(view.ports), int(np.prod(env.observation_space.shape)) // len(view.ports)))
+            obs_dim = len(agent_observation(table[rows[0]], self.card["granularity"], view.observation_history))
+            self._rows, self._history, self._n_ports = rows, view.observation_history, len(view.ports)
+            self._action_shape = view.action_space.shape
+        else:
+            obs_dim = int(np.prod(env.observation_space.shape))
+        check_observation(self.card, u.config.as_dict(), obs_dim)
+        n = len(view.action_templates)
+        if n != self.card["n_actions"]:
+            raise ConfigError("controller.path", f"the checkpoint chooses among {self.card['n_actions']} ECN "
+                                                 f"templates, this env has {n}")
+        if self.agent in ("laecn", "haecn"):
+            self._laecn = self._laecn_agent(obs_dim)
+            self._started = False
+        self._checked_trace = None
+        self.inference.reset()
+
+    def _laecn_agent(self, obs_dim: int) -> Any:
+        """LAECN's two modules with the checkpoint's weights."""
+        import torch
+
+        from ecngym.agents.common import agent_config
+        from ecngym.agents.laecn import LaecnAgent
+
+        cfg = agent_config(self.agent, self.card["agent_config"])
+        cfg = {**cfg, "buffer_size": 1}  # (it only acts: no replay)
+        agent = LaecnAgent(obs_dim, self.card["n_actions"], int(self.card["static_action"]), cfg,
+                           int(self.card["seed"]))
+        for name, learner in (("policy", agent.policy), ("decision", agent.decision)):
+            learner.net.load_state_dict({k.split(".", 1)[1]: torch.from_numpy(v.copy())
+                                         for k, v in self._laecn_tensors.items() if k.startswith(name + ".")})
+        return agent
+
+    def _check_held_out(self, info: dict[str, Any]) -> None:
+        trace = info.get("trace_hash")
+        if trace is None or trace == self._checked_trace:
+            return
+        self._checked_trace = trace
+        if trace in self.trained_traces:
+            raise ConfigError("seed", f"the episode's trace {trace[:12]} was a training trace of this checkpoint; "
+                                      "score it on held-out seeds")
+
+    def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
+        """The greedy action (per port for the per-port agents)."""
+        self._check_held_out(info)
+        if not self.card.get("granularity"):
+            self.inference.decisions += 1
+            self.inference.forward(1, self._flops)
+            return int(self._net(np.asarray(observation).reshape(1, -1))[0].argmax())
+        from ecngym.envs.multi_agent import agent_observation
+
+        table = np.asarray(observation).reshape(self._n_ports, -1)
+        obs = np.stack([agent_observation(table[r], self.card["granularity"], self._history) for r in self._rows])
+        if self._laecn is not None:
+            if not self._started:
+                self._laecn.begin(obs)
+                self._started = True
+            actions, _, _ = self._laecn.step(obs, 0.0, self.inference)
+        else:
+            actions = self._net(obs).argmax(axis=1)
+            self.inference.decisions += len(obs)
+            self.inference.forward(len(obs), self._flops)
+        per_port = np.empty(self._n_ports, dtype=np.int64)
+        for rows, a in zip(self._rows, actions, strict=True):
+            per_port[rows] = a
+        return per_port.reshape(self._action_shape)
+
+
+def shipped(scenario: str, root: Path | None = None) -> dict[str, list[Path]]:
+    """Agent -> its shipped checkpoint folders on ``scenario`` (sorted by training seed)."""
+    folder = (root or CHECKPOINT_DIR) / scenario
+    out: dict[str, list[Path]] = {}
+    for card in sorted(folder.glob(f"*/seed*/{CARD_FILE}"), key=lambda p: (p.parent.parent.name,
+                                                                             int(p.parent.name[4:]))):
+        out.setdefault(card.parent.parent.name, []).append(card.parent)
+    return out

@@ -1,0 +1,167 @@
+"""``ecngym train suite=...`` and ``ecngym benchmark train-learners``: train the suite's learners.
+
+Both take ``key=value`` arguments::
+
+    ecngym train suite=core scenario=roce_storage_incast agent=acc seed=1
+    ecngym benchmark train-learners suite=core jobs=2 dest=benchmark/checkpoints
+
+``ecngym train suite=<s> scenario=<scenario> agent=<a> seed=<n>`` trains one learner under the
+scenario's training protocol (:func:`ecngym.benchmark.training.train_run`) and writes its
+checkpoint (``out=``, default ``outputs/train/<scenario>/<agent>/seed<n>``); where the package
+ships a checkpoint of that (scenario, agent, seed), it says whether the weights came out identical.
+``train-learners`` trains every (scenario x learner x training seed) of a suite, plus one longer
+run per learner where a scenario declares ``long_budget_steps``, in ``jobs`` processes, and copies
+the checkpoints into ``dest`` (the package's ``benchmark/checkpoints`` in a source checkout).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ecngym.error import ConfigError
+from ecngym.validation import ConfigModel, Flag, Text, Whole
+
+
+def _key_values(argv: list[str], usage: str) -> dict[str, Any]:
+    """``key=value`` arguments; a value that reads as a YAML number, boolean or null is that."""
+    import yaml
+
+    if argv[:1] in (["-h"], ["--help"]):  # (the docs' command reference runs every command's --help)
+        print(f"usage: {usage}")
+        raise SystemExit(0)
+    values: dict[str, Any] = {}
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if not sep or not key:
+            raise ConfigError(arg, f"expected key=value; usage: {usage}")
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            parsed = value
+        values[key] = parsed if isinstance(parsed, (int, float, bool)) or parsed is None else value
+    return values
+
+
+class TrainArgs(ConfigModel):
+    """The arguments of ``ecngym train suite=...``."""
+
+    suite: Text
+    scenario: Text
+    agent: Text
+    seed: Whole(0, 2**31 - 1)
+    budget_steps: Whole(1, 100_000_000) | None = None
+    out: Text | None = None
+    progress: Flag = True
+    scenario_dir: Text | None = None
+
+
+TRAIN_USAGE = "ecngym train suite=core scenario=<scenario> agent=acc|laecn|haecn|ppo|dqn seed=<n> [budget_steps=N] [out=DIR]"
+
+
+def train_main(argv: list[str] | None = None) -> int:
+    """``ecngym train suite=...``: one learner's checkpoint, compared with the shipped one if any.
+
+    Raises:
+        ConfigError: On a bad argument, a scenario the suite does not have, or the trainer's error.
+    """
+    from ecngym.benchmark.checkpoints import CHECKPOINT_DIR, WEIGHTS_FILE, load_card
+    from ecngym.benchmark.suite import load_suite
+    from ecngym.benchmark.training import train_run
+
+    args = TrainArgs.parse(_key_values(list(sys.argv[1:] if argv is None else argv), TRAIN_USAGE), "")
+    suite = load_suite(args.suite, args.scenario_dir)
+    if args.scenario not in suite.scenarios:
+        raise ConfigError("scenario", f"got {args.scenario!r}; suite {suite.name} has {list(suite.scenarios)}")
+    out = Path(args.out or f"outputs/train/{args.scenario}/{args.agent}/seed{args.seed}")
+    console = Console()
+    start = time.perf_counter()
+    path = train_run(args.scenario, args.agent, args.seed, out, budget_steps=args.budget_steps,
+                     progress=args.progress, scenario_dir=args.scenario_dir)
+    _, card = load_card(path)
+    console.print(f"checkpoint: {path} ({card['weights_bytes']} bytes, sha256 {card['weights_sha256'][:16]}) in "
+                  f"{time.perf_counter() - start:.0f} s")
+    ship = CHECKPOINT_DIR / args.scenario / args.agent / f"seed{args.seed}"
+    if (ship / WEIGHTS_FILE).is_file():
+        _, shipped = load_card(ship)
+        same = shipped["weights_sha256"] == card["weights_sha256"]
+        console.print(f"shipped checkpoint {ship}: weights {'identical (bit for bit)' if same else 'DIFFER'} "
+                      f"(sha256 {shipped['weights_sha256'][:16]} vs {card['weights_sha256'][:16]})")
+        if not same:
+            console.print(weight_spread(ship, path))
+    return 0
+
+
+def weight_spread(a: Path, b: Path) -> str:
+    """How far two checkpoints' weights are apart (largest absolute difference per network)."""
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    from ecngym.benchmark.checkpoints import WEIGHTS_FILE
+
+    ta, tb = load_file(str(Path(a) / WEIGHTS_FILE)), load_file(str(Path(b) / WEIGHTS_FILE))
+    diffs = {k: float(np.abs(ta[k] - tb[k]).max()) for k in sorted(ta) if k in tb and ta[k].shape == tb[k].shape}
+    worst = max(diffs.items(), key=lambda kv: kv[1]) if diffs else ("-", float("nan"))
+    return f"largest weight difference {worst[1]:.3g} ({worst[0]}); {len(diffs)} tensors compared"
+
+
+class TrainAllArgs(ConfigModel):
+    """The arguments of ``ecngym benchmark train-learners``."""
+
+    suite: Text = "core"
+    jobs: Whole(1, 256) = 2
+    dest: Text = "benchmark/checkpoints"
+    scratch: Text = "outputs/train-learners"
+    scenario: Text | None = None
+    agent: Text | None = None
+    long: Flag = True
+
+
+def _train_one(job: tuple[str, str, int, int | None, bool, str, str]) -> str:
+    from ecngym.benchmark.checkpoints import ship
+    from ecngym.benchmark.training import train_run
+
+    scenario, agent, seed, budget, long, scratch, dest = job
+    label = f"long{seed}" if long else f"seed{seed}"
+    out = Path(scratch) / scenario / agent / label
+    start = time.perf_counter()
+    train_run(scenario, agent, seed, out, budget_steps=budget, progress=False)
+    ship(out, Path(dest) / scenario / agent / ("long" if long else label), weights=not long)
+    return f"{scenario}/{agent}/{label}: {time.perf_counter() - start:.0f} s"
+
+
+def train_all_main(argv: list[str] | None = None) -> int:
+    """``ecngym benchmark train-learners``: every (scenario x learner x training seed) of a suite.
+
+    Raises:
+        ConfigError: On a bad argument.
+    """
+    from ecngym.benchmark.suite import LEARNERS, load_suite
+
+    args = TrainAllArgs.parse(_key_values(list(sys.argv[1:] if argv is None else argv),
+                                          "ecngym benchmark train-learners suite=core jobs=2 dest=DIR"), "")
+    suite = load_suite(args.suite)
+    jobs: list[tuple[Any, ...]] = []
+    for name, sc in suite.scenarios.items():
+        if sc.training is None or (args.scenario and name != args.scenario):
+            continue
+        for agent in LEARNERS:
+            if args.agent and agent != args.agent:
+                continue
+            jobs += [(name, agent, k, None, False, args.scratch, args.dest) for k in suite.training_seeds(name)]
+            if args.long and sc.training.long_budget_steps:
+                jobs.append((name, agent, suite.training_seeds(name)[0], sc.training.long_budget_steps, True,
+                             args.scratch, args.dest))
+    console = Console()
+    console.print(f"{len(jobs)} training runs in {args.jobs} process(es)")
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+        for line in pool.map(_train_one, jobs):
+            console.print(line)
+    return 0

@@ -1,0 +1,386 @@
+"""``ecngym benchmark learners``: the learner table, scored as RL researchers score agents.
+
+Every shipped checkpoint (:mod:`ecngym.benchmark.checkpoints`: scenario x learner x training seed)
+plays every scored test seed of its scenario and of the scenario's held-out traffic family::
+
+    ecngym benchmark learners suite=core jobs=2 markdown=docs/benchmarks/learners.md
+
+Scores are normalized per (training seed x test seed) against the two static references, as on the
+board (:mod:`ecngym.benchmark.scoring`): on the test seeds, against the stored references of the
+scenario (``configs/suite/references``); on the held-out family, against ``static_default`` and
+``static_tuned`` played on its seeds here, ``static_tuned`` being the setting tuned on the
+in-distribution train seeds ([OURS]: the same information the learners get). Per learner and
+scenario: the interquartile mean with its stratified-bootstrap 95 % CI and the probability of
+improvement over ``static_tuned`` (rliable, :mod:`ecngym.benchmark.stats`), whether it beats
+``static_tuned`` (CI above 1), the share of the adaptivity headroom it captures
+((score − 1) / headroom, :mod:`ecngym.benchmark.headroom`), the training budget and cost, and
+whether its policy depends on the state: the share of its decisions that differ from its most
+frequent action, and whether its most frequent action changes with the traffic phase (a policy that
+plays one template is reported as such). The learning curves (the trainer's reward over env steps,
+mean and 95 % CI over training seeds) close the page.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import multiprocessing
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from rich.table import Table
+
+from ecngym.error import ConfigError
+from ecngym.validation import ConfigModel, Flag, Text, Whole
+
+#: The families a checkpoint is scored on.
+FAMILIES = ("test", "held_out")
+
+
+class LearnerArgs(ConfigModel):
+    """The arguments of ``ecngym benchmark learners`` (``key=value``)."""
+
+    suite: Text = "core"
+    jobs: Whole(1, 256) = 2
+    reps: Whole(100, 1_000_000) = 500
+    seed: Whole(0, 2**32 - 1) = 0
+    checkpoints: Text | None = None
+    held_out: Flag = True
+    markdown: Text | None = None
+    json: Text | None = None
+
+
+class ActionLog:
+    """Wraps a controller: records each decision's actions and the time it was taken."""
+
+    def __init__(self, controller: Any) -> None:
+        self.controller = controller
+        self.name = controller.name
+        self.records: list[tuple[int, np.ndarray]] = []
+        self._time_ns = 0
+
+    def __getattr__(self, item: str) -> Any:
+        return getattr(self.controller, item)
+
+    def reset(self, env: Any) -> None:
+        """Reset the controller and the log."""
+        self.records = []
+        self._time_ns = 0
+        self.controller.reset(env)
+
+    def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
+        """The controller's action, logged with the time it was taken."""
+        action = self.controller.act(observation, info)
+        self.records.append((int(info.get("time_ns", 0)), np.atleast_1d(np.asarray(action)).copy()))
+        return action
+
+
+def state_dependence(records: list[tuple[int, np.ndarray]], phase_starts_ns: list[int]) -> dict[str, Any]:
+    """How much a policy's decisions vary: share off its most frequent action, and per phase.
+
+    Args:
+        records: (time in ns, actions of every port / unit) per decision.
+        phase_starts_ns: The scenario's traffic phase starts.
+
+    Returns:
+        ``off_mode_share`` (decisions, counted per port, that differ from the most frequent action),
+        ``phase_modes`` (the most frequent action of each phase), ``distinct_actions``.
+    """
+    if not records:
+        return {"off_mode_share": float("nan"), "phase_modes": [], "distinct_actions": 0}
+    actions = np.concatenate([a for _, a in records])
+    mode, count = Counter(actions.tolist()).most_common(1)[0]
+    starts = list(phase_starts_ns) or [0]
+    modes = []
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else None
+        sel = [a for t, a in records if t >= start and (end is None or t < end)]
+        modes.append(Counter(np.concatenate(sel).tolist()).most_common(1)[0][0] if sel else None)
+    return {"off_mode_share": 1.0 - count / len(actions), "phase_modes": modes,
+            "distinct_actions": len(set(actions.tolist())), "mode": mode}
+
+
+def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """One controller on one family's seeds: the score, second axis and state dependence per seed."""
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401
+    from ecngym.baselines.registry import build_controller
+    from ecngym.benchmark.suite import load_scenario
+    from ecngym.results.record import measure_episode
+
+    sc = load_scenario(job["scenario"])
+    env_kwargs = sc.held_out_env() if job["family"] == "held_out" else dict(sc.env)
+    controller = build_controller(job["controller_cfg"])
+    logged = ActionLog(controller)
+    extra = controller.env_overrides(None) if hasattr(controller, "env_overrides") else {}
+    env = gym.make(sc.id, **{**env_kwargs, **(extra or {})})
+    starts = [int(p.start) for p in sc.protocol.phases]
+    out = []
+    try:
+        for seed in job["seeds"]:
+            episode = measure_episode(env, logged, seed)
+            row = {"scenario": sc.name, "family": job["family"], "controller": job["name"], "agent": job["agent"],
+                   "train_seed": job["train_seed"], "seed": int(seed),
+                   "score": float(episode.summary[sc.protocol.score]),
+                   "second": float(episode.summary.get(sc.protocol.second_axis, float("nan"))),
+                   "trace_hash": env.unwrapped.scenario.trace.hash}
+            if job["agent"]:
+                dep = state_dependence(logged.records, starts)
+                row.update(off_mode_share=dep["off_mode_share"], phase_modes=json.dumps(dep["phase_modes"]),
+                           distinct_actions=dep["distinct_actions"])
+            out.append(row)
+    finally:
+        env.close()
+    return out
+
+
+def plan(suite: Any, root: Path | None, held_out: bool) -> list[dict[str, Any]]:
+    """The evaluation jobs: every checkpoint on both families; the static references on the held-out family."""
+    from ecngym.benchmark.checkpoints import shipped
+    from ecngym.benchmark.references import reference_controllers
+
+    jobs = []
+    for name, sc in suite.scenarios.items():
+        if sc.training is None:
+            continue
+        families = {"test": suite.test_seeds(name)}
+        if held_out and sc.held_out is not None:
+            families["held_out"] = list(sc.held_out.test_seeds[:suite.spec.test_seeds])
+            refs = reference_controllers(name)
+            for ref in ("static_default", "static_tuned"):
+                jobs.append({"scenario": name, "family": "held_out", "name": ref, "agent": None, "train_seed": None,
+                             "controller_cfg": refs[ref], "seeds": families["held_out"]})
+        trained = set(suite.training_seeds(name))
+        for agent, dirs in shipped(name, root).items():
+            for d in dirs:
+                k = int(d.name[4:])
+                if k not in trained:
+                    continue
+                cfg = {"_target_": "ecngym.benchmark.checkpoints.CheckpointController", "path": str(d),
+                       "name": f"{agent}@{k}"}
+                for family, seeds in families.items():
+                    jobs.append({"scenario": name, "family": family, "name": f"{agent}@{k}", "agent": agent,
+                                 "train_seed": k, "controller_cfg": cfg, "seeds": seeds})
+    return jobs
+
+
+def reference_rows(suite: Any) -> pd.DataFrame:
+    """``static_default`` / ``static_tuned`` / ``oracle_phase`` test-seed scores from the stored references."""
+    from ecngym.benchmark.references import read_references
+
+    rows = []
+    for name, sc in suite.scenarios.items():
+        if sc.training is None:
+            continue
+        doc = read_references(name)
+        for ref in ("static_default", "static_tuned", "oracle_phase"):
+            for seed in suite.test_seeds(name):
+                rows.append({"scenario": name, "family": "test", "controller": ref, "agent": None, "train_seed": None,
+                             "seed": int(seed), "score": float(doc[ref]["test"]["score"][str(seed)]),
+                             "second": float(doc[ref]["test"]["second_axis"][str(seed)])})
+    return pd.DataFrame(rows)
+
+
+def normalize(rows: pd.DataFrame, lower_is_better: bool) -> tuple[pd.Series, float]:
+    """Normalized scores of one (scenario, family)'s rows against its references, and the reference gap.
+
+    ``(S_default(seed) − S)/(mean S_default − mean S_tuned)`` for a lower-is-better score (the
+    board's rule, :mod:`ecngym.benchmark.scoring`), paired per test seed.
+    """
+    sign = 1.0 if lower_is_better else -1.0
+    ref = rows[rows["controller"].isin(["static_default", "static_tuned"])].pivot_table(
+        index="seed", columns="controller", values="score")
+    gap = float(sign * (ref["static_default"] - ref["static_tuned"]).mean())
+    default = rows["seed"].map(ref["static_default"])
+    return sign * (default - rows["score"]) / gap, gap
+
+
+def _ci_text(values: np.ndarray) -> str:
+    from ecngym.benchmark.board import fmt_ci
+    from ecngym.results.ranking import confidence_interval
+
+    values = values[np.isfinite(values)]
+    return fmt_ci(float(values.mean()), confidence_interval(values)) if values.size else "—"
+
+
+def summarize(rows: pd.DataFrame, suite: Any, reps: int, seed: int, root: Path | None) -> list[dict[str, Any]]:
+    """One entry per (scenario, learner): scores per family, rliable aggregates, state dependence, cost."""
+    from ecngym.benchmark.board import fmt_ci
+    from ecngym.benchmark.checkpoints import load_card, shipped
+    from ecngym.benchmark.headroom import scenario_headroom
+    from ecngym.benchmark.stats import controller_aggregate
+
+    out = []
+    for name, sc in suite.scenarios.items():
+        if sc.training is None or name not in set(rows["scenario"]):
+            continue
+        headroom = scenario_headroom(name)["headroom_normalized"]
+        cards = {a: [load_card(d)[1] for d in dirs if int(d.name[4:]) in suite.training_seeds(name)]
+                 for a, dirs in shipped(name, root).items()}
+        per_family = {}
+        for family in FAMILIES:
+            fam = rows[(rows["scenario"] == name) & (rows["family"] == family)].copy()
+            if fam.empty:
+                continue
+            fam["normalized"], gap = normalize(fam, sc.protocol.lower_is_better)
+            per_family[family] = (fam, gap)
+        for agent in cards:
+            entry: dict[str, Any] = {"scenario": name, "agent": agent, "training_seeds": len(cards[agent])}
+            for family, (fam, gap) in per_family.items():
+                mine = fam[fam["agent"] == agent]
+                tuned = fam[fam["controller"] == "static_tuned"]["normalized"].to_numpy(float)
+                scores = mine["normalized"].to_numpy(float)
+                entry[f"{family}_n"] = int(len(scores))
+                entry[f"{family}_gap"] = gap
+                if gap <= 0 or not np.isfinite(scores).all() or not len(scores):
+                    entry[f"{family}_iqm"] = "no reference gap" if gap <= 0 else "—"
+                    continue
+                agg = controller_aggregate(f"{name}/{family}/{agent}", scores.reshape(-1, 1), [name],
+                                           tuned.reshape(-1, 1), reps, seed)
+                entry[f"{family}_mean"] = float(scores.mean())
+                entry[f"{family}_iqm"] = fmt_ci(agg.iqm, agg.iqm_ci)
+                entry[f"{family}_p_improve"] = fmt_ci(agg.p_improve, agg.p_improve_ci)
+                entry[f"{family}_beats_tuned"] = bool(agg.iqm_ci[0] > 1.0)
+                entry[f"{family}_raw"] = _ci_text(mine["score"].to_numpy(float))
+                if family == "test":
+                    entry["headroom_captured"] = ((agg.iqm - 1.0) / headroom if np.isfinite(headroom) and headroom > 0
+                                                  else float("nan"))
+                    entry["off_mode_share"] = float(mine["off_mode_share"].mean())
+                    modes = [json.loads(m) for m in mine["phase_modes"]]
+                    entry["phase_dependent_share"] = float(np.mean([len(set(m)) > 1 for m in modes]))
+                    entry["one_template"] = bool((mine["distinct_actions"] == 1).all())
+            entry["budget_steps"] = cards[agent][0]["budget_steps"] if cards[agent] else None
+            entry["train_wall_s"] = float(np.mean([c["training_cost"]["wall_s"] for c in cards[agent]]))
+            entry["train_cpu_s"] = float(np.mean([c["training_cost"]["cpu_s"] for c in cards[agent]]))
+            out.append(entry)
+    return out
+
+
+def _dependence_text(e: dict[str, Any]) -> str:
+    if "off_mode_share" not in e:
+        return "—"
+    if e.get("one_template"):
+        return "one template (state-independent)"
+    phase = e["phase_dependent_share"]
+    return (f"{e['off_mode_share']:.0%} off its mode; mode changes with the phase in {phase:.0%} of episodes")
+
+
+def learner_table(entries: list[dict[str, Any]]) -> Table:
+    """The learner table (one row per scenario x learner)."""
+    table = Table(title="Learners: normalized score IQM [95% CI] over training seeds x test seeds "
+                        "(static_default 0, static_tuned 1)")
+    for col in ("scenario", "learner", "runs", "test IQM", "P(> tuned)", "beats tuned", "headroom captured",
+                "held-out IQM", "held-out P(> tuned)", "state dependence", "budget (env steps)",
+                "train wall / CPU s"):
+        table.add_column(col)
+    for e in entries:
+        captured = e.get("headroom_captured", float("nan"))
+        table.add_row(e["scenario"], e["agent"], f"{e['training_seeds']} x {e.get('test_n', 0) // max(1, e['training_seeds'])}",
+                      str(e.get("test_iqm", "—")), str(e.get("test_p_improve", "—")),
+                      "yes" if e.get("test_beats_tuned") else "no",
+                      f"{captured:.0%}" if np.isfinite(captured) else "—",
+                      str(e.get("held_out_iqm", "—")), str(e.get("held_out_p_improve", "—")),
+                      _dependence_text(e), str(e.get("budget_steps")),
+                      f"{e['train_wall_s']:.0f} / {e['train_cpu_s']:.0f}")
+    return table
+
+
+def curve_table(suite: Any, root: Path | None) -> Table | None:
+    """Learning curves: the trainer's reward over env steps, mean [95% CI] over training seeds, at five points."""
+    from ecngym.benchmark.checkpoints import CURVE_FILE, shipped
+    from ecngym.results.ranking import confidence_interval
+
+    table = Table(title="Learning curves: the trainer's own reward (mean [95% CI] over training seeds) at a "
+                        "fraction of the budget")
+    fractions = (0.2, 0.4, 0.6, 0.8, 1.0)
+    for col in ("scenario", "learner", *(f"{f:.0%}" for f in fractions), "long run (x4 budget) at 25% / 100%"):
+        table.add_column(col)
+    any_row = False
+    for name, sc in suite.scenarios.items():
+        if sc.training is None:
+            continue
+        for agent, dirs in shipped(name, root).items():
+            curves = [pd.read_csv(d / CURVE_FILE) for d in dirs if int(d.name[4:]) in suite.training_seeds(name)]
+            if not curves:
+                continue
+            budget = sc.training.budget_steps
+            cells = []
+            for f in fractions:
+                vals = np.array([np.interp(f * budget, c["env_steps"], c["reward"]) for c in curves])
+                low, high = confidence_interval(vals)
+                cells.append(f"{vals.mean():.3g} [{low:.3g}, {high:.3g}]" if np.isfinite(low) else f"{vals.mean():.3g}")
+            long_path = (root or _root()) / name / agent / "long" / CURVE_FILE
+            long = "—"
+            if long_path.is_file():
+                c = pd.read_csv(long_path)
+                end = float(c["env_steps"].iloc[-1])
+                long = f"{np.interp(end / 4, c['env_steps'], c['reward']):.3g} / {c['reward'].iloc[-1]:.3g}"
+            table.add_row(name, agent, *cells, long)
+            any_row = True
+    return table if any_row else None
+
+
+def _root() -> Path:
+    from ecngym.benchmark.checkpoints import CHECKPOINT_DIR
+
+    return CHECKPOINT_DIR
+
+
+INTRO = ("Every shipped checkpoint (scenario x learner x training seed) plays the scenario's scored test seeds "
+         "and its held-out traffic family's seeds. Normalized score: static_default 0, static_tuned 1 (the board's "
+         "rule); on the held-out family static_tuned is the setting tuned on the in-distribution train seeds, the "
+         "same information the learners get [OURS]. IQM, CIs and P(improvement) are rliable's, over training "
+         "seeds x test seeds. 'headroom captured' = (IQM − 1) / the scenario's adaptivity headroom (oracle_phase − "
+         "static_tuned, normalized). State dependence: the share of decisions (per port) that differ from the "
+         "learner's most frequent action, and in how many episodes its most frequent action changes with the "
+         "traffic phase. The protocol, the budget and how to reproduce a checkpoint: "
+         "docs/concepts/learning-agents.md.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``ecngym benchmark learners``: evaluate every checkpoint, print the learner table, write the page.
+
+    Raises:
+        ConfigError: On a bad argument or an unknown suite.
+    """
+    from rich.console import Console
+
+    from ecngym.benchmark.learner_cli import _key_values
+    from ecngym.benchmark.suite import load_suite
+    from ecngym.markdown_page import open_page, page_console
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = LearnerArgs.parse(_key_values(argv, "ecngym benchmark learners suite=core jobs=2 markdown=PATH"), "")
+    page = open_page(args.markdown, "Learners on the core scenarios", "ecngym benchmark learners", argv, INTRO)
+    console = page_console(page, width=220) if page is not None else Console(width=220)
+    suite = load_suite(args.suite)
+    root = Path(args.checkpoints) if args.checkpoints else None
+    jobs = plan(suite, root, args.held_out)
+    if not any(j["agent"] for j in jobs):
+        raise ConfigError("checkpoints", f"no shipped checkpoint of suite {suite.name}'s scenarios under "
+                                         f"{root or _root()}; train them: ecngym benchmark train-learners")
+    Console(stderr=True).print(f"{len(jobs)} evaluation jobs, {sum(len(j['seeds']) for j in jobs)} episodes, "
+                               f"{args.jobs} process(es)")
+    if args.jobs > 1:
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+            played = [r for rows in pool.map(_play, jobs) for r in rows]
+    else:
+        played = [r for job in jobs for r in _play(job)]
+    rows = pd.concat([reference_rows(suite), pd.DataFrame(played)], ignore_index=True)
+    entries = summarize(rows, suite, args.reps, args.seed, root)
+    console.print(learner_table(entries))
+    curves = curve_table(suite, root)
+    if curves is not None:
+        console.print(curves)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"entries": entries, "rows": rows.to_dict(orient="records")},
+                                              indent=1, default=str))
+    if page is not None:
+        console.print(f"page: {page.write()}")
+    return 0

@@ -1,0 +1,188 @@
+"""Train one learner on one benchmark scenario under its training protocol, and write its checkpoint.
+
+``ecngym train suite=<s> agent=<a> seed=<n>`` runs :func:`train_run`. The protocol is the
+scenario's ``training:`` block (:class:`~ecngym.benchmark.suite.Training`): a budget in env steps,
+the training seeds, each learner's hyperparameters with their source. A learner trains on the
+scenario's ``protocol.train_seeds`` (the traces ``static_tuned`` was tuned on: the same information),
+one per episode in turn, and is scored on its test seeds like every controller.
+
+The learners ([OURS] protocol, docs/concepts/learning-agents.md):
+
+* ``acc``, ``laecn``, ``haecn``: ecngym's learning agents (:mod:`ecngym.agents`), their own
+  algorithm, networks, state features and reward (``configs/agent/<name>.yaml``); one shared policy
+  over per-port agents. They decide at the scenario's control interval (ACC's and HAECN's 15 base
+  RTTs would change the episode's simulated time, which the scenario fixes as interval x steps);
+  LAECN keeps its adaptive interval (a third of the scenario's while no long flow is active, the
+  paper's 15 : 5 ratio).
+* ``ppo``, ``dqn``: SB3's generic algorithms on the scenario's env exactly as it is (its
+  observation, one template for every port, its ``fct`` reward): the plain-RL baselines.
+
+What a run leaves in ``out_dir``: the checkpoint (:mod:`ecngym.benchmark.checkpoints`:
+``model.safetensors``, ``card.json``, ``card.md``, ``curve.csv``) and the trainer's own run folder
+``train/`` (not shipped).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ecngym.benchmark.suite import LEARNERS, Scenario, load_scenario
+from ecngym.error import ConfigError
+
+#: Learners that are ecngym learning agents (``configs/agent/<name>.yaml``); the others are SB3 algorithms.
+AGENT_LEARNERS = ("acc", "laecn", "haecn")
+#: LAECN's long : short monitoring interval (15 : 5 base RTTs, LAECN §III-A Table I), kept on the scenario's Δt.
+LAECN_INTERVAL_RATIO = 3
+
+
+def scenario_env(scenario: Scenario, held_out: bool = False) -> dict[str, Any]:
+    """The resolved :class:`~ecngym.envs.EnvConfig` fields of a scenario (or its held-out family).
+
+    Raises:
+        ConfigError: Naming ``scenarios.<name>.<field>`` for a bad env config.
+    """
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401  (registers the ids)
+
+    env_kwargs = scenario.held_out_env() if held_out else dict(scenario.env)
+    try:
+        env = gym.make(scenario.id, **env_kwargs)
+    except ConfigError as exc:
+        raise ConfigError(f"scenarios.{scenario.name}.{exc.field}", exc.message) from None
+    try:
+        return env.unwrapped.config.as_dict()
+    finally:
+        env.close()
+
+
+def _short_interval(interval: Any) -> Any:
+    """A third of a control interval (``"5rtt"`` -> ``"1.6667rtt"``, ns -> ns)."""
+    if isinstance(interval, str) and interval.endswith("rtt"):
+        return f"{float(interval[:-3]) / LAECN_INTERVAL_RATIO:.6g}rtt"
+    return max(1, int(interval) // LAECN_INTERVAL_RATIO)
+
+
+def agent_overrides(agent: str, base_env: dict[str, Any], hyperparams: dict[str, Any]) -> dict[str, Any]:
+    """The agent config overrides of a learning agent on a scenario: its Δt tied to the scenario's.
+
+    Args:
+        agent: ``acc``, ``laecn`` or ``haecn``.
+        base_env: The scenario's resolved env config.
+        hyperparams: The scenario's overrides of the agent's config (``training.agents.<a>.hyperparams``).
+    """
+    from ecngym.agents.common import agent_config
+
+    own = agent_config(agent)
+    env = dict(own["env"])
+    env["interval"] = base_env["interval"]
+    env["interval_short"] = _short_interval(base_env["interval"]) if agent == "laecn" else None
+    overrides = json.loads(json.dumps(hyperparams))
+    overrides["env"] = {**env, **overrides.get("env", {})}
+    return overrides
+
+
+def _train_agent(scenario: Scenario, agent: str, seed: int, base_env: dict[str, Any], budget: int, run_dir: Path,
+                 progress: bool, threads: Any) -> tuple[Path, dict[str, Any], pd.DataFrame]:
+    """Train ACC / LAECN / HAECN; (weights file, agent.json, learning curve)."""
+    from ecngym.agents import train_agent
+    from ecngym.agents.common import agent_config
+
+    hyper = scenario.training.agents[agent].hyperparams
+    cfg = agent_config(agent, agent_overrides(agent, base_env, hyper))
+    path = train_agent(base_env, cfg, run_dir, timesteps=budget, seed=seed, progress_bar=progress,
+                       threads=threads, episode_seeds=list(scenario.protocol.train_seeds))
+    meta = json.loads((run_dir / "agent.json").read_text())
+    curve = pd.read_csv(run_dir / "curve.csv")
+    return path, meta, curve
+
+
+def _train_sb3(scenario: Scenario, agent: str, seed: int, budget: int, run_dir: Path, progress: bool,
+               threads: Any) -> tuple[Path, dict[str, Any], pd.DataFrame]:
+    """Train SB3's PPO / DQN on the scenario's env as it is; (model.zip, meta, learning curve)."""
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401
+    from ecngym.agents.sb3 import check_hyperparams, train
+    from ecngym.agents.seeds import CycledSeeds
+    from ecngym.commands.train import training_curve
+
+    hyper = check_hyperparams(agent, dict(scenario.training.agents[agent].hyperparams))
+    made: list[CycledSeeds] = []
+
+    def factory() -> gym.Env:
+        env = CycledSeeds(gym.make(scenario.id, **scenario.env), list(scenario.protocol.train_seeds))
+        made.append(env)
+        return env
+
+    path = train(factory, agent, budget, seed, run_dir, hyperparams=hyper, progress_bar=progress, threads=threads)
+    episodes = [e for env in made for e in env.episodes]
+    curve = training_curve(run_dir / "monitor")
+    return path, {"agent": agent, "framework": "sb3", "hyperparams": hyper, "episodes": episodes}, curve
+
+
+def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_steps: int | None = None,
+              progress: bool = True, scenario_dir: Path | str | None = None, threads: Any = 1) -> Path:
+    """Train one (scenario, learner, training seed) and write its checkpoint into ``out_dir``.
+
+    Safe to call in a fresh worker process (it imports and builds everything it needs; one fabric
+    at a time in this process).
+
+    Args:
+        scenario: A suite scenario with a ``training:`` block.
+        agent: A learner (:data:`~ecngym.benchmark.suite.LEARNERS`).
+        seed: The training seed (network initialisation and exploration).
+        out_dir: Where the checkpoint goes (created; the trainer's run folder is ``out_dir/train``).
+        budget_steps: Env steps to train (default: the scenario's ``training.budget_steps``).
+        progress: Show the trainer's progress bar.
+        scenario_dir: The folder of scenario files (default: the package's).
+        threads: Torch / BLAS threads of this process (:func:`ecngym.agents.threads.limit_threads`).
+
+    Returns:
+        ``out_dir``, holding the checkpoint.
+
+    Raises:
+        ConfigError: Naming ``agent`` for an unknown learner, ``training`` for a scenario without a
+            training protocol, ``seed`` / ``budget_steps`` for a bad count, or the config's field.
+    """
+    from ecngym.benchmark.checkpoints import write_checkpoint
+    from ecngym.validation import check_whole
+
+    if agent not in LEARNERS:
+        raise ConfigError("agent", f"got {agent!r}; the learners: {list(LEARNERS)}")
+    sc = load_scenario(scenario, scenario_dir)
+    if sc.training is None:
+        raise ConfigError("training", f"scenario {scenario} declares no training protocol (training: in its YAML)")
+    seed = check_whole("seed", seed, 0)
+    budget = check_whole("budget_steps", budget_steps if budget_steps is not None else sc.training.budget_steps, 1)
+    out_dir = Path(out_dir)
+    run_dir = out_dir / "train"
+    if run_dir.exists():  # a fresh run: the trainers append to their curves
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+    base_env = scenario_env(sc)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    if agent in AGENT_LEARNERS:
+        weights, meta, curve = _train_agent(sc, agent, seed, base_env, budget, run_dir, progress, threads)
+    else:
+        weights, meta, curve = _train_sb3(sc, agent, seed, budget, run_dir, progress, threads)
+    cost = {"wall_s": time.perf_counter() - wall0, "cpu_s": time.process_time() - cpu0}
+    return write_checkpoint(out_dir, sc, agent, seed, budget, weights, meta, curve, cost,
+                            budget_default=budget_steps is None)
+
+
+def curve_frame(curve: pd.DataFrame) -> pd.DataFrame:
+    """A trainer's learning curve as ``env_steps``, ``reward`` (its reward column) and ``wall_s``."""
+    steps = "env_steps" if "env_steps" in curve else "timesteps"
+    reward = next(c for c in ("episode_return", "mean_reward") if c in curve)
+    out = pd.DataFrame({"env_steps": curve[steps].to_numpy(np.int64), "reward": curve[reward].to_numpy(float)})
+    if "wall_s" in curve:
+        out["wall_s"] = curve["wall_s"].to_numpy(float)
+    return out
