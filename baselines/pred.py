@@ -19,8 +19,12 @@ Li et al., "Revisiting Random Early Detection Tuning for High-Performance Datace
   (PRED §IV-B; docs: algorithms/pred.md §3.3 [OURS]: the paper does not say how minK mode ends). λ_QLA stays in
   [λ_min, λ_max] (§3.4 [OUR CHOICE], λ_max = 2).
 
-Units: λ in probability per MB of queue above minK (PRED §II-A; docs: algorithms/pred.md §1.2 [OURS]); q_left, minK,
-ΔminK in bytes (the paper's packets at our 1000 B payload: 15 / 10 / 5 packets = 15 / 10 / 5 KB).
+Units: λ in marking probability per packet of queue above minK (``lambda_unit="packet"``, the
+default; a packet is ``packet_bytes`` on the wire) or per MB (``"mb"``). Only per packet does the
+paper's Eq. 1, (q − minK)²(q + C·d) = 2N/λ², give its simulated queues (PRED §II-B, Fig. 19: 15
+packets at λ = 0.1, N = 16); its one worked example (§II-A) reads as per MB (docs:
+algorithms/pred.md §1.2, where the sensitivity run that decided it is shown). q_left, minK, ΔminK
+in bytes (the paper's packets at our 1000 B payload: 15 / 10 / 5 packets = 15 / 10 / 5 KB).
 Φ (§3.3 [AMBIG]): ``"linear"`` (1 up to q_left, linear to 0 at maxK; the env's ``pred`` reward
 uses the same) or ``"inverse"`` (min(1, q_left / q̄)).
 
@@ -35,9 +39,10 @@ the λ machinery here with Δλ = Pmax_step / (maxK − minK) (Pmax_step is not 
 Modes (the paper's ablations, §4.2 / Fig. 18):
 
 * ``"pred"``: FCS + QLA.
-* ``"only_fcs"``: FCS with λ_QLA fixed at ``lambda_init_per_mb`` (no QLA).
-* ``"only_qla"``: plain RED (no flow counting) whose slope λ_QLA the QLA tunes: Kmin = minK,
-  Kmax = maxK, Pmax = λ_QLA · (maxK − minK), set through the env's (continuous, per-port) action.
+* ``"only_fcs"``: FCS with λ_QLA fixed at ``lambda_init`` (no QLA).
+* ``"only_qla"``: plain RED (no flow counting) whose slope λ_QLA the QLA tunes, p = min(1, λ_QLA ·
+  (q − minK)) below maxK: Kmin = minK, Kmax = min(maxK, minK + 1/λ_QLA), Pmax = λ_QLA · (Kmax −
+  minK), set through the env's (continuous, per-port) action.
 
 T_QLA = ``t_qla`` (5 RTT, §3.4) must be a whole number of env steps (Only-FCS has no slots, so any
 T_QLA goes there); the controller acts once per slot and averages the telemetry of the slot's
@@ -62,6 +67,8 @@ from ecngym.units import duration_ns, parse_bytes
 #: Trial sign of the four slots of one A/B cycle (+, −, −, +), PRED §IV-B; docs: algorithms/pred.md §3.3.
 SLOT_SIGNS = np.array([1, -1, -1, 1])
 BYTES_PER_MB = 1e6
+#: What one unit of queue in λ's "probability per unit above minK" is (``lambda_unit``).
+LAMBDA_UNITS = ("packet", "mb")
 
 
 def _duration_ns(field: str, value: Any, rtt_ns: float | None) -> int | None:
@@ -77,10 +84,13 @@ class PredController:
         beta: β of the utility (§3.4: 0.4).
         q_left: Φ is 1 up to this queue (§3.4: 15 packets; "15KB").
         phi: Φ's shape, ``"linear"`` or ``"inverse"`` (§3.3 [AMBIG]).
-        lambda_init_per_mb: Initial λ_QLA (§3.4: 0.1 for FCS(N) / PRED).
-        delta_lambda_per_mb: Δλ (§3.4: 0.025); must be below λ_min so a trial λ stays positive.
-        lambda_min_per_mb: λ_min (§3.4: 0.05).
-        lambda_max_per_mb: λ_max (§3.4 [OUR CHOICE]: 2).
+        lambda_init: Initial λ_QLA (§3.4: 0.1 for FCS(N) / PRED), in ``lambda_unit``.
+        delta_lambda: Δλ (§3.4: 0.025); must be below λ_min so a trial λ stays positive.
+        lambda_min: λ_min (§3.4: 0.05).
+        lambda_max: λ_max (§3.4 [OUR CHOICE]: 2).
+        lambda_unit: What the four λ values are per: ``"packet"`` (marking probability per packet
+            of ``packet_bytes`` above minK, the default: the unit in which the paper's Eq. 1 gives its
+            queues, §II-B) or ``"mb"`` (per MB: the reading of the §II-A worked example).
         mink: Initial minK (§3.4: 10 packets; "10KB").
         delta_mink: ΔminK (§3.4: 5 packets; "5KB").
         maxk: maxK, fixed (§3.4: "500KB").
@@ -94,7 +104,8 @@ class PredController:
         utility: ``"paper"`` (β · R/C + (1 − β) · Φ(q̄)) or ``"t2"`` (the Tofino-2 reward, above).
         t2_max_queue: The T2 reward's maximum queue (§3.3 Fig. 12: 6000 packets; "6000pkt" is
             6000 of ``packet_bytes``); it cancels in the A/B comparisons.
-        packet_bytes: Bytes of one packet for the T2 reward's queue (our 1000 B payload + 48 B).
+        packet_bytes: Bytes of one packet, for the T2 reward's queue and for λ per packet (our
+            1000 B payload + 48 B).
         adjust: ``False`` runs the four-slot trials and records each cycle's verdict but never moves
             λ_QLA or minK ([ours]: a probe of the A/B test itself, e.g. whether its verdicts point
             the right way on a scenario whose better direction is known).
@@ -105,8 +116,8 @@ class PredController:
     """
 
     def __init__(self, mode: str = "pred", beta: float = 0.4, q_left: Any = "15KB", phi: str = "linear",
-                 lambda_init_per_mb: float = 0.1, delta_lambda_per_mb: float = 0.025,
-                 lambda_min_per_mb: float = 0.05, lambda_max_per_mb: float = 2.0, mink: Any = "10KB",
+                 lambda_init: float = 0.1, delta_lambda: float = 0.025,
+                 lambda_min: float = 0.05, lambda_max: float = 2.0, lambda_unit: str = "packet", mink: Any = "10KB",
                  delta_mink: Any = "5KB", maxk: Any = "500KB", mink_mode: bool = True, t_qla: Any = "5rtt",
                  t_fcs: Any = "1.25rtt", rtt: Any = "base", scaling: str = "N",
                  fcs_params: dict[str, Any] | None = None,
@@ -116,11 +127,12 @@ class PredController:
         self.beta = params.real("beta", beta, 0, 1)
         self.q_left_bytes = parse_bytes(q_left, "controller.q_left")
         self.phi = params.choice("phi", phi, ("linear", "inverse"))
-        self.lambda_min = params.real("lambda_min_per_mb", lambda_min_per_mb, 0, low_inclusive=False)
-        self.lambda_max = params.real("lambda_max_per_mb", lambda_max_per_mb, self.lambda_min)
-        self.lambda_init = params.real("lambda_init_per_mb", lambda_init_per_mb, self.lambda_min, self.lambda_max)
-        self.delta_lambda = params.real("delta_lambda_per_mb", delta_lambda_per_mb, 0, self.lambda_min,
+        self.lambda_min = params.real("lambda_min", lambda_min, 0, low_inclusive=False)
+        self.lambda_max = params.real("lambda_max", lambda_max, self.lambda_min)
+        self.lambda_init = params.real("lambda_init", lambda_init, self.lambda_min, self.lambda_max)
+        self.delta_lambda = params.real("delta_lambda", delta_lambda, 0, self.lambda_min,
                                         low_inclusive=False, high_inclusive=False)
+        self.lambda_unit = params.choice("lambda_unit", lambda_unit, LAMBDA_UNITS)
         fcs = policy_spec("pred")  # maxK and minK become the FCS policy's kmax / kmin: its ranges
         self.maxk_bytes = fcs["kmax_bytes"].convert(maxk, "controller.maxk")
         self.mink_bytes = fcs["kmin_bytes"].convert(mink, "controller.mink")
@@ -133,10 +145,6 @@ class PredController:
         if not self.q_left_bytes < self.maxk_bytes:
             raise ConfigError("controller.q_left",
                               f"must be below maxk ({self.maxk_bytes} B), got {self.q_left_bytes} B")
-        if self.mode == "only_qla" and self.lambda_max * (self.maxk_bytes - self.mink_bytes) / BYTES_PER_MB > 1:
-            raise ConfigError("controller.lambda_max_per_mb", "only_qla sets Pmax = λ·(maxK − minK): "
-                                                              f"{self.lambda_max} per MB over {self.maxk_bytes} B "
-                                                              "exceeds probability 1")
         self.mink_mode = params.flag("mink_mode", mink_mode)
         self.t_qla, self.t_fcs = t_qla, t_fcs
         if not (isinstance(rtt, str) and rtt.strip().lower() == "base"):
@@ -157,6 +165,12 @@ class PredController:
         self.packet_bytes = parse_bytes(packet_bytes, "controller.packet_bytes")
         if self.packet_bytes < 1:
             raise ConfigError("controller.packet_bytes", f"must be >= 1 B, got {packet_bytes!r}")
+        #: λ in ``lambda_unit`` times this is λ per MB (the fabric's ``pred`` policy's unit)
+        self.per_mb = BYTES_PER_MB / self.packet_bytes if self.lambda_unit == "packet" else 1.0
+        if self.lambda_max * self.per_mb > policy_spec("pred")["lambda_qla"].high:
+            raise ConfigError("controller.lambda_max", f"{self.lambda_max} per {self.lambda_unit} is "
+                                                       f"{self.lambda_max * self.per_mb:g} per MB, above the FCS "
+                                                       f"policy's {policy_spec('pred')['lambda_qla'].high:g}")
         self.name = name or ("pred" if mode == "pred" else f"pred_{mode}")
         self.interval_steps = 1
         self.log: list[dict[str, Any]] = []
@@ -212,7 +226,8 @@ class PredController:
             self._action = None
         else:
             self._action = view.hold_action()
-            view.set_aqm(view.ports, "pred", lambda_qla=self.lambda_init, kmin_bytes=int(self.mink_bytes),
+            view.set_aqm(view.ports, "pred", lambda_qla=self.lambda_init * self.per_mb,
+                         kmin_bytes=int(self.mink_bytes),
                          kmax_bytes=int(self.maxk_bytes), fcs_period_ns=self.t_fcs_ns, scaling=self.scaling,
                          **self.fcs_params)
             self._pushed = {i: (self.lambda_init, float(self.mink_bytes)) for i in range(n)}
@@ -265,8 +280,9 @@ class PredController:
         busy = np.flatnonzero(self._tx > 0)
         for i in busy:
             self.log.append({"time_ns": time_ns, "port": int(view.ports[i]), "slot": self.slot + 1,
-                             "trial_lambda_per_mb": float(trial[0][i]), "trial_mink_bytes": float(trial[1][i]),
-                             "lambda_qla_per_mb": float(self.lam[i]), "mink_bytes": float(self.mink[i]),
+                             "trial_lambda_per_mb": float(trial[0][i] * self.per_mb),
+                             "trial_mink_bytes": float(trial[1][i]), "lambda_qla": float(self.lam[i]),
+                             "lambda_qla_per_mb": float(self.lam[i] * self.per_mb), "mink_bytes": float(self.mink[i]),
                              "mink_mode": bool(self.in_mink_mode[i]), "utility": float(u[i]),
                              "goodput_fraction": float(r_over_c[i]), "queue_bytes": float(q_bar[i]),
                              "packets_sent": float(self._pkts[i]),
@@ -313,14 +329,17 @@ class PredController:
         view = self.view
         lam, mink = self._trial()
         if self.mode == "only_qla":
-            pmax = np.minimum(lam * (self.maxk_bytes - mink) / BYTES_PER_MB, 1.0)
-            self._action = view.encode(mink, np.full(len(mink), float(self.maxk_bytes)), pmax)
+            # p = min(1, λ (q − minK)): the RED line reaches 1 at minK + 1/λ when that is below maxK
+            lam_mb = lam * self.per_mb
+            kmax = np.minimum(float(self.maxk_bytes), mink + BYTES_PER_MB / lam_mb)
+            pmax = np.minimum(lam_mb * (kmax - mink) / BYTES_PER_MB, 1.0)
+            self._action = view.encode(mink, kmax, pmax)
             return
         groups: dict[tuple[float, float], list[int]] = {}
         for i, key in enumerate(zip(lam.tolist(), mink.tolist(), strict=True)):
             if self._pushed.get(i) != key:
                 groups.setdefault(key, []).append(i)
         for (lam_i, mink_i), idx in groups.items():
-            view.set_aqm(view.ports[idx], "pred", lambda_qla=lam_i, kmin_bytes=int(round(mink_i)))
+            view.set_aqm(view.ports[idx], "pred", lambda_qla=lam_i * self.per_mb, kmin_bytes=int(round(mink_i)))
             for i in idx:
                 self._pushed[i] = (lam_i, mink_i)

@@ -150,7 +150,7 @@ def incast_flows(queries: int = 100, senders: int = 16, at_ns: int = 4_000_000_0
 
 
 def run_incast(policy: str, flows: pd.DataFrame, at_ns: int, senders: int = 16, persistent: bool = False,
-               host: str = "lean", diagnose: bool = False, **params: Any) -> dict[str, float]:
+               host: str = "lean", diagnose: bool = False, buffer_pkts: int = 250, **params: Any) -> dict[str, float]:
     """Standing queue in the 5 ms before the queries and drops in the 10 ms from them, in packets.
 
     Args:
@@ -160,6 +160,7 @@ def run_incast(policy: str, flows: pd.DataFrame, at_ns: int, senders: int = 16, 
         senders: Sending hosts (the receiver is host ``senders``).
         persistent: Flows over persistent connections (the authors' script opens one per flow).
         host: The DCTCP host model, a key of ``HOSTS``.
+        buffer_pkts: The switch buffer, in 1400 B packets.
         diagnose: Also sample, every 100 us of the 5 ms, the marks, the minimum sojourn and the
             DCTCP state (alpha, window) of the flows then running: the figures behind the standing queue.
         **params: The policy's parameters.
@@ -170,7 +171,7 @@ def run_incast(policy: str, flows: pd.DataFrame, at_ns: int, senders: int = 16, 
     from ecngym.sim_backend import Fabric, topology
 
     topo = topology.incast_star(hosts=senders + 1, link_rate="10Gbps", link_delay="5us")
-    cfg = _fabric_config(250 * INCAST_PACKET_BYTES, persistent, mtu_payload=f"{INCAST_MTU}B",
+    cfg = _fabric_config(buffer_pkts * INCAST_PACKET_BYTES, persistent, mtu_payload=f"{INCAST_MTU}B",
                          dctcp=dict(HOSTS[host]["incast"]))
     with Fabric(topo, flows, cfg) as fab:
         port = int(np.flatnonzero(fab.ports.is_switch & (fab.ports.peer_node == senders))[0])

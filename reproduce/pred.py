@@ -117,14 +117,17 @@ def pred_env(flows: pd.DataFrame | None, senders: int, steps: int, workdir: Path
 
 
 def run_on(controller: Any, flows: pd.DataFrame | None, senders: int, steps: int, seed: int = 1,
-           persistent: bool = True) -> dict[str, Any]:
-    """One episode; the bottleneck port's queue and goodput per step, the controller log."""
+           persistent: bool = True, env_extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One episode; the bottleneck port's queue and goodput per step, the controller log.
+
+    ``env_extra`` overrides env keywords of :func:`pred_env` (e.g. ``interval``).
+    """
     with tempfile.TemporaryDirectory() as tmp:
-        env = pred_env(flows, senders, steps, Path(tmp), persistent)
+        env = pred_env(flows, senders, steps, Path(tmp), persistent, **(env_extra or {}))
         extra = controller.env_overrides(env) if hasattr(controller, "env_overrides") else {}
         if extra:  # e.g. a static setting that is not a template, Only-QLA's continuous RED
             env.close()
-            env = pred_env(flows, senders, steps, Path(tmp), persistent, **extra)
+            env = pred_env(flows, senders, steps, Path(tmp), persistent, **{**(env_extra or {}), **extra})
         steps_log: list[dict[str, float]] = []
         try:
             obs, info = env.reset(seed=seed)

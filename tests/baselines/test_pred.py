@@ -15,13 +15,14 @@ from ecngym.error import ConfigError
 
 @pytest.mark.parametrize(("field", "kwargs"), [
     ("controller.mode", {"mode": "fcs"}), ("controller.beta", {"beta": -0.1}),
-    ("controller.delta_lambda_per_mb", {"delta_lambda_per_mb": 0.05}),  # not below lambda_min
-    ("controller.lambda_init_per_mb", {"lambda_init_per_mb": 3.0}), ("controller.phi", {"phi": "cubic"}),
+    ("controller.delta_lambda", {"delta_lambda": 0.05}),  # not below lambda_min
+    ("controller.lambda_init", {"lambda_init": 3.0}), ("controller.phi", {"phi": "cubic"}),
+    ("controller.lambda_unit", {"lambda_unit": "byte"}), ("controller.lambda_unit", {"lambda_unit": "MB"}),
+    ("controller.lambda_max", {"lambda_max": 2000.0}),  # 1.9e6 per MB: past the FCS policy's range
     ("controller.mink", {"mink": "600KB"}), ("controller.q_left", {"q_left": "1MB"}),
     ("controller.mink", {"mink": "500KB", "maxk": "10KB"}),  # was blamed on the default q_left (15 KB)
     ("controller.t_qla", {"t_qla": "fivertt"}), ("controller.t_fcs", {"t_fcs": "-1us"}),
     ("controller.scaling", {"scaling": "N3"}), ("controller.fcs_params.lambda_qla", {"fcs_params": {"lambda_qla": 1}}),
-    ("controller.lambda_max_per_mb", {"mode": "only_qla", "lambda_max_per_mb": 3.0}),
     ("controller.adjust", {"adjust": "no"}), ("controller.utility", {"utility": "t3"}),
     ("controller.rtt", {"rtt": "-80us"}),
     ("controller.t_qla", {"t_qla": "1e30rtt"}),  # was accepted (t_fcs=1e30rtt was refused)
@@ -78,7 +79,7 @@ def _incast(n=4, steps=12, **extra):
 
 def test_pred_runs_the_four_slot_trials_on_the_fabrics_fcs_policy():
     env = _incast()
-    pred = PredController()
+    pred = PredController(lambda_unit="mb")
     seen = []
     obs, info = env.reset(seed=1)
     pred.reset(env)
@@ -105,8 +106,35 @@ def test_only_fcs_never_moves_lambda():
     assert fcs.interval_steps > 12 and fcs.log == []
 
 
+@pytest.mark.parametrize("unit", ["packet", "mb"])
+def test_lambda_unit_scales_the_slope_the_fabric_gets(unit):
+    env = _incast(steps=4)
+    pred = PredController(lambda_unit=unit, packet_bytes="1048B")
+    obs, info = env.reset(seed=1)
+    pred.reset(env)
+    pred.act(obs, info)  # slot 1: lambda + dlambda
+    got = env.scenario.fabric.get_aqm(int(env.ports[0]))["lambda_qla"]
+    env.close()
+    per_mb = 1e6 / 1048 if unit == "packet" else 1.0
+    assert got == pytest.approx(0.125 * per_mb)
+
+
+def test_only_qla_with_lambda_per_packet_reaches_probability_one_before_maxk():
+    qla = PredController(mode="only_qla", lambda_unit="packet", packet_bytes="1048B")
+    env = _incast(steps=4, **qla.env_overrides(None))
+    obs, info = env.reset(seed=1)
+    qla.reset(env)
+    env.step(qla.act(obs, info))
+    port = int(env.ports[0])
+    red = env.scenario.fabric.get_red()
+    env.close()
+    # p = 0.125 per packet above minK reaches 1 after 8 packets (8384 B): Kmax there, Pmax 1
+    assert abs(int(red["kmax_bytes"][port]) - (10_000 + 8 * 1048)) <= 1
+    assert red["pmax"][port] == pytest.approx(1.0)
+
+
 def test_only_qla_tunes_plain_red_through_the_action():
-    qla = PredController(mode="only_qla")
+    qla = PredController(mode="only_qla", lambda_unit="mb")
     env = _incast(steps=4, **qla.env_overrides(None))
     obs, info = env.reset(seed=1)
     qla.reset(env)
