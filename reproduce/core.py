@@ -103,8 +103,10 @@ def excludes_zero(ci: tuple[float, float] | None) -> bool:
 
 def direction_with_min_effect(effect: float, paper_effect: float, ci: tuple[float, float] | None,
                               min_share: float = 0.2) -> bool:
-    """A direction claim's test: our effect has the paper's sign and either reaches ``min_share`` of
-    the paper's effect, or its paired CI over seeds excludes zero.
+    """A direction claim's test: the paper's sign, with a minimum effect or a CI excluding zero.
+
+    Our effect must have the paper's sign and either reach ``min_share`` of the paper's effect, or
+    its paired CI over seeds must exclude zero on the paper's side.
 
     Args:
         effect: Our effect (e.g. a relative change, ECN# vs RED-Tail).

@@ -211,8 +211,10 @@ def workload_claims(phase_ms: float) -> list[Claim]:
 
 def _queues(flows_by_seed: list[pd.DataFrame | None], steps: int, t_qla: str,
             persistent: bool = PERSISTENT) -> dict[str, tuple[float, float, list[float]]]:
-    """Steady (last three quarters) bottleneck queue (packets) and goodput (Gbps), means over the seeds,
-    and the per-seed queues."""
+    """Steady bottleneck queue (packets) and goodput (Gbps): means over the seeds, and the per-seed queues.
+
+    Steady: the last three quarters of each run.
+    """
     from ecngym.baselines import StaticEcnController
 
     out: dict[str, list[tuple[float, float]]] = {}
