@@ -110,11 +110,13 @@ def _claims(host: str, quick: bool) -> list[Claim]:
                 "model (N x MSS - C x RTT >= B, §II-C) puts that limit at N ~ 311 for this buffer, so its "
                 "collapse beyond ~60 must come from what it leaves open (initial window, slow start, ACK policy)",
         "linux": "not reproduced with the Linux-like hosts either"}[host]
-    # our reading of the Linux-like runs, from the peaks and timeouts (not a traced VIQ)
-    burst_note = ("with IW 10 each sender's first window (10 packets, 360 at N = 36, 2000 at N = 200) leaves as "
-                  "its SYN-ACK arrives; the SYN-ACKs cross the switch before the port has a queue, so R-AQM's "
-                  "VIQ is in its normal state and releases them at once: nothing paces the first windows, "
-                  "which overflow the 300-packet buffer (drops, then timeouts)")
+    # traced at N = 36 (r_aqm.* telemetry every 5 us): R-AQM holds the SYN-ACKs and releases them at
+    # the port's egress rate, one per data-packet time; each one lets a whole initial window go
+    burst_note = ("R-AQM does hold and pace the SYN-ACKs (traced at N = 36: 16 held and released within "
+                  "the first 15 us), but at the port's egress rate, one per data-packet time, the right pace "
+                  "for ACKs that each clock out about one packet; a SYN-ACK clocks out a whole initial window "
+                  "(10 packets), so the first windows arrive at ~10x the line rate and overflow the 300-packet "
+                  "buffer within ~25 us (drops, then timeouts)")
     peak_note = {"lean": "ECN's peak is lower than the paper's 250 because our lean senders start from one "
                          "packet (the paper gives no initial window)",
                  "linux": "slow start from IW 10 after the handshake" + (
