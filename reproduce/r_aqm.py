@@ -109,7 +109,9 @@ def _claims(host: str, quick: bool) -> list[Claim]:
                 "in flight, which fits the 300-packet buffer, so ECN does not collapse here; the paper's own "
                 "model (N x MSS - C x RTT >= B, §II-C) puts that limit at N ~ 311 for this buffer, so its "
                 "collapse beyond ~60 must come from what it leaves open (initial window, slow start, ACK policy)",
-        "linux": "not reproduced with the Linux-like hosts either"}[host]
+        "linux": f"not reproduced with the Linux-like hosts either: ECN times out {ecn[top]['timeouts']} times at "
+                 f"N={top}, but while some senders wait out the 100 ms RTO the others keep the link busy through "
+                 f"a transfer of {top * flow_bytes * 8 / ecn_top / 1e9:.2f} s"}[host]
     # traced at N = 36 (r_aqm.* telemetry every 5 us): R-AQM holds the SYN-ACKs and releases them at
     # the port's egress rate, one per data-packet time; each one lets a whole initial window go
     burst_note = ("R-AQM does hold and pace the SYN-ACKs (traced at N = 36: 16 held and released within "

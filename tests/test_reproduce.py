@@ -102,3 +102,22 @@ def test_bytetuning_incast_period_bounds_the_overload():
         assert period_ns >= 0.99 * bt.INCAST_PERIOD_NS
         assert burst_bits / gbps <= period_ns / 1.1 + bt._interval_ns(kind)  # load <= ~91 % of the line
     assert bt.incast_period_steps("39-to-1") == 48  # 100 Gbps: the paper's 1 ms, as before
+
+
+def test_before_counts_print_beside_each_papers(tmp_path, capsys):
+    before = tmp_path / "before.jsonl"
+    before.write_text('noise\n{"paper": "pred-fcs", "claims": [{"id": "a", "metric": "m", "paper": 1, "ours": 2, '
+                      '"direction_holds": true, "within_bar": false}]}\n')
+    assert main(["reproduce", "pred-fcs", "--quick", "--before", str(before)]) == 0
+    out = capsys.readouterr().out
+    assert f"Before ({before}): Claims: direction holds 1 of 1, within bar 0 of 1." in out
+
+
+@pytest.mark.parametrize("text", [None, "no json here\n"])
+def test_a_bad_before_file_is_a_clear_error(tmp_path, capsys, text):
+    path = tmp_path / "before.jsonl"
+    if text is not None:
+        path.write_text(text)
+    assert main(["reproduce", "pred-fcs", "--quick", "--before", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "--before" in err and str(path) in err
