@@ -109,8 +109,8 @@ def sensitivity_main(args: argparse.Namespace, paper_ids: list[str], command: li
             page.add(f"`ecngym reproduce {pid} --sensitivity{' --quick' if args.quick else ''} --jobs {jobs}`: "
                      f"{wall_s:.0f} s wall time, {cpu_s:.0f} s CPU time. {module.__doc__.split(chr(10))[0]}")
         sweep_report(pid, module.TITLE, sweeps, wall_s, cpu_s, json_only=args.json_only, console=console)
-    if page is not None:
-        page.write(markdown)
+        if page is not None:  # after each paper: a long --all run that is stopped keeps the papers it finished
+            page.write(markdown)
     return 0
 
 

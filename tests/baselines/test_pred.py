@@ -1,6 +1,7 @@
 """PRED's QLA (§IV-B; docs: algorithms/pred.md §3.3) on the fabric's FCS policy: parameters, the A/B rule, real runs."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -210,3 +211,25 @@ def test_only_qla_on_an_env_without_a_per_port_continuous_action_is_refused_at_r
             run_episode(env, PredController(mode="only_qla", t_qla="20.8us"), seed=0)
     finally:
         env.close()
+
+
+def test_every_v1_scenario_runs_pred_with_lambda_per_mb_as_published():
+    """The v1 results were measured with λ per MB: each scenario pins it (the default is now per packet)."""
+    from omegaconf import OmegaConf
+
+    from ecngym.baselines.registry import build_controller
+    from ecngym.benchmark.runner import BenchmarkOptions, plan_jobs
+    from ecngym.benchmark.suite import load_suite
+    from ecngym.configs import CONFIG_DIR
+
+    names = ("pred", "pred_t2", "pred_only_qla", "pred_only_fcs")
+    controllers = {n: OmegaConf.load(CONFIG_DIR / "controller" / f"{n}.yaml") for n in names}
+    assert all(PredController(**{k: v for k, v in controllers[n].items() if k != "_target_"}).lambda_unit == "packet"
+               for n in names)
+    jobs = plan_jobs(load_suite("full"), controllers, Path("store"), Path("out"), True, BenchmarkOptions.parse({}),
+                     references=lambda name: {})
+    scenarios = {j.scenario for j in jobs}
+    assert scenarios == set(load_suite("full").scenarios) and len(jobs) == 4 * len(scenarios)
+    for job in jobs:
+        pred = build_controller(job.controller_cfg)
+        assert (pred.lambda_unit, pred.per_mb, pred.lambda_init) == ("mb", 1.0, 0.1), (job.scenario, job.controller)
