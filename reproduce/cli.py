@@ -8,7 +8,7 @@ import time
 
 from ecngym.error import ConfigError
 from ecngym.markdown_page import MarkdownPage, add_markdown_option, check_markdown_path, page_console
-from ecngym.reproduce.core import papers, report
+from ecngym.reproduce.core import Claim, holding_text, papers, report
 from ecngym.reproduce.sensitivity import SWEEPS, sweep_module
 
 #: the page's paragraph under its stamp
@@ -34,8 +34,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="sweep the settings the paper leaves open instead (ecngym.reproduce.sensitivity)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="--sensitivity: worker processes for the grid points, 1 or 2 (at nice 10)")
+    parser.add_argument("--before", metavar="JSONL",
+                        help="a file of an earlier run's JSON lines: print its count of the claims that hold "
+                             "beside each paper's")
     add_markdown_option(parser)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    before = _read_before(args.before) if args.before else {}
     found = papers()
     if args.list and (args.paper is not None or args.all):  # --list runs nothing, so a paper beside it would go unread
         given = f"the paper {args.paper!r}" if args.paper is not None else "--all"
@@ -66,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
             page.add(f"`ecngym reproduce {pid}{' --quick' if args.quick else ''}`: "
                      f"{time.perf_counter() - started:.0f} s wall time.")
         report(module.PAPER_ID, module.TITLE, claims, json_only=args.json_only, console=console)
+        if pid in before and not (args.json_only and console is None):
+            text = f"Before ({args.before}): " + holding_text(before[pid])
+            (console.print(text) if console is not None else print(text))
     if page is not None:
         page.write(markdown)
     return 0
@@ -116,3 +123,27 @@ def _with_progress(module: object, quick: bool, jobs: int | None = None) -> obje
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         progress.add_task(f"{getattr(module, 'PAPER_ID', module.__name__)}: running its simulations", total=None)
         return module.run(quick=quick) if jobs is None else module.run(quick=quick, jobs=jobs)
+
+
+def _read_before(path: str) -> dict[str, list[Claim]]:
+    """``{paper id: claims}`` from a file of an earlier run's JSON lines (``ecngym reproduce --all``'s output).
+
+    Raises:
+        ConfigError: If the file cannot be read or holds no paper's JSON line.
+    """
+    import json
+    from pathlib import Path
+
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise ConfigError("--before", f"cannot read {path!r}: {e.strerror}") from e
+    out: dict[str, list[Claim]] = {}
+    for line in lines:
+        if line.startswith('{"paper"'):
+            d = json.loads(line)
+            out[d["paper"]] = [Claim(c["id"], c.get("claim", ""), c.get("setting", ""), c["metric"], c["paper"],
+                                     c["ours"], c["direction_holds"], c["within_bar"]) for c in d["claims"]]
+    if not out:
+        raise ConfigError("--before", f"{path!r} holds no JSON line of `ecngym reproduce`")
+    return out

@@ -11,6 +11,13 @@ Every setting the paper gives for this run is used; the window floor (1 packet) 
 ("cannot reduce the sending window ... not less than 1 MSS", §II-C). Two sensitivity rows (full
 run only, not paper claims) change what the paper leaves open: Linux DCTCP's 2-packet window floor,
 and an initial window of 10 packets.
+
+Each claim runs with both host models (``HOSTS``): the lean NIC-style host as above, and the
+Linux-like host (docs/concepts/tcp-hosts.md) that R-AQM's mechanism needs, since it paces the
+SYN-ACKs of the three-way handshake as well as the data ACKs (§III): slow start from Linux's IW 10,
+handshake, RFC 6298 RTO with the paper's 100 ms minimum, the paper's 1-MSS floor, an ACK per packet.
+Every flow is a fresh connection (one flow per sender). The runs are deterministic (all flows start
+at t = 0, step marking): one run per claim, no seeds, no CI.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ K_ECN = 65 * PACKET_BYTES
 R_AQM_PARAMS = {"kmin_bytes": 20 * PACKET_BYTES, "kmax_bytes": 40 * PACKET_BYTES, "window_ns": 3000,
                 "ecn_threshold_bytes": K_ECN, "ecn_echo_bytes": K_ECN}
 ECN_PARAMS = {"kmin_bytes": K_ECN, "kmax_bytes": K_ECN, "pmax": 1.0}
+#: host models of the claims: the lean NIC-style host from a 1-packet window, the Linux-like one from IW 10
+HOSTS: dict[str, dict[str, Any]] = {"lean": {"initial_window_pkts": 1},
+                                    "linux": {"initial_window_pkts": 10, "linux_like": True}}
 
 
 def incast(policy: str, senders: int, flow_bytes: int = 3_200_000, *, initial_window_pkts: int = 1,
@@ -67,42 +77,72 @@ def incast(policy: str, senders: int, flow_bytes: int = 3_200_000, *, initial_wi
 
 
 def run(quick: bool = False) -> list[Claim]:
-    """Sweep N for ECN and R-AQM; the N = 36 queue peaks."""
+    """Sweep N for ECN and R-AQM; the N = 36 queue peaks; with both host models."""
+    claims = [c for host in HOSTS for c in _claims(host, quick)]
+    return claims if quick else [*claims, *sensitivity(1_000_000 if quick else 3_200_000)]
+
+
+def _claims(host: str, quick: bool) -> list[Claim]:
+    """The paper's four claims with one host model."""
     ns = (20, 200) if quick else (20, 60, 100, 200)
     flow_bytes = 1_000_000 if quick else 3_200_000
-    ecn = {n: incast("red", n, flow_bytes, **ECN_PARAMS) for n in ns}
-    raqm = {n: incast("r_aqm", n, flow_bytes, **R_AQM_PARAMS) for n in ns}
-    peak_ecn = incast("red", 36, flow_bytes, **ECN_PARAMS)["peak_queue_pkts"]
-    peak_raqm = incast("r_aqm", 36, flow_bytes, **R_AQM_PARAMS)["peak_queue_pkts"]
+    knobs = HOSTS[host]
+    ecn = {n: incast("red", n, flow_bytes, **knobs, **ECN_PARAMS) for n in ns}
+    raqm = {n: incast("r_aqm", n, flow_bytes, **knobs, **R_AQM_PARAMS) for n in ns}
+    peak_ecn = incast("red", 36, flow_bytes, **knobs, **ECN_PARAMS)["peak_queue_pkts"]
+    peak_raqm = incast("r_aqm", 36, flow_bytes, **knobs, **R_AQM_PARAMS)["peak_queue_pkts"]
     top = ns[-1]
-    setting = f"DCTCP incast {ns[0]}..{top} x {flow_bytes / 1e6:g} MB, 10 Gbps, 300-pkt buffer, PFC off"
+    hosts_text = {"lean": "lean NIC-style hosts from a 1-packet window",
+                  "linux": "Linux-like hosts: handshake, slow start from IW 10, RTO estimate (min 100 ms)"}[host]
+    setting = (f"DCTCP incast {ns[0]}..{top} x {flow_bytes / 1e6:g} MB, 10 Gbps, 300-pkt buffer, PFC off, "
+               f"{hosts_text}")
     worst_raqm = min(v["goodput_gbps"] for v in raqm.values())
     raqm_timeouts = sum(v["timeouts"] for v in raqm.values())
     ecn_top = ecn[top]["goodput_gbps"]
     sweep = "; ".join(f"N={n}: ECN {ecn[n]['goodput_gbps']:.2f} Gbps / {ecn[n]['timeouts']} RTO, "
                       f"R-AQM {raqm[n]['goodput_gbps']:.2f} Gbps / {raqm[n]['timeouts']} RTO" for n in ns)
     ratio = peak_raqm / peak_ecn
-    claims = [
-        Claim("T1_goodput", "R-AQM keeps ~9.8 of 10 Gbps up to 200 senders (>= 90%)", setting,
+    # a direction needs 20 % of the paper's effect: the peak ratio at most 1 - 0.2 x (1 - 0.2) = 0.84
+    ratio_direction = ratio <= 1 - 0.2 * (1 - 50 / 250)
+    collapse_note = {
+        "lean": "not reproduced: with the paper's 1-MSS window floor, 200 DCTCP senders keep about 200 packets "
+                "in flight, which fits the 300-packet buffer, so ECN does not collapse here; the paper's own "
+                "model (N x MSS - C x RTT >= B, §II-C) puts that limit at N ~ 311 for this buffer, so its "
+                "collapse beyond ~60 must come from what it leaves open (initial window, slow start, ACK policy)",
+        "linux": f"not reproduced with the Linux-like hosts either: ECN times out {ecn[top]['timeouts']} times at "
+                 f"N={top}, but while some senders wait out the 100 ms RTO the others keep the link busy through "
+                 f"a transfer of {top * flow_bytes * 8 / ecn_top / 1e9:.2f} s"}[host]
+    # traced at N = 36 (r_aqm.* telemetry every 5 us): R-AQM holds the SYN-ACKs and releases them at
+    # the port's egress rate, one per data-packet time; each one lets a whole initial window go
+    burst_note = ("R-AQM does hold and pace the SYN-ACKs (traced at N = 36: 16 held and released within "
+                  "the first 15 us), but at the port's egress rate, one per data-packet time, the right pace "
+                  "for ACKs that each clock out about one packet; a SYN-ACK clocks out a whole initial window "
+                  "(10 packets), so the first windows arrive at ~10x the line rate and overflow the 300-packet "
+                  "buffer within ~25 us (drops, then timeouts)")
+    peak_note = {"lean": "ECN's peak is lower than the paper's 250 because our lean senders start from one "
+                         "packet (the paper gives no initial window)",
+                 "linux": "slow start from IW 10 after the handshake" + (
+                     f"; {burst_note}" if peak_raqm >= 0.95 * peak_ecn else "")}[host]
+    # goodput bar: >= 0.95 x the payload line rate (9.5 Gbps of 1000 B payload per 1052 B packet)
+    line_payload = 10 * 1000 / PACKET_BYTES
+    return [
+        Claim(f"T1_goodput_{host}", "R-AQM keeps ~9.8 of 10 Gbps up to 200 senders (>= 90%)", setting,
               "min R-AQM goodput over N, Gbps", 9.8, worst_raqm, worst_raqm >= 9.0,
-              abs(worst_raqm / 9.8 - 1) <= 0.3, sweep),
-        Claim("T3_no_rto", "no drop, no RTO with R-AQM below 200 senders", setting,
-              "R-AQM timeouts summed over N", 0, raqm_timeouts, raqm_timeouts == 0, raqm_timeouts == 0),
-        Claim("T1_ecn_collapse", f"plain ECN degrades beyond ~60 senders (goodput at N={top} well below line rate)",
+              worst_raqm >= 0.95 * line_payload, f"{sweep}; bar: >= 0.95 x the payload line rate "
+              f"({0.95 * line_payload:.2f} Gbps)" + (f"; not reproduced: {burst_note}" if worst_raqm < 9.0 else "")),
+        Claim(f"T3_no_rto_{host}", "no drop, no RTO with R-AQM below 200 senders", setting,
+              "R-AQM timeouts summed over N", 0, raqm_timeouts, raqm_timeouts == 0, raqm_timeouts == 0,
+              f"not reproduced: {burst_note}" if raqm_timeouts else ""),
+        Claim(f"T1_ecn_collapse_{host}",
+              f"plain ECN degrades beyond ~60 senders (goodput at N={top} well below line rate)",
               setting, f"ECN goodput at N={top}, Gbps", "< 9 (collapsed)", ecn_top, ecn_top < 9.0, ecn_top < 9.0,
-              "not reproduced: with the paper's 1-MSS window floor, 200 DCTCP senders keep about 200 packets "
-              "in flight, which fits the 300-packet buffer, so ECN does not collapse here; the paper's own "
-              "model (N x MSS - C x RTT >= B, §II-C) puts that limit at N ~ 311 for this buffer, so its "
-              "collapse beyond ~60 must come from what it leaves open (initial window, slow start, ACK policy)"
-              if ecn_top >= 9.0 else ""),
-        Claim("T6_queue_peak", "N = 36: R-AQM's queue peak a fraction of ECN's (~50 vs ~250 pkts)",
-              "DCTCP incast 36 senders, otherwise as above", "peak queue R-AQM / ECN", 50 / 250, ratio,
-              ratio < 1.0, abs(ratio / 0.2 - 1) <= 0.3,
-              f"ECN {peak_ecn:.0f} pkts, R-AQM {peak_raqm:.0f} pkts; ECN's peak is lower than the paper's "
-              "250 because our senders start from one packet (the paper gives no initial window; with 10 "
-              "packets both fill the 300-packet buffer, see the sensitivity rows)"),
+              collapse_note if ecn_top >= 9.0 else ""),
+        Claim(f"T6_queue_peak_{host}", "N = 36: R-AQM's queue peak a fraction of ECN's (~50 vs ~250 pkts)",
+              f"DCTCP incast 36 senders, otherwise as above ({host} hosts)", "peak queue R-AQM / ECN", 50 / 250,
+              ratio, ratio_direction, abs(ratio / 0.2 - 1) <= 0.3,
+              f"ECN {peak_ecn:.0f} pkts, R-AQM {peak_raqm:.0f} pkts; {peak_note}; direction: at least 20 % of "
+              "the paper's 80 % reduction (ratio <= 0.84)"),
     ]
-    return claims if quick else [*claims, *sensitivity(flow_bytes)]
 
 
 def sensitivity(flow_bytes: int) -> list[Claim]:

@@ -54,10 +54,13 @@ def test_reproduce_writes_its_tables_as_a_page(tmp_path, capsys):
     text = out.read_text()
     assert f"`ecngym reproduce pred-fcs --quick --json-only --markdown {out}`" in text
     assert "## pred-fcs" in text
-    header = r"^\| claim +\| setting +\| metric +\| paper +\| ours +\| direction +\| within bar +\|$"
+    header = (r"^\| claim +\| setting +\| metric +\| paper +\| ours +\| seeds / 95% CI +\| direction +"
+              r"\| within bar +\|$")
     assert re.search(header, text, re.M)
     for claim in ("red_grows", "fcs_n_flat", "fcs_square_throughput"):
-        assert re.search(rf"^\| {claim} ", text, re.M), claim
+        for host in ("lean", "linux"):
+            assert re.search(rf"^\| {claim}_{host} ", text, re.M), (claim, host)
+    assert "Claims: direction holds" in text
 
 
 def test_bench_scale_writes_its_table_as_a_page(tmp_path):
