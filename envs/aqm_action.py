@@ -37,7 +37,8 @@ class AqmActionMapper:
             ``scope``).
         ports: Controlled switch egress port ids.
         port_layers: Layer name of each controlled port.
-        policy: The controlled ports' policy (short name).
+        policy: The controlled ports' policy (short name; :attr:`params` are the tuned ones, the
+            columns of :meth:`port_values`).
         setting: The policy's configured parameters (``env.aqm``, converted; the rest default).
 
     Raises:
@@ -181,6 +182,21 @@ class AqmActionMapper:
                                         f"{aqm_policies.consistency_error(self.policy, bad).message}")
             out.append(setting)
         return out
+
+    def port_values(self, action: object) -> np.ndarray:
+        """Validate ``action`` and return one row of the tuned parameters per controlled port.
+
+        Returns:
+            ``(ports, len(params))``: ``float64`` (booleans 0 / 1), what ``Fabric.set_aqm_values``
+            takes; an ``object`` array when an enumeration is among the parameters.
+
+        Raises:
+            InvalidAction: As :meth:`to_settings` (nothing applied).
+        """
+        rows = [[s[p] for p in self.params] for s in self.to_settings(action)]
+        numeric = all(self.spec[p].kind != "enum" for p in self.params)
+        units = np.array(rows, dtype=np.float64 if numeric else object).reshape(self.n_units, len(self.params))
+        return units[self.groups]
 
     def encode(self, **values: Any) -> np.ndarray | int:
         """The action that sets the tuned parameters to ``values`` on every unit (inverse of :meth:`to_settings`).
