@@ -40,6 +40,10 @@ class EcnSetting:
 class EcnActionMapper:
     """Builds the action space and turns actions into per-port ECN settings.
 
+    Its actuation interface is the one every action mapper offers the scenario: :attr:`policy`,
+    :attr:`params` and :meth:`port_values` (one row of the tuned parameters per controlled port,
+    what ``Fabric.set_aqm_values`` takes).
+
     Args:
         cfg: Action configuration.
         ports: Controlled switch egress port ids.
@@ -51,11 +55,16 @@ class EcnActionMapper:
         ConfigError: On a bad type, scope, template or range.
     """
 
+    #: The policy whose parameters the action sets, and those parameters (columns of :meth:`port_values`).
+    policy = "red"
+    params = ("kmin_bytes", "kmax_bytes", "pmax")
+
     def __init__(self, cfg: ActionConfig, ports: np.ndarray, port_layers: np.ndarray,
                  port_rates_bps: np.ndarray, static_default: EcnSetting) -> None:
         self.cfg = cfg
         self.ports = ports
         self._memo: dict[object, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # see to_settings
+        self._values_memo: dict[object, np.ndarray] = {}  # see port_values
         if cfg.type not in ("discrete", "continuous"):
             raise ConfigError("env.action.type", f"got {cfg.type!r}, allowed: 'discrete', 'continuous'")
         if cfg.scope not in ("all", "layer", "port"):
@@ -146,6 +155,28 @@ class EcnActionMapper:
             self._memo[key] = out
         return out
 
+    def port_values(self, action: object) -> np.ndarray:
+        """Validate ``action`` and return one (kmin_bytes, kmax_bytes, pmax) row per port.
+
+        Returns:
+            A read-only, C-contiguous ``float64`` array ``(ports, 3)`` (the byte values are whole
+            numbers below 2^53, exact in float64), remembered for a discrete action as
+            :meth:`to_settings` is.
+
+        Raises:
+            InvalidAction: If the action is not in the action space (never clamped).
+        """
+        key = action_key(action) if self.cfg.type == "discrete" else None
+        if key is not None and key in self._values_memo:
+            return self._values_memo[key]
+        values = np.column_stack(self.to_settings(action)).astype(np.float64, copy=False)
+        values.setflags(write=False)
+        if key is not None:
+            if len(self._values_memo) >= SETTINGS_MEMO_SIZE:
+                self._values_memo.clear()
+            self._values_memo[key] = values
+        return values
+
     def _to_settings(self, action: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.cfg.type == "discrete":
             per_port = template_indices(action, len(self.templates), self.space)[self.groups]
@@ -219,6 +250,10 @@ class EcnActionMapper:
                                 f"{self.group_names[u]!r} (port {self.ports[p]}){more} does not survive float32 "
                                 "encoding to within 1 byte / 1e-6")
         return action
+
+    def param_bounds(self) -> dict[str, tuple[float, float]]:
+        """None: the RED curve is shown by the ``kmin`` / ``kmax`` / ``pmax`` features, not ``aqm.<parameter>``."""
+        return {}
 
     @property
     def kmax_bound_bytes(self) -> float:

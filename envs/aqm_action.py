@@ -37,7 +37,8 @@ class AqmActionMapper:
             ``scope``).
         ports: Controlled switch egress port ids.
         port_layers: Layer name of each controlled port.
-        policy: The controlled ports' policy (short name).
+        policy: The controlled ports' policy (short name; :attr:`params` are the tuned ones, the
+            columns of :meth:`port_values`).
         setting: The policy's configured parameters (``env.aqm``, converted; the rest default).
 
     Raises:
@@ -57,8 +58,11 @@ class AqmActionMapper:
         self.params = self._params()
         static = tuple(self.base[p] for p in self.params)
         check_setting(policy, self.base, "env.aqm")
+        # the dtype of port_values: set_aqm_values takes numbers (booleans 0 / 1), enumerations are names
+        self._dtype = np.float64 if all(self.spec[p].kind != "enum" for p in self.params) else object
         if cfg.type == "discrete":
             self.templates = self._templates(static)
+            self._template_rows = np.array(self.templates, dtype=self._dtype).reshape(len(self.templates), -1)
             self.static_index = self.templates.index(static)
             n = len(self.templates)
             self.space = spaces.Discrete(n) if self.n_units == 1 else spaces.MultiDiscrete([n] * self.n_units)
@@ -181,6 +185,21 @@ class AqmActionMapper:
                                         f"{aqm_policies.consistency_error(self.policy, bad).message}")
             out.append(setting)
         return out
+
+    def port_values(self, action: object) -> np.ndarray:
+        """Validate ``action`` and return one row of the tuned parameters per controlled port.
+
+        Returns:
+            ``(ports, len(params))``: ``float64`` (booleans 0 / 1), what ``Fabric.set_aqm_values``
+            takes; an ``object`` array when an enumeration is among the parameters.
+
+        Raises:
+            InvalidAction: As :meth:`to_settings` (nothing applied).
+        """
+        if self.cfg.type == "discrete":  # the templates' rows, indexed (templates passed the policy's checks)
+            return self._template_rows[template_indices(action, len(self.templates), self.space)[self.groups]]
+        rows = [[s[p] for p in self.params] for s in self.to_settings(action)]
+        return np.array(rows, dtype=self._dtype).reshape(self.n_units, len(self.params))[self.groups]
 
     def encode(self, **values: Any) -> np.ndarray | int:
         """The action that sets the tuned parameters to ``values`` on every unit (inverse of :meth:`to_settings`).

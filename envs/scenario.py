@@ -201,8 +201,9 @@ class EcnScenario:
         bdp_bytes_per_port = bdp_bytes(rates, self.base_rtt_ns)
         # R-AQM always runs with an AqmActionMapper, whose base setting is the merged one
         viq = self.actions.base["viq_capacity_packets"] if self.aqm_policy == "r_aqm" else 1
-        param_bounds = self.actions.param_bounds() if isinstance(self.actions, AqmActionMapper) else {}
-        self._feature_params = list(param_bounds)  # columns of aqm_values
+        param_bounds = self.actions.param_bounds()
+        # columns of values that aqm_values shows (the tuned numeric parameters)
+        self._feature_columns = [list(self.actions.params).index(p) for p in param_bounds]
         self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp_bytes_per_port,
                                        self.actions.kmax_bound_bytes, self.fabric_config.ecn.mark_at == "dequeue",
                                        REWARD_TELEMETRY.get(cfg.reward.name, ()), rates, viq, param_bounds)
@@ -224,7 +225,13 @@ class EcnScenario:
         self.source_trace: Trace | None = None
         self.make_trace(0)  # validate the workload now, not at the first reset
         self.fabric: Fabric | None = None
-        self.aqm: list[dict[str, Any]] | None = None  # each controlled port's policy setting (AqmActionMapper)
+        #: The controlled ports' values of the action's parameters (``actions.params``), one row per
+        #: port: read from the fabric at reset, then what the action set (the only writer of them
+        #: besides EnvView.set_aqm, which refuses to replace env.aqm's policy)
+        self.values: np.ndarray | None = None
+        #: Views of :attr:`values` the features read: RED's curve and the tuned numeric parameters
+        self.red: dict[str, np.ndarray] = {}
+        self.aqm_values: np.ndarray | None = None
         self.trace: Trace | None = None
         self.step_count = 0
         self.elapsed_ns = 0
@@ -274,9 +281,9 @@ class EcnScenario:
         red_curve = ("kmin", "kmax", "pmax")
         features = list(obs.features)
         default = type(obs).model_fields["features"].default_factory()
-        if isinstance(self.actions, AqmActionMapper) and features == default:
+        if cfg.action_tunes_aqm and features == default:
             features = [f for f in features if f not in red_curve]
-        tuned = self.actions.params if isinstance(self.actions, AqmActionMapper) else []
+        tuned = list(self.actions.params) if cfg.action_tunes_aqm else []
         for f in features:
             if f.startswith(AQM_PARAM_FEATURE):
                 if f.removeprefix(AQM_PARAM_FEATURE) not in tuned:
@@ -284,8 +291,7 @@ class EcnScenario:
                                       f"action tunes {[AQM_PARAM_FEATURE + p for p in tuned] or 'the RED curve'}")
                 continue
             owner = f.split(".")[0] if "." in f else ("red" if f in red_curve else None)
-            if owner is not None and owner != policy and not (owner == "red" and not isinstance(
-                    self.actions, AqmActionMapper)):
+            if owner is not None and owner != policy and not (owner == "red" and not cfg.action_tunes_aqm):
                 raise ConfigError("env.observation.features", f"{f!r} needs the {owner} policy on the controlled "
                                   f"ports, which run {policy!r} (env.aqm)")
         return obs if features == list(obs.features) else obs.model_copy(update={"features": features})
@@ -349,9 +355,6 @@ class EcnScenario:
         self.fabric = Fabric(self.topology, flows, self.fabric_config, seed=seed)
         if self.aqm_policy is not None:  # env.aqm on the controlled ports, before any packet
             self.fabric.set_aqm(self.ports, self.aqm_policy, **self.aqm_setting)
-        self.aqm = [dict(self.actions.base) for _ in range(len(self.ports))] \
-            if isinstance(self.actions, AqmActionMapper) else None
-        self.aqm_values = self._aqm_values()
         self.step_count = 0
         self.elapsed_ns = 0
         self.long_flow = False  # every flow starts short (LAECN §III-A; docs: algorithms/laecn.md §3.1)
@@ -359,15 +362,21 @@ class EcnScenario:
         self._stats = EpisodeStats(self._stat_keys, len(self.ports))
         self._last_action_key = None
         self.held_action = None
-        # time 0: empty queues, the fabric's static ECN setting (mirrored here: only apply() sets it)
+        # time 0: the fabric's own setting (and its RED curve, which an action over env.aqm's
+        # parameters leaves as it is)
         self.red = {k: v[self.ports] for k, v in self.fabric.get_red().items()}
+        self._set_views(self._values_of_fabric())
         tel = self.fabric.read_telemetry_block()  # t = 0: empty queues, no traffic yet
         self.first_telemetry = tel.as_dict()
         first = self.features.frame(self.features.controlled(tel), self.red, 1, self.aqm_values)
         return self.features.reset(first)
 
     def apply(self, action: object) -> None:
-        """Validate ``action`` and set the ECN curve of the controlled ports (if it changed).
+        """Validate ``action`` and set its parameters on the controlled ports (if they changed).
+
+        One path for every policy: the mapper's per-port rows (:attr:`values`' layout) go to
+        ``Fabric.set_aqm_values`` (``Fabric.set_aqm`` per changed port where an enumeration is
+        among the parameters, which it reads as names).
 
         Raises:
             InvalidAction: If ``action`` is not in the action space (nothing is applied).
@@ -383,40 +392,35 @@ class EcnScenario:
                 # not an int or a number array: checked (to NumPy, [True] == [1]), nothing applied
                 self.actions.to_settings(action)
             return
-        if isinstance(self.actions, AqmActionMapper):
-            self._apply_aqm(self.actions.to_settings(action))
-            self._last_action_key = key
-            return
-        kmin, kmax, pmax = self.actions.to_settings(action)
+        values = self.actions.port_values(action)
         self._last_action_key = key
-        red = self.red  # the controlled ports' current setting
-        if (np.array_equal(kmin, red["kmin_bytes"]) and np.array_equal(kmax, red["kmax_bytes"])
-                and np.array_equal(pmax, red["pmax"])):
+        if values is self.values or np.array_equal(values, self.values):
             return  # same setting: skip the call
-        self.fabric.set_aqm_values(self._ports_u32, "red", aqm_policies.ACTION_PARAMS["red"],
-                                   np.column_stack((kmin, kmax, pmax)))
-        self.red = {"kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax}
+        if values.dtype == object:  # an enumeration among the parameters: set_aqm_values takes numbers
+            for row in np.flatnonzero((values != self.values).any(axis=1)):
+                self.fabric.set_aqm(self.ports[row], self.actions.policy,
+                                    **dict(zip(self.actions.params, values[row], strict=True)))
+        else:
+            self.fabric.set_aqm_values(self._ports_u32, self.actions.policy, self.actions.params, values)
+        self._set_views(values)
         self.held_action = None
 
-    def _apply_aqm(self, settings: list[dict[str, Any]]) -> None:
-        """Set each unit's policy setting on its ports where it changed (validated by the mapper)."""
-        groups = self.actions.groups
-        for u, setting in enumerate(settings):
-            rows = np.flatnonzero(groups == u)
-            if all(self.aqm[r] == setting for r in rows):
-                continue
-            self.fabric.set_aqm(self.ports[rows], self.aqm_policy, **setting)
-            self.held_action = None
-            for r in rows:
-                self.aqm[r] = setting
-            self.aqm_values[rows] = [float(setting[p]) for p in self._feature_params]
+    def _values_of_fabric(self) -> np.ndarray:
+        """The controlled ports' values of the action's parameters, as the fabric has them (0: another policy)."""
+        a = self.actions
+        spec = aqm_policies.policy_spec(a.policy)
+        if any(spec[p].kind == "enum" for p in a.params):  # (get_aqm_values reads numbers only)
+            return np.array([[s[p] for p in a.params] for s in self.fabric.get_aqm(self.ports)], dtype=object)
+        return np.nan_to_num(self.fabric.get_aqm_values(self._ports_u32, a.policy, tuple(a.params)), nan=0.0)
 
-    def _aqm_values(self) -> np.ndarray | None:
-        """The tuned parameters of each controlled port, (ports, parameters) (for the features)."""
-        if self.aqm is None:
-            return None
-        return np.array([[float(s[p]) for p in self._feature_params] for s in self.aqm],
-                        dtype=np.float64).reshape(len(self.aqm), len(self._feature_params))
+    def _set_views(self, values: np.ndarray) -> None:
+        """Make ``values`` the current setting, and :attr:`red` and :attr:`aqm_values` views of it."""
+        self.values = values
+        if self.cfg.action_tunes_aqm:
+            self.aqm_values = values[:, self._feature_columns].astype(np.float64)
+        else:
+            self.red = {k: values[:, j] for j, k in enumerate(self.actions.params)}
+            self.aqm_values = None
 
     @property
     def next_interval_ns(self) -> int:

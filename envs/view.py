@@ -42,7 +42,6 @@ from typing import Any
 import numpy as np
 
 from ecngym.envs.action import EcnSetting
-from ecngym.envs.aqm_action import AqmActionMapper
 from ecngym.error import ConfigError, InvalidAction
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.topology import Topology
@@ -98,7 +97,7 @@ class EnvView:
     @property
     def red(self) -> dict[str, np.ndarray]:
         """Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of the controlled ports (copies)."""
-        return {k: np.array(v) for k, v in self._scenario.red.items()}
+        return {k: np.array(v, dtype=np.float64 if k == "pmax" else np.uint64) for k, v in self._scenario.red.items()}
 
     @property
     def pfc(self) -> dict[str, np.ndarray]:
@@ -162,7 +161,7 @@ class EnvView:
                 express them, or sets another AQM policy's parameters (``env.aqm``) than RED's thresholds.
         """
         actions = self._scenario.actions
-        if isinstance(actions, AqmActionMapper):  # its encode takes that policy's parameters
+        if self._scenario.cfg.action_tunes_aqm:  # its encode takes that policy's parameters
             raise InvalidAction(f"env.aqm: the env's action sets the {actions.policy!r} policy's "
                                 f"{list(actions.params)}, but this controller sets RED thresholds (kmin, kmax, "
                                 "pmax); leave env.aqm out, or use a controller of that policy")
@@ -193,18 +192,15 @@ class EnvView:
             InvalidAction: If the action space cannot express the current setting.
         """
         sc = self._scenario
-        red = sc.red
         mapper = sc.actions
         unit_first = [int(np.flatnonzero(mapper.groups == u)[0]) for u in range(mapper.n_units)]
-        if isinstance(mapper, AqmActionMapper):  # the action tunes env.aqm's policy: keep its setting
-            held = [sc.aqm[i] for i in unit_first]
-            action = mapper.encode(**{p: [s[p] for s in held] for p in mapper.params})
-        else:
-            values = [np.asarray(red[k], dtype=np.float64)[unit_first] for k in ("kmin_bytes", "kmax_bytes", "pmax")]
-            for k, v in zip(("kmin_bytes", "kmax_bytes", "pmax"), values, strict=True):
-                if not np.array_equal(np.asarray(red[k], dtype=np.float64), v[mapper.groups]):
-                    raise InvalidAction(f"the ports of one action unit differ in {k}; no single action keeps them")
-            action = mapper.encode(*values)
+        held = {}
+        for j, p in enumerate(mapper.params):  # the current values of the action's parameters
+            column = sc.values[:, j]
+            if not np.array_equal(column, column[unit_first][mapper.groups]):
+                raise InvalidAction(f"the ports of one action unit differ in {p}; no single action keeps them")
+            held[p] = column[unit_first]
+        action = mapper.encode(**held)
         # a continuous action carries the setting only to float32 rounding: the scenario keeps the
         # setting itself when it is given this action back
         sc.held_action = np.array(action, copy=True)
