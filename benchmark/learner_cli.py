@@ -59,7 +59,8 @@ class TrainArgs(ConfigModel):
     scenario_dir: Text | None = None
 
 
-TRAIN_USAGE = "ecngym train suite=core scenario=<scenario> agent=acc|laecn|haecn|ppo|dqn seed=<n> [budget_steps=N] [out=DIR]"
+TRAIN_USAGE = ("ecngym train suite=core scenario=<scenario> agent=acc|laecn|haecn|ppo|dqn seed=<n> "
+               "[budget_steps=N] [out=DIR]")
 
 
 def train_main(argv: list[str] | None = None) -> int:
