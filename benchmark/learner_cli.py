@@ -118,6 +118,7 @@ class TrainAllArgs(ConfigModel):
     scratch: Text = "outputs/train-learners"
     scenario: Text | None = None
     agent: Text | None = None
+    seed: Whole(0, 2**31 - 1) | None = None
     long: Flag = True
 
 
@@ -152,7 +153,8 @@ def train_all_main(argv: list[str] | None = None) -> int:
         for agent in LEARNERS:
             if args.agent and agent != args.agent:
                 continue
-            jobs += [(name, agent, k, None, False, args.scratch, args.dest) for k in suite.training_seeds(name)]
+            jobs += [(name, agent, k, None, False, args.scratch, args.dest) for k in suite.training_seeds(name)
+                     if args.seed is None or k == args.seed]
             if args.long and sc.training.long_budget_steps:
                 jobs.append((name, agent, suite.training_seeds(name)[0], sc.training.long_budget_steps, True,
                              args.scratch, args.dest))
