@@ -29,10 +29,16 @@ from ecngym.error import ConfigError
 from ecngym.validation import ConfigModel, Flag, Text, Whole
 
 
-def _key_values(argv: list[str], usage: str) -> dict[str, Any]:
-    """``key=value`` arguments; a value that reads as a YAML number, boolean or null is that."""
+def _key_values(argv: list[str], usage: str, doc: str | None = None) -> dict[str, Any]:
+    """``key=value`` arguments; a value that reads as a YAML number, boolean or null is that.
+
+    ``-h`` / ``--help`` prints the usage and ``doc`` (default: this module's) and exits.
+    """
     import yaml
 
+    if "-h" in argv or "--help" in argv:
+        print(f"usage: {usage}\n\n{doc or __doc__}")
+        raise SystemExit(0)
     values: dict[str, Any] = {}
     for arg in argv:
         key, sep, value = arg.partition("=")

@@ -361,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     from ecngym.markdown_page import open_page, page_console
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = LearnerArgs.parse(_key_values(argv, "ecngym benchmark learners suite=core jobs=2 markdown=PATH"), "")
+    usage = "ecngym benchmark learners suite=core jobs=2 [scenario=NAME] [held_out=true] markdown=PATH"
+    args = LearnerArgs.parse(_key_values(argv, usage, __doc__), "")
     page = open_page(args.markdown, "Learners on the core scenarios", "ecngym benchmark learners", argv, INTRO)
     console = page_console(page, width=220) if page is not None else Console(width=220)
     suite = load_suite(args.suite)
