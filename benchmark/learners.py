@@ -50,8 +50,9 @@ class LearnerArgs(ConfigModel):
     seed: Whole(0, 2**32 - 1) = 0
     checkpoints: Text | None = None
     held_out: Flag = True
+    scenario: Text | None = None
     markdown: Text | None = None
-    json: Text | None = None
+    json_out: Text | None = None
 
 
 class ActionLog:
@@ -117,8 +118,11 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
     env_kwargs = sc.held_out_env() if job["family"] == "held_out" else dict(sc.env)
     controller = build_controller(job["controller_cfg"])
     logged = ActionLog(controller)
-    extra = controller.env_overrides(None) if hasattr(controller, "env_overrides") else {}
-    env = gym.make(sc.id, **{**env_kwargs, **(extra or {})})
+    env = gym.make(sc.id, **env_kwargs)
+    extra = controller.env_overrides(env) if hasattr(controller, "env_overrides") else {}
+    if extra:  # (as ecngym eval: the controller's own action space, observation or Δt)
+        env.close()
+        env = gym.make(sc.id, **{**env_kwargs, **extra})
     starts = [int(p.start) for p in sc.protocol.phases]
     out = []
     try:
@@ -139,14 +143,14 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def plan(suite: Any, root: Path | None, held_out: bool) -> list[dict[str, Any]]:
+def plan(suite: Any, root: Path | None, held_out: bool, only: str | None = None) -> list[dict[str, Any]]:
     """The evaluation jobs: every checkpoint on both families; the static references on the held-out family."""
     from ecngym.benchmark.checkpoints import shipped
     from ecngym.benchmark.references import reference_controllers
 
     jobs = []
     for name, sc in suite.scenarios.items():
-        if sc.training is None:
+        if sc.training is None or (only is not None and name != only):
             continue
         families = {"test": suite.test_seeds(name)}
         if held_out and sc.held_out is not None:
@@ -169,13 +173,13 @@ def plan(suite: Any, root: Path | None, held_out: bool) -> list[dict[str, Any]]:
     return jobs
 
 
-def reference_rows(suite: Any) -> pd.DataFrame:
+def reference_rows(suite: Any, only: str | None = None) -> pd.DataFrame:
     """``static_default`` / ``static_tuned`` / ``oracle_phase`` test-seed scores from the stored references."""
     from ecngym.benchmark.references import read_references
 
     rows = []
     for name, sc in suite.scenarios.items():
-        if sc.training is None:
+        if sc.training is None or (only is not None and name != only):
             continue
         doc = read_references(name)
         for ref in ("static_default", "static_tuned", "oracle_phase"):
@@ -219,8 +223,9 @@ def summarize(rows: pd.DataFrame, suite: Any, reps: int, seed: int, root: Path |
     for name, sc in suite.scenarios.items():
         if sc.training is None or name not in set(rows["scenario"]):
             continue
+        trained = set(rows.loc[rows["scenario"] == name, "train_seed"].dropna().astype(int))
         headroom = scenario_headroom(name)["headroom_normalized"]
-        cards = {a: [load_card(d)[1] for d in dirs if int(d.name[4:]) in suite.training_seeds(name)]
+        cards = {a: [load_card(d)[1] for d in dirs if int(d.name[4:]) in trained]
                  for a, dirs in shipped(name, root).items()}
         per_family = {}
         for family in FAMILIES:
@@ -280,7 +285,8 @@ def learner_table(entries: list[dict[str, Any]]) -> Table:
         table.add_column(col)
     for e in entries:
         captured = e.get("headroom_captured", float("nan"))
-        table.add_row(e["scenario"], e["agent"], f"{e['training_seeds']} x {e.get('test_n', 0) // max(1, e['training_seeds'])}",
+        runs = f"{e['training_seeds']} x {e.get('test_n', 0) // max(1, e['training_seeds'])}"
+        table.add_row(e["scenario"], e["agent"], runs,
                       str(e.get("test_iqm", "—")), str(e.get("test_p_improve", "—")),
                       "yes" if e.get("test_beats_tuned") else "no",
                       f"{captured:.0%}" if np.isfinite(captured) else "—",
@@ -290,7 +296,7 @@ def learner_table(entries: list[dict[str, Any]]) -> Table:
     return table
 
 
-def curve_table(suite: Any, root: Path | None) -> Table | None:
+def curve_table(suite: Any, root: Path | None, only: str | None = None) -> Table | None:
     """Learning curves: the trainer's reward over env steps, mean [95% CI] over training seeds, at five points."""
     from ecngym.benchmark.checkpoints import CURVE_FILE, shipped
     from ecngym.results.ranking import confidence_interval
@@ -302,7 +308,7 @@ def curve_table(suite: Any, root: Path | None) -> Table | None:
         table.add_column(col)
     any_row = False
     for name, sc in suite.scenarios.items():
-        if sc.training is None:
+        if sc.training is None or (only is not None and name != only):
             continue
         for agent, dirs in shipped(name, root).items():
             curves = [pd.read_csv(d / CURVE_FILE) for d in dirs if int(d.name[4:]) in suite.training_seeds(name)]
@@ -355,12 +361,15 @@ def main(argv: list[str] | None = None) -> int:
     from ecngym.markdown_page import open_page, page_console
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = LearnerArgs.parse(_key_values(argv, "ecngym benchmark learners suite=core jobs=2 markdown=PATH"), "")
+    usage = "ecngym benchmark learners suite=core jobs=2 [scenario=NAME] [held_out=true] markdown=PATH"
+    args = LearnerArgs.parse(_key_values(argv, usage, __doc__), "")
     page = open_page(args.markdown, "Learners on the core scenarios", "ecngym benchmark learners", argv, INTRO)
     console = page_console(page, width=220) if page is not None else Console(width=220)
     suite = load_suite(args.suite)
     root = Path(args.checkpoints) if args.checkpoints else None
-    jobs = plan(suite, root, args.held_out)
+    if args.scenario is not None and args.scenario not in suite.scenarios:
+        raise ConfigError("scenario", f"got {args.scenario!r}; suite {suite.name} has {list(suite.scenarios)}")
+    jobs = plan(suite, root, args.held_out, args.scenario)
     if not any(j["agent"] for j in jobs):
         raise ConfigError("checkpoints", f"no shipped checkpoint of suite {suite.name}'s scenarios under "
                                          f"{root or _root()}; train them: ecngym benchmark train-learners")
@@ -372,14 +381,14 @@ def main(argv: list[str] | None = None) -> int:
             played = [r for rows in pool.map(_play, jobs) for r in rows]
     else:
         played = [r for job in jobs for r in _play(job)]
-    rows = pd.concat([reference_rows(suite), pd.DataFrame(played)], ignore_index=True)
+    rows = pd.concat([reference_rows(suite, args.scenario), pd.DataFrame(played)], ignore_index=True)
     entries = summarize(rows, suite, args.reps, args.seed, root)
     console.print(learner_table(entries))
-    curves = curve_table(suite, root)
+    curves = curve_table(suite, root, args.scenario)
     if curves is not None:
         console.print(curves)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"entries": entries, "rows": rows.to_dict(orient="records")},
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps({"entries": entries, "rows": rows.to_dict(orient="records")},
                                               indent=1, default=str))
     if page is not None:
         console.print(f"page: {page.write()}")

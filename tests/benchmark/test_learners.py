@@ -168,3 +168,23 @@ def test_every_shipped_checkpoint_loads_for_its_scenario():
     for card_path in cards:
         card, tensors = load_checkpoint(card_path.parent, load_scenario(card_path.parts[-4]))
         assert card["agent"] == card_path.parts[-3] and tensors
+
+
+def test_the_board_counts_a_learner_with_its_own_observation_on_the_same_traffic_only():
+    import pandas as pd
+
+    from ecngym.benchmark.board import _same_scenario
+    from ecngym.results.record import scenario_identity
+
+    base = {"interval": "5rtt", "episode_steps": 40, "workload": {"load": 0.6}, "observation": {"history": 3}}
+    own = {**base, "observation": {"history": 1}, "reward": {"name": "acc"}, "interval_short": "2rtt"}
+    other = {**base, "workload": {"load": 0.3}}
+
+    def row(controller, config, seed, trace):
+        return {"controller": controller, "env_id": "ecngym/X-v1", "seed": seed, "trace_hash": trace,
+                "scenario_config": json.dumps(config), "scenario_hash": scenario_identity("ecngym/X-v1", config)}
+
+    rows = pd.DataFrame([row("static_default", base, 1, "t1"), row("acc", own, 1, "t1"),
+                         row("laecn", own, 1, "tX"), row("pred", other, 1, "t1")])
+    kept = _same_scenario(rows, rows[rows["controller"] == "static_default"])
+    assert list(rows.loc[kept, "controller"]) == ["static_default", "acc"]  # another trace, another workload: out
