@@ -17,7 +17,9 @@ improvement over ``static_tuned`` (rliable, :mod:`ecngym.benchmark.stats`), whet
 whether its policy depends on the state: the share of its decisions that differ from its most
 frequent action, and whether its most frequent action changes with the traffic phase (a policy that
 plays one template is reported as such). The learning curves (the trainer's reward over env steps,
-mean and 95 % CI over training seeds) close the page.
+mean and 95 % CI over training seeds) close the page. ``cache=DIR`` keeps each evaluation job's rows
+in ``DIR`` (keyed by :func:`job_key`: a checkpoint's weights, the scenario version, the seeds, the
+ecngym version), so a rerun, or the whole suite after one scenario, plays only what is missing.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class LearnerArgs(ConfigModel):
     scenario: Text | None = None
     markdown: Text | None = None
     json_out: Text | None = None
+    cache: Text | None = None
 
 
 class ActionLog:
@@ -141,6 +144,49 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
     finally:
         env.close()
     return out
+
+
+def job_key(job: dict[str, Any]) -> str:
+    """What one evaluation job's rows depend on, hashed.
+
+    Args:
+        job: One job of :func:`plan`.
+
+    Returns:
+        24 hex digits over its scenario (name, env id, version), family, seeds, controller (for a
+        checkpoint: its weights' sha256) and the ecngym version.
+    """
+    import hashlib
+
+    import ecngym
+    from ecngym.benchmark.suite import load_scenario
+
+    sc = load_scenario(job["scenario"])
+    weights = None
+    if job["agent"]:
+        from ecngym.benchmark.checkpoints import load_card
+
+        weights = load_card(job["controller_cfg"]["path"])[1]["weights_sha256"]
+    what = {"scenario": [sc.name, sc.id, sc.version], "family": job["family"], "seeds": list(job["seeds"]),
+            "name": job["name"], "controller": None if weights else job["controller_cfg"], "weights": weights,
+            "ecngym": getattr(ecngym, "__version__", None)}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def _play_cached(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """:func:`_play`, its rows kept under ``job["cache"]`` when set: a rerun plays only what is missing."""
+    cache = job.get("cache")
+    if not cache:
+        return _play(job)
+    path = Path(cache) / f"{job['scenario']}-{job['family']}-{job['name'].replace('@', '-')}-{job_key(job)}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    rows = _play(job)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(rows))
+    tmp.replace(path)  # (whole files only: a killed run leaves no half row)
+    return rows
 
 
 def plan(suite: Any, root: Path | None, held_out: bool, only: str | None = None) -> list[dict[str, Any]]:
@@ -296,6 +342,39 @@ def learner_table(entries: list[dict[str, Any]]) -> Table:
     return table
 
 
+#: The long run's flatness tolerance: a cycle mean within this share of the final one counts as flat [OURS].
+FLAT_TOLERANCE = 0.02
+
+
+def flattened_by(curve: pd.DataFrame, cycle_steps: int, tolerance: float = FLAT_TOLERANCE) -> int | None:
+    """The env step from which a learning curve stays flat (the rule that set the training budget).
+
+    The trainer's reward is averaged over one cycle of the train seeds (``cycle_steps``: every train
+    trace once, so the traces' own differences cancel), ending at each point of the curve; the curve
+    has flattened at the first point from which every later cycle mean lies within ``tolerance`` x
+    |final cycle mean| of the final cycle mean [OURS].
+
+    Args:
+        curve: ``env_steps`` and ``reward`` columns (a checkpoint's ``curve.csv``).
+        cycle_steps: Env steps of one cycle of the train seeds (train seeds x episode steps).
+        tolerance: The share of the final cycle mean within which the curve counts as flat.
+
+    Returns:
+        The env step, or None when the curve is shorter than two cycles (too short to tell).
+    """
+    steps = curve["env_steps"].to_numpy(float)
+    reward = curve["reward"].to_numpy(float)
+    if len(steps) == 0 or steps[-1] < 2 * cycle_steps:
+        return None
+    points = [i for i in range(len(steps)) if steps[i] >= cycle_steps]
+    means = np.array([reward[(steps > steps[i] - cycle_steps) & (steps <= steps[i])].mean() for i in points])
+    within = np.abs(means - means[-1]) <= tolerance * abs(means[-1])
+    first = len(points) - 1
+    while first > 0 and within[first - 1]:
+        first -= 1
+    return int(steps[points[first]])
+
+
 def curve_table(suite: Any, root: Path | None, only: str | None = None) -> Table | None:
     """Learning curves: the trainer's reward over env steps, mean [95% CI] over training seeds, at five points."""
     from ecngym.benchmark.checkpoints import CURVE_FILE, shipped
@@ -304,7 +383,8 @@ def curve_table(suite: Any, root: Path | None, only: str | None = None) -> Table
     table = Table(title="Learning curves: the trainer's own reward (mean [95% CI] over training seeds) at a "
                         "fraction of the budget")
     fractions = (0.2, 0.4, 0.6, 0.8, 1.0)
-    for col in ("scenario", "learner", *(f"{f:.0%}" for f in fractions), "long run (x4 budget) at 25% / 100%"):
+    for col in ("scenario", "learner", *(f"{f:.0%}" for f in fractions), "long run: steps, at 25% / 100%",
+                "long run flat by (env steps)"):
         table.add_column(col)
     any_row = False
     for name, sc in suite.scenarios.items():
@@ -321,12 +401,14 @@ def curve_table(suite: Any, root: Path | None, only: str | None = None) -> Table
                 low, high = confidence_interval(vals)
                 cells.append(f"{vals.mean():.3g} [{low:.3g}, {high:.3g}]" if np.isfinite(low) else f"{vals.mean():.3g}")
             long_path = (root or _root()) / name / agent / "long" / CURVE_FILE
-            long = "—"
+            long, flat = "—", "—"
             if long_path.is_file():
                 c = pd.read_csv(long_path)
                 end = float(c["env_steps"].iloc[-1])
-                long = f"{np.interp(end / 4, c['env_steps'], c['reward']):.3g} / {c['reward'].iloc[-1]:.3g}"
-            table.add_row(name, agent, *cells, long)
+                long = f"{end:.0f}: {np.interp(end / 4, c['env_steps'], c['reward']):.3g} / {c['reward'].iloc[-1]:.3g}"
+                at = flattened_by(c, len(sc.protocol.train_seeds) * int(sc.env["episode_steps"]))
+                flat = "too short" if at is None else str(at)
+            table.add_row(name, agent, *cells, long, flat)
             any_row = True
     return table if any_row else None
 
@@ -361,7 +443,8 @@ def main(argv: list[str] | None = None) -> int:
     from ecngym.markdown_page import open_page, page_console
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    usage = "ecngym benchmark learners suite=core jobs=2 [scenario=NAME] [held_out=true] markdown=PATH"
+    usage = ("ecngym benchmark learners suite=core jobs=2 [scenario=NAME] [held_out=true] [cache=DIR] "
+             "markdown=PATH")
     args = LearnerArgs.parse(_key_values(argv, usage, __doc__), "")
     page = open_page(args.markdown, "Learners on the core scenarios", "ecngym benchmark learners", argv, INTRO)
     console = page_console(page, width=220) if page is not None else Console(width=220)
@@ -370,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.scenario is not None and args.scenario not in suite.scenarios:
         raise ConfigError("scenario", f"got {args.scenario!r}; suite {suite.name} has {list(suite.scenarios)}")
     jobs = plan(suite, root, args.held_out, args.scenario)
+    for job in jobs:
+        job["cache"] = args.cache
     if not any(j["agent"] for j in jobs):
         raise ConfigError("checkpoints", f"no shipped checkpoint of suite {suite.name}'s scenarios under "
                                          f"{root or _root()}; train them: ecngym benchmark train-learners")
@@ -378,9 +463,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs > 1:
         context = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
-            played = [r for rows in pool.map(_play, jobs) for r in rows]
+            played = [r for rows in pool.map(_play_cached, jobs) for r in rows]
     else:
-        played = [r for job in jobs for r in _play(job)]
+        played = [r for job in jobs for r in _play_cached(job)]
     rows = pd.concat([reference_rows(suite, args.scenario), pd.DataFrame(played)], ignore_index=True)
     entries = summarize(rows, suite, args.reps, args.seed, root)
     console.print(learner_table(entries))

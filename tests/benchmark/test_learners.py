@@ -188,3 +188,18 @@ def test_the_board_counts_a_learner_with_its_own_observation_on_the_same_traffic
                          row("laecn", own, 1, "tX"), row("pred", other, 1, "t1")])
     kept = _same_scenario(rows, rows[rows["controller"] == "static_default"])
     assert list(rows.loc[kept, "controller"]) == ["static_default", "acc"]  # another trace, another workload: out
+
+
+def test_a_long_curve_is_flat_from_the_first_cycle_mean_that_stays_near_the_final_one():
+    import pandas as pd
+
+    from ecngym.benchmark.learners import flattened_by
+
+    steps = np.arange(100, 6001, 100)
+    step = pd.DataFrame({"env_steps": steps, "reward": (steps > 2000).astype(float)})
+    assert flattened_by(step, cycle_steps=1000) == 3000  # the first 1,000-step window past the jump
+    late = pd.DataFrame({"env_steps": steps, "reward": 1.0 + 0.1 * (steps > 5000)})
+    assert flattened_by(late, cycle_steps=1000) == 5800  # a late 10 % gain: flat only once 8 of 10 points have it
+    flat = pd.DataFrame({"env_steps": steps, "reward": np.ones(len(steps))})
+    assert flattened_by(flat, cycle_steps=1000) == 1000
+    assert flattened_by(step.iloc[:15], cycle_steps=1000) is None  # 1,500 steps: under two cycles
