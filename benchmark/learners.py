@@ -427,7 +427,8 @@ INTRO = ("Every shipped checkpoint (scenario x learner x training seed) plays th
          "static_tuned, normalized). State dependence: the share of decisions (per port) that differ from the "
          "learner's most frequent action, and in how many episodes its most frequent action changes with the "
          "traffic phase. The protocol, the budget and how to reproduce a checkpoint: "
-         "docs/concepts/learning-agents.md.")
+         "docs/concepts/learning-agents.md. With cache=DIR, the wall time above counts only the episodes played by "
+         "that run; the others were read from the cache (each keyed by the checkpoint's weights, seeds and version).")
 
 
 def main(argv: list[str] | None = None) -> int:
