@@ -203,3 +203,22 @@ def test_a_long_curve_is_flat_from_the_first_cycle_mean_that_stays_near_the_fina
     flat = pd.DataFrame({"env_steps": steps, "reward": np.ones(len(steps))})
     assert flattened_by(flat, cycle_steps=1000) == 1000
     assert flattened_by(step.iloc[:15], cycle_steps=1000) is None  # 1,500 steps: under two cycles
+
+
+def test_the_learner_table_cache_plays_a_job_once_and_another_seed_anew(tmp_path, monkeypatch):
+    import ecngym.benchmark.learners as learners
+
+    played = []
+
+    def play(job):  # stands in for the episodes: this test is about which jobs get played
+        played.append(job["seeds"])
+        return [{"seed": s, "score": float(s)} for s in job["seeds"]]
+
+    monkeypatch.setattr(learners, "_play", play)
+    job = {"scenario": "dctcp_pred_regimes", "family": "held_out", "name": "static_default", "agent": None,
+           "train_seed": None, "controller_cfg": {"_target_": "x"}, "seeds": [2001], "cache": str(tmp_path)}
+    assert learners._play_cached(job) == learners._play_cached(dict(job)) == [{"seed": 2001, "score": 2001.0}]
+    assert played == [[2001]]
+    learners._play_cached({**job, "seeds": [2002]})
+    learners._play_cached({**job, "cache": None})
+    assert played == [[2001], [2002], [2001]]
