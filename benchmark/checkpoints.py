@@ -158,7 +158,7 @@ def write_checkpoint(out_dir: Path, scenario: Any, agent: str, seed: int, budget
         if "policy" in nets:
             obs_dim = int(meta["obs_dim"])
     else:
-        env_config, env_overrides = base_env, {}
+        env_config, env_overrides = base_env, meta.get("env_overrides", {})
         obs_dim = int(nets[NETS[agent][0]]["layers"][0][0])
     episodes = meta.get("episodes", [])
     traces = sorted({(int(s), e["trace_hash"]) for s, e in zip(_seed_of(episodes, scenario), episodes, strict=True)})
@@ -212,21 +212,23 @@ def _seed_of(episodes: list[dict[str, Any]], scenario: Any) -> list[int]:
 
 def write_card(out_dir: Path, card: dict[str, Any]) -> None:
     """Write ``card.json`` and ``card.md`` (the card's scores included)."""
-    # (NumPy scalars, e.g. an agent's static action, written as the numbers they hold)
-    (Path(out_dir) / CARD_FILE).write_text(json.dumps(card, indent=1, sort_keys=True,
-                                                      default=lambda v: v.item() if hasattr(v, "item") else str(v))
-                                           + "\n")
+    from ecngym.agents.common import _json_value
+
+    (Path(out_dir) / CARD_FILE).write_text(json.dumps(card, indent=1, sort_keys=True, default=_json_value) + "\n")
     (Path(out_dir) / CARD_MD).write_text(card_markdown(card))
 
 
 def card_markdown(card: dict[str, Any]) -> str:
     """The model card for people."""
     obs = card["observation"]
-    nets = "; ".join(f"{n}: {' -> '.join(str(l[0]) for l in d['layers'])} -> {d['layers'][-1][1]} ({d['activation']})"
-                     for n, d in card["nets"].items())
+    nets = "; ".join(f"{n}: {' -> '.join(str(layer[0]) for layer in d['layers'])} -> {d['layers'][-1][1]} "
+                     f"({d['activation']})" for n, d in card["nets"].items())
     scores = "\n".join(f"| {k} | {v} |" for k, v in sorted(card.get("scores", {}).items())) or "| (not scored yet) | |"
     traces = ", ".join(f"{s}: `{h[:12]}`" for s, h in card["trace_hashes"].items())
     versions = ", ".join(f"{k} {v}" for k, v in card["versions"].items())
+    layout = (f"features {obs['features']}, history {obs['history']}, queue mapping {obs['queue_mapping']}; "
+              f"policy input {obs['obs_dim']}")
+    cost = card["training_cost"]
     return f"""# {card['agent']} on {card['scenario']} (training seed {card['seed']})
 
 Reproduce: `{card['command']}`
@@ -235,10 +237,10 @@ Reproduce: `{card['command']}`
 |---|---|
 | env | {card['env_id']} (scenario version {card['scenario_version']}) |
 | budget | {card['budget_steps']} env steps ({card['budget_source']}); {card['episodes_trained']} episodes |
-| training cost | {card['training_cost'].get('wall_s')} s wall, {card['training_cost'].get('cpu_s')} s CPU (this process) |
+| training cost | {cost.get('wall_s')} s wall, {cost.get('cpu_s')} s CPU (the training process) |
 | training traces | reset seeds {card['train_trace_seeds']} in turn; trace hashes {traces} |
 | hyperparameters | {json.dumps(card['hyperparams'])} ({card['hyperparams_source']}) |
-| observation | features {obs['features']}, history {obs['history']}, queue mapping {obs['queue_mapping']}; policy input {obs['obs_dim']} |
+| observation | {layout} |
 | networks | {nets} |
 | weights | `{WEIGHTS_FILE}`, {card['weights_bytes']} bytes, sha256 `{card['weights_sha256'][:16]}` |
 | versions | {versions} |
@@ -428,10 +430,13 @@ class CheckpointController:
         else:
             obs_dim = int(np.prod(env.observation_space.shape))
         check_observation(self.card, u.config.as_dict(), obs_dim)
-        n = len(view.action_templates)
+        space = env.action_space
+        self._action_space = space
+        self._nvec = list(getattr(space, "nvec", [getattr(space, "n", 0)]))
+        n = len(view.action_templates) if self.card.get("granularity") else int(sum(self._nvec))
         if n != self.card["n_actions"]:
-            raise ConfigError("controller.path", f"the checkpoint chooses among {self.card['n_actions']} ECN "
-                                                 f"templates, this env has {n}")
+            raise ConfigError("controller.path", f"the checkpoint chooses among {self.card['n_actions']} actions "
+                                                 f"(ECN templates, summed over action units), this env has {n}")
         if self.agent in ("laecn", "haecn"):
             self._laecn = self._laecn_agent(obs_dim)
             self._started = False
@@ -469,7 +474,11 @@ class CheckpointController:
         if not self.card.get("granularity"):
             self.inference.decisions += 1
             self.inference.forward(1, self._flops)
-            return int(self._net(np.asarray(observation).reshape(1, -1))[0].argmax())
+            out = self._net(np.asarray(observation).reshape(1, -1))[0]
+            if len(self._nvec) == 1 and not hasattr(self._action_space, "nvec"):
+                return int(out.argmax())
+            # MultiDiscrete: one argmax per action unit (SB3's deterministic action)
+            return np.array([part.argmax() for part in np.split(out, np.cumsum(self._nvec)[:-1])], dtype=np.int64)
         from ecngym.envs.multi_agent import agent_observation
 
         table = np.asarray(observation).reshape(self._n_ports, -1)

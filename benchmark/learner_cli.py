@@ -29,12 +29,15 @@ from ecngym.error import ConfigError
 from ecngym.validation import ConfigModel, Flag, Text, Whole
 
 
-def _key_values(argv: list[str], usage: str) -> dict[str, Any]:
-    """``key=value`` arguments; a value that reads as a YAML number, boolean or null is that."""
+def _key_values(argv: list[str], usage: str, doc: str | None = None) -> dict[str, Any]:
+    """``key=value`` arguments; a value that reads as a YAML number, boolean or null is that.
+
+    ``-h`` / ``--help`` prints the usage and ``doc`` (default: this module's) and exits.
+    """
     import yaml
 
-    if argv[:1] in (["-h"], ["--help"]):  # (the docs' command reference runs every command's --help)
-        print(f"usage: {usage}")
+    if "-h" in argv or "--help" in argv:
+        print(f"usage: {usage}\n\n{doc or __doc__}")
         raise SystemExit(0)
     values: dict[str, Any] = {}
     for arg in argv:
@@ -62,7 +65,8 @@ class TrainArgs(ConfigModel):
     scenario_dir: Text | None = None
 
 
-TRAIN_USAGE = "ecngym train suite=core scenario=<scenario> agent=acc|laecn|haecn|ppo|dqn seed=<n> [budget_steps=N] [out=DIR]"
+TRAIN_USAGE = ("ecngym train suite=core scenario=<scenario> agent=acc|laecn|haecn|ppo|dqn seed=<n> "
+               "[budget_steps=N] [out=DIR]")
 
 
 def train_main(argv: list[str] | None = None) -> int:
@@ -120,6 +124,7 @@ class TrainAllArgs(ConfigModel):
     scratch: Text = "outputs/train-learners"
     scenario: Text | None = None
     agent: Text | None = None
+    seed: Whole(0, 2**31 - 1) | None = None
     long: Flag = True
 
 
@@ -154,7 +159,8 @@ def train_all_main(argv: list[str] | None = None) -> int:
         for agent in LEARNERS:
             if args.agent and agent != args.agent:
                 continue
-            jobs += [(name, agent, k, None, False, args.scratch, args.dest) for k in suite.training_seeds(name)]
+            jobs += [(name, agent, k, None, False, args.scratch, args.dest) for k in suite.training_seeds(name)
+                     if args.seed is None or k == args.seed]
             if args.long and sc.training.long_budget_steps:
                 jobs.append((name, agent, suite.training_seeds(name)[0], sc.training.long_budget_steps, True,
                              args.scratch, args.dest))

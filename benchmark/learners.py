@@ -17,7 +17,9 @@ improvement over ``static_tuned`` (rliable, :mod:`ecngym.benchmark.stats`), whet
 whether its policy depends on the state: the share of its decisions that differ from its most
 frequent action, and whether its most frequent action changes with the traffic phase (a policy that
 plays one template is reported as such). The learning curves (the trainer's reward over env steps,
-mean and 95 % CI over training seeds) close the page.
+mean and 95 % CI over training seeds) close the page. ``cache=DIR`` keeps each evaluation job's rows
+in ``DIR`` (keyed by :func:`job_key`: a checkpoint's weights, the scenario version, the seeds, the
+ecngym version), so a rerun, or the whole suite after one scenario, plays only what is missing.
 """
 
 from __future__ import annotations
@@ -50,8 +52,10 @@ class LearnerArgs(ConfigModel):
     seed: Whole(0, 2**32 - 1) = 0
     checkpoints: Text | None = None
     held_out: Flag = True
+    scenario: Text | None = None
     markdown: Text | None = None
-    json: Text | None = None
+    json_out: Text | None = None
+    cache: Text | None = None
 
 
 class ActionLog:
@@ -117,8 +121,11 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
     env_kwargs = sc.held_out_env() if job["family"] == "held_out" else dict(sc.env)
     controller = build_controller(job["controller_cfg"])
     logged = ActionLog(controller)
-    extra = controller.env_overrides(None) if hasattr(controller, "env_overrides") else {}
-    env = gym.make(sc.id, **{**env_kwargs, **(extra or {})})
+    env = gym.make(sc.id, **env_kwargs)
+    extra = controller.env_overrides(env) if hasattr(controller, "env_overrides") else {}
+    if extra:  # (as ecngym eval: the controller's own action space, observation or Δt)
+        env.close()
+        env = gym.make(sc.id, **{**env_kwargs, **extra})
     starts = [int(p.start) for p in sc.protocol.phases]
     out = []
     try:
@@ -139,14 +146,57 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def plan(suite: Any, root: Path | None, held_out: bool) -> list[dict[str, Any]]:
+def job_key(job: dict[str, Any]) -> str:
+    """What one evaluation job's rows depend on, hashed.
+
+    Args:
+        job: One job of :func:`plan`.
+
+    Returns:
+        24 hex digits over its scenario (name, env id, version), family, seeds, controller (for a
+        checkpoint: its weights' sha256) and the ecngym version.
+    """
+    import hashlib
+
+    import ecngym
+    from ecngym.benchmark.suite import load_scenario
+
+    sc = load_scenario(job["scenario"])
+    weights = None
+    if job["agent"]:
+        from ecngym.benchmark.checkpoints import load_card
+
+        weights = load_card(job["controller_cfg"]["path"])[1]["weights_sha256"]
+    what = {"scenario": [sc.name, sc.id, sc.version], "family": job["family"], "seeds": list(job["seeds"]),
+            "name": job["name"], "controller": None if weights else job["controller_cfg"], "weights": weights,
+            "ecngym": getattr(ecngym, "__version__", None)}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def _play_cached(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """:func:`_play`, its rows kept under ``job["cache"]`` when set: a rerun plays only what is missing."""
+    cache = job.get("cache")
+    if not cache:
+        return _play(job)
+    path = Path(cache) / f"{job['scenario']}-{job['family']}-{job['name'].replace('@', '-')}-{job_key(job)}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    rows = _play(job)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(rows))
+    tmp.replace(path)  # (whole files only: a killed run leaves no half row)
+    return rows
+
+
+def plan(suite: Any, root: Path | None, held_out: bool, only: str | None = None) -> list[dict[str, Any]]:
     """The evaluation jobs: every checkpoint on both families; the static references on the held-out family."""
     from ecngym.benchmark.checkpoints import shipped
     from ecngym.benchmark.references import reference_controllers
 
     jobs = []
     for name, sc in suite.scenarios.items():
-        if sc.training is None:
+        if sc.training is None or (only is not None and name != only):
             continue
         families = {"test": suite.test_seeds(name)}
         if held_out and sc.held_out is not None:
@@ -169,13 +219,13 @@ def plan(suite: Any, root: Path | None, held_out: bool) -> list[dict[str, Any]]:
     return jobs
 
 
-def reference_rows(suite: Any) -> pd.DataFrame:
+def reference_rows(suite: Any, only: str | None = None) -> pd.DataFrame:
     """``static_default`` / ``static_tuned`` / ``oracle_phase`` test-seed scores from the stored references."""
     from ecngym.benchmark.references import read_references
 
     rows = []
     for name, sc in suite.scenarios.items():
-        if sc.training is None:
+        if sc.training is None or (only is not None and name != only):
             continue
         doc = read_references(name)
         for ref in ("static_default", "static_tuned", "oracle_phase"):
@@ -219,8 +269,9 @@ def summarize(rows: pd.DataFrame, suite: Any, reps: int, seed: int, root: Path |
     for name, sc in suite.scenarios.items():
         if sc.training is None or name not in set(rows["scenario"]):
             continue
+        trained = set(rows.loc[rows["scenario"] == name, "train_seed"].dropna().astype(int))
         headroom = scenario_headroom(name)["headroom_normalized"]
-        cards = {a: [load_card(d)[1] for d in dirs if int(d.name[4:]) in suite.training_seeds(name)]
+        cards = {a: [load_card(d)[1] for d in dirs if int(d.name[4:]) in trained]
                  for a, dirs in shipped(name, root).items()}
         per_family = {}
         for family in FAMILIES:
@@ -280,7 +331,8 @@ def learner_table(entries: list[dict[str, Any]]) -> Table:
         table.add_column(col)
     for e in entries:
         captured = e.get("headroom_captured", float("nan"))
-        table.add_row(e["scenario"], e["agent"], f"{e['training_seeds']} x {e.get('test_n', 0) // max(1, e['training_seeds'])}",
+        runs = f"{e['training_seeds']} x {e.get('test_n', 0) // max(1, e['training_seeds'])}"
+        table.add_row(e["scenario"], e["agent"], runs,
                       str(e.get("test_iqm", "—")), str(e.get("test_p_improve", "—")),
                       "yes" if e.get("test_beats_tuned") else "no",
                       f"{captured:.0%}" if np.isfinite(captured) else "—",
@@ -290,7 +342,40 @@ def learner_table(entries: list[dict[str, Any]]) -> Table:
     return table
 
 
-def curve_table(suite: Any, root: Path | None) -> Table | None:
+#: The long run's flatness tolerance: a cycle mean within this share of the final one counts as flat [OURS].
+FLAT_TOLERANCE = 0.02
+
+
+def flattened_by(curve: pd.DataFrame, cycle_steps: int, tolerance: float = FLAT_TOLERANCE) -> int | None:
+    """The env step from which a learning curve stays flat (the rule that set the training budget).
+
+    The trainer's reward is averaged over one cycle of the train seeds (``cycle_steps``: every train
+    trace once, so the traces' own differences cancel), ending at each point of the curve; the curve
+    has flattened at the first point from which every later cycle mean lies within ``tolerance`` x
+    |final cycle mean| of the final cycle mean [OURS].
+
+    Args:
+        curve: ``env_steps`` and ``reward`` columns (a checkpoint's ``curve.csv``).
+        cycle_steps: Env steps of one cycle of the train seeds (train seeds x episode steps).
+        tolerance: The share of the final cycle mean within which the curve counts as flat.
+
+    Returns:
+        The env step, or None when the curve is shorter than two cycles (too short to tell).
+    """
+    steps = curve["env_steps"].to_numpy(float)
+    reward = curve["reward"].to_numpy(float)
+    if len(steps) == 0 or steps[-1] < 2 * cycle_steps:
+        return None
+    points = [i for i in range(len(steps)) if steps[i] >= cycle_steps]
+    means = np.array([reward[(steps > steps[i] - cycle_steps) & (steps <= steps[i])].mean() for i in points])
+    within = np.abs(means - means[-1]) <= tolerance * abs(means[-1])
+    first = len(points) - 1
+    while first > 0 and within[first - 1]:
+        first -= 1
+    return int(steps[points[first]])
+
+
+def curve_table(suite: Any, root: Path | None, only: str | None = None) -> Table | None:
     """Learning curves: the trainer's reward over env steps, mean [95% CI] over training seeds, at five points."""
     from ecngym.benchmark.checkpoints import CURVE_FILE, shipped
     from ecngym.results.ranking import confidence_interval
@@ -298,11 +383,12 @@ def curve_table(suite: Any, root: Path | None) -> Table | None:
     table = Table(title="Learning curves: the trainer's own reward (mean [95% CI] over training seeds) at a "
                         "fraction of the budget")
     fractions = (0.2, 0.4, 0.6, 0.8, 1.0)
-    for col in ("scenario", "learner", *(f"{f:.0%}" for f in fractions), "long run (x4 budget) at 25% / 100%"):
+    for col in ("scenario", "learner", *(f"{f:.0%}" for f in fractions), "long run: steps, at 25% / 100%",
+                "long run flat by (env steps)"):
         table.add_column(col)
     any_row = False
     for name, sc in suite.scenarios.items():
-        if sc.training is None:
+        if sc.training is None or (only is not None and name != only):
             continue
         for agent, dirs in shipped(name, root).items():
             curves = [pd.read_csv(d / CURVE_FILE) for d in dirs if int(d.name[4:]) in suite.training_seeds(name)]
@@ -315,12 +401,14 @@ def curve_table(suite: Any, root: Path | None) -> Table | None:
                 low, high = confidence_interval(vals)
                 cells.append(f"{vals.mean():.3g} [{low:.3g}, {high:.3g}]" if np.isfinite(low) else f"{vals.mean():.3g}")
             long_path = (root or _root()) / name / agent / "long" / CURVE_FILE
-            long = "—"
+            long, flat = "—", "—"
             if long_path.is_file():
                 c = pd.read_csv(long_path)
                 end = float(c["env_steps"].iloc[-1])
-                long = f"{np.interp(end / 4, c['env_steps'], c['reward']):.3g} / {c['reward'].iloc[-1]:.3g}"
-            table.add_row(name, agent, *cells, long)
+                long = f"{end:.0f}: {np.interp(end / 4, c['env_steps'], c['reward']):.3g} / {c['reward'].iloc[-1]:.3g}"
+                at = flattened_by(c, len(sc.protocol.train_seeds) * int(sc.env["episode_steps"]))
+                flat = "too short" if at is None else str(at)
+            table.add_row(name, agent, *cells, long, flat)
             any_row = True
     return table if any_row else None
 
@@ -339,7 +427,8 @@ INTRO = ("Every shipped checkpoint (scenario x learner x training seed) plays th
          "static_tuned, normalized). State dependence: the share of decisions (per port) that differ from the "
          "learner's most frequent action, and in how many episodes its most frequent action changes with the "
          "traffic phase. The protocol, the budget and how to reproduce a checkpoint: "
-         "docs/concepts/learning-agents.md.")
+         "docs/concepts/learning-agents.md. With cache=DIR, the wall time above counts only the episodes played by "
+         "that run; the others were read from the cache (each keyed by the checkpoint's weights, seeds and version).")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -355,12 +444,18 @@ def main(argv: list[str] | None = None) -> int:
     from ecngym.markdown_page import open_page, page_console
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = LearnerArgs.parse(_key_values(argv, "ecngym benchmark learners suite=core jobs=2 markdown=PATH"), "")
+    usage = ("ecngym benchmark learners suite=core jobs=2 [scenario=NAME] [held_out=true] [cache=DIR] "
+             "markdown=PATH")
+    args = LearnerArgs.parse(_key_values(argv, usage, __doc__), "")
     page = open_page(args.markdown, "Learners on the core scenarios", "ecngym benchmark learners", argv, INTRO)
     console = page_console(page, width=220) if page is not None else Console(width=220)
     suite = load_suite(args.suite)
     root = Path(args.checkpoints) if args.checkpoints else None
-    jobs = plan(suite, root, args.held_out)
+    if args.scenario is not None and args.scenario not in suite.scenarios:
+        raise ConfigError("scenario", f"got {args.scenario!r}; suite {suite.name} has {list(suite.scenarios)}")
+    jobs = plan(suite, root, args.held_out, args.scenario)
+    for job in jobs:
+        job["cache"] = args.cache
     if not any(j["agent"] for j in jobs):
         raise ConfigError("checkpoints", f"no shipped checkpoint of suite {suite.name}'s scenarios under "
                                          f"{root or _root()}; train them: ecngym benchmark train-learners")
@@ -369,17 +464,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs > 1:
         context = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
-            played = [r for rows in pool.map(_play, jobs) for r in rows]
+            played = [r for rows in pool.map(_play_cached, jobs) for r in rows]
     else:
-        played = [r for job in jobs for r in _play(job)]
-    rows = pd.concat([reference_rows(suite), pd.DataFrame(played)], ignore_index=True)
+        played = [r for job in jobs for r in _play_cached(job)]
+    rows = pd.concat([reference_rows(suite, args.scenario), pd.DataFrame(played)], ignore_index=True)
     entries = summarize(rows, suite, args.reps, args.seed, root)
     console.print(learner_table(entries))
-    curves = curve_table(suite, root)
+    curves = curve_table(suite, root, args.scenario)
     if curves is not None:
         console.print(curves)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"entries": entries, "rows": rows.to_dict(orient="records")},
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps({"entries": entries, "rows": rows.to_dict(orient="records")},
                                               indent=1, default=str))
     if page is not None:
         console.print(f"page: {page.write()}")

@@ -116,16 +116,24 @@ def _train_sb3(scenario: Scenario, agent: str, seed: int, budget: int, run_dir: 
 
     hyper = check_hyperparams(agent, dict(scenario.training.agents[agent].hyperparams))
     made: list[CycledSeeds] = []
+    env_kwargs, overrides = dict(scenario.env), {}
+    action = dict(env_kwargs.get("action", {}))
+    if agent == "dqn" and action.get("scope", "all") != "all":
+        # [OURS] DQN picks one of n actions: on a scenario with one action per layer or port it sets one
+        # template for all (the action encoding is the controller's; the traffic stays the scenario's)
+        overrides = {"action": {**action, "scope": "all"}}
+        env_kwargs.update(overrides)
 
     def factory() -> gym.Env:
-        env = CycledSeeds(gym.make(scenario.id, **scenario.env), list(scenario.protocol.train_seeds))
+        env = CycledSeeds(gym.make(scenario.id, **env_kwargs), list(scenario.protocol.train_seeds))
         made.append(env)
         return env
 
     path = train(factory, agent, budget, seed, run_dir, hyperparams=hyper, progress_bar=progress, threads=threads)
     episodes = [e for env in made for e in env.episodes]
     curve = training_curve(run_dir / "monitor")
-    return path, {"agent": agent, "framework": "sb3", "hyperparams": hyper, "episodes": episodes}, curve
+    return path, {"agent": agent, "framework": "sb3", "hyperparams": hyper, "episodes": episodes,
+                  "env_overrides": overrides}, curve
 
 
 def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_steps: int | None = None,

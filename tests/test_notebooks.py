@@ -74,3 +74,9 @@ def test_training_curves_notebook_plots_every_training_run(tmp_path):
     # an SB3 curve has one point per episode: 160 steps / 16 per episode
     assert len(re.findall(r"sb3_ppo seed \d: 10 points, last episode_return", text)) == 2
     assert figures == 1
+
+
+def test_learner_curves_plots_every_shipped_scenario(tmp_path):
+    text, figures = _execute("learner_curves", tmp_path)
+    assert re.search(r"(\d+) scenarios with checkpoints", text) and figures == 1
+    assert "training seeds, last reward" in text

@@ -168,3 +168,57 @@ def test_every_shipped_checkpoint_loads_for_its_scenario():
     for card_path in cards:
         card, tensors = load_checkpoint(card_path.parent, load_scenario(card_path.parts[-4]))
         assert card["agent"] == card_path.parts[-3] and tensors
+
+
+def test_the_board_counts_a_learner_with_its_own_observation_on_the_same_traffic_only():
+    import pandas as pd
+
+    from ecngym.benchmark.board import _same_scenario
+    from ecngym.results.record import scenario_identity
+
+    base = {"interval": "5rtt", "episode_steps": 40, "workload": {"load": 0.6}, "observation": {"history": 3}}
+    own = {**base, "observation": {"history": 1}, "reward": {"name": "acc"}, "interval_short": "2rtt"}
+    other = {**base, "workload": {"load": 0.3}}
+
+    def row(controller, config, seed, trace):
+        return {"controller": controller, "env_id": "ecngym/X-v1", "seed": seed, "trace_hash": trace,
+                "scenario_config": json.dumps(config), "scenario_hash": scenario_identity("ecngym/X-v1", config)}
+
+    rows = pd.DataFrame([row("static_default", base, 1, "t1"), row("acc", own, 1, "t1"),
+                         row("laecn", own, 1, "tX"), row("pred", other, 1, "t1")])
+    kept = _same_scenario(rows, rows[rows["controller"] == "static_default"])
+    assert list(rows.loc[kept, "controller"]) == ["static_default", "acc"]  # another trace, another workload: out
+
+
+def test_a_long_curve_is_flat_from_the_first_cycle_mean_that_stays_near_the_final_one():
+    import pandas as pd
+
+    from ecngym.benchmark.learners import flattened_by
+
+    steps = np.arange(100, 6001, 100)
+    step = pd.DataFrame({"env_steps": steps, "reward": (steps > 2000).astype(float)})
+    assert flattened_by(step, cycle_steps=1000) == 3000  # the first 1,000-step window past the jump
+    late = pd.DataFrame({"env_steps": steps, "reward": 1.0 + 0.1 * (steps > 5000)})
+    assert flattened_by(late, cycle_steps=1000) == 5800  # a late 10 % gain: flat only once 8 of 10 points have it
+    flat = pd.DataFrame({"env_steps": steps, "reward": np.ones(len(steps))})
+    assert flattened_by(flat, cycle_steps=1000) == 1000
+    assert flattened_by(step.iloc[:15], cycle_steps=1000) is None  # 1,500 steps: under two cycles
+
+
+def test_the_learner_table_cache_plays_a_job_once_and_another_seed_anew(tmp_path, monkeypatch):
+    import ecngym.benchmark.learners as learners
+
+    played = []
+
+    def play(job):  # stands in for the episodes: this test is about which jobs get played
+        played.append(job["seeds"])
+        return [{"seed": s, "score": float(s)} for s in job["seeds"]]
+
+    monkeypatch.setattr(learners, "_play", play)
+    job = {"scenario": "dctcp_pred_regimes", "family": "held_out", "name": "static_default", "agent": None,
+           "train_seed": None, "controller_cfg": {"_target_": "x"}, "seeds": [2001], "cache": str(tmp_path)}
+    assert learners._play_cached(job) == learners._play_cached(dict(job)) == [{"seed": 2001, "score": 2001.0}]
+    assert played == [[2001]]
+    learners._play_cached({**job, "seeds": [2002]})
+    learners._play_cached({**job, "cache": None})
+    assert played == [[2001], [2002], [2001]]
