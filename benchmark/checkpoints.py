@@ -212,7 +212,7 @@ def _seed_of(episodes: list[dict[str, Any]], scenario: Any) -> list[int]:
 
 def write_card(out_dir: Path, card: dict[str, Any]) -> None:
     """Write ``card.json`` and ``card.md`` (the card's scores included)."""
-    from ecngym.agents.common import _json_value
+    from ecngym.agents.saved_run import _json_value
 
     (Path(out_dir) / CARD_FILE).write_text(json.dumps(card, indent=1, sort_keys=True, default=_json_value) + "\n")
     (Path(out_dir) / CARD_MD).write_text(card_markdown(card))
@@ -397,7 +397,7 @@ class CheckpointController:
         else:
             net = NETS[self.agent][0]
             self._net = Mlp(tensors, net, nets[net]["activation"])
-        from ecngym.agents.common import InferenceCounter
+        from ecngym.agents.inference import InferenceCounter
 
         self.inference = InferenceCounter()
         self._flops = sum(2 * a * b for d in nets.values() for a, b in d["layers"])
@@ -447,7 +447,7 @@ class CheckpointController:
         """LAECN's two modules with the checkpoint's weights."""
         import torch
 
-        from ecngym.agents.common import agent_config
+        from ecngym.agents.config import agent_config
         from ecngym.agents.laecn import LaecnAgent
 
         cfg = agent_config(self.agent, self.card["agent_config"])

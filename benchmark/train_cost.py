@@ -51,7 +51,7 @@ def _cpu_seconds() -> float:
 
 def _scaled_scenario_dir(scenarios: dict[str, Any], steps: int, folder: Path) -> Path:
     """Copies of the scenario files whose replay warm-ups (and PPO's rollout) fit a ``steps``-step run."""
-    from ecngym.agents.common import agent_config
+    from ecngym.agents.config import agent_config
 
     warm_up = max(1, steps // 4)
     for name in scenarios:

@@ -78,7 +78,7 @@ def agent_overrides(agent: str, base_env: dict[str, Any], hyperparams: dict[str,
         base_env: The scenario's resolved env config.
         hyperparams: The scenario's overrides of the agent's config (``training.agents.<a>.hyperparams``).
     """
-    from ecngym.agents.common import agent_config
+    from ecngym.agents.config import agent_config
 
     own = agent_config(agent)
     env = dict(own["env"])
@@ -93,7 +93,7 @@ def _train_agent(scenario: Scenario, agent: str, seed: int, base_env: dict[str, 
                  progress: bool, threads: Any) -> tuple[Path, dict[str, Any], pd.DataFrame]:
     """Train ACC / LAECN / HAECN; (weights file, agent.json, learning curve)."""
     from ecngym.agents import train_agent
-    from ecngym.agents.common import agent_config
+    from ecngym.agents.config import agent_config
 
     hyper = scenario.training.agents[agent].hyperparams
     cfg = agent_config(agent, agent_overrides(agent, base_env, hyper))
