@@ -121,3 +121,16 @@ def test_a_bad_before_file_is_a_clear_error(tmp_path, capsys, text):
     assert main(["reproduce", "pred-fcs", "--quick", "--before", str(path)]) == 2
     err = capsys.readouterr().err
     assert "--before" in err and str(path) in err
+
+
+def test_bytetuning_names_the_incast_cases_it_leaves_out_with_their_cost():
+    from ecngym.reproduce import bytetuning as bt
+
+    text = bt.incast_cases_left_out(89)
+    # the run case at every paper rate is not listed; the 125 MB burst is, at each of the three rates
+    assert "10 QPs x 10 KB" not in text
+    assert text.count("Gbps:") == 3 * (len(bt.INCAST_CASES) - 1)
+    assert "50 QPs x 64 KB (124.8 MB per burst)" in text
+    big, small = bt.incast_case_cost(50, 64_000, 25, 89), bt.incast_case_cost(10, 10_000, 25, 89)
+    assert big["drain_ms"] == pytest.approx(8 * 39 * 50 * 64_000 / 25e6)  # bits / (bits per ms)
+    assert big["data_gb"] / small["data_gb"] == pytest.approx(32)
