@@ -135,3 +135,15 @@ def test_pred_linux_like_rows_run_the_linux_host_over_the_seeds():
     assert ecn.seeds == (1, 2) and ecn.ci is not None and "Linux-like hosts" in ecn.setting
     # the same traces under the other host model: slow start, handshake and delayed ACKs change the queue
     assert ecn.ours != lean["queue_pred_vs_ecn"].ours
+
+
+def test_pred_workload_rows_run_each_seed_on_its_own_trace():
+    from ecngym.reproduce.pred import workload_claims
+
+    one, two = workload_claims(10.0, seeds=(1,)), workload_claims(10.0, seeds=(1, 2))
+    assert [c.seeds for c in two] == [(1, 2)] * 3 and all(c.ci is not None for c in two)
+    assert all(c.ci is None for c in one) and [c.seeds for c in one] == [(1,)] * 3
+    # a direction over several seeds needs the CI of the change on the paper's side of zero
+    for c in two:
+        if c.direction_holds:
+            assert (c.ci[1] < 0) if c.id.startswith("wl1") else (c.ci[0] > 0)
