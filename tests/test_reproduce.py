@@ -98,7 +98,8 @@ def test_bytetuning_incast_period_bounds_the_overload():
 
     for kind, gbps in bt.INCAST_RATES_GBPS.items():
         period_ns = bt.incast_period_steps(kind) * bt._interval_ns(kind)
-        burst_bits = 8 * bt.INCAST["senders"] * bt.INCAST["qps"] * bt.INCAST["message_bytes"]
+        qps, message_bytes = bt.INCAST_CASE_OF[kind]
+        burst_bits = 8 * bt.INCAST["senders"] * qps * message_bytes
         assert period_ns >= 0.99 * bt.INCAST_PERIOD_NS
         assert burst_bits / gbps <= period_ns / 1.1 + bt._interval_ns(kind)  # load <= ~91 % of the line
     assert bt.incast_period_steps("39-to-1") == 48  # 100 Gbps: the paper's 1 ms, as before
@@ -127,10 +128,20 @@ def test_bytetuning_names_the_incast_cases_it_leaves_out_with_their_cost():
     from ecngym.reproduce import bytetuning as bt
 
     text = bt.incast_cases_left_out(89)
-    # the run case at every paper rate is not listed; the 125 MB burst is, at each of the three rates
-    assert "10 QPs x 10 KB" not in text
-    assert text.count("Gbps:") == 3 * (len(bt.INCAST_CASES) - 1)
+    # the cases run at every paper rate are not listed; the 125 MB burst is, at each of the three rates
+    for qps, size in set(bt.INCAST_CASE_OF.values()):
+        assert f"{qps} QPs x {size // 1000} KB" not in text
+    assert text.count("Gbps:") == 3 * (len(bt.INCAST_CASES) - len(set(bt.INCAST_CASE_OF.values())))
     assert "50 QPs x 64 KB (124.8 MB per burst)" in text
     big, small = bt.incast_case_cost(50, 64_000, 25, 89), bt.incast_case_cost(10, 10_000, 25, 89)
     assert big["drain_ms"] == pytest.approx(8 * 39 * 50 * 64_000 / 25e6)  # bits / (bits per ms)
     assert big["data_gb"] / small["data_gb"] == pytest.approx(32)
+
+
+def test_bytetuning_39_to_1_cases_send_their_own_bursts():
+    from ecngym.reproduce import bytetuning as bt
+
+    for kind in ("39-to-1@25Gbps/10x64KB", "39-to-1@200Gbps/50x10KB"):
+        qps, size = bt.INCAST_CASE_OF[kind]
+        flows = bt.incast_flows(bt.incast_period_steps(kind) * bt._interval_ns(kind), kind)  # one period
+        assert len(flows) == bt.INCAST["senders"] * qps and set(flows["size_bytes"]) == {size}
