@@ -353,6 +353,11 @@ def _incast_claim(kind: str, rate_gbps: int, r: dict[str, Any]) -> Claim:
         note += ("; not judged: one distinct score means no watermark the search tried changed the bursts "
                  "(each message leaves at line rate before a mark can act, and the burst queue stays below "
                  "the PFC threshold)")
+    elif not lower:
+        drain_us = incast_case_cost(qps, size, rate_gbps, 1)["drain_ms"] * 1e3
+        note += (f"; judged, not reproduced: the burst's P50 FCT is {r['tuned_fct_p50_us'] / drain_us:.2f} x its "
+                 f"drain time at line rate ({drain_us:.0f} us) with either setting: the receiver's link sets it, "
+                 "and the search, which tunes Eq. 14 (throughput and queue), has no FCT left to win")
     return Claim(
         f"sa_{kind}", "ByteTuning lowers the incast's burst FCT (P50 / P99)",
         f"RoCEv2 39-to-1 incast, {qps} QPs x {size // 1000} KB per sender every "

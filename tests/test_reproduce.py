@@ -145,3 +145,18 @@ def test_bytetuning_39_to_1_cases_send_their_own_bursts():
         qps, size = bt.INCAST_CASE_OF[kind]
         flows = bt.incast_flows(bt.incast_period_steps(kind) * bt._interval_ns(kind), kind)  # one period
         assert len(flows) == bt.INCAST["senders"] * qps and set(flows["size_bytes"]) == {size}
+
+
+@pytest.mark.parametrize(("scores", "tuned_us", "holds", "words"), [
+    (1, 900.0, False, "not judged"), (5, 1000.0, False, "judged, not reproduced"), (5, 900.0, True, None)])
+def test_bytetuning_incast_claim_is_judged_only_past_one_score(scores, tuned_us, holds, words):
+    from ecngym.reproduce import bytetuning as bt
+
+    r = {"distinct_scores": scores, "search_measurements": 24, "measurements": 28, "queue_change_pct": -5.0,
+         "throughput_change_pct": 0.0, "dcqcn_fct_p50_us": 1000.0, "dcqcn_fct_p99_us": 1100.0,
+         "tuned_fct_p50_us": tuned_us, "tuned_fct_p99_us": tuned_us + 100}
+    claim = bt._incast_claim("39-to-1@200Gbps/10x64KB", 200, r)
+    assert claim.direction_holds is holds and "10 QPs x 64 KB" in claim.setting
+    assert claim.paper.startswith("-8.11 / -6.52")  # the paper's figures of this case, not the first case's
+    if words:
+        assert words in claim.note
