@@ -22,14 +22,23 @@ A "packet" is our 1000 B payload + 48 B headers.
 * **λ follows the workload** (§6.6 Fig. 26, §2 Obs. 2): 18 senders → 1, WL1 (3-6 KB) → WL2
   (30-600 KB) → WL1, Poisson at ``WL_LOAD`` of the receiver link (load not given [OURS]); the
   paper's phases are 1000 ms, ours ``phase_ms`` (still ≥ 75 QLA decisions per phase). Paper: λ
-  falls under WL1, rises at the switch to WL2 (and falls again under WL1).
+  falls under WL1, rises at the switch to WL2 (and falls again under WL1). Three seeds, each its
+  own trace; a phase goes the paper's way where the 95 % CI of its λ change over the seeds
+  excludes zero on the paper's side.
+* **Seeds**: the long-flow rows, the A/B probe and the T_QLA = 20 RTT λ row run seed 1 alone (the
+  long flows start together and the probe holds λ; not rerun over seeds for want of compute).
 * **Connections**: the figures reproduced here are simulations (§VI-C), whose flows each open a fresh
   connection (α from 1, the window from the initial window), as the ECN# authors' ns-3 scripts do for
   the "same approach" of §5.1 (Poisson arrivals; the HKUST-SING TrafficGenerator's persistent
   connections belong to the testbed). The trace-driven runs (WL1/WL2, the 16-to-1 WebSearch rows and
   their T_QLA runs) therefore use one connection per flow (``PERSISTENT`` off); long-flow runs are
-  one flow per sender either way. The lean NIC-style DCTCP host throughout (the Linux-like host is
-  not run here: the full run would take twice its ~10 minutes).
+  one flow per sender either way.
+* **Host models** (``HOSTS``): every claim with the lean NIC-style DCTCP host; the WL1/WL2 and the
+  16-to-1 WebSearch claims also with the Linux-like host at Linux's defaults (slow start from IW 10,
+  handshake, RFC 6298 RTO estimate, delayed ACKs, 2-packet window floor; docs/concepts/tcp-hosts.md),
+  ids ending ``_linux``, over the same seeds and traces. The long-flow rows, the A/B probe and the
+  T_QLA = 20 RTT rows run the lean host only: 16 saturating flows settle into the same congestion
+  avoidance either way, and the T_QLA rows are our sensitivity run, not the paper's setting.
 * **Bars**: the queue claim compares first with the paper's own comparator, ECN with K = 70
   packets, then with our static RED; each ratio is the mean over the seeds with its 95 % CI.
 * **The A/B test itself** (ours, a probe): on 16 saturating long flows a higher λ is better (R/C
@@ -66,6 +75,13 @@ PERSISTENT = False
 QUEUE_WORKLOAD, QUEUE_LOAD = "websearch", 0.9
 STATIC_ECN = [f"{70 * PKT_BYTES}B", f"{70 * PKT_BYTES}B", 1.0]  # ECN K = 70 packets (§VI-A)
 STATIC_RED = ["10KB", "500KB", 0.1 * 0.49]  # lambda = 0.1 per MB over [10 KB, 500 KB] [OURS]
+#: host model -> its ``fabric.dctcp`` options (Linux-like: Linux's defaults, as pred-fcs's ``HOSTS``)
+HOSTS: dict[str, dict[str, Any]] = {
+    "lean": {},
+    "linux": {"slow_start": True, "initial_cwnd_packets": 10, "handshake": True, "rto_estimate": True,
+              "delayed_ack": True, "min_window": "2000B"},
+}
+HOST_TEXT = {"lean": "lean NIC-style hosts", "linux": "Linux-like hosts (Linux defaults)"}
 
 
 def workload_trace(phases: list[str], phase_ms: float, senders: int = 18, load: float = WL_LOAD,
@@ -97,18 +113,22 @@ def pred_controller(mode: str = "pred", t_qla: str = T_QLA, **extra: Any) -> Any
 
 
 def pred_env(flows: pd.DataFrame | None, senders: int, steps: int, workdir: Path, persistent: bool = True,
-             **extra: Any) -> Any:
+             host: str = "lean", **extra: Any) -> Any:
     """A DCTCP incast env of ``senders`` → 1 at 10 Gbps replaying ``flows`` (or long flows if None).
 
     A trace's flows run over persistent connections (``persistent``), as the TrafficGenerator the
-    paper's traffic comes from sends them (§5.1, ref [40]); long flows are one flow per sender.
+    paper's traffic comes from sends them (§5.1, ref [40]), or one fresh connection each; long flows
+    are one flow per sender. ``host`` is the DCTCP host model, a key of ``HOSTS``.
     """
     from ecngym.envs import EcnTuningEnv
     from ecngym.workloads import Trace
 
     fabric: dict[str, Any] = {"preset": "dctcp"}
+    dctcp = dict(HOSTS[host])
     if flows is not None and persistent:
-        fabric["dctcp"] = {"persistent_connections": True}
+        dctcp["persistent_connections"] = True
+    if dctcp:
+        fabric["dctcp"] = dctcp
     kwargs: dict[str, Any] = {"topology": {"kind": "incast_star", "hosts": senders + 1, **LINK},
                               "fabric": fabric, "episode_steps": steps, "interval": INTERVAL, **extra}
     if flows is None:
@@ -122,17 +142,18 @@ def pred_env(flows: pd.DataFrame | None, senders: int, steps: int, workdir: Path
 
 
 def run_on(controller: Any, flows: pd.DataFrame | None, senders: int, steps: int, seed: int = 1,
-           persistent: bool = True, env_extra: dict[str, Any] | None = None) -> dict[str, Any]:
+           persistent: bool = True, env_extra: dict[str, Any] | None = None, host: str = "lean") -> dict[str, Any]:
     """One episode; the bottleneck port's queue and goodput per step, the controller log.
 
-    ``env_extra`` overrides env keywords of :func:`pred_env` (e.g. ``interval``).
+    ``env_extra`` overrides env keywords of :func:`pred_env` (e.g. ``interval``); ``host`` is the
+    DCTCP host model, a key of ``HOSTS``.
     """
     with tempfile.TemporaryDirectory() as tmp:
-        env = pred_env(flows, senders, steps, Path(tmp), persistent, **(env_extra or {}))
+        env = pred_env(flows, senders, steps, Path(tmp), persistent, host, **(env_extra or {}))
         extra = controller.env_overrides(env) if hasattr(controller, "env_overrides") else {}
         if extra:  # e.g. a static setting that is not a template, Only-QLA's continuous RED
             env.close()
-            env = pred_env(flows, senders, steps, Path(tmp), persistent, **{**(env_extra or {}), **extra})
+            env = pred_env(flows, senders, steps, Path(tmp), persistent, host, **{**(env_extra or {}), **extra})
         steps_log: list[dict[str, float]] = []
         try:
             obs, info = env.reset(seed=seed)
@@ -177,43 +198,62 @@ def lambda_trajectory(result: dict[str, Any], phase_steps: int, phases: int) -> 
     return out
 
 
-def _phase_run(phase_ms: float, t_qla: str, persistent: bool = PERSISTENT) -> list[tuple[float, float]]:
+def _phase_run(phase_ms: float, t_qla: str, persistent: bool = PERSISTENT,
+               host: str = "lean", seed: int = 1) -> list[tuple[float, float]]:
     phases = ["pred_workload1", "pred_workload2", "pred_workload1"]
     from ecngym.units import parse_time_ns
 
     phase_steps = int(round(phase_ms * 1e6 / parse_time_ns(INTERVAL, "interval")))
-    result = run_on(pred_controller(t_qla=t_qla), workload_trace(phases, phase_ms), 18, phase_steps * len(phases),
-                    persistent=persistent)
+    result = run_on(pred_controller(t_qla=t_qla), workload_trace(phases, phase_ms, seed=seed), 18,
+                    phase_steps * len(phases), seed=seed, persistent=persistent, host=host)
     return lambda_trajectory(result, phase_steps, len(phases))
 
 
-def workload_claims(phase_ms: float) -> list[Claim]:
-    """λ under WL1 → WL2 → WL1."""
-    (a0, a1), (b0, b1), (c0, c1) = _phase_run(phase_ms, T_QLA)
+def workload_claims(phase_ms: float, host: str = "lean", seeds: tuple[int, ...] = (1,)) -> list[Claim]:
+    """λ under WL1 → WL2 → WL1 with one host model (ids end ``_linux`` for the Linux-like host).
+
+    Each seed draws its own trace. ``ours`` is the phase's start -> end λ, means over the seeds; with
+    several seeds a direction holds only where the 95 % CI of the per-seed change excludes zero.
+    """
+    runs = [_phase_run(phase_ms, T_QLA, host=host, seed=seed) for seed in seeds]
+    means = [tuple(float(np.mean([r[i][j] for r in runs])) for j in (0, 1)) for i in range(3)]
+    changes = [mean_ci([r[i][1] - r[i][0] for r in runs]) for i in range(3)]
+
+    def goes(i: int, sign: int) -> bool:
+        change, ci = changes[i]
+        return bool(change * sign > 0 and (len(seeds) == 1 or (ci is not None and min(ci[0] * sign, ci[1] * sign) > 0)))
+
+    (a0, a1), (b0, b1), (c0, c1) = means
+    down1, up2, down3 = goes(0, -1), goes(1, +1), goes(2, -1)
+    seeds_text = "one seed" if len(seeds) == 1 else f"{len(seeds)} seeds (a trace each), means"
     setting = (f"DCTCP 18-to-1, 10 Gbps, 10 us links, load {WL_LOAD}, {phase_ms:g} ms per phase, "
-               f"T_QLA = {T_QLA} of {PAPER_RTT}, one fresh connection per flow, one seed")
-    metric = "lambda_QLA (per MB) at the bottleneck port, phase start -> end"
+               f"T_QLA = {T_QLA} of {PAPER_RTT}, one fresh connection per flow, {seeds_text}"
+               + ("" if host == "lean" else f", {HOST_TEXT[host]}"))
+    tag = "" if host == "lean" else f"_{host}"
+    metric = "lambda_QLA (per MB) at the bottleneck port, phase start -> end (CI: the change over seeds)"
     why_wl1 = ("not reproduced: QLA's utility does not separate the ±Δλ trials within a 5-RTT slot: the mean "
                "queue stays under q_left (Φ = 1) and R/C is set by the offered load, so the trials differ by far "
                "less than the slot-to-slot noise and the verdicts split about evenly between up and down "
                "(measured over persistent connections in the previous wave; per-flow connections do not change it)")
     why_wl2 = ("not reproduced: at T_QLA = 5 RTT the queue answers a trial about two slots late, which turns the "
                "+,-,-,+ A/B test's verdicts around (see ab_probe_*)")
+    if host != "lean":  # the mechanism was traced on the lean host's runs
+        why_wl1, why_wl2 = (f"{why} (mechanism traced with the lean host)" for why in (why_wl1, why_wl2))
     return [
-        Claim("wl1_down", "under WL1 (3-6 KB) lambda falls", setting, metric, "falls", f"{a0:.3f} -> {a1:.3f}",
-              bool(a1 < a0), bool(a1 < a0), "" if a1 < a0 else why_wl1),
-        Claim("wl2_up", "at the switch to WL2 (30-600 KB) lambda rises", setting, metric, "rises",
-              f"{b0:.3f} -> {b1:.3f}", bool(b1 > b0), bool(b1 > b0), "" if b1 > b0 else why_wl2),
-        Claim("wl1_back_down", "back under WL1 lambda falls again", setting, metric, "falls",
-              f"{c0:.3f} -> {c1:.3f}", bool(c1 < c0), bool(c1 < c0), "" if c1 < c0 else why_wl1),
+        Claim(f"wl1_down{tag}", "under WL1 (3-6 KB) lambda falls", setting, metric, "falls", f"{a0:.3f} -> {a1:.3f}",
+              down1, down1, "" if down1 else why_wl1, tuple(seeds), changes[0][1]),
+        Claim(f"wl2_up{tag}", "at the switch to WL2 (30-600 KB) lambda rises", setting, metric, "rises",
+              f"{b0:.3f} -> {b1:.3f}", up2, up2, "" if up2 else why_wl2, tuple(seeds), changes[1][1]),
+        Claim(f"wl1_back_down{tag}", "back under WL1 lambda falls again", setting, metric, "falls",
+              f"{c0:.3f} -> {c1:.3f}", down3, down3, "" if down3 else why_wl1, tuple(seeds), changes[2][1]),
     ]
 
 
 def _queues(flows_by_seed: list[pd.DataFrame | None], steps: int, t_qla: str,
-            persistent: bool = PERSISTENT) -> dict[str, tuple[float, float, list[float]]]:
+            persistent: bool = PERSISTENT, host: str = "lean") -> dict[str, tuple[float, float, list[float]]]:
     """Steady bottleneck queue (packets) and goodput (Gbps): means over the seeds, and the per-seed queues.
 
-    Steady: the last three quarters of each run.
+    Steady: the last three quarters of each run; ``host``: the DCTCP host model, a key of ``HOSTS``.
     """
     from ecngym.baselines import StaticEcnController
 
@@ -223,7 +263,8 @@ def _queues(flows_by_seed: list[pd.DataFrame | None], steps: int, t_qla: str,
                 "RED": StaticEcnController(STATIC_RED, name="static_red"),
                 "PRED": pred_controller(t_qla=t_qla), "Only-FCS": pred_controller("only_fcs", t_qla=t_qla)}
         for name, controller in runs.items():
-            steady = run_on(controller, flows, 16, steps, seed=seed, persistent=persistent)["steps"].iloc[steps // 4:]
+            steady = run_on(controller, flows, 16, steps, seed=seed, persistent=persistent,
+                            host=host)["steps"].iloc[steps // 4:]
             out.setdefault(name, []).append((float(steady["queue_bytes"].mean()) / PKT_BYTES,
                                              float(steady["goodput_gbps"].mean())))
     return {k: (float(np.mean([q for q, _ in v])), float(np.mean([g for _, g in v])), [q for q, _ in v])
@@ -262,13 +303,21 @@ def _queue_claim_pair(tag: str, setting: str, res: dict[str, tuple[float, float,
     ]
 
 
-def queue_claims(steps: int, seeds: int = 3) -> list[Claim]:
-    """16-to-1: PRED vs ECN K = 70 (and our static RED) vs Only-FCS, WebSearch at 90 % and long flows."""
+def queue_claims(steps: int, seeds: int = 3, host: str = "lean") -> list[Claim]:
+    """16-to-1: PRED vs ECN K = 70 (and our static RED) vs Only-FCS, WebSearch at 90 % and long flows.
+
+    With the Linux-like host (``host="linux"``) only the WebSearch rows, ids ending ``_linux``.
+    """
     flows = [workload_trace([QUEUE_WORKLOAD], steps * 0.4, senders=16, load=QUEUE_LOAD, seed=s)
              for s in range(1, seeds + 1)]
-    web = _queues(flows, steps, T_QLA)
-    long = _queues([None], steps, T_QLA)
+    web = _queues(flows, steps, T_QLA, host=host)
     span = f"{steps * 0.4:g} ms"
+    if host != "lean":
+        return _queue_claim_pair(f"_{host}", f"DCTCP 16-to-1, WebSearch Poisson {QUEUE_LOAD:.0%} load, {span}, "
+                                 f"{seeds} seeds, one fresh connection per flow, {HOST_TEXT[host]}", web,
+                                 "Absolute queues: the paper's packet size and buffer are not given.",
+                                 tuple(range(1, seeds + 1)))
+    long = _queues([None], steps, T_QLA)
     return [
         *_queue_claim_pair("", f"DCTCP 16-to-1, WebSearch Poisson {QUEUE_LOAD:.0%} load, {span}, {seeds} seeds, "
                            "one fresh connection per flow",
@@ -298,7 +347,7 @@ def ab_probe_claims(steps: int) -> list[Claim]:
             "mostly up", f"{share['up']:.2f} / {share['down']:.2f} / {share['keep']:.2f}", ok, ok,
             "" if ok else "the queue's answer to a trial lags it by about two slots (DCTCP cuts once per window "
             "and its α, g = 1/16, follows marking over ~16 RTTs), so slot 2 still shows slot 1's higher λ and "
-            "slot 4 slot 3's lower one: U1 < U2 and U4 < U3, the verdict for 'lower λ'"))
+            "slot 4 slot 3's lower one: U1 < U2 and U4 < U3, the verdict for 'lower λ'", (1,)))
     return claims
 
 
@@ -314,17 +363,20 @@ def tqla_sensitivity(phase_ms: float, steps: int, seeds: int = 3) -> list[Claim]
         Claim(f"sens_queue_{T_QLA_LONG}", f"[sensitivity, ours] 16-to-1 WebSearch with T_QLA = {T_QLA_LONG}",
               f"as queue_pred_vs_red, {seeds} seeds", "queue (packets) RED / Only-FCS / PRED (ECN K=70)",
               "25 / 23 / 15", f"{q['RED']:.0f} / {q['Only-FCS']:.0f} / {q['PRED']:.0f} ({q['ECN']:.0f})",
-              between, between, "not the paper's setting (T_QLA = 5 RTT)"),
+              between, between, "not the paper's setting (T_QLA = 5 RTT)", tuple(range(1, seeds + 1))),
         Claim(f"sens_workload_{T_QLA_LONG}", f"[sensitivity, ours] λ_QLA with T_QLA = {T_QLA_LONG}, WL1 -> WL2 -> WL1",
               f"as wl1_down, {phase_ms:g} ms per phase", "λ_QLA per phase, start -> end", "falls / rises / falls",
               f"{a0:.3f}->{a1:.3f} / {b0:.3f}->{b1:.3f} / {c0:.3f}->{c1:.3f}", bool(all(follows)), bool(all(follows)),
               "" if all(follows) else "phases that go the paper's way: " + (", ".join(
-                  name for name, ok in zip(("WL1", "WL2", "WL1 again"), follows, strict=True) if ok) or "none")),
+                  name for name, ok in zip(("WL1", "WL2", "WL1 again"), follows, strict=True) if ok) or "none"),
+              (1,)),
     ]
 
 
 def run(quick: bool = False) -> list[Claim]:
     """The workload-tracking and 16-to-1 queue claims, the A/B probe, then our T_QLA sensitivity run."""
     phase_ms, steps, seeds = (40.0, 600, 1) if quick else (200.0, 2500, 3)
-    return [*workload_claims(phase_ms), *queue_claims(steps, seeds), *ab_probe_claims(steps),
-            *tqla_sensitivity(phase_ms, steps, seeds)]
+    wl_seeds = tuple(range(1, seeds + 1))
+    return [*workload_claims(phase_ms, seeds=wl_seeds), *queue_claims(steps, seeds), *ab_probe_claims(steps),
+            *tqla_sensitivity(phase_ms, steps, seeds),
+            *workload_claims(phase_ms, host="linux", seeds=wl_seeds), *queue_claims(steps, seeds, host="linux")]

@@ -98,7 +98,8 @@ def test_bytetuning_incast_period_bounds_the_overload():
 
     for kind, gbps in bt.INCAST_RATES_GBPS.items():
         period_ns = bt.incast_period_steps(kind) * bt._interval_ns(kind)
-        burst_bits = 8 * bt.INCAST["senders"] * bt.INCAST["qps"] * bt.INCAST["message_bytes"]
+        qps, message_bytes = bt.INCAST_CASE_OF[kind]
+        burst_bits = 8 * bt.INCAST["senders"] * qps * message_bytes
         assert period_ns >= 0.99 * bt.INCAST_PERIOD_NS
         assert burst_bits / gbps <= period_ns / 1.1 + bt._interval_ns(kind)  # load <= ~91 % of the line
     assert bt.incast_period_steps("39-to-1") == 48  # 100 Gbps: the paper's 1 ms, as before
@@ -121,3 +122,41 @@ def test_a_bad_before_file_is_a_clear_error(tmp_path, capsys, text):
     assert main(["reproduce", "pred-fcs", "--quick", "--before", str(path)]) == 2
     err = capsys.readouterr().err
     assert "--before" in err and str(path) in err
+
+
+def test_bytetuning_names_the_incast_cases_it_leaves_out_with_their_cost():
+    from ecngym.reproduce import bytetuning as bt
+
+    text = bt.incast_cases_left_out(89)
+    # the cases run at every paper rate are not listed; the 125 MB burst is, at each of the three rates
+    for qps, size in set(bt.INCAST_CASE_OF.values()):
+        assert f"{qps} QPs x {size // 1000} KB" not in text
+    assert text.count("Gbps:") == 3 * (len(bt.INCAST_CASES) - len(set(bt.INCAST_CASE_OF.values())))
+    assert "50 QPs x 64 KB (124.8 MB per burst)" in text
+    big, small = bt.incast_case_cost(50, 64_000, 25, 89), bt.incast_case_cost(10, 10_000, 25, 89)
+    assert big["drain_ms"] == pytest.approx(8 * 39 * 50 * 64_000 / 25e6)  # bits / (bits per ms)
+    assert big["data_gb"] / small["data_gb"] == pytest.approx(32)
+
+
+def test_bytetuning_39_to_1_cases_send_their_own_bursts():
+    from ecngym.reproduce import bytetuning as bt
+
+    for kind in ("39-to-1@25Gbps/10x64KB", "39-to-1@200Gbps/50x10KB"):
+        qps, size = bt.INCAST_CASE_OF[kind]
+        flows = bt.incast_flows(bt.incast_period_steps(kind) * bt._interval_ns(kind), kind)  # one period
+        assert len(flows) == bt.INCAST["senders"] * qps and set(flows["size_bytes"]) == {size}
+
+
+@pytest.mark.parametrize(("scores", "tuned_us", "holds", "words"), [
+    (1, 900.0, False, "not judged"), (5, 1000.0, False, "judged, not reproduced"), (5, 900.0, True, None)])
+def test_bytetuning_incast_claim_is_judged_only_past_one_score(scores, tuned_us, holds, words):
+    from ecngym.reproduce import bytetuning as bt
+
+    r = {"distinct_scores": scores, "search_measurements": 24, "measurements": 28, "queue_change_pct": -5.0,
+         "throughput_change_pct": 0.0, "dcqcn_fct_p50_us": 1000.0, "dcqcn_fct_p99_us": 1100.0,
+         "tuned_fct_p50_us": tuned_us, "tuned_fct_p99_us": tuned_us + 100}
+    claim = bt._incast_claim("39-to-1@200Gbps/10x64KB", 200, r)
+    assert claim.direction_holds is holds and "10 QPs x 64 KB" in claim.setting
+    assert claim.paper.startswith("-8.11 / -6.52")  # the paper's figures of this case, not the first case's
+    if words:
+        assert words in claim.note

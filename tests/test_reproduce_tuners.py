@@ -123,3 +123,27 @@ def test_bytetuning_39_to_1_lowers_the_burst_fct():
 
     r = tune_and_compare("39-to-1", "sa")
     assert r["tuned_fct_p50_us"] < r["dcqcn_fct_p50_us"] and r["tuned_fct_p99_us"] < r["dcqcn_fct_p99_us"]
+
+
+def test_pred_linux_like_rows_run_the_linux_host_over_the_seeds():
+    from ecngym.reproduce.pred import queue_claims
+
+    linux = {c.id: c for c in queue_claims(100, seeds=2, host="linux")}
+    lean = {c.id: c for c in queue_claims(100, seeds=2)}
+    assert set(linux) == {"queue_pred_vs_ecn_linux", "queue_pred_vs_red_linux", "only_fcs_between_linux"}
+    ecn = linux["queue_pred_vs_ecn_linux"]
+    assert ecn.seeds == (1, 2) and ecn.ci is not None and "Linux-like hosts" in ecn.setting
+    # the same traces under the other host model: slow start, handshake and delayed ACKs change the queue
+    assert ecn.ours != lean["queue_pred_vs_ecn"].ours
+
+
+def test_pred_workload_rows_run_each_seed_on_its_own_trace():
+    from ecngym.reproduce.pred import workload_claims
+
+    one, two = workload_claims(10.0, seeds=(1,)), workload_claims(10.0, seeds=(1, 2))
+    assert [c.seeds for c in two] == [(1, 2)] * 3 and all(c.ci is not None for c in two)
+    assert all(c.ci is None for c in one) and [c.seeds for c in one] == [(1,)] * 3
+    # a direction over several seeds needs the CI of the change on the paper's side of zero
+    for c in two:
+        if c.direction_holds:
+            assert (c.ci[1] < 0) if c.id.startswith("wl1") else (c.ci[0] > 0)
