@@ -355,7 +355,9 @@ def train_acc_rllib(env_config: dict[str, Any], agent: dict[str, Any], out_dir: 
                                                  "('auto' on a cluster node, 'ray://<head>:10001' from outside) or "
                                                  "leave it out for a local Ray") from None
         else:
-            ray.init(num_cpus=max(2, runners + 1), include_dashboard=False, log_to_driver=False)
+            # address='local': a new instance of our own; without it ray.init joins any cluster already running on
+            # this machine (a user's `ray start`, another job's) and then refuses num_cpus
+            ray.init(address="local", num_cpus=max(2, runners + 1), include_dashboard=False, log_to_driver=False)
     cpus = ray.cluster_resources().get("CPU", 0.0)
     if runners > cpus:  # RLlib would wait for the missing runners forever, silently
         raise ConfigError("agent.rllib.num_env_runners",

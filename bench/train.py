@@ -189,7 +189,7 @@ def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
     limit_threads(threads)
     agent = agent_config("acc")
     cfg = agent_env_config(scenario_config(ENV_ID), agent["env"])
-    ray.init(num_cpus=runners + 1, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=runners + 1, include_dashboard=False, log_to_driver=False)  # never a running cluster
     try:
         config = shared_policy_dqn(acc_env_config(cfg, agent["granularity"]), agent, timesteps=steps,
                                    num_env_runners=runners)

@@ -242,7 +242,7 @@ _TRAIN_SHARED_PPO = """
 import json, sys
 import ray
 from ecngym.agents.rllib import shared_policy_ppo
-ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
 try:
     config = shared_policy_ppo(json.loads(sys.argv[1]), train_batch_size=120, minibatch_size=30, num_epochs=1)
     algo = config.build_algo()
