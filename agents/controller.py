@@ -19,6 +19,36 @@ from ecngym.error import ConfigError
 from ecngym.validation import Flag, check
 
 
+class HeldOutCheck:
+    """Refuses an episode played on a trace the learner trained on, checking each new trace once.
+
+    Args:
+        trained_traces: Hashes of the traces the learner trained on.
+        what: What trained on them, for the message (``agent``, ``checkpoint``).
+        hint: What to do instead, for the message.
+    """
+
+    def __init__(self, trained_traces: set[str], what: str, hint: str) -> None:
+        self.trained_traces = trained_traces
+        self.what = what
+        self.hint = hint
+        self._checked: str | None = None
+
+    def __call__(self, info: dict[str, Any]) -> None:
+        """Check the step's ``trace_hash``.
+
+        Raises:
+            ConfigError: Naming ``seed``, if the episode's trace was a training trace.
+        """
+        trace = info.get("trace_hash")
+        if trace is None or trace == self._checked:
+            return
+        self._checked = trace
+        if trace in self.trained_traces:
+            raise ConfigError("seed", f"the episode's trace {trace[:12]} was a training trace of this {self.what}; "
+                                      f"{self.hint}")
+
+
 class LearnedController:
     """Base of the trained-agent controllers: per-agent observations, held-out traces, accounting.
 
@@ -47,7 +77,8 @@ class LearnedController:
         self.inference = InferenceCounter()
         self._rows: list[np.ndarray] = []
         self._history = 1
-        self._checked_trace: str | None = None
+        self._held_out = HeldOutCheck(self.trained_traces, "agent",
+                                      "evaluate on held-out seeds (pick another seed)")
 
     def require_meta(self, *keys: str) -> None:
         """Refuse a run whose ``agent.json`` lacks one of the keys this kind of controller reads.
@@ -105,13 +136,7 @@ class LearnedController:
         Raises:
             ConfigError: Naming ``seed``, if the episode's trace was a training trace.
         """
-        trace = info.get("trace_hash")
-        if trace is None or trace == self._checked_trace:
-            return
-        self._checked_trace = trace
-        if trace in self.trained_traces:
-            raise ConfigError("seed", f"the episode's trace {trace[:12]} was a training trace of this agent; "
-                                      "evaluate on held-out seeds (pick another seed)")
+        self._held_out(info)
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         """Per-port template indices from the per-agent decisions."""

@@ -440,7 +440,9 @@ class CheckpointController:
         if self.agent in ("laecn", "haecn"):
             self._laecn = self._laecn_agent(obs_dim)
             self._started = False
-        self._checked_trace = None
+        from ecngym.agents.controller import HeldOutCheck
+
+        self._held_out = HeldOutCheck(self.trained_traces, "checkpoint", "score it on held-out seeds")
         self.inference.reset()
 
     def _laecn_agent(self, obs_dim: int) -> Any:
@@ -459,18 +461,9 @@ class CheckpointController:
                                          for k, v in self._laecn_tensors.items() if k.startswith(name + ".")})
         return agent
 
-    def _check_held_out(self, info: dict[str, Any]) -> None:
-        trace = info.get("trace_hash")
-        if trace is None or trace == self._checked_trace:
-            return
-        self._checked_trace = trace
-        if trace in self.trained_traces:
-            raise ConfigError("seed", f"the episode's trace {trace[:12]} was a training trace of this checkpoint; "
-                                      "score it on held-out seeds")
-
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
         """The greedy action (per port for the per-port agents)."""
-        self._check_held_out(info)
+        self._held_out(info)
         if not self.card.get("granularity"):
             self.inference.decisions += 1
             self.inference.forward(1, self._flops)
