@@ -189,7 +189,8 @@ def rllib_sampling(runners: int, steps: int, threads: int) -> dict[str, Any]:
     limit_threads(threads)
     agent = agent_config("acc")
     cfg = agent_env_config(scenario_config(ENV_ID), agent["env"])
-    ray.init(address="local", num_cpus=runners + 1, include_dashboard=False, log_to_driver=False)  # never a running cluster
+    # address="local": an instance of our own, never a cluster already running on this machine
+    ray.init(address="local", num_cpus=runners + 1, include_dashboard=False, log_to_driver=False)
     try:
         config = shared_policy_dqn(acc_env_config(cfg, agent["granularity"]), agent, timesteps=steps,
                                    num_env_runners=runners)
