@@ -118,6 +118,16 @@ def observation_layout(env_config: dict[str, Any], obs_dim: int) -> dict[str, An
     return {**{k: obs[k] for k in OBSERVATION_KEYS}, "obs_dim": int(obs_dim)}
 
 
+def curve_frame(curve: pd.DataFrame) -> pd.DataFrame:
+    """A trainer's learning curve as ``env_steps``, ``reward`` (its reward column) and ``wall_s``."""
+    steps = "env_steps" if "env_steps" in curve else "timesteps"
+    reward = next(c for c in ("episode_return", "mean_reward") if c in curve)
+    out = pd.DataFrame({"env_steps": curve[steps].to_numpy(np.int64), "reward": curve[reward].to_numpy(float)})
+    if "wall_s" in curve:
+        out["wall_s"] = curve["wall_s"].to_numpy(float)
+    return out
+
+
 def write_checkpoint(out_dir: Path, scenario: Any, agent: str, seed: int, budget: int, weights: Path,
                      meta: dict[str, Any], curve: pd.DataFrame, cost: dict[str, float],
                      budget_default: bool = True) -> Path:
@@ -140,7 +150,7 @@ def write_checkpoint(out_dir: Path, scenario: Any, agent: str, seed: int, budget
     """
     from safetensors.numpy import save_file
 
-    from ecngym.benchmark.training import AGENT_LEARNERS, curve_frame, scenario_env
+    from ecngym.benchmark.suite import AGENT_LEARNERS, scenario_env
 
     out_dir = Path(out_dir)
     tensors, nets = _acting_nets(agent, weights)

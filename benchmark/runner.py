@@ -208,6 +208,31 @@ def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: P
     return jobs
 
 
+def learner_jobs(suite: Suite, results: list[Any], store_dir: Path, out: Path, skip_existing: bool) -> list[Job]:
+    """One evaluation job per finished training run: its checkpoint on the scenario's scored test seeds.
+
+    Args:
+        suite: The suite the runs trained on.
+        results: The runs' :class:`~ecngym.benchmark.training_runs.TrainingResult` (those without a
+            checkpoint, the failed ones, get no job).
+        store_dir: The results store.
+        out: The run's output folder (each job's controller log goes under it).
+        skip_existing: Skip stored episodes.
+    """
+    from ecngym.benchmark.training_runs import checkpoint_controller, learner_name
+
+    jobs = []
+    for result in sorted((r for r in results if r.checkpoint), key=lambda r: r.run.name):
+        run = result.run
+        scenario = suite.scenarios[run.scenario]
+        label = learner_name(run.agent, run.seed)
+        jobs.append(Job(scenario=run.scenario, env_id=scenario.id, env_kwargs=dict(scenario.env), controller=label,
+                        controller_cfg=checkpoint_controller(result), seeds=suite.test_seeds(run.scenario),
+                        reference=False, store_dir=str(store_dir), skip_existing=skip_existing,
+                        out_dir=str(out / "suite" / run.scenario / run.agent / f"seed{run.seed}")))
+    return jobs
+
+
 def check_scenarios(suite: Suite) -> None:
     """Build each scenario's env once (no fabric): a bad scenario fails here, not once per controller.
 
@@ -396,7 +421,7 @@ def _train(suite: Suite, runs: list[Any], pool: concurrent.futures.Executor | No
     Raises:
         ConfigError: Naming ``train`` when every run failed.
     """
-    from ecngym.benchmark.training_runs import learner_jobs, run_trainings, training_summary
+    from ecngym.benchmark.training_runs import run_trainings, training_summary
 
     results = run_trainings(runs, pool, console)
     console.print(training_summary(results))

@@ -90,6 +90,8 @@ class Protocol(ConfigModel):
 
 #: The learners of the suite: ecngym's learning agents and the generic SB3 baselines.
 LEARNERS = ("acc", "laecn", "haecn", "ppo", "dqn")
+#: Learners that are ecngym learning agents (``configs/agent/<name>.yaml``); the others are SB3 algorithms.
+AGENT_LEARNERS = ("acc", "laecn", "haecn")
 
 
 class AgentTraining(ConfigModel):
@@ -225,6 +227,31 @@ class Scenario(ConfigModel):
     def test_seeds(self, count: int) -> list[int]:
         """The first ``count`` test seeds (what a suite scoring ``count`` seeds runs)."""
         return list(self.protocol.test_seeds[:count])
+
+
+def scenario_env(scenario: Scenario, held_out: bool = False) -> dict[str, Any]:
+    """The resolved :class:`~ecngym.envs.EnvConfig` fields of a scenario (or its held-out family).
+
+    Args:
+        scenario: The scenario.
+        held_out: Its held-out traffic family's env instead (:meth:`Scenario.held_out_env`).
+
+    Raises:
+        ConfigError: Naming ``scenarios.<name>.<field>`` for a bad env config.
+    """
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401  (registers the ids)
+
+    env_kwargs = scenario.held_out_env() if held_out else dict(scenario.env)
+    try:
+        env = gym.make(scenario.id, **env_kwargs)
+    except ConfigError as exc:
+        raise ConfigError(f"scenarios.{scenario.name}.{exc.field}", exc.message) from None
+    try:
+        return env.unwrapped.config.as_dict()
+    finally:
+        env.close()
 
 
 class SuiteSpec(ConfigModel):

@@ -30,37 +30,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from ecngym.benchmark.suite import LEARNERS, Scenario, load_scenario
+from ecngym.benchmark.suite import AGENT_LEARNERS, LEARNERS, Scenario, load_scenario, scenario_env
 from ecngym.error import ConfigError
 
-#: Learners that are ecngym learning agents (``configs/agent/<name>.yaml``); the others are SB3 algorithms.
-AGENT_LEARNERS = ("acc", "laecn", "haecn")
 #: LAECN's long : short monitoring interval (15 : 5 base RTTs, LAECN §III-A Table I), kept on the scenario's Δt.
 LAECN_INTERVAL_RATIO = 3
-
-
-def scenario_env(scenario: Scenario, held_out: bool = False) -> dict[str, Any]:
-    """The resolved :class:`~ecngym.envs.EnvConfig` fields of a scenario (or its held-out family).
-
-    Raises:
-        ConfigError: Naming ``scenarios.<name>.<field>`` for a bad env config.
-    """
-    import gymnasium as gym
-
-    import ecngym.envs  # noqa: F401  (registers the ids)
-
-    env_kwargs = scenario.held_out_env() if held_out else dict(scenario.env)
-    try:
-        env = gym.make(scenario.id, **env_kwargs)
-    except ConfigError as exc:
-        raise ConfigError(f"scenarios.{scenario.name}.{exc.field}", exc.message) from None
-    try:
-        return env.unwrapped.config.as_dict()
-    finally:
-        env.close()
 
 
 def _short_interval(interval: Any) -> Any:
@@ -184,13 +160,3 @@ def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_ste
     cost = {"wall_s": time.perf_counter() - wall0, "cpu_s": time.process_time() - cpu0}
     return write_checkpoint(out_dir, sc, agent, seed, budget, weights, meta, curve, cost,
                             budget_default=budget_steps is None)
-
-
-def curve_frame(curve: pd.DataFrame) -> pd.DataFrame:
-    """A trainer's learning curve as ``env_steps``, ``reward`` (its reward column) and ``wall_s``."""
-    steps = "env_steps" if "env_steps" in curve else "timesteps"
-    reward = next(c for c in ("episode_return", "mean_reward") if c in curve)
-    out = pd.DataFrame({"env_steps": curve[steps].to_numpy(np.int64), "reward": curve[reward].to_numpy(float)})
-    if "wall_s" in curve:
-        out["wall_s"] = curve["wall_s"].to_numpy(float)
-    return out

@@ -345,23 +345,6 @@ def checkpoint_controller(result: TrainingResult) -> dict[str, Any]:
             "name": learner_name(result.run.agent, result.run.seed)}
 
 
-def learner_jobs(suite: Any, results: list[TrainingResult], store_dir: Path, out: Path,
-                 skip_existing: bool) -> list[Any]:
-    """One evaluation job per finished training run: its checkpoint on the scenario's scored test seeds."""
-    from ecngym.benchmark.runner import Job
-
-    jobs = []
-    for result in sorted((r for r in results if r.checkpoint), key=lambda r: r.run.name):
-        run = result.run
-        scenario = suite.scenarios[run.scenario]
-        label = learner_name(run.agent, run.seed)
-        jobs.append(Job(scenario=run.scenario, env_id=scenario.id, env_kwargs=dict(scenario.env), controller=label,
-                        controller_cfg=checkpoint_controller(result), seeds=suite.test_seeds(run.scenario),
-                        reference=False, store_dir=str(store_dir), skip_existing=skip_existing,
-                        out_dir=str(out / "suite" / run.scenario / run.agent / f"seed{run.seed}")))
-    return jobs
-
-
 def training_summary(results: list[TrainingResult]) -> str:
     """One line: runs trained now / found finished / failed, and the CPU time of the ones trained now."""
     now = [r for r in results if r.trained]

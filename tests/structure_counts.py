@@ -57,15 +57,34 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def compiled_modules(repo: Path) -> set[str]:
+    """The extension modules CMake builds into the package (``ecngym.sim_backend._fabric``), by name.
+
+    Read from ``CMakeLists.txt``: each ``nanobind_add_module(NAME ...)`` (or pybind11's) installed by
+    ``install(TARGETS NAME LIBRARY DESTINATION ecngym/<folder>)``. They have no ``.py`` file, but
+    they are modules like any other: importing one imports no module of the package but its parents.
+    """
+    cmake = repo / "CMakeLists.txt"
+    text = cmake.read_text() if cmake.is_file() else ""
+    names = set(re.findall(r"(?:nanobind|pybind11)_add_module\(\s*(\w+)", text))
+    out = set()
+    for target, dest in re.findall(r"install\(\s*TARGETS\s+(\w+)\s+LIBRARY\s+DESTINATION\s+([\w/]+)", text):
+        if target in names:
+            out.add(".".join([*dest.strip("/").split("/"), target]))
+    return out
+
+
 def import_edges(repo: Path, files: list[Path]) -> list[tuple[str, str, bool]]:
     """(importer, imported, at module level) for every import of an ``ecngym`` module.
 
-    ``from ecngym.a import b`` points at ``ecngym.a.b`` when that is a module, else at ``ecngym.a``.
-    A package's implicit import of its parents is not an edge.
+    ``from ecngym.a import b`` points at ``ecngym.a.b`` when that is a module (a ``.py`` file or a
+    compiled module, :func:`compiled_modules`), else at ``ecngym.a``. A package's implicit import of
+    its parents is not an edge.
     """
-    modules = {module_name(f): f for f in files if f.suffix == ".py"}
+    sources = {module_name(f): f for f in files if f.suffix == ".py"}
+    modules = set(sources) | compiled_modules(repo)
     edges = []
-    for name, path in modules.items():
+    for name, path in sources.items():
         tree = ast.parse((repo / path).read_text(), str(path))
         top_level = {id(n) for n in tree.body}
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
