@@ -82,6 +82,8 @@ def in_process(env_id: str, steps: int, changing: bool = False) -> dict[str, flo
         changing: Step with seeded random actions (a new ECN setting at most steps, as a
             learner's) instead of the static one.
     """
+    from ecngym.envs.view import EnvView
+
     env = _make(env_id)
     static = env.unwrapped.static_action()
     env.action_space.seed(0)
@@ -89,16 +91,16 @@ def in_process(env_id: str, steps: int, changing: bool = False) -> dict[str, flo
     t0 = time.perf_counter()
     env.reset(seed=0)
     reset_s = time.perf_counter() - t0
+    view = EnvView(env)
     sim = 0.0
     times = []
     outside, last = [], []  # outside-simulator seconds of each step; whether it ended its episode
     while len(times) < steps:
-        sc = env.unwrapped.scenario
-        before = sc.sim_wall_s
+        before = view.sim_wall_s
         t = time.perf_counter()
         _, _, term, trunc, _ = env.step(actions[len(times)])
         times.append(time.perf_counter() - t)
-        sim_step = sc.sim_wall_s - before
+        sim_step = view.sim_wall_s - before
         sim += sim_step
         outside.append(times[-1] - sim_step)
         last.append(term or trunc)
@@ -129,9 +131,12 @@ def outside_parts(env_id: str, steps: int, repeats: int = 200) -> tuple[dict[str
         (the parts in the stepping loop, the same parts repeated ``repeats`` times back to back
         on their last arguments: warm caches; the episode end and the rest left out).
     """
+    from ecngym.envs.view import EnvView
+
     env = _make(env_id)
     static = env.unwrapped.static_action()
-    kernel = env.unwrapped.scenario.step_kernel is not None
+    view = EnvView(env)
+    kernel = view.uses_step_kernel
     timed_parts = [(p, o, m) for p, o, m in _PARTS if (p == "step_kernel" and kernel)
                    or (p in _NUMPY_PATH and not kernel) or p not in (*_NUMPY_PATH, "step_kernel")]
     spent = dict.fromkeys([p for p, _, _ in timed_parts], 0.0)
@@ -148,9 +153,7 @@ def outside_parts(env_id: str, steps: int, repeats: int = 200) -> tuple[dict[str
         return call
 
     def instrument() -> None:  # a reset builds a new fabric: wrap its method again
-        sc = env.unwrapped.scenario
-        owners = {"fabric": sc.fabric, "kernel": sc.step_kernel, "features": sc.features, "reward": sc.reward,
-                  "scenario": sc}
+        owners = view.step_parts()
         for part, owner, name in timed_parts:
             obj = owners[owner]
             setattr(obj, name, timed(part, getattr(type(obj), name).__get__(obj)))
@@ -164,12 +167,11 @@ def outside_parts(env_id: str, steps: int, repeats: int = 200) -> tuple[dict[str
     sim = total = 0.0
     try:
         for i in range(steps):
-            sc = env.unwrapped.scenario
-            before = sc.sim_wall_s
+            before = view.sim_wall_s
             t = time.perf_counter()
             _, _, term, trunc, _ = env.step(static)
             total += time.perf_counter() - t
-            sim += sc.sim_wall_s - before
+            sim += view.sim_wall_s - before
             if (term or trunc) and i < steps - 1:  # (after the last step: its fabric, for the warm repeats)
                 kept = dict(spent)
                 env.reset()

@@ -115,6 +115,7 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
     import ecngym.envs  # noqa: F401
     from ecngym.baselines.registry import build_controller
     from ecngym.benchmark.suite import load_scenario
+    from ecngym.envs.view import EnvView
     from ecngym.results.record import measure_episode
 
     sc = load_scenario(job["scenario"])
@@ -127,6 +128,7 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
         env.close()
         env = gym.make(sc.id, **{**env_kwargs, **extra})
     starts = [int(p.start) for p in sc.protocol.phases]
+    view = EnvView(env)
     out = []
     try:
         for seed in job["seeds"]:
@@ -135,7 +137,7 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
                    "train_seed": job["train_seed"], "seed": int(seed),
                    "score": float(episode.summary[sc.protocol.score]),
                    "second": float(episode.summary.get(sc.protocol.second_axis, float("nan"))),
-                   "trace_hash": env.unwrapped.scenario.trace.hash}
+                   "trace_hash": view.trace_hash}
             if job["agent"]:
                 dep = state_dependence(logged.records, starts)
                 row.update(off_mode_share=dep["off_mode_share"], phase_modes=json.dumps(dep["phase_modes"]),

@@ -73,14 +73,15 @@ def grid_settings(scenario: dict[str, Any]) -> list[tuple[int, int, float]]:
         ConfigError: Naming ``scenarios.<name>.env.action.type`` if the action is not discrete.
     """
     from ecngym.benchmark.oracle import make_env
+    from ecngym.envs.view import EnvView
 
     env = make_env(scenario["env"])
     try:
-        mapper = env.unwrapped.scenario.actions
-        if mapper.cfg.type != "discrete":
+        view = EnvView(env)
+        if view.action_type != "discrete":
             raise ConfigError(f"scenarios.{scenario['name']}.env.action.type", "the reference grid is the discrete "
                                                                                "templates; got a continuous action")
-        return [(int(t.kmin_bytes), int(t.kmax_bytes), float(t.pmax)) for t in mapper.templates]
+        return [(int(t.kmin_bytes), int(t.kmax_bytes), float(t.pmax)) for t in view.action_templates]
     finally:
         env.close()
 

@@ -48,14 +48,14 @@ def timing(name: str, scenario_dir: Path | str | None = None) -> dict[str, Any]:
     import math
 
     from ecngym.benchmark.oracle import make_env
+    from ecngym.envs.view import EnvView
     from ecngym.units import parse_time_ns
 
     sc = read_scenario(scenario_dir=scenario_dir, name=name)
     env = make_env(sc["env"])
     try:
-        s = env.unwrapped.scenario
-        interval_ns, rtt_ns = int(s.interval_ns), int(s.base_rtt_ns)
-        steps = int(env.unwrapped.config.episode_steps)
+        view = EnvView(env)
+        interval_ns, rtt_ns, steps = view.interval_ns, view.base_rtt_ns, view.episode_steps
     finally:
         env.close()
     over = sc.get("controllers") or {}

@@ -103,12 +103,14 @@ def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], comm
         episodes ran on (preset, overrides and the controller's ``env_overrides``), as each row
         records it.
     """
+    from ecngym.envs.view import EnvView
     from ecngym.results import episode_row, make_logger, measure_episode, row_id
     from ecngym.results.record import controller_identity, scenario_identity
 
     store = results_store(cfg)
     controller = make_controller(cfg, controller_cfg)
     env = env_for(controller, cfg, console)
+    view = EnvView(env)
     params = OmegaConf.to_container(controller_cfg, resolve=True)
     env_config = env.unwrapped.config.as_dict()  # the resolved scenario (preset + overrides)
     ids = {seed: row_id(command, controller_identity(controller.name, params),
@@ -134,7 +136,7 @@ def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], comm
                     _save_controller_log(controller, seeds.index(seed), logs, out)
             metrics = episode.metrics()
             row = episode_row(store, command, controller.name, params, cfg.env.id, scenario_name(cfg), env_config,
-                              env.unwrapped.scenario.trace.hash, seed, metrics, episode_return=episode.episode_return,
+                              view.trace_hash, seed, metrics, episode_return=episode.episode_return,
                               wall_s=episode.wall_s, flows=episode.flows, series=episode.series,
                               artifacts_path=str(out))
             store.commit(row)  # atomic: the row is in the store, complete, from here on

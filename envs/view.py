@@ -24,12 +24,18 @@ Controllers (baselines and learning agents) read what they need here instead of 
 | ``red`` | current (``kmin_bytes``, ``kmax_bytes``, ``pmax``) of every controlled port | B, B, prob. |
 | ``pfc`` | current PFC ``alpha`` and ``headroom_bytes`` of every switch | , B |
 | ``static_setting`` | the fabric preset's static (Kmin, Kmax, Pmax) | B, B, prob. |
+| ``trace_hash`` | hash of the episode's traffic trace (``None`` before the first reset) | |
+| ``sim_wall_s`` | wall time the fabric has spent simulating this episode so far | s |
 
 Actuation: the ECN curve goes through the env's action (:meth:`encode` turns per-unit byte
 settings into an action of the env's space); knobs outside the action space (PFC per switch,
 the port AQM policy) are set here, effective from the current simulated time. The time these
 setters spend in the fabric is kept apart (:func:`actuation_wall_s`), so a controller that
 actuates here is charged for its decisions only, like one that actuates through the action.
+
+Profiling (``ecngym bench env``): :attr:`uses_step_kernel` says whether a step's features, reward
+and statistics run in the C++ step kernel or in NumPy, and :meth:`step_parts` gives the objects a
+step calls outside the simulator, for a profiler to wrap their methods with timers.
 """
 
 from __future__ import annotations
@@ -98,6 +104,34 @@ class EnvView:
     def red(self) -> dict[str, np.ndarray]:
         """Current ``kmin_bytes``, ``kmax_bytes``, ``pmax`` of the controlled ports (copies)."""
         return {k: np.array(v, dtype=np.float64 if k == "pmax" else np.uint64) for k, v in self._scenario.red.items()}
+
+    @property
+    def trace_hash(self) -> str | None:
+        """Hash of the traffic trace of the episode that is running (``None`` before the first reset)."""
+        trace = self._scenario.trace
+        return None if trace is None else trace.hash
+
+    @property
+    def sim_wall_s(self) -> float:
+        """Wall seconds the fabric has spent simulating this episode so far (0 at each reset)."""
+        return float(self._scenario.sim_wall_s)
+
+    @property
+    def uses_step_kernel(self) -> bool:
+        """Whether a step's features, reward and statistics run in the C++ step kernel (else NumPy)."""
+        return self._scenario.step_kernel is not None
+
+    def step_parts(self) -> dict[str, Any]:
+        """The objects a step calls outside the simulator, by role, for a profiler to wrap (``ecngym bench env``).
+
+        ``fabric`` (telemetry read), ``kernel`` (the C++ step kernel, ``None`` on the NumPy path),
+        ``features`` (observation), ``reward``, ``scenario`` (action and episode end). A reset builds
+        a new fabric: call this again after each. Their methods are the env's internals, free to
+        change with it; only profilers should reach them.
+        """
+        sc = self._scenario
+        return {"fabric": sc.fabric, "kernel": sc.step_kernel, "features": sc.features, "reward": sc.reward,
+                "scenario": sc}
 
     @property
     def pfc(self) -> dict[str, np.ndarray]:

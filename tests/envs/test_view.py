@@ -53,3 +53,29 @@ def test_controllers_agents_and_reproductions_read_the_env_through_the_view_only
     reads = [f"{p.relative_to(root)}:{n}" for d in ("baselines", "agents", "reproduce") for p in (root / d).glob("*.py")
              for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\.scenario\b(?!\s+import)", line)]
     assert reads == []
+    # nor do the benches, the benchmark and the commands (their ``.scenario`` attributes are a job's or
+    # a run's scenario name, so only a read through the env counts)
+    reads = [f"{p.relative_to(root)}:{n}" for d in ("bench", "benchmark", "commands", "results")
+             for p in (root / d).glob("*.py") for n, line in enumerate(p.read_text().splitlines(), 1)
+             if re.search(r"unwrapped\.scenario\b", line)]
+    assert reads == []
+
+
+def test_the_view_gives_the_episodes_trace_hash_and_the_profilers_hooks():
+    env = gym.make("ecngym/RoceIncast-v0", episode_steps=3)
+    try:
+        view = EnvView(env)
+        assert view.trace_hash is None  # no episode yet
+        _, info = env.reset(seed=5)
+        assert view.trace_hash == info["trace_hash"] and view.sim_wall_s == 0.0
+        env.step(env.unwrapped.static_action())
+        assert view.sim_wall_s > 0.0
+        parts = view.step_parts()
+        assert set(parts) == {"fabric", "kernel", "features", "reward", "scenario"}
+        assert view.uses_step_kernel == (parts["kernel"] is not None)
+        assert parts["fabric"] is env.unwrapped.scenario.fabric
+        env.reset(seed=6)  # a new episode: a new fabric and trace, the same view
+        assert view.trace_hash == env.unwrapped.scenario.trace.hash
+        assert view.step_parts()["fabric"] is not parts["fabric"]
+    finally:
+        env.close()
