@@ -14,7 +14,7 @@ from ecngym.validation import check, check_whole
 def check_warm_up(field: str, learning_starts: int, high: int, collects: str) -> None:
     """Refuse a warm-up that a training run never gets past: it would take no gradient step.
 
-    Such a run used to finish and save its untrained initial weights as a trained agent. The bound
+    Such a run would finish and save its untrained initial weights as a trained agent. The bound
     depends on the run (its length, its number of agents), so it is checked when training starts.
 
     Args:

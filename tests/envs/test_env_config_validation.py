@@ -27,7 +27,7 @@ SHORT = {"episode_steps": 4}
     ({"observation": {"step_breakpoints_bdp": [0.25, float("nan"), 1.0, 2.0, 4.0]}},
      r"env\.observation\.step_breakpoints_bdp\[1\]: expected a finite number, got nan"),
     ({"observation": {"step_breakpoints_bdp": [4.0, 2.0, 1.0, 0.5, 0.25]}}, r"env\.observation\.step_breakpoints_bdp"),
-    # wrong types in gym.make overrides used to be raw tracebacks
+    # wrong types in gym.make overrides: a ConfigError naming the field, not a traceback
     ({"topology": None}, r"env\.topology: got None"),
     ({"reward": {"name": ["acc"]}}, r"env\.reward\.name: got \['acc'\], allowed: 'acc', 'pred', 'fct'"),
     ({"action": {"templates": 5}}, r"env\.action\.templates: got 5"),

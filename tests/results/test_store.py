@@ -119,7 +119,8 @@ def test_a_seed_the_bigint_column_cannot_hold_is_refused_at_commit_and_named_at_
         store.commit(_row(1, seed=2**63))
     store.commit(_row(1, seed=2**63 - 1))
     store.commit(_row(2))
-    # a row an older ecngym let through no longer fails every later ingest with DuckDB's traceback
+    # a row an older ecngym let through (a seed beyond BIGINT) must not fail every later ingest with
+    # DuckDB's traceback
     (path,) = [p for p in (tmp_path / "inbox").glob("*.json") if json.loads(p.read_text())["seed"] == 2]
     path.write_text(json.dumps({**json.loads(path.read_text()), "seed": 2**64 - 2}))
     with pytest.raises(StoreError, match=rf"inbox row {path} \(move it out of the inbox to go on\): seed"):

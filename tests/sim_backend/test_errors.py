@@ -95,8 +95,8 @@ def test_bad_fabric_config_names_the_field(overrides, field):
 
 
 @pytest.mark.parametrize("overrides,message", [
-    # the buffer set too small: the part it no longer holds is named with the buffer beside it (was
-    # "fabric.buffer.reserve: got 4096, allowed range is [0, 1]", about a field the user had not set)
+    # the buffer set too small: the part it cannot hold is named with the buffer beside it (not a range
+    # of a field the user did not set)
     ({"buffer": "1B"}, "fabric.buffer.reserve: got 4096 B, more than the whole buffer (fabric.buffer.buffer = 1 B); "
                        "lower fabric.buffer.reserve or raise fabric.buffer.buffer"),
     ({"buffer": "10KB", "reserve": 0}, "fabric.buffer.headroom: got 37500 B, more than the whole buffer "
