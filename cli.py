@@ -355,6 +355,57 @@ def key_of_override(override: str) -> str:
     return override.lstrip("~+").split("=", 1)[0].split("@", 1)[0]
 
 
+def key_value_arguments(model: Any, argv: list[str], usage: str, doc: str | None = None) -> Any:
+    """The ``key=value`` arguments of a command that does not compose a Hydra config, as its typed model.
+
+    ``ecngym benchmark ...`` and ``ecngym train suite=...`` take ``key=value`` arguments of their own
+    (their model's fields). A value that reads as a YAML number, boolean or null is that
+    (``reps=500``, ``held_out=false``, ``out=null``); any other is the text as given
+    (``scenario=a,b``, ``out=runs/x``). A field of text keeps a number-like value as text
+    (``scenario=2``), and an empty value is null (``markdown=``). ``-h`` / ``--help`` prints
+    ``usage`` and ``doc`` and exits.
+
+    Args:
+        model: The command's :class:`~ecngym.validation.ConfigModel` (its fields are the keys).
+        argv: The command's arguments.
+        usage: One line: the command and its arguments.
+        doc: Printed under the usage for ``--help`` (the command's module docstring).
+
+    Returns:
+        The validated ``model``.
+
+    Raises:
+        ConfigError: Naming the argument as given if it is not ``key=value``, the key if it is
+            not one of the model's fields or is given twice, or the field whose value is refused.
+    """
+    import yaml
+
+    from ecngym.validation import describe_field
+
+    if "-h" in argv or "--help" in argv:
+        print(f"usage: {usage}" + (f"\n\n{doc}" if doc else ""))
+        raise SystemExit(0)
+    fields = model.model_fields
+    values: dict[str, Any] = {}
+    for arg in argv:
+        key, sep, text = arg.partition("=")
+        if not sep or not key:
+            raise ConfigError(arg, f"expected key=value; usage: {usage}")
+        if key not in fields:
+            raise ConfigError(key, f"unknown argument; known: {sorted(fields)}; usage: {usage}")
+        if key in values:
+            raise ConfigError(key, f"given twice ({key}={values[key]!r} and {arg!r}); give it once")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            value = text
+        if value is not None and (describe_field(fields[key]).startswith("string")
+                                  or not isinstance(value, (bool, int, float))):
+            value = text  # (YAML's dates, lists and mappings are not argument values: the text as given)
+        values[key] = value
+    return model.parse(values, "")
+
+
 def _one_line(message: str) -> str:
     lines = [ln.strip() for ln in message.splitlines() if ln.strip() and "HYDRA_FULL_ERROR" not in ln]
     return "; ".join(lines)

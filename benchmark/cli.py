@@ -19,7 +19,6 @@ from typing import Any
 
 from rich.console import Console
 
-from ecngym.error import ConfigError
 from ecngym.validation import ConfigModel, Text, Whole
 
 
@@ -37,31 +36,14 @@ class BoardArgs(ConfigModel):
     markdown: Text | None = None
 
 
-def parse_key_values(argv: list[str], usage: str) -> BoardArgs:
-    """``key=value`` arguments as :class:`BoardArgs`.
-
-    Raises:
-        ConfigError: Naming an argument that is not ``key=value``, or the bad field.
-    """
-    values: dict[str, Any] = {}
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        if not sep or not key:
-            raise ConfigError(arg, f"expected key=value; usage: {usage}")
-        values[key] = int(value) if key in ("reps", "seed") and value.lstrip("-").isdigit() else value
-    return BoardArgs.parse(values, "")
-
-
 def _board(argv: list[str] | None, usage: str) -> tuple[Any, Any, BoardArgs]:
     from ecngym.benchmark.board import build_board
     from ecngym.benchmark.suite import load_suite
+    from ecngym.cli import key_value_arguments
     from ecngym.results import ResultStore
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] in (["-h"], ["--help"]):
-        print(f"usage: {usage}\n\n{__doc__}")
-        raise SystemExit(0)
-    args = parse_key_values(argv, usage)
+    args = key_value_arguments(BoardArgs, argv, usage, __doc__)
     suite = load_suite(args.suite, args.scenario_dir)
     store = ResultStore(args.store, "store")
     return build_board(store, suite, reps=args.reps, seed=args.seed), store, args
@@ -80,7 +62,8 @@ def board_main(argv: list[str] | None = None) -> int:
     board, store, args = _board(argv, usage)
     page = open_page(args.markdown, f"Suite {args.suite}: the board", "ecngym benchmark board", argv,
                      "Normalized scores per scenario and controller, the rliable aggregates, the adaptivity "
-                     "headroom and, per scenario, whether a dynamic controller beats static_tuned.")
+                     "headroom and, per scenario, whether a dynamic controller beats static_tuned.",
+                     field="markdown")
     console = page_console(page, 130)
     print_board(board, console)
     html = check_output_path("html", args.html)
@@ -102,7 +85,7 @@ def rewards_main(argv: list[str] | None = None) -> int:
                      "ecngym benchmark rewards", argv,
                      "Spearman rank correlation, over the stored episodes of each scenario, between each "
                      "reward's episode return and the scenario's score (sign set so that +1 means the reward "
-                     "orders the episodes as the score does).")
+                     "orders the episodes as the score does).", field="markdown")
     frame = reward_correlations(board)
     page_console(page).print(correlation_table(frame, args.suite))
     records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}

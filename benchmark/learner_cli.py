@@ -25,31 +25,9 @@ from typing import Any
 
 from rich.console import Console
 
+from ecngym.cli import key_value_arguments
 from ecngym.error import ConfigError
 from ecngym.validation import ConfigModel, Flag, Text, Whole
-
-
-def _key_values(argv: list[str], usage: str, doc: str | None = None) -> dict[str, Any]:
-    """``key=value`` arguments; a value that reads as a YAML number, boolean or null is that.
-
-    ``-h`` / ``--help`` prints the usage and ``doc`` (default: this module's) and exits.
-    """
-    import yaml
-
-    if "-h" in argv or "--help" in argv:
-        print(f"usage: {usage}\n\n{doc or __doc__}")
-        raise SystemExit(0)
-    values: dict[str, Any] = {}
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        if not sep or not key:
-            raise ConfigError(arg, f"expected key=value; usage: {usage}")
-        try:
-            parsed = yaml.safe_load(value)
-        except yaml.YAMLError:
-            parsed = value
-        values[key] = parsed if isinstance(parsed, (int, float, bool)) or parsed is None else value
-    return values
 
 
 class TrainArgs(ConfigModel):
@@ -79,7 +57,7 @@ def train_main(argv: list[str] | None = None) -> int:
     from ecngym.benchmark.suite import load_suite
     from ecngym.benchmark.training import train_run
 
-    args = TrainArgs.parse(_key_values(list(sys.argv[1:] if argv is None else argv), TRAIN_USAGE), "")
+    args = key_value_arguments(TrainArgs, list(sys.argv[1:] if argv is None else argv), TRAIN_USAGE, __doc__)
     suite = load_suite(args.suite, args.scenario_dir)
     if args.scenario not in suite.scenarios:
         raise ConfigError("scenario", f"got {args.scenario!r}; suite {suite.name} has {list(suite.scenarios)}")
@@ -149,8 +127,8 @@ def train_all_main(argv: list[str] | None = None) -> int:
     """
     from ecngym.benchmark.suite import LEARNERS, load_suite
 
-    args = TrainAllArgs.parse(_key_values(list(sys.argv[1:] if argv is None else argv),
-                                          "ecngym benchmark train-learners suite=core jobs=2 dest=DIR"), "")
+    args = key_value_arguments(TrainAllArgs, list(sys.argv[1:] if argv is None else argv),
+                               "ecngym benchmark train-learners suite=core jobs=2 dest=DIR", __doc__)
     suite = load_suite(args.suite)
     jobs: list[tuple[Any, ...]] = []
     for name, sc in suite.scenarios.items():

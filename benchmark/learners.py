@@ -441,15 +441,16 @@ def main(argv: list[str] | None = None) -> int:
     """
     from rich.console import Console
 
-    from ecngym.benchmark.learner_cli import _key_values
     from ecngym.benchmark.suite import load_suite
+    from ecngym.cli import key_value_arguments
     from ecngym.markdown_page import open_page, page_console
 
     argv = list(sys.argv[1:] if argv is None else argv)
     usage = ("ecngym benchmark learners suite=core jobs=2 [scenario=NAME] [held_out=true] [cache=DIR] "
              "markdown=PATH")
-    args = LearnerArgs.parse(_key_values(argv, usage, __doc__), "")
-    page = open_page(args.markdown, "Learners on the core scenarios", "ecngym benchmark learners", argv, INTRO)
+    args = key_value_arguments(LearnerArgs, argv, usage, __doc__)
+    page = open_page(args.markdown, "Learners on the core scenarios", "ecngym benchmark learners", argv, INTRO,
+                     field="markdown")
     console = page_console(page, width=220) if page is not None else Console(width=220)
     suite = load_suite(args.suite)
     root = Path(args.checkpoints) if args.checkpoints else None

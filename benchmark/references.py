@@ -35,6 +35,7 @@ from ecngym.benchmark.suite import SCENARIO_DIR, SUITE_DIR, load_scenario, read_
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
 from ecngym.units import parse_time_ns
+from ecngym.validation import ConfigModel, Text, Whole
 
 REFERENCE_DIR = SUITE_DIR / "references"
 REFERENCES = ("static_default", "static_tuned", "oracle_phase")
@@ -307,36 +308,22 @@ def suite_scenarios(suite: str) -> list[str]:
     return list(read_yaml(path, "suite")["scenarios"])
 
 
-def parse_args(argv: Sequence[str], allowed: dict[str, Any]) -> dict[str, Any]:
-    """``key=value`` arguments (and ``--flag`` switches) over ``allowed``'s defaults; ``-h`` / ``--help`` lists them.
+class ReferencesArgs(ConfigModel):
+    """The arguments of ``ecngym benchmark references`` (``key=value``).
 
-    Raises:
-        ConfigError: Naming the key of an unknown or malformed argument.
+    Args:
+        scenario: Scenario names, comma-separated (or ``suite``).
+        suite: Every scenario of this suite (or ``scenario``).
+        processes: Worker processes for the episodes.
+        out: The folder the references files go to (default: the package's ``configs/suite/references``).
+        test_seeds: Only the first this many test seeds (default: all).
     """
-    if list(argv[:1]) in (["-h"], ["--help"]):
-        print("arguments (key=value): " + ", ".join(f"{k}={v!r}" for k, v in allowed.items()))
-        raise SystemExit(0)
-    out = dict(allowed)
-    for arg in argv:
-        if arg.startswith("--"):
-            key, value = arg[2:], True
-        elif "=" in arg:
-            key, value = arg.split("=", 1)
-        else:
-            raise ConfigError("arguments", f"got {arg!r}; expected key=value with keys {sorted(allowed)}")
-        if key not in allowed:
-            raise ConfigError(key, f"unknown argument; known: {sorted(allowed)}")
-        default = allowed[key]
-        if isinstance(default, bool) or value is True:
-            out[key] = value if isinstance(value, bool) else value.lower() in ("1", "true", "yes")
-        elif isinstance(default, int):
-            try:
-                out[key] = int(value)
-            except ValueError:
-                raise ConfigError(key, f"got {value!r}, expected a whole number") from None
-        else:
-            out[key] = value
-    return out
+
+    scenario: Text | None = None
+    suite: Text | None = None
+    processes: Whole(1, 1024) = 2
+    out: Text | None = None
+    test_seeds: Whole(1) | None = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -348,16 +335,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     import json
 
-    args = parse_args(sys.argv[1:] if argv is None else argv,
-                      {"scenario": "", "suite": "", "processes": 2, "out": "", "test_seeds": 0})
-    if bool(args["scenario"]) == bool(args["suite"]):
+    from ecngym.cli import key_value_arguments
+
+    usage = ("ecngym benchmark references scenario=<name>[,...] | suite=<core|full> [processes=2] [out=DIR] "
+             "[test_seeds=N]")
+    args = key_value_arguments(ReferencesArgs, list(sys.argv[1:] if argv is None else argv), usage, main.__doc__)
+    if bool(args.scenario) == bool(args.suite):
         raise ConfigError("scenario", "give scenario=<name> or suite=<core|full> (one of them)")
-    names = args["scenario"].split(",") if args["scenario"] else suite_scenarios(args["suite"])
+    names = args.scenario.split(",") if args.scenario else suite_scenarios(args.suite)
     for name in names:
-        doc = compute_references(name, processes=max(1, args["processes"]), test_seeds=args["test_seeds"] or None)
-        if args["suite"]:
-            doc["command"] = f"ecngym benchmark references suite={args['suite']}"
-        path = write_references(doc, args["out"] or None)
+        doc = compute_references(name, processes=args.processes, test_seeds=args.test_seeds)
+        if args.suite:
+            doc["command"] = f"ecngym benchmark references suite={args.suite}"
+        path = write_references(doc, args.out)
         print(json.dumps({"scenario": name, "file": str(path), "static_tuned": doc["static_tuned"]["setting"],
                           "wall_s_median": doc["episode"]["wall_s_median"]}))
     return 0

@@ -15,14 +15,10 @@ from typing import Any
 
 import yaml
 
-from ecngym.benchmark.references import (
-    SCENARIO_DIR,
-    parse_args,
-    read_references,
-    read_scenario,
-)
+from ecngym.benchmark.references import SCENARIO_DIR, read_references, read_scenario
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
+from ecngym.validation import ConfigModel, Text
 
 
 def suite_scenarios(suite: str) -> tuple[str, ...]:
@@ -110,31 +106,71 @@ def scenario_rows(names: Sequence[str] = ORDER, scenario_dir: Path | str | None 
     return rows
 
 
-def markdown(rows: list[dict[str, str]]) -> str:
-    """The scenario table page."""
-    cols = list(rows[0])
-    out = ["# Benchmark suite v1: scenarios", "",
-           "Generated from `configs/suite/scenarios/*.yaml` (and the measured columns from "
-           "`configs/suite/references/*.yaml`) by `ecngym benchmark scenarios markdown=docs/benchmarks/scenarios.md`; "
-           f"do not edit by hand. The `core` suite: {', '.join(f'`{n}`' for n in suite_scenarios('core'))}; "
-           f"`full`: all {len(suite_scenarios('full'))}. The `-v0` ids "
-           "(`ecngym/RoceIncast-v0`, ...) remain as the quick toy scenarios (100 steps, no phases).", "",
-           "Flows per episode: mean over the `static_default` runs on the test seeds; per bucket the finished "
-           "flows, mean and [min]. Time per episode: median CPU seconds of one episode (env build, run, flow "
-           "records) over the references' grid runs, which approximates the wall time on one idle core; the "
-           "wall time was measured on a shared 2-core machine under load. ByteTuning's search length counts "
-           "the scenario's `controllers.bytetuning` override.", "",
-           "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rows]
-    return "\n".join(out) + "\n"
+#: The command that writes the docs page (stamped on it).
+COMMAND = ["ecngym", "benchmark", "scenarios", "markdown=docs/benchmarks/scenarios.md"]
+
+
+def markdown(rows: list[dict[str, str]], command: Sequence[str] = COMMAND) -> str:
+    """The scenario table page.
+
+    Args:
+        rows: :func:`scenario_rows`.
+        command: The command as run (stamped on the page).
+
+    Returns:
+        The page's Markdown: a function of the scenario and references files only.
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ecngym.markdown_page import MarkdownPage
+
+    intro = ("Generated from `configs/suite/scenarios/*.yaml` (and the measured columns from "
+             "`configs/suite/references/*.yaml`); do not edit by hand. "
+             f"The `core` suite: {', '.join(f'`{n}`' for n in suite_scenarios('core'))}; "
+             f"`full`: all {len(suite_scenarios('full'))}. The `-v0` ids "
+             "(`ecngym/RoceIncast-v0`, ...) remain as the quick toy scenarios (100 steps, no phases).\n\n"
+             "Flows per episode: mean over the `static_default` runs on the test seeds; per bucket the finished "
+             "flows, mean and [min]. Time per episode: median CPU seconds of one episode (env build, run, flow "
+             "records) over the references' grid runs, which approximates the wall time on one idle core; the "
+             "wall time was measured on a shared 2-core machine under load. ByteTuning's search length counts "
+             "the scenario's `controllers.bytetuning` override.")
+    page = MarkdownPage("Benchmark suite v1: scenarios", list(command), intro, measured=False)
+    table = Table()
+    for column in rows[0]:
+        table.add_column(escape(column))
+    for r in rows:
+        table.add_row(*(escape(v) for v in r.values()))
+    page.add(table)
+    return page.render()
+
+
+class ScenarioDocsArgs(ConfigModel):
+    """The arguments of ``ecngym benchmark scenarios`` (``key=value``).
+
+    Args:
+        markdown: Also write the page there (``docs/benchmarks/scenarios.md``).
+    """
+
+    markdown: Text | None = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``ecngym benchmark scenarios [markdown=<path>]``: print (and write) the scenario table."""
-    args = parse_args(list(sys.argv[1:] if argv is None else argv), {"markdown": ""})
+    """``ecngym benchmark scenarios [markdown=<path>]``: print (and write) the scenario table.
+
+    Raises:
+        ConfigError: On a bad argument (naming it) or a path that cannot be written.
+    """
+    from ecngym.cli import key_value_arguments
+    from ecngym.files import write_text_atomically
+    from ecngym.markdown_page import check_markdown_path
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = key_value_arguments(ScenarioDocsArgs, argv, "ecngym benchmark scenarios [markdown=<path>]", __doc__)
+    path = check_markdown_path(args.markdown, "markdown")
     names = [n for n in ORDER if (SCENARIO_DIR / f"{n}.yaml").is_file()]
-    page = markdown(scenario_rows(names))
+    page = markdown(scenario_rows(names), ["ecngym", "benchmark", "scenarios", *argv])
     print(page)
-    if args["markdown"]:
-        Path(args["markdown"]).write_text(page)
+    if path is not None:
+        write_text_atomically(path, page, field="markdown")
     return 0

@@ -272,3 +272,37 @@ def test_trace_inspect_refuses_an_empty_link_rate(tmp_path):
     assert ecngym("trace", "inspect", str(trace)).returncode == 0
     done = ecngym("trace", "inspect", str(trace), "--link-rate", "")
     assert done.returncode == 2 and "error: --link-rate: " in done.stderr, done.stderr
+
+
+def test_key_value_arguments_type_by_the_model_and_name_the_bad_argument(capsys):
+    from ecngym.benchmark.headroom import HeadroomArgs
+    from ecngym.benchmark.references import ReferencesArgs
+    from ecngym.cli import key_value_arguments
+    from ecngym.error import ConfigError
+
+    args = key_value_arguments(ReferencesArgs, ["scenario=a,b", "processes=3", "out="], "usage")
+    assert (args.scenario, args.processes, args.out, args.test_seeds) == ("a,b", 3, None, None)
+    assert key_value_arguments(HeadroomArgs, ["scenario=2"], "usage").scenario == "2"  # text stays text
+    for argv, message in ((["processes"], r"^processes: expected key=value; usage: usage$"),
+                          (["=3"], r"^=3: expected key=value"),
+                          (["procs=3"], r"^procs: unknown argument; known: \['out', 'processes', 'scenario', "),
+                          (["out=a", "out=b"], r"^out: given twice \(out='a' and 'out=b'\)"),
+                          (["processes=0"], r"^processes: got 0, allowed range is \[1, 1024\]"),
+                          (["processes=two"], r"^processes: expected a whole number, got 'two'"),
+                          (["test_seeds=0"], r"^test_seeds: got 0, allowed range is \[1, ")):
+        with pytest.raises(ConfigError, match=message):
+            key_value_arguments(ReferencesArgs, argv, "usage")
+    with pytest.raises(SystemExit):
+        key_value_arguments(ReferencesArgs, ["--help"], "usage line", "the doc")
+    assert capsys.readouterr().out == "usage: usage line\n\nthe doc\n"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["benchmark", "headroom", "suite=full", "markdown=page.txt"], "markdown: got"),
+    (["benchmark", "scenarios", "markdown=page.txt"], "markdown: got"),
+    (["benchmark", "headroom", "suite"], "suite: expected key=value"),
+])
+def test_the_benchmark_commands_name_a_bad_argument(args, message, tmp_path):
+    result = ecngym(*[a.replace("page.txt", str(tmp_path / "page.txt")) for a in args])
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not (tmp_path / "page.txt").exists()
