@@ -17,7 +17,9 @@ It prints:
 * **homes of a fact**: lines that state RED's default marking curve (Kmin 5 KB, Kmax 200 KB,
   Pmax 0.01) or TIMELY's alpha (its default 0.875, its range, its binding);
 * **files naming a plug-in**: for each shipped AQM policy, learning agent and suite scenario, the
-  source and config files (tests and docs left out) that name it: what adding one more touches.
+  source and config files (tests and docs left out) that name it (its registration, and the
+  docstrings, reproductions and configs that use it);
+* **files a new plug-in adds**: the files of each kind's worked example (:data:`PLUGIN_EXAMPLES`).
 """
 
 from __future__ import annotations
@@ -223,6 +225,33 @@ def policy_classes(repo: Path) -> dict[str, str]:
     return out
 
 
+#: The worked example of each kind of plug-in: a folder holding exactly the files it adds (run by
+#: ``tests/test_plugin_examples.py``), or a tutorial (a C++ policy needs a build).
+PLUGIN_EXAMPLES = {"learning agent": "tests/plugin_examples/agent", "scenario": "tests/plugin_examples/scenario",
+                   "AQM policy": "docs/tutorials/new-aqm-policy.md"}
+
+
+def example_files(repo: Path, example: str) -> list[str]:
+    """The files a worked example adds or edits.
+
+    A folder: its source and config files. A tutorial: the files its code blocks write
+    (``title="path"``) and the checkout's files its "Build it in" section names (``CMakeLists.txt``,
+    ``sim_backend/aqm.py``): the files of a new one, whatever the tutorial's prose says.
+    """
+    path = repo / example
+    if path.is_dir():
+        return sorted(str(f.relative_to(repo)) for f in path.rglob("*")
+                      if f.suffix in SOURCE_SUFFIXES | CONFIG_SUFFIXES and "__pycache__" not in f.parts)
+    if not path.is_file():
+        return []
+    text = path.read_text()
+    written = re.findall(r'^```\w+ title="([^"]+)"', text, re.MULTILINE)
+    build = re.search(r"^## \d+\. Build it in.*?(?=^## )", text, re.MULTILINE | re.DOTALL)
+    edited = {m for m in re.findall(r"`([\w./-]+\.(?:py|txt|cc|h|yaml))", build.group(0) if build else "")
+              if (repo / m).is_file()}
+    return [*written, *sorted(edited - set(written))]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print every count for the checkout ``--repo`` (default: the one this file is in)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -271,6 +300,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{kind}: {counts}")
         for name, fs in found.items() if args.verbose else ():
             print(f"    {name}: {' '.join(fs)}")
+
+    print("\n## files a new plug-in adds or edits, from its worked example")
+    for kind, example in PLUGIN_EXAMPLES.items():
+        fs = example_files(repo, example)
+        print(f"{kind}: {len(fs)} ({example}: {', '.join(Path(f).name for f in fs) or 'no such example'})")
     return 0
 
 
