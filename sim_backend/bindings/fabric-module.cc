@@ -15,6 +15,8 @@
 #include "../model/port-aqm-policy.h"
 #include "../model/tcp-host-options.h"
 
+#include "numpy-conversions.h"
+
 #include "ns3/simulator-impl.h"
 #include "ns3/simulator.h"
 
@@ -30,32 +32,10 @@
 namespace nb = nanobind;
 using namespace nb::literals;
 using namespace ns3::ecngym;
+using namespace ns3::ecngym::numpy;
 
 namespace
 {
-
-template <typename T>
-using Array1 = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
-
-template <typename T>
-using ArrayIn = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-
-/** Move a vector into a NumPy array that owns it. */
-template <typename T>
-Array1<T>
-ToNumpy(std::vector<T>&& v)
-{
-    auto* heap = new std::vector<T>(std::move(v));
-    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-    return Array1<T>(heap->data(), {heap->size()}, owner);
-}
-
-template <typename T>
-std::vector<T>
-FromNumpy(const ArrayIn<T>& a)
-{
-    return std::vector<T>(a.data(), a.data() + a.shape(0));
-}
 
 /**
  * Telemetry as (interval_start_ns, interval_end_ns, block, aqm): block is the kTelemetryRows x
@@ -66,10 +46,7 @@ nb::tuple
 TelemetryToTuple(TelemetrySnapshot&& s)
 {
     const std::size_t ports = s.block.size() / kTelemetryRows;
-    auto* heap = new std::vector<uint64_t>(std::move(s.block));
-    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<uint64_t>*>(p); });
-    nb::ndarray<nb::numpy, uint64_t, nb::ndim<2>, nb::c_contig> block(
-        heap->data(), {static_cast<std::size_t>(kTelemetryRows), ports}, owner);
+    auto block = ToNumpy(std::move(s.block), static_cast<std::size_t>(kTelemetryRows), ports);
     nb::dict aqm;
     for (auto& [name, values] : s.aqm)
     {
@@ -110,12 +87,12 @@ KindOf(const std::string& kind)
     return kind[0];
 }
 
-/** The attributes of a TypeId as a list of dicts: name, help, initial, checker. */
+/** Attributes (DescribeAttributes) as a list of dicts: name, help, initial, checker. */
 nb::list
-Describe(const ns3::TypeId& tid)
+Describe(const std::vector<AttributeDescription>& attributes)
 {
     nb::list out;
-    for (const AttributeDescription& a : DescribeAttributes(tid))
+    for (const AttributeDescription& a : attributes)
     {
         nb::dict d;
         d["name"] = a.name;
@@ -313,7 +290,7 @@ NB_MODULE(_fabric, m)
     m.def(
         "describe_tcp_host",
         []() {
-            return Describe(TcpHostOptions::GetTypeId());
+            return Describe(DescribeAttributes(TcpHostOptions::GetTypeId()));
         },
         "The Linux-like options of the DCTCP host model (TcpHostOptions' attributes): name, help, "
         "initial value, checker range.");
@@ -347,7 +324,7 @@ NB_MODULE(_fabric, m)
             {
                 throw nb::value_error(("fabric: " + typeName + " is not a fabric section type").c_str());
             }
-            return Describe(tid);
+            return Describe(DescribeAttributes(tid));
         },
         "type_name"_a,
         "The knobs of one fabric section: name, help, initial value, checker range.");
@@ -422,19 +399,7 @@ NB_MODULE(_fabric, m)
 
     m.def(
         "describe_aqm",
-        [](const std::string& typeName) {
-            nb::list out;
-            for (const AqmAttributeInfo& a : DescribeAqmType(typeName))
-            {
-                nb::dict d;
-                d["name"] = a.name;
-                d["help"] = a.help;
-                d["initial"] = a.initial;
-                d["checker"] = a.checker;
-                out.append(d);
-            }
-            return out;
-        },
+        [](const std::string& typeName) { return Describe(DescribeAqmType(typeName)); },
         "type_name"_a,
         "The attributes of a port AQM policy type: name, help, initial value, checker range.");
 
@@ -569,13 +534,9 @@ NB_MODULE(_fabric, m)
                  ArrayIn<uint32_t> ports,
                  const std::string& typeName,
                  const std::vector<std::string>& names) {
-                 auto* heap = new std::vector<double>(ports.shape(0) * names.size());
-                 nb::capsule owner(heap, [](void* p) noexcept {
-                     delete static_cast<std::vector<double>*>(p);
-                 });
-                 f.GetAqmValues(FromNumpy(ports), typeName, names, heap->data());
-                 return nb::ndarray<nb::numpy, double, nb::ndim<2>, nb::c_contig>(
-                     heap->data(), {ports.shape(0), names.size()}, owner);
+                 std::vector<double> values(ports.shape(0) * names.size());
+                 f.GetAqmValues(FromNumpy(ports), typeName, names, values.data());
+                 return ToNumpy(std::move(values), ports.shape(0), names.size());
              },
              "port_ids"_a, "type_name"_a, "names"_a,
              "Numeric attributes of one AQM policy type per port (NaN where a port runs another).")

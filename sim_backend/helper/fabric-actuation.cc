@@ -479,20 +479,10 @@ Fabric::GetAqm(uint32_t portId,
     return tid.GetName();
 }
 
-std::vector<AqmAttributeInfo>
+std::vector<AttributeDescription>
 DescribeAqmType(const std::string& typeName)
 {
-    const TypeId tid = LookupAqmType(typeName);
-    std::vector<AqmAttributeInfo> out;
-    for (std::size_t k = 0; k < tid.GetAttributeN(); ++k)
-    {
-        const TypeId::AttributeInformation info = tid.GetAttribute(k);
-        out.push_back({info.name,
-                       info.help,
-                       info.initialValue->SerializeToString(info.checker),
-                       info.checker->GetUnderlyingTypeInformation()});
-    }
-    return out;
+    return DescribeAttributes(LookupAqmType(typeName));
 }
 
 std::vector<AqmTelemetryInfo>
