@@ -439,6 +439,12 @@ NB_MODULE(_fabric, m)
         "type_name"_a,
         "The per-interval telemetry a port AQM policy type declares: name, unit, normaliser, help.");
 
+    m.def("aqm_action_attributes",
+          &DescribeAqmActionAttributes,
+          "type_name"_a,
+          "The attributes an env's action tunes by default, as a port AQM policy type declares them "
+          "(empty: an action names its own).");
+
     m.def("check_aqm",
           &CheckAqmSetting,
           "type_name"_a,

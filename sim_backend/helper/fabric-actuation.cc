@@ -491,6 +491,23 @@ DescribeAqmTelemetry(const std::string& typeName)
     return MakeAqm(LookupAqmType(typeName))->DescribeTelemetry();
 }
 
+std::vector<std::string>
+DescribeAqmActionAttributes(const std::string& typeName)
+{
+    const TypeId tid = LookupAqmType(typeName);
+    std::vector<std::string> names = MakeAqm(tid)->DescribeActionAttributes();
+    for (const std::string& name : names)
+    {
+        TypeId::AttributeInformation info;
+        if (!tid.LookupAttributeByName(name, &info))
+        {
+            throw std::logic_error(typeName + " declares the action attribute " + name +
+                                   ", which it does not have");
+        }
+    }
+    return names;
+}
+
 std::string
 CheckAqmSetting(const std::string& typeName,
                 const std::vector<std::string>& names,

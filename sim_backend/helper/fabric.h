@@ -402,6 +402,15 @@ std::vector<AttributeDescription> DescribeAqmType(const std::string& typeName);
  */
 std::vector<AqmTelemetryInfo> DescribeAqmTelemetry(const std::string& typeName);
 
+/**
+ * @brief The attributes an action tunes by default of a port AQM policy type
+ *        (PortAqmPolicy::DescribeActionAttributes).
+ * @param typeName TypeId name
+ * @return attribute names (empty if the type declares none)
+ * @throws std::invalid_argument if the name is not a PortAqmPolicy type
+ * @throws std::logic_error if the type declares a name that is not one of its attributes
+ */
+std::vector<std::string> DescribeAqmActionAttributes(const std::string& typeName);
 
 /**
  * @brief Check a full policy setting on a scratch instance (the check Fabric::SetAqm runs first).
