@@ -262,18 +262,6 @@ NB_MODULE(_fabric, m)
             },
             "block"_a, "ports"_a, "span_ns"_a, "span_fraction"_a, "frame"_a, "hist"_a, "reward"_a, "stats"_a);
 
-    nb::enum_<CcKind>(m, "CcKind")
-        .value("DCQCN", CcKind::Dcqcn)
-        .value("DCTCP", CcKind::Dctcp)
-        .value("DCTCP_RATE", CcKind::DctcpRate)
-        .value("TIMELY", CcKind::Timely)
-        .value("HPCC", CcKind::Hpcc);
-    nb::enum_<EcnFeedback>(m, "EcnFeedback")
-        .value("CNP", EcnFeedback::Cnp)
-        .value("ACK_ECHO", EcnFeedback::AckEcho);
-
-    nb::enum_<EcmpHash>(m, "EcmpHash").value("SALTED", EcmpHash::Salted).value("HPCC", EcmpHash::Hpcc);
-
     nb::class_<TcpHostConfig>(m, "TcpHostConfig")
         .def(nb::init<>())
         .def_ro("slow_start", &TcpHostConfig::slowStart)
@@ -348,18 +336,12 @@ NB_MODULE(_fabric, m)
         "sections"_a,
         "Build a FabricConfig from (section TypeId name, attribute names, attribute strings); "
         "ValueError naming the attribute whose checker refuses its value. The fields of no section "
-        "(cc, seed, ECN ...) keep their defaults: set them on the result.");
+        "(seed, queues, the first AQM policy ...) keep their defaults: set them on the result.");
 
     nb::class_<FabricConfig>(m, "FabricConfig")
         .def(nb::init<>())
         .def_rw("seed", &FabricConfig::seed)
         .def_rw("num_queues", &FabricConfig::numQueues)
-        .def_rw("ecn_feedback", &FabricConfig::ecnFeedback)
-        .def_rw("hpcc_nic_wake", &FabricConfig::hpccNicWake)
-        .def_rw("ack_in_flow_queue", &FabricConfig::ackInFlowQueue)
-        .def_rw("ecmp_hash", &FabricConfig::ecmpHash)
-        .def_rw("truncate_tx_time", &FabricConfig::truncateTxTime)
-        .def_rw("cc", &FabricConfig::cc)
         .def_prop_rw(
             "tcp_host",
             [](const FabricConfig& c) { return c.dctcp.tcp; },

@@ -42,8 +42,10 @@ class FabricParameters : public Object
 };
 
 /**
- * @brief The NIC's packet sizes, ACK cadence and timers (the fabric-wide FabricConfig fields the
- *        RDMA host model reads); Python's top-level `fabric.*` knobs.
+ * @brief The fabric-wide FabricConfig fields: the NIC's packet sizes, ACK cadence and timers, and
+ *        the choices of congestion control, ECN feedback, NIC pacing, switch ACK queue, ECMP hash
+ *        and serialisation rounding (enumerations: their names are Python's values); Python's
+ *        top-level `fabric.*` knobs.
  */
 class NicParameters : public FabricParameters, public FabricConfig
 {
