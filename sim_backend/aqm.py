@@ -6,23 +6,10 @@ parameter's allowed range: :func:`policy_spec` reads them from the compiled modu
 ranges in an error message are the ones the simulator enforces.
 
 The policies are those the compiled module registers with ns-3 (:func:`policies`, named by
-:func:`short_name`); those of ecngym (``name``: C++ type, spec):
-
-``red``
-    RED / ECN marking on the instantaneous queue (``RedAqmPolicy``), the default of every port.
-``pred``
-    PRED's flow concurrent stabilizer (``PredFcsAqmPolicy``, PRED §IV-A; docs: algorithms/pred.md §3.2): RED slope
-    ``lambda_eff = f(N) * lambda_qla`` from the per-port flow count N.
-``ecn_sharp``
-    ECN# (``EcnSharpAqmPolicy``, ECN# §3; docs: algorithms/ecn-sharp.md §2): sojourn-time marking at dequeue, an
-    instantaneous rule plus persistent-queue marking with the authors' or the paper's schedule.
-``codel``
-    CoDel in ECN-marking mode (``CodelAqmPolicy``, docs: algorithms/ecn-sharp.md §4, algorithms/pred.md §4.2).
-``r_aqm``
-    R-AQM (``RAqmPolicy``, R-AQM §IV; docs: algorithms/r-aqm.md §3, §8): pure ACKs of a congested port held in a virtual
-    input queue and released by a token bucket at the port's egress rate, three states, 5 ms
-    expiry, optional ECN-echo (``ecn_echo_bytes``) and receive-window (``rwnd_threshold_bytes``:
-    released ACKs advertise one MSS, HSCC-style) compensation.
+:func:`short_name`: ``EcnSharpAqmPolicy`` -> ``ecn_sharp``), so a new one needs nothing here: each
+C++ class's documentation says what it does and cites its paper, and the
+[AQM policy reference](../aqm-policies.md) lists every one with its C++ type, parameters and
+telemetry.
 
 The parameters an env's action tunes when it names none are declared by each policy too
 (``PortAqmPolicy::DescribeActionAttributes``), read here by :func:`action_params`
