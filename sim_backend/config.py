@@ -43,7 +43,6 @@ from ecngym.validation import (
     Bytes,
     ConfigModel,
     Duration,
-    Flag,
     OneOf,
     Real,
     Whole,
@@ -94,6 +93,13 @@ _SECTION_DOCS = {
     "timely": "TIMELY (Mittal et al., SIGCOMM 2015) as the HPCC model runs it (``CC_MODE 7``; ``TimelyParameters``).",
     "hpcc": "HPCC (Li et al., SIGCOMM 2019) as the HPCC model runs it (``CC_MODE 3``, ``MULTI_RATE 0``; "
             "``HpccParameters``).",
+    "window": """The HPCC model's NIC window (``HAS_WIN`` / ``VAR_WIN`` / ``GLOBAL_T``), for any rate-based CC
+    (``WindowParameters``).
+
+    With ``enabled``, a queue pair may have at most W bytes unacknowledged, W = the base-RTT BDP
+    (``scope="global"``: the largest over all host pairs, as ``GLOBAL_T 1``; ``"pair"``: its own
+    pair's); ``variable`` scales it by rate / line rate (``VAR_WIN 1``). Sending stays paced.
+    """,
     "buffer": """Shared-buffer MMU and PFC (``BufferParameters``; ``shared-buffer-mmu.h``).
 
     ``headroom_rule`` and ``pfc_alpha_rule`` choose how each switch ingress port gets its headroom
@@ -112,19 +118,6 @@ _SECTION_EXTRAS: dict[str, dict[str, tuple[Any, Any]]] = {
                "headroom_delays": (Whole(0, 1000), 3),
                "pfc_alpha_rule": (OneOf("fixed", "by_rate"), "fixed")},
 }
-
-
-class WindowParams(ConfigModel):
-    """The HPCC model's NIC window (``HAS_WIN`` / ``VAR_WIN`` / ``GLOBAL_T``), for any rate-based CC.
-
-    With ``enabled``, a queue pair may have at most W bytes unacknowledged, W = the base-RTT BDP
-    (``scope="global"``: the largest over all host pairs, as ``GLOBAL_T 1``; ``"pair"``: its own
-    pair's); ``variable`` scales it by rate / line rate (``VAR_WIN 1``). Sending stays paced.
-    """
-
-    enabled: Flag = False
-    variable: Flag = True
-    scope: OneOf("global", "pair") = "global"
 
 
 def _red_default(name: str) -> Any:
@@ -164,7 +157,7 @@ def section_model(section: str) -> type[ConfigModel]:
     """Return the config model of one section, its fields read from the C++ attributes.
 
     Args:
-        section: ``"dcqcn"``, ``"dctcp"``, ``"dctcp_rate"``, ``"timely"``, ``"hpcc"`` or ``"buffer"``.
+        section: ``"dcqcn"``, ``"dctcp"``, ``"dctcp_rate"``, ``"timely"``, ``"hpcc"``, ``"window"`` or ``"buffer"``.
 
     Returns:
         A :class:`ConfigModel` named ``<Section>Params`` (``DcqcnParams``).
@@ -207,7 +200,6 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
     seed: Whole(0, MAX_SIMULATION_SEED) = 1
     num_queues: Whole(2, NUM_QUEUES_MAX) = 8
     scheduler: OneOf(*SCHEDULERS) = "timing_wheel"
-    window: WindowParams = Field(default_factory=WindowParams)
     ecn: EcnParams = Field(default_factory=EcnParams)
     aqm: Any = Field(default_factory=dict)
 
@@ -374,9 +366,6 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
         c.num_queues = self.num_queues
         c.scheduler_type_id = SCHEDULERS[self.scheduler]
         c.tcp_host = self._tcp_host_options()
-        c.nic_window = self.window.enabled
-        c.var_window = self.window.variable
-        c.window_global = self.window.scope == "global"
         c.aqm_type_id, c.aqm_attribute_names, c.aqm_attribute_values = _red_birth(
             self.ecn.kmin, self.ecn.kmax, self.ecn.pmax, self.ecn.mark_at == "dequeue")
         self._check_aqm()
@@ -483,7 +472,7 @@ def __getattr__(name: str) -> Any:
     if name == "FabricConfig":
         return fabric_config_class()
     models = {"DcqcnParams": "dcqcn", "DctcpParams": "dctcp", "DctcpRateParams": "dctcp_rate",
-              "TimelyParams": "timely", "HpccParams": "hpcc", "BufferParams": "buffer"}
+              "TimelyParams": "timely", "HpccParams": "hpcc", "WindowParams": "window", "BufferParams": "buffer"}
     if name in models:
         return section_model(models[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -492,7 +481,6 @@ def __getattr__(name: str) -> Any:
 _FABRIC_DOC = """Everything about a fabric except its topology and its flows.
 
     Attributes:
-        window: The NIC window of any rate-based CC (:class:`WindowParams`).
         seed: Seed of every random decision inside the fabric (ECMP salt, RED draws).
         num_queues: Queues per port including the strict-priority control queue 0 (2..8).
         aqm: Port AQM policy per switch layer, installed at build time: ``{"all" | layer:
@@ -508,8 +496,9 @@ _FABRIC_DOC = """Everything about a fabric except its topology and its flows.
     The simulator's knobs (at the top level the NIC's sizes and timers and the choices ``cc``,
     ``ecn_feedback``, ``nic_pacing_wake``, ``switch_ack_queue``, ``ecmp_hash``,
     ``tx_time_rounding``; the sections ``dcqcn``, ``dctcp``, ``dctcp_rate``, ``timely``, ``hpcc``,
-    ``buffer``) are fields read from the C++ attributes (:mod:`ecngym.sim_backend.knobs`): their one
-    home of name, default, allowed values and description.
+    ``window`` (the NIC window of any rate-based CC), ``buffer``) are fields read from the C++
+    attributes (:mod:`ecngym.sim_backend.knobs`): their one home of name, default, allowed values
+    and description.
     """
 
 

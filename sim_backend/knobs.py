@@ -2,7 +2,7 @@
 
 Each section of the fabric's knobs is an ns-3 ``FabricParameters`` TypeId (``NicParameters``,
 ``DcqcnParameters``, ``DctcpParameters``, ``DctcpRateParameters``, ``TimelyParameters``,
-``HpccParameters``, ``BufferParameters``, see ``sim_backend/model/fabric-parameters.h``); each
+``HpccParameters``, ``WindowParameters``, ``BufferParameters``, see ``sim_backend/model/fabric-parameters.h``); each
 knob is one of its attributes, whose default and checker are the knob's default and allowed range.
 This module turns them into the fields of :class:`ecngym.sim_backend.config.FabricConfig`:
 

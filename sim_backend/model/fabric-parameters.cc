@@ -21,6 +21,7 @@ NS_OBJECT_ENSURE_REGISTERED(DctcpParameters);
 NS_OBJECT_ENSURE_REGISTERED(DctcpRateParameters);
 NS_OBJECT_ENSURE_REGISTERED(TimelyParameters);
 NS_OBJECT_ENSURE_REGISTERED(HpccParameters);
+NS_OBJECT_ENSURE_REGISTERED(WindowParameters);
 NS_OBJECT_ENSURE_REGISTERED(BufferParameters);
 
 namespace
@@ -462,6 +463,44 @@ void
 HpccParameters::ApplyTo(FabricConfig& cfg) const
 {
     cfg.hpcc = *this;
+}
+
+TypeId
+WindowParameters::GetTypeId()
+{
+    const FabricConfig d{};
+    static TypeId tid =
+        TypeId("ns3::ecngym::WindowParameters")
+            .SetParent<FabricParameters>()
+            .SetGroupName("Ecngym")
+            .AddConstructor<WindowParameters>()
+            .AddAttribute("Enabled",
+                          "A queue pair may have at most W bytes unacknowledged, W = the base-RTT BDP "
+                          "(HAS_WIN; sending stays paced). HPCC needs it; the window-based dctcp keeps "
+                          "its own",
+                          BooleanValue(d.nicWindow),
+                          MakeBooleanAccessor(&WindowParameters::m_enabled),
+                          MakeBooleanChecker())
+            .AddAttribute("Variable",
+                          "Scale W by rate / line rate (VAR_WIN 1)",
+                          BooleanValue(d.varWindow),
+                          MakeBooleanAccessor(&WindowParameters::m_variable),
+                          MakeBooleanChecker())
+            .AddAttribute("Scope",
+                          "global: W is the largest BDP over all host pairs (GLOBAL_T 1); pair: the "
+                          "queue pair's own pair's",
+                          EnumValue<bool>(d.windowGlobal),
+                          MakeEnumAccessor<bool>(&WindowParameters::m_global),
+                          MakeEnumChecker(true, "global", false, "pair"));
+    return tid;
+}
+
+void
+WindowParameters::ApplyTo(FabricConfig& cfg) const
+{
+    cfg.nicWindow = m_enabled;
+    cfg.varWindow = m_variable;
+    cfg.windowGlobal = m_global;
 }
 
 TypeId

@@ -119,6 +119,27 @@ class HpccParameters : public FabricParameters, public HpccConfig
     void ApplyTo(FabricConfig& cfg) const override;
 };
 
+/**
+ * @brief The HPCC model's NIC window (HAS_WIN / VAR_WIN / GLOBAL_T) for any rate-based congestion
+ *        control (FabricConfig's nicWindow, varWindow, windowGlobal), Python's `fabric.window`.
+ */
+class WindowParameters : public FabricParameters
+{
+  public:
+    /**
+     * @brief Get the type ID.
+     * @return the object TypeId
+     */
+    static TypeId GetTypeId();
+    void ApplyTo(FabricConfig& cfg) const override;
+
+  private:
+    // set from the attributes' initial values at construction (GetTypeId: their one home)
+    bool m_enabled;  //!< FabricConfig::nicWindow
+    bool m_variable; //!< FabricConfig::varWindow
+    bool m_global;   //!< FabricConfig::windowGlobal
+};
+
 /** @brief The switches' shared buffer and PFC (SharedBufferMmu::Config), Python's `fabric.buffer`. */
 class BufferParameters : public FabricParameters, public SharedBufferMmu::Config
 {

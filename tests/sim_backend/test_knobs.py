@@ -26,7 +26,7 @@ def _overrides(section: str, name: str, value):
 
 
 def test_every_section_of_the_simulator_is_a_config_section():
-    assert set(knobs.sections()) == {"nic", "dcqcn", "dctcp", "dctcp_rate", "timely", "hpcc", "buffer"}
+    assert set(knobs.sections()) == {"nic", "dcqcn", "dctcp", "dctcp_rate", "timely", "hpcc", "window", "buffer"}
     cfg = FabricConfig()
     for section, name, knob in KNOBS:
         node = cfg if section == knobs.TOP_LEVEL else getattr(cfg, section)
@@ -114,6 +114,9 @@ def test_the_choices_come_from_the_simulators_enumerations():
         with pytest.raises(ConfigError) as err:
             FabricConfig(**{name: "no_such_choice"})
         assert err.value.field == f"fabric.{name}" and all(repr(c) in err.value.message for c in choices), err.value
+    scope = knobs.section_knobs("window")["scope"]
+    assert (scope.attribute, scope.default, scope.range) == ("Scope", "global", "global | pair")
+    assert FabricConfig(window={"scope": "pair"}).window.scope == "pair"
 
 
 def test_the_simulator_refuses_a_name_its_enumeration_lacks():
