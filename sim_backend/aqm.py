@@ -6,23 +6,14 @@ parameter's allowed range: :func:`policy_spec` reads them from the compiled modu
 ranges in an error message are the ones the simulator enforces.
 
 The policies are those the compiled module registers with ns-3 (:func:`policies`, named by
-:func:`short_name`); those of ecngym (``name``: C++ type, spec):
+:func:`short_name`: ``EcnSharpAqmPolicy`` -> ``ecn_sharp``), so a new one needs nothing here: each
+C++ class's documentation says what it does and cites its paper, and the
+[AQM policy reference](../aqm-policies.md) lists every one with its C++ type, parameters and
+telemetry.
 
-``red``
-    RED / ECN marking on the instantaneous queue (``RedAqmPolicy``), the default of every port.
-``pred``
-    PRED's flow concurrent stabilizer (``PredFcsAqmPolicy``, PRED §IV-A; docs: algorithms/pred.md §3.2): RED slope
-    ``lambda_eff = f(N) * lambda_qla`` from the per-port flow count N.
-``ecn_sharp``
-    ECN# (``EcnSharpAqmPolicy``, ECN# §3; docs: algorithms/ecn-sharp.md §2): sojourn-time marking at dequeue, an
-    instantaneous rule plus persistent-queue marking with the authors' or the paper's schedule.
-``codel``
-    CoDel in ECN-marking mode (``CodelAqmPolicy``, docs: algorithms/ecn-sharp.md §4, algorithms/pred.md §4.2).
-``r_aqm``
-    R-AQM (``RAqmPolicy``, R-AQM §IV; docs: algorithms/r-aqm.md §3, §8): pure ACKs of a congested port held in a virtual
-    input queue and released by a token bucket at the port's egress rate, three states, 5 ms
-    expiry, optional ECN-echo (``ecn_echo_bytes``) and receive-window (``rwnd_threshold_bytes``:
-    released ACKs advertise one MSS, HSCC-style) compensation.
+The parameters an env's action tunes when it names none are declared by each policy too
+(``PortAqmPolicy::DescribeActionAttributes``), read here by :func:`action_params`
+(``ACTION_PARAMS``).
 
 Parameter names are the attributes' names in snake case (``KminBytes`` -> ``kmin_bytes``). Byte
 and time parameters (``*_bytes``, ``*_ns``) accept human units ("65KB", "80us"); enumerations
@@ -123,23 +114,38 @@ def telemetry_specs() -> dict[str, TelemetrySpec]:
 
 
 def __getattr__(name: str) -> Any:
-    """``POLICIES``: :func:`policies`, read when first used (the C++ module loads then, not at import)."""
+    """``POLICIES``: :func:`policies`; ``ACTION_PARAMS``: :func:`action_params`.
+
+    Read when first used (the C++ module loads then, not at import).
+    """
     if name == "POLICIES":
         return policies()
+    if name == "ACTION_PARAMS":
+        return action_params()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: The parameters an env's action tunes when ``env.action.aqm_params`` names none (the knobs each
-#: paper tunes: PRED's QLA sets lambda, PRED §IV-B; docs: algorithms/pred.md §3.3; ECN#'s two targets, ECN# §3;
-#: algorithms/ecn-sharp.md §2; CoDel's target / interval; R-AQM's K_min / K_max, R-AQM §IV; algorithms/r-aqm.md
-#: §3).
-ACTION_PARAMS: dict[str, tuple[str, ...]] = {
-    "red": ("kmin_bytes", "kmax_bytes", "pmax"),
-    "pred": ("lambda_qla",),
-    "ecn_sharp": ("ins_target_ns", "pst_target_ns"),
-    "codel": ("target_ns", "interval_ns"),
-    "r_aqm": ("kmin_bytes", "kmax_bytes"),
-}
+@functools.cache
+def action_params() -> dict[str, tuple[str, ...]]:
+    """Short name -> the parameters an env's action tunes when ``env.action.aqm_params`` names none.
+
+    Each policy declares them in C++ (``PortAqmPolicy::DescribeActionAttributes``: the knobs its
+    paper tunes, e.g. PRED's QLA sets lambda, PRED §IV-B; ECN#'s two sojourn targets, ECN# §3;
+    R-AQM's K_min / K_max, R-AQM §IV); a policy that declares none is not listed, and an action on
+    it names its parameters.
+
+    Raises:
+        RuntimeError: If a policy declares an attribute it does not have.
+    """
+    from ecngym.sim_backend import _fabric
+
+    out: dict[str, tuple[str, ...]] = {}
+    for name, type_name in policies().items():
+        by_attribute = {s.attribute: s.name for s in _policy_spec(type_name).values()}
+        params = tuple(by_attribute[a] for a in _fabric.aqm_action_attributes(type_name))
+        if params:
+            out[name] = params
+    return out
 
 
 @dataclass(frozen=True)

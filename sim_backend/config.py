@@ -43,7 +43,6 @@ from ecngym.validation import (
     Bytes,
     ConfigModel,
     Duration,
-    Flag,
     OneOf,
     Real,
     Whole,
@@ -68,9 +67,6 @@ SCHEDULERS = {
     "calendar": "ns3::CalendarScheduler",
     "list": "ns3::ListScheduler",
 }
-
-#: Congestion controls (``FabricConfig.cc``), in the order of the C++ ``CcKind``
-CC_NAMES = ("dcqcn", "dctcp", "dctcp_rate", "timely", "hpcc")
 
 #: The keys of a fabric mapping that choose its base (:meth:`FabricConfig.from_dict`): a preset or
 #: an HPCC config file. A mapping names one at most; an override naming one replaces the other.
@@ -97,6 +93,13 @@ _SECTION_DOCS = {
     "timely": "TIMELY (Mittal et al., SIGCOMM 2015) as the HPCC model runs it (``CC_MODE 7``; ``TimelyParameters``).",
     "hpcc": "HPCC (Li et al., SIGCOMM 2019) as the HPCC model runs it (``CC_MODE 3``, ``MULTI_RATE 0``; "
             "``HpccParameters``).",
+    "window": """The HPCC model's NIC window (``HAS_WIN`` / ``VAR_WIN`` / ``GLOBAL_T``), for any rate-based CC
+    (``WindowParameters``).
+
+    With ``enabled``, a queue pair may have at most W bytes unacknowledged, W = the base-RTT BDP
+    (``scope="global"``: the largest over all host pairs, as ``GLOBAL_T 1``; ``"pair"``: its own
+    pair's); ``variable`` scales it by rate / line rate (``VAR_WIN 1``). Sending stays paced.
+    """,
     "buffer": """Shared-buffer MMU and PFC (``BufferParameters``; ``shared-buffer-mmu.h``).
 
     ``headroom_rule`` and ``pfc_alpha_rule`` choose how each switch ingress port gets its headroom
@@ -115,19 +118,6 @@ _SECTION_EXTRAS: dict[str, dict[str, tuple[Any, Any]]] = {
                "headroom_delays": (Whole(0, 1000), 3),
                "pfc_alpha_rule": (OneOf("fixed", "by_rate"), "fixed")},
 }
-
-
-class WindowParams(ConfigModel):
-    """The HPCC model's NIC window (``HAS_WIN`` / ``VAR_WIN`` / ``GLOBAL_T``), for any rate-based CC.
-
-    With ``enabled``, a queue pair may have at most W bytes unacknowledged, W = the base-RTT BDP
-    (``scope="global"``: the largest over all host pairs, as ``GLOBAL_T 1``; ``"pair"``: its own
-    pair's); ``variable`` scales it by rate / line rate (``VAR_WIN 1``). Sending stays paced.
-    """
-
-    enabled: Flag = False
-    variable: Flag = True
-    scope: OneOf("global", "pair") = "global"
 
 
 def _red_default(name: str) -> Any:
@@ -167,7 +157,7 @@ def section_model(section: str) -> type[ConfigModel]:
     """Return the config model of one section, its fields read from the C++ attributes.
 
     Args:
-        section: ``"dcqcn"``, ``"dctcp"``, ``"dctcp_rate"``, ``"timely"``, ``"hpcc"`` or ``"buffer"``.
+        section: ``"dcqcn"``, ``"dctcp"``, ``"dctcp_rate"``, ``"timely"``, ``"hpcc"``, ``"window"`` or ``"buffer"``.
 
     Returns:
         A :class:`ConfigModel` named ``<Section>Params`` (``DcqcnParams``).
@@ -207,16 +197,9 @@ class _ConfigErrorOnCall(type(ConfigModel)):
 class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
     """The fabric's settings that are Python's own; :class:`FabricConfig` adds the simulator knobs."""
 
-    cc: OneOf(*CC_NAMES) = "dcqcn"
-    ecn_feedback: OneOf("cnp", "ack_echo") = "cnp"
     seed: Whole(0, MAX_SIMULATION_SEED) = 1
     num_queues: Whole(2, NUM_QUEUES_MAX) = 8
-    nic_pacing_wake: OneOf("exact", "hpcc") = "exact"
-    switch_ack_queue: OneOf("control", "flow") = "control"
-    ecmp_hash: OneOf("salted", "hpcc") = "salted"
-    tx_time_rounding: OneOf("carry", "truncate") = "carry"
     scheduler: OneOf(*SCHEDULERS) = "timing_wheel"
-    window: WindowParams = Field(default_factory=WindowParams)
     ecn: EcnParams = Field(default_factory=EcnParams)
     aqm: Any = Field(default_factory=dict)
 
@@ -379,19 +362,10 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
             c = _fabric.make_fabric_config(given)
         except ValueError as exc:  # a checker refusing what the typed layer let through: a bug, named
             raise ConfigError("fabric", str(exc)) from None
-        c.cc = getattr(_fabric.CcKind, self.cc.upper())
-        c.ecn_feedback = _fabric.EcnFeedback.CNP if self.ecn_feedback == "cnp" else _fabric.EcnFeedback.ACK_ECHO
         c.seed = self.seed
         c.num_queues = self.num_queues
-        c.hpcc_nic_wake = self.nic_pacing_wake == "hpcc"
-        c.ack_in_flow_queue = self.switch_ack_queue == "flow"
-        c.ecmp_hash = _fabric.EcmpHash.HPCC if self.ecmp_hash == "hpcc" else _fabric.EcmpHash.SALTED
-        c.truncate_tx_time = self.tx_time_rounding == "truncate"
         c.scheduler_type_id = SCHEDULERS[self.scheduler]
         c.tcp_host = self._tcp_host_options()
-        c.nic_window = self.window.enabled
-        c.var_window = self.window.variable
-        c.window_global = self.window.scope == "global"
         c.aqm_type_id, c.aqm_attribute_names, c.aqm_attribute_values = _red_birth(
             self.ecn.kmin, self.ecn.kmax, self.ecn.pmax, self.ecn.mark_at == "dequeue")
         self._check_aqm()
@@ -498,7 +472,7 @@ def __getattr__(name: str) -> Any:
     if name == "FabricConfig":
         return fabric_config_class()
     models = {"DcqcnParams": "dcqcn", "DctcpParams": "dctcp", "DctcpRateParams": "dctcp_rate",
-              "TimelyParams": "timely", "HpccParams": "hpcc", "BufferParams": "buffer"}
+              "TimelyParams": "timely", "HpccParams": "hpcc", "WindowParams": "window", "BufferParams": "buffer"}
     if name in models:
         return section_model(models[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -507,48 +481,24 @@ def __getattr__(name: str) -> Any:
 _FABRIC_DOC = """Everything about a fabric except its topology and its flows.
 
     Attributes:
-        cc: Host congestion control: ``"dcqcn"``, ``"dctcp"`` (window-based), ``"dctcp_rate"``
-            (the HPCC model's rate-based DCTCP), ``"timely"`` or ``"hpcc"``. DCQCN with a BDP
-            window (the HPCC model's ``dcqcn_vwin``) is ``"dcqcn"`` with ``window.enabled``.
-        window: The NIC window of any rate-based CC (:class:`WindowParams`).
-        ecn_feedback: ``"cnp"`` (notification point sends CNPs) or ``"ack_echo"`` (every ACK
-            echoes CE, as the HPCC model does). DCTCP always reads the echo on ACKs.
         seed: Seed of every random decision inside the fabric (ECMP salt, RED draws).
         num_queues: Queues per port including the strict-priority control queue 0 (2..8).
-        nic_pacing_wake: ``"exact"`` (the NIC wakes at the earliest pacing time of its queue pairs)
-            or ``"hpcc"`` (as the HPCC model's ns-3.36 port: no wake-up is scheduled while a
-            queue pair has sent everything and awaits ACKs; paced queue pairs then wait for the
-            next ACK or completion). The ``hpcc`` preset uses ``"hpcc"`` to match the reference runs.
-        switch_ack_queue: Where switches queue ACKs / NACKs: ``"control"`` (the strict-priority
-            queue 0, with CNPs and PFC frames) or ``"flow"`` (the data queue of the flow's
-            priority, FIFO behind data and charged to the shared buffer, as the HPCC model's
-            switch does: its ``AckHighPrio`` attribute defaults to 0 and its reference driver
-            never sets it; ACK_HIGH_PRIO there only raises the NIC's ACK queue). Hosts always send
-            ACKs first.
-        ecmp_hash: ``"salted"`` (a per-flow hash mixed with a per-switch salt from ``seed``) or
-            ``"hpcc"`` (the HPCC model's MurmurHash3 of (source IP, destination IP, ports) seeded
-            by the switch's node id, with its addressing: host IP 11.0.x.1 from the node id,
-            source ports 10000, 10001, ... per host pair in flow-table order, destination port
-            100; next hops in node order). ``"hpcc"`` reproduces the reference runs' paths; it
-            does not depend on ``seed``.
         aqm: Port AQM policy per switch layer, installed at build time: ``{"all" | layer:
             {"policy": name, **parameters}}`` ("all" first, then named layers), e.g.
             ``{"leaf": {"policy": "pred", "lambda_qla": 0.1}}``. Ports not named run RED with the
             ``ecn`` setting. Policies and parameters: :mod:`ecngym.sim_backend.aqm`.
-        tx_time_rounding: ``"carry"`` (a packet's serialisation time is rounded to the ns clock
-            and the remainder carried to the next packet: the exact line rate on average) or
-            ``"truncate"`` (each serialisation and pacing time is truncated to whole ns, as
-            ns-3.36's ``DataRate::CalculateBytesTxTime`` does in the HPCC model: 1052 B take
-            84 ns at 100 Gbps instead of 84.16, so links run ~0.2% fast).
         scheduler: ns-3's event scheduler: ``"timing_wheel"`` (ours, the default: a nanosecond
             timing wheel over 16 us plus a heap for later events, ``timing-wheel-scheduler.h``)
             or one of ns-3's own, ``"priority_queue"``, ``"map"``, ``"heap"``, ``"calendar"``,
             ``"list"``. Every scheduler runs events in the same order, so results are
             bit-identical; only the speed differs.
 
-    The simulator's knobs (the NIC's sizes and timers at the top level; the sections ``dcqcn``,
-    ``dctcp``, ``dctcp_rate``, ``timely``, ``hpcc``, ``buffer``) are fields read from the C++
-    attributes (:mod:`ecngym.sim_backend.knobs`): their one home of name, default and range.
+    The simulator's knobs (at the top level the NIC's sizes and timers and the choices ``cc``,
+    ``ecn_feedback``, ``nic_pacing_wake``, ``switch_ack_queue``, ``ecmp_hash``,
+    ``tx_time_rounding``; the sections ``dcqcn``, ``dctcp``, ``dctcp_rate``, ``timely``, ``hpcc``,
+    ``window`` (the NIC window of any rate-based CC), ``buffer``) are fields read from the C++
+    attributes (:mod:`ecngym.sim_backend.knobs`): their one home of name, default, allowed values
+    and description.
     """
 
 

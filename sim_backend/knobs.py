@@ -2,7 +2,7 @@
 
 Each section of the fabric's knobs is an ns-3 ``FabricParameters`` TypeId (``NicParameters``,
 ``DcqcnParameters``, ``DctcpParameters``, ``DctcpRateParameters``, ``TimelyParameters``,
-``HpccParameters``, ``BufferParameters``, see ``sim_backend/model/fabric-parameters.h``); each
+``HpccParameters``, ``WindowParameters``, ``BufferParameters``, see ``sim_backend/model/fabric-parameters.h``); each
 knob is one of its attributes, whose default and checker are the knob's default and allowed range.
 This module turns them into the fields of :class:`ecngym.sim_backend.config.FabricConfig`:
 
@@ -12,7 +12,9 @@ This module turns them into the fields of :class:`ecngym.sim_backend.config.Fabr
   ``Bytes``, ``Bps``) makes it a :func:`~ecngym.validation.Duration`, :func:`~ecngym.validation.Bytes`
   or :func:`~ecngym.validation.Rate` field that takes human units ("1us", "5KB", "20Mbps") and
   stores ns, bytes or bit/s; a double is a :func:`~ecngym.validation.Real`, an integer a
-  :func:`~ecngym.validation.Whole`, a boolean a :data:`~ecngym.validation.Flag`;
+  :func:`~ecngym.validation.Whole`, a boolean a :data:`~ecngym.validation.Flag`, an enumeration
+  (an ``EnumValue`` with ``MakeEnumChecker``) a :func:`~ecngym.validation.OneOf` of its names
+  (``Cc`` is ``fabric.cc``: ``"dcqcn"``, ``"dctcp"`` ...);
 - the checker's range is the field's range (a double checker's lower bound of the smallest normal
   double means "> 0"; the ends a unit's own parser enforces, 2^53 B, 2^62 ns, [1 bps, 1 Pbps],
   are left to it, so a message reads "[1, inf) ns").

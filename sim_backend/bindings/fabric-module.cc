@@ -15,6 +15,8 @@
 #include "../model/port-aqm-policy.h"
 #include "../model/tcp-host-options.h"
 
+#include "numpy-conversions.h"
+
 #include "ns3/simulator-impl.h"
 #include "ns3/simulator.h"
 
@@ -30,32 +32,10 @@
 namespace nb = nanobind;
 using namespace nb::literals;
 using namespace ns3::ecngym;
+using namespace ns3::ecngym::numpy;
 
 namespace
 {
-
-template <typename T>
-using Array1 = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
-
-template <typename T>
-using ArrayIn = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-
-/** Move a vector into a NumPy array that owns it. */
-template <typename T>
-Array1<T>
-ToNumpy(std::vector<T>&& v)
-{
-    auto* heap = new std::vector<T>(std::move(v));
-    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-    return Array1<T>(heap->data(), {heap->size()}, owner);
-}
-
-template <typename T>
-std::vector<T>
-FromNumpy(const ArrayIn<T>& a)
-{
-    return std::vector<T>(a.data(), a.data() + a.shape(0));
-}
 
 /**
  * Telemetry as (interval_start_ns, interval_end_ns, block, aqm): block is the kTelemetryRows x
@@ -66,10 +46,7 @@ nb::tuple
 TelemetryToTuple(TelemetrySnapshot&& s)
 {
     const std::size_t ports = s.block.size() / kTelemetryRows;
-    auto* heap = new std::vector<uint64_t>(std::move(s.block));
-    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<uint64_t>*>(p); });
-    nb::ndarray<nb::numpy, uint64_t, nb::ndim<2>, nb::c_contig> block(
-        heap->data(), {static_cast<std::size_t>(kTelemetryRows), ports}, owner);
+    auto block = ToNumpy(std::move(s.block), static_cast<std::size_t>(kTelemetryRows), ports);
     nb::dict aqm;
     for (auto& [name, values] : s.aqm)
     {
@@ -110,12 +87,12 @@ KindOf(const std::string& kind)
     return kind[0];
 }
 
-/** The attributes of a TypeId as a list of dicts: name, help, initial, checker. */
+/** Attributes (DescribeAttributes) as a list of dicts: name, help, initial, checker. */
 nb::list
-Describe(const ns3::TypeId& tid)
+Describe(const std::vector<AttributeDescription>& attributes)
 {
     nb::list out;
-    for (const AttributeDescription& a : DescribeAttributes(tid))
+    for (const AttributeDescription& a : attributes)
     {
         nb::dict d;
         d["name"] = a.name;
@@ -285,18 +262,6 @@ NB_MODULE(_fabric, m)
             },
             "block"_a, "ports"_a, "span_ns"_a, "span_fraction"_a, "frame"_a, "hist"_a, "reward"_a, "stats"_a);
 
-    nb::enum_<CcKind>(m, "CcKind")
-        .value("DCQCN", CcKind::Dcqcn)
-        .value("DCTCP", CcKind::Dctcp)
-        .value("DCTCP_RATE", CcKind::DctcpRate)
-        .value("TIMELY", CcKind::Timely)
-        .value("HPCC", CcKind::Hpcc);
-    nb::enum_<EcnFeedback>(m, "EcnFeedback")
-        .value("CNP", EcnFeedback::Cnp)
-        .value("ACK_ECHO", EcnFeedback::AckEcho);
-
-    nb::enum_<EcmpHash>(m, "EcmpHash").value("SALTED", EcmpHash::Salted).value("HPCC", EcmpHash::Hpcc);
-
     nb::class_<TcpHostConfig>(m, "TcpHostConfig")
         .def(nb::init<>())
         .def_ro("slow_start", &TcpHostConfig::slowStart)
@@ -313,7 +278,7 @@ NB_MODULE(_fabric, m)
     m.def(
         "describe_tcp_host",
         []() {
-            return Describe(TcpHostOptions::GetTypeId());
+            return Describe(DescribeAttributes(TcpHostOptions::GetTypeId()));
         },
         "The Linux-like options of the DCTCP host model (TcpHostOptions' attributes): name, help, "
         "initial value, checker range.");
@@ -347,7 +312,7 @@ NB_MODULE(_fabric, m)
             {
                 throw nb::value_error(("fabric: " + typeName + " is not a fabric section type").c_str());
             }
-            return Describe(tid);
+            return Describe(DescribeAttributes(tid));
         },
         "type_name"_a,
         "The knobs of one fabric section: name, help, initial value, checker range.");
@@ -371,26 +336,17 @@ NB_MODULE(_fabric, m)
         "sections"_a,
         "Build a FabricConfig from (section TypeId name, attribute names, attribute strings); "
         "ValueError naming the attribute whose checker refuses its value. The fields of no section "
-        "(cc, seed, ECN ...) keep their defaults: set them on the result.");
+        "(seed, queues, the first AQM policy ...) keep their defaults: set them on the result.");
 
     nb::class_<FabricConfig>(m, "FabricConfig")
         .def(nb::init<>())
         .def_rw("seed", &FabricConfig::seed)
         .def_rw("num_queues", &FabricConfig::numQueues)
-        .def_rw("ecn_feedback", &FabricConfig::ecnFeedback)
-        .def_rw("hpcc_nic_wake", &FabricConfig::hpccNicWake)
-        .def_rw("ack_in_flow_queue", &FabricConfig::ackInFlowQueue)
-        .def_rw("ecmp_hash", &FabricConfig::ecmpHash)
-        .def_rw("truncate_tx_time", &FabricConfig::truncateTxTime)
-        .def_rw("cc", &FabricConfig::cc)
         .def_prop_rw(
             "tcp_host",
             [](const FabricConfig& c) { return c.dctcp.tcp; },
             [](FabricConfig& c, const TcpHostConfig& t) { c.dctcp.tcp = t; })
         .def_ro("mtu_payload_bytes", &FabricConfig::mtuPayloadBytes)
-        .def_rw("nic_window", &FabricConfig::nicWindow)
-        .def_rw("var_window", &FabricConfig::varWindow)
-        .def_rw("window_global", &FabricConfig::windowGlobal)
         .def_rw("aqm_type_id", &FabricConfig::aqmTypeId)
         .def_rw("aqm_attribute_names", &FabricConfig::aqmAttributeNames)
         .def_rw("aqm_attribute_values", &FabricConfig::aqmAttributeValues)
@@ -422,19 +378,7 @@ NB_MODULE(_fabric, m)
 
     m.def(
         "describe_aqm",
-        [](const std::string& typeName) {
-            nb::list out;
-            for (const AqmAttributeInfo& a : DescribeAqmType(typeName))
-            {
-                nb::dict d;
-                d["name"] = a.name;
-                d["help"] = a.help;
-                d["initial"] = a.initial;
-                d["checker"] = a.checker;
-                out.append(d);
-            }
-            return out;
-        },
+        [](const std::string& typeName) { return Describe(DescribeAqmType(typeName)); },
         "type_name"_a,
         "The attributes of a port AQM policy type: name, help, initial value, checker range.");
 
@@ -473,6 +417,12 @@ NB_MODULE(_fabric, m)
         },
         "type_name"_a,
         "The per-interval telemetry a port AQM policy type declares: name, unit, normaliser, help.");
+
+    m.def("aqm_action_attributes",
+          &DescribeAqmActionAttributes,
+          "type_name"_a,
+          "The attributes an env's action tunes by default, as a port AQM policy type declares them "
+          "(empty: an action names its own).");
 
     m.def("check_aqm",
           &CheckAqmSetting,
@@ -569,13 +519,9 @@ NB_MODULE(_fabric, m)
                  ArrayIn<uint32_t> ports,
                  const std::string& typeName,
                  const std::vector<std::string>& names) {
-                 auto* heap = new std::vector<double>(ports.shape(0) * names.size());
-                 nb::capsule owner(heap, [](void* p) noexcept {
-                     delete static_cast<std::vector<double>*>(p);
-                 });
-                 f.GetAqmValues(FromNumpy(ports), typeName, names, heap->data());
-                 return nb::ndarray<nb::numpy, double, nb::ndim<2>, nb::c_contig>(
-                     heap->data(), {ports.shape(0), names.size()}, owner);
+                 std::vector<double> values(ports.shape(0) * names.size());
+                 f.GetAqmValues(FromNumpy(ports), typeName, names, values.data());
+                 return ToNumpy(std::move(values), ports.shape(0), names.size());
              },
              "port_ids"_a, "type_name"_a, "names"_a,
              "Numeric attributes of one AQM policy type per port (NaN where a port runs another).")

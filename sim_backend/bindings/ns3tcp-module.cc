@@ -6,6 +6,8 @@
  */
 #include "../helper/ns3-tcp-reference.h"
 
+#include "numpy-conversions.h"
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -15,31 +17,10 @@
 namespace nb = nanobind;
 using namespace nb::literals;
 using namespace ns3::ecngym;
+using namespace ns3::ecngym::numpy;
 
 namespace
 {
-
-template <typename T>
-using Array1 = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
-
-template <typename T>
-using ArrayIn = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-
-template <typename T>
-Array1<T>
-ToNumpy(std::vector<T>&& v)
-{
-    auto* heap = new std::vector<T>(std::move(v));
-    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-    return Array1<T>(heap->data(), {heap->size()}, owner);
-}
-
-template <typename T>
-std::vector<T>
-FromNumpy(const ArrayIn<T>& a)
-{
-    return std::vector<T>(a.data(), a.data() + a.shape(0));
-}
 
 nb::dict
 Run(const ArrayIn<uint8_t>& isSwitch,

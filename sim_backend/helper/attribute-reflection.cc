@@ -36,6 +36,26 @@ ReadsWhole(const std::string& text)
     return !iss.fail() && iss.eof();
 }
 
+/**
+ * Whether @p text names one of the choices of an enumeration's checker (its type information,
+ * "a|b|c"). ns-3's EnumChecker looks a name up without checking that it found one, so a name is
+ * checked first.
+ */
+bool
+NamesAChoice(const AttributeChecker& checker, const std::string& text)
+{
+    std::istringstream choices(checker.GetUnderlyingTypeInformation());
+    std::string choice;
+    while (std::getline(choices, choice, '|'))
+    {
+        if (choice == text)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
 /** A double with every digit: a DoubleValue's own string has 6 significant digits. */
 std::string
 Exact(double v)
@@ -100,7 +120,10 @@ SetAttributeStrings(ObjectBase& object,
             throw std::invalid_argument(what + "::" + names[k] + " = '" + values[k] + "' is not a number (" +
                                         info.checker->GetUnderlyingTypeInformation() + ")");
         }
-        Ptr<AttributeValue> v = info.checker->CreateValidValue(StringValue(values[k]));
+        const bool enumeration = info.checker->GetValueTypeName().rfind("ns3::EnumValue<", 0) == 0;
+        Ptr<AttributeValue> v = enumeration && !NamesAChoice(*info.checker, values[k])
+                                    ? nullptr
+                                    : info.checker->CreateValidValue(StringValue(values[k]));
         if (v == nullptr || !object.SetAttributeFailSafe(names[k], *v))
         {
             throw std::invalid_argument(what + "::" + names[k] + " = " + values[k] +

@@ -479,26 +479,33 @@ Fabric::GetAqm(uint32_t portId,
     return tid.GetName();
 }
 
-std::vector<AqmAttributeInfo>
+std::vector<AttributeDescription>
 DescribeAqmType(const std::string& typeName)
 {
-    const TypeId tid = LookupAqmType(typeName);
-    std::vector<AqmAttributeInfo> out;
-    for (std::size_t k = 0; k < tid.GetAttributeN(); ++k)
-    {
-        const TypeId::AttributeInformation info = tid.GetAttribute(k);
-        out.push_back({info.name,
-                       info.help,
-                       info.initialValue->SerializeToString(info.checker),
-                       info.checker->GetUnderlyingTypeInformation()});
-    }
-    return out;
+    return DescribeAttributes(LookupAqmType(typeName));
 }
 
 std::vector<AqmTelemetryInfo>
 DescribeAqmTelemetry(const std::string& typeName)
 {
     return MakeAqm(LookupAqmType(typeName))->DescribeTelemetry();
+}
+
+std::vector<std::string>
+DescribeAqmActionAttributes(const std::string& typeName)
+{
+    const TypeId tid = LookupAqmType(typeName);
+    std::vector<std::string> names = MakeAqm(tid)->DescribeActionAttributes();
+    for (const std::string& name : names)
+    {
+        TypeId::AttributeInformation info;
+        if (!tid.LookupAttributeByName(name, &info))
+        {
+            throw std::logic_error(typeName + " declares the action attribute " + name +
+                                   ", which it does not have");
+        }
+    }
+    return names;
 }
 
 std::string

@@ -546,56 +546,33 @@ Fabric::PortNode() const
 std::vector<uint32_t>
 Fabric::PortPeerNode() const
 {
-    std::vector<uint32_t> v(m_ports.size());
-    for (std::size_t i = 0; i < m_ports.size(); ++i)
-    {
-        v[i] = m_portNode[m_ports[i]->GetPeer()->GetPortId()];
-    }
-    return v;
+    return PortColumn<uint32_t>([this](std::size_t i) {
+        return m_portNode[m_ports[i]->GetPeer()->GetPortId()];
+    });
 }
 
 std::vector<uint16_t>
 Fabric::PortLocalIndex() const
 {
-    std::vector<uint16_t> v(m_ports.size());
-    for (std::size_t i = 0; i < m_ports.size(); ++i)
-    {
-        v[i] = m_ports[i]->GetLocalIndex();
-    }
-    return v;
+    return PortColumn<uint16_t>([this](std::size_t i) { return m_ports[i]->GetLocalIndex(); });
 }
 
 std::vector<uint8_t>
 Fabric::PortIsSwitch() const
 {
-    std::vector<uint8_t> v(m_ports.size());
-    for (std::size_t i = 0; i < m_ports.size(); ++i)
-    {
-        v[i] = m_isSwitch[m_portNode[i]];
-    }
-    return v;
+    return PortColumn<uint8_t>([this](std::size_t i) { return m_isSwitch[m_portNode[i]]; });
 }
 
 std::vector<double>
 Fabric::PortRateBps() const
 {
-    std::vector<double> v(m_ports.size());
-    for (std::size_t i = 0; i < m_ports.size(); ++i)
-    {
-        v[i] = m_ports[i]->GetRateBps();
-    }
-    return v;
+    return PortColumn<double>([this](std::size_t i) { return m_ports[i]->GetRateBps(); });
 }
 
 std::vector<uint32_t>
 Fabric::PortSwitchIndex() const
 {
-    std::vector<uint32_t> v(m_ports.size());
-    for (std::size_t i = 0; i < m_ports.size(); ++i)
-    {
-        v[i] = m_nodeToSwitch[m_portNode[i]];
-    }
-    return v;
+    return PortColumn<uint32_t>([this](std::size_t i) { return m_nodeToSwitch[m_portNode[i]]; });
 }
 
 } // namespace ecngym

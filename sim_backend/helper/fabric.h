@@ -5,6 +5,8 @@
 #ifndef ECNGYM_FABRIC_H
 #define ECNGYM_FABRIC_H
 
+#include "attribute-reflection.h"
+
 #include "../model/fabric-config.h"
 #include "../model/rdma-host-node.h"
 #include "../model/switch-node.h"
@@ -64,15 +66,6 @@ struct TelemetrySnapshot
     std::vector<uint64_t> block;
     /// per-policy telemetry: (name, one value per port; NaN where the port runs another policy)
     std::vector<std::pair<std::string, std::vector<double>>> aqm;
-};
-
-/** @brief One tunable of a port AQM policy, as its TypeId declares it. */
-struct AqmAttributeInfo
-{
-    std::string name;    //!< TypeId attribute name (CamelCase)
-    std::string help;    //!< its description
-    std::string initial; //!< default value, serialised
-    std::string checker; //!< the checker's type information ("uint64_t 0:100", "N|SqrtN", ...)
 };
 
 /** @brief Per-flow results (struct of arrays). */
@@ -346,6 +339,22 @@ class Fabric
     void SetWindows();
     void StartDueFlows();
 
+    /**
+     * @brief One value per port (the Port* metadata columns).
+     * @param of the value of port i
+     * @return of(0), ..., of(ports - 1)
+     */
+    template <typename T, typename F>
+    std::vector<T> PortColumn(F of) const
+    {
+        std::vector<T> v(m_ports.size());
+        for (std::size_t i = 0; i < v.size(); ++i)
+        {
+            v[i] = of(i);
+        }
+        return v;
+    }
+
     std::unique_ptr<FabricContext> m_ctx;
     std::vector<uint8_t> m_isSwitch;
     std::vector<uint32_t> m_nodeToHost;   //!< node -> host index (or UINT32_MAX)
@@ -383,7 +392,7 @@ double MeasureBareEventRate(uint64_t events, const std::string& schedulerTypeId)
  * @return one entry per attribute, own and inherited
  * @throws std::invalid_argument if the name is not a PortAqmPolicy type
  */
-std::vector<AqmAttributeInfo> DescribeAqmType(const std::string& typeName);
+std::vector<AttributeDescription> DescribeAqmType(const std::string& typeName);
 
 /**
  * @brief The telemetry a port AQM policy type declares (PortAqmPolicy::DescribeTelemetry).
@@ -392,6 +401,16 @@ std::vector<AqmAttributeInfo> DescribeAqmType(const std::string& typeName);
  * @throws std::invalid_argument if the name is not a PortAqmPolicy type
  */
 std::vector<AqmTelemetryInfo> DescribeAqmTelemetry(const std::string& typeName);
+
+/**
+ * @brief The attributes an action tunes by default of a port AQM policy type
+ *        (PortAqmPolicy::DescribeActionAttributes).
+ * @param typeName TypeId name
+ * @return attribute names (empty if the type declares none)
+ * @throws std::invalid_argument if the name is not a PortAqmPolicy type
+ * @throws std::logic_error if the type declares a name that is not one of its attributes
+ */
+std::vector<std::string> DescribeAqmActionAttributes(const std::string& typeName);
 
 /**
  * @brief Check a full policy setting on a scratch instance (the check Fabric::SetAqm runs first).

@@ -132,5 +132,12 @@ CodelAqmPolicy::ReadTelemetry(std::vector<std::pair<const char*, double>>& out)
     m_marked = 0;
 }
 
+std::vector<std::string>
+CodelAqmPolicy::DescribeActionAttributes() const
+{
+    // the target and the interval, the two settings of RFC 8289 (§4.2, §4.3)
+    return {"TargetNs", "IntervalNs"};
+}
+
 } // namespace ecngym
 } // namespace ns3

@@ -44,6 +44,7 @@ class CodelAqmPolicy : public PortAqmPolicy
     void OnDequeue(const AqmContext& ctx, FabricPacket& p) override;
     void SetStreamSeed(uint64_t seed) override;
     std::vector<AqmTelemetryInfo> DescribeTelemetry() const override;
+    std::vector<std::string> DescribeActionAttributes() const override;
     void ReadTelemetry(std::vector<std::pair<const char*, double>>& out) override;
 
   private:

@@ -174,5 +174,12 @@ EcnSharpAqmPolicy::ReadTelemetry(std::vector<std::pair<const char*, double>>& ou
     m_markedPst = 0;
 }
 
+std::vector<std::string>
+EcnSharpAqmPolicy::DescribeActionAttributes() const
+{
+    // the two sojourn targets (ECN# §3; docs: algorithms/ecn-sharp.md §2)
+    return {"InsTargetNs", "PstTargetNs"};
+}
+
 } // namespace ecngym
 } // namespace ns3

@@ -58,6 +58,7 @@ class EcnSharpAqmPolicy : public PortAqmPolicy
     void SetStreamSeed(uint64_t seed) override;
     std::string CheckConsistency() const override;
     std::vector<AqmTelemetryInfo> DescribeTelemetry() const override;
+    std::vector<std::string> DescribeActionAttributes() const override;
     void ReadTelemetry(std::vector<std::pair<const char*, double>>& out) override;
 
   private:

@@ -73,10 +73,10 @@ enum class EcmpHash : uint8_t
 /**
  * @brief All parameters of one fabric.
  *
- * The NIC's, congestion controls' and buffer's knobs are set through the attributes of their
- * FabricParameters sections (fabric-parameters.h, MakeFabricConfig), whose checkers bound them;
- * the choices (cc, ecmpHash, ...) are validated in Python (ecngym.sim_backend.config.FabricConfig),
- * the ports' first AQM policy by Fabric::Build against its attributes' checkers.
+ * The NIC's, congestion controls' and buffer's knobs and the choices (cc, ecmpHash, ...) are set
+ * through the attributes of their FabricParameters sections (fabric-parameters.h,
+ * MakeFabricConfig), whose checkers bound them (an enumeration's checker names its choices); the
+ * ports' first AQM policy is checked by Fabric::Build against its attributes' checkers.
  */
 struct FabricConfig
 {

@@ -3,6 +3,7 @@
 
 #include "ns3/boolean.h"
 #include "ns3/double.h"
+#include "ns3/enum.h"
 #include "ns3/integer.h"
 #include "ns3/uinteger.h"
 
@@ -20,6 +21,7 @@ NS_OBJECT_ENSURE_REGISTERED(DctcpParameters);
 NS_OBJECT_ENSURE_REGISTERED(DctcpRateParameters);
 NS_OBJECT_ENSURE_REGISTERED(TimelyParameters);
 NS_OBJECT_ENSURE_REGISTERED(HpccParameters);
+NS_OBJECT_ENSURE_REGISTERED(WindowParameters);
 NS_OBJECT_ENSURE_REGISTERED(BufferParameters);
 
 namespace
@@ -102,7 +104,63 @@ NicParameters::GetTypeId()
                           "Go-back-N timeout without progress, ns",
                           IntegerValue(d.retransmitTimeoutNs),
                           MakeIntegerAccessor(&FabricConfig::retransmitTimeoutNs),
-                          TimeChecker(1));
+                          TimeChecker(1))
+            .AddAttribute("Cc",
+                          "Host congestion control: dcqcn, dctcp (window-based), dctcp_rate (the HPCC "
+                          "model's rate-based DCTCP, CC_MODE 8), timely (CC_MODE 7) or hpcc (CC_MODE 3). "
+                          "DCQCN with a BDP window (the HPCC model's dcqcn_vwin) is dcqcn with "
+                          "window.enabled",
+                          EnumValue<CcKind>(d.cc),
+                          MakeEnumAccessor<CcKind>(&FabricConfig::cc),
+                          MakeEnumChecker(CcKind::Dcqcn, "dcqcn",
+                                          CcKind::Dctcp, "dctcp",
+                                          CcKind::DctcpRate, "dctcp_rate",
+                                          CcKind::Timely, "timely",
+                                          CcKind::Hpcc, "hpcc"))
+            .AddAttribute("EcnFeedback",
+                          "How a CE mark reaches the sender: cnp (the notification point sends CNPs, "
+                          "at most one per flow per cnp_interval) or ack_echo (every ACK echoes CE, as "
+                          "the HPCC model does). DCTCP always reads the echo on ACKs",
+                          EnumValue<EcnFeedback>(d.ecnFeedback),
+                          MakeEnumAccessor<EcnFeedback>(&FabricConfig::ecnFeedback),
+                          MakeEnumChecker(EcnFeedback::Cnp, "cnp", EcnFeedback::AckEcho, "ack_echo"))
+            .AddAttribute("NicPacingWake",
+                          "exact (the NIC wakes at the earliest pacing time of its queue pairs) or hpcc "
+                          "(as the HPCC model's ns-3.36 port: no wake-up is scheduled while a queue pair "
+                          "has sent everything and awaits ACKs; paced queue pairs then wait for the next "
+                          "ACK or completion; the hpcc preset's, to match the reference runs)",
+                          EnumValue<bool>(d.hpccNicWake),
+                          MakeEnumAccessor<bool>(&FabricConfig::hpccNicWake),
+                          MakeEnumChecker(false, "exact", true, "hpcc"))
+            .AddAttribute("SwitchAckQueue",
+                          "Where switches queue ACKs / NACKs: control (the strict-priority queue 0, "
+                          "with CNPs and PFC frames) or flow (the data queue of the flow's priority, "
+                          "FIFO behind data and charged to the shared buffer, as the HPCC model's "
+                          "switch does: its AckHighPrio attribute defaults to 0 and its reference "
+                          "driver never sets it; ACK_HIGH_PRIO there only raises the NIC's ACK queue). "
+                          "Hosts always send ACKs first",
+                          EnumValue<bool>(d.ackInFlowQueue),
+                          MakeEnumAccessor<bool>(&FabricConfig::ackInFlowQueue),
+                          MakeEnumChecker(false, "control", true, "flow"))
+            .AddAttribute("EcmpHash",
+                          "salted (a per-flow hash mixed with a per-switch salt from seed) or hpcc (the "
+                          "HPCC model's MurmurHash3 of (source IP, destination IP, ports) seeded by the "
+                          "switch's node id, with its addressing: host IP 11.0.x.1 from the node id, "
+                          "source ports 10000, 10001, ... per host pair in flow-table order, "
+                          "destination port 100; next hops in node order). hpcc reproduces the "
+                          "reference runs' paths; it does not depend on seed",
+                          EnumValue<EcmpHash>(d.ecmpHash),
+                          MakeEnumAccessor<EcmpHash>(&FabricConfig::ecmpHash),
+                          MakeEnumChecker(EcmpHash::Salted, "salted", EcmpHash::Hpcc, "hpcc"))
+            .AddAttribute("TxTimeRounding",
+                          "carry (a packet's serialisation time is rounded to the ns clock and the "
+                          "remainder carried to the next packet: the exact line rate on average) or "
+                          "truncate (each serialisation and pacing time is truncated to whole ns, as "
+                          "ns-3.36's DataRate::CalculateBytesTxTime does in the HPCC model: 1052 B take "
+                          "84 ns at 100 Gbps instead of 84.16, so links run ~0.2% fast)",
+                          EnumValue<bool>(d.truncateTxTime),
+                          MakeEnumAccessor<bool>(&FabricConfig::truncateTxTime),
+                          MakeEnumChecker(false, "carry", true, "truncate"));
     return tid;
 }
 
@@ -405,6 +463,44 @@ void
 HpccParameters::ApplyTo(FabricConfig& cfg) const
 {
     cfg.hpcc = *this;
+}
+
+TypeId
+WindowParameters::GetTypeId()
+{
+    const FabricConfig d{};
+    static TypeId tid =
+        TypeId("ns3::ecngym::WindowParameters")
+            .SetParent<FabricParameters>()
+            .SetGroupName("Ecngym")
+            .AddConstructor<WindowParameters>()
+            .AddAttribute("Enabled",
+                          "A queue pair may have at most W bytes unacknowledged, W = the base-RTT BDP "
+                          "(HAS_WIN; sending stays paced). HPCC needs it; the window-based dctcp keeps "
+                          "its own",
+                          BooleanValue(d.nicWindow),
+                          MakeBooleanAccessor(&WindowParameters::m_enabled),
+                          MakeBooleanChecker())
+            .AddAttribute("Variable",
+                          "Scale W by rate / line rate (VAR_WIN 1)",
+                          BooleanValue(d.varWindow),
+                          MakeBooleanAccessor(&WindowParameters::m_variable),
+                          MakeBooleanChecker())
+            .AddAttribute("Scope",
+                          "global: W is the largest BDP over all host pairs (GLOBAL_T 1); pair: the "
+                          "queue pair's own pair's",
+                          EnumValue<bool>(d.windowGlobal),
+                          MakeEnumAccessor<bool>(&WindowParameters::m_global),
+                          MakeEnumChecker(true, "global", false, "pair"));
+    return tid;
+}
+
+void
+WindowParameters::ApplyTo(FabricConfig& cfg) const
+{
+    cfg.nicWindow = m_enabled;
+    cfg.varWindow = m_variable;
+    cfg.windowGlobal = m_global;
 }
 
 TypeId

@@ -42,8 +42,10 @@ class FabricParameters : public Object
 };
 
 /**
- * @brief The NIC's packet sizes, ACK cadence and timers (the fabric-wide FabricConfig fields the
- *        RDMA host model reads); Python's top-level `fabric.*` knobs.
+ * @brief The fabric-wide FabricConfig fields: the NIC's packet sizes, ACK cadence and timers, and
+ *        the choices of congestion control, ECN feedback, NIC pacing, switch ACK queue, ECMP hash
+ *        and serialisation rounding (enumerations: their names are Python's values); Python's
+ *        top-level `fabric.*` knobs.
  */
 class NicParameters : public FabricParameters, public FabricConfig
 {
@@ -115,6 +117,27 @@ class HpccParameters : public FabricParameters, public HpccConfig
      */
     static TypeId GetTypeId();
     void ApplyTo(FabricConfig& cfg) const override;
+};
+
+/**
+ * @brief The HPCC model's NIC window (HAS_WIN / VAR_WIN / GLOBAL_T) for any rate-based congestion
+ *        control (FabricConfig's nicWindow, varWindow, windowGlobal), Python's `fabric.window`.
+ */
+class WindowParameters : public FabricParameters
+{
+  public:
+    /**
+     * @brief Get the type ID.
+     * @return the object TypeId
+     */
+    static TypeId GetTypeId();
+    void ApplyTo(FabricConfig& cfg) const override;
+
+  private:
+    // set from the attributes' initial values at construction (GetTypeId: their one home)
+    bool m_enabled;  //!< FabricConfig::nicWindow
+    bool m_variable; //!< FabricConfig::varWindow
+    bool m_global;   //!< FabricConfig::windowGlobal
 };
 
 /** @brief The switches' shared buffer and PFC (SharedBufferMmu::Config), Python's `fabric.buffer`. */

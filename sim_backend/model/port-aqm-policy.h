@@ -181,6 +181,17 @@ class PortAqmPolicy : public Object
     }
 
     /**
+     * @brief The attributes an env's action tunes when it names none (ecngym.sim_backend.aqm's
+     *        ACTION_PARAMS, the observation's tuned-setting features and the AQM reference page
+     *        are read from it): the knobs the policy's paper tunes.
+     * @return attribute names (none by default: an action then has to name its parameters)
+     */
+    virtual std::vector<std::string> DescribeActionAttributes() const
+    {
+        return {};
+    }
+
+    /**
      * @brief Hand back this policy's telemetry of the interval and start a new interval.
      * @param out (name, value) pairs, the names and order of DescribeTelemetry
      */

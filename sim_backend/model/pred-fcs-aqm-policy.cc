@@ -279,5 +279,12 @@ PredFcsAqmPolicy::ReadTelemetry(std::vector<std::pair<const char*, double>>& out
     m_marked = 0;
 }
 
+std::vector<std::string>
+PredFcsAqmPolicy::DescribeActionAttributes() const
+{
+    // the slope PRED's QLA sets at run time (PRED §IV-B; docs: algorithms/pred.md §3.3)
+    return {"LambdaQla"};
+}
+
 } // namespace ecngym
 } // namespace ns3

@@ -390,5 +390,12 @@ RAqmPolicy::ReadTelemetry(std::vector<std::pair<const char*, double>>& out)
     m_held = m_released = m_expired = m_overflow = m_echoMarked = m_dataMarked = m_rwndClamped = 0;
 }
 
+std::vector<std::string>
+RAqmPolicy::DescribeActionAttributes() const
+{
+    // the two queue thresholds of the state machine (R-AQM §IV; docs: algorithms/r-aqm.md §3)
+    return {"KminBytes", "KmaxBytes"};
+}
+
 } // namespace ecngym
 } // namespace ns3

@@ -78,6 +78,7 @@ class RAqmPolicy : public PortAqmPolicy
     void Detach() override;
     std::string CheckConsistency() const override;
     std::vector<AqmTelemetryInfo> DescribeTelemetry() const override;
+    std::vector<std::string> DescribeActionAttributes() const override;
     void ReadTelemetry(std::vector<std::pair<const char*, double>>& out) override;
 
     /** @return the current state */

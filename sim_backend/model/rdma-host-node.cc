@@ -15,6 +15,24 @@ namespace ecngym
 
 NS_OBJECT_ENSURE_REGISTERED(RdmaHostNode);
 
+namespace
+{
+/**
+ * Stamp @p p as a packet of @p qp that travels sender -> receiver (data, the SYN, the handshake's
+ * ACK): its flow, hosts, ECMP hash words and the flow's queue.
+ */
+inline void
+StampForward(FabricPacket& p, const QueuePair& qp)
+{
+    p.flowId = qp.flowId;
+    p.srcHost = qp.srcHost;
+    p.dstHost = qp.dstHost;
+    p.flowHash = qp.flowHash;
+    p.SetEcmpWords(qp.srcAddr, qp.dstAddr, qp.srcPort, qp.dstPort);
+    p.flowQueue = qp.queue;
+}
+} // namespace
+
 TypeId
 RdmaHostNode::GetTypeId()
 {
@@ -82,7 +100,7 @@ RdmaHostNode::StartFlow(QueuePair& qp)
     {
         // the data waits for the SYN-ACK (ReceiveHandshakeAck); the SYN's timer is the RTO
         qp.handshakePhase = 1;
-        SendSyn(qp);
+        SendHandshake(qp, PacketKind::Data);
         ArmRetransmitTimer(qp, qp.rtoNs);
         return;
     }
@@ -91,43 +109,20 @@ RdmaHostNode::StartFlow(QueuePair& qp)
 }
 
 void
-RdmaHostNode::SendSyn(QueuePair& qp)
+RdmaHostNode::SendHandshake(const QueuePair& qp, PacketKind kind)
 {
-    const FabricConfig& cfg = m_ctx->cfg;
-    FabricPacket* s = m_ctx->pool.Allocate();
-    s->kind = PacketKind::Data; // in the flow's data queue, behind data, as a SYN is
-    s->queue = qp.queue;
-    s->ecnCapable = false;      // RFC 3168 §6.1.1: a SYN is not ECN-capable
-    s->wireBytes = cfg.ackBytes;
-    s->sendNs = Simulator::Now().GetTimeStep();
-    s->payloadBytes = 0;        // the receiver tells a SYN by its empty payload
-    s->flowId = qp.flowId;
-    s->srcHost = qp.srcHost;
-    s->dstHost = qp.dstHost;
-    s->flowHash = qp.flowHash;
-    s->SetEcmpWords(qp.srcAddr, qp.dstAddr, qp.srcPort, qp.dstPort);
-    s->flowQueue = qp.queue;
-    s->seq = 0;
-    m_port->Enqueue(s);
-}
-
-void
-RdmaHostNode::SendHandshakeAck(const QueuePair& qp)
-{
-    const FabricConfig& cfg = m_ctx->cfg;
-    FabricPacket* c = m_ctx->pool.Allocate();
-    c->kind = PacketKind::Ack; // sender -> receiver, unlike every other ACK
-    c->queue = 0;
-    c->wireBytes = cfg.ackBytes;
-    c->sendNs = Simulator::Now().GetTimeStep();
-    c->flowId = qp.flowId;
-    c->srcHost = qp.srcHost;
-    c->dstHost = qp.dstHost;
-    c->flowHash = qp.flowHash;
-    c->SetEcmpWords(qp.srcAddr, qp.dstAddr, qp.srcPort, qp.dstPort);
-    c->flowQueue = qp.queue;
-    c->seq = 0;
-    m_port->Enqueue(c);
+    FabricPacket* p = m_ctx->pool.Allocate();
+    p->kind = kind;
+    // The SYN (Data) waits in the flow's data queue, behind data, as a SYN does; the sender's ACK
+    // of the SYN-ACK (Ack, sender -> receiver unlike every other ACK) in the control queue.
+    p->queue = kind == PacketKind::Data ? qp.queue : 0;
+    p->ecnCapable = false; // RFC 3168 §6.1.1: a SYN is not ECN-capable
+    p->wireBytes = m_ctx->cfg.ackBytes;
+    p->sendNs = Simulator::Now().GetTimeStep();
+    p->payloadBytes = 0; // the receiver tells a SYN by its empty payload
+    StampForward(*p, qp);
+    p->seq = 0;
+    m_port->Enqueue(p);
 }
 
 bool
@@ -155,7 +150,7 @@ RdmaHostNode::ReceiveHandshakeAck(QueuePair& qp, FabricPacket* p)
         {
             static_cast<DctcpWindowControl&>(*qp.cc).OnRttSample(qp, now - p->sendNs);
         }
-        SendHandshakeAck(qp);
+        SendHandshake(qp, PacketKind::Ack);
         m_active.push_back(&qp);
         m_port->TryTransmit();
         return true;
@@ -307,12 +302,7 @@ RdmaHostNode::PullData(FabricNetDevice* port)
     p->wireBytes = payload + cfg.dataHeaderBytes + DataFeedbackBytes(cfg.cc);
     p->sendNs = now;
     p->payloadBytes = payload;
-    p->flowId = qp.flowId;
-    p->srcHost = qp.srcHost;
-    p->dstHost = qp.dstHost;
-    p->flowHash = qp.flowHash;
-    p->SetEcmpWords(qp.srcAddr, qp.dstAddr, qp.srcPort, qp.dstPort);
-    p->flowQueue = qp.queue;
+    StampForward(*p, qp);
     p->seq = qp.sndNxt;
     if (qp.sndNxt < qp.maxSent)
     {
@@ -642,7 +632,7 @@ RdmaHostNode::RetransmitTimeout(QueuePair* qp)
         {
             qp->rtoNs = std::min(2 * qp->rtoNs, m_ctx->cfg.dctcp.tcp.maxRtoNs);
         }
-        SendSyn(*qp);
+        SendHandshake(*qp, PacketKind::Data);
         ArmRetransmitTimer(*qp, qp->rtoNs);
         return;
     }

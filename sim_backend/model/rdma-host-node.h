@@ -107,8 +107,8 @@ class RdmaHostNode : public Node, public FabricPortOwner
     int64_t TxTimeNs(uint32_t bytes, double rateBps) const;
     void FinishFlow(QueuePair& qp);
     bool TakeConnection(QueuePair& qp, int64_t nowNs);
-    void SendSyn(QueuePair& qp);
-    void SendHandshakeAck(const QueuePair& qp);
+    /** @brief Send the SYN (PacketKind::Data) or the sender's ACK of the SYN-ACK (PacketKind::Ack). */
+    void SendHandshake(const QueuePair& qp, PacketKind kind);
     bool ReceiveHandshakeAck(QueuePair& qp, FabricPacket* p);
     void ReceiveInOrderDelayed(QueuePair& qp, FabricPacket* p);
     void SendDelayedAck(QueuePair& qp, FabricPacket* p);

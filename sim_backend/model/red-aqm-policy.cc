@@ -110,5 +110,12 @@ RedAqmPolicy::SetStreamSeed(uint64_t seed)
     m_rng.Seed(seed);
 }
 
+std::vector<std::string>
+RedAqmPolicy::DescribeActionAttributes() const
+{
+    // the whole marking curve
+    return {"KminBytes", "KmaxBytes", "Pmax"};
+}
+
 } // namespace ecngym
 } // namespace ns3

@@ -44,6 +44,7 @@ class RedAqmPolicy : public PortAqmPolicy
     void OnDequeue(const AqmContext& ctx, FabricPacket& p) override;
     void SetStreamSeed(uint64_t seed) override;
     std::string CheckConsistency() const override;
+    std::vector<std::string> DescribeActionAttributes() const override;
 
   private:
     void MaybeMark(uint64_t queueBytes, FabricPacket& p);

@@ -11,7 +11,7 @@ import ecngym.envs  # noqa: F401  (registers the ids)
 from ecngym.envs import EcnTuningEnv
 from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError, InvalidAction
-from ecngym.sim_backend import Fabric, FabricConfig, Topology, aqm
+from ecngym.sim_backend import Fabric, FabricConfig, Topology, _fabric, aqm
 
 #: a small DCTCP leaf-spine (2 layers: per-layer units differ) with some traffic
 SMALL = {
@@ -228,8 +228,23 @@ def test_action_params_default_to_each_policys_knobs():
         assert set(params) <= set(aqm.policy_spec(name)), name
 
 
+def test_action_params_are_what_each_policy_declares_in_cpp():
+    assert aqm.ACTION_PARAMS == {
+        "codel": ("target_ns", "interval_ns"),
+        "ecn_sharp": ("ins_target_ns", "pst_target_ns"),
+        "pred": ("lambda_qla",),
+        "r_aqm": ("kmin_bytes", "kmax_bytes"),
+        "red": ("kmin_bytes", "kmax_bytes", "pmax"),
+    }
+    for name, type_name in aqm.policies().items():
+        attributes = _fabric.aqm_action_attributes(type_name)
+        assert [aqm.policy_spec(name)[p].attribute for p in aqm.ACTION_PARAMS.get(name, ())] == attributes, name
+    with pytest.raises(ValueError, match="ns3::ecngym::NoSuchPolicy"):
+        _fabric.aqm_action_attributes("ns3::ecngym::NoSuchPolicy")
+
+
 def test_a_policy_without_default_action_params_asks_for_them(monkeypatch):
-    # a policy compiled in (found from ns-3's TypeId list) that ACTION_PARAMS does not know yet
+    # a policy compiled in (found from ns-3's TypeId list) that declares no default action parameters
     monkeypatch.delitem(aqm.ACTION_PARAMS, "codel")
     with pytest.raises(ConfigError, match=r"^env.action.aqm_params: codel names no parameters an action tunes by "
                                           r"default; name them \(numeric ones: target_ns, interval_ns\)$"):

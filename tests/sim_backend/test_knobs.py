@@ -26,7 +26,7 @@ def _overrides(section: str, name: str, value):
 
 
 def test_every_section_of_the_simulator_is_a_config_section():
-    assert set(knobs.sections()) == {"nic", "dcqcn", "dctcp", "dctcp_rate", "timely", "hpcc", "buffer"}
+    assert set(knobs.sections()) == {"nic", "dcqcn", "dctcp", "dctcp_rate", "timely", "hpcc", "window", "buffer"}
     cfg = FabricConfig()
     for section, name, knob in KNOBS:
         node = cfg if section == knobs.TOP_LEVEL else getattr(cfg, section)
@@ -55,6 +55,8 @@ def test_a_value_outside_the_checker_is_refused_naming_the_field(section, name, 
     attr = next(a for a in _fabric.describe_fabric_section(knobs.sections()[section]) if a["name"] == knob.attribute)
     if attr["checker"] == "bool":
         bad = 1
+    elif " " not in attr["checker"]:  # an enumeration: "a|b|c"
+        bad = "no_such_choice"
     else:
         ctype, bounds = attr["checker"].split(" ")
         low, high = (float(x) for x in bounds.split(":"))
@@ -91,6 +93,38 @@ def test_values_set_in_python_reach_the_cpp_config():
         _fabric.make_fabric_config([("ns3::ecngym::HpccParameters", [], []), ("ns3::ecngym::HpccParameters", [], [])])
     with pytest.raises(ValueError, match="not a fabric section type"):
         _fabric.make_fabric_config([("ns3::ecngym::RedAqmPolicy", [], [])])
+
+
+def test_the_choices_come_from_the_simulators_enumerations():
+    described = {a["name"]: a for a in _fabric.describe_fabric_section(knobs.sections()[knobs.TOP_LEVEL])}
+    nic = knobs.section_knobs(knobs.TOP_LEVEL)
+    expected = {"cc": ("Cc", ("dcqcn", "dctcp", "dctcp_rate", "timely", "hpcc"), "dcqcn"),
+                "ecn_feedback": ("EcnFeedback", ("cnp", "ack_echo"), "cnp"),
+                "nic_pacing_wake": ("NicPacingWake", ("exact", "hpcc"), "exact"),
+                "switch_ack_queue": ("SwitchAckQueue", ("control", "flow"), "control"),
+                "ecmp_hash": ("EcmpHash", ("salted", "hpcc"), "salted"),
+                "tx_time_rounding": ("TxTimeRounding", ("carry", "truncate"), "carry")}
+    for name, (attribute, choices, default) in expected.items():
+        knob = nic[name]
+        assert (knob.attribute, knob.default) == (attribute, default), name
+        assert described[attribute]["checker"] == "|".join(choices), name
+        assert getattr(FabricConfig(), name) == default
+        for choice in choices:
+            assert getattr(FabricConfig(**{name: choice}), name) == choice
+        with pytest.raises(ConfigError) as err:
+            FabricConfig(**{name: "no_such_choice"})
+        assert err.value.field == f"fabric.{name}" and all(repr(c) in err.value.message for c in choices), err.value
+    scope = knobs.section_knobs("window")["scope"]
+    assert (scope.attribute, scope.default, scope.range) == ("Scope", "global", "global | pair")
+    assert FabricConfig(window={"scope": "pair"}).window.scope == "pair"
+
+
+def test_the_simulator_refuses_a_name_its_enumeration_lacks():
+    # (ns-3's EnumChecker would look the name up without checking that it found one)
+    with pytest.raises(ValueError, match=r"NicParameters::Cc = reno is outside its allowed values "
+                                         r"\(dcqcn\|dctcp\|dctcp_rate\|timely\|hpcc\)"):
+        _fabric.make_fabric_config([("ns3::ecngym::NicParameters", ["Cc"], ["reno"])])
+    _fabric.make_fabric_config([("ns3::ecngym::NicParameters", ["Cc", "EcmpHash"], ["hpcc", "hpcc"])])
 
 
 def test_the_dctcp_section_holds_the_tcp_host_options_too():
