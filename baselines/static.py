@@ -150,11 +150,9 @@ class StaticEcnController:
 
     def env_overrides(self, env: Any) -> dict[str, Any]:
         """With a discrete action space, add the setting as the env's static template if it is not one."""
-        from ecngym.envs.action import EcnSetting
-
         view = EnvView(env)
         setting = self.target(env)
-        if view.action_type != "discrete" or EcnSetting(*setting) in view.action_templates:
+        if view.action_type != "discrete" or tuple(setting) in view.action_templates:
             return {}
         return {"action": {**env.unwrapped.config.action.as_dict(), "static_default": list(setting)}}
 

@@ -80,7 +80,7 @@ def grid_settings(scenario: dict[str, Any]) -> list[tuple[int, int, float]]:
         if mapper.cfg.type != "discrete":
             raise ConfigError(f"scenarios.{scenario['name']}.env.action.type", "the reference grid is the discrete "
                                                                                "templates; got a continuous action")
-        return [(int(t.kmin_bytes), int(t.kmax_bytes), float(t.pmax)) for t in mapper.templates]
+        return [(int(kmin), int(kmax), float(pmax)) for kmin, kmax, pmax in mapper.templates]
     finally:
         env.close()
 

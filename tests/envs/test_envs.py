@@ -162,7 +162,7 @@ def test_continuous_actions_map_to_documented_bounds():
      ({"workload": {"load": 1.2}}, "env.workload.load"), ({"action": {"ports": [0]}}, "env.action.ports"),
      ({"action": {"ports": []}}, "env.action.ports"), ({"action": {"type": "box"}}, "env.action.type"),
      ({"action": {"templates": [[5000, 1000, 0.1]]}}, r"env.action.templates\[0\]"),
-     ({"action": {"pmax_range": [0.5, 0.1]}}, "env.action.pmax_range"),
+     ({"action": {"type": "continuous", "ranges": {"pmax": [0.5, 0.1]}}}, "env.action.ranges.pmax: low 0.5 > high 0.1"),
      ({"observation": {"queue_scale": "0B"}}, "env.observation.queue_scale"),
      ({"observation": {"history": 0}}, "env.observation.history"),
      ({"observation": {"queue_mapping": "log"}}, "env.observation.queue_mapping"),
