@@ -481,8 +481,7 @@ def check_setting(policy: str, setting: dict[str, Any], field: str) -> None:
 def unit_values(name: str, value: Any, n_units: int) -> np.ndarray:
     """One argument of an action's ``encode`` as float64 values, one per action unit.
 
-    The one check of the values given to :meth:`EcnActionMapper.encode` and
-    :meth:`~ecngym.envs.aqm_action.AqmActionMapper.encode`: a real number (for every unit) or a
+    The one check of the values given to :meth:`ActionMapper.encode`: a real number (for every unit) or a
     flat list / array of ``n_units`` of them; booleans (``True`` is not 1), strings (``"20KB"``),
     ``None``, NaN and infinities are refused, and nothing but a single number is broadcast.
 

@@ -129,7 +129,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: The parameters an env's action tunes when ``env.action.aqm_params`` names none (the knobs each
+#: The parameters an env's action tunes when ``env.action.params`` names none (the knobs each
 #: paper tunes: PRED's QLA sets lambda, PRED §IV-B; docs: algorithms/pred.md §3.3; ECN#'s two targets, ECN# §3;
 #: algorithms/ecn-sharp.md §2; CoDel's target / interval; R-AQM's K_min / K_max, R-AQM §IV; algorithms/r-aqm.md
 #: §3).
