@@ -195,17 +195,16 @@ class ActionConfig(ConfigModel):
         templates: Discrete: the settings the indices choose, each a list with one value per
             ``params`` entry (human units: "80us", "30KB"; RED: ``[kmin, kmax, pmax]``) or a
             mapping param -> value; each setting at most once. The static setting is always among
-            them. ``None``: the policy's default grid ([OURS]; RED: Kmin in {20, 80, 320} KB x
-            Kmax in {2, 4} x Kmin x Pmax in {5 %, 20 %}; others: every combination of {1/2, 1, 2}
-            x each parameter's configured value that the policy accepts).
+            them. ``None``: the policy's default grid (:data:`ecngym.envs.action.DEFAULT_TEMPLATES`;
+            others: :data:`ecngym.envs.action.DEFAULT_TEMPLATE_FACTORS` x each configured value).
         static_default: Discrete: the setting of the static action (a template entry), forced
             into the templates. ``None``: the ports' configured setting (the fabric's RED setting,
             or ``env.aqm``'s).
         ranges: Continuous: ``{param: [low, high]}``, the values a = -1 and a = +1 map to, or
             ``{param: {relative_to: other, offset: [low, high]}}``: the other tuned parameter's
             value plus the offset mapped so. A parameter not given takes the policy's default
-            ([OURS]; RED: Kmin 1 KB .. 1 MB, Kmax = Kmin + 0 .. 2 MB, Pmax 0.01 .. 1; others: the
-            parameter's whole C++ checker range).
+            (:data:`ecngym.envs.action.DEFAULT_RANGES`; others: the parameter's whole C++ checker
+            range).
         scale_with_rate: Scale template / range byte values (``*_bytes`` parameters) by
             (port rate / 100 Gbps).
     """

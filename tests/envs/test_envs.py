@@ -85,8 +85,8 @@ def test_different_ecn_actions_produce_different_queues():
                                  "incast": {"degree": 8, "size": "64KB", "interval": "100us"}},
                        episode_steps=60)
     templates = env.scenario.actions.templates
-    low = min(range(len(templates)), key=lambda i: templates[i].kmax_bytes)
-    high = max(range(len(templates)), key=lambda i: templates[i].kmin_bytes)
+    low = min(range(len(templates)), key=lambda i: templates[i][1])  # (Kmin, Kmax, Pmax): the lowest Kmax
+    high = max(range(len(templates)), key=lambda i: templates[i][0])  # the highest Kmin
     queues = {}
     for name, a in (("low", low), ("high", high)):
         _, _, info = _rollout(env, [a] * 60, seed=3)
