@@ -386,8 +386,8 @@ class EcnScenario:
                 self.actions.port_values(action)
             return
         values = self.actions.port_values(action)
-        self._last_action_key = key
         if values is self.values or np.array_equal(values, self.values):
+            self._last_action_key = key
             return  # same setting: skip the call
         try:
             if values.dtype == object:  # an enumeration among the parameters: set_aqm_values takes numbers
@@ -399,6 +399,7 @@ class EcnScenario:
         except ConfigError as exc:  # the policy's checkers or rule (nothing changed: set_aqm_values is atomic)
             raise InvalidAction(f"the action sets {self.actions.policy} to a setting it rejects: {exc.message}; "
                                 "nothing changed") from None
+        self._last_action_key = key  # (only once taken: a refused action is refused again)
         self._set_views(values)
         self.held_action = None
 

@@ -80,9 +80,10 @@ def test_a_continuous_action_the_policy_rejects_raises_and_changes_nothing():
         env.reset(seed=3)
         sc = env.unwrapped.scenario
         before = sc.fabric.get_aqm(sc.ports)
-        with pytest.raises(InvalidAction, match=r"kmax_bytes \(40000\) must be >= kmin_bytes \(90000\)"):
-            env.step(np.array([[1.0, -1.0]], dtype=np.float32))
-        assert sc.fabric.get_aqm(sc.ports) == before
+        for _ in range(2):  # and again: a refused action is never taken as the one applied last
+            with pytest.raises(InvalidAction, match=r"kmax_bytes \(40000\) must be >= kmin_bytes \(90000\)"):
+                env.step(np.array([[1.0, -1.0]], dtype=np.float32))
+            assert sc.fabric.get_aqm(sc.ports) == before
         with pytest.raises(InvalidAction, match=r"expected a float array of shape \(1, 2\) in \[-1, 1\]"):
             env.step(np.array([[1.5, 0.0]], dtype=np.float32))
         with pytest.raises(InvalidAction, match=re.escape("expected a float array of shape (1, 2)")):
