@@ -118,9 +118,9 @@ class StaticEcnController:
             if setting not in known:
                 raise ConfigError("controller.setting", f"unknown static setting {setting!r}; known: {known}")
         elif isinstance(setting, (list, tuple)) and len(setting) == 3:
-            from ecngym.envs.action import _setting
+            from ecngym.envs.action import red_setting
 
-            s = _setting("controller.setting", list(setting))
+            s = red_setting("controller.setting", list(setting))
             setting = [s.kmin_bytes, s.kmax_bytes, s.pmax]
         else:
             raise ConfigError("controller.setting", f"expected a name from {known} or [kmin, kmax, pmax], "

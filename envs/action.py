@@ -45,7 +45,8 @@ from gymnasium import spaces
 from ecngym.envs.config import ActionConfig
 from ecngym.error import ConfigError, InvalidAction, first_offending, shown
 from ecngym.sim_backend import aqm as aqm_policies
-from ecngym.validation import is_finite_number
+from ecngym.units import parse_bytes
+from ecngym.validation import Real, check, is_finite_number
 
 #: Line rate at which template and range byte values hold (``env.action.scale_with_rate``).
 REFERENCE_RATE_BPS = 100e9
@@ -647,3 +648,18 @@ def action_units(scope: str, ports: np.ndarray, port_layers: np.ndarray) -> tupl
         names = sorted({str(layer) for layer in port_layers})
         return np.array([names.index(layer) for layer in port_layers], dtype=np.int64), names
     return np.arange(len(ports), dtype=np.int64), [f"port{p}" for p in ports]
+
+
+def red_setting(field: str, entry: object) -> EcnSetting:
+    """Parse one RED ``[kmin, kmax, pmax]`` outside an env (bytes or size strings, a probability).
+
+    Raises:
+        ConfigError: Naming ``field`` if the entry is malformed or out of range, or kmax < kmin.
+    """
+    if isinstance(entry, (str, bytes)) or not hasattr(entry, "__len__") or len(entry) != 3:
+        raise ConfigError(field, f"expected [kmin, kmax, pmax], got {entry!r}")
+    kmin, kmax = parse_bytes(entry[0], field + ".kmin"), parse_bytes(entry[1], field + ".kmax")
+    pmax = check(field + ".pmax", entry[2], Real(0, 1))  # a number: not '0.5', not true
+    if kmax < kmin:
+        raise ConfigError(field, f"kmax {kmax} B < kmin {kmin} B")
+    return EcnSetting(kmin, kmax, pmax)
