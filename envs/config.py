@@ -396,6 +396,9 @@ def number(field: str, value: Any, integer: bool = False) -> float | int:
     return check(field, value, Whole() if integer else Real())
 
 
+#: Action fields that name or set the parameters of the controlled ports' policy: a base's (a preset's)
+#: apply to its own policy only, so an override that changes ``aqm`` starts the new one from its defaults.
+POLICY_ACTION_FIELDS = ("params", "templates", "static_default", "ranges")
 #: Action fields that one action type reads and the other ignores.
 ACTION_TYPE_OF_FIELD = {"templates": "discrete", "static_default": "discrete", "ranges": "continuous"}
 
@@ -413,7 +416,9 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
             ``overrides`` changes although the result replays a fixed ``trace`` (the trace fixes
             the workload). Not refused: ``obj``'s own fields (a preset may carry templates and
             still be run with a continuous action, and its workload with a trace) and fields given
-            with the value they already have. A resolved config (``as_dict()`` of an env's config,
+            with the value they already have. ``obj``'s :data:`POLICY_ACTION_FIELDS` are dropped
+            when ``overrides`` changes the policy (``aqm``) and does not give them: they set the
+            parameters of ``obj``'s policy. A resolved config (``as_dict()`` of an env's config,
             as a trained run records it) is a base, not overrides: pass it as ``obj``
             (``EcnTuningEnv(config=...)``, RLlib's ``env_config["scenario"]``). As overrides it
             is checked like any others, and its free mappings merge into the preset's (a workload
@@ -426,6 +431,11 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
                                                 "so workload settings would be ignored; leave workload out, or "
                                                 "leave trace out to generate each episode's trace from the workload")
     given = overrides.get("action")
+    if _policy(cfg, prefix) != _policy(obj, prefix):
+        # the base's action settings are its policy's parameters: another policy starts from its own defaults
+        mine = given if isinstance(given, Mapping) else {}
+        reset = {k: None for k in POLICY_ACTION_FIELDS if k not in mine}
+        cfg = cfg.model_copy(update={"action": cfg.action.model_copy(update=reset)})
     for key in given if isinstance(given, Mapping) else ():
         changed = key in type(cfg.action).model_fields and getattr(cfg.action, key) != getattr(obj.action, key)
         kind = ACTION_TYPE_OF_FIELD.get(key)
@@ -434,6 +444,13 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
                                                         f"is {cfg.action.type!r}: set action.type={kind!r} or leave "
                                                         f"{key} out")
     return cfg
+
+
+def _policy(cfg: EnvConfig, prefix: str) -> str:
+    """The short name of the controlled ports' policy: ``aqm``'s, or RED."""
+    from ecngym.sim_backend.aqm import split_setting
+
+    return "red" if cfg.aqm is None else split_setting(cfg.aqm, f"{prefix}.aqm")[0]
 
 
 def check_episode_seed(seed: Any) -> int | None:

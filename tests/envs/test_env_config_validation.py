@@ -235,3 +235,26 @@ def test_a_resolved_config_given_back_as_the_base_loads_as_it_was_on_any_preset(
     assert EcnTuningEnv(whole).config == env.unwrapped.config
     assert gym.make("ecngym/RoceIncast-v0", config=whole).unwrapped.config == env.unwrapped.config
     env.close()
+
+
+def test_a_presets_red_templates_give_way_to_another_policys_defaults():
+    # DctcpRttVariation's preset lists RED step templates: they set RED, not ECN#'s targets
+    env = gym.make("ecngym/DctcpRttVariation-v0", **SHORT, aqm="ecn_sharp")
+    try:
+        actions = env.unwrapped.scenario.actions
+        assert actions.policy == "ecn_sharp" and actions.params == ["ins_target_ns", "pst_target_ns"]
+        assert env.unwrapped.config.action.templates is None and actions.templates[0] == (80_000, 10_000)
+    finally:
+        env.close()
+    # templates given with the policy are that policy's
+    env = gym.make("ecngym/DctcpRttVariation-v0", **SHORT, aqm="ecn_sharp", action={"templates": [["40us", "5us"]]})
+    try:
+        assert env.unwrapped.scenario.actions.templates == [(40_000, 5_000), (80_000, 10_000)]
+    finally:
+        env.close()
+    # the preset's own policy keeps its templates
+    env = gym.make("ecngym/DctcpRttVariation-v0", **SHORT, aqm="red")
+    try:
+        assert env.unwrapped.config.action.templates is not None
+    finally:
+        env.close()
