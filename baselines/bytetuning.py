@@ -269,9 +269,10 @@ class ByteTuningController:
         """A continuous per-port action space whose ranges cover the search bounds (traces unchanged)."""
         b = self.bounds
         return {"action": {"type": "continuous", "scope": "port", "scale_with_rate": False,
-                           "kmin_range": [int(b["kmin_bytes"][0]), int(b["kmin_bytes"][1])],
-                           "kmax_span_range": [0, int(b["kmax_bytes"][1])],
-                           "pmax_range": [b["pmax"][0], b["pmax"][1]],
+                           "ranges": {"kmin_bytes": [int(b["kmin_bytes"][0]), int(b["kmin_bytes"][1])],
+                                      "kmax_bytes": {"relative_to": "kmin_bytes",
+                                                     "offset": [0, int(b["kmax_bytes"][1])]},
+                                      "pmax": [b["pmax"][0], b["pmax"][1]]},
                            "layers": None, "ports": None}}
 
     # ------------------------------------------------------------------ episode

@@ -70,7 +70,9 @@ class DemtController:
         rate = float(np.max(view.port_rates_bps))
         top = int(np.ceil(bdp_bytes(rate, self._delay_ns(view.base_rtt_ns)))) + 2 * self._packet(view)
         return {"action": {"type": "continuous", "scope": "port", "scale_with_rate": False, "layers": None,
-                           "ports": None, "kmin_range": [0, top], "kmax_span_range": [0, 1], "pmax_range": [0.0, 1.0]}}
+                           "ports": None, "ranges": {"kmin_bytes": [0, top],
+                                                     "kmax_bytes": {"relative_to": "kmin_bytes", "offset": [0, 1]},
+                                                     "pmax": [0.0, 1.0]}}}
 
     def _delay_ns(self, base_rtt_ns: int) -> int:
         if isinstance(self.delay, str) and self.delay.strip().lower() == "rtt":

@@ -181,9 +181,10 @@ class PredController:
         if self.mode != "only_qla":
             return {}
         return {"action": {"type": "continuous", "scope": "port", "scale_with_rate": False, "layers": None,
-                           "ports": None, "kmin_range": [0, self.maxk_bytes],
-                           "kmax_span_range": [0, self.maxk_bytes],
-                           "pmax_range": [0.0, 1.0]}}
+                           "ports": None, "ranges": {
+                               "kmin_bytes": [0, self.maxk_bytes],
+                               "kmax_bytes": {"relative_to": "kmin_bytes", "offset": [0, self.maxk_bytes]},
+                               "pmax": [0.0, 1.0]}}}
 
     def reset(self, env: Any) -> None:
         """Install the FCS policy (or RED) on the controlled ports and start the first A/B cycle.

@@ -118,9 +118,9 @@ class StaticEcnController:
             if setting not in known:
                 raise ConfigError("controller.setting", f"unknown static setting {setting!r}; known: {known}")
         elif isinstance(setting, (list, tuple)) and len(setting) == 3:
-            from ecngym.envs.action import _setting
+            from ecngym.envs.action import red_setting
 
-            s = _setting("controller.setting", list(setting))
+            s = red_setting("controller.setting", list(setting))
             setting = [s.kmin_bytes, s.kmax_bytes, s.pmax]
         else:
             raise ConfigError("controller.setting", f"expected a name from {known} or [kmin, kmax, pmax], "
@@ -150,11 +150,9 @@ class StaticEcnController:
 
     def env_overrides(self, env: Any) -> dict[str, Any]:
         """With a discrete action space, add the setting as the env's static template if it is not one."""
-        from ecngym.envs.action import EcnSetting
-
         view = EnvView(env)
         setting = self.target(env)
-        if view.action_type != "discrete" or EcnSetting(*setting) in view.action_templates:
+        if view.action_type != "discrete" or tuple(setting) in view.action_templates:
             return {}
         return {"action": {**env.unwrapped.config.action.as_dict(), "static_default": list(setting)}}
 

@@ -82,7 +82,7 @@ def grid_settings(scenario: dict[str, Any]) -> list[tuple[int, int, float]]:
         if view.action_type != "discrete":
             raise ConfigError(f"scenarios.{scenario['name']}.env.action.type", "the reference grid is the discrete "
                                                                                "templates; got a continuous action")
-        return [(int(t.kmin_bytes), int(t.kmax_bytes), float(t.pmax)) for t in view.action_templates]
+        return [(int(kmin), int(kmax), float(pmax)) for kmin, kmax, pmax in view.action_templates]
     finally:
         env.close()
 

@@ -65,7 +65,7 @@ def _feature(value: Any) -> str:
             value.startswith(AQM_PARAM_FEATURE) and value[len(AQM_PARAM_FEATURE):].isidentifier())):
         return value
     raise ValueError(f"got {value!r}, allowed: {', '.join(map(repr, FEATURES + policy_features))} or "
-                     f"'{AQM_PARAM_FEATURE}<parameter>' (a parameter env.action.aqm_params tunes)")
+                     f"'{AQM_PARAM_FEATURE}<parameter>' (a parameter env.action.params tunes)")
 
 
 #: Reward names (formulas in :mod:`ecngym.envs.reward`).
@@ -89,28 +89,6 @@ def workload_keys() -> tuple[str, ...]:
     from ecngym.workloads import generate_trace
 
     return tuple(k for k in inspect.signature(generate_trace).parameters if k not in SCENARIO_WORKLOAD_KEYS)
-
-
-def _ecn_setting(value: Any) -> list[Any]:
-    """One ``[kmin, kmax, pmax]`` entry: sizes (bytes or strings) and a probability; kmin <= kmax."""
-    if not isinstance(value, list) or len(value) != 3:
-        raise ValueError(f"expected [kmin, kmax, pmax], got {value!r}")
-    kmin = convert(value[0], Bytes(), "kmin")
-    kmax = convert(value[1], Bytes(), "kmax")
-    pmax = convert(value[2], Real(0, 1), "pmax")
-    if kmax < kmin:
-        raise field_error("kmax", f"got {kmax} B, must be >= kmin ({kmin} B)")
-    return [kmin, kmax, pmax]
-
-
-def _pair(kind: Any, value: Any) -> list[Any]:
-    """A ``[low, high]`` pair of ``kind`` with low <= high."""
-    if not isinstance(value, list) or len(value) != 2:
-        raise ValueError(f"expected [low, high], got {value!r}")
-    lo, hi = convert(value[0], kind, "low"), convert(value[1], kind, "high")
-    if lo > hi:
-        raise ValueError(f"low {lo} > high {hi}")
-    return [lo, hi]
 
 
 def _interval(value: Any) -> str | int:
@@ -139,12 +117,6 @@ def _trace_window(value: Any) -> str | int:
         raise ValueError(f"got {value!r}; allowed: 'start', 'random' or a duration") from None
 
 
-#: ``[kmin, kmax, pmax]`` (sizes in bytes or size strings, pmax in [0, 1], kmin <= kmax)
-EcnSetting = Annotated[list, BeforeValidator(_ecn_setting)]
-#: ``[low, high]`` sizes
-BytesRange = Annotated[list, BeforeValidator(functools.partial(_pair, Bytes()))]
-#: ``[low, high]`` probabilities
-ProbabilityRange = Annotated[list, BeforeValidator(functools.partial(_pair, Real(0, 1)))]
 Interval = Annotated[Any, BeforeValidator(_interval)]
 TraceWindow = Annotated[Any, BeforeValidator(_trace_window)]
 
@@ -192,51 +164,73 @@ class ObservationConfig(ConfigModel):
         return self
 
 
+#: Spellings of ``env.action`` fields from before one mapper served every policy (RED's curve had
+#: fields of its own), and what replaced each: refused by name, so an old config fails saying the new one.
+RENAMED_ACTION_FIELDS = {
+    "aqm_params": "params",
+    "aqm_templates": "templates",
+    "aqm_ranges": "ranges",
+    "kmin_range": "ranges.kmin_bytes ([low, high])",
+    "kmax_span_range": "ranges.kmax_bytes ({relative_to: kmin_bytes, offset: [low, high]})",
+    "pmax_range": "ranges.pmax ([low, high])",
+}
+
+
 class ActionConfig(ConfigModel):
-    """How actions map to ECN settings.
+    """How actions map to settings of the controlled ports' AQM policy (:mod:`ecngym.envs.action`).
+
+    The policy is ``env.aqm``'s, RED when it is not set; the rules every policy shares (checks,
+    duplicate templates, encode tolerances) are in :mod:`ecngym.envs.action`.
 
     Attributes:
-        type: ``"discrete"`` (index into ``templates``) or ``"continuous"`` (a Box in [-1, 1]).
+        type: ``"discrete"`` (an index into ``templates``) or ``"continuous"`` (a Box in [-1, 1]).
         scope: ``"all"`` (one setting shared by every controlled port), ``"layer"`` (one per
             switch layer) or ``"port"`` (one per controlled port).
         layers: Switch layers under control (``None`` = every switch layer).
         ports: Fabric-wide ids of the switch egress ports under control (``None`` = every port of
             the chosen layers); e.g. ``[p]`` with any scope controls one port.
-        templates: Discrete (kmin, kmax, pmax) templates; the static default must be one of them.
-        static_default: The fabric's static setting, forced into the template list.
-        kmin_range: Continuous Kmin bounds [low, high].
-        kmax_span_range: Continuous (Kmax - Kmin) bounds [low, high].
-        pmax_range: Continuous Pmax bounds [low, high].
-        scale_with_rate: Scale template / range byte values by (port rate / 100 Gbps).
-        aqm_params: With a non-RED ``env.aqm``: the policy's parameters the action sets (snake
-            case, e.g. ``[ins_target_ns, pst_target_ns]``); ``None``: the policy's usual knobs
-            (:data:`ecngym.sim_backend.aqm.ACTION_PARAMS`). With RED (the default policy) setting
-            it switches from the (Kmin, Kmax, Pmax) machinery above to this one.
-        aqm_templates: Discrete: the policy settings the indices choose, each a list with one
-            value per ``aqm_params`` entry (human units: "80us", "30KB") or a mapping param ->
-            value; the configured setting (``env.aqm``) is always among them. ``None``: [OURS]
-            every combination of {1/2, 1, 2} x each parameter's configured value that the
-            policy accepts.
-        aqm_ranges: Continuous: ``{param: [low, high]}``, the values a = -1 and a = +1 map to;
-            a parameter not given spans its whole checker range (the C++ TypeId's).
+        params: The policy's parameters the action sets (snake case: RED's ``kmin_bytes``,
+            ``kmax_bytes``, ``pmax``; ECN♯'s ``ins_target_ns`` ...). ``None``: the policy's usual
+            knobs (:data:`ecngym.sim_backend.aqm.ACTION_PARAMS`).
+        templates: Discrete: the settings the indices choose, each a list with one value per
+            ``params`` entry (human units: "80us", "30KB"; RED: ``[kmin, kmax, pmax]``) or a
+            mapping param -> value; each setting at most once. The static setting is always among
+            them. ``None``: the policy's default grid (:data:`ecngym.envs.action.DEFAULT_TEMPLATES`;
+            others: :data:`ecngym.envs.action.DEFAULT_TEMPLATE_FACTORS` x each configured value).
+        static_default: Discrete: the setting of the static action (a template entry), forced
+            into the templates. ``None``: the ports' configured setting (the fabric's RED setting,
+            or ``env.aqm``'s).
+        ranges: Continuous: ``{param: [low, high]}``, the values a = -1 and a = +1 map to, or
+            ``{param: {relative_to: other, offset: [low, high]}}``: the other tuned parameter's
+            value plus the offset mapped so. A parameter not given takes the policy's default
+            (:data:`ecngym.envs.action.DEFAULT_RANGES`; others: the parameter's whole C++ checker
+            range).
+        scale_with_rate: Scale template / range byte values (``*_bytes`` parameters) by
+            (port rate / 100 Gbps).
     """
 
     type: OneOf("discrete", "continuous") = "discrete"
     scope: OneOf("all", "layer", "port") = "all"
     layers: list[Text] | None = None
     ports: list[Whole(0, 2**32 - 1)] | None = None
-    # Kmin in {20, 80, 320} KB x Kmax in {2, 4} x Kmin x Pmax in {5 %, 20 %} (bytes; a LAECN-style
-    # grid at 100 Gbps, LAECN §III-C; docs: algorithms/laecn.md §3.3 [OURS]) plus the fabric's static setting.
-    templates: list[EcnSetting] = Field(default_factory=lambda: [
-        [k, f * k, p] for k in (20_000, 80_000, 320_000) for f in (2, 4) for p in (0.05, 0.2)], min_length=1)
-    static_default: EcnSetting | None = None
-    kmin_range: BytesRange = Field(default_factory=lambda: ["1KB", "1MB"])
-    kmax_span_range: BytesRange = Field(default_factory=lambda: ["0B", "2MB"])
-    pmax_range: ProbabilityRange = Field(default_factory=lambda: [0.01, 1.0])
+    params: list[Text] | None = None
+    templates: list[Any] | None = Field(default=None, min_length=1)
+    static_default: list[Any] | dict[str, Any] | None = None
+    ranges: dict[str, Any] | None = None
     scale_with_rate: Flag = False
-    aqm_params: list[Text] | None = None
-    aqm_templates: list[Any] | None = Field(default=None, min_length=1)
-    aqm_ranges: dict[str, list[Any]] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        """Refuse a field spelled as before one mapper served every policy, naming its new spelling.
+
+        Raises:
+            ValueError: Naming the old field (pydantic's ConfigError then names ``env.action.<field>``).
+        """
+        for old, new in RENAMED_ACTION_FIELDS.items():
+            if isinstance(data, Mapping) and old in data:
+                raise field_error(old, f"was renamed: give it as env.action.{new}")
+        return data
 
 
 class RewardConfig(ConfigModel):
@@ -299,9 +293,9 @@ class EnvConfig(ConfigModel):
             base RTT and ideal FCT include it. ``None``: no extra delay.
         aqm: Port AQM policy of the controlled ports, installed at every reset: a name
             (``"ecn_sharp"``) or ``{"policy": name, param: value, ...}`` (parameters of
-            :mod:`ecngym.sim_backend.aqm`, human units allowed). The action then tunes that
-            policy's parameters (``action.aqm_params``) unless it is RED. ``None``: the fabric's
-            own (RED with the preset's ECN setting, or ``fabric.aqm``).
+            :mod:`ecngym.sim_backend.aqm`, human units allowed). The action tunes that policy's
+            parameters (``action.params``). ``None``: the fabric's own (RED with the preset's
+            ECN setting, or ``fabric.aqm``), and the action tunes RED.
     """
 
     replaced_whole: ClassVar[frozenset[str]] = frozenset({"topology"})  # another kind takes other arguments
@@ -368,22 +362,6 @@ class EnvConfig(ConfigModel):
                                   f"{suggest(key, list(allowed))}")
         return self
 
-    @property
-    def action_tunes_aqm(self) -> bool:
-        """Whether the action tunes ``aqm``'s policy parameters rather than the RED curve.
-
-        So it does for a policy other than RED, and for RED when ``action.aqm_params`` names the
-        parameters to tune; otherwise the RED-curve action fields apply (:data:`RED_CURVE_ACTION_FIELDS`).
-
-        Raises:
-            ConfigError: Naming ``env.aqm`` if it is no policy setting.
-        """
-        from ecngym.sim_backend.aqm import split_setting
-
-        if self.aqm is None:
-            return False
-        return split_setting(self.aqm, "env.aqm")[0] != "red" or self.action.aqm_params is not None
-
     def updated(self, overrides: Any, prefix: str = "") -> EnvConfig:
         """Return a validated copy with (nested) ``overrides`` merged in (:meth:`ConfigModel.updated`).
 
@@ -418,12 +396,11 @@ def number(field: str, value: Any, integer: bool = False) -> float | int:
     return check(field, value, Whole() if integer else Real())
 
 
-#: Action fields that set the RED curve, unread when the action tunes ``env.aqm``'s parameters
-RED_CURVE_ACTION_FIELDS = ("templates", "static_default", "kmin_range", "kmax_span_range", "pmax_range")
+#: Action fields that name or set the parameters of the controlled ports' policy: a base's (a preset's)
+#: apply to its own policy only, so an override that changes ``aqm`` starts the new one from its defaults.
+POLICY_ACTION_FIELDS = ("params", "templates", "static_default", "ranges")
 #: Action fields that one action type reads and the other ignores.
-ACTION_TYPE_OF_FIELD = {"templates": "discrete", "static_default": "discrete", "aqm_templates": "discrete",
-                        "kmin_range": "continuous", "kmax_span_range": "continuous", "pmax_range": "continuous",
-                        "aqm_ranges": "continuous"}
+ACTION_TYPE_OF_FIELD = {"templates": "discrete", "static_default": "discrete", "ranges": "continuous"}
 
 
 def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
@@ -435,12 +412,13 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
     Raises:
         ConfigError: On a bad value, an unknown key, an ``action`` field that ``overrides``
             changes although the resulting action does not read it (``templates`` with a
-            continuous action, ``kmin_range`` with a discrete one, a RED-curve field when the
-            action tunes ``env.aqm``'s parameters), or a ``workload`` that
+            continuous action, ``ranges`` with a discrete one), or a ``workload`` that
             ``overrides`` changes although the result replays a fixed ``trace`` (the trace fixes
             the workload). Not refused: ``obj``'s own fields (a preset may carry templates and
             still be run with a continuous action, and its workload with a trace) and fields given
-            with the value they already have. A resolved config (``as_dict()`` of an env's config,
+            with the value they already have. ``obj``'s :data:`POLICY_ACTION_FIELDS` are dropped
+            when ``overrides`` changes the policy (``aqm``) and does not give them: they set the
+            parameters of ``obj``'s policy. A resolved config (``as_dict()`` of an env's config,
             as a trained run records it) is a base, not overrides: pass it as ``obj``
             (``EcnTuningEnv(config=...)``, RLlib's ``env_config["scenario"]``). As overrides it
             is checked like any others, and its free mappings merge into the preset's (a workload
@@ -453,6 +431,11 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
                                                 "so workload settings would be ignored; leave workload out, or "
                                                 "leave trace out to generate each episode's trace from the workload")
     given = overrides.get("action")
+    if _policy(cfg, prefix) != _policy(obj, prefix):
+        # the base's action settings are its policy's parameters: another policy starts from its own defaults
+        mine = given if isinstance(given, Mapping) else {}
+        reset = {k: None for k in POLICY_ACTION_FIELDS if k not in mine}
+        cfg = cfg.model_copy(update={"action": cfg.action.model_copy(update=reset)})
     for key in given if isinstance(given, Mapping) else ():
         changed = key in type(cfg.action).model_fields and getattr(cfg.action, key) != getattr(obj.action, key)
         kind = ACTION_TYPE_OF_FIELD.get(key)
@@ -460,12 +443,14 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
             raise ConfigError(f"{prefix}.action.{key}", f"only a {kind} action reads it, and this env's action.type "
                                                         f"is {cfg.action.type!r}: set action.type={kind!r} or leave "
                                                         f"{key} out")
-        if key in RED_CURVE_ACTION_FIELDS and changed and cfg.action_tunes_aqm:
-            raise ConfigError(f"{prefix}.action.{key}", f"sets the RED curve, but this env's action tunes the "
-                                                        f"parameters of env.aqm ({cfg.aqm!r}): give its settings as "
-                                                        "action.aqm_templates / aqm_ranges, or leave "
-                                                        f"{key} out")
     return cfg
+
+
+def _policy(cfg: EnvConfig, prefix: str) -> str:
+    """The short name of the controlled ports' policy: ``aqm``'s, or RED."""
+    from ecngym.sim_backend.aqm import split_setting
+
+    return "red" if cfg.aqm is None else split_setting(cfg.aqm, f"{prefix}.aqm")[0]
 
 
 def check_episode_seed(seed: Any) -> int | None:

@@ -54,44 +54,45 @@ class EcnTuningEnv(gym.Env):
     (``"port"``, units in :attr:`ports` order). ``action.ports`` / ``action.layers`` choose the
     controlled ports (e.g. ``action.ports=[p]`` for a single port).
 
-    ``action.type="discrete"``: ``Discrete(T)`` for one unit, else ``MultiDiscrete([T] * units)``;
-    each entry indexes the (Kmin, Kmax, Pmax) templates of ``action.templates``, which always
-    include the fabric's static setting (:meth:`static_action`). Default grid (bytes at 100 Gbps,
-    LAECN §III-C; docs: algorithms/laecn.md §3.3 [OURS]): Kmin ∈ {20, 80, 320} KB x Kmax ∈ {2, 4} x Kmin x
-    Pmax ∈ {0.05, 0.2}, plus the HPCC preset's 400 KB / 1600 KB / 0.2.
+    The action sets parameters of the controlled ports' AQM policy, the same way for every policy
+    (:mod:`ecngym.envs.action`): RED's (Kmin, Kmax, Pmax) unless ``aqm`` names another policy
+    (``"ecn_sharp"``, ``"pred"``, ``"codel"``, ``"r_aqm"``, or ``{"policy": name, param: value,
+    ...}``; :mod:`ecngym.sim_backend.aqm`), installed at every reset. ``action.params`` names the
+    parameters (default: RED's ``kmin_bytes``, ``kmax_bytes``, ``pmax``; ECN♯'s ``ins_target_ns``,
+    ``pst_target_ns``; PRED's ``lambda_qla``; CoDel's ``target_ns``, ``interval_ns``; R-AQM's
+    ``kmin_bytes``, ``kmax_bytes``).
 
-    ``action.type="continuous"``: ``Box(-1, 1, (units, 3), float32)``; each row a ∈ [-1, 1]³ maps
-    linearly (u = (a + 1) / 2) to:
+    ``action.type="discrete"``: ``Discrete(T)`` for one unit, else ``MultiDiscrete([T] * units)``;
+    each entry indexes the settings of ``action.templates`` (one value per parameter), which always
+    include the static setting (:meth:`static_action`: ``action.static_default``, else the ports'
+    configured one). Default grid [OURS]: RED's Kmin ∈ {20, 80, 320} KB x Kmax ∈ {2, 4} x Kmin x
+    Pmax ∈ {0.05, 0.2} (bytes at 100 Gbps, LAECN §III-C; docs: algorithms/laecn.md §3.3), plus
+    the HPCC preset's 400 KB / 1600 KB / 0.2; another policy's: every combination of {1/2, 1, 2} x
+    each configured value the policy accepts.
+
+    ``action.type="continuous"``: ``Box(-1, 1, (units, parameters), float32)``; each entry
+    a ∈ [-1, 1] maps linearly (u = (a + 1) / 2) onto its parameter's range in ``action.ranges``,
+    absolute or relative to another tuned parameter. RED's defaults:
 
     | index | quantity | unit | at a = -1 | at a = +1 |
     |---|---|---|---|---|
-    | 0 | Kmin | bytes | ``kmin_range[0]`` (1 KB) | ``kmin_range[1]`` (1 MB) |
-    | 1 | Kmax − Kmin | bytes | ``kmax_span_range[0]`` (0 B) | ``kmax_span_range[1]`` (2 MB) |
-    | 2 | Pmax | probability | ``pmax_range[0]`` (0.01) | ``pmax_range[1]`` (1.0) |
+    | 0 | Kmin | bytes | 1 KB | 1 MB |
+    | 1 | Kmax, relative to Kmin | bytes | Kmin + 0 B | Kmin + 2 MB |
+    | 2 | Pmax | probability | 0.01 | 1.0 |
 
-    Byte values are rounded to whole bytes and, with ``action.scale_with_rate``, multiplied by
-    (port rate / 100 Gbps). An action outside the space (wrong shape, index out of range,
-    non-integer index, value outside [-1, 1], NaN) raises :class:`ecngym.error.InvalidAction`
-    naming the expected space; nothing is clamped.
-
-    ### Tuning a port AQM policy's own parameters
-    ``aqm`` chooses the policy of the controlled ports (``"ecn_sharp"``, ``"pred"``, ``"codel"``,
-    ``"r_aqm"``, or ``{"policy": name, param: value, ...}``; :mod:`ecngym.sim_backend.aqm`),
-    installed at every reset. The action then sets that policy's parameters ``action.aqm_params``
-    (default: ECN♯'s ``ins_target_ns``, ``pst_target_ns``; PRED's ``lambda_qla``; CoDel's
-    ``target_ns``, ``interval_ns``; R-AQM's ``kmin_bytes``, ``kmax_bytes``) with the same units:
-    ``Discrete(T)`` / ``MultiDiscrete`` over ``action.aqm_templates`` (one value per parameter; the
-    configured setting is always a template and :meth:`static_action`; default [OURS]: every
-    combination of {1/2, 1, 2} x each configured value the policy accepts), or
-    ``Box(-1, 1, (units, parameters), float32)`` mapped linearly onto ``action.aqm_ranges``
-    (default: each parameter's whole C++ checker range). Values and ranges are checked against the
-    policy's TypeId checkers and its consistency rule (R-AQM's K_min ≤ K_max): a bad template or
-    range is a ConfigError naming ``env.action.aqm_templates[i].<param>`` /
-    ``env.action.aqm_ranges.<param>``; an action the policy rejects raises InvalidAction and
-    changes nothing. The RED-curve features ``kmin``, ``kmax``, ``pmax`` leave the default
-    observation; the policy's telemetry features (``ecn_sharp.sojourn_mean_ns``, ``pred.flow_count``,
-    ``r_aqm.viq_packets`` ..., table in :mod:`ecngym.envs.observation`) and the tuned parameters'
-    current values (``aqm.<parameter>``, in [0, 1] over the action's range) can join it.
+    Another policy's parameter spans its whole C++ checker range by default. Whole-number values
+    (bytes, ns) are rounded and, with ``action.scale_with_rate``, byte values multiplied by
+    (port rate / 100 Gbps). Values and ranges are checked against the policy's TypeId checkers,
+    and templates against its consistency rule (Kmin ≤ Kmax): a bad template or range is a
+    ConfigError naming ``env.action.templates[i].<param>`` / ``env.action.ranges.<param>``. An
+    action outside the space (wrong shape, index out of range, non-integer index, value outside
+    [-1, 1], NaN), or one whose setting the policy rejects, raises
+    :class:`ecngym.error.InvalidAction` naming the expected space or the rule; nothing is clamped
+    or applied. With another policy than RED the RED-curve features ``kmin``, ``kmax``, ``pmax``
+    leave the default observation; the policy's telemetry features (``ecn_sharp.sojourn_mean_ns``,
+    ``pred.flow_count``, ``r_aqm.viq_packets`` ..., table in :mod:`ecngym.envs.observation`) and
+    the tuned parameters' current values (``aqm.<parameter>``, in [0, 1] over the action's range)
+    can join it.
 
     ## Observation Space
     ``Box(0, high, (ports x k x F,), float32)`` (``observation.flatten=True``, the default;

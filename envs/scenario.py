@@ -11,14 +11,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ecngym.envs.action import EcnActionMapper, EcnSetting, action_key
-from ecngym.envs.aqm_action import AqmActionMapper
+from ecngym.envs.action import RED_CURVE, ActionMapper, action_key
 from ecngym.envs.config import AQM_PARAM_FEATURE, EnvConfig
 from ecngym.envs.observation import FeatureBuilder
 from ecngym.envs.reward import REWARD_TELEMETRY, RewardFunction
 from ecngym.envs.step_kernel import EpisodeStats, StepKernel
 from ecngym.envs.summary import episode_summary
-from ecngym.error import ConfigError
+from ecngym.error import ConfigError, InvalidAction
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.fabric import check_min_rate, flow_frame
@@ -188,25 +187,23 @@ class EcnScenario:
         self.port_layers = ports["layer"][self.ports]
         self.port_nodes = ports["node"][self.ports]
         rates = ports["rate_bps"][self.ports]
-        default = EcnSetting(parse_bytes(self.fabric_config.ecn.kmin), parse_bytes(self.fabric_config.ecn.kmax),
-                             float(self.fabric_config.ecn.pmax))
-        # the controlled ports' AQM policy (env.aqm): installed at every reset; its parameters are
-        # the action unless it is RED (whose curve the EcnActionMapper sets)
+        # the controlled ports' AQM policy (env.aqm, installed at every reset; RED when unset): the
+        # action tunes its parameters, from its configured setting (the fabric's RED setting, env.aqm's)
         self.aqm_policy, self.aqm_setting = self._aqm(cfg)
-        if cfg.action_tunes_aqm:
-            self.actions: EcnActionMapper | AqmActionMapper = AqmActionMapper(
-                cfg.action, self.ports, self.port_layers, self.aqm_policy, self.aqm_setting)
-        else:
-            self.actions = EcnActionMapper(cfg.action, self.ports, self.port_layers, rates, default)
+        policy = self.aqm_policy or "red"
+        configured = {**(self._fabric_red_setting() if policy == "red" else {}), **self.aqm_setting}
+        self.actions = ActionMapper(cfg.action, self.ports, self.port_layers, rates, policy, configured)
         bdp_bytes_per_port = bdp_bytes(rates, self.base_rtt_ns)
-        # R-AQM always runs with an AqmActionMapper, whose base setting is the merged one
-        viq = self.actions.base["viq_capacity_packets"] if self.aqm_policy == "r_aqm" else 1
+        viq = self.actions.base["viq_capacity_packets"] if policy == "r_aqm" else 1
         param_bounds = self.actions.param_bounds()
-        # columns of values that aqm_values shows (the tuned numeric parameters)
+        # columns of values that aqm_values shows (the tuned numeric parameters), and of RED's curve
         self._feature_columns = [list(self.actions.params).index(p) for p in param_bounds]
+        self._red_columns = tuple((p, j) for j, p in enumerate(self.actions.params) if policy == "red"
+                                  and p in RED_CURVE)
         self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp_bytes_per_port,
                                        self.actions.kmax_bound_bytes, self.fabric_config.ecn.mark_at == "dequeue",
                                        REWARD_TELEMETRY.get(cfg.reward.name, ()), rates, viq, param_bounds)
+        self._shows_params = any(f.startswith(AQM_PARAM_FEATURE) for f in self.features.cfg.features)
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
         goodput_per_byte = 8e9 / (rates * self.interval_ns)
         self.reward = RewardFunction(cfg.reward, self.features.step_map, goodput_per_byte)
@@ -250,22 +247,18 @@ class EcnScenario:
         """``env.aqm`` as (policy short name, converted parameters); (None, {}) when unset.
 
         Raises:
-            ConfigError: On an unknown policy or parameter, a value outside its checker range, or
-                ``aqm_params`` / ``aqm_templates`` / ``aqm_ranges`` without a policy to tune.
+            ConfigError: On an unknown policy or parameter, or a value outside its checker range.
         """
-        a = cfg.action
         if cfg.aqm is None:
-            given = [n for n in ("aqm_params", "aqm_templates", "aqm_ranges") if getattr(a, n) is not None]
-            if given:
-                raise ConfigError(f"env.action.{given[0]}", "tunes the parameters of env.aqm's policy, but env.aqm "
-                                  f"is not set; known policies: {', '.join(sorted(aqm_policies.POLICIES))}")
             return None, {}
         name, params = aqm_policies.split_setting(cfg.aqm, "env.aqm")
-        setting = aqm_policies.validate_params(name, params, "env.aqm")
-        if name == "red" and setting and a.aqm_params is None:
-            raise ConfigError("env.aqm", "RED's curve under the (Kmin, Kmax, Pmax) action comes from fabric.ecn; "
-                                         "give RED parameters there, or name them in env.action.aqm_params")
-        return name, setting
+        return name, aqm_policies.validate_params(name, params, "env.aqm")
+
+    def _fabric_red_setting(self) -> dict[str, Any]:
+        """The RED setting every port of the fabric starts with (its configured ECN curve and marking point)."""
+        ecn = self.fabric_config.ecn
+        return {"kmin_bytes": parse_bytes(ecn.kmin), "kmax_bytes": parse_bytes(ecn.kmax), "pmax": float(ecn.pmax),
+                "mark_at_dequeue": ecn.mark_at == "dequeue"}
 
     def _observation(self, cfg: EnvConfig) -> Any:
         """The observation config with features checked against the controlled ports' policy.
@@ -277,21 +270,21 @@ class EcnScenario:
             ConfigError: On a feature that the controlled ports' policy cannot give.
         """
         obs = cfg.observation
-        policy = self.aqm_policy or "red"
+        policy = self.actions.policy
         red_curve = ("kmin", "kmax", "pmax")
         features = list(obs.features)
         default = type(obs).model_fields["features"].default_factory()
-        if cfg.action_tunes_aqm and features == default:
+        if policy != "red" and features == default:
             features = [f for f in features if f not in red_curve]
-        tuned = list(self.actions.params) if cfg.action_tunes_aqm else []
+        tuned = list(self.actions.param_bounds())
         for f in features:
             if f.startswith(AQM_PARAM_FEATURE):
                 if f.removeprefix(AQM_PARAM_FEATURE) not in tuned:
                     raise ConfigError("env.observation.features", f"{f!r} shows a parameter the action tunes; the "
-                                      f"action tunes {[AQM_PARAM_FEATURE + p for p in tuned] or 'the RED curve'}")
+                                      f"action tunes {[AQM_PARAM_FEATURE + p for p in tuned]}")
                 continue
             owner = f.split(".")[0] if "." in f else ("red" if f in red_curve else None)
-            if owner is not None and owner != policy and not (owner == "red" and not cfg.action_tunes_aqm):
+            if owner is not None and owner != policy:
                 raise ConfigError("env.observation.features", f"{f!r} needs the {owner} policy on the controlled "
                                   f"ports, which run {policy!r} (env.aqm)")
         return obs if features == list(obs.features) else obs.model_copy(update={"features": features})
@@ -390,18 +383,23 @@ class EcnScenario:
             # that rounding (on ports running another policy, where no RED setting may be set)
             if key is None or (isinstance(action, np.ndarray) and action.dtype.kind == "b"):
                 # not an int or a number array: checked (to NumPy, [True] == [1]), nothing applied
-                self.actions.to_settings(action)
+                self.actions.port_values(action)
             return
         values = self.actions.port_values(action)
-        self._last_action_key = key
         if values is self.values or np.array_equal(values, self.values):
+            self._last_action_key = key
             return  # same setting: skip the call
-        if values.dtype == object:  # an enumeration among the parameters: set_aqm_values takes numbers
-            for row in np.flatnonzero((values != self.values).any(axis=1)):
-                self.fabric.set_aqm(self.ports[row], self.actions.policy,
-                                    **dict(zip(self.actions.params, values[row], strict=True)))
-        else:
-            self.fabric.set_aqm_values(self._ports_u32, self.actions.policy, self.actions.params, values)
+        try:
+            if values.dtype == object:  # an enumeration among the parameters: set_aqm_values takes numbers
+                for row in np.flatnonzero((values != self.values).any(axis=1)):
+                    self.fabric.set_aqm(self.ports[row], self.actions.policy,
+                                        **dict(zip(self.actions.params, values[row], strict=True)))
+            else:
+                self.fabric.set_aqm_values(self._ports_u32, self.actions.policy, self.actions.params, values)
+        except ConfigError as exc:  # the policy's checkers or rule (nothing changed: set_aqm_values is atomic)
+            raise InvalidAction(f"the action sets {self.actions.policy} to a setting it rejects: {exc.message}; "
+                                "nothing changed") from None
+        self._last_action_key = key  # (only once taken: a refused action is refused again)
         self._set_views(values)
         self.held_action = None
 
@@ -416,11 +414,11 @@ class EcnScenario:
     def _set_views(self, values: np.ndarray) -> None:
         """Make ``values`` the current setting, and :attr:`red` and :attr:`aqm_values` views of it."""
         self.values = values
-        if self.cfg.action_tunes_aqm:
+        if self._red_columns:
+            red = {p: values[:, j] for p, j in self._red_columns}
+            self.red = red if len(red) == len(RED_CURVE) else {**self.red, **red}
+        if self._shows_params:
             self.aqm_values = values[:, self._feature_columns].astype(np.float64)
-        else:
-            self.red = {k: values[:, j] for j, k in enumerate(self.actions.params)}
-            self.aqm_values = None
 
     @property
     def next_interval_ns(self) -> int:

@@ -187,7 +187,7 @@ class EnvView:
 
     # ------------------------------------------------------------------ act
     def encode(self, kmin_bytes: Any, kmax_bytes: Any, pmax: Any) -> Any:
-        """The env action that sets these per-unit values (see ``EcnActionMapper.encode``).
+        """The env action that sets these per-unit values (see :meth:`~ecngym.envs.action.ActionMapper.encode`).
 
         Raises:
             InvalidAction: Naming the argument if a value is not a finite number, or a list of one
@@ -195,11 +195,11 @@ class EnvView:
                 express them, or sets another AQM policy's parameters (``env.aqm``) than RED's thresholds.
         """
         actions = self._scenario.actions
-        if self._scenario.cfg.action_tunes_aqm:  # its encode takes that policy's parameters
+        if not actions.sets_red_curve:  # its encode takes that policy's parameters
             raise InvalidAction(f"env.aqm: the env's action sets the {actions.policy!r} policy's "
                                 f"{list(actions.params)}, but this controller sets RED thresholds (kmin, kmax, "
                                 "pmax); leave env.aqm out, or use a controller of that policy")
-        return actions.encode(kmin_bytes, kmax_bytes, pmax)
+        return actions.encode(kmin_bytes=kmin_bytes, kmax_bytes=kmax_bytes, pmax=pmax)
 
     def set_pfc(self, switches: Any, alpha: Any, headroom_bytes: Any) -> None:
         """Set PFC dynamic-threshold alpha and headroom of switches (by index), from now.

@@ -127,7 +127,7 @@ def __getattr__(name: str) -> Any:
 
 @functools.cache
 def action_params() -> dict[str, tuple[str, ...]]:
-    """Short name -> the parameters an env's action tunes when ``env.action.aqm_params`` names none.
+    """Short name -> the parameters an env's action tunes when ``env.action.params`` names none.
 
     Each policy declares them in C++ (``PortAqmPolicy::DescribeActionAttributes``: the knobs its
     paper tunes, e.g. PRED's QLA sets lambda, PRED §IV-B; ECN#'s two sojourn targets, ECN# §3;

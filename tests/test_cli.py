@@ -153,8 +153,7 @@ def test_static_setting_added_as_template_keeps_scope():
     try:
         assert env.unwrapped.config.action.scope == "layer"
         assert env.action_space.shape == (2,)  # leaf and spine
-        assert (12_500, 500_000, 0.01) in [(t.kmin_bytes, t.kmax_bytes, t.pmax)
-                                           for t in env.unwrapped.scenario.actions.templates]
+        assert (12_500, 500_000, 0.01) in env.unwrapped.scenario.actions.templates  # (Kmin, Kmax, Pmax) each
     finally:
         env.close()
 

@@ -189,7 +189,7 @@ with mkdocs_gen_files.open("reference/aqm-policies.md", "w") as page:
     for policy, type_name in aqm.POLICIES.items():
         tuned = ", ".join(f"`{p}`" for p in aqm.ACTION_PARAMS.get(policy, ()))
         page.write(f"## `{policy}`\n\nC++ type `{type_name}`; an env's action tunes {tuned} unless "
-                   f"`env.action.aqm_params` names others.\n\n{policy_table(policy)}\n")
+                   f"`env.action.params` names others.\n\n{policy_table(policy)}\n")
         page.write(telemetry_table(policy))
 
 # ------------------------------------------------------------------------------------- controllers

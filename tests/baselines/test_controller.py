@@ -22,7 +22,7 @@ class QueueThresholdController:
     def reset(self, env) -> None:
         """Find the lowest-threshold template and the static one."""
         templates = env.unwrapped.scenario.actions.templates
-        self.low = min(range(len(templates)), key=lambda i: templates[i].kmax_bytes)
+        self.low = min(range(len(templates)), key=lambda i: templates[i][1])  # (Kmin, Kmax, Pmax): lowest Kmax
         self.default = env.unwrapped.static_action()
 
     def act(self, observation, info):

@@ -116,18 +116,21 @@ def test_view_set_pfc_leaves_the_checks_to_the_fabric_and_records_what_it_set():
 
 
 def test_encoder_is_the_decoders_inverse_and_refuses_what_it_cannot_express():
-    env = EcnTuningEnv(episode_steps=3, action={"type": "continuous", "kmin_range": ["1KB", "100KB"]})
+    env = EcnTuningEnv(episode_steps=3, action={"type": "continuous", "ranges": {"kmin_bytes": ["1KB", "100KB"]}})
     mapper = env.scenario.actions
-    kmin, kmax, pmax = mapper.to_settings(mapper.encode(12_345, 67_890, 0.3))
-    assert abs(int(kmin[0]) - 12_345) <= 1 and abs(int(kmax[0]) - 67_890) <= 1 and abs(pmax[0] - 0.3) < 1e-6
-    with pytest.raises(InvalidAction, match="kmin"):
-        mapper.encode(200_000, 300_000, 0.3)  # above kmin_range: refused, not clamped
-    with pytest.raises(InvalidAction, match="below kmin"):
+    kmin, kmax, pmax = mapper.port_values(mapper.encode(12_345, 67_890, 0.3))[0]
+    assert abs(int(kmin) - 12_345) <= 1 and abs(int(kmax) - 67_890) <= 1 and abs(pmax - 0.3) < 1e-6
+    with pytest.raises(InvalidAction, match=r"^kmin_bytes 200000 \(unit 'all'\) outside the continuous action range "
+                                            r"\[1000, 100000\]$"):
+        mapper.encode(200_000, 300_000, 0.3)  # above the Kmin range: refused, not clamped
+    # Kmax is Kmin + [0, 2 MB]: a Kmax below Kmin is outside it
+    with pytest.raises(InvalidAction, match=r"^kmax_bytes - kmin_bytes -40000 \(unit 'all'\) outside the continuous "
+                                            r"action range \[0, 2e\+06\]$"):
         mapper.encode(50_000, 10_000, 0.3)
     env.close()
     discrete = EcnTuningEnv(episode_steps=3)
     m = discrete.scenario.actions
-    assert m.encode(20_000, 40_000, 0.05) == m.templates.index(type(m.templates[0])(20_000, 40_000, 0.05))
+    assert m.encode(20_000, 40_000, 0.05) == m.templates.index((20_000, 40_000, 0.05))
     with pytest.raises(InvalidAction, match="templates"):
         m.encode(12_500, 500_000, 0.01)
     discrete.close()

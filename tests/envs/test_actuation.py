@@ -21,11 +21,11 @@ CASES = {
     "red_continuous": {"action": {"type": "continuous", "scope": "port"}},
     "ecn_sharp_discrete": {"aqm": {"policy": "ecn_sharp"}, "action": {"scope": "layer"}},
     "r_aqm_continuous": {"aqm": {"policy": "r_aqm", "kmin_bytes": "20KB", "kmax_bytes": "40KB"},
-                         "action": {"type": "continuous", "aqm_ranges": {"kmin_bytes": ["10KB", "30KB"],
+                         "action": {"type": "continuous", "ranges": {"kmin_bytes": ["10KB", "30KB"],
                                                                          "kmax_bytes": ["40KB", "100KB"]}}},
     "pred_enum_template": {"aqm": {"policy": "pred"},
-                           "action": {"aqm_params": ["lambda_qla", "scaling"],
-                                      "aqm_templates": [[0.2, "N"], [0.05, "SqrtN"]]}},
+                           "action": {"params": ["lambda_qla", "scaling"],
+                                      "templates": [[0.2, "N"], [0.05, "SqrtN"]]}},
 }
 
 
@@ -46,7 +46,7 @@ def test_the_scenarios_setting_is_the_fabrics_after_every_step(case):
             assert [[v.item() if isinstance(v, np.generic) else v for v in row] for row in sc.values.tolist()] == \
                 [[float(v) if not isinstance(v, str) else v for v in row] for row in got]
             assert np.array_equal(sc.values, mapper.port_values(action))
-            if mapper.policy == "red" and not sc.cfg.action_tunes_aqm:
+            if mapper.policy == "red":
                 for j, p in enumerate(mapper.params):  # RED's feature columns read the same values
                     assert np.array_equal(sc.red[p], sc.values[:, j])
     finally:

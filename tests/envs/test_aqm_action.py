@@ -1,4 +1,4 @@
-"""The env's action over a port AQM policy's own parameters (env.aqm + action.aqm_*), on the real fabric."""
+"""The env's action over a port AQM policy's own parameters (env.aqm, action.params / templates / ranges)."""
 
 import re
 
@@ -31,8 +31,8 @@ def make(**overrides):
 
 def test_discrete_templates_of_a_policy_reach_the_fabric_per_unit():
     env = make(aqm={"policy": "ecn_sharp", "pst_interval_ns": "150us"},
-               action={"scope": "layer", "aqm_params": ["ins_target_ns", "pst_target_ns"],
-                       "aqm_templates": [["40us", "5us"], {"ins_target_ns": "120us", "pst_target_ns": "20us"}]})
+               action={"scope": "layer", "params": ["ins_target_ns", "pst_target_ns"],
+                       "templates": [["40us", "5us"], {"ins_target_ns": "120us", "pst_target_ns": "20us"}]})
     try:
         mapper = env.unwrapped.scenario.actions
         # the configured setting (defaults 80 us / 10 us here) is always a template, the static action
@@ -54,7 +54,7 @@ def test_discrete_templates_of_a_policy_reach_the_fabric_per_unit():
 
 def test_continuous_box_maps_linearly_onto_the_given_ranges_and_encode_inverts_it():
     env = make(aqm={"policy": "r_aqm", "kmin_bytes": "20KB", "kmax_bytes": "40KB"},
-               action={"type": "continuous", "aqm_ranges": {"kmin_bytes": ["10KB", "30KB"],
+               action={"type": "continuous", "ranges": {"kmin_bytes": ["10KB", "30KB"],
                                                             "kmax_bytes": ["40KB", "100KB"]}})
     try:
         assert env.action_space == gym.spaces.Box(-1.0, 1.0, (1, 2), np.float32)
@@ -74,15 +74,16 @@ def test_continuous_box_maps_linearly_onto_the_given_ranges_and_encode_inverts_i
 
 
 def test_a_continuous_action_the_policy_rejects_raises_and_changes_nothing():
-    env = make(aqm="r_aqm", action={"type": "continuous", "aqm_ranges": {"kmin_bytes": ["10KB", "90KB"],
+    env = make(aqm="r_aqm", action={"type": "continuous", "ranges": {"kmin_bytes": ["10KB", "90KB"],
                                                                          "kmax_bytes": ["40KB", "100KB"]}})
     try:
         env.reset(seed=3)
         sc = env.unwrapped.scenario
         before = sc.fabric.get_aqm(sc.ports)
-        with pytest.raises(InvalidAction, match=r"kmax_bytes \(40000\) must be >= kmin_bytes \(90000\)"):
-            env.step(np.array([[1.0, -1.0]], dtype=np.float32))
-        assert sc.fabric.get_aqm(sc.ports) == before
+        for _ in range(2):  # and again: a refused action is never taken as the one applied last
+            with pytest.raises(InvalidAction, match=r"kmax_bytes \(40000\) must be >= kmin_bytes \(90000\)"):
+                env.step(np.array([[1.0, -1.0]], dtype=np.float32))
+            assert sc.fabric.get_aqm(sc.ports) == before
         with pytest.raises(InvalidAction, match=r"expected a float array of shape \(1, 2\) in \[-1, 1\]"):
             env.step(np.array([[1.5, 0.0]], dtype=np.float32))
         with pytest.raises(InvalidAction, match=re.escape("expected a float array of shape (1, 2)")):
@@ -92,22 +93,23 @@ def test_a_continuous_action_the_policy_rejects_raises_and_changes_nothing():
 
 
 @pytest.mark.parametrize(("overrides", "field", "message"), [
-    ({"aqm": "pred", "action": {"type": "continuous", "aqm_ranges": {"lambda_qla": [0.0, 2e6]}}},
-     "env.action.aqm_ranges.lambda_qla", "got 2000000.0, allowed range is [0.0, 1000000.0]"),
-    ({"aqm": "ecn_sharp", "action": {"aqm_templates": [["80us", "-1us"]]}},
-     "env.action.aqm_templates[0].pst_target_ns", "-1"),
-    ({"aqm": "r_aqm", "action": {"aqm_templates": [["50KB", "40KB"]]}},
-     "env.action.aqm_templates[0]", "kmax_bytes (40000) must be >= kmin_bytes (50000)"),
-    ({"aqm": "codel", "action": {"aqm_params": ["target_ns", "gain"]}},
-     "env.action.aqm_params", "codel has no parameter 'gain'; numeric ones: target_ns, interval_ns"),
-    ({"aqm": "ecn_sharp", "action": {"type": "continuous", "aqm_params": ["control_law"]}},
-     "env.action.aqm_params", "ecn_sharp.control_law is a enum, which a continuous action cannot set"),
-    ({"aqm": "ecn_sharp", "action": {"aqm_templates": [["80us"]]}},
-     "env.action.aqm_templates[0]", "expected 2 value(s) for ['ins_target_ns', 'pst_target_ns']"),
+    ({"aqm": "pred", "action": {"type": "continuous", "ranges": {"lambda_qla": [0.0, 2e6]}}},
+     "env.action.ranges.lambda_qla", "got 2000000.0, allowed range is [0.0, 1000000.0]"),
+    ({"aqm": "ecn_sharp", "action": {"templates": [["80us", "-1us"]]}},
+     "env.action.templates[0].pst_target_ns", "-1"),
+    ({"aqm": "r_aqm", "action": {"templates": [["50KB", "40KB"]]}},
+     "env.action.templates[0]", "kmax_bytes (40000) must be >= kmin_bytes (50000)"),
+    ({"aqm": "codel", "action": {"params": ["target_ns", "gain"]}},
+     "env.action.params", "codel has no parameter 'gain'; numeric ones: target_ns, interval_ns"),
+    ({"aqm": "ecn_sharp", "action": {"type": "continuous", "params": ["control_law"]}},
+     "env.action.params", "ecn_sharp.control_law is a enum, which a continuous action cannot set"),
+    ({"aqm": "ecn_sharp", "action": {"templates": [["80us"]]}},
+     "env.action.templates[0]", "expected 2 value(s) for ['ins_target_ns', 'pst_target_ns']"),
     ({"aqm": {"policy": "r_aqm", "kmin_bytes": "50KB", "kmax_bytes": "40KB"}},
      "env.aqm", "kmax_bytes (40000) must be >= kmin_bytes (50000)"),
     ({"aqm": "blue"}, "env.aqm.policy", "unknown AQM policy 'blue'"),
-    ({"action": {"aqm_params": ["lambda_qla"]}}, "env.action.aqm_params", "env.aqm is not set"),
+    # without env.aqm the ports run RED, whose parameters the action tunes
+    ({"action": {"params": ["lambda_qla"]}}, "env.action.params", "red has no parameter 'lambda_qla'"),
     ({"aqm": "ecn_sharp", "observation": {"features": ["queue", "kmin"]}},
      "env.observation.features", "'kmin' needs the red policy on the controlled ports, which run 'ecn_sharp'"),
     ({"aqm": "ecn_sharp", "observation": {"features": ["queue", "pred.flow_count"]}},
@@ -124,7 +126,7 @@ def test_bad_policy_settings_are_config_errors_naming_the_field(overrides, field
     {"aqm": "ecn_sharp", "observation": {"features": ["queue", "ecn_sharp.sojourn_mean_ns",
                                                       "ecn_sharp.marked_instantaneous",
                                                       "ecn_sharp.marked_persistent"]}},
-    {"aqm": "r_aqm", "action": {"type": "continuous", "aqm_ranges": {"kmin_bytes": ["5KB", "20KB"],
+    {"aqm": "r_aqm", "action": {"type": "continuous", "ranges": {"kmin_bytes": ["5KB", "20KB"],
                                                                      "kmax_bytes": ["30KB", "60KB"]}},
      "observation": {"features": ["queue", "r_aqm.viq_packets", "r_aqm.state", "r_aqm.held", "r_aqm.data_marked",
                                   "r_aqm.rwnd_clamped"]}},
@@ -246,10 +248,10 @@ def test_action_params_are_what_each_policy_declares_in_cpp():
 def test_a_policy_without_default_action_params_asks_for_them(monkeypatch):
     # a policy compiled in (found from ns-3's TypeId list) that declares no default action parameters
     monkeypatch.delitem(aqm.ACTION_PARAMS, "codel")
-    with pytest.raises(ConfigError, match=r"^env.action.aqm_params: codel names no parameters an action tunes by "
+    with pytest.raises(ConfigError, match=r"^env.action.params: codel names no parameters an action tunes by "
                                           r"default; name them \(numeric ones: target_ns, interval_ns\)$"):
         make(aqm="codel")
-    env = make(aqm="codel", action={"aqm_params": ["target_ns"]})
+    env = make(aqm="codel", action={"params": ["target_ns"]})
     try:
         assert env.unwrapped.scenario.actions.params == ["target_ns"]
     finally:
@@ -258,7 +260,7 @@ def test_a_policy_without_default_action_params_asks_for_them(monkeypatch):
 
 def test_tuned_parameter_features_show_the_current_setting():
     env = make(aqm="r_aqm", observation={"history": 1, "features": ["queue", "aqm.kmin_bytes", "aqm.kmax_bytes"]},
-               action={"type": "continuous", "aqm_ranges": {"kmin_bytes": ["10KB", "30KB"],
+               action={"type": "continuous", "ranges": {"kmin_bytes": ["10KB", "30KB"],
                                                             "kmax_bytes": ["40KB", "100KB"]}})
     try:
         obs, _ = env.reset(seed=5)
@@ -275,8 +277,9 @@ def test_tuned_parameter_features_show_the_current_setting():
     with pytest.raises(ConfigError, match=r"'aqm.stale_ns' shows a parameter the action tunes; the action tunes "
                                           r"\['aqm.kmin_bytes', 'aqm.kmax_bytes'\]"):
         make(aqm="r_aqm", observation={"features": ["queue", "aqm.stale_ns"]})
-    with pytest.raises(ConfigError, match="env.observation.features"):
-        make(observation={"features": ["queue", "aqm.kmin_bytes"]})  # RED's curve action: no such feature
+    with pytest.raises(ConfigError, match=r"'aqm.mark_at_dequeue' shows a parameter the action tunes; the action "
+                                          r"tunes \['aqm.kmin_bytes', 'aqm.kmax_bytes', 'aqm.pmax'\]"):
+        make(observation={"features": ["queue", "aqm.mark_at_dequeue"]})  # RED's: a parameter it does not tune
 
 
 def test_a_red_threshold_controller_on_a_policy_action_is_refused_naming_env_aqm():

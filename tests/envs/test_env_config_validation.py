@@ -13,6 +13,7 @@ import pytest
 
 import ecngym.envs  # noqa: F401  (registers the ids)
 from ecngym.envs import EcnTuningEnv, EnvConfig
+from ecngym.envs.scenario import EcnScenario
 from ecngym.error import ConfigError
 
 SHORT = {"episode_steps": 4}
@@ -31,16 +32,30 @@ SHORT = {"episode_steps": 4}
     ({"topology": None}, r"env\.topology: got None"),
     ({"reward": {"name": ["acc"]}}, r"env\.reward\.name: got \['acc'\], allowed: 'acc', 'pred', 'fct'"),
     ({"action": {"templates": 5}}, r"env\.action\.templates: got 5"),
-    ({"action": {"templates": [[1000, 2000, "0.5"]]}}, r"env\.action\.templates\[0\]\.pmax: expected a finite number"),
+    ({"action": {"templates": [[1000, 2000, "0.5"]]}},
+     r"env\.action\.templates\[0\]\.pmax: expected a number, got '0.5'"),
     ({"action": {"templates": [[1000, 2000, True]]}}, r"env\.action\.templates\[0\]\.pmax"),
     # a part of a list entry is named in the dotted field (it read "templates[0]: pmax: got 3 ...")
     ({"action": {"templates": [[1000, 2000, 0.1], [1000, 2000, 3]]}},
-     r"^env\.action\.templates\[1\]\.pmax: got 3, allowed range is \[0, 1\]$"),
-    ({"action": {"templates": [["5XB", 2000, 0.1]]}}, r"^env\.action\.templates\[0\]\.kmin: cannot parse '5XB'"),
+     r"^env\.action\.templates\[1\]\.pmax: got 3, allowed range is \[0\.0, 1\.0\]$"),
+    ({"action": {"templates": [["5XB", 2000, 0.1]]}}, r"^env\.action\.templates\[0\]\.kmin_bytes: cannot parse '5XB'"),
     ({"action": {"templates": [[3000, 2000, 0.1]]}},
-     r"^env\.action\.templates\[0\]\.kmax: got 2000 B, must be >= kmin \(3000 B\)$"),
+     r"^env\.action\.templates\[0\]: kmax_bytes \(2000\) must be >= kmin_bytes \(3000\)$"),
     ({"action": {"static_default": [1000, 2000, 3]}}, r"^env\.action\.static_default\.pmax: got 3, allowed range"),
-    ({"action": {"type": "continuous", "pmax_range": [0, 2]}}, r"^env\.action\.pmax_range\.high: got 2, allowed"),
+    ({"action": {"type": "continuous", "ranges": {"pmax": [0, 2]}}}, r"^env\.action\.ranges\.pmax: got 2, allowed"),
+    ({"action": {"type": "continuous", "ranges": {"kmax_bytes": {"relative_to": "kmax_bytes", "offset": [0, 1]}}}},
+     r"^env\.action\.ranges\.kmax_bytes\.relative_to: got 'kmax_bytes'; allowed: another tuned numeric parameter"),
+    ({"action": {"type": "continuous", "params": ["kmax_bytes", "pmax"]}}, None),  # RED's Kmax default: absolute
+    ({"action": {"type": "continuous", "params": ["kmax_bytes"],
+                 "ranges": {"kmax_bytes": {"relative_to": "kmin_bytes", "offset": [0, 1]}}}},
+     r"^env\.action\.ranges\.kmax_bytes\.relative_to: got 'kmin_bytes'; allowed: another tuned numeric parameter "
+     r"of \['kmax_bytes'\]$"),
+    ({"action": {"type": "continuous", "ranges": {"kmax_bytes": {"relative_to": "kmin_bytes", "offset": [0, -1]}}}},
+     r"^env\.action\.ranges\.kmax_bytes\.offset: "),
+    ({"action": {"type": "continuous", "ranges": {"kmax_bytes": {"relative_to": "kmin_bytes"}}}},
+     r"^env\.action\.ranges\.kmax_bytes: expected \[low, high\] or \{relative_to: parameter, offset: \[low, high\]\}"),
+    ({"action": {"type": "continuous", "ranges": {"kmin_bytes": {"relative_to": "kmax_bytes", "offset": [0, 1]}}}},
+     r"^env\.action\.ranges\.kmin_bytes: is relative and the base of another relative range"),
     ({"action": {"templates": []}}, r"env\.action\.templates"),
     ({"action": {"ports": [1.5]}}, r"env\.action\.ports\[0\]: expected a whole number"),
     ({"action": {"ports": ["3"]}}, r"env\.action\.ports\[0\]"),
@@ -72,22 +87,36 @@ SHORT = {"episode_steps": 4}
     # a field of the other action type was silently ignored
     ({"action": {"type": "continuous", "templates": [[1000, 2000, 0.1]]}},
      r"env\.action\.templates: only a discrete action reads it, and this env's action\.type is 'continuous'"),
-    ({"action": {"kmin_range": ["1KB", "2KB"]}}, r"env\.action\.kmin_range: only a continuous action reads it"),
+    ({"action": {"ranges": {"kmin_bytes": ["1KB", "2KB"]}}}, r"env\.action\.ranges: only a continuous action reads it"),
     ({"action": {"static_default": [1000, 2000, 0.1], "type": "continuous"}}, r"env\.action\.static_default"),
-    # with env.aqm the action tunes the policy's parameters: RED templates were ignored (helper-19's fuzz)
+    # with env.aqm the action tunes that policy's parameters: a RED setting is refused, not ignored
     ({"aqm": "codel", "action": {"templates": [[1, 2, 0.3]]}},
-     r"^env\.action\.templates: sets the RED curve, but this env's action tunes the parameters of env\.aqm "
-     r"\('codel'\): give its settings as action\.aqm_templates / aqm_ranges, or leave templates out$"),
-    ({"aqm": {"policy": "red"}, "action": {"aqm_params": ["pmax"], "static_default": [1, 2, 0.3]}},
-     r"^env\.action\.static_default: sets the RED curve"),
-    ({"aqm": "pred", "action": {"type": "continuous", "kmin_range": ["1KB", "2KB"]}},
-     r"^env\.action\.kmin_range: sets the RED curve"),
+     r"^env\.action\.templates\[0\]: expected 2 value\(s\) for \['target_ns', 'interval_ns'\], got \[1, 2, 0\.3\]$"),
+    ({"aqm": {"policy": "red"}, "action": {"params": ["pmax"], "static_default": [1, 2, 0.3]}},
+     r"^env\.action\.static_default: expected 1 value\(s\) for \['pmax'\]"),
+    ({"aqm": "pred", "action": {"type": "continuous", "ranges": {"kmin_bytes": ["1KB", "2KB"]}}},
+     r"^env\.action\.ranges\.kmin_bytes: not a tuned parameter; env\.action\.params is \['lambda_qla'\]$"),
+    # the spellings from before one mapper served every policy: refused by name, saying the new one
+    ({"action": {"aqm_params": ["pmax"]}}, r"^env\.action\.aqm_params: was renamed: give it as env\.action\.params$"),
+    ({"action": {"aqm_templates": [[0.1]]}},
+     r"^env\.action\.aqm_templates: was renamed: give it as env\.action\.templates$"),
+    ({"action": {"aqm_ranges": {}}}, r"^env\.action\.aqm_ranges: was renamed: give it as env\.action\.ranges$"),
+    ({"action": {"kmin_range": ["1KB", "2KB"]}},
+     r"^env\.action\.kmin_range: was renamed: give it as env\.action\.ranges\.kmin_bytes \(\[low, high\]\)$"),
+    ({"action": {"kmax_span_range": ["0B", "2MB"]}},
+     r"^env\.action\.kmax_span_range: was renamed: give it as env\.action\.ranges\.kmax_bytes \(\{relative_to: "
+     r"kmin_bytes, offset: \[low, high\]\}\)$"),
+    ({"action": {"pmax_range": [0.1, 1]}},
+     r"^env\.action\.pmax_range: was renamed: give it as env\.action\.ranges\.pmax \(\[low, high\]\)$"),
     # two indices of one setting: the space silently had one index fewer
     ({"action": {"templates": [[1000, 2000, 0.1], ["1KB", "2KB", 0.1]]}},
      r"^env\.action\.templates\[1\]: repeats env\.action\.templates\[0\] \(\[1000, 2000, 0\.1\]\); give each "
      r"setting once$"),
 ])
 def test_make_refuses_bad_overrides_naming_the_field(overrides, field):
+    if field is None:  # the good neighbour of a refused case
+        gym.make("ecngym/RoceIncast-v0", **{**SHORT, **overrides}).close()
+        return
     with pytest.raises(ConfigError, match=field):
         gym.make("ecngym/RoceIncast-v0", **{**SHORT, **overrides})
 
@@ -100,7 +129,8 @@ def test_the_static_default_may_be_one_of_the_templates():
 
 def test_a_preset_with_templates_still_takes_a_continuous_action():
     # DctcpLeafSpine's preset sets DCTCP step templates: the user did not, so they are not refused
-    env = gym.make("ecngym/DctcpLeafSpine-v0", **SHORT, action={"type": "continuous", "kmin_range": ["1KB", "2KB"]})
+    env = gym.make("ecngym/DctcpLeafSpine-v0", **SHORT, action={"type": "continuous",
+                                                               "ranges": {"kmin_bytes": ["1KB", "2KB"]}})
     assert env.unwrapped.config.action.templates[0][0] == env.unwrapped.config.action.templates[0][1]  # a step
     assert env.action_space.shape[1] == 3
     # a resolved config given back as the base repeats the fields it does not read
@@ -112,10 +142,14 @@ def test_a_preset_with_templates_still_takes_a_continuous_action():
 def test_strict_types_keep_valid_values_and_convert_units_once():
     cfg = EnvConfig.from_dict({"episode_steps": 8.0, "seed": 2**64 - 1, "observation": {"queue_scale": "2MB",
                                                                                           "flatten": False},
-                               "action": {"templates": [["5KB", "200KB", 0.01]], "kmin_range": ["1KB", 4000]}})
+                               "action": {"templates": [["5KB", "200KB", 0.01]],
+                                          "ranges": {"kmin_bytes": ["1KB", 4000]}}})
     assert cfg.episode_steps == 8 and isinstance(cfg.episode_steps, int) and cfg.seed == 2**64 - 1
     assert cfg.observation.queue_scale == 2_000_000 and cfg.observation.flatten is False
-    assert cfg.action.templates == [[5000, 200_000, 0.01]] and cfg.action.kmin_range == [1000, 4000]
+    # an action setting's units are its policy parameter's: the mapper converts them, once
+    actions = EcnScenario(cfg).actions
+    assert actions.templates[0] == (5000, 200_000, 0.01) and isinstance(actions.templates[0][0], int)
+    assert (actions.low[0], actions.high[0]) == (1000, 4000)
     # the validated dump re-validates to the same config (what results record can be replayed)
     assert EnvConfig.from_dict(cfg.as_dict()) == cfg
 
@@ -201,3 +235,26 @@ def test_a_resolved_config_given_back_as_the_base_loads_as_it_was_on_any_preset(
     assert EcnTuningEnv(whole).config == env.unwrapped.config
     assert gym.make("ecngym/RoceIncast-v0", config=whole).unwrapped.config == env.unwrapped.config
     env.close()
+
+
+def test_a_presets_red_templates_give_way_to_another_policys_defaults():
+    # DctcpRttVariation's preset lists RED step templates: they set RED, not ECN#'s targets
+    env = gym.make("ecngym/DctcpRttVariation-v0", **SHORT, aqm="ecn_sharp")
+    try:
+        actions = env.unwrapped.scenario.actions
+        assert actions.policy == "ecn_sharp" and actions.params == ["ins_target_ns", "pst_target_ns"]
+        assert env.unwrapped.config.action.templates is None and actions.templates[0] == (80_000, 10_000)
+    finally:
+        env.close()
+    # templates given with the policy are that policy's
+    env = gym.make("ecngym/DctcpRttVariation-v0", **SHORT, aqm="ecn_sharp", action={"templates": [["40us", "5us"]]})
+    try:
+        assert env.unwrapped.scenario.actions.templates == [(40_000, 5_000), (80_000, 10_000)]
+    finally:
+        env.close()
+    # the preset's own policy keeps its templates
+    env = gym.make("ecngym/DctcpRttVariation-v0", **SHORT, aqm="red")
+    try:
+        assert env.unwrapped.config.action.templates is not None
+    finally:
+        env.close()

@@ -85,8 +85,8 @@ def test_different_ecn_actions_produce_different_queues():
                                  "incast": {"degree": 8, "size": "64KB", "interval": "100us"}},
                        episode_steps=60)
     templates = env.scenario.actions.templates
-    low = min(range(len(templates)), key=lambda i: templates[i].kmax_bytes)
-    high = max(range(len(templates)), key=lambda i: templates[i].kmin_bytes)
+    low = min(range(len(templates)), key=lambda i: templates[i][1])  # (Kmin, Kmax, Pmax): the lowest Kmax
+    high = max(range(len(templates)), key=lambda i: templates[i][0])  # the highest Kmin
     queues = {}
     for name, a in (("low", low), ("high", high)):
         _, _, info = _rollout(env, [a] * 60, seed=3)
@@ -162,7 +162,7 @@ def test_continuous_actions_map_to_documented_bounds():
      ({"workload": {"load": 1.2}}, "env.workload.load"), ({"action": {"ports": [0]}}, "env.action.ports"),
      ({"action": {"ports": []}}, "env.action.ports"), ({"action": {"type": "box"}}, "env.action.type"),
      ({"action": {"templates": [[5000, 1000, 0.1]]}}, r"env.action.templates\[0\]"),
-     ({"action": {"pmax_range": [0.5, 0.1]}}, "env.action.pmax_range"),
+     ({"action": {"type": "continuous", "ranges": {"pmax": [0.5, 0.1]}}}, "env.action.ranges.pmax: low 0.5 > high 0.1"),
      ({"observation": {"queue_scale": "0B"}}, "env.observation.queue_scale"),
      ({"observation": {"history": 0}}, "env.observation.history"),
      ({"observation": {"queue_mapping": "log"}}, "env.observation.queue_mapping"),
@@ -469,8 +469,9 @@ def test_a_per_port_action_error_names_the_first_bad_entry_not_the_whole_action(
 
     kmin = np.full(n, 20_000)
     kmin[[4, 6]] = 50_000
-    with pytest.raises(InvalidAction, match=rf"^kmax_bytes\[4\]: got 40000 B, below kmin_bytes 50000 B \(unit "
-                                            rf"'port{env.ports[4]}'\) \(and 1 more\)$"):
+    # Kmax is Kmin + an offset in [0, 2 MB]: the offset of port 4 (and of port 6) is below it
+    with pytest.raises(InvalidAction, match=rf"^kmax_bytes - kmin_bytes -10000 \(unit 'port{env.ports[4]}'\) "
+                                            r"\(and 1 more\) outside the continuous action range \[0, 2e\+06\]$"):
         EnvView(env).encode(kmin, 40_000, 0.05)
     env.close()
 

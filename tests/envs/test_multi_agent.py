@@ -275,7 +275,7 @@ def test_one_port_agent_steps_its_discrete_or_box_action(action_type):
         env.step({"port_7": env.action_space("port_7").sample()})
         if action_type == "discrete":
             env.step({"port_7": 4})
-            assert env.scenario.red["kmin_bytes"][0] == env.scenario.actions.templates[4].kmin_bytes
+            assert env.scenario.red["kmin_bytes"][0] == env.scenario.actions.templates[4][0]  # (Kmin, ...)
             with pytest.raises(InvalidAction, match=r"port_7: .*Discrete\(13\)"):  # an agent's own action: scalar
                 env.step({"port_7": np.array([4])})
     finally:
