@@ -23,7 +23,7 @@ from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.fabric import check_min_rate, flow_frame
 from ecngym.sim_backend.flows import with_delay_classes
-from ecngym.units import bdp_bytes, duration_ns, parse_bytes
+from ecngym.units import bdp_bytes, duration_ns
 from ecngym.workloads import Trace, generate_trace
 from ecngym.workloads.generator import without_fields_of_patterns_off
 
@@ -188,8 +188,8 @@ class EcnScenario:
         self.port_layers = ports["layer"][self.ports]
         self.port_nodes = ports["node"][self.ports]
         rates = ports["rate_bps"][self.ports]
-        default = EcnSetting(parse_bytes(self.fabric_config.ecn.kmin), parse_bytes(self.fabric_config.ecn.kmax),
-                             float(self.fabric_config.ecn.pmax))
+        red = self.fabric_config.initial_params("red")  # the RED curve switch ports start with
+        default = EcnSetting(red["kmin_bytes"], red["kmax_bytes"], red["pmax"])
         # the controlled ports' AQM policy (env.aqm): installed at every reset; its parameters are
         # the action unless it is RED (whose curve the EcnActionMapper sets)
         self.aqm_policy, self.aqm_setting = self._aqm(cfg)
@@ -205,7 +205,7 @@ class EcnScenario:
         # columns of values that aqm_values shows (the tuned numeric parameters)
         self._feature_columns = [list(self.actions.params).index(p) for p in param_bounds]
         self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp_bytes_per_port,
-                                       self.actions.kmax_bound_bytes, self.fabric_config.ecn.mark_at == "dequeue",
+                                       self.actions.kmax_bound_bytes, red["mark_at_dequeue"],
                                        REWARD_TELEMETRY.get(cfg.reward.name, ()), rates, viq, param_bounds)
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
         goodput_per_byte = 8e9 / (rates * self.interval_ns)
@@ -263,7 +263,7 @@ class EcnScenario:
         name, params = aqm_policies.split_setting(cfg.aqm, "env.aqm")
         setting = aqm_policies.validate_params(name, params, "env.aqm")
         if name == "red" and setting and a.aqm_params is None:
-            raise ConfigError("env.aqm", "RED's curve under the (Kmin, Kmax, Pmax) action comes from fabric.ecn; "
+            raise ConfigError("env.aqm", "RED's curve under the (Kmin, Kmax, Pmax) action comes from fabric.aqm; "
                                          "give RED parameters there, or name them in env.action.aqm_params")
         return name, setting
 

@@ -170,8 +170,8 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["trace", "generate", "workload=custom"], "workload.cdf_file: required but not given"),
     # compare's limit was read by the first run (limit=0 ran every setting to a table of NaN)
     (["compare", "limit=0"], "limit: got 0 ns, allowed range is [1, "),
-    # named fabric.ecn.by_rate, and only when that setting's run built its fabric (after the others ran)
-    (["compare", "+ecn_settings.x={by_rate:{10Gbps:{kmin:1KB,kmax:2KB,pmax:0.1}}}"],
+    # named fabric.aqm.all.by_rate, and only when that setting's run built its fabric (after the others ran)
+    (["compare", "+ecn_settings.x={by_rate:{10Gbps:{kmin_bytes:1KB,kmax_bytes:2KB,pmax:0.1}}}"],
      "ecngym compare: error: ecn_settings.x.by_rate: no entry for the 1e+11 bit/s links of the topology"),
     (["compare", "topology=dumbbell"], "trace: HPCC reference WebSearch 50% (605 flows) does not fit the topology "
                                        "dumbbell(4x1) (5 hosts): flows.src: row 0 (and 428 more): 13 must be < 5"),
