@@ -301,7 +301,7 @@ class EnvConfig(ConfigModel):
             (``"ecn_sharp"``) or ``{"policy": name, param: value, ...}`` (parameters of
             :mod:`ecngym.sim_backend.aqm`, human units allowed). The action then tunes that
             policy's parameters (``action.aqm_params``) unless it is RED. ``None``: the fabric's
-            own (RED with the preset's ECN setting, or ``fabric.aqm``).
+            own (``fabric.aqm``: the presets' RED curve unless it names another policy).
     """
 
     replaced_whole: ClassVar[frozenset[str]] = frozenset({"topology"})  # another kind takes other arguments
