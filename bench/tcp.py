@@ -89,7 +89,8 @@ def fabric_config(settings: Any, buffer_bytes: int, overrides: dict[str, Any]) -
         "dctcp",
         mtu_payload=settings.segment_size, data_header=settings.header_bytes(), ack_size=settings.header_bytes(),
         retransmit_timeout=settings.min_rto,
-        ecn={"kmin": settings.k, "kmax": settings.k, "pmax": 1.0, "mark_at": "enqueue"},
+        aqm={"all": {"policy": "red", "kmin_bytes": settings.k, "kmax_bytes": settings.k, "pmax": 1.0,
+                     "mark_at_dequeue": False}},
         buffer={"buffer": buffer_bytes, "pfc_enabled": False, "reserve": 0, "headroom": 0, "pfc_alpha": 64},
     )
     return base.updated(overrides) if overrides else base

@@ -1,5 +1,7 @@
 """``ecngym compare``: one trace on one fabric, once per static ECN setting (no env, no controller).
 
+Each setting is the RED setting of every switch port (``fabric.aqm.all``'s parameters).
+
 Prints the FCT-slowdown comparison and writes each setting's flow records and the summary.
 """
 
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
@@ -22,11 +25,13 @@ from ecngym.commands.checks import user_errors
 from ecngym.error import ConfigError
 from ecngym.files import write_atomically, write_text_atomically
 from ecngym.sim_backend import Fabric, FabricConfig, Topology, slowdown_table
+from ecngym.sim_backend.config import ECN_RENAMED
 from ecngym.sim_backend.data import hpcc_reference_path
 from ecngym.sim_backend.flow_checks import check_has_flows
 from ecngym.sim_backend.flows import as_flow_table, read_flows
 from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
-from ecngym.sim_backend.port_settings import ecn_by_port
+from ecngym.sim_backend.port_settings import ports_by_rate
+from ecngym.sim_backend.topology import ALL_LAYERS
 from ecngym.validation import Duration, check, config_values
 
 
@@ -49,25 +54,34 @@ def _ecn_setting(fabric_cfg: FabricConfig, name: str, ecn: dict[str, Any], seed:
                  ports: dict[str, Any]) -> FabricConfig:
     """The fabric config of one named ECN setting, validated (against the ports' rates too).
 
-    ``ports`` is the topology's :meth:`~ecngym.sim_backend.Topology.port_table`.
+    The setting is RED's parameters (``kmin_bytes``, ``kmax_bytes``, ``pmax``, ``mark_at_dequeue``,
+    ``by_rate``), merged into ``fabric.aqm.all`` as a RED setting. ``ports`` is the topology's
+    :meth:`~ecngym.sim_backend.Topology.port_table`.
 
     Raises:
-        ConfigError: Naming ``ecn_settings.<name>.<field>`` for a bad ECN field, ``seed`` for a
-            seed the fabric refuses (compare's ``seed`` is the fabric's), else the fabric's field.
+        ConfigError: Naming ``ecn_settings.<name>.<field>`` for a bad ECN field (an old ``fabric.ecn``
+            name with its new one), ``seed`` for a seed the fabric refuses (compare's ``seed`` is
+            the fabric's), else the fabric's field.
     """
+    for key in ecn:
+        if key in ECN_RENAMED and ECN_RENAMED[key] != key:
+            raise ConfigError(f"ecn_settings.{name}.{key}", f"renamed {ECN_RENAMED[key]} (RED's parameter names"
+                                                            f"{'; true marks at dequeue' if key == 'mark_at' else ''})")
+    prefix = f"fabric.aqm.{ALL_LAYERS}"
     try:
         # a setting applies to every port: it replaces per-rate thresholds (an HPCC config's maps)
-        setting = fabric_cfg.updated({"ecn": {"by_rate": {}, **ecn}, "seed": seed})
+        setting = fabric_cfg.updated({"aqm": {ALL_LAYERS: {"policy": "red", "by_rate": {}, **ecn}}, "seed": seed})
         setting.to_cpp()
         # (a by_rate map without a port's rate failed when its run built the fabric)
-        ecn_by_port(setting, ports["rate_bps"], ports["is_switch"])
+        switch = np.flatnonzero(ports["is_switch"])
+        ports_by_rate(setting.aqm_settings()[ALL_LAYERS].by_rate, switch, ports["rate_bps"][switch],
+                      f"{prefix}.by_rate")
     except ConfigError as exc:
         if exc.field == "fabric.seed":
             raise ConfigError("seed", exc.message) from None
-        if not exc.field.startswith("fabric.ecn."):
+        if exc.field != prefix and not exc.field.startswith(f"{prefix}."):
             raise
-        field = f"ecn_settings.{name}.{exc.field.removeprefix('fabric.ecn.')}"
-        raise ConfigError(field, exc.message) from None
+        raise ConfigError(f"ecn_settings.{name}{exc.field.removeprefix(prefix)}", exc.message) from None
     return setting
 
 
@@ -88,12 +102,13 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
     topo = Topology.from_config(config_values(cfg.topology))
     ecn_settings = cfg.get("ecn_settings")  # None once deleted with ~ecn_settings
     if not ecn_settings:
-        raise ConfigError("ecn_settings", "got no setting; give at least one name: {kmin, kmax, pmax}")
+        raise ConfigError("ecn_settings", "got no setting; give at least one name: {kmin_bytes, kmax_bytes, pmax}")
     settings = {}
     ports = topo.port_table()
     for name, ecn in ecn_settings.items():
         if not isinstance(ecn, Mapping):
-            raise ConfigError(f"ecn_settings.{name}", f"got {ecn!r}, expected a mapping {{kmin, kmax, pmax}}")
+            raise ConfigError(f"ecn_settings.{name}", f"got {ecn!r}, expected a mapping {{kmin_bytes, kmax_bytes, "
+                                                      "pmax}")
         settings[str(name)] = _ecn_setting(fabric_cfg, str(name), dict(ecn), cfg.seed, ports)
     limit_ns = check("limit", cfg.limit, Duration(low=1))
     flows, description = load_trace(str(cfg.trace))  # read (a malformed file's error is the reader's)

@@ -294,8 +294,8 @@ class EnvConfig(ConfigModel):
         aqm: Port AQM policy of the controlled ports, installed at every reset: a name
             (``"ecn_sharp"``) or ``{"policy": name, param: value, ...}`` (parameters of
             :mod:`ecngym.sim_backend.aqm`, human units allowed). The action tunes that policy's
-            parameters (``action.params``). ``None``: the fabric's own (RED with the preset's
-            ECN setting, or ``fabric.aqm``), and the action tunes RED.
+            parameters (``action.params``). ``None``: the fabric's own (``fabric.aqm``: the presets' RED
+            curve), and the action tunes RED.
     """
 
     replaced_whole: ClassVar[frozenset[str]] = frozenset({"topology"})  # another kind takes other arguments

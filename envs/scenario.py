@@ -22,7 +22,7 @@ from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.fabric import check_min_rate, flow_frame
 from ecngym.sim_backend.flows import with_delay_classes
-from ecngym.units import bdp_bytes, duration_ns, parse_bytes
+from ecngym.units import bdp_bytes, duration_ns
 from ecngym.workloads import Trace, generate_trace
 from ecngym.workloads.generator import without_fields_of_patterns_off
 
@@ -191,7 +191,8 @@ class EcnScenario:
         # action tunes its parameters, from its configured setting (the fabric's RED setting, env.aqm's)
         self.aqm_policy, self.aqm_setting = self._aqm(cfg)
         policy = self.aqm_policy or "red"
-        configured = {**(self._fabric_red_setting() if policy == "red" else {}), **self.aqm_setting}
+        red = self._fabric_red_setting()
+        configured = {**(red if policy == "red" else {}), **self.aqm_setting}
         self.actions = ActionMapper(cfg.action, self.ports, self.port_layers, rates, policy, configured)
         bdp_bytes_per_port = bdp_bytes(rates, self.base_rtt_ns)
         viq = self.actions.base["viq_capacity_packets"] if policy == "r_aqm" else 1
@@ -201,7 +202,7 @@ class EcnScenario:
         self._red_columns = tuple((p, j) for j, p in enumerate(self.actions.params) if policy == "red"
                                   and p in RED_CURVE)
         self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp_bytes_per_port,
-                                       self.actions.kmax_bound_bytes, self.fabric_config.ecn.mark_at == "dequeue",
+                                       self.actions.kmax_bound_bytes, red["mark_at_dequeue"],
                                        REWARD_TELEMETRY.get(cfg.reward.name, ()), rates, viq, param_bounds)
         self._shows_params = any(f.startswith(AQM_PARAM_FEATURE) for f in self.features.cfg.features)
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
@@ -255,10 +256,8 @@ class EcnScenario:
         return name, aqm_policies.validate_params(name, params, "env.aqm")
 
     def _fabric_red_setting(self) -> dict[str, Any]:
-        """The RED setting every port of the fabric starts with (its configured ECN curve and marking point)."""
-        ecn = self.fabric_config.ecn
-        return {"kmin_bytes": parse_bytes(ecn.kmin), "kmax_bytes": parse_bytes(ecn.kmax), "pmax": float(ecn.pmax),
-                "mark_at_dequeue": ecn.mark_at == "dequeue"}
+        """The RED setting every switch port of the fabric starts with (``fabric.aqm``'s curve and marking point)."""
+        return self.fabric_config.initial_params("red")
 
     def _observation(self, cfg: EnvConfig) -> Any:
         """The observation config with features checked against the controlled ports' policy.

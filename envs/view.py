@@ -92,8 +92,8 @@ class EnvView:
         self.observation_history: int = int(sc.features.history)
         fabric_cfg = sc.fabric_config
         self.packet_bytes: int = int(parse_bytes(fabric_cfg.mtu_payload) + parse_bytes(fabric_cfg.data_header))
-        ecn = fabric_cfg.ecn
-        self.static_setting = EcnSetting(parse_bytes(ecn.kmin), parse_bytes(ecn.kmax), float(ecn.pmax))
+        red = fabric_cfg.initial_params("red")
+        self.static_setting = EcnSetting(red["kmin_bytes"], red["kmax_bytes"], red["pmax"])
         buf = fabric_cfg.buffer
         # a new episode's fabric starts at the preset's PFC setting; only set_pfc changes it
         self._pfc = {"alpha": np.full(topo.num_switches, float(buf.pfc_alpha)),

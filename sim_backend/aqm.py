@@ -315,6 +315,39 @@ def validate_params(policy: str, params: dict[str, Any], prefix: str | None = No
     return out
 
 
+def validate_setting(policy: str, params: dict[str, Any], prefix: str, base: dict[str, Any] | None = None
+                     ) -> dict[str, Any]:
+    """Check a policy's parameters as a whole setting: each against its checker, then the policy's consistency rule.
+
+    The consistency rule is the simulator's (``PortAqmPolicy::CheckConsistency``), run on a scratch
+    instance that has the defaults for every parameter neither ``base`` nor ``params`` gives, as
+    ``Fabric.set_aqm`` runs it before it installs a policy.
+
+    Args:
+        policy: Short or TypeId name.
+        params: Parameter name -> value (human units allowed).
+        prefix: The setting's field, named in every error (``"fabric.aqm.all"``).
+        base: Already converted parameters that ``params`` overrides (the setting of the ports
+            this one lands on, when they run the same policy).
+
+    Returns:
+        ``params`` converted to internal units (without ``base``).
+
+    Raises:
+        ConfigError: As :func:`validate_params`, or naming ``prefix`` with the rule the merged
+            setting breaks (``kmax_bytes (1000) must be >= kmin_bytes (2000)``).
+    """
+    from ecngym.sim_backend import _fabric
+
+    short, type_name = resolve(policy, f"{prefix}.policy")
+    values = validate_params(short, params, prefix)
+    names, strings = to_attributes(short, {**(base or {}), **values})
+    bad = _fabric.check_aqm(type_name, names, strings)
+    if bad:
+        raise consistency_error(short, bad, prefix)
+    return values
+
+
 def validate_rows(policy: str, params: dict[str, Any], ports: np.ndarray, prefix: str | None = None
                   ) -> tuple[list[str], np.ndarray]:
     """Check per-port parameters and return them as the rows ``_fabric.Fabric.set_aqm_values`` takes.

@@ -31,23 +31,23 @@ import functools
 import re
 import traceback
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
-from pydantic import Field, ValidationError, create_model, field_validator
+from pydantic import BeforeValidator, Field, ValidationError, create_model, field_validator, model_validator
 
 from ecngym.error import ConfigError
 from ecngym.sim_backend import knobs
-from ecngym.units import parse_bytes, parse_rate_bps
+from ecngym.sim_backend.topology import ALL_LAYERS
+from ecngym.units import parse_rate_bps
 from ecngym.validation import (
     MAX_SIMULATION_SEED,
-    Bytes,
     ConfigModel,
     Duration,
     OneOf,
-    Real,
     Whole,
     _config_error,
     check,
+    field_error,
     plain,
 )
 
@@ -120,27 +120,58 @@ _SECTION_EXTRAS: dict[str, dict[str, tuple[Any, Any]]] = {
 }
 
 
-def _red_default(name: str) -> Any:
-    """RED's default of one parameter: its C++ attribute's initial value (the one home of RED's defaults)."""
-    from ecngym.sim_backend import aqm
-
-    return aqm.policy_defaults("red")[name]
+#: The key of a ``fabric.aqm`` setting that gives its parameters per link rate
+BY_RATE = "by_rate"
 
 
-class EcnParams(ConfigModel):
-    """Initial RED / ECN setting of every switch egress port (defaults: ``RedAqmPolicy``'s attributes).
+class AqmSetting(NamedTuple):
+    """One validated entry of ``fabric.aqm`` (:meth:`FabricConfigBase.aqm_settings`).
 
-    ``by_rate`` maps a link rate to its own ``{kmin, kmax, pmax}`` (the HPCC model's
-    ``KMIN_MAP`` / ``KMAX_MAP`` / ``PMAX_MAP``): when it is not empty, every switch port takes the
-    entry of its rate, and a port whose rate has no entry is an error (as in the reference program).
+    Attributes:
+        policy: The policy's short name (:func:`ecngym.sim_backend.aqm.policies`).
+        params: Its parameters as given, in internal units (the others keep the port's values,
+            or the policy's defaults on a port that did not run it).
+        by_rate: Link rate (bit/s) -> parameters (internal units) that replace ``params`` on the
+            ports of that rate. Not empty: every port of the entry's layer needs its rate here.
     """
 
-    kmin: Bytes() = Field(default_factory=lambda: _red_default("kmin_bytes"))
-    kmax: Bytes() = Field(default_factory=lambda: _red_default("kmax_bytes"))
-    pmax: Real(0, 1) = Field(default_factory=lambda: _red_default("pmax"))
-    mark_at: OneOf("enqueue", "dequeue") = Field(
-        default_factory=lambda: "dequeue" if _red_default("mark_at_dequeue") else "enqueue")
-    by_rate: Any = Field(default_factory=dict)
+    policy: str
+    params: dict[str, Any]
+    by_rate: dict[float, dict[str, Any]]
+
+
+def _aqm_mapping(value: Any) -> Any:
+    """Mapping of switch layer or 'all' -> {policy: name, its parameters, by_rate: {link rate: parameters}}.
+
+    Each setting is checked by :meth:`FabricConfigBase.aqm_settings` (with the policy's own checkers).
+    """
+    if value is not None and not isinstance(value, Mapping):  # (0 or [] is no empty mapping)
+        raise ValueError(f"expected a mapping of layer -> policy, got {value!r}")
+    return value
+
+
+#: ``fabric.aqm``: switch layer (or ``"all"``) -> AQM setting
+AqmSettings = Annotated[Any, BeforeValidator(_aqm_mapping)]
+
+#: ``fabric.ecn``'s fields -> the RED parameter of ``fabric.aqm`` each became (for the refusals' messages)
+ECN_RENAMED = {"kmin": "kmin_bytes", "kmax": "kmax_bytes", "pmax": "pmax", "mark_at": "mark_at_dequeue",
+               "by_rate": BY_RATE}
+
+
+def _ecn_refusal(ecn: Any) -> str:
+    """The message refusing ``fabric.ecn``, with the ``fabric.aqm`` spelling of what it gave."""
+    new: dict[str, Any] = {"policy": "red"}
+    for key, value in (ecn.items() if isinstance(ecn, Mapping) else ()):
+        name = ECN_RENAMED.get(key, key)
+        if key == "mark_at":
+            value = value == "dequeue"
+        elif key == "by_rate" and isinstance(value, Mapping):
+            value = {rate: {ECN_RENAMED.get(k, k): v for k, v in entry.items()} if isinstance(entry, Mapping) else entry
+                     for rate, entry in value.items()}
+        new[name] = value
+    return ("removed: fabric.aqm sets every switch port's initial policy, RED's curve included; write "
+            f"fabric.aqm.all = {new} (kmin -> kmin_bytes, kmax -> kmax_bytes, mark_at: dequeue -> "
+            "mark_at_dequeue: true; per-rate thresholds: by_rate: {rate: {kmin_bytes, kmax_bytes, pmax}})")
 
 
 def _knob_fields(knob_map: dict[str, knobs.Knob]) -> dict[str, Any]:
@@ -200,8 +231,18 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
     seed: Whole(0, MAX_SIMULATION_SEED) = 1
     num_queues: Whole(2, NUM_QUEUES_MAX) = 8
     scheduler: OneOf(*SCHEDULERS) = "timing_wheel"
-    ecn: EcnParams = Field(default_factory=EcnParams)
-    aqm: Any = Field(default_factory=dict)
+    aqm: AqmSettings = Field(default_factory=dict, description=(
+        "Every switch port's initial AQM policy and its parameters, per switch layer ('all' first: the "
+        "policy ports are born with; without it, RED at its defaults), e.g. {all: {policy: red, "
+        "kmin_bytes: 400KB, kmax_bytes: 1600KB, pmax: 0.2, mark_at_dequeue: true}, leaf: pred}; by_rate "
+        "gives parameters per link rate. Policies, parameters and ranges: the AQM policies reference."))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_ecn_section(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "ecn" in data:
+            raise field_error("ecn", _ecn_refusal(data["ecn"]))
+        return data
 
     @field_validator("*", mode="before")
     @classmethod
@@ -218,7 +259,8 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
 
         Args:
             name: Preset name.
-            **overrides: Top-level fields, or nested ones as dicts (``ecn={"kmin": "10KB"}``).
+            **overrides: Top-level fields, or nested ones as dicts (``buffer={"buffer": "16MB"}``,
+                ``aqm={"all": {"kmin_bytes": "10KB"}}``), merged as :meth:`updated` merges them.
 
         Raises:
             ConfigError: If the preset is unknown or an override names an unknown field.
@@ -291,8 +333,8 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
     def updated(self, overrides: Any, prefix: str = "fabric") -> Any:
         """Return a validated copy with (nested) overrides applied.
 
-        A section given as a mapping merges into the current section field by field; any other
-        field, a mapping-valued one too (``aqm``, ``ecn.by_rate``), is replaced.
+        A section given as a mapping merges into the current section field by field; ``aqm``
+        given as a mapping merges layer by layer (:func:`_merged_aqm`); any other field is replaced.
 
         Raises:
             ConfigError: If ``overrides`` is not a mapping, or on an unknown key or a bad value.
@@ -306,6 +348,8 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
             field = type(self).model_fields.get(key)
             if field is not None and _is_section(field.annotation) and isinstance(value, Mapping):
                 data[key] = {**data[key].as_dict(), **value}
+            elif key == "aqm" and isinstance(value, Mapping) and isinstance(data[key], Mapping):
+                data[key] = _merged_aqm(data[key], value)
             else:
                 data[key] = value
         return type(self).parse(data, prefix)
@@ -345,8 +389,6 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
         if self.cc == "dctcp" and self.window.enabled:
             raise ConfigError("fabric.window.enabled", "the window-based 'dctcp' keeps its own window; "
                               "the NIC window is for the rate-based controls (e.g. 'dctcp_rate')")
-        if self.ecn.kmax < self.ecn.kmin:
-            raise ConfigError("fabric.ecn.kmax", f"got {self.ecn.kmax} B, must be >= kmin ({self.ecn.kmin} B)")
 
     def _build_cpp(self) -> Any:
         from ecngym.sim_backend import _fabric
@@ -366,10 +408,14 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
         c.num_queues = self.num_queues
         c.scheduler_type_id = SCHEDULERS[self.scheduler]
         c.tcp_host = self._tcp_host_options()
-        c.aqm_type_id, c.aqm_attribute_names, c.aqm_attribute_values = _red_birth(
-            self.ecn.kmin, self.ecn.kmax, self.ecn.pmax, self.ecn.mark_at == "dequeue")
-        self._check_aqm()
-        self.ecn_by_rate()  # validated here, applied per port by the Fabric
+        # every switch port is born with the 'all' setting (without one: the C++ default, RED at
+        # its defaults); the Fabric installs the named layers and the per-rate entries at build
+        born = self.aqm_settings().get(ALL_LAYERS)
+        if born is not None:
+            from ecngym.sim_backend import aqm
+
+            c.aqm_type_id = aqm.resolve(born.policy)[1]
+            c.aqm_attribute_names, c.aqm_attribute_values = aqm.to_attributes(born.policy, born.params)
         return c
 
     def _tcp_host_options(self) -> Any:
@@ -404,49 +450,123 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
                 text = re.sub(rf"\b{k.attribute}\b", n, text)
             raise ConfigError(f"fabric.dctcp.{named[0] if named else 'tcp'}", text) from None
 
-    def _check_aqm(self) -> None:
-        """Validate ``aqm`` (policy names and parameters; layer names are checked at build)."""
-        from ecngym.sim_backend import aqm
+    def aqm_settings(self) -> dict[str, AqmSetting]:
+        """The validated ``aqm``: layer -> setting, :data:`ALL_LAYERS` first (the order of installing them).
 
-        if self.aqm is not None and not isinstance(self.aqm, Mapping):  # (0 or [] is no empty mapping)
-            raise ConfigError("fabric.aqm", f"expected a mapping of layer -> policy, got {self.aqm!r}")
-        settings = dict(self.aqm or {})
-        for layer, setting in settings.items():
-            name, params = aqm.split_setting(setting, f"fabric.aqm.{layer}")
-            aqm.validate_params(name, params, f"fabric.aqm.{layer}")
-
-    def ecn_by_rate(self) -> dict[float, tuple[int, int, float]]:
-        """The validated ``ecn.by_rate`` map: rate (bit/s) -> (kmin bytes, kmax bytes, pmax).
+        Each setting is checked whole by its policy (:func:`ecngym.sim_backend.aqm.validate_setting`:
+        the C++ attribute checkers, then the policy's consistency rule), as the ports get it: a
+        named layer's setting over the ``all`` one where both run the same policy (a port keeps
+        the parameters a setting of its own policy leaves out), each per-rate entry over its
+        layer's. Layer names and the rates of per-rate entries are checked against the topology
+        when a fabric is built.
 
         Raises:
-            ConfigError: Naming ``fabric.ecn.by_rate.<rate>.<field>`` of a bad entry, or the second
-                of two keys that name the same rate (``"100Gbps"`` and ``1e11``).
+            ConfigError: Naming ``fabric.aqm.<layer>`` (``.policy``, ``.<parameter>``,
+                ``.by_rate.<rate>[.<parameter>]``) with the value and what is allowed, or the
+                second of two ``by_rate`` keys that name the same rate (``"100Gbps"`` and ``1e11``).
         """
-        out: dict[float, tuple[int, int, float]] = {}
-        if self.ecn.by_rate is not None and not isinstance(self.ecn.by_rate, Mapping):  # (0 or [] is no mapping)
-            raise ConfigError("fabric.ecn.by_rate", f"expected a mapping of rate -> {{kmin, kmax, pmax}}, got "
-                                                    f"{self.ecn.by_rate!r}")
-        items = dict(self.ecn.by_rate or {}).items()
-        for rate, entry in items:
-            name = f"fabric.ecn.by_rate.{rate}"
-            rate_bps = parse_rate_bps(rate, name)
-            try:
-                entry = dict(entry)
-            except (TypeError, ValueError):
-                raise ConfigError(name, f"expected a mapping with kmin, kmax, pmax, got {entry!r}") from None
-            unknown = set(entry) - {"kmin", "kmax", "pmax"}
-            if unknown or len(entry) != 3:
-                raise ConfigError(name, f"expected exactly the keys kmin, kmax, pmax, got {sorted(entry, key=str)}")
-            kmin = parse_bytes(entry["kmin"], f"{name}.kmin")
-            kmax = parse_bytes(entry["kmax"], f"{name}.kmax")
-            if kmax < kmin:
-                raise ConfigError(f"{name}.kmax", f"got {kmax} B, must be >= kmin ({kmin} B)")
-            pmax = check(f"{name}.pmax", entry["pmax"], Real(0, 1))
-            if rate_bps in out:
-                first = next(r for r, _ in items if r != rate and parse_rate_bps(r, name) == rate_bps)
-                raise ConfigError(name, f"the same rate ({rate_bps:.6g} bit/s) as key {first!r}; give each rate once")
-            out[rate_bps] = (kmin, kmax, pmax)
+        from ecngym.sim_backend import aqm
+
+        given = dict(self.aqm or {})
+        out: dict[str, AqmSetting] = {}
+        for layer in sorted(given, key=lambda k: k != ALL_LAYERS):
+            field = f"fabric.aqm.{layer}"
+            name, params = aqm.split_setting(given[layer], field)
+            by_rate = params.pop(BY_RATE, None)
+            below = out.get(ALL_LAYERS)
+            base = below.params if below is not None and below.policy == name else {}
+            params = aqm.validate_setting(name, params, field, base)
+            out[layer] = AqmSetting(name, params, _by_rate(name, by_rate, f"{field}.{BY_RATE}", {**base, **params}))
         return out
+
+    def initial_aqm(self) -> tuple[str, dict[str, Any]]:
+        """The policy every switch port is born with, and all its parameters (internal units).
+
+        ``aqm``'s ``all`` setting over its policy's defaults; without one, the simulator's birth
+        policy (the C++ ``FabricConfig::aqmTypeId``: RED) at its defaults. Named layers and
+        per-rate entries are installed over it at build.
+        """
+        from ecngym.sim_backend import _fabric, aqm
+
+        born = self.aqm_settings().get(ALL_LAYERS)
+        if born is None:
+            name = aqm.resolve(_fabric.FabricConfig().aqm_type_id)[0]
+            return name, aqm.policy_defaults(name)
+        return born.policy, {**aqm.policy_defaults(born.policy), **born.params}
+
+    def initial_params(self, policy: str) -> dict[str, Any]:
+        """Every parameter of ``policy`` as switch ports are born with it (:meth:`initial_aqm`).
+
+        Ports born with another policy: ``policy``'s defaults (what installing it gives them).
+        """
+        from ecngym.sim_backend import aqm
+
+        born, params = self.initial_aqm()
+        return params if born == aqm.resolve(policy)[0] else aqm.policy_defaults(policy)
+
+
+def _merged_aqm(current: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``fabric.aqm`` with ``overrides`` merged in layer by layer (:meth:`FabricConfigBase.updated`).
+
+    A layer's setting that names no policy, or its current one, merges into its current setting
+    parameter by parameter (``by_rate`` replaced whole); a setting naming another policy, or a
+    layer not set yet, is taken as given; ``None`` removes the layer's setting.
+    """
+    from ecngym.sim_backend import aqm
+
+    def as_mapping(setting: Any) -> Any:
+        return {"policy": setting} if isinstance(setting, str) else setting
+
+    def policy_of(setting: Any) -> Any:
+        try:
+            return aqm.resolve(setting["policy"])[0]
+        except ConfigError:
+            return setting["policy"]
+
+    out = dict(current)
+    for layer, setting in overrides.items():
+        now = as_mapping(out.get(layer))
+        new = as_mapping(setting)
+        if setting is None:
+            out.pop(layer, None)
+        elif (isinstance(now, Mapping) and "policy" in now and isinstance(new, Mapping)
+              and ("policy" not in new or policy_of(new) == policy_of(now))):
+            out[layer] = {**now, **new}
+        else:
+            out[layer] = setting
+    return out
+
+
+def _by_rate(policy: str, value: Any, field: str, base: dict[str, Any]) -> dict[float, dict[str, Any]]:
+    """A setting's validated ``by_rate``: link rate (bit/s) -> parameters (internal units).
+
+    Args:
+        policy: The setting's policy.
+        value: ``by_rate`` as given (``None``: none).
+        field: Its field (``fabric.aqm.all.by_rate``).
+        base: The setting's own parameters, which each entry overrides.
+
+    Raises:
+        ConfigError: Naming ``field`` if it is no mapping, ``field.<rate>`` for a bad rate, an
+            entry that is no mapping, a rate given twice or a setting the policy refuses.
+    """
+    from ecngym.sim_backend import aqm
+
+    if value is not None and not isinstance(value, Mapping):  # (0 or [] is no mapping)
+        raise ConfigError(field, f"expected a mapping of link rate -> {{{policy} parameters}}, got {value!r}")
+    out: dict[float, dict[str, Any]] = {}
+    keys: dict[float, Any] = {}
+    for rate, entry in dict(value or {}).items():
+        name = f"{field}.{rate}"
+        rate_bps = parse_rate_bps(rate, name)
+        if rate_bps in out:
+            raise ConfigError(name, f"the same rate ({rate_bps:.6g} bit/s) as key {keys[rate_bps]!r}; give each "
+                                    "rate once")
+        if not isinstance(entry, Mapping):
+            raise ConfigError(name, f"expected a mapping of {policy} parameters, got {entry!r}")
+        out[rate_bps] = aqm.validate_setting(policy, dict(entry), name, base)
+        keys[rate_bps] = rate
+    return out
 
 
 @functools.cache
@@ -483,10 +603,18 @@ _FABRIC_DOC = """Everything about a fabric except its topology and its flows.
     Attributes:
         seed: Seed of every random decision inside the fabric (ECMP salt, RED draws).
         num_queues: Queues per port including the strict-priority control queue 0 (2..8).
-        aqm: Port AQM policy per switch layer, installed at build time: ``{"all" | layer:
-            {"policy": name, **parameters}}`` ("all" first, then named layers), e.g.
-            ``{"leaf": {"policy": "pred", "lambda_qla": 0.1}}``. Ports not named run RED with the
-            ``ecn`` setting. Policies and parameters: :mod:`ecngym.sim_backend.aqm`.
+        aqm: The AQM policy every switch egress port starts with, per switch layer: ``{"all" |
+            layer: {"policy": name, **parameters, "by_rate": {link rate: parameters}}}`` (a
+            bare name: the policy at its defaults). Every port is born with the ``"all"``
+            setting (without one: RED at its defaults); a named layer's setting is installed
+            over it at build (over the ``"all"`` parameters where it names the same policy).
+            ``by_rate`` gives parameters per link rate, over the setting's own, on the ports of
+            that rate (the HPCC model's ``KMIN_MAP`` / ``KMAX_MAP`` / ``PMAX_MAP``); when given,
+            every port of the layer needs its rate's entry. E.g. ``{"all": {"policy": "red",
+            "kmin_bytes": "400KB", "kmax_bytes": "1600KB", "pmax": 0.2, "mark_at_dequeue":
+            True}, "leaf": {"policy": "pred", "lambda_qla": 0.1}}``. Overrides merge layer by
+            layer (:meth:`updated`). Policies, parameters, ranges and defaults: the C++
+            attributes (:mod:`ecngym.sim_backend.aqm`, [AQM policies](aqm-policies.md)).
         scheduler: ns-3's event scheduler: ``"timing_wheel"`` (ours, the default: a nanosecond
             timing wheel over 16 us plus a heap for later events, ``timing-wheel-scheduler.h``)
             or one of ns-3's own, ``"priority_queue"``, ``"map"``, ``"heap"``, ``"calendar"``,
@@ -524,7 +652,8 @@ _PRESETS: dict[str, dict[str, Any]] = {
             "buffer": "32MiB", "reserve": "4KiB", "headroom": "37.5KB", "resume_offset": "3KiB",
             "pfc_alpha": 0.125, "pfc_enabled": True,
         },
-        "ecn": {"kmin": "400KB", "kmax": "1600KB", "pmax": 0.2, "mark_at": "dequeue"},
+        "aqm": {ALL_LAYERS: {"policy": "red", "kmin_bytes": "400KB", "kmax_bytes": "1600KB", "pmax": 0.2,
+                             "mark_at_dequeue": True}},
     },
     "dcqcn_paper": {
         "cc": "dcqcn",
@@ -536,12 +665,14 @@ _PRESETS: dict[str, dict[str, Any]] = {
             "hai_rate": "100Mbps", "min_rate": "100Mbps", "rate_on_first_cnp": 1.0,
             "clamp_target_rate": True, "cut_on_cnp": True,
         },
-        "ecn": {"kmin": "5KB", "kmax": "200KB", "pmax": 0.01, "mark_at": "enqueue"},
+        "aqm": {ALL_LAYERS: {"policy": "red", "kmin_bytes": "5KB", "kmax_bytes": "200KB", "pmax": 0.01,
+                             "mark_at_dequeue": False}},
     },
     "dctcp": {
         "cc": "dctcp",
         "ecn_feedback": "ack_echo",
-        "ecn": {"kmin": "65KB", "kmax": "65KB", "pmax": 1.0, "mark_at": "enqueue"},
+        "aqm": {ALL_LAYERS: {"policy": "red", "kmin_bytes": "65KB", "kmax_bytes": "65KB", "pmax": 1.0,
+                             "mark_at_dequeue": False}},
     },
 }
 
@@ -549,12 +680,3 @@ _PRESETS: dict[str, dict[str, Any]] = {
 def preset_names() -> list[str]:
     """Return the names of the fabric presets."""
     return sorted(_PRESETS)
-
-
-def _red_birth(kmin_bytes: int, kmax_bytes: int, pmax: float, at_dequeue: bool) -> tuple[str, list[str], list[str]]:
-    """The birth policy of every switch port (``FabricConfig.aqm_type_id`` and attributes): RED with this curve."""
-    from ecngym.sim_backend import aqm
-
-    params = {"kmin_bytes": kmin_bytes, "kmax_bytes": kmax_bytes, "pmax": float(pmax), "mark_at_dequeue": at_dequeue}
-    names, values = aqm.to_attributes("red", params)
-    return aqm.resolve("red")[1], names, values

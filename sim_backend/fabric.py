@@ -162,27 +162,30 @@ class Fabric:
             raise
 
     def _install_layer_aqm(self) -> None:
-        """Install the AQM policies ``config.aqm`` names per switch layer (:data:`ALL_LAYERS` first)."""
-        settings = self.config.aqm or {}
+        """Install ``config.aqm`` over the ports' birth policy: the named layers, and every setting's per-rate entries.
+
+        Every port was born with the ``all`` setting (:meth:`FabricConfig.to_cpp`); its per-rate
+        entries come first, then each named layer's setting and its per-rate entries.
+        """
+        from ecngym.sim_backend.port_settings import ports_by_rate
+
         known = sorted(set(self.topology.switch_layers))
-        for layer in sorted(settings, key=lambda k: k != ALL_LAYERS):
+        for layer, setting in self.config.aqm_settings().items():
             field = f"fabric.aqm.{layer}"
             if layer != ALL_LAYERS and layer not in known:
                 raise ConfigError(field, f"no switch layer {layer!r} in this topology; layers: {ALL_LAYERS!r}, "
                                   + ", ".join(map(repr, known)))
-            name, params = aqm_policies.split_setting(settings[layer], field)
             ports = self.ports.switch_ports(None if layer == ALL_LAYERS else layer)
-            self._set_aqm_checked(ports, name, params, field)
+            if layer != ALL_LAYERS:
+                self._set_aqm_checked(ports, setting.policy, setting.params, field)
+            for group, params in ports_by_rate(setting.by_rate, ports, self.ports.rate_bps[ports], f"{field}.by_rate"):
+                self._set_aqm_checked(group, setting.policy, params, f"{field}.by_rate")
 
     def _apply_port_settings(self, sim: Any, info: dict[str, Any]) -> None:
-        """Per-port ECN thresholds and PFC headroom / alpha from each port's link (HPCC's rules)."""
-        from ecngym.sim_backend.port_settings import ecn_by_port, pfc_by_port
+        """Per-port PFC headroom / alpha from each port's link (HPCC's rules)."""
+        from ecngym.sim_backend.port_settings import pfc_by_port
 
         is_switch = info["is_switch"].astype(bool)
-        ecn = ecn_by_port(self.config, info["rate_bps"], is_switch)
-        if ecn is not None:
-            ports, kmin, kmax, pmax = ecn
-            sim.set_aqm_values(ports, *_typed_columns("red", _RED_PARAMS), np.column_stack((kmin, kmax, pmax)))
         pfc = pfc_by_port(self.config, self.topology, info["rate_bps"], is_switch)
         if pfc is not None:
             sim.set_port_pfc(*pfc)

@@ -6,8 +6,9 @@ The HPCC RDMA model on ns-3 (docs: concepts/prior-art.md §3.1) is run as
 names, with the derivations the reference program (``scratch/third.cc``) applies:
 
 - per switch port: ECN thresholds by link rate (``KMIN_MAP`` / ``KMAX_MAP`` / ``PMAX_MAP``, KB =
-  1000 B), PFC headroom 3 x rate x delay, PFC alpha 1/8 doubled per halving of the port's rate
-  down to the NIC rate (``ecngym.sim_backend.port_settings``);
+  1000 B: ``fabric.aqm.all.by_rate`` of RED marking at dequeue), PFC headroom 3 x rate x delay,
+  PFC alpha 1/8 doubled per halving of the port's rate down to the NIC rate
+  (``ecngym.sim_backend.port_settings``);
 - ``BUFFER_SIZE`` in MiB; DCQCN timers in us; rates as written (``20Mb/s``);
 - ``HAS_WIN`` / ``VAR_WIN`` / ``GLOBAL_T``: the NIC window (``FabricConfig.window``);
 - ``CC_MODE`` 1 DCQCN, 3 HPCC, 7 TIMELY, 8 rate-based DCTCP;

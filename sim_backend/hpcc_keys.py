@@ -13,6 +13,7 @@ from typing import Any
 
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
+from ecngym.sim_backend.topology import ALL_LAYERS
 from ecngym.units import MAX_TIME_NS, parse_rate_bps
 from ecngym.validation import Real, check
 
@@ -260,14 +261,15 @@ def fabric_overrides_from_keys(keys: dict[str, list[str]], source: str = "hpcc_c
                           f"rates; got {sorted(kmin)}, {sorted(kmax)}, {sorted(pmax)}")
     ecn_on = _flag(keys, "ENABLE_QCN")
     # ENABLE_QCN 0: switches never mark (thresholds no queue reaches)
-    by_rate = {f"{rate:.0f}bps": {"kmin": f"{kmin[rate]}KB", "kmax": f"{kmax[rate]}KB", "pmax": float(pmax[rate])}
-               for rate in kmin} if ecn_on else {}
+    by_rate = {f"{rate:.0f}bps": {"kmin_bytes": f"{kmin[rate]}KB", "kmax_bytes": f"{kmax[rate]}KB",
+                                  "pmax": float(pmax[rate])} for rate in kmin} if ecn_on else {}
+    red = {"policy": "red", "mark_at_dequeue": True, "by_rate": by_rate,
+           **({} if ecn_on else {"kmin_bytes": 1 << 50, "kmax_bytes": 1 << 50, "pmax": 0.0})}
     overrides: dict[str, Any] = {
         "cc": cc,
         "buffer": {"headroom_rule": "rate_delay", "headroom_delays": 3, "pfc_alpha_rule": "by_rate",
                    "pfc_alpha": 0.125},
-        "ecn": {"by_rate": by_rate, "mark_at": "dequeue",
-                **({} if ecn_on else {"kmin": 1 << 50, "kmax": 1 << 50, "pmax": 0.0})},
+        "aqm": {ALL_LAYERS: red},  # merged into the hpcc preset's RED setting
     }
     for field, key, read in _FIELDS:
         if key in keys or key in DEFAULTS:  # (else the preset's value stays)

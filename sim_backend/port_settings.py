@@ -3,8 +3,9 @@
 The HPCC reference program (``scratch/third.cc``, its switch set-up loop) configures every switch
 port from its own link, so that a mixed-rate fabric gets rate-appropriate settings:
 
-- ECN: ``KMIN_MAP`` / ``KMAX_MAP`` / ``PMAX_MAP`` give the thresholds per link rate
-  (``FabricConfig.ecn.by_rate``);
+- ECN: ``KMIN_MAP`` / ``KMAX_MAP`` / ``PMAX_MAP`` give the thresholds per link rate (a
+  ``FabricConfig.aqm`` setting's ``by_rate``: any policy's parameters per link rate,
+  :func:`ports_by_rate`);
 - PFC headroom: ``3 x rate x delay`` of the port's link, in integer bytes
   (``buffer.headroom_rule = "rate_delay"``; the factor is ``buffer.headroom_delays``);
 - PFC alpha: 1/8 by default, doubled once per halving of the port's rate until it is no faster
@@ -16,7 +17,7 @@ Port ids follow the fabric's build order: link ``l`` gives ports ``2l`` (its ``l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,30 +39,33 @@ def nic_rate_bps(topology: Topology) -> float:
     return float(topology.rate_bps[np.flatnonzero(at_host0)[0]])
 
 
-def ecn_by_port(config: FabricConfig, rate_bps: np.ndarray, is_switch: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """Each switch port's ECN thresholds from ``config.ecn.by_rate``, or None if that map is empty.
+def ports_by_rate(by_rate: dict[float, dict[str, Any]], ports: np.ndarray, rate_bps: np.ndarray, field: str
+                  ) -> list[tuple[np.ndarray, dict[str, Any]]]:
+    """The ports of each rate of an AQM setting's ``by_rate`` entries, with the entry's parameters.
+
+    Args:
+        by_rate: Link rate (bit/s) -> parameters (:attr:`ecngym.sim_backend.config.AqmSetting.by_rate`).
+        ports: The setting's switch port ids.
+        rate_bps: Their link rates (one per port).
+        field: The ``by_rate`` field, named in the error.
 
     Returns:
-        ``(port_ids, kmin_bytes, kmax_bytes, pmax)`` over the switch ports.
+        ``(port ids, parameters)`` per entry that has ports, in ``by_rate``'s order; empty when
+        ``by_rate`` is.
 
     Raises:
-        ConfigError: If a switch port's rate has no entry (naming the rate and the rates given).
+        ConfigError: If a port's rate has no entry (naming the rate and the rates given): every
+            port of a setting with ``by_rate`` takes its rate's entry, as in the reference program.
     """
-    table = config.ecn_by_rate()
-    if not table:
-        return None
-    ports = np.flatnonzero(is_switch).astype(np.uint32)
-    kmin = np.empty(len(ports), dtype=np.uint64)
-    kmax = np.empty(len(ports), dtype=np.uint64)
-    pmax = np.empty(len(ports), dtype=np.float64)
-    for i, port in enumerate(ports):
-        entry = table.get(float(rate_bps[port]))
-        if entry is None:
-            raise ConfigError("fabric.ecn.by_rate", f"no entry for the {rate_bps[port]:.6g} bit/s links of "
-                              f"the topology; given: {sorted(table)} (every switch port's rate needs one)")
-        kmin[i], kmax[i], pmax[i] = entry
-    return ports, kmin, kmax, pmax
+    if not by_rate:
+        return []
+    rates = np.asarray(rate_bps, dtype=np.float64)
+    missing = [rate for rate in rates.tolist() if rate not in by_rate]  # (the first in port order is named)
+    if missing:
+        raise ConfigError(field, f"no entry for the {missing[0]:.6g} bit/s links of the topology; given: "
+                                 f"{sorted(by_rate)} (every switch port's rate needs one)")
+    groups = [(ports[rates == rate], params) for rate, params in by_rate.items()]
+    return [(group, params) for group, params in groups if len(group)]
 
 
 def pfc_by_port(config: FabricConfig, topology: Topology, rate_bps: np.ndarray, is_switch: np.ndarray

@@ -276,8 +276,8 @@ def _small_trace(tmp_path):
     return path
 
 
-_TWO_SETTINGS = ["~ecn_settings", "+ecn_settings.low={kmin:5KB,kmax:200KB,pmax:0.01}",
-                 "+ecn_settings.step={kmin:100KB,kmax:100KB,pmax:1.0}"]
+_TWO_SETTINGS = ["~ecn_settings", "+ecn_settings.low={kmin_bytes:5KB,kmax_bytes:200KB,pmax:0.01}",
+                 "+ecn_settings.step={kmin_bytes:100KB,kmax_bytes:100KB,pmax:1.0}"]
 
 
 def test_compare_compares_settings_on_one_trace_and_writes_every_result(tmp_path):

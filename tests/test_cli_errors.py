@@ -170,9 +170,16 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["trace", "generate", "workload=custom"], "workload.cdf_file: required but not given"),
     # compare's limit was read by the first run (limit=0 ran every setting to a table of NaN)
     (["compare", "limit=0"], "limit: got 0 ns, allowed range is [1, "),
-    # named fabric.ecn.by_rate, and only when that setting's run built its fabric (after the others ran)
-    (["compare", "+ecn_settings.x={by_rate:{10Gbps:{kmin:1KB,kmax:2KB,pmax:0.1}}}"],
+    # named fabric.aqm.all.by_rate, and only when that setting's run built its fabric (after the others ran)
+    (["compare", "+ecn_settings.x={by_rate:{10Gbps:{kmin_bytes:1KB,kmax_bytes:2KB,pmax:0.1}}}"],
      "ecngym compare: error: ecn_settings.x.by_rate: no entry for the 1e+11 bit/s links of the topology"),
+    # fabric.ecn's spellings, folded into fabric.aqm: refused by name, saying the new one
+    (["compare", "+ecn_settings.x={kmin:1KB}"], "ecngym compare: error: ecn_settings.x.kmin: renamed kmin_bytes"),
+    (["eval", "+fabric.ecn.kmin=10KB"], "ecngym eval: error: env.fabric.ecn: removed: fabric.aqm sets every "
+                                         "switch port's initial policy, RED's curve included; write fabric.aqm.all = "
+                                         "{'policy': 'red', 'kmin_bytes': '10KB'}"),
+    (["eval", "+fabric.aqm.all.kmin_bytes=300KB", "+fabric.aqm.all.kmax_bytes=200KB"],
+     "fabric.aqm.all: kmax_bytes (200000) must be >= kmin_bytes (300000)"),
     (["compare", "topology=dumbbell"], "trace: HPCC reference WebSearch 50% (605 flows) does not fit the topology "
                                        "dumbbell(4x1) (5 hosts): flows.src: row 0 (and 428 more): 13 must be < 5"),
     (["trace", "inspect", "/"], "trace: got '/', which is a directory; expected a Parquet trace or an HPCC flow file"),

@@ -45,7 +45,8 @@ def _play(env_id: str, kernel: bool, steps: int, **overrides) -> tuple[bool, lis
 @pytest.mark.parametrize(("env_id", "overrides"), [
     ("ecngym/RoceLeafSpine-v0", {"topology": SMALL_LEAF_SPINE}),
     ("ecngym/RoceIncast-v0", {"reward": {"name": "pred"}}),
-    ("ecngym/RoceIncast-v0", {"reward": {"name": "fct"}, "fabric": {"preset": "hpcc", "ecn": {"mark_at": "enqueue"}}}),
+    ("ecngym/RoceIncast-v0", {"reward": {"name": "fct"},
+                              "fabric": {"preset": "hpcc", "aqm": {"all": {"mark_at_dequeue": False}}}}),
     ("ecngym/RoceIncast-v0", {"observation": {"queue_mapping": "step", "features": EVERY_KERNEL_FEATURE}}),
     # controlled ports of two rates: each port its own step-map breakpoints
     ("ecngym/RoceLeafSpine-v0", {"topology": {**SMALL_LEAF_SPINE, "fabric_rate": "40Gbps"},

@@ -175,7 +175,7 @@ def test_fabric_config_chooses_the_policy_per_switch_layer(make_fabric):
 
 def test_red_through_set_aqm_is_bit_identical_to_the_built_in_red(make_fabric):
     topo, flows = _incast(4, size=300_000, rate="100Gbps", delay="1us")
-    cfg = FabricConfig.preset("hpcc", ecn={"kmin": "20KB", "kmax": "100KB", "pmax": 0.2})
+    cfg = FabricConfig.preset("hpcc", aqm={"all": {"kmin_bytes": "20KB", "kmax_bytes": "100KB", "pmax": 0.2}})
     runs = []
     for reinstall in (False, True):
         fab = make_fabric(topo, flows, cfg)

@@ -9,6 +9,9 @@ from ecngym.sim_backend.flows import with_delay_classes
 
 PKT = 1052
 
+#: RED with thresholds no queue here reaches
+NO_MARKS = {"kmin_bytes": "10MB", "kmax_bytes": "10MB"}
+
 
 def _incast(n, size=10**8, delay="5us"):
     flows = pd.DataFrame([(i, n, size, 0) for i in range(n)], columns=["src", "dst", "size_bytes", "start_ns"])
@@ -40,7 +43,7 @@ def test_ecn_sharp_rules_mark_by_sojourn_time(make_fabric):
     assert 20_000 < mean_sojourn < 60_000
     # persistent rule only: a standing queue above pst_target is marked down
     for law in ("RepoSqrt", "PaperLinear"):
-        fab = make_fabric(topo, flows, FabricConfig.preset("dctcp", ecn={"kmin": "10MB", "kmax": "10MB"}))
+        fab = make_fabric(topo, flows, FabricConfig.preset("dctcp", aqm={"all": NO_MARKS}))
         b = _bottleneck(fab, 4)
         fab.set_aqm(b, "ecn_sharp", ins_target_ns="1s", pst_target_ns="20us", pst_interval_ns="100us", control_law=law)
         tels = _run(fab, b)[2:]
@@ -55,7 +58,7 @@ def test_codel_marks_a_persistent_queue_down(make_fabric):
     queues = {}
     for policy, params in (("red", {"kmin_bytes": "10MB", "kmax_bytes": "10MB"}),
                            ("codel", {"target_ns": "10us", "interval_ns": "100us"})):
-        fab = make_fabric(topo, flows, FabricConfig.preset("dctcp", ecn={"kmin": "10MB", "kmax": "10MB"}))
+        fab = make_fabric(topo, flows, FabricConfig.preset("dctcp", aqm={"all": NO_MARKS}))
         b = _bottleneck(fab, 4)
         fab.set_aqm(b, policy, **params)
         tels = _run(fab, b)[2:]

@@ -63,7 +63,7 @@ def test_nic_shares_its_line_rate_round_robin(make_fabric, h):
 def test_dctcp_step_marking_holds_queue_near_k(make_fabric, h, topo, n, k):
     # Without window control N line-rate windows of one BDP (~52 KB) each would park
     # (N-1) BDPs in the queue and keep growing it; DCTCP must hold it near K instead.
-    cfg = FabricConfig.preset("dctcp", ecn={"kmin": k, "kmax": k, "pmax": 1.0})
+    cfg = FabricConfig.preset("dctcp", aqm={"all": {"kmin_bytes": k, "kmax_bytes": k, "pmax": 1.0}})
     if topo == "star":
         flows = h.flows([(s, n, 10**9, 0) for s in range(n)])
         fab = make_fabric(topology.incast_star(hosts=n + 1), flows, cfg)

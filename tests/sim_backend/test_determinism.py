@@ -95,7 +95,7 @@ def _marks(make_fabric, h, seed):
     # Two line-rate senders ramp one queue through a RED curve with pmax 0.5: the marks are
     # random draws, and the only randomness on a single switch (no ECMP choice).
     cfg = FabricConfig.preset("hpcc", dcqcn={"min_rate": "100Gbps"},
-                              ecn={"kmin": "50KB", "kmax": "2MB", "pmax": 0.5})
+                              aqm={"all": {"kmin_bytes": "50KB", "kmax_bytes": "2MB", "pmax": 0.5}})
     fab = make_fabric(topology.incast_star(hosts=3), h.flows([(0, 2, 10**7, 0), (1, 2, 10**7, 0)]), cfg, seed=seed)
     marks = []
     for _ in range(60):

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ecngym.error import ConfigError
-from ecngym.sim_backend import Fabric, FabricConfig, topology
+from ecngym.sim_backend import Fabric, FabricConfig, aqm, topology
 from ecngym.units import parse_bytes, parse_rate_bps, parse_time_ns
 
 FLOWS = pd.DataFrame({"src": [0], "dst": [1], "size_bytes": [1000], "start_ns": [0]})
@@ -51,9 +51,9 @@ def test_units_parse_human_values():
 
 @pytest.mark.parametrize(
     "overrides,field",
-    [({"ecn": {"kmin": "200KB", "kmax": "100KB"}}, "fabric.ecn.kmax"),
-     ({"ecn": {"pmax": 1.5}}, "fabric.ecn.pmax"),
-     ({"ecn": {"mark_at": "sometimes"}}, "fabric.ecn.mark_at"),
+    [({"aqm": {"all": {"kmin_bytes": "200KB", "kmax_bytes": "100KB"}}}, "fabric.aqm.all: kmax_bytes"),
+     ({"aqm": {"all": {"pmax": 1.5}}}, "fabric.aqm.all.pmax"),
+     ({"aqm": {"all": {"mark_at_dequeue": "sometimes"}}}, "fabric.aqm.all.mark_at_dequeue"),
      ({"cc": "reno"}, "fabric.cc"),
      ({"buffer": {"pfc_alpha": 0}}, "fabric.buffer.pfc_alpha"),
      ({"dcqcn": {"g": 2.0}}, "fabric.dcqcn.g"),
@@ -61,10 +61,12 @@ def test_units_parse_human_values():
      ({"mtu_payload": "10B"}, "fabric.mtu_payload"),
      ({"nic_pacing_wake": "sometimes"}, "fabric.nic_pacing_wake"),
      ({"no_such_field": 1}, "fabric.no_such_field"),
-     ({"ecn": {"kmin_typo": 1}}, "fabric.ecn.kmin_typo"),
-     ({"ecn": {"kmin": "5XB"}}, "fabric.ecn.kmin"),
-     ({"ecn": {"kmin": "-1KB"}}, "fabric.ecn.kmin"),
-     ({"ecn": 5}, "fabric.ecn"),
+     ({"aqm": {"all": {"kmin_typo": 1}}}, "fabric.aqm.all.kmin_typo"),
+     ({"aqm": {"all": {"kmin_bytes": "5XB"}}}, "fabric.aqm.all.kmin_bytes"),
+     ({"aqm": {"all": {"kmin_bytes": "-1KB"}}}, "fabric.aqm.all.kmin_bytes"),
+     ({"aqm": {"all": 5}}, "fabric.aqm.all"),
+     # the section that aqm replaced is refused by name
+     ({"ecn": {"kmin": "10KB"}}, "fabric.ecn"),
      ({"retransmit_timeout": "-1us"}, "fabric.retransmit_timeout"),
      ({"retransmit_timeout": 0}, "fabric.retransmit_timeout"),
      ({"dcqcn": {"ai_rate": "fast"}}, "fabric.dcqcn.ai_rate"),
@@ -73,8 +75,8 @@ def test_units_parse_human_values():
      ({"buffer": {"reserve": "64MiB"}}, "fabric.buffer.reserve"),
      ({"seed": -1}, "fabric.seed"),
      # malformed values of numeric / boolean fields name the field too (no bare ValueError / TypeError)
-     ({"ecn": {"pmax": "high"}}, "fabric.ecn.pmax"),
-     ({"ecn": {"pmax": None}}, "fabric.ecn.pmax"),
+     ({"aqm": {"all": {"pmax": "high"}}}, "fabric.aqm.all.pmax"),
+     ({"aqm": {"all": {"pmax": None}}}, "fabric.aqm.all.pmax"),
      ({"buffer": {"pfc_alpha": "big"}}, "fabric.buffer.pfc_alpha"),
      ({"dcqcn": {"g": [0.5]}}, "fabric.dcqcn.g"),
      ({"num_queues": "8x"}, "fabric.num_queues"),
@@ -86,7 +88,7 @@ def test_units_parse_human_values():
      ({"buffer": {"pfc_enabled": "false"}}, "fabric.buffer.pfc_enabled"),
      ({"dcqcn": {"cut_on_cnp": "no"}}, "fabric.dcqcn.cut_on_cnp"),
      # a number is a number: "0.5" is not read as 0.5 (only sizes, durations and rates take strings)
-     ({"ecn": {"pmax": "0.5"}}, "fabric.ecn.pmax"),
+     ({"aqm": {"all": {"pmax": "0.5"}}}, "fabric.aqm.all.pmax"),
      ({"num_queues": "4"}, "fabric.num_queues")],
 )
 def test_bad_fabric_config_names_the_field(overrides, field):
@@ -114,12 +116,12 @@ def test_a_part_larger_than_the_buffer_names_the_buffer_too(overrides, message):
 
 @pytest.mark.parametrize("overrides,message", [
     # the value as given: the check ran on its float (pmax=2 said "got 2.0") or its conversion
-    ({"ecn": {"pmax": 2}}, "fabric.ecn.pmax: got 2, allowed range is [0, 1]"),
-    ({"ecn": {"pmax": 1.5}}, "fabric.ecn.pmax: got 1.5, allowed range is [0, 1]"),
+    ({"aqm": {"all": {"pmax": 2}}}, "fabric.aqm.all.pmax: got 2, allowed range is [0.0, 1.0]"),
+    ({"aqm": {"all": {"pmax": 1.5}}}, "fabric.aqm.all.pmax: got 1.5, allowed range is [0.0, 1.0]"),
     ({"dcqcn": {"g": 0}}, "fabric.dcqcn.g: got 0, allowed range is (0, 1]"),
     ({"buffer": {"pfc_alpha": 100}}, "fabric.buffer.pfc_alpha: got 100, allowed range is (0, 64]"),
-    ({"ecn": {"by_rate": {"100Gbps": {"kmin": 1, "kmax": 2, "pmax": 2}}}},
-     "fabric.ecn.by_rate.100Gbps.pmax: got 2, allowed range is [0, 1]"),
+    ({"aqm": {"all": {"by_rate": {"100Gbps": {"kmin_bytes": 1, "kmax_bytes": 2, "pmax": 2}}}}},
+     "fabric.aqm.all.by_rate.100Gbps.pmax: got 2, allowed range is [0.0, 1.0]"),
     ({"buffer": {"buffer": "0KB"}}, "fabric.buffer.buffer: got '0KB' = 0 B, allowed range is [1, inf) B"),
     ({"retransmit_timeout": "0us"}, "fabric.retransmit_timeout: got '0us' = 0 ns, allowed range is [1, inf) ns"),
 ])
@@ -186,14 +188,15 @@ def test_good_fabric_configs_convert():
     for name in ("hpcc", "dcqcn_paper", "dctcp"):
         FabricConfig.preset(name).to_cpp()
     c = FabricConfig.from_dict({"preset": "dctcp", "seed": 2**64 - 1, "num_queues": 4.0,
-                                "ecn": {"pmax": 0.5, "kmin": "1KiB"}}).to_cpp()
+                                "aqm": {"all": {"pmax": 0.5, "kmin_bytes": "1KiB"}}}).to_cpp()
     born = dict(zip(c.aqm_attribute_names, c.aqm_attribute_values, strict=True))
     assert (c.seed, c.num_queues, born["Pmax"], born["KminBytes"]) == (2**64 - 1, 4, "0.5", "1024")
 
 
 def test_keyword_construction_takes_a_section_as_a_mapping():
     # FabricConfig(dctcp={...}) overrides that section's defaults, like preset() and updated()
-    c = FabricConfig(cc="dctcp", dctcp={"persistent_connections": True}, ecn={"kmin": "1KiB"})
+    c = FabricConfig(cc="dctcp", dctcp={"persistent_connections": True},
+                     aqm={"all": {"policy": "red", "kmin_bytes": "1KiB"}})
     assert c.dctcp.persistent_connections and c.dctcp.g == FabricConfig().dctcp.g
     cpp = c.to_cpp()
     assert dict(zip(cpp.aqm_attribute_names, cpp.aqm_attribute_values, strict=True))["KminBytes"] == "1024"
@@ -228,35 +231,67 @@ def test_a_config_that_is_no_mapping_is_refused_naming_it(value):
         FabricConfig().updated(None)
 
 
-def test_ecn_by_rate_keys_name_each_rate_once():
-    entry = {"kmin": "1KB", "kmax": "2KB", "pmax": 0.1}
+def _red(**params):
+    return {"aqm": {"all": {"policy": "red", **params}}}
+
+
+def test_by_rate_keys_name_each_rate_once():
+    entry = {"kmin_bytes": "1KB", "kmax_bytes": "2KB", "pmax": 0.1}
     # was: the second key silently replaced the first
-    with pytest.raises(ConfigError, match=r"^fabric\.ecn\.by_rate\.100000000000\.0: the same rate \(1e\+11 "
+    with pytest.raises(ConfigError, match=r"^fabric\.aqm\.all\.by_rate\.100000000000\.0: the same rate \(1e\+11 "
                                           r"bit/s\) as key '100Gbps'; give each rate once"):
-        FabricConfig(ecn={"by_rate": {"100Gbps": entry, 1e11: entry}}).ecn_by_rate()
+        FabricConfig(**_red(by_rate={"100Gbps": entry, 1e11: entry})).aqm_settings()
     # was: TypeError "'<' not supported between instances of 'int' and 'str'" sorting the keys
-    with pytest.raises(ConfigError, match=r"by_rate\.100Gbps: expected exactly the keys kmin, kmax, pmax, got "
-                                          r"\[5, 'kmax', 'kmin', 'pmax'\]"):
-        FabricConfig(ecn={"by_rate": {"100Gbps": {**entry, 5: 1}}}).ecn_by_rate()
+    with pytest.raises(ConfigError, match=r"by_rate\.100Gbps\.5: red has no parameter 5; known: kmin_bytes, "
+                                          r"kmax_bytes, pmax, mark_at_dequeue"):
+        FabricConfig(**_red(by_rate={"100Gbps": {**entry, 5: 1}})).aqm_settings()
 
 
-@pytest.mark.parametrize("value", [0, False, "", [], [["100Gbps", {"kmin": "1KB", "kmax": "2KB", "pmax": 0.1}]]])
-def test_ecn_by_rate_and_aqm_that_are_no_mapping_are_refused_not_read_as_empty(value):
+@pytest.mark.parametrize("value", [0, False, "", [], [["100Gbps", {"kmin_bytes": "1KB", "kmax_bytes": "2KB",
+                                                                   "pmax": 0.1}]]])
+def test_by_rate_and_aqm_that_are_no_mapping_are_refused_not_read_as_empty(value):
     # 'ecngym eval +fabric.ecn.by_rate=0' ran with no per-rate setting ('by_rate or {}'); a list of
     # pairs was read as a mapping
-    with pytest.raises(ConfigError, match=rf"^fabric\.ecn\.by_rate: expected a mapping of rate -> "
-                                          rf"\{{kmin, kmax, pmax\}}, got {re.escape(repr(value))}$"):
-        FabricConfig.from_dict({"ecn": {"by_rate": value}}).to_cpp()
+    with pytest.raises(ConfigError, match=rf"^fabric\.aqm\.all\.by_rate: expected a mapping of link rate -> "
+                                          rf"\{{red parameters\}}, got {re.escape(repr(value))}$"):
+        FabricConfig.from_dict(_red(by_rate=value)).to_cpp()
     with pytest.raises(ConfigError, match=rf"^fabric\.aqm: expected a mapping of layer -> policy, got "
                                           rf"{re.escape(repr(value))}$"):
         FabricConfig.from_dict({"aqm": value}).to_cpp()
     for empty in (None, {}):  # null: not given
-        assert FabricConfig.from_dict({"ecn": {"by_rate": empty}, "aqm": empty}).ecn_by_rate() == {}
+        assert FabricConfig.from_dict(_red(by_rate=empty)).aqm_settings()["all"].by_rate == {}
+        assert FabricConfig.from_dict({"aqm": empty}).aqm_settings() == {}
+
+
+def test_the_ecn_section_is_refused_by_name_with_its_new_spelling():
+    with pytest.raises(ConfigError) as err:
+        FabricConfig.preset("hpcc", ecn={"kmin": "20KB", "kmax": "100KB", "mark_at": "dequeue"})
+    assert str(err.value).startswith("fabric.ecn: removed: fabric.aqm sets every switch port's initial policy")
+    assert ("fabric.aqm.all = {'policy': 'red', 'kmin_bytes': '20KB', 'kmax_bytes': '100KB', "
+            "'mark_at_dequeue': True}") in str(err.value)
+    for build in (lambda: FabricConfig(ecn={}), lambda: FabricConfig.from_dict({"ecn": {"by_rate": {}}}),
+                  lambda: FabricConfig().updated({"ecn": 5})):
+        with pytest.raises(ConfigError, match=r"^fabric\.ecn: removed"):
+            build()
+
+
+def test_a_layer_setting_of_the_same_policy_merges_and_another_replaces():
+    base = FabricConfig.preset("hpcc")
+    assert base.updated({"aqm": {"all": {"kmin_bytes": "1KB"}}}).initial_aqm() == (
+        "red", {"kmin_bytes": 1000, "kmax_bytes": 1_600_000, "pmax": 0.2, "mark_at_dequeue": True})
+    assert base.updated({"aqm": {"all": "codel"}}).initial_aqm()[0] == "codel"
+    assert base.updated({"aqm": {"all": "codel"}}).initial_params("red") == aqm.policy_defaults("red")
+    assert "all" not in base.updated({"aqm": {"all": None}}).aqm_settings()
+    # a layer's RED setting is checked over the 'all' one it lands on: Kmin 2 MB above its Kmax 1.6 MB
+    with pytest.raises(ConfigError, match=r"^fabric\.aqm\.leaf: kmax_bytes \(1600000\) must be >= kmin_bytes "):
+        base.updated({"aqm": {"leaf": {"policy": "red", "kmin_bytes": "2MB"}}}).to_cpp()
+    with pytest.raises(ConfigError, match=r"^fabric\.aqm\.all\.by_rate\.100Gbps: kmax_bytes \(1600000\) must "):
+        base.updated({"aqm": {"all": {"by_rate": {"100Gbps": {"kmin_bytes": "2MB"}}}}}).to_cpp()
 
 
 def test_fabric_rejects_a_bad_config_mapping_before_building():
-    with pytest.raises(ConfigError, match=r"fabric\.ecn\.kmin"):
-        Fabric(topology.incast_star(hosts=2), FLOWS, {"preset": "hpcc", "ecn": {"kmin": "5XB"}})
+    with pytest.raises(ConfigError, match=r"fabric\.aqm\.all\.kmin_bytes"):
+        Fabric(topology.incast_star(hosts=2), FLOWS, {"preset": "hpcc", "aqm": {"all": {"kmin_bytes": "5XB"}}})
     with pytest.raises(ConfigError, match=r"fabric\.seed"):
         Fabric(topology.incast_star(hosts=2), FLOWS, "hpcc", seed=-3)
     with Fabric(topology.incast_star(hosts=2), FLOWS, "hpcc") as fab:  # nothing was left open

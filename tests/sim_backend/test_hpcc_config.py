@@ -35,7 +35,8 @@ def _write_config(tmp_path: Path, changes: dict[str, str], base: str = A_DCQCN, 
 def test_the_reference_config_gives_the_hpcc_preset_and_its_per_port_settings(make_fabric):
     exp = load_hpcc_experiment(hpcc_reference_path(A_DCQCN))
     cfg = exp.config
-    assert (cfg.cc, cfg.ecn_feedback, cfg.ecn.mark_at, cfg.ecmp_hash) == ("dcqcn", "ack_echo", "dequeue", "hpcc")
+    assert (cfg.cc, cfg.ecn_feedback, cfg.initial_params("red")["mark_at_dequeue"], cfg.ecmp_hash) == (
+        "dcqcn", "ack_echo", True, "hpcc")
     assert cfg.dcqcn.ai_rate == 20e6 and cfg.dcqcn.hai_rate == 200e6 and cfg.dcqcn.min_rate == 1e9
     assert cfg.dcqcn.increase_timer == 300_000 and cfg.dcqcn.g == pytest.approx(1 / 256)
     assert cfg.window.enabled is False and exp.stop_ns == 2_100_000_000
@@ -169,7 +170,7 @@ def test_a_link_rate_missing_from_the_ecn_maps_is_an_error(make_fabric, tmp_path
                     .replace("PMAX_MAP 2 100000000000 0.20 400000000000 0.20",
                              "PMAX_MAP 2 100000000000 0.20 200000000000 0.20"))
     exp = load_hpcc_experiment(path)
-    with pytest.raises(ConfigError, match=r"ecn.by_rate.*4e\+11 bit/s"):
+    with pytest.raises(ConfigError, match=r"aqm.all.by_rate.*4e\+11 bit/s"):
         make_fabric(exp.topology, exp.flows, exp.config)
 
 

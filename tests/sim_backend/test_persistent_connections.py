@@ -16,7 +16,7 @@ K = "20KB"
 
 
 def _cfg(persistent: bool, k: str = K):
-    return FabricConfig.preset("dctcp", ecn={"kmin": k, "kmax": k, "pmax": 1.0},
+    return FabricConfig.preset("dctcp", aqm={"all": {"kmin_bytes": k, "kmax_bytes": k, "pmax": 1.0}},
                                dctcp={"persistent_connections": persistent})
 
 
@@ -69,11 +69,11 @@ def test_off_is_the_per_flow_model(make_fabric, h):
     n = 200
     flows = pd.DataFrame({"src": rng.integers(0, 4, n), "dst": 4, "size_bytes": rng.integers(1_000, 200_000, n),
                           "start_ns": np.sort(rng.integers(0, 5_000_000, n))})
-    ecn = {"kmin": "65KB", "kmax": "65KB", "pmax": 1.0}
+    aqm = {"all": {"kmin_bytes": "65KB", "kmax_bytes": "65KB", "pmax": 1.0}}
     out = {}
-    for name, cfg in (("default", FabricConfig.preset("dctcp", ecn=ecn)),
-                      ("off", FabricConfig.preset("dctcp", ecn=ecn, dctcp={"persistent_connections": False})),
-                      ("on", FabricConfig.preset("dctcp", ecn=ecn, dctcp={"persistent_connections": True}))):
+    for name, cfg in (("default", FabricConfig.preset("dctcp", aqm=aqm)),
+                      ("off", FabricConfig.preset("dctcp", aqm=aqm, dctcp={"persistent_connections": False})),
+                      ("on", FabricConfig.preset("dctcp", aqm=aqm, dctcp={"persistent_connections": True}))):
         fab = make_fabric(topology.incast_star(hosts=5), flows, cfg)
         assert fab.run("1s")
         out[name] = fab.flow_records()

@@ -18,7 +18,7 @@ def _ramp(make_fabric, h, mark_at, pmax, kmin=KMIN, kmax=KMAX, steps=190):
     cfg = FabricConfig.preset(
         "hpcc",
         dcqcn={"min_rate": "100Gbps"},
-        ecn={"kmin": kmin, "kmax": kmax, "pmax": pmax, "mark_at": mark_at},
+        aqm={"all": {"kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax, "mark_at_dequeue": mark_at == "dequeue"}},
     )
     fab = make_fabric(topology.incast_star(hosts=3), h.flows([(0, 2, 10**8, 0), (1, 2, 10**8, 0)]), cfg)
     b = h.port_towards(fab, 2)

@@ -15,8 +15,8 @@ def _no_backoff_incast(make_fabric, h, senders, size=10**8, **overrides):
 
 @pytest.mark.parametrize("mark_at", ["enqueue", "dequeue"])
 def test_set_red_changes_marking_from_that_moment(make_fabric, h, mark_at):
-    fab = _no_backoff_incast(make_fabric, h, 2, ecn={"kmin": "20KB", "kmax": "200KB", "pmax": 0.5,
-                                                     "mark_at": mark_at})
+    fab = _no_backoff_incast(make_fabric, h, 2, aqm={"all": {"kmin_bytes": "20KB", "kmax_bytes": "200KB", "pmax": 0.5,
+                                                             "mark_at_dequeue": mark_at == "dequeue"}})
     b = h.port_towards(fab, 2)
     fab.advance("40us")
     tel = fab.read_telemetry()

@@ -17,7 +17,7 @@ from ecngym.sim_backend.config import DctcpParams
 from ecngym.sim_backend.knobs import tcp_host_knobs
 
 MSS = 1000
-NO_MARKS = {"kmin": "100MB", "kmax": "100MB", "pmax": 1.0}
+NO_MARKS = {"kmin_bytes": "100MB", "kmax_bytes": "100MB", "pmax": 1.0}
 
 
 def _star(hosts: int = 2):
@@ -25,8 +25,8 @@ def _star(hosts: int = 2):
     return topology.incast_star(hosts=hosts, link_rate="10Gbps", link_delay="10us")
 
 
-def _cfg(ecn: dict | None = None, **dctcp):
-    return FabricConfig.preset("dctcp", ecn=ecn or NO_MARKS, dctcp=dctcp)
+def _cfg(red: dict | None = None, **dctcp):
+    return FabricConfig.preset("dctcp", aqm={"all": red or NO_MARKS}, dctcp=dctcp)
 
 
 def _windows(make_fabric, h, flows, cfg, times_ns, hosts: int = 2):
@@ -66,10 +66,10 @@ def test_slow_start_doubles_the_window_per_rtt_until_ssthresh(make_fabric, h):
 def test_an_ecn_echo_ends_slow_start(make_fabric, h):
     rtt = _base_rtt(make_fabric, h)
     times = [int((k + 0.5) * rtt) for k in range(14)]
-    k = {"kmin": "20KB", "kmax": "20KB", "pmax": 1.0}
+    k = {"kmin_bytes": "20KB", "kmax_bytes": "20KB", "pmax": 1.0}
     # two senders to one receiver: their slow starts fill the 20 KB marking threshold
     w, _ = _windows(make_fabric, h, [(0, 2, 20_000_000, 0), (1, 2, 20_000_000, 0)],
-                    _cfg(ecn=k, slow_start=True, initial_cwnd_packets=2), times, hosts=3)
+                    _cfg(red=k, slow_start=True, initial_cwnd_packets=2), times, hosts=3)
     w = w[:, 0] / MSS
     first_cut = int(np.argmax(np.diff(w) < 0)) + 1
     # slow start until then (the two senders' queue stretches their round trips: > 1.5x, not 2x)
@@ -112,7 +112,7 @@ def test_a_lost_syn_is_sent_again_after_the_initial_rto(make_fabric, h):
               "pfc_alpha": 64}
     fct = {}
     for rto in (300_000, 500_000):
-        cfg = FabricConfig.preset("dctcp", ecn=NO_MARKS, buffer=buffer,
+        cfg = FabricConfig.preset("dctcp", aqm={"all": NO_MARKS}, buffer=buffer,
                                   dctcp={"handshake": True, "rto_estimate": True, "min_rto_ns": "10us",
                                          "initial_rto_ns": rto})
         fab = make_fabric(topology.incast_star(hosts=4, link_rate="10Gbps", link_delay="1us"), flows, cfg)
@@ -149,10 +149,10 @@ def test_the_window_floor_is_honoured(make_fabric, h, floor_packets, linux):
     # fair share is below one packet, so the windows fall to the floor and stay there
     senders = 16
     flows = h.flows([(s, senders, 500_000, 0) for s in range(senders)])
-    k = {"kmin": "1B", "kmax": "1B", "pmax": 1.0}
+    k = {"kmin_bytes": "1B", "kmax_bytes": "1B", "pmax": 1.0}
     opts = {"slow_start": True, "initial_cwnd_packets": 10} if linux else {}
     fab = make_fabric(topology.incast_star(hosts=senders + 1, link_rate="10Gbps", link_delay="1us"), flows,
-                      _cfg(ecn=k, min_window=f"{floor_packets * MSS}B", **opts))
+                      _cfg(red=k, min_window=f"{floor_packets * MSS}B", **opts))
     w = []
     for t in range(20_000, 1_000_000, 20_000):
         fab.run_until(t)
@@ -191,8 +191,8 @@ def test_a_change_of_ce_state_is_acknowledged_at_once(make_fabric, h):
     # two packets (each change of CE state flushes an ACK)
     senders = 4
     flows = [(s, senders, 200 * MSS, 0) for s in range(senders)]
-    k = {"kmin": "10KB", "kmax": "10KB", "pmax": 1.0}
-    fab = make_fabric(_star(senders + 1), h.flows(flows), _cfg(ecn=k, delayed_ack=True))
+    k = {"kmin_bytes": "10KB", "kmax_bytes": "10KB", "pmax": 1.0}
+    fab = make_fabric(_star(senders + 1), h.flows(flows), _cfg(red=k, delayed_ack=True))
     sums, _ = h.run_summing_telemetry(fab)
     acks = sum(int(sums["tx_control_packets"][h.port_towards(fab, s)]) for s in range(senders))
     marked = int(sums["ecn_marked_packets"][h.port_towards(fab, senders)])
@@ -204,11 +204,11 @@ def test_a_change_of_ce_state_is_acknowledged_at_once(make_fabric, h):
 def test_per_flow_connections_restart_alpha_and_slow_start(make_fabric, h):
     # a long marked flow 0 -> 2, then a second flow on the same pair at 3 ms
     flows = [(0, 2, 1_000_000, 0), (1, 2, 1_000_000, 0), (0, 2, 400_000, 3_000_000)]
-    k = {"kmin": "20KB", "kmax": "20KB", "pmax": 1.0}
+    k = {"kmin_bytes": "20KB", "kmax_bytes": "20KB", "pmax": 1.0}
     out = {}
     for persistent in (False, True):
         fab = make_fabric(_star(3), h.flows(flows),
-                          _cfg(ecn=k, slow_start=True, persistent_connections=persistent))
+                          _cfg(red=k, slow_start=True, persistent_connections=persistent))
         fab.run_until(2_999_000)
         before = fab.flow_records()
         assert before.loc[0, "finished"]
@@ -225,9 +225,9 @@ def test_options_that_are_off_change_nothing(make_fabric, h):
     n = 60
     flows = [(int(rng.integers(0, 3)), 3, int(rng.integers(1_000, 100_000)), int(t))
              for t in np.sort(rng.integers(0, 2_000_000, n))]
-    k = {"kmin": "20KB", "kmax": "20KB", "pmax": 1.0}
+    k = {"kmin_bytes": "20KB", "kmax_bytes": "20KB", "pmax": 1.0}
     recs = []
-    for cfg in (_cfg(ecn=k), _cfg(ecn=k, min_rto_ns="1us", initial_rto_ns="2us", initial_cwnd_packets=1,
+    for cfg in (_cfg(red=k), _cfg(red=k, min_rto_ns="1us", initial_rto_ns="2us", initial_cwnd_packets=1,
                                   ssthresh_bytes="5KB", delayed_ack_timeout_ns="1us")):
         fab = make_fabric(_star(4), h.flows(flows), cfg)
         assert fab.run("1s")

@@ -48,8 +48,8 @@ def test_telemetry_intervals_are_consistent(make_fabric, h):
                           "start_ns": np.sort(rng.integers(0, 500_000, n))})
     # exact line rate: the hpcc preset truncates serialisation times to whole ns as ns-3.36 does,
     # so there a 60 B ACK takes 4 ns (20% above line rate) and utilization may exceed 1
-    cfg = FabricConfig.preset("hpcc", buffer={"buffer": "2MB"}, ecn={"kmin": "20KB", "kmax": "200KB"},
-                              tx_time_rounding="carry")
+    cfg = FabricConfig.preset("hpcc", buffer={"buffer": "2MB"}, tx_time_rounding="carry",
+                              aqm={"all": {"kmin_bytes": "20KB", "kmax_bytes": "200KB"}})
     fab = make_fabric(topology.leaf_spine(leaves=4, spines=2, hosts_per_leaf=4), flows, cfg)
     prev_end, prev_queue = 0, np.zeros(len(fab.ports))
     seen = {"marks": 0, "pauses": 0, "queue": 0}
