@@ -128,7 +128,7 @@ class ActionMapper:
         self.policy = policy
         self.spec = aqm_policies.policy_spec(policy)
         self.base = {**aqm_policies.policy_defaults(policy), **setting}
-        check_setting(policy, self.base, "env.aqm")
+        aqm_policies.check_setting(policy, self.base, "env.aqm")
         self.groups, self.group_names = action_units(cfg.scope, ports, port_layers)
         self.n_units = len(self.group_names)
         self.params = self._params()
@@ -191,7 +191,7 @@ class ActionMapper:
         else:
             raise ConfigError(field, f"expected {len(self.params)} value(s) for {self.params}, got {entry!r}")
         t = tuple(self.spec[p].convert(v, f"{field}.{p}") for p, v in zip(self.params, values, strict=True))
-        check_setting(self.policy, {**self.base, **dict(zip(self.params, t, strict=True))}, field)
+        aqm_policies.check_setting(self.policy, {**self.base, **dict(zip(self.params, t, strict=True))}, field)
         return t
 
     def _templates(self) -> tuple[list[tuple[Any, ...]], int]:
@@ -238,7 +238,8 @@ class ActionMapper:
             choices.append(vals)
         out = [static]
         for t in itertools.product(*choices):
-            if t not in out and not setting_error(self.policy, {**self.base, **dict(zip(self.params, t, strict=True))}):
+            setting = {**self.base, **dict(zip(self.params, t, strict=True))}
+            if t not in out and not aqm_policies.setting_error(self.policy, setting):
                 out.append(t)
         return out
 
@@ -459,24 +460,6 @@ class ActionMapper:
         bounds = self.param_bounds()
         top = bounds["kmax_bytes"][1] if "kmax_bytes" in bounds else self.base["kmax_bytes"]
         return float(top * self.rate_scale.max())
-
-
-def setting_error(policy: str, setting: dict[str, Any]) -> str:
-    """The policy's own verdict on a full setting ("" if good): its checkers and consistency rule.
-
-    Runs the C++ check on a scratch instance, the same one ``Fabric.set_aqm`` runs first.
-    """
-    from ecngym.sim_backend import _fabric
-
-    names, strings = aqm_policies.to_attributes(policy, setting)
-    return _fabric.check_aqm(aqm_policies.POLICIES[policy], names, strings)
-
-
-def check_setting(policy: str, setting: dict[str, Any], field: str) -> None:
-    """Raise :class:`ConfigError` naming ``field`` if the policy rejects the setting."""
-    bad = setting_error(policy, setting)
-    if bad:
-        raise aqm_policies.consistency_error(policy, bad, field)
 
 
 def unit_values(name: str, value: Any, n_units: int) -> np.ndarray:

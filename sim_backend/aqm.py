@@ -337,15 +337,36 @@ def validate_setting(policy: str, params: dict[str, Any], prefix: str, base: dic
         ConfigError: As :func:`validate_params`, or naming ``prefix`` with the rule the merged
             setting breaks (``kmax_bytes (1000) must be >= kmin_bytes (2000)``).
     """
+    short, _ = resolve(policy, f"{prefix}.policy")
+    values = validate_params(short, params, prefix)
+    check_setting(short, {**(base or {}), **values}, prefix)
+    return values
+
+
+def setting_error(policy: str, setting: dict[str, Any]) -> str:
+    """The policy's own verdict on a full setting ("" if good): its checkers and consistency rule.
+
+    Runs the C++ check (``PortAqmPolicy::CheckConsistency``) on a scratch instance, the one
+    ``Fabric.set_aqm`` runs before it installs a policy.
+
+    Args:
+        policy: Short name.
+        setting: Parameter name -> value in internal units (the rest keep the policy's defaults).
+
+    Returns:
+        The simulator's message, or ``""`` when the setting is good.
+    """
     from ecngym.sim_backend import _fabric
 
-    short, type_name = resolve(policy, f"{prefix}.policy")
-    values = validate_params(short, params, prefix)
-    names, strings = to_attributes(short, {**(base or {}), **values})
-    bad = _fabric.check_aqm(type_name, names, strings)
+    names, strings = to_attributes(policy, setting)
+    return _fabric.check_aqm(policies()[policy], names, strings)
+
+
+def check_setting(policy: str, setting: dict[str, Any], field: str) -> None:
+    """Raise :class:`ConfigError` naming ``field`` if the policy rejects the setting (:func:`setting_error`)."""
+    bad = setting_error(policy, setting)
     if bad:
-        raise consistency_error(short, bad, prefix)
-    return values
+        raise consistency_error(policy, bad, field)
 
 
 def validate_rows(policy: str, params: dict[str, Any], ports: np.ndarray, prefix: str | None = None
