@@ -108,17 +108,20 @@ class StepKernel:
         self._ports = np.ascontiguousarray(ports, dtype=np.int64)
         self._policy_keys: tuple[str, ...] = program["policy_keys"]
         self._setting_sources: tuple[tuple[str, Any], ...] = program["setting"]
-        self._setting_of: tuple[Any, Any] = (None, None)  # the (red, aqm_values) the kernel's setting is
+        # the (red, aqm_values) objects the kernel's setting was made of (a new setting is a new object)
+        self._red_seen: Any = None
+        self._aqm_seen: Any = None
 
-    def _policy(self, tel: Telemetry) -> list[np.ndarray]:
+    def _policy(self, tel: Telemetry) -> list[np.ndarray] | tuple:
         """The per-policy arrays the program reads, in its order."""
-        return [tel.aqm[k] for k in self._policy_keys]
+        keys = self._policy_keys
+        return [tel.aqm[k] for k in keys] if keys else ()
 
-    def _refresh_setting(self, red: dict, aqm_values: np.ndarray | None, force: bool = False) -> None:
-        """Hand the kernel the current setting, when ``red`` or ``aqm_values`` is another object (a new setting)."""
-        if self._setting_sources and (force or red is not self._setting_of[0] or aqm_values is not self._setting_of[1]):
+    def _set_setting(self, red: dict, aqm_values: np.ndarray | None) -> None:
+        """Hand the kernel the controlled ports' current setting (the program's ``'s'`` operands)."""
+        if self._setting_sources:
             self._kernel.set_setting(self._features.setting(self._setting_sources, red, aqm_values))
-            self._setting_of = (red, aqm_values)
+        self._red_seen, self._aqm_seen = red, aqm_values
 
     def reset(self, tel: Telemetry, red: dict, aqm_values: np.ndarray | None) -> None:
         """Start the history: the frame of ``tel`` (the episode's start) in every slot.
@@ -128,7 +131,7 @@ class StepKernel:
             red: The controlled ports' current RED curve (the ``kmin`` / ``kmax`` / ``pmax`` features).
             aqm_values: The current values of the tuned policy parameters (``aqm.<parameter>``).
         """
-        self._refresh_setting(red, aqm_values, force=True)
+        self._set_setting(red, aqm_values)
         self._kernel.reset(tel.block, self._policy(tel), self._ports, self._frame, self._hist)
 
     def step(self, tel: Telemetry, span_ns: int, span_fraction: float, red: dict, aqm_values: np.ndarray | None,
@@ -147,8 +150,10 @@ class StepKernel:
         Returns:
             Each controlled port's reward (a new array).
         """
-        self._refresh_setting(red, aqm_values)
+        if red is not self._red_seen or aqm_values is not self._aqm_seen:
+            self._set_setting(red, aqm_values)
+        keys = self._policy_keys  # (inline: this runs every step)
         reward = np.empty(len(self._ports))
-        self._kernel.step(tel.block, self._policy(tel), self._ports, span_ns, span_fraction, self._frame,
-                          self._hist, reward, stats.next_row())
+        self._kernel.step(tel.block, [tel.aqm[k] for k in keys] if keys else (), self._ports, span_ns, span_fraction,
+                          self._frame, self._hist, reward, stats.next_row())
         return reward

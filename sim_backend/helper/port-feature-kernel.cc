@@ -11,9 +11,6 @@
 #include <stdexcept>
 #include <utility>
 
-// NumPy rounds every product and sum on its own: no fused multiply-add here, whatever the flags.
-#pragma GCC optimize("fp-contract=off")
-
 namespace ns3
 {
 namespace ecngym
@@ -230,17 +227,36 @@ PortFeatureKernel::Level(double x, std::size_t i) const
     return m_levels[passed];
 }
 
-double
-PortFeatureKernel::Operand(const Telemetry& t, int32_t row, char kind, int64_t port, std::size_t i) const
+void
+PortFeatureKernel::Gather(const Telemetry& t,
+                          int32_t row,
+                          char kind,
+                          const int64_t* ports,
+                          std::size_t n,
+                          double* out) const
 {
-    switch (kind)
+    if (kind == 'p')
     {
-    case 'p':
-        return t.policy[row][port];
-    case 's':
-        return m_setting[i * m_settingColumns + static_cast<std::size_t>(row)];
-    default:
-        return AsDouble(t.block[static_cast<std::size_t>(row) * t.totalPorts + static_cast<std::size_t>(port)], kind);
+        const double* a = t.policy[row];
+        for (std::size_t i = 0; i < n; ++i)
+        {
+            out[i] = a[ports[i]];
+        }
+    }
+    else if (kind == 's')
+    {
+        for (std::size_t i = 0; i < n; ++i)
+        {
+            out[i] = m_setting[i * m_settingColumns + static_cast<std::size_t>(row)];
+        }
+    }
+    else
+    {
+        const uint64_t* words = t.block + static_cast<std::size_t>(row) * t.totalPorts;
+        for (std::size_t i = 0; i < n; ++i)
+        {
+            out[i] = AsDouble(words[ports[i]], kind);
+        }
     }
 }
 
@@ -316,51 +332,94 @@ PortFeatureKernel::Check(const Telemetry& t, const int64_t* ports, std::size_t n
 }
 
 void
-PortFeatureKernel::Frame(const Telemetry& t, const int64_t* ports, std::size_t i, double invSpan, double* out) const
+PortFeatureKernel::Frame(const Telemetry& t, const int64_t* ports, std::size_t n, double invSpan, double* frame) const
 {
-    const int64_t port = ports[i];
-    for (std::size_t k = 0; k < m_columns.size(); ++k)
+    const std::size_t f = m_columns.size();
+    m_x.resize(n);
+    m_y.resize(n);
+    double* x = m_x.data();
+    double* y = m_y.data();
+    for (std::size_t k = 0; k < f; ++k)
     {
         const Column& c = m_columns[k];
+        double* out = frame + k; // out[i * f]: port i's value
         if (c.op == ColumnOp::Zero)
         {
-            out[k] = 0.0;
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                out[i * f] = 0.0;
+            }
             continue;
         }
-        double x = Operand(t, c.rowA, c.kindA, port, i);
+        Gather(t, c.rowA, c.kindA, ports, n, x);
         if (c.finiteA)
         {
-            x = Finite(x);
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                x[i] = Finite(x[i]);
+            }
         }
         if (!c.portScale.empty())
         {
-            x = x * c.portScale[i];
+            const double* scale = c.portScale.data();
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                x[i] = x[i] * scale[i];
+            }
         }
+        const double scale = c.op == ColumnOp::ScaleMin && c.scaleBySpan ? invSpan : c.scale;
+        const double cap = c.cap;
+        const double offset = c.offset;
         switch (c.op)
         {
         case ColumnOp::ScaleMin:
-            out[k] = Min(x * (c.scaleBySpan ? invSpan : c.scale), c.cap);
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                out[i * f] = Min(x[i] * scale, cap);
+            }
             break;
         case ColumnOp::DivMin:
-            out[k] = Min(x / c.scale, c.cap);
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                out[i * f] = Min(x[i] / scale, cap);
+            }
             break;
         case ColumnOp::RatioMin:
-            out[k] = Min(x / Max(Operand(t, c.rowB, c.kindB, port, i), 1.0), 1.0);
+            Gather(t, c.rowB, c.kindB, ports, n, y);
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                out[i * f] = Min(x[i] / Max(y[i], 1.0), 1.0);
+            }
             break;
         case ColumnOp::Saturate:
-            out[k] = x / (x + c.scale);
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                out[i * f] = x[i] / (x[i] + scale);
+            }
             break;
         case ColumnOp::StepMap:
-            out[k] = Level(x, i);
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                out[i * f] = Level(x[i], i);
+            }
             break;
         case ColumnOp::Copy:
-            out[k] = x;
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                out[i * f] = x[i];
+            }
             break;
         case ColumnOp::Unit:
-            out[k] = Clip((x - c.offset) / c.scale, 0.0, 1.0);
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                out[i * f] = Clip((x[i] - offset) / scale, 0.0, 1.0);
+            }
             break;
         default:
-            out[k] = 0.0;
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                out[i * f] = 0.0;
+            }
         }
     }
 }
@@ -400,12 +459,11 @@ PortFeatureKernel::Step(const Telemetry& t,
 {
     Check(t, ports, n, true, true);
     const std::size_t f = m_columns.size();
-    const double invSpan = 1.0 / static_cast<double>(spanNs > 1 ? spanNs : 1);
+    Frame(t, ports, n, 1.0 / static_cast<double>(spanNs > 1 ? spanNs : 1), frame);
     for (std::size_t i = 0; i < n; ++i)
     {
-        double* out = frame + i * f;
-        Frame(t, ports, i, invSpan, out);
         // the history ring of this port: oldest first, the new frame last
+        const double* out = frame + i * f;
         float* h = hist + i * m_history * f;
         std::memmove(h, h + f, (m_history - 1) * f * sizeof(float));
         for (std::size_t k = 0; k < f; ++k)
@@ -426,10 +484,10 @@ PortFeatureKernel::Reset(const Telemetry& t, const int64_t* ports, std::size_t n
 {
     Check(t, ports, n, true, false);
     const std::size_t f = m_columns.size();
+    Frame(t, ports, n, 1.0, frame); // a span of 1 ns: 1 / max(1, 1)
     for (std::size_t i = 0; i < n; ++i)
     {
-        double* out = frame + i * f;
-        Frame(t, ports, i, 1.0, out); // a span of 1 ns: 1 / max(1, 1)
+        const double* out = frame + i * f;
         float* h = hist + i * m_history * f;
         for (std::size_t slot = 0; slot < m_history; ++slot)
         {

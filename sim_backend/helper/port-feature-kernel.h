@@ -201,8 +201,8 @@ class PortFeatureKernel
     /** \return The step level of x at controlled port i (NumPy's rule for NaN included). */
     double Level(double x, std::size_t i) const;
 
-    /** \return Operand (row, kind) of controlled port i (column \p port of the telemetry). */
-    double Operand(const Telemetry& t, int32_t row, char kind, int64_t port, std::size_t i) const;
+    /** \brief Operand (row, kind) of every controlled port into \p out (n doubles). */
+    void Gather(const Telemetry& t, int32_t row, char kind, const int64_t* ports, std::size_t n, double* out) const;
 
     /**
      * \brief Throw unless \p t, \p ports and the program fit each other.
@@ -211,8 +211,11 @@ class PortFeatureKernel
      */
     void Check(const Telemetry& t, const int64_t* ports, std::size_t n, bool features, bool statistics) const;
 
-    /** \brief The frame of controlled port i into \p out (1 / span is \p invSpan). */
-    void Frame(const Telemetry& t, const int64_t* ports, std::size_t i, double invSpan, double* out) const;
+    /**
+     * \brief The frame of the controlled ports, column by column, into \p frame (n x columns).
+     * \param invSpan 1 / span of the step (ScaleMin by span).
+     */
+    void Frame(const Telemetry& t, const int64_t* ports, std::size_t n, double invSpan, double* frame) const;
 
     /** \return The reward of controlled port i. */
     double PortReward(const Telemetry& t, const int64_t* ports, std::size_t i, double spanFraction) const;
@@ -238,6 +241,8 @@ class PortFeatureKernel
     std::vector<int32_t> m_statRows;    //!< rows copied for the statistics
     std::vector<double> m_setting;      //!< the controlled ports' setting, ports x m_settingColumns
     std::size_t m_settingColumns{0};    //!< columns of m_setting
+    mutable std::vector<double> m_x;    //!< scratch: a column's x of every port
+    mutable std::vector<double> m_y;    //!< scratch: a column's y of every port
 };
 
 } // namespace ecngym
