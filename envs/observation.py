@@ -17,9 +17,9 @@ wire, so a busy interval can read slightly above 1), which keeps observations bo
 Features of the controlled ports' AQM policy (``env.aqm``; each needs its policy on the controlled
 ports) are the quantities each policy declares in C++ (``PortAqmPolicy::DescribeTelemetry``: name,
 unit, normaliser; :func:`ecngym.sim_backend.aqm.telemetry`), mapped into [0, 1] by their normaliser
-(their kinds: :data:`NORMALISER_KINDS`): ``share:<key>`` min(x / max(y, 1), 1) with y the port's telemetry ``<key>``;
-``saturate:<scale>`` x / (x + scale); ``fraction_of:<scale>`` min(x / scale, 1); ``queue_time`` a
-time as the bytes the port sends in it, on the queue mapping; ``flag`` min(x, 1). The
+(:data:`NORMALISER_KINDS`): ``share:<key>`` min(x / max(y, 1), 1) with y the port's telemetry
+``<key>``; ``saturate:<scale>`` x / (x + scale); ``fraction_of:<scale>`` min(x / scale, 1);
+``queue_time`` a time as the bytes the port sends in it, on the queue mapping; ``flag`` min(x, 1). The
 [AQM policy reference](../aqm-policies.md) lists every policy's.
 
 | feature | meaning |
