@@ -20,8 +20,7 @@ Measured on ``ecngym/RoceLeafSpine-v0`` at its default interval with the static 
   instead of the static one; ``outside_us_parts``: a second, instrumented run's
   split of the outside time per step into telemetry read (the block and the ``info`` mapping
   of its arrays), step kernel (features, history, reward and statistics in one C++ call,
-  :mod:`ecngym.envs.step_kernel`; on the NumPy path of an env the kernel does not cover, port
-  gather, features, history and reward instead), action, episode end (amortised) and the rest
+  :mod:`ecngym.envs.step_kernel`), action, episode end (amortised) and the rest
   (``env.step``'s own code, ``info``, wrappers); the timers add a little, so the parts sum to a
   bit more than the plain run's;
   ``outside_us_parts_warm``: each of those parts (but the episode end) called again
@@ -115,13 +114,9 @@ def in_process(env_id: str, steps: int, changing: bool = False) -> dict[str, flo
             "episode_end_us": float(out[end].mean() - ordinary) * 1e6 if end.any() else None}
 
 
-#: Parts of a step outside the simulator that :func:`outside_parts` times: (part, owner, method);
-#: the step kernel's, or the four of the NumPy path (:data:`_NUMPY_PATH`) where an env has no kernel.
+#: Parts of a step outside the simulator that :func:`outside_parts` times: (part, owner, method).
 _PARTS = (("telemetry_read", "fabric", "read_telemetry_block"), ("step_kernel", "kernel", "step"),
-          ("port_gather", "features", "controlled"),
-          ("features", "features", "frame"), ("history", "features", "push"), ("reward", "reward", "per_port"),
           ("action", "scenario", "apply"), ("episode_end", "scenario", "finish"))
-_NUMPY_PATH = ("port_gather", "features", "history", "reward")
 
 
 def outside_parts(env_id: str, steps: int, repeats: int = 200) -> tuple[dict[str, float], dict[str, float]]:
@@ -136,10 +131,7 @@ def outside_parts(env_id: str, steps: int, repeats: int = 200) -> tuple[dict[str
     env = _make(env_id)
     static = env.unwrapped.static_action()
     view = EnvView(env)
-    kernel = view.uses_step_kernel
-    timed_parts = [(p, o, m) for p, o, m in _PARTS if (p == "step_kernel" and kernel)
-                   or (p in _NUMPY_PATH and not kernel) or p not in (*_NUMPY_PATH, "step_kernel")]
-    spent = dict.fromkeys([p for p, _, _ in timed_parts], 0.0)
+    spent = dict.fromkeys([p for p, _, _ in _PARTS], 0.0)
     last: dict[tuple[str, Any], tuple[Any, ...]] = {}  # (part, function) -> its last arguments
 
     def timed(part: str, fn: Any) -> Any:
@@ -154,7 +146,7 @@ def outside_parts(env_id: str, steps: int, repeats: int = 200) -> tuple[dict[str
 
     def instrument() -> None:  # a reset builds a new fabric: wrap its method again
         owners = view.step_parts()
-        for part, owner, name in timed_parts:
+        for part, owner, name in _PARTS:
             obj = owners[owner]
             setattr(obj, name, timed(part, getattr(type(obj), name).__get__(obj)))
 
@@ -178,7 +170,7 @@ def outside_parts(env_id: str, steps: int, repeats: int = 200) -> tuple[dict[str
                 spent.update(kept)  # the reset's own calls are no step's
                 last.clear()  # (calls on the closed fabric)
                 instrument()
-        warm = dict.fromkeys([p for p, _, _ in timed_parts if p != "episode_end"], 0.0)
+        warm = dict.fromkeys([p for p, _, _ in _PARTS if p != "episode_end"], 0.0)
         for (part, fn), args in last.items():
             if part in warm:
                 t = time.perf_counter()

@@ -18,11 +18,18 @@
     0 at every step but the last; at the last, −(mean FCT slowdown of the episode's flows).
     A flow still running at the end counts with its slowdown so far, max(1, (t_end − start) /
     ideal FCT), a lower bound: an agent cannot gain by starving flows until the episode ends.
+
+The step rewards have one definition: the C++ ``PortFeatureKernel``
+(``sim_backend/helper/port-feature-kernel.h``). :class:`RewardFunction` checks the reward config and
+compiles it into the kernel's reward (:meth:`RewardFunction.kernel_reward`), which the env's
+:class:`~ecngym.envs.step_kernel.StepKernel` runs every step and :class:`RewardReturns` runs under
+every reward name; :func:`pred_phi` is the kernel's Φ. The tests hold a NumPy transcription as their
+oracle (``tests/envs/reference_step.py``). The ``fct`` reward's terminal term, a reduction of the
+flow records, is written once, here (:meth:`RewardFunction.episode_end`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,25 +41,20 @@ from ecngym.units import parse_bytes
 
 REWARDS = ("acc", "pred", "fct")
 
-#: Telemetry keys each reward reads beyond ``utilization`` and ``mean_queue_bytes``.
-REWARD_TELEMETRY = {"acc": (), "pred": ("tx_data_bytes",), "fct": ()}
-
 
 class RewardFunction:
-    """Computes the per-step reward.
+    """The per-step reward: its config checked, and compiled for the C++ kernel.
 
     Args:
         cfg: Reward configuration.
-        step_queue_map: The ACC step mapping of queue bytes (from the observation builder).
         goodput_per_byte: Per controlled port, R / C contributed by one data byte sent in an
-            interval (8 / (line rate x Δt)).
+            interval (8 / (line rate x Δt)): the ``pred`` reward's goodput scale.
 
     Raises:
         ConfigError: On an unknown name or out-of-range weight.
     """
 
-    def __init__(self, cfg: RewardConfig, step_queue_map: Callable[[np.ndarray], np.ndarray],
-                 goodput_per_byte: np.ndarray | None = None) -> None:
+    def __init__(self, cfg: RewardConfig, goodput_per_byte: np.ndarray) -> None:
         if cfg.name not in REWARDS:
             raise ConfigError("env.reward.name", f"got {cfg.name!r}, allowed: {list(REWARDS)}")
         self.cfg = cfg
@@ -63,59 +65,27 @@ class RewardFunction:
         self.q_max = parse_bytes(cfg.q_max, "env.reward.q_max")
         if self.q_max <= self.q_left:
             raise ConfigError("env.reward.q_max", f"must exceed q_left ({self.q_left} B), got {self.q_max} B")
-        self.step_queue_map = step_queue_map
         self.goodput_per_byte = goodput_per_byte
 
-    def phi(self, queue_bytes: np.ndarray) -> np.ndarray:
-        """PRED's Φ: 1 up to q_left, linear to 0 at q_max."""
-        return pred_phi(queue_bytes, self.q_left, self.q_max)
+    def kernel_reward(self, layout: dict[str, tuple[int, str]]) -> dict[str, Any]:
+        """The reward as the arguments of the C++ ``PortFeatureKernel.set_reward``.
 
-    def per_port(self, pt: dict[str, np.ndarray], span_fraction: float = 1.0) -> np.ndarray:
-        """Per-port step reward (zeros for ``fct``).
-
-        Args:
-            pt: The controlled ports' telemetry of the interval (``utilization``,
-                ``mean_queue_bytes``, ``tx_data_bytes``).
-            span_fraction: The step's length / ``env.interval`` (steps of an adaptive interval are
-                shorter).
-        """
-        if self.name == "acc":
-            r = np.minimum(pt["utilization"], 1.0)
-            r *= self.omega
-            r += (1 - self.omega) * self.step_queue_map(pt["mean_queue_bytes"])
-            return r
-        if self.name == "pred":
-            if self.goodput_per_byte is None:
-                raise ConfigError("env.reward.name", "the pred reward needs the ports' goodput scale")
-            r = np.minimum(pt["tx_data_bytes"] * (self.goodput_per_byte / span_fraction), 1.0)
-            return self.beta * r + (1 - self.beta) * self.phi(pt["mean_queue_bytes"])
-        return np.zeros(len(pt["utilization"]))
-
-    def kernel_reward(self, layout: dict[str, tuple[int, str]]) -> dict[str, Any] | None:
-        """:meth:`per_port` as the arguments of the C++ ``PortFeatureKernel.set_reward``.
-
-        The same operations in the same order (``acc``'s step mapping is the kernel's, which the
-        scenario builds from the same breakpoints as :attr:`step_queue_map`'s).
+        (``acc``'s step mapping is the kernel's, from the observation's breakpoints and levels.)
 
         Args:
             layout: :func:`ecngym.sim_backend.fabric.telemetry_layout`.
-
-        Returns:
-            ``None`` for ``pred`` without a goodput scale (:meth:`per_port` raises for it).
         """
         from ecngym.sim_backend._fabric import RewardOp
 
-        if self.name == "pred" and self.goodput_per_byte is None:
-            return None
         op = {"fct": RewardOp.ZERO, "acc": RewardOp.ACC, "pred": RewardOp.PRED}[self.name]
         weight = self.omega if self.name == "acc" else self.beta
         row_u, kind_u = layout["utilization"]
         row_q, kind_q = layout["mean_queue_bytes"]
         row_tx, kind_tx = layout["tx_data_bytes"]
-        goodput = [] if self.goodput_per_byte is None else [float(g) for g in self.goodput_per_byte]
         return {"op": op, "row_u": row_u, "kind_u": kind_u, "row_q": row_q, "kind_q": kind_q, "row_tx": row_tx,
                 "kind_tx": kind_tx, "weight": weight, "one_minus_weight": 1 - weight, "q_max": float(self.q_max),
-                "q_span": float(self.q_max - self.q_left), "goodput_per_byte": goodput}
+                "q_span": float(self.q_max - self.q_left),
+                "goodput_per_byte": [float(g) for g in self.goodput_per_byte]}
 
     def episode_end(self, records: pd.DataFrame, end_ns: int) -> float:
         """The ``fct`` reward's terminal value (0 for the other rewards).
@@ -133,8 +103,15 @@ class RewardFunction:
 
 
 def pred_phi(queue_bytes: np.ndarray, q_left_bytes: float, q_max_bytes: float) -> np.ndarray:
-    """PRED's Φ (PRED §IV-B; docs: algorithms/pred.md §3.3 [OURS] shape): 1 up to q_left, linear down to 0 at q_max."""
-    return np.clip((q_max_bytes - np.asarray(queue_bytes, dtype=np.float64)) / (q_max_bytes - q_left_bytes), 0.0, 1.0)
+    """PRED's Φ (PRED §IV-B; docs: algorithms/pred.md §3.3 [OURS] shape): 1 up to q_left, linear down to 0 at q_max.
+
+    The ``pred`` reward's Φ, from the C++ kernel (``PortFeatureKernel::PredPhi``), for a controller
+    that scores PRED's utility itself (:mod:`ecngym.baselines.pred`).
+    """
+    from ecngym.sim_backend._fabric import pred_phi as kernel_phi
+
+    return kernel_phi(np.ascontiguousarray(queue_bytes, dtype=np.float64).reshape(-1), q_left_bytes,
+                      q_max_bytes).reshape(np.shape(queue_bytes))
 
 
 def slowdown_so_far(records: pd.DataFrame, end_ns: int) -> np.ndarray:
@@ -159,34 +136,45 @@ class RewardReturns:
     """The episode return under every reward of :data:`REWARDS`, accumulated while an episode is played.
 
     An episode runs under one reward, but which reward agrees with a benchmark score is a question
-    about all of them: this computes each from the same telemetry with the env's own
-    :class:`RewardFunction` (the env's parameters, only the name changed), averaged over the
-    controlled ports as the env averages them.
+    about all of them: this computes each from the same telemetry with the env's own reward (the
+    env's parameters, only the name changed; the C++ kernel's definition, on the interval's
+    telemetry block), averaged over the controlled ports as the env averages them.
 
     Args:
-        env: The env the episode runs on (its scenario's reward config, queue mapping and goodput
+        env: The env the episode runs on (its scenario's reward config, step mapping and goodput
             scale are used).
     """
 
-    #: What each reward reads of the telemetry (``pred`` adds ``tx_data_bytes``).
-    KEYS = ("utilization", "mean_queue_bytes", "tx_data_bytes")
-
     def __init__(self, env: Any) -> None:
+        from ecngym.envs.step_kernel import reward_kernel
+
         sc = env.unwrapped.scenario
+        self._scenario = sc
         self._interval_ns = float(sc.interval_ns)
-        self._functions = {name: RewardFunction(sc.reward.cfg.model_copy(update={"name": name}),
-                                                sc.reward.step_queue_map, sc.reward.goodput_per_byte)
-                           for name in REWARDS}
+        self._ports = np.ascontiguousarray(sc.ports, dtype=np.int64)
+        self._kernels = {}
+        self._functions = {}
+        for name in REWARDS:
+            fn = RewardFunction(sc.reward.cfg.model_copy(update={"name": name}), sc.reward.goodput_per_byte)
+            self._functions[name] = fn
+            self._kernels[name] = reward_kernel(sc.features, fn)
+        self._per_port = np.empty(len(self._ports))
         self.totals = dict.fromkeys(REWARDS, 0.0)
 
     def step(self, info: dict[str, Any]) -> None:
-        """Add one step's reward under every reward (``info``: the env step's)."""
-        ports = np.asarray(info["ports"])
-        tel = info["telemetry"]
-        pt = {k: np.asarray(tel[k], dtype=np.float64)[ports] for k in self.KEYS if k in tel}
+        """Add one step's reward under every reward (``info``: the env step's, just played).
+
+        Raises:
+            RuntimeError: If ``info`` is not the step the env played last (the rewards read its
+                telemetry block).
+        """
+        tel = self._scenario.telemetry
+        if tel is None or int(info["time_ns"]) != tel.end_ns:
+            raise RuntimeError("RewardReturns.step takes the info of the step the env just played")
         fraction = info["interval_ns"] / self._interval_ns
-        for name, fn in self._functions.items():
-            per_port = fn.per_port(pt, fraction)
+        per_port = self._per_port
+        for name, kernel in self._kernels.items():
+            kernel.reward(tel.block, self._ports, fraction, per_port)
             self.totals[name] += float(per_port.sum()) / len(per_port)
 
     def finish(self, records: pd.DataFrame, end_ns: int) -> dict[str, float]:

@@ -14,13 +14,13 @@ import pandas as pd
 from ecngym.envs.action import RED_CURVE, ActionMapper, action_key
 from ecngym.envs.config import AQM_PARAM_FEATURE, EnvConfig
 from ecngym.envs.observation import FeatureBuilder
-from ecngym.envs.reward import REWARD_TELEMETRY, RewardFunction
+from ecngym.envs.reward import RewardFunction
 from ecngym.envs.step_kernel import EpisodeStats, StepKernel
 from ecngym.envs.summary import episode_summary
 from ecngym.error import ConfigError, InvalidAction
 from ecngym.sim_backend import Fabric, FabricConfig, Topology
 from ecngym.sim_backend import aqm as aqm_policies
-from ecngym.sim_backend.fabric import check_min_rate, flow_frame
+from ecngym.sim_backend.fabric import Telemetry, check_min_rate, flow_frame
 from ecngym.sim_backend.flows import with_delay_classes
 from ecngym.units import bdp_bytes, duration_ns
 from ecngym.workloads import Trace, generate_trace
@@ -203,20 +203,17 @@ class EcnScenario:
                                   and p in RED_CURVE)
         self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp_bytes_per_port,
                                        self.actions.kmax_bound_bytes, red["mark_at_dequeue"],
-                                       REWARD_TELEMETRY.get(cfg.reward.name, ()), rates, viq, param_bounds)
+                                       rates, viq, param_bounds)
         self._shows_params = any(f.startswith(AQM_PARAM_FEATURE) for f in self.features.cfg.features)
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
         goodput_per_byte = 8e9 / (rates * self.interval_ns)
-        self.reward = RewardFunction(cfg.reward, self.features.step_map, goodput_per_byte)
+        self.reward = RewardFunction(cfg.reward, goodput_per_byte)
         # per-step arrays of the controlled ports, reduced once at the end (see finish)
         self._stat_keys = ("mean_queue_bytes", "utilization", "paused_ns", "ecn_marked_packets",
                            self.features.count_key)
         self._stats = EpisodeStats(self._stat_keys, len(self.ports))
-        #: The C++ step of the features, history, reward and statistics (bit-identical to the NumPy
-        #: path, envs/step_kernel.py); None where the env's features or reward are not covered
-        #: (set it to None to run the NumPy path).
-        self.step_kernel: StepKernel | None = StepKernel.build(self.features, self.reward, self._stats.rows,
-                                                               self.ports)
+        #: The C++ step of the features, history, reward and statistics (envs/step_kernel.py)
+        self.step_kernel = StepKernel(self.features, self.reward, self._stats.rows, self.ports)
         self._fixed_trace = self._load_trace(cfg.trace) if cfg.trace else None
         self._window = cfg.trace_window  # "start", "random" or an offset in ns (EnvConfig checked it)
         self.trace_offset_ns = 0
@@ -231,6 +228,8 @@ class EcnScenario:
         self.red: dict[str, np.ndarray] = {}
         self.aqm_values: np.ndarray | None = None
         self.trace: Trace | None = None
+        #: The telemetry of the interval played last (the episode's start after a reset)
+        self.telemetry: Telemetry | None = None
         self.step_count = 0
         self.elapsed_ns = 0
         self.long_flow = False
@@ -358,10 +357,10 @@ class EcnScenario:
         # parameters leaves as it is)
         self.red = {k: v[self.ports] for k, v in self.fabric.get_red().items()}
         self._set_views(self._values_of_fabric())
-        tel = self.fabric.read_telemetry_block()  # t = 0: empty queues, no traffic yet
+        tel = self.telemetry = self.fabric.read_telemetry_block()  # t = 0: empty queues, no traffic yet
         self.first_telemetry = tel.as_dict()
-        first = self.features.frame(self.features.controlled(tel), self.red, 1, self.aqm_values)
-        return self.features.reset(first)
+        self.step_kernel.reset(tel, self.red, self.aqm_values)
+        return self.features.observation()
 
     def apply(self, action: object) -> None:
         """Validate ``action`` and set its parameters on the controlled ports (if they changed).
@@ -445,16 +444,10 @@ class EcnScenario:
         self.sim_wall_s += time.perf_counter() - start
         self.step_count += 1
         self.elapsed_ns += span
-        block = self.fabric.read_telemetry_block()
+        block = self.telemetry = self.fabric.read_telemetry_block()
         tel = block.as_dict()
-        if self.step_kernel is not None:
-            per_port = self.step_kernel.step(block, span, span / self.interval_ns, self.red, self._stats)
-            obs = self.features.observation()
-        else:
-            pt = self.features.controlled(block)
-            obs = self.features.push(self.features.frame(pt, self.red, span, self.aqm_values))
-            self._stats.append(block.block, self.ports)
-            per_port = self.reward.per_port(pt, span / self.interval_ns)
+        per_port = self.step_kernel.step(block, span, span / self.interval_ns, self.red, self.aqm_values, self._stats)
+        obs = self.features.observation()
         if self.interval_short_ns is not None:
             self.long_flow = self._long_flow_active()
         return obs, tel, per_port

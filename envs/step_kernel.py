@@ -1,23 +1,23 @@
 """One env step's per-port arithmetic as one C++ call: features, history, reward, statistics.
 
-Every step, :class:`~ecngym.envs.scenario.EcnScenario` turns the interval's telemetry block into
-the controlled ports' features (:meth:`FeatureBuilder.frame
-<ecngym.envs.observation.FeatureBuilder.frame>`), pushes them onto the history, computes each
-port's reward (:meth:`RewardFunction.per_port <ecngym.envs.reward.RewardFunction.per_port>`) and
-keeps a few telemetry rows for the episode summary. In NumPy that is some thirty small array
-operations a step, and their cost per call was most of the env's own time per step
-(``ecngym bench env``: ``port_gather``, ``features``, ``history`` and ``reward``). NumPy has no
-way to fuse them, so :class:`StepKernel` hands the same arithmetic to the C++
-``PortFeatureKernel`` (``sim_backend/helper/port-feature-kernel.h``), which runs it element by
-element in NumPy's order and precision: observations, rewards and summaries are bit-identical to
-the NumPy path (``tests/envs/test_step_kernel.py`` plays whole episodes both ways).
+Every step, :class:`~ecngym.envs.scenario.EcnScenario` turns the interval's telemetry (the block,
+and the per-policy arrays of the controlled ports' AQM policy) into the controlled ports'
+features, pushes them onto the history, computes each port's reward and keeps a few telemetry rows
+for the episode summary. That arithmetic has one definition, the C++ ``PortFeatureKernel``
+(``sim_backend/helper/port-feature-kernel.h``), and :class:`StepKernel` runs it: the config's
+side, what each feature and reward computes from which rows, is compiled by
+:meth:`FeatureBuilder.kernel_program <ecngym.envs.observation.FeatureBuilder.kernel_program>` and
+:meth:`RewardFunction.kernel_reward <ecngym.envs.reward.RewardFunction.kernel_reward>`. One call a
+step replaces some thirty small NumPy operations, whose cost per call was most of the env's own
+time per step (``ecngym bench env``).
 
-Covered: the features ``queue``, ``max_queue`` (linear or step mapping), ``utilization``,
-``marked_rate``, ``paused_fraction``, ``flows`` and ``kmin`` / ``kmax`` / ``pmax`` (columns the
-feature builder keeps: they change only with the action), and the rewards ``acc``, ``pred`` and
-``fct``. An env with another feature (the per-policy telemetry, ``aqm.<parameter>``) runs the
-NumPy path; :attr:`EcnScenario.step_kernel <ecngym.envs.scenario.EcnScenario.step_kernel>` says
-which one an env runs.
+The kernel covers every feature and reward the env offers: ``queue`` and ``max_queue`` (linear or
+step mapping), ``utilization``, ``marked_rate``, ``paused_fraction``, ``flows``, ``kmin`` /
+``kmax`` / ``pmax`` and ``aqm.<parameter>`` (from the current setting, handed over when it changes),
+every policy's telemetry feature by its declared normaliser, and the rewards ``acc``, ``pred`` and
+``fct`` (its per-step part, 0). The tests hold the same arithmetic in NumPy
+(``tests/envs/reference_step.py``), element by element in the same order, and compare whole
+episodes with it to the bit (``tests/envs/test_step_kernel.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class EpisodeStats:
     """Per-step telemetry rows of the controlled ports, kept as the block's 64-bit words.
 
     The episode summary reduces them once, at the end (:meth:`arrays`); until then a step only
-    copies words (in the kernel, or :meth:`append` on the NumPy path).
+    copies words (in the kernel).
 
     Args:
         keys: Telemetry keys kept.
@@ -60,54 +60,81 @@ class EpisodeStats:
         self.steps += 1
         return self._words[self.steps - 1]
 
-    def append(self, block: np.ndarray, ports: np.ndarray) -> None:
-        """Keep one step's rows of ``block`` (a :attr:`Telemetry.block`) for ``ports``."""
-        self.next_row()[:] = block[self.rows][:, ports]
-
     def arrays(self) -> dict[str, np.ndarray]:
         """Each key's (steps, ports) array, of its telemetry type."""
         words = self._words[:self.steps]
         return {k: words[:, j].view(t) for j, (k, t) in enumerate(zip(self.keys, self._types, strict=True))}
 
 
+def _kernel(columns: list[Any], history: int, features: FeatureBuilder, reward: RewardFunction) -> Any:
+    """A C++ ``PortFeatureKernel``: ``columns`` (none for a reward alone), ``features``' step mapping, ``reward``."""
+    from ecngym.sim_backend import _fabric
+    from ecngym.sim_backend.fabric import telemetry_layout  # (the fabric module imports pandas)
+
+    kernel = _fabric.PortFeatureKernel(columns, history=history, **features.step_mapping())
+    kernel.set_reward(**reward.kernel_reward(telemetry_layout()))
+    return kernel
+
+
+def reward_kernel(features: FeatureBuilder, reward: RewardFunction) -> Any:
+    """A kernel computing ``reward`` alone (its ``reward`` method), with ``features``' step mapping.
+
+    Args:
+        features: The env's feature builder (the ``acc`` reward's step mapping).
+        reward: The reward.
+    """
+    return _kernel([], 1, features, reward)
+
+
 class StepKernel:
     """The features, history push, reward and statistics of one step, in one C++ call.
 
-    Built by :meth:`build`, which says whether an env's features and reward are covered.
-
     Args:
         features: The env's feature builder (its frame and history buffers are written).
-        program: ``features.kernel_program()``.
-        reward_args: The reward's ``kernel_reward``.
+        reward: The env's reward.
         stat_rows: Telemetry rows of the statistics (:attr:`EpisodeStats.rows`).
         ports: Controlled port ids.
     """
 
-    def __init__(self, features: FeatureBuilder, program: dict[str, Any], reward_args: dict[str, Any],
-                 stat_rows: list[int], ports: np.ndarray) -> None:
-        from ecngym.sim_backend import _fabric
+    def __init__(self, features: FeatureBuilder, reward: RewardFunction, stat_rows: list[int],
+                 ports: np.ndarray) -> None:
+        from ecngym.sim_backend.fabric import telemetry_layout  # (the fabric module imports pandas)
 
-        self._kernel = _fabric.PortFeatureKernel(program["columns"], program["breakpoints"], program["levels"],
-                                                 program["shared_breakpoints"], program["history"])
-        self._kernel.set_reward(**reward_args)
+        program = features.kernel_program(telemetry_layout())
+        self._kernel = _kernel(program["columns"], program["history"], features, reward)
         self._kernel.set_stat_rows(stat_rows)
         self._features = features
         self._frame, self._hist = program["frame"], program["hist"]
         self._ports = np.ascontiguousarray(ports, dtype=np.int64)
+        self._policy_keys: tuple[str, ...] = program["policy_keys"]
+        self._setting_sources: tuple[tuple[str, Any], ...] = program["setting"]
+        # the (red, aqm_values) objects the kernel's setting was made of (a new setting is a new object)
+        self._red_seen: Any = None
+        self._aqm_seen: Any = None
 
-    @classmethod
-    def build(cls, features: FeatureBuilder, reward: RewardFunction, stat_rows: list[int],
-              ports: np.ndarray) -> StepKernel | None:
-        """A kernel for this env, or ``None`` if its features or reward are not covered."""
-        from ecngym.sim_backend.fabric import telemetry_layout  # (the fabric module imports pandas)
+    def _policy(self, tel: Telemetry) -> list[np.ndarray] | tuple:
+        """The per-policy arrays the program reads, in its order."""
+        keys = self._policy_keys
+        return [tel.aqm[k] for k in keys] if keys else ()
 
-        program = features.kernel_program()
-        reward_args = reward.kernel_reward(telemetry_layout())
-        if program is None or reward_args is None or reward.step_queue_map != features.step_map:
-            return None
-        return cls(features, program, reward_args, stat_rows, ports)
+    def _set_setting(self, red: dict, aqm_values: np.ndarray | None) -> None:
+        """Hand the kernel the controlled ports' current setting (the program's ``'s'`` operands)."""
+        if self._setting_sources:
+            self._kernel.set_setting(self._features.setting(self._setting_sources, red, aqm_values))
+        self._red_seen, self._aqm_seen = red, aqm_values
 
-    def step(self, tel: Telemetry, span_ns: int, span_fraction: float, red: dict,
+    def reset(self, tel: Telemetry, red: dict, aqm_values: np.ndarray | None) -> None:
+        """Start the history: the frame of ``tel`` (the episode's start) in every slot.
+
+        Args:
+            tel: The telemetry at the episode's start.
+            red: The controlled ports' current RED curve (the ``kmin`` / ``kmax`` / ``pmax`` features).
+            aqm_values: The current values of the tuned policy parameters (``aqm.<parameter>``).
+        """
+        self._set_setting(red, aqm_values)
+        self._kernel.reset(tel.block, self._policy(tel), self._ports, self._frame, self._hist)
+
+    def step(self, tel: Telemetry, span_ns: int, span_fraction: float, red: dict, aqm_values: np.ndarray | None,
              stats: EpisodeStats) -> np.ndarray:
         """One step: the frame and history of the controlled ports, and their statistics row.
 
@@ -115,14 +142,18 @@ class StepKernel:
             tel: The interval's telemetry.
             span_ns: Length of the interval.
             span_fraction: The interval's length / the env's interval (the ``pred`` reward).
-            red: The controlled ports' current ECN setting (the ``kmin`` / ``kmax`` / ``pmax`` columns).
+            red: The controlled ports' current RED curve (a new mapping whenever it changes).
+            aqm_values: The current values of the tuned policy parameters (a new array whenever
+                they change).
             stats: The episode's statistics (one row is added).
 
         Returns:
             Each controlled port's reward (a new array).
         """
-        self._features.refresh_ecn_columns(red)
+        if red is not self._red_seen or aqm_values is not self._aqm_seen:
+            self._set_setting(red, aqm_values)
+        keys = self._policy_keys  # (inline: this runs every step)
         reward = np.empty(len(self._ports))
-        self._kernel.step(tel.block, self._ports, span_ns, span_fraction, self._frame, self._hist, reward,
-                          stats.next_row())
+        self._kernel.step(tel.block, [tel.aqm[k] for k in keys] if keys else (), self._ports, span_ns, span_fraction,
+                          self._frame, self._hist, reward, stats.next_row())
         return reward

@@ -68,23 +68,60 @@ CheckShape(const A& a, std::initializer_list<std::size_t> shape, const char* nam
     {
         if (a.shape(d++) != want)
         {
-            throw nb::value_error((std::string("PortFeatureKernel.step: ") + name + " has the wrong shape").c_str());
+            throw nb::value_error((std::string("PortFeatureKernel: ") + name + " has the wrong shape").c_str());
         }
     }
 }
-
-/** One feature column as Python gives it: (op, row_a, kind_a, row_b, kind_b, scale, cap, scale_by_span). */
-using ColumnTuple =
-    std::tuple<PortFeatureKernel::ColumnOp, int32_t, std::string, int32_t, std::string, double, double, bool>;
 
 char
 KindOf(const std::string& kind)
 {
     if (kind.size() != 1)
     {
-        throw nb::value_error("PortFeatureKernel: a row's kind is one of 'u', 'i', 'f'");
+        throw nb::value_error("PortFeatureKernel: an operand's kind is one character ('u', 'i', 'f', 'p' or 's')");
     }
     return kind[0];
+}
+
+/** The per-policy arrays a kernel program reads, as the kernel takes them (each one per port of the block). */
+std::vector<const double*>
+PolicyArrays(const std::vector<ArrayIn<double>>& arrays, std::size_t totalPorts)
+{
+    std::vector<const double*> out;
+    for (const auto& a : arrays)
+    {
+        if (a.shape(0) != totalPorts)
+        {
+            throw nb::value_error("PortFeatureKernel: a per-policy array needs one value per port of the block");
+        }
+        out.push_back(a.data());
+    }
+    return out;
+}
+
+/** The block and the per-policy arrays as the kernel reads them (the arrays' pointers kept in \p keep). */
+PortFeatureKernel::Telemetry
+KernelTelemetry(const nb::ndarray<const uint64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>& block,
+                const std::vector<ArrayIn<double>>& policy,
+                std::vector<const double*>& keep)
+{
+    keep = PolicyArrays(policy, block.shape(1));
+    return {block.data(), block.shape(0), block.shape(1), keep.data(), keep.size()};
+}
+
+/** Run a kernel call, its exceptions as ValueError. */
+template <typename F>
+void
+KernelCall(F&& call)
+{
+    try
+    {
+        call();
+    }
+    catch (const std::exception& e)
+    {
+        throw nb::value_error(e.what());
+    }
 }
 
 /** Attributes (DescribeAttributes) as a list of dicts: name, help, initial, checker. */
@@ -185,38 +222,56 @@ NB_MODULE(_fabric, m)
     }
     m.attr("TELEMETRY_ROWS") = nb::tuple(rows);
 
-    // the env's per-step arithmetic (ecngym.envs.step_kernel builds the program)
-    nb::enum_<PortFeatureKernel::ColumnOp>(m, "ColumnOp")
-        .value("KEEP", PortFeatureKernel::ColumnOp::Keep)
-        .value("SCALE_MIN", PortFeatureKernel::ColumnOp::ScaleMin)
-        .value("RATIO_MIN", PortFeatureKernel::ColumnOp::RatioMin)
-        .value("SATURATE", PortFeatureKernel::ColumnOp::Saturate)
-        .value("STEP_MAP", PortFeatureKernel::ColumnOp::StepMap);
-    nb::enum_<PortFeatureKernel::RewardOp>(m, "RewardOp")
-        .value("ZERO", PortFeatureKernel::RewardOp::Zero)
-        .value("ACC", PortFeatureKernel::RewardOp::Acc)
-        .value("PRED", PortFeatureKernel::RewardOp::Pred);
-    nb::class_<PortFeatureKernel>(m, "PortFeatureKernel")
+    // the env's per-step arithmetic, its features' and rewards' one definition
+    // (ecngym.envs.observation and ecngym.envs.reward compile the program, ecngym.envs.step_kernel runs it)
+    using Kernel = PortFeatureKernel;
+    using Block = nb::ndarray<const uint64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+    nb::enum_<Kernel::ColumnOp>(m, "ColumnOp")
+        .value("SCALE_MIN", Kernel::ColumnOp::ScaleMin)
+        .value("DIV_MIN", Kernel::ColumnOp::DivMin)
+        .value("RATIO_MIN", Kernel::ColumnOp::RatioMin)
+        .value("SATURATE", Kernel::ColumnOp::Saturate)
+        .value("STEP_MAP", Kernel::ColumnOp::StepMap)
+        .value("COPY", Kernel::ColumnOp::Copy)
+        .value("UNIT", Kernel::ColumnOp::Unit)
+        .value("ZERO", Kernel::ColumnOp::Zero);
+    nb::enum_<Kernel::RewardOp>(m, "RewardOp")
+        .value("ZERO", Kernel::RewardOp::Zero)
+        .value("ACC", Kernel::RewardOp::Acc)
+        .value("PRED", Kernel::RewardOp::Pred);
+    nb::class_<Kernel::Column>(m, "FeatureColumn",
+                               "One feature column of a PortFeatureKernel program (port-feature-kernel.h: "
+                               "PortFeatureKernel::Column).")
         .def(
             "__init__",
-            [](PortFeatureKernel* self,
-               const std::vector<ColumnTuple>& columns,
-               const std::vector<double>& breakpoints,
-               const std::vector<double>& levels,
-               bool shared,
-               std::size_t history) {
-                std::vector<PortFeatureKernel::Column> cols;
-                for (const auto& [op, rowA, kindA, rowB, kindB, scale, cap, bySpan] : columns)
-                {
-                    cols.push_back({op, rowA, KindOf(kindA), rowB, KindOf(kindB), scale, cap, bySpan});
-                }
-                new (self) PortFeatureKernel(std::move(cols), breakpoints, levels, shared, history);
+            [](Kernel::Column* self,
+               Kernel::ColumnOp op,
+               int32_t rowA,
+               const std::string& kindA,
+               int32_t rowB,
+               const std::string& kindB,
+               double scale,
+               double cap,
+               double offset,
+               bool scaleBySpan,
+               bool finiteA,
+               std::vector<double> portScale) {
+                new (self) Kernel::Column{op, rowA, KindOf(kindA), rowB, KindOf(kindB), scale, cap, offset,
+                                          scaleBySpan, finiteA, std::move(portScale)};
             },
-            "columns"_a, "breakpoints"_a, "levels"_a, "shared_breakpoints"_a, "history"_a)
+            "op"_a, "row_a"_a = 0, "kind_a"_a = "f", "row_b"_a = 0, "kind_b"_a = "f", "scale"_a = 1.0,
+            "cap"_a = 1.0, "offset"_a = 0.0, "scale_by_span"_a = false, "finite_a"_a = false,
+            "port_scale"_a = std::vector<double>{})
+        .def_prop_ro("op", [](const Kernel::Column& c) { return c.op; })
+        .def_prop_ro("operand_a", [](const Kernel::Column& c) { return nb::make_tuple(c.rowA, std::string(1, c.kindA)); })
+        .def_prop_ro("operand_b", [](const Kernel::Column& c) { return nb::make_tuple(c.rowB, std::string(1, c.kindB)); });
+    nb::class_<Kernel>(m, "PortFeatureKernel")
+        .def(nb::init<std::vector<Kernel::Column>, std::vector<double>, std::vector<double>, bool, std::size_t>(),
+             "columns"_a, "breakpoints"_a, "levels"_a, "shared_breakpoints"_a, "history"_a)
         .def(
             "set_reward",
-            [](PortFeatureKernel& k,
-               PortFeatureKernel::RewardOp op,
+            [](Kernel& k,
+               Kernel::RewardOp op,
                int32_t rowU,
                const std::string& kindU,
                int32_t rowQ,
@@ -233,11 +288,21 @@ NB_MODULE(_fabric, m)
             },
             "op"_a, "row_u"_a, "kind_u"_a, "row_q"_a, "kind_q"_a, "row_tx"_a, "kind_tx"_a, "weight"_a,
             "one_minus_weight"_a, "q_max"_a, "q_span"_a, "goodput_per_byte"_a)
-        .def("set_stat_rows", &PortFeatureKernel::SetStatRows, "rows"_a)
+        .def("set_stat_rows", &Kernel::SetStatRows, "rows"_a)
+        .def(
+            "set_setting",
+            [](Kernel& k, nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> values) {
+                const double* v = values.data();
+                KernelCall([&] {
+                    k.SetSetting(std::vector<double>(v, v + values.shape(0) * values.shape(1)), values.shape(1));
+                });
+            },
+            "values"_a, "The controlled ports' current setting, (ports, columns) float64: what 's' operands read.")
         .def(
             "step",
-            [](const PortFeatureKernel& k,
-               nb::ndarray<const uint64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> block,
+            [](const Kernel& k,
+               Block block,
+               const std::vector<ArrayIn<double>>& policy,
                ArrayIn<int64_t> ports,
                int64_t spanNs,
                double spanFraction,
@@ -250,17 +315,53 @@ NB_MODULE(_fabric, m)
                 CheckShape(hist, {n, k.GetHistory(), k.GetColumns()}, "hist");
                 CheckShape(reward, {n}, "reward");
                 CheckShape(stats, {k.GetStatRows(), n}, "stats");
-                try
-                {
-                    k.Step(block.data(), block.shape(0), block.shape(1), ports.data(), n, spanNs, spanFraction,
-                           frame.data(), hist.data(), reward.data(), stats.data());
-                }
-                catch (const std::exception& e)
-                {
-                    throw nb::value_error(e.what());
-                }
+                std::vector<const double*> keep;
+                const Kernel::Telemetry t = KernelTelemetry(block, policy, keep);
+                KernelCall([&] {
+                    k.Step(t, ports.data(), n, spanNs, spanFraction, frame.data(), hist.data(), reward.data(),
+                           stats.data());
+                });
             },
-            "block"_a, "ports"_a, "span_ns"_a, "span_fraction"_a, "frame"_a, "hist"_a, "reward"_a, "stats"_a);
+            "block"_a, "policy"_a, "ports"_a, "span_ns"_a, "span_fraction"_a, "frame"_a, "hist"_a, "reward"_a,
+            "stats"_a)
+        .def(
+            "reset",
+            [](const Kernel& k,
+               Block block,
+               const std::vector<ArrayIn<double>>& policy,
+               ArrayIn<int64_t> ports,
+               ArrayOut<double, 2> frame,
+               ArrayOut<float, 3> hist) {
+                const std::size_t n = ports.shape(0);
+                CheckShape(frame, {n, k.GetColumns()}, "frame");
+                CheckShape(hist, {n, k.GetHistory(), k.GetColumns()}, "hist");
+                std::vector<const double*> keep;
+                const Kernel::Telemetry t = KernelTelemetry(block, policy, keep);
+                KernelCall([&] { k.Reset(t, ports.data(), n, frame.data(), hist.data()); });
+            },
+            "block"_a, "policy"_a, "ports"_a, "frame"_a, "hist"_a)
+        .def(
+            "reward",
+            [](const Kernel& k, Block block, ArrayIn<int64_t> ports, double spanFraction, ArrayOut<double, 1> reward) {
+                const std::size_t n = ports.shape(0);
+                CheckShape(reward, {n}, "reward");
+                const Kernel::Telemetry t{block.data(), block.shape(0), block.shape(1), nullptr, 0};
+                KernelCall([&] { k.Reward(t, ports.data(), n, spanFraction, reward.data()); });
+            },
+            "block"_a, "ports"_a, "span_fraction"_a, "reward"_a);
+    m.def(
+        "pred_phi",
+        [](ArrayIn<double> queue, double qLeft, double qMax) {
+            std::vector<double> out(queue.shape(0));
+            const double span = qMax - qLeft;
+            for (std::size_t i = 0; i < out.size(); ++i)
+            {
+                out[i] = Kernel::PredPhi(queue.data()[i], qMax, span);
+            }
+            return ToNumpy(std::move(out));
+        },
+        "queue_bytes"_a, "q_left_bytes"_a, "q_max_bytes"_a,
+        "PRED's queue term Phi (PRED Sec. IV-B): 1 up to q_left, linear down to 0 at q_max (the pred reward's).");
 
     nb::class_<TcpHostConfig>(m, "TcpHostConfig")
         .def(nb::init<>())

@@ -27,18 +27,6 @@ def test_bench_env_splits_the_time_outside_the_simulator():
     assert all(v > 0 for v in warm.values())
 
 
-def test_bench_env_splits_the_numpy_path_where_an_env_has_no_step_kernel(monkeypatch):
-    from ecngym.bench.env import ENV_ID, outside_parts
-    from ecngym.envs.step_kernel import StepKernel
-
-    monkeypatch.setattr(StepKernel, "build", classmethod(lambda cls, *args: None))
-    parts, warm = outside_parts(ENV_ID, 100, repeats=5)
-    assert list(parts) == ["telemetry_read", "port_gather", "features", "history", "reward", "action",
-                           "episode_end", "rest"]
-    assert all(parts[p] > 0 for p in parts if p != "rest")
-    assert list(warm) == ["telemetry_read", "port_gather", "features", "history", "reward", "action"]
-
-
 def test_bench_env_changing_actions_really_change_the_setting(monkeypatch):
     from ecngym.bench.env import ENV_ID, in_process
     from ecngym.sim_backend.fabric import Fabric
