@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -127,8 +128,12 @@ def evaluate(controller: Any, base_env: dict[str, Any], seeds: list[int]) -> dic
 
 def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = EVAL_SEEDS,
         seed: int = TRAIN_SEED, agents: tuple[str, ...] = ("acc", "laecn", "haecn"), rllib: bool = False,
-        progress_bar: bool = False, reuse: bool = True) -> dict[str, Any]:
+        progress_bar: bool = False, reuse: bool = True,
+        overrides: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Train each agent for ``timesteps`` env steps on the bursty scenario, then evaluate all.
+
+    ``overrides`` changes an agent's config (agent name -> fields, nested like its YAML; checked as
+    :func:`~ecngym.agents.config.agent_config` checks them), e.g. a shorter warm-up for a quick run.
 
     With ``reuse``, an agent already trained in ``out_dir/<name>`` (its ``agent.json`` exists) is
     evaluated again without retraining.
@@ -153,7 +158,8 @@ def run(out_dir: Path, *, timesteps: int = 3000, eval_seeds: tuple[int, ...] = E
                               "trained_steps": {}}
     runs = {}
     jobs = [(name, name, "sb3") for name in agents] + ([("acc_rllib", "acc", "rllib")] if rllib else [])
-    configs = {agent: agent_config(agent) for _, agent, _ in jobs}  # an unknown name fails before any training
+    # an unknown name or a bad override fails before any training
+    configs = {agent: agent_config(agent, (overrides or {}).get(agent)) for _, agent, _ in jobs}
     for run_name, agent, framework in jobs:
         run_dir = out_dir / run_name
         runs[run_name] = run_dir

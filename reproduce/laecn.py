@@ -33,6 +33,11 @@ TITLE = "LAECN (Hu et al., TNSM 2024): AFCT, stable throughput and inference cos
 
 #: training env steps per agent (full run)
 TIMESTEPS = 1500
+#: ``--quick``: training env steps per agent, and a warm-up that fits them (the agents' 1,000
+#: transitions would exceed what 30 steps collect, and the agents refuse a warm-up they cannot reach)
+QUICK_TIMESTEPS = 30
+QUICK_OVERRIDES = {"acc": {"hyperparams": {"learning_starts": 100}}, "laecn": {"learning_starts": 100},
+                   "haecn": {"learning_starts": 100}}
 
 
 def run(quick: bool = False) -> list[Claim]:
@@ -42,8 +47,9 @@ def run(quick: bool = False) -> list[Claim]:
 
     runs = os.environ.get("ECNGYM_LAECN_RUNS")  # reuse (or keep) trained agents in this directory
     with tempfile.TemporaryDirectory(prefix="ecngym-laecn-") as tmp:
-        r = train_and_compare(Path(runs or tmp), timesteps=30 if quick else TIMESTEPS,
-                              eval_seeds=EVAL_SEEDS[:1] if quick else EVAL_SEEDS)
+        r = train_and_compare(Path(runs or tmp), timesteps=QUICK_TIMESTEPS if quick else TIMESTEPS,
+                              eval_seeds=EVAL_SEEDS[:1] if quick else EVAL_SEEDS,
+                              overrides=QUICK_OVERRIDES if quick else None)
     b, s = r["bursty"], r["stable"]
     trained = ", ".join(f"{k} {v}" for k, v in r["trained_steps"].items())
     setting = f"RoceIncast-v0, training env steps: {trained}; {len(r['eval_seeds'])} held-out traces"
