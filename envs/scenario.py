@@ -28,7 +28,7 @@ from ecngym.workloads.generator import without_fields_of_patterns_off
 log = logging.getLogger(__name__)
 
 #: Sizes past which building a scenario and playing its episodes takes long: a fat tree of k = 32
-#: (8192 hosts) takes ~7 s to build and ~14 s more for its first reset (the fabric's routes), and
+#: (8192 hosts) takes ~2 s to build and ~14 s more for its first reset (the fabric's routes), and
 #: these grow faster than the host count; an episode of 10^6 steps simulates 10^6 intervals. The
 #: scenario logs its sizes first.
 LARGE_HOSTS = 1024

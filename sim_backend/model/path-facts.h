@@ -136,8 +136,8 @@ class PathSum
  * @param mtuPayloadBytes the payload whose serialisation each hop adds
  * @param rounding where to round (see RttRounding)
  * @return the largest over every ordered pair of hosts that a path joins (0 if none)
- * @throws std::invalid_argument if the link arrays differ in length or name a node past the last
- *         one (the end of the largest id), a delay is negative or a rate not >= 1
+ * @throws std::invalid_argument if the link arrays differ in length, a delay is negative or a rate
+ *         not >= 1 bit/s
  */
 int64_t MaxBaseRttNs(uint32_t numHosts,
                      const std::vector<uint32_t>& linkA,
