@@ -184,8 +184,9 @@ def duration_ns(value: object, rtt_ns: float | None, field: str = "value") -> in
 def bdp_bytes(rate_bps: Any, rtt_ns: Any) -> Any:
     """Bandwidth-delay product in bytes: ``rate_bps`` x ``rtt_ns`` / 8e9 (floats or NumPy arrays).
 
-    The one home of this arithmetic (the env's step mapping, DCTCP's and ECN*'s K, DEMT's C·D),
-    evaluated in this order, so every caller gets the same bits.
+    The one home of this arithmetic in Python (the env's step mapping, DCTCP's and ECN*'s K, DEMT's
+    C·D), evaluated in this order, so every caller gets the same bits; the simulator's twin is
+    ``BdpBytes`` (sim_backend/model/path-facts.h), the same operations in the same order.
 
     Args:
         rate_bps: Link rate(s), bit/s.

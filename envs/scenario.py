@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import heapq
 import logging
 import time
 from typing import Any
@@ -29,84 +27,11 @@ from ecngym.workloads.generator import without_fields_of_patterns_off
 log = logging.getLogger(__name__)
 
 #: Sizes past which building a scenario and playing its episodes takes long: a fat tree of k = 32
-#: (8192 hosts) takes ~7 s to build and ~14 s more for its first reset (the fabric's routes), and
+#: (8192 hosts) takes ~2 s to build and ~14 s more for its first reset (the fabric's routes), and
 #: these grow faster than the host count; an episode of 10^6 steps simulates 10^6 intervals. The
 #: scenario logs its sizes first.
 LARGE_HOSTS = 1024
 LARGE_EPISODE_STEPS = 100_000
-
-
-#: :func:`max_base_rtt_ns` of the last few topologies, by a digest of their links and the MTU: an env
-#: built again on the same fabric (``ecngym eval``'s with a controller's ``env_overrides``, ``ecngym
-#: run``'s for each controller) reuses it instead of redoing the BFS (~6 s of a fat-tree k = 32 build)
-_BASE_RTT_MEMO: dict[bytes, int] = {}
-_BASE_RTT_MEMO_SIZE = 4
-
-
-def max_base_rtt_ns(topology: Topology, mtu_payload_bytes: int = 1000) -> int:
-    """Largest host-to-host base RTT (2 x propagation + per-hop MTU serialisation), by BFS.
-
-    The result depends on the links, the host count and the MTU only: it is remembered for the
-    last few of them (:data:`_BASE_RTT_MEMO`).
-    """
-    digest = hashlib.blake2b(f"{topology.num_hosts},{mtu_payload_bytes!r}".encode(), digest_size=20)
-    for links in (topology.link_a, topology.link_b, topology.delay_ns, topology.rate_bps):
-        array = np.ascontiguousarray(links)
-        digest.update(array.dtype.str.encode() + array.tobytes())
-    key = digest.digest()
-    if key not in _BASE_RTT_MEMO:
-        if len(_BASE_RTT_MEMO) >= _BASE_RTT_MEMO_SIZE:
-            _BASE_RTT_MEMO.pop(next(iter(_BASE_RTT_MEMO)))  # the oldest
-        _BASE_RTT_MEMO[key] = _max_base_rtt_bfs(topology, mtu_payload_bytes)
-    return _BASE_RTT_MEMO[key]
-
-
-def _max_base_rtt_bfs(topology: Topology, mtu_payload_bytes: int) -> int:
-    """:func:`max_base_rtt_ns` computed, by BFS.
-
-    Each host's BFS takes, for every node, the first path found at the fewest hops (hosts do not
-    forward). A host with one link reaches everything through that link's switch, so its BFS is the
-    switch's, started at that link's cost: one BFS per (switch, link), shared by the hosts behind it
-    (a fat-tree k = 16 took 0.8 s with one BFS per host, k = 32 over a minute). The sums run in the
-    same order either way, so the result is the same to the bit.
-    """
-    hosts = topology.num_hosts
-    adj: dict[int, list[tuple[int, int, float]]] = {}
-    for a, b, d, r in zip(topology.link_a, topology.link_b, topology.delay_ns, topology.rate_bps, strict=True):
-        adj.setdefault(int(a), []).append((int(b), int(d), float(r)))
-        adj.setdefault(int(b), []).append((int(a), int(d), float(r)))
-
-    def bfs(root: int, best: dict[int, float]) -> list[tuple[float, int]]:
-        """BFS from ``root`` (its cost and any visited host in ``best``); (cost, host) of every host."""
-        frontier = [root]
-        while frontier:
-            nxt = []
-            for u in frontier:
-                if u != root and u < hosts:
-                    continue  # hosts do not forward
-                for v, d, r in adj.get(u, []):
-                    if v not in best:
-                        best[v] = best[u] + 2 * d + mtu_payload_bytes * 8e9 / r
-                        nxt.append(v)
-            frontier = nxt
-        return [(t, v) for v, t in best.items() if v < hosts]
-
-    worst = 0.0
-    shared: dict[tuple[int, int, float], tuple[float, int, float]] = {}  # link -> best host, its cost, 2nd best
-    for src in range(hosts):
-        links = adj.get(src, [])
-        if len(links) != 1 or links[0][0] < hosts:  # not one link to a switch: its own BFS
-            worst = max(worst, max(t for t, _ in bfs(src, {src: 0.0})))
-            continue
-        link = links[0]
-        if link not in shared:
-            switch, d, r = link
-            costs = heapq.nlargest(2, bfs(switch, {switch: 0.0 + 2 * d + mtu_payload_bytes * 8e9 / r}))
-            shared[link] = (costs[0][0], costs[0][1], costs[1][0] if len(costs) > 1 else 0.0)
-        top, top_host, second = shared[link]
-        # the switch's BFS reaches src too (a round trip through its link): src's own BFS does not
-        worst = max(worst, second if top_host == src else top)
-    return int(round(worst))
 
 
 def controlled_ports(ports: dict[str, np.ndarray], switch_layers: list[str], layers: list[str] | None,
@@ -168,7 +93,7 @@ class EcnScenario:
         self.fabric_config = FabricConfig.from_dict(cfg.fabric, "env.fabric")
         self.fabric_config.to_cpp()  # checks the rules between fabric fields now
         check_min_rate(self.topology, self.fabric_config)  # (needs the topology's line rates)
-        self.base_rtt_ns = max_base_rtt_ns(self.topology, self.fabric_config.mtu_payload)
+        self.base_rtt_ns = self.topology.max_base_rtt_ns(self.fabric_config.mtu_payload)
         self.interval_ns = self._interval(cfg.interval)
         # LAECN's adaptive monitoring interval (LAECN §III-A; docs: algorithms/laecn.md §3.1): the step lasts
         # interval_short while no active flow has delivered long_flow_bytes, else interval (the long-flow Δt, the

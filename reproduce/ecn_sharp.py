@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.reproduce.core import Claim, direction_with_min_effect, excludes_zero, mean_ci, paired_ci
+from ecngym.units import bdp_bytes
 
 PAPER_ID = "ecn-sharp"
 TITLE = "ECN# (Zhang et al., TCC 2022): standing queue and short-flow FCT under RTT variation; incast"
@@ -299,12 +300,12 @@ def _incast_claims(host: str, seeds: tuple[int, ...], at_ns: int) -> list[Claim]
     queries = incast_flows(at_ns=at_ns, seed=seeds[0])
     first_flight_kb = float(np.minimum(queries[queries.start_ns == at_ns].size_bytes, 10 * INCAST_MTU).sum()) / 1e3
     diag = {k: float(np.mean([r[k] for r in runs["sharp"]])) for k in runs["sharp"][0]}
-    target_pkts = INCAST_PST_TARGET_NS * INCAST_LINK_BPS / 8e9 / INCAST_PACKET_BYTES
+    target_pkts = bdp_bytes(INCAST_LINK_BPS, INCAST_PST_TARGET_NS) / INCAST_PACKET_BYTES
     target_mean, target_ci = mean_ci(sharp_q)
     # DCTCP cuts a marked window by alpha / 2 and grows one packet per RTT: at alpha it settles near
     # W = 2 / alpha packets per flow (Alizadeh et al. SIGCOMM'10 §3.3), whatever the queue's target
     settle_pkts = diag["running_flows"] * 2 / diag["alpha_mean"]
-    bdp_pkts = INCAST_LINK_BPS * diag["base_rtt_mean_us"] * 1e-6 / 8 / INCAST_PACKET_BYTES
+    bdp_pkts = bdp_bytes(INCAST_LINK_BPS, diag["base_rtt_mean_us"] * 1e3) / INCAST_PACKET_BYTES
     alpha_needed = 2 * diag["running_flows"] / (bdp_pkts + target_pkts)
     above = diag["sojourn_min_us"] > INCAST_PST_TARGET_NS / 1e3
     mechanism = (

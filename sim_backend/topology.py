@@ -178,6 +178,27 @@ class Topology:
         flags[self.num_hosts :] = 1
         return flags
 
+    def max_base_rtt_ns(self, mtu_payload_bytes: int = 1000) -> int:
+        """The largest base RTT between two hosts, from the links alone (no fabric is built).
+
+        A path's base RTT is HPCC's (Li et al., SIGCOMM 2019, §5): 2 x its propagation delay +
+        one MTU payload's serialisation per hop, on the path the fabric routes (the first of the
+        shortest ones). This is the env's base RTT (its unit ``"rtt"``, its step mapping's BDP),
+        computed by the C++ path facts (``_fabric.max_base_rtt_ns``) with the env's rounding
+        (``RttRounding.RUNNING_HALF_EVEN``: the hops' terms added in one double, rounded once,
+        half to even; sim_backend/model/path-facts.h says why the fabric has others).
+
+        Args:
+            mtu_payload_bytes: The payload whose serialisation each hop adds (``fabric.mtu_payload``).
+
+        Returns:
+            The base RTT in whole ns; 0 without two hosts joined by a path.
+        """
+        from ecngym.sim_backend import _fabric
+
+        return int(_fabric.max_base_rtt_ns(self.num_hosts, self.link_a, self.link_b, self.delay_ns, self.rate_bps,
+                                           mtu_payload_bytes, _fabric.RttRounding.RUNNING_HALF_EVEN))
+
     def check_buildable(self, available_bytes: int | None = None) -> None:
         """Refuse a topology the fabric cannot build.
 

@@ -363,6 +363,27 @@ NB_MODULE(_fabric, m)
         "queue_bytes"_a, "q_left_bytes"_a, "q_max_bytes"_a,
         "PRED's queue term Phi (PRED Sec. IV-B): 1 up to q_left, linear down to 0 at q_max (the pred reward's).");
 
+    nb::enum_<RttRounding>(m, "RttRounding", "Where a path's base RTT is rounded to whole ns (path-facts.h).")
+        .value("PER_HOP_TRUNCATED", RttRounding::PerHopTruncated)
+        .value("ROUNDED_ONCE", RttRounding::RoundedOnce)
+        .value("RUNNING_HALF_EVEN", RttRounding::RunningHalfEven);
+    m.def(
+        "max_base_rtt_ns",
+        [](uint32_t numHosts,
+           ArrayIn<uint32_t> a,
+           ArrayIn<uint32_t> b,
+           ArrayIn<int64_t> delay,
+           ArrayIn<double> rate,
+           uint32_t mtuPayloadBytes,
+           RttRounding rounding) {
+            return MaxBaseRttNs(numHosts, FromNumpy(a), FromNumpy(b), FromNumpy(delay), FromNumpy(rate),
+                                mtuPayloadBytes, rounding);
+        },
+        "num_hosts"_a, "link_a"_a, "link_b"_a, "delay_ns"_a, "rate_bps"_a, "mtu_payload_bytes"_a, "rounding"_a,
+        "The largest base RTT (ns) between two hosts of a topology, from its links alone (no fabric): "
+        "2 x propagation + one MTU payload's serialisation per hop on the routed path, rounded as "
+        "`rounding` says; ValueError on link arrays of different lengths or a bad delay or rate.");
+
     nb::class_<TcpHostConfig>(m, "TcpHostConfig")
         .def(nb::init<>())
         .def_ro("slow_start", &TcpHostConfig::slowStart)

@@ -285,64 +285,16 @@ Fabric::ComputeRoutes()
     }
 }
 
-void
-Fabric::ComputePathFacts(QueuePair& qp) const
+PathSum
+Fabric::RoutedPath(uint32_t srcHost, uint32_t dstHost) const
 {
-    const FabricConfig& cfg = m_ctx->cfg;
-    const std::vector<uint32_t>& dist = m_hopsToHost[qp.dstHost];
-    FabricNetDevice* port = m_hosts[qp.srcHost]->GetPort();
-    qp.lineRateBps = port->GetRateBps();
-    double minRate = qp.lineRateBps;
-    int64_t delaySum = 0;
-    double serialisationNs = 0;
-    // Follow one shortest path (all ECMP paths have the same hop count).
-    while (true)
-    {
-        delaySum += port->GetFabricChannel()->GetDelayNs();
-        minRate = std::min(minRate, port->GetRateBps());
-        serialisationNs += cfg.mtuPayloadBytes * 8e9 / port->GetRateBps();
-        const uint32_t v = m_portNode[port->GetPeer()->GetPortId()];
-        if (!m_isSwitch[v])
-        {
-            break;
-        }
-        FabricNetDevice* next = nullptr;
-        for (uint32_t pid : m_nodePorts[v])
-        {
-            const uint32_t w = m_portNode[m_ports[pid]->GetPeer()->GetPortId()];
-            if (dist[w] + 1 == dist[v] && (m_isSwitch[w] || m_nodeToHost[w] == qp.dstHost))
-            {
-                next = PeekPointer(m_ports[pid]);
-                break;
-            }
-        }
-        port = next;
-    }
-    // HPCC's definitions (README of the reference runs), so slowdowns compare directly.
-    qp.bottleneckBps = minRate;
-    qp.baseRttNs = 2 * delaySum + static_cast<int64_t>(std::llround(serialisationNs));
-    const uint64_t packets = (qp.sizeBytes + cfg.mtuPayloadBytes - 1) / cfg.mtuPayloadBytes;
-    qp.idealFctNs = static_cast<double>(qp.baseRttNs) +
-                    (qp.sizeBytes + static_cast<double>(cfg.dataHeaderBytes) * packets) * 8e9 /
-                        minRate;
-}
-
-void
-Fabric::PairRttAndBdp(uint32_t srcHost, uint32_t dstHost, int64_t& rttNs, uint64_t& bdpBytes) const
-{
-    // As the HPCC model's CalculateRoute: 2 x propagation + per-hop serialisation of one payload,
-    // each hop's in whole ns; BDP = RTT x bottleneck rate, integer arithmetic throughout.
+    const uint32_t payload = m_ctx->cfg.mtuPayloadBytes;
     const std::vector<uint32_t>& dist = m_hopsToHost[dstHost];
+    PathSum path;
     FabricNetDevice* port = m_hosts[srcHost]->GetPort();
-    const uint64_t payload = m_ctx->cfg.mtuPayloadBytes;
-    uint64_t delay = 0, txDelay = 0;
-    uint64_t bw = UINT64_MAX;
     while (port != nullptr)
     {
-        const uint64_t rate = static_cast<uint64_t>(port->GetRateBps());
-        delay += port->GetFabricChannel()->GetDelayNs();
-        txDelay += payload * 1000000000ULL * 8 / rate;
-        bw = std::min(bw, rate);
+        path = path.Then(port->GetFabricChannel()->GetDelayNs(), port->GetRateBps(), payload);
         const uint32_t v = m_portNode[port->GetPeer()->GetPortId()];
         if (!m_isSwitch[v])
         {
@@ -360,9 +312,31 @@ Fabric::PairRttAndBdp(uint32_t srcHost, uint32_t dstHost, int64_t& rttNs, uint64
         }
         port = next;
     }
-    const uint64_t rtt = delay * 2 + txDelay;
-    rttNs = static_cast<int64_t>(rtt);
-    bdpBytes = static_cast<uint64_t>(static_cast<unsigned __int128>(rtt) * bw / 1000000000ULL / 8);
+    return path;
+}
+
+void
+Fabric::ComputePathFacts(QueuePair& qp) const
+{
+    const FabricConfig& cfg = m_ctx->cfg;
+    const PathSum path = RoutedPath(qp.srcHost, qp.dstHost);
+    qp.lineRateBps = m_hosts[qp.srcHost]->GetPort()->GetRateBps();
+    // HPCC's definitions (README of the reference runs), so slowdowns compare directly.
+    qp.bottleneckBps = path.BottleneckBps();
+    qp.baseRttNs = path.BaseRttNs(RttRounding::RoundedOnce);
+    const uint64_t packets = (qp.sizeBytes + cfg.mtuPayloadBytes - 1) / cfg.mtuPayloadBytes;
+    qp.idealFctNs = static_cast<double>(qp.baseRttNs) +
+                    (qp.sizeBytes + static_cast<double>(cfg.dataHeaderBytes) * packets) * 8e9 /
+                        qp.bottleneckBps;
+}
+
+void
+Fabric::PairRttAndBdp(uint32_t srcHost, uint32_t dstHost, int64_t& rttNs, uint64_t& bdpBytes) const
+{
+    // As the HPCC model's CalculateRoute: integer arithmetic throughout, BDP = RTT x bottleneck.
+    const PathSum path = RoutedPath(srcHost, dstHost);
+    rttNs = path.BaseRttNs(RttRounding::PerHopTruncated);
+    bdpBytes = BdpBytesWhole(static_cast<uint64_t>(rttNs), static_cast<uint64_t>(path.BottleneckBps()));
 }
 
 void

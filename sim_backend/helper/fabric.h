@@ -8,6 +8,7 @@
 #include "attribute-reflection.h"
 
 #include "../model/fabric-config.h"
+#include "../model/path-facts.h"
 #include "../model/rdma-host-node.h"
 #include "../model/switch-node.h"
 
@@ -334,6 +335,15 @@ class Fabric
     void ConfigureAqmBirth();
     SwitchNode* SwitchOfPort(uint32_t portId, std::size_t i, const char* what) const;
     void ComputeRoutes();
+    /**
+     * @brief The routed path from one host to another: the first shortest one in port order,
+     *        which is the first of the ECMP next hops at every switch (every one has the same
+     *        hop count), and the one MaxBaseRttNs finds from the links alone.
+     * @param srcHost the source host
+     * @param dstHost the destination host (a path must join them)
+     * @return its sums, hop by hop
+     */
+    PathSum RoutedPath(uint32_t srcHost, uint32_t dstHost) const;
     void ComputePathFacts(QueuePair& qp) const;
     void PairRttAndBdp(uint32_t srcHost, uint32_t dstHost, int64_t& rttNs, uint64_t& bdpBytes) const;
     void SetWindows();

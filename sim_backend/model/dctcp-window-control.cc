@@ -2,6 +2,7 @@
 #include "dctcp-window-control.h"
 
 #include "fabric-packet.h"
+#include "path-facts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,7 +31,7 @@ DctcpWindowControl::Start(QueuePair& qp, int64_t nowNs)
     }
     else
     {
-        const double bdp = qp.lineRateBps * static_cast<double>(qp.baseRttNs) / 8e9;
+        const double bdp = BdpBytes(qp.lineRateBps, static_cast<double>(qp.baseRttNs));
         m_windowBytes = m_cfg->initialWindowBytes > 0
                             ? static_cast<double>(m_cfg->initialWindowBytes)
                             : std::max(bdp, double(m_cfg->minWindowBytes));

@@ -1,11 +1,10 @@
-"""The scenario's base RTT (``max_base_rtt_ns``): one BFS per host, shared by the hosts behind one link."""
+"""The scenario's base RTT (``Topology.max_base_rtt_ns``): the worst host pair, found host by host."""
 
 import dataclasses
 
 import numpy as np
 import pytest
 
-from ecngym.envs.scenario import max_base_rtt_ns
 from ecngym.sim_backend import Topology, topology
 
 
@@ -39,7 +38,7 @@ def _odd(topo: Topology, seed: int) -> Topology:
 
 
 def _multi_homed() -> Topology:
-    # host 0 has links to both switches (its own BFS); hosts 1 and 2 one each
+    # host 0 has links to both switches (its own search); hosts 1 and 2 one each
     return Topology("multi_homed", 3, ["tor", "tor"], np.array([0, 0, 1, 2, 3]), np.array([3, 4, 3, 4, 4]),
                     np.array([100e9, 25e9, 100e9, 40e9, 100e9]), np.array([1000, 3000, 1000, 2000, 500]))
 
@@ -53,34 +52,39 @@ def _one_long_host_link() -> Topology:
     return dataclasses.replace(star, name="star_one_long_link", delay_ns=delay)
 
 
+def _tie_star() -> Topology:
+    # 6.4 Tbit/s: 1.25 ns of serialisation per hop, a host pair's 2.5 ns a tie that rounds to even
+    return topology.incast_star(3, link_rate=6.4e12, link_delay=1000)
+
+
 @pytest.mark.parametrize("topo", [
     topology.fat_tree(4), topology.fat_tree(8), topology.leaf_spine(), topology.incast_star(8),
     _odd(topology.fat_tree(4), 0), _odd(topology.leaf_spine(), 1), _multi_homed(), _one_long_host_link(),
+    _tie_star(),
 ], ids=lambda t: t.name)
 def test_base_rtt_is_the_worst_host_pair_found_host_by_host(topo):
-    assert max_base_rtt_ns(topo) == _per_host_bfs(topo)
-    assert max_base_rtt_ns(topo, 4000) == _per_host_bfs(topo, 4000)
+    assert topo.max_base_rtt_ns() == _per_host_bfs(topo)
+    assert topo.max_base_rtt_ns(4000) == _per_host_bfs(topo, 4000)
+    assert topo.max_base_rtt_ns(1457) == _per_host_bfs(topo, 1457)
 
 
-def test_an_env_built_again_on_the_same_fabric_reuses_its_base_rtt(monkeypatch):
-    # every build redid the BFS (~6 s of a fat-tree k = 32 build): ecngym eval builds twice for a
-    # controller with env_overrides, ecngym run once or twice per controller
+def test_a_topology_without_a_host_pair_has_no_base_rtt():
+    alone = Topology("alone", 1, ["tor"], np.array([0]), np.array([1]), np.array([100e9]), np.array([1000]))
+    assert alone.max_base_rtt_ns() == 0
+
+
+def test_an_env_reads_its_base_rtt_from_its_topology_and_mtu():
     from ecngym.envs import EcnTuningEnv
-    from ecngym.envs import scenario as scenario_module
 
-    searched = []
-    bfs = scenario_module._max_base_rtt_bfs
-    monkeypatch.setattr(scenario_module, "_max_base_rtt_bfs", lambda topo, mtu: searched.append(mtu) or bfs(topo, mtu))
-    monkeypatch.setattr(scenario_module, "_BASE_RTT_MEMO", {})
     fat = {"kind": "fat_tree", "k": 4}
-    first = EcnTuningEnv(topology=fat, episode_steps=2)
-    again = EcnTuningEnv(topology=fat, episode_steps=2, action={"type": "continuous"})
-    assert len(searched) == 1 and again.scenario.base_rtt_ns == first.scenario.base_rtt_ns
-    # another delay, another MTU: searched again, each its own value
-    slower = EcnTuningEnv(topology={**fat, "link_delay": "2us"}, episode_steps=2)
-    jumbo = EcnTuningEnv(topology=fat, fabric={"mtu_payload": "4000B"}, episode_steps=2)
-    assert len(searched) == 3
-    assert slower.scenario.base_rtt_ns == _per_host_bfs(slower.scenario.topology) != first.scenario.base_rtt_ns
-    assert jumbo.scenario.base_rtt_ns == _per_host_bfs(jumbo.scenario.topology, 4000) != first.scenario.base_rtt_ns
-    for env in (first, again, slower, jumbo):
+    envs = [EcnTuningEnv(topology=fat, episode_steps=2),
+            EcnTuningEnv(topology={**fat, "link_delay": "2us"}, episode_steps=2),
+            EcnTuningEnv(topology=fat, fabric={"mtu_payload": "4000B"}, episode_steps=2)]
+    first, slower, jumbo = (env.scenario for env in envs)
+    assert first.base_rtt_ns == _per_host_bfs(first.topology) == 12480
+    assert slower.base_rtt_ns == _per_host_bfs(slower.topology) != first.base_rtt_ns
+    assert jumbo.base_rtt_ns == _per_host_bfs(jumbo.topology, 4000) != first.base_rtt_ns
+    # the env's interval in RTTs and its step mapping's BDP follow it
+    assert EcnTuningEnv(topology=fat, interval="5rtt", episode_steps=2).scenario.interval_ns == 5 * 12480
+    for env in envs:
         env.close()
