@@ -56,8 +56,8 @@ def _policy_features(policy: str, *tuned: str) -> list[str]:
 CASES = {
     "red-acc": ("ecngym/RoceLeafSpine-v0", {"topology": SMALL_LEAF_SPINE}),
     "red-pred": ("ecngym/RoceIncast-v0", {"reward": {"name": "pred"}}),
-    "red-fct-hpcc-enqueue": ("ecngym/RoceIncast-v0", {"reward": {"name": "fct"},
-                                                      "fabric": {"preset": "hpcc", "aqm": {"all": {"mark_at_dequeue": False}}}}),
+    "red-fct-hpcc-enqueue": ("ecngym/RoceIncast-v0", {
+        "reward": {"name": "fct"}, "fabric": {"preset": "hpcc", "aqm": {"all": {"mark_at_dequeue": False}}}}),
     "red-every-feature-step-port": ("ecngym/RoceIncast-v0", {
         "observation": {"queue_mapping": "step", "features": list(FEATURES)}, "action": {"scope": "port"}}),
     # controlled ports of two rates: each port its own step-map breakpoints
