@@ -1,7 +1,7 @@
 """Which RL reward agrees with the benchmark's score: rank correlations over the stored episodes.
 
 Every episode row stores its return under each reward the envs offer (``return_acc``,
-``return_pred``, ``return_fct``: :class:`~ecngym.envs.reward.RewardReturns`, computed from the
+``return_pred``, ``return_fct``: :class:`~ecngym.envs.returns.RewardReturns`, computed from the
 episode's own telemetry with the env's reward functions). For each scenario of a suite, the
 Spearman rank correlation between a reward's return and the scenario's score over its stored
 episodes says whether maximising that reward would rank controllers as the score does. The score
@@ -34,7 +34,8 @@ def reward_correlations(board: Any) -> pd.DataFrame:
     """
     from scipy.stats import spearmanr
 
-    from ecngym.envs.reward import RETURN_METRIC, REWARDS
+    from ecngym.envs.returns import RETURN_METRIC
+    from ecngym.envs.reward import REWARDS
 
     out = []
     for s in board.scores:

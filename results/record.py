@@ -32,7 +32,7 @@ class Episode:
     episode_return: float
     act_wall_s: list[float] = field(default_factory=list)
     wall_s: float = 0.0
-    #: The return under every reward (``return_acc`` ...: :class:`~ecngym.envs.reward.RewardReturns`)
+    #: The return under every reward (``return_acc`` ...: :class:`~ecngym.envs.returns.RewardReturns`)
     reward_returns: dict[str, float] = field(default_factory=dict)
 
     def metrics(self) -> dict[str, float]:
@@ -57,7 +57,7 @@ def episode_metric_names() -> list[str]:
     episode's metrics so the list cannot drift from a row's. A controller may add counts of its
     own (``InferenceCounter.extra``; its class lists them in ``extra_metrics``).
     """
-    from ecngym.envs.reward import return_metric_names
+    from ecngym.envs.returns import return_metric_names
     from ecngym.envs.rollout import accounting_metric_names
     from ecngym.envs.summary import summary_metric_names
 
@@ -71,9 +71,9 @@ def measure_episode(env: Any, controller: Any, seed: int) -> Episode:
     """Play one episode of ``env`` with ``controller`` from ``seed`` and keep its measurements.
 
     Besides the env's own reward, the episode's return under every reward is recorded
-    (:class:`~ecngym.envs.reward.RewardReturns`), for the benchmark's reward-score correlation.
+    (:class:`~ecngym.envs.returns.RewardReturns`), for the benchmark's reward-score correlation.
     """
-    from ecngym.envs.reward import RewardReturns
+    from ecngym.envs.returns import RewardReturns
     from ecngym.envs.rollout import run_episode
 
     times: list[float] = []

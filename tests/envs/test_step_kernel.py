@@ -18,7 +18,8 @@ import ecngym.envs  # noqa: F401
 from ecngym.envs import EcnTuningEnv
 from ecngym.envs.config import FEATURES, ObservationConfig
 from ecngym.envs.observation import FeatureBuilder
-from ecngym.envs.reward import REWARDS, RewardReturns, pred_phi
+from ecngym.envs.returns import RewardReturns
+from ecngym.envs.reward import REWARDS, pred_phi
 from ecngym.sim_backend import _fabric
 from ecngym.sim_backend._fabric import ColumnOp, FeatureColumn
 from ecngym.sim_backend.aqm import telemetry
