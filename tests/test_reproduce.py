@@ -27,6 +27,14 @@ def test_a_paper_prints_its_table_then_one_json_line(capsys):
         assert isinstance(claim["direction_holds"], bool) and isinstance(claim["within_bar"], bool)
 
 
+def test_the_laecn_quick_run_trains_within_its_own_budget(capsys):
+    """``--quick`` trains 30 steps: the agents' warm-up must fit them (the agents refuse one they cannot reach)."""
+    assert main(["reproduce", "laecn", "--quick", "--json-only"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["paper"] == "laecn" and {c["id"] for c in summary["claims"]} == {"R2/R3a", "R2/R3b", "R1", "R10"}
+    assert all("acc 30, laecn 30, haecn 30" in c["setting"] for c in summary["claims"])
+
+
 def test_unknown_paper_is_a_clear_error(capsys):
     assert main(["reproduce", "nope"]) == 2
     err = capsys.readouterr().err
