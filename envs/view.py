@@ -33,9 +33,8 @@ the port AQM policy) are set here, effective from the current simulated time. Th
 setters spend in the fabric is kept apart (:func:`actuation_wall_s`), so a controller that
 actuates here is charged for its decisions only, like one that actuates through the action.
 
-Profiling (``ecngym bench env``): :attr:`uses_step_kernel` says whether a step's features, reward
-and statistics run in the C++ step kernel or in NumPy, and :meth:`step_parts` gives the objects a
-step calls outside the simulator, for a profiler to wrap their methods with timers.
+Profiling (``ecngym bench env``): :meth:`step_parts` gives the objects a step calls outside the
+simulator, for a profiler to wrap their methods with timers.
 """
 
 from __future__ import annotations
@@ -116,22 +115,16 @@ class EnvView:
         """Wall seconds the fabric has spent simulating this episode so far (0 at each reset)."""
         return float(self._scenario.sim_wall_s)
 
-    @property
-    def uses_step_kernel(self) -> bool:
-        """Whether a step's features, reward and statistics run in the C++ step kernel (else NumPy)."""
-        return self._scenario.step_kernel is not None
-
     def step_parts(self) -> dict[str, Any]:
         """The objects a step calls outside the simulator, by role, for a profiler to wrap (``ecngym bench env``).
 
-        ``fabric`` (telemetry read), ``kernel`` (the C++ step kernel, ``None`` on the NumPy path),
-        ``features`` (observation), ``reward``, ``scenario`` (action and episode end). A reset builds
+        ``fabric`` (telemetry read), ``kernel`` (the C++ step kernel: features, reward and
+        statistics), ``scenario`` (action and episode end). A reset builds
         a new fabric: call this again after each. Their methods are the env's internals, free to
         change with it; only profilers should reach them.
         """
         sc = self._scenario
-        return {"fabric": sc.fabric, "kernel": sc.step_kernel, "features": sc.features, "reward": sc.reward,
-                "scenario": sc}
+        return {"fabric": sc.fabric, "kernel": sc.step_kernel, "scenario": sc}
 
     @property
     def pfc(self) -> dict[str, np.ndarray]:

@@ -71,8 +71,8 @@ def test_the_view_gives_the_episodes_trace_hash_and_the_profilers_hooks():
         env.step(env.unwrapped.static_action())
         assert view.sim_wall_s > 0.0
         parts = view.step_parts()
-        assert set(parts) == {"fabric", "kernel", "features", "reward", "scenario"}
-        assert view.uses_step_kernel == (parts["kernel"] is not None)
+        assert set(parts) == {"fabric", "kernel", "scenario"}
+        assert parts["kernel"] is env.unwrapped.scenario.step_kernel is not None
         assert parts["fabric"] is env.unwrapped.scenario.fabric
         env.reset(seed=6)  # a new episode: a new fabric and trace, the same view
         assert view.trace_hash == env.unwrapped.scenario.trace.hash
