@@ -4,8 +4,20 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -m "not slow"
+# Written by `make install` when it succeeds. The targets that need the installed package depend on it,
+# so they reinstall only when a file the install copies (the tracked and untracked-but-not-ignored files
+# outside docs/, tests/, notebooks/ and the top-level Markdown files) is newer than the last install, or the
+# venv is new.
+INSTALLED := $(VENV)/.ecngym-installed
+INSTALL_INPUTS := $(wildcard $(shell git ls-files --cached --others --exclude-standard -- . ':!docs' ':!tests' \
+  ':!notebooks' ':(exclude,glob)*.md' 2>/dev/null || find . -name .venv -prune -o -name build -prune -o -name site -prune \
+  -o -name outputs -prune -o -name tests -prune -o -name docs -prune -o -type f \( -name '*.py' -o -name '*.cc' \
+  -o -name '*.h' -o -name '*.yaml' -o -name '*.toml' -o -name CMakeLists.txt \) -print))
 
-.PHONY: demo test test-all install browser bench lint check clean proto docs
+.PHONY: demo test test-all install browser bench lint check clean proto docs docs-serve
+
+$(INSTALLED): $(INSTALL_INPUTS)
+	@$(MAKE) --no-print-directory install
 
 install:
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,13 +30,10 @@ install:
 	@# time, which made every reinstall recompile the whole fabric; this way build/ stays incremental.
 	$(PY) -m pip install --quiet $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))")
 	$(PY) -m pip install --no-build-isolation ".[test]"
-	@# rliable (the suite's statistics) pins arch < 8, and arch 7 does not import under pandas 3: arch 8
-	@# has the same bootstrap API (benchmark/stats.py checks it), so it is installed over the pin (pip
-	@# reports the pin as a conflict; the import works).
-	$(PY) -m pip install --quiet "arch>=8"
+	@touch $(INSTALLED)
 
 ## The main job: the benchmark's core suite (configs/suite/core.yaml), then its board (terminal + HTML page).
-demo: install
+demo: $(INSTALLED)
 	$(VENV)/bin/ecngym run suite=core
 
 ## Headless Chromium for the leaderboard page test (Debian's chromium; CI runs as root on a fresh machine).
@@ -34,7 +43,7 @@ browser:
 	    $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
 
 ## The default (fast) test suite (the page test needs the browser: a missing one fails it here).
-test: install browser
+test: $(INSTALLED) browser
 	ECNGYM_REQUIRE_BROWSER=1 $(PY) -m pytest $(PYTEST_ARGS)
 
 ## Everything, including the slow learning / reproduction tests.
@@ -42,7 +51,7 @@ test-all: PYTEST_ARGS =
 test-all: test
 
 ## Style and static checks (ruff: pycodestyle, pyflakes, isort, bugbear, pydocstyle).
-lint: install
+lint: $(INSTALLED)
 	$(PY) -m pip install --quiet ruff
 	$(PY) -m ruff check .
 
@@ -50,7 +59,7 @@ lint: install
 check: lint test
 
 ## The fabric benchmark (speed and fidelity against the HPCC reference runs).
-bench: install
+bench: $(INSTALLED)
 	$(VENV)/bin/ecngym bench fabric
 
 ## Regenerate opengym/messages_pb2.py from opengym/messages.proto (the module is committed, as ns3-gym
@@ -64,7 +73,7 @@ proto:
 ## The docs' benchmark and reproduction pages, rerun by the commands that measure them (each writes its
 ## page with --markdown, stamped with version, date, machine and command). Slow: tens of minutes.
 .PHONY: docs-results
-docs-results: install
+docs-results: $(INSTALLED)
 	$(VENV)/bin/ecngym bench fabric --markdown docs/benchmarks/fabric.md
 	$(VENV)/bin/ecngym bench env --markdown docs/benchmarks/env.md
 	$(VENV)/bin/ecngym bench env --ns3gym --markdown docs/benchmarks/ns3gym.md
@@ -80,9 +89,16 @@ docs-results: install
 	$(VENV)/bin/ecngym benchmark rewards suite=core store=outputs/docs-results markdown=docs/benchmarks/rewards.md
 
 ## The documentation site into site/ (strict: a broken link or a page that fails to render fails it).
-## (`make install` installs the test extra, which includes the docs extra: mkdocs and its plug-ins.)
-docs: install
+## (`make install` installs the test extra, which includes the docs extra: mkdocs and its plug-ins; it runs
+## only when the package's files changed since the last install.)
+docs: $(INSTALLED)
 	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d site
+	@echo "Open site/index.html in a browser (it works from disk), or run: make docs-serve"
+
+## The documentation site served at http://127.0.0.1:8000, rebuilt when a page changes (the API pages
+## show the installed package: `make install` after changing the code).
+docs-serve: $(INSTALLED)
+	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
 
 clean:
 	rm -rf build $(VENV) site
