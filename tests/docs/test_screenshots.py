@@ -23,7 +23,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 #: (screenshot name, page of the built site): the home page, one tutorial, one generated reference page
-PAGES = {"home": "index.html", "tutorial": "tutorials/train-acc/index.html", "reference": "reference/envs/index.html"}
+PAGES = {"home": "index.html", "tutorial": "tutorials/train-acc.html", "reference": "reference/envs.html"}
 
 
 @pytest.fixture(scope="module")
