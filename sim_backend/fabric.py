@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import functools
-import numbers
 import re
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,9 +16,16 @@ from ecngym.error import ConfigError, first_offending, shown
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig, preset_names
 from ecngym.sim_backend.flows import as_flow_table
+from ecngym.sim_backend.setter_args import broadcast_bytes, broadcast_reals, strictly_increasing, target_ids
+from ecngym.sim_backend.telemetry import (  # noqa: F401  (re-exported: part of the fabric's API)
+    TELEMETRY_KIND_TYPES,
+    Telemetry,
+    telemetry_layout,
+    telemetry_rows,
+)
 from ecngym.sim_backend.topology import ALL_LAYERS, HOST_LAYER, Topology
-from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_time_ns
-from ecngym.validation import Flag, check, is_number, range_text
+from ecngym.units import MAX_TIME_NS, parse_time_ns
+from ecngym.validation import Flag, check, range_text
 
 _live_fabric: weakref.ref[Fabric] | None = None
 
@@ -358,8 +364,9 @@ class Fabric:
             ConfigError: As :meth:`set_aqm_per_port`. Nothing changes then.
         """
         type_name, attributes = _typed_columns(policy, tuple(params))
-        if (isinstance(ports, np.ndarray) and ports.dtype == np.uint32 and ports.ndim == 1 and _increasing(ports)
-                and isinstance(values, np.ndarray) and values.dtype == np.float64 and values.flags.c_contiguous):
+        if (isinstance(ports, np.ndarray) and ports.dtype == np.uint32 and ports.ndim == 1
+                and strictly_increasing(ports) and isinstance(values, np.ndarray) and values.dtype == np.float64
+                and values.flags.c_contiguous):
             try:
                 self.sim.set_aqm_values(ports, type_name, attributes, values)
                 return
@@ -395,7 +402,7 @@ class Fabric:
         return out[0] if np.ndim(ports) == 0 else out
 
     def _switch_port_ids(self, ports: Any) -> np.ndarray:
-        ids = _ids(ports, "ports", len(self.ports))
+        ids = target_ids(ports, "ports", len(self.ports))
         if not np.all(self.ports.is_switch[ids]):
             bad = int(ids[~self.ports.is_switch[ids]][0])
             raise ConfigError("ports", f"port {bad} is a host port; only switch ports run AQM policies")
@@ -427,15 +434,15 @@ class Fabric:
             ConfigError: If a switch index is not an integer in range, alpha is outside (0, 64] or a
                 headroom is not a size or larger than the buffer (nothing changes then).
         """
-        sw = _ids(switches, "switches", self.topology.num_switches)
+        sw = target_ids(switches, "switches", self.topology.num_switches)
         n = len(sw)
-        alpha_a = _broadcast_reals(alpha, n, "alpha")
+        alpha_a = broadcast_reals(alpha, n, "alpha")
         bad = np.flatnonzero(~((alpha_a > 0.0) & (alpha_a <= 64.0)))  # NaN too
         if len(bad):
             i, more = first_offending(bad)
             raise ConfigError(f"alpha[{i}]" if n > 1 else "alpha",
                               f"got {shown(alpha_a[i])}{more}, allowed range is {range_text(0.0, 64.0, low_open=True)}")
-        head = _broadcast_bytes(headroom, n, "headroom")
+        head = broadcast_bytes(headroom, n, "headroom")
         buffer_bytes = self.config.buffer.buffer
         over = np.flatnonzero(head > buffer_bytes)
         if len(over):  # as fabric.buffer.headroom is refused: no port could ever reserve it
@@ -494,77 +501,9 @@ class Fabric:
         return cols
 
 
-class Telemetry(NamedTuple):
-    """One interval's per-port telemetry (:meth:`Fabric.read_telemetry_block`).
-
-    Attributes:
-        start_ns: Start of the interval (the previous read).
-        end_ns: End of the interval (now).
-        block: ``(quantities, ports)`` uint64 array, one row per quantity of the C++ fabric's
-            ``TELEMETRY_ROWS`` (rows of int64 / float64 quantities hold those types' bits).
-        aqm: The per-policy arrays ``"<policy>.<name>"`` (empty when every port runs RED).
-    """
-
-    start_ns: int
-    end_ns: int
-    block: np.ndarray
-    aqm: dict[str, np.ndarray]
-
-    def as_dict(self) -> dict[str, Any]:
-        """The mapping :meth:`Fabric.read_telemetry` returns (each array a view into ``block``)."""
-        tel: dict[str, Any] = {"interval_start_ns": self.start_ns, "interval_end_ns": self.end_ns}
-        rows = telemetry_rows(self.block)
-        util = rows.pop("utilization")
-        tel.update(rows)
-        tel.update(self.aqm)
-        tel["utilization"] = util  # last, as it always came (computed after the others)
-        return tel
-
-    def rows(self, keys: tuple[str, ...], ports: np.ndarray) -> dict[str, np.ndarray]:
-        """The arrays ``keys`` (block rows or per-policy names) of ``ports`` only: one gather."""
-        out = telemetry_rows(self.block.take(ports, axis=1), keys)
-        for k in keys:
-            if k not in out:
-                out[k] = self.aqm[k][ports]
-        return out
-
-
-#: The type each kind of telemetry row holds in the block's 64-bit words (``TELEMETRY_ROWS``' kinds).
-TELEMETRY_KIND_TYPES: dict[str, type] = {"u": np.uint64, "i": np.int64, "f": np.float64}
-_KIND_INDEX = {kind: i for i, kind in enumerate(TELEMETRY_KIND_TYPES)}
-
-
-@functools.cache
-def _telemetry_layout() -> dict[str, tuple[int, int]]:
-    """Each block row's key -> (row, index of its kind in :data:`TELEMETRY_KIND_TYPES`)."""
-    from ecngym.sim_backend import _fabric
-
-    return {name: (row, _KIND_INDEX[kind]) for row, (name, kind) in enumerate(_fabric.TELEMETRY_ROWS)}
-
-
 def flow_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
     """:meth:`Fabric.flow_records` of :meth:`Fabric.flow_columns`' arrays (held, not copied: they are new)."""
     return pd.DataFrame(columns, copy=False)
-
-
-def telemetry_layout() -> dict[str, tuple[int, str]]:
-    """Each block row's key -> (row, kind): kind ``'u'`` uint64, ``'i'`` int64, ``'f'`` float64."""
-    kinds = list(TELEMETRY_KIND_TYPES)
-    return {name: (row, kinds[kind]) for name, (row, kind) in _telemetry_layout().items()}
-
-
-def telemetry_rows(block: np.ndarray, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
-    """Typed row views of a telemetry ``block`` (or of its columns for some ports), by key.
-
-    Args:
-        block: A :attr:`Telemetry.block` (or columns of it).
-        keys: The keys wanted (default: every row); keys that are no block row are left out.
-    """
-    layout = _telemetry_layout()
-    views = [block.view(t) for t in TELEMETRY_KIND_TYPES.values()]
-    if keys is None:
-        return {k: views[kind][row] for k, (row, kind) in layout.items()}
-    return {k: views[layout[k][1]][layout[k][0]] for k in keys if k in layout}
 
 
 def check_min_rate(topology: Topology, config: FabricConfig) -> None:
@@ -616,41 +555,6 @@ def check_int_link_rates(topology: Topology, config: FabricConfig) -> None:
                                        f"{MAX_INT_LINK_RATES} rates, or another congestion control")
 
 
-def _ids(value: Any, name: str, count: int) -> np.ndarray:
-    """Return port / switch ids as an int64 array, each checked to lie in [0, count) and given once.
-
-    Only integers are ids: a float (even 1.0 — a computed id that is not an integer is a bug
-    upstream), a string or a boolean is refused, never truncated or parsed. An id given twice
-    would take two settings in one call (the last would win), so repeats are refused.
-
-    Raises:
-        ConfigError: Naming ``name`` and the first bad entry, or the repeated ids.
-    """
-    arr = np.atleast_1d(np.asarray(value, dtype=object if _has_big_int(value) else None))
-    if arr.ndim != 1:
-        raise ConfigError(name, f"expected one id or a flat list of ids, got shape {arr.shape}")
-    if arr.size == 0:
-        return np.empty(0, dtype=np.int64)  # no targets: nothing to do
-    if arr.dtype.kind not in "iu":
-        bad = next(v for v in arr.tolist()
-                   if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63)
-        raise ConfigError(name, f"expected integer ids in [0, {count}), got {bad!r}")
-    bad = np.flatnonzero((arr < 0) | (arr >= count))  # before the cast: a uint64 >= 2^63 wraps in int64
-    if len(bad):
-        i, more = first_offending(bad)
-        raise ConfigError(f"{name}[{i}]" if len(arr) > 1 else name, f"got {shown(arr[i])}{more}, ids must be in "
-                                                                   f"[0, {count})")
-    out = arr.astype(np.int64)
-    if not _increasing(out):
-        ids, counts = np.unique(out, return_counts=True)
-        repeated = np.flatnonzero(counts > 1)
-        if len(repeated):
-            i, more = first_offending(repeated)
-            raise ConfigError(name, f"id {int(ids[i])}{more} is given more than once; each id may appear once "
-                                    "per call")
-    return out
-
-
 #: RED's curve, as :meth:`Fabric.set_red` / :meth:`Fabric.get_red` name it.
 _RED_PARAMS = aqm_policies.ACTION_PARAMS["red"]
 
@@ -665,63 +569,3 @@ def _typed_columns(policy: str, params: tuple[str, ...]) -> tuple[str, list[str]
         raise ConfigError(f"aqm.{short}.{unknown[0]}",
                           f"{short} has no parameter {unknown[0]!r}; known: {', '.join(spec)}")
     return type_name, [spec[p].attribute for p in params]
-
-
-def _increasing(ids: np.ndarray) -> bool:
-    """Whether ``ids`` are strictly increasing, so distinct (a cheap test of the common case)."""
-    return bool(np.all(ids[1:] > ids[:-1]))
-
-
-def _has_big_int(value: Any) -> bool:
-    """Whether ``value`` holds a Python int beyond int64 (numpy would otherwise raise OverflowError)."""
-    items = value if isinstance(value, (list, tuple)) else [value]
-    return any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in items)
-
-
-def _broadcast_reals(value: Any, n: int, name: str) -> np.ndarray:
-    """Return ``value`` (a number or ``n`` numbers) as float64; strings and booleans are refused."""
-    try:
-        arr = np.asarray(value, dtype=object if _has_big_int(value) else None)
-    except (TypeError, ValueError):
-        raise ConfigError(name, f"expected a number or {n} numbers, got {value!r}") from None
-    if arr.dtype.kind not in "iuf":
-        items = list(value) if arr.ndim == 1 else []
-        bad = [i for i, v in enumerate(items) if not is_number(v)]
-        if bad:  # one entry of a list: name it, not the whole list
-            i, more = first_offending(bad)
-            raise ConfigError(f"{name}[{i}]", f"got {shown(items[i])}{more}, expected a number")
-        raise ConfigError(name, f"expected a number or {n} numbers, got {value!r}")
-    if arr.ndim > 1 or (arr.ndim == 1 and arr.shape != (n,)):
-        raise ConfigError(name, f"expected a number or {n} values (one per target), got shape {arr.shape}")
-    return np.broadcast_to(arr.astype(np.float64), (n,)).copy()
-
-
-def _broadcast_bytes(value: Any, n: int, name: str) -> np.ndarray:
-    """Return sizes (one, broadcast, or ``n``; bytes or size strings) as uint64 bytes.
-
-    One size is a scalar or a 0-d array (as :func:`_broadcast_reals` takes them).
-
-    Raises:
-        ConfigError: On a malformed, negative, fractional or out-of-range size (see
-            :func:`ecngym.units.parse_bytes`) or a wrong count.
-    """
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value.item()  # the scalar it holds: parsed and broadcast as that scalar
-    if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":  # fast path: already bytes
-        if value.shape != (n,):
-            raise ConfigError(name, f"expected {n} values (one per target), got shape {value.shape}")
-        ok = np.isfinite(value) & (value >= 0) & (value == np.round(value)) & (value <= MAX_BYTES)
-        if not ok.all():
-            i, more = first_offending(np.flatnonzero(~ok))
-            raise ConfigError(f"{name}[{i}]", f"got {shown(value[i])}{more}, allowed: a whole number of bytes in "
-                                              "[0, 2^53]")
-        return value.astype(np.uint64)
-    if isinstance(value, (str, numbers.Real)):  # numbers.Real covers bools: parse_bytes refuses them
-        return np.full(n, parse_bytes(value, name), dtype=np.uint64)
-    try:
-        values = list(value)
-    except TypeError:
-        raise ConfigError(name, f"expected a size or {n} sizes, got {value!r}") from None
-    if len(values) != n:
-        raise ConfigError(name, f"expected {n} values (one per target), got {len(values)}")
-    return np.array([parse_bytes(v, f"{name}[{i}]") for i, v in enumerate(values)], dtype=np.uint64)
