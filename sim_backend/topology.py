@@ -15,8 +15,17 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BeforeValidator, model_validator
 
-from ecngym.error import ConfigError, first_offending, shown
+from ecngym.error import ConfigError, first_offending
 from ecngym.sim_backend.flow_checks import check_rows
+from ecngym.sim_backend.topology_checks import (
+    MAX_NODE_ID,
+    MAX_SWITCH_PORTS,
+    check_distinct,
+    check_memory,
+    checked_array,
+    id_ranges,
+    reached,
+)
 from ecngym.units import MAX_RATE_BPS, MIN_RATE_BPS, parse_rate_bps
 from ecngym.validation import (
     ConfigModel,
@@ -103,16 +112,16 @@ class Topology:
         if not isinstance(self.params, dict):
             raise ConfigError("topology.params", f"expected a dict, got {self.params!r}")
         last_node = min(self.num_nodes - 1, MAX_NODE_ID)
-        self.link_a = _checked_array("topology.link_a", self.link_a, np.uint32, 0, last_node)
+        self.link_a = checked_array("topology.link_a", self.link_a, np.uint32, 0, last_node)
         links = len(self.link_a)
-        self.link_b = _checked_array("topology.link_b", self.link_b, np.uint32, 0, last_node, links)
-        self.rate_bps = _checked_array("topology.rate_bps", self.rate_bps, np.float64, MIN_RATE_BPS, MAX_RATE_BPS,
+        self.link_b = checked_array("topology.link_b", self.link_b, np.uint32, 0, last_node, links)
+        self.rate_bps = checked_array("topology.rate_bps", self.rate_bps, np.float64, MIN_RATE_BPS, MAX_RATE_BPS,
                                        links)
-        self.delay_ns = _checked_array("topology.delay_ns", self.delay_ns, np.int64, 0, MAX_LINK_DELAY_NS, links)
+        self.delay_ns = checked_array("topology.delay_ns", self.delay_ns, np.int64, 0, MAX_LINK_DELAY_NS, links)
         if self.params.get("node_ids") is not None:
-            ids = _checked_array("topology.params.node_ids", self.params["node_ids"], np.uint32, 0, MAX_NODE_ID,
+            ids = checked_array("topology.params.node_ids", self.params["node_ids"], np.uint32, 0, MAX_NODE_ID,
                                  self.num_nodes, per="node")
-            _check_distinct("topology.params.node_ids", ids)
+            check_distinct("topology.params.node_ids", ids)
 
     @property
     def num_switches(self) -> int:
@@ -152,7 +161,7 @@ class Topology:
         found = at < len(sorted_ids)
         found[found] = sorted_ids[at[found]] == ids[found]
         check_rows(field_name, ~found, lambda row: f"node {int(ids[row])} is not a host of {self.name} "
-                                                   f"(hosts: {_id_ranges(host_ids)})")
+                                                   f"(hosts: {id_ranges(host_ids)})")
         return order[at].astype(np.int64)
 
     def port_table(self) -> dict[str, np.ndarray]:
@@ -231,7 +240,7 @@ class Topology:
             sw = int(np.argmax(degree[self.num_hosts :]))
             raise ConfigError("topology", f"{self.name}: switch {sw} has {int(degree[self.num_hosts + sw])} "
                                           f"ports, allowed at most {MAX_SWITCH_PORTS}")
-        _check_memory(self.name, self.num_hosts, self.num_switches, len(self.link_a), available_bytes)
+        check_memory(self.name, self.num_hosts, self.num_switches, len(self.link_a), available_bytes)
 
     def _structure_fault(self, node_ids: np.ndarray, link_name: Callable[[int], str]) -> tuple[int | None, str] | None:
         """The first rule on how the links join the nodes that this topology breaks, if any.
@@ -269,7 +278,7 @@ class Topology:
             return int(second), (f"a second link of host {int(node_ids[h])} (its first: {link_name(int(first))}); "
                                  "each host needs exactly one link (only switches have several)")
         if self.num_hosts > 1:
-            cut_off = np.flatnonzero(~_reached(self.num_nodes, a, b, 0)[: self.num_hosts])
+            cut_off = np.flatnonzero(~reached(self.num_nodes, a, b, 0)[: self.num_hosts])
             if len(cut_off):
                 h, more = first_offending(cut_off)
                 return None, (f"host {int(node_ids[h])}{more} cannot reach host {int(node_ids[0])}: no path over "
@@ -302,101 +311,6 @@ class Topology:
             raise ConfigError("topology", f"bad arguments for {kind!r}: {exc}") from None
 
 
-def _reached(num_nodes: int, link_a: np.ndarray, link_b: np.ndarray, root: int) -> np.ndarray:
-    """Which nodes a breadth-first search over the links reaches from ``root``.
-
-    One NumPy step per hop (not one Python step per link: a fat-tree k = 64 has ~200k links).
-
-    Returns:
-        One flag per node.
-    """
-    ends, peers = np.concatenate([link_a, link_b]), np.concatenate([link_b, link_a])
-    order = np.argsort(ends, kind="stable")
-    peers = peers[order]
-    start = np.searchsorted(ends[order], np.arange(num_nodes + 1))  # node n's peers: peers[start[n]:start[n + 1]]
-    seen = np.zeros(num_nodes, dtype=bool)
-    seen[root] = True
-    frontier = np.array([root])
-    while len(frontier):
-        lo, counts = start[frontier], start[frontier + 1] - start[frontier]
-        at = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
-        frontier = np.unique(peers[at])
-        frontier = frontier[~seen[frontier]]
-        seen[frontier] = True
-    return seen
-
-
-def _id_ranges(ids: np.ndarray) -> str:
-    """``0-3, 5-8``: sorted ids as runs."""
-    ids = np.sort(ids)
-    runs, start = [], 0
-    for i in range(1, len(ids) + 1):
-        if i == len(ids) or ids[i] != ids[i - 1] + 1:
-            runs.append(f"{ids[start]}" if start == i - 1 else f"{ids[start]}-{ids[i - 1]}")
-            start = i
-    return ", ".join(runs)
-
-
-#: Largest node index / node id: the fabric holds them as uint32.
-MAX_NODE_ID = 2**32 - 1
-
-
-def _checked_array(field_name: str, values: Any, dtype: type, low: float, high: float, length: int | None = None,
-                 per: str = "link") -> np.ndarray:
-    """``values`` as a contiguous 1-D ``dtype`` array, every entry checked to lie in [low, high].
-
-    Integer ``dtype`` takes integers only (a float is refused, never truncated); ``float64``
-    takes any real numbers; an empty list is an empty array.
-
-    Args:
-        field_name: The field, named in the error.
-        values: An array or a list.
-        dtype: The fabric's dtype of the field.
-        low: Smallest allowed entry.
-        high: Largest allowed entry.
-        length: The number of entries required (``None``: any).
-        per: What one entry stands for, for the message.
-
-    Returns:
-        The array (``values`` itself where it already is one of that dtype).
-
-    Raises:
-        ConfigError: Naming ``field_name`` (``field_name[i]`` for an entry out of range).
-    """
-    kinds, what = ("iu", "integers") if np.dtype(dtype).kind in "iu" else ("iuf", "numbers")
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError, OverflowError):  # ragged or unconvertible
-        raise ConfigError(field_name, f"expected a flat array of {what}, got {type(values).__name__} "
-                                      f"{values!r:.80}") from None
-    if arr.ndim != 1 or (arr.dtype.kind not in kinds and len(arr)):  # ([] is float64 to numpy)
-        raise ConfigError(field_name, f"expected a flat array of {what}, got {arr.dtype} of shape {arr.shape}")
-    if length is not None and len(arr) != length:
-        raise ConfigError(field_name, f"expected {length} entries (one per {per}), got {len(arr)}")
-    bad = np.flatnonzero(~((arr >= low) & (arr <= high)))  # NaN is never in range
-    if len(bad):
-        i, more = first_offending(bad)
-        raise ConfigError(f"{field_name}[{i}]", f"got {shown(arr[i])}{more}, allowed range is "
-                                                f"{range_text(low, high)}")
-    return np.ascontiguousarray(arr, dtype=dtype)
-
-
-def _check_distinct(field_name: str, ids: np.ndarray) -> None:
-    """Refuse an id that an earlier entry of ``ids`` has already (one id per node).
-
-    Raises:
-        ConfigError: ``field_name[i]: got 4 (and N more), already the id of node 0; ...``, ``i``
-            the first entry that repeats an earlier one.
-    """
-    order = np.argsort(ids, kind="stable")  # equal ids keep their order: the first of each comes first
-    repeats = order[1:][ids[order[1:]] == ids[order[:-1]]]
-    if len(repeats):
-        i, more = first_offending(np.sort(repeats))
-        first = int(np.flatnonzero(ids == ids[i])[0])
-        raise ConfigError(f"{field_name}[{i}]", f"got {shown(ids[i])}{more}, already the id of node {first}; "
-                                                "each node needs its own id")
-
-
 def _links(
     pairs: list[tuple[int, int, float, int]], name: str, num_hosts: int, layers: list[str], **params: Any
 ) -> Topology:
@@ -411,37 +325,6 @@ def _links(
         delay_ns=np.array([d for _, _, _, d in pairs], dtype=np.int64),
         params=params,
     )
-
-
-#: Ports per switch the fabric supports (16-bit local port index).
-MAX_SWITCH_PORTS = 65535
-
-
-def _check_memory(name: str, hosts: int, switches: int, links: int, available_bytes: int | None = None) -> None:
-    """Refuse a topology whose estimated build memory (:meth:`Topology.check_buildable`) exceeds the budget.
-
-    Raises:
-        ConfigError: Naming ``topology`` with the estimate and the budget.
-    """
-    nodes = hosts + switches
-    need = 4 * hosts * nodes + 56 * switches * hosts + 2048 * 2 * links
-    budget = _available_memory() if available_bytes is None else available_bytes
-    if budget is not None and need > budget:
-        raise ConfigError("topology", f"{name} needs at least ~{need / 1e9:.1f} GB to build (routing tables of "
-                                      f"{hosts} hosts x {nodes} nodes, {switches} switches); {budget / 1e9:.1f} GB "
-                                      "is available")
-
-
-def _available_memory() -> int | None:
-    """``MemAvailable`` in bytes, or ``None`` where /proc/meminfo is absent (not Linux)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 #: Longest link propagation delay accepted (1 s; the fabric sums delays along paths in int64 ns).
@@ -565,7 +448,7 @@ def leaf_spine(
                                    a.host_delay, a.fabric_delay)
     n = nl * hpl
     # before the link list is built: its size is known from the counts, and 10^4 leaves x 10^5 hosts is 10^9 links
-    _check_memory(f"leaf_spine({nl}x{ns}x{hpl})", n, nl + ns, n + nl * ns)
+    check_memory(f"leaf_spine({nl}x{ns}x{hpl})", n, nl + ns, n + nl * ns)
     leaf0, spine0 = n, n + nl
     pairs = [(leaf * hpl + h, leaf0 + leaf, hr, hd) for leaf in range(nl) for h in range(hpl)]
     pairs += [(leaf0 + leaf, spine0 + s, fr, fd) for leaf in range(nl) for s in range(ns)]

@@ -313,9 +313,9 @@ def test_topology_that_cannot_fit_in_memory_refused_with_estimate(monkeypatch):
     top = Topology.from_config({"kind": "fat_tree", "k": 64})
     with pytest.raises(ConfigError, match=r"topology: fat_tree\(k=64\) needs at least ~38\.\d GB.*8\.0 GB"):
         top.check_buildable(available_bytes=8 * 10**9)
-    from ecngym.sim_backend import topology as topology_module
+    from ecngym.sim_backend import topology_checks
 
-    monkeypatch.setattr(topology_module, "_available_memory", lambda: 8 * 10**9)
+    monkeypatch.setattr(topology_checks, "available_memory", lambda: 8 * 10**9)
     with pytest.raises(ConfigError, match="needs at least"):
         Fabric({"kind": "fat_tree", "k": 64}, FLOWS, "hpcc")
     Topology.from_config({"kind": "fat_tree", "k": 4}).check_buildable(available_bytes=8 * 10**9)
@@ -324,9 +324,9 @@ def test_topology_that_cannot_fit_in_memory_refused_with_estimate(monkeypatch):
 def test_a_leaf_spine_too_large_for_memory_is_refused_before_its_links_are_listed(monkeypatch):
     # each count in range, 10^4 leaves x 10^5 hosts each: the builder listed a billion links in
     # Python before the estimate ran, and the process was killed for memory
-    from ecngym.sim_backend import topology as topology_module
+    from ecngym.sim_backend import topology_checks
 
-    monkeypatch.setattr(topology_module, "_available_memory", lambda: 8 * 10**9)
+    monkeypatch.setattr(topology_checks, "available_memory", lambda: 8 * 10**9)
     with pytest.raises(ConfigError, match=r"^topology: leaf_spine\(10000x4x100000\) needs at least ~4\d+\.\d GB"):
         Topology.from_config({"kind": "leaf_spine", "leaves": 10_000, "hosts_per_leaf": 100_000})
 
