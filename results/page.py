@@ -391,9 +391,9 @@ def _pareto_figure(scores: object) -> object:
     return fig
 
 
-def suite_page_kind(board: object, store: ResultStore) -> str:
-    """What a suite page is (:func:`check_page_target`): the suite board of one store."""
-    return f"suite {board.suite.name} board of store {store.root}"
+def suite_page_kind(suite: str, store: ResultStore) -> str:
+    """What a suite page is (:func:`check_page_target`): the board of suite ``suite`` (its name) of one store."""
+    return f"suite {suite} board of store {store.root}"
 
 
 def write_suite_page(board: object, store: ResultStore, path: Path, field: str = "html", kind: str | None = None,
@@ -423,7 +423,7 @@ def write_suite_page(board: object, store: ResultStore, path: Path, field: str =
 
     from ecngym.benchmark.scoring import REFERENCES
 
-    kind = kind or suite_page_kind(board, store)
+    kind = kind or suite_page_kind(board.suite.name, store)
     check_page_target(field, path, kind)
     suite = board.suite
     sections = []
