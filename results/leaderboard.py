@@ -47,7 +47,7 @@ def ranking_columns(ranking: Ranking) -> tuple[Column, list[Column], list[str | 
                   justify="left")
     columns = [Column("#", [rank_text(r, competitors) for r in rows], key=True),
                Column(LABELS.get(ranking.score, ranking.score), [fmt_number(r.score_mean, 4) for r in rows], key=True),
-               Column("Δ vs #1, paired", [paired_text(r) for r in rows], key=True),
+               Column("Δ vs #1, paired CI", [paired_text(r) for r in rows], key=True),
                Column("95% CI", [f"[{fmt_number(r.ci95_low)}, {fmt_number(r.ci95_high)}]" for r in rows]),
                Column("seeds", [str(r.seeds) for r in rows])]
     columns += [Column(LABELS.get(m, m), [fmt_number(v) for v in table[m]]) for m in CONTEXT_METRICS if m in table]
