@@ -43,7 +43,8 @@ table.suite tr.reference td.key { background: #f7f7f7; }
 tr.reference td, tr.lb-row.reference td { color: #666; font-style: italic; }
 .verdict { font-weight: 600; }
 .flag { color: #a15c00; }
-table.ranking th, table.ranking td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
+table.ranking th, table.ranking td { border: 1px solid #ccc; padding: 4px 8px; text-align: right;
+  white-space: nowrap; }
 table.ranking td.name { text-align: left; font-weight: 600; }
 .refused { color: #a15c00; }
 details pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 12px; }
@@ -444,7 +445,7 @@ def write_suite_page(board: object, store: ResultStore, path: Path, field: str =
             f"<p>Test seeds {', '.join(map(str, s.seeds))}; score {html.escape(s.score)}; reference gap "
             f"(S_default − S_tuned) {_ci_text(s.reference_gap[0], s.reference_gap[1:], 4, 'g')}.</p>"
             + _scores_html(s) + _plot(_pareto_figure(s))
-            + f"<h3>Ranking of the competitors on raw {html.escape(s.score)} (references: above)</h3>" + ranking_html
+            + f"<h3>Ranking on raw {html.escape(s.score)} (references labelled at their place, not ranked)</h3>" + ranking_html
             + "</section>")
     refusals = "".join(f'<li class="refused">{html.escape(m)}</li>' for m in board.refused)
     profile = (_plot(_profile_figure(board)) if board.aggregates
