@@ -445,7 +445,8 @@ def write_suite_page(board: object, store: ResultStore, path: Path, field: str =
             f"<p>Test seeds {', '.join(map(str, s.seeds))}; score {html.escape(s.score)}; reference gap "
             f"(S_default − S_tuned) {_ci_text(s.reference_gap[0], s.reference_gap[1:], 4, 'g')}.</p>"
             + _scores_html(s) + _plot(_pareto_figure(s))
-            + f"<h3>Ranking on raw {html.escape(s.score)} (references labelled at their place, not ranked)</h3>" + ranking_html
+            + f"<h3>Ranking on raw {html.escape(s.score)} (references labelled at their place, not ranked)</h3>"
+            + ranking_html
             + "</section>")
     refusals = "".join(f'<li class="refused">{html.escape(m)}</li>' for m in board.refused)
     profile = (_plot(_profile_figure(board)) if board.aggregates
