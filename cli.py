@@ -25,6 +25,7 @@ benchmark references  a scenario's static_tuned / oracle_phase references (grid 
 benchmark scenarios   the suite's scenario table from the scenario files (markdown=docs/benchmarks/scenarios.md)
 benchmark headroom    per scenario: S_default, S_tuned, S_oracle_phase, the adaptivity headroom with its 95% CI
 benchmark board    a suite's board and page from the results store
+benchmark eval     your trained checkpoint on its scenario's test seeds, on the suite board
 benchmark rewards  Spearman correlation of each RL reward (acc, pred, fct) with a suite's score
 reproduce       a paper's claims beside our measurements (--list names the papers)
 serve-ns3gym    serve an env to an ns3-gym (OpenGym) agent over ZMQ (Hydra)
@@ -67,6 +68,8 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("benchmark", "headroom"): ("ecngym.benchmark.headroom:main",
                                 "per scenario: default, tuned, phase oracle and the adaptivity headroom with CIs"),
     ("benchmark", "board"): ("ecngym.benchmark.cli:board_main", "a suite's board and page from the results store"),
+    ("benchmark", "eval"): ("ecngym.benchmark.eval_cli:eval_main",
+                            "your trained checkpoint on its scenario's test seeds: it joins the suite board"),
     ("benchmark", "train-learners"): ("ecngym.benchmark.learner_cli:train_all_main",
                                       "train every learner x training seed of a suite's scenarios (checkpoints)"),
     ("benchmark", "learners"): ("ecngym.benchmark.learners:main",

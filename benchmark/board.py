@@ -18,13 +18,13 @@ from typing import Any
 
 import pandas as pd
 from rich.console import Console
-from rich.table import Table
 
 from ecngym.benchmark.scoring import REFERENCES, ScenarioScores, normalized_matrices, score_scenario
 from ecngym.benchmark.stats import DEFAULT_REPS, Aggregate, aggregates
 from ecngym.benchmark.suite import Suite
 from ecngym.results.ranking import Ranking, rank
 from ecngym.results.store import ResultStore, StoreError
+from ecngym.results.terminal import Column, fit_tables, print_tables
 
 #: Controller classes that apply one setting all episode (the rest are dynamic: they adapt).
 STATIC_CLASSES = ("StaticEcnController", "StaticAqmController")
@@ -91,8 +91,13 @@ def select_rows(episodes: pd.DataFrame, suite: Suite) -> tuple[dict[str, pd.Data
             refused.append(f"{name}: {len(other)} row(s) of another scenario config than static_default's "
                            f"({shash[:8]}) left out: {sorted(set(other['controller']))}")
         rows = rows[same]
-        # one parameter set per controller name: its latest
+        # one parameter set per controller name: its latest (said, so that a retrained agent under an old
+        # name does not replace the earlier one silently)
         latest = rows.groupby("controller")["controller_hash"].last()
+        for controller, sets in rows.groupby("controller")["controller_hash"].nunique().items():
+            if sets > 1:
+                refused.append(f"{name}: {controller}: {sets} parameter sets stored under one name; the latest "
+                               f"({latest[controller][:8]}) counts")
         rows = rows[rows["controller_hash"] == rows["controller"].map(latest)]
         out[name] = rows.drop_duplicates(["controller", "seed"], keep="last")
     if not out:
@@ -149,8 +154,9 @@ def build_board(store: ResultStore, suite: Suite, reps: int = DEFAULT_REPS, seed
         protocol = suite.scenarios[name].protocol
         scores.append(score_scenario(r, name, protocol.score, protocol.lower_is_better, protocol.second_axis,
                                      suite.test_seeds(name)))
-        # the ranking is of competitors only: references are shown beside it, labelled, never ranked
-        rankings[name], ranking_refused = rank(r[~r["controller"].isin(REFERENCES)], protocol.score)
+        # one ranking of the scenario (its learners, which observe their own way, are no scenario of their
+        # own: select_rows checked they ran its traffic); references at their place, labelled, never ranked
+        rankings[name], ranking_refused = rank(r, protocol.score, by="scenario", references=REFERENCES)
         refused += ranking_refused
         dynamic |= {c for c, p in zip(r["controller"], r["controller_params"], strict=True)
                     if c not in REFERENCES and not _is_static(p)}
@@ -219,37 +225,56 @@ def overview_rows(board: SuiteBoard) -> list[dict[str, Any]]:
     return sorted(entries, key=key)
 
 
-def print_board(board: SuiteBoard, console: Console) -> None:
-    """The suite board in the terminal: overview, headroom, one verdict per scenario."""
-    scenarios = [s.scenario for s in board.scores]
-    table = Table(title=f"suite {board.suite.name} v{board.suite.spec.version}: normalized score (0 = static_default, "
-                        "1 = static_tuned), mean [95% CI] over test seeds",
-                  caption="aggregate over the scenarios with a reference gap: IQM and optimality gap (to 1) with "
-                          "stratified-bootstrap 95% CIs (rliable); P(>tuned): probability of improvement over "
-                          "static_tuned. References are labelled (ref), never ranked.")
-    table.add_column("controller", overflow="fold")
-    for name in scenarios:
-        table.add_column(name, justify="right", overflow="fold")
-    for label in ("IQM", "opt. gap", "P(>tuned)"):
-        table.add_column(label, justify="right", overflow="fold")
-    for e in overview_rows(board):
-        agg = e["aggregate"]
-        cells = [fmt_ci(*e["per_scenario"][s]) for s in scenarios]
-        aggs = ([fmt_ci(agg.iqm, agg.iqm_ci), fmt_ci(agg.optimality_gap, agg.optimality_gap_ci),
-                 fmt_ci(agg.p_improve, agg.p_improve_ci)] if agg is not None else ["—"] * 3)
-        label = e["controller"] + (" (ref)" if e["reference"] else "")
-        table.add_row(label, *cells, *aggs, style="dim" if e["reference"] else None)
-    console.print(table)
-    head = Table(title="adaptivity headroom per scenario: oracle_phase − static_tuned (normalized units; raw score "
-                       "units where no_reference_gap), mean [95% CI] over test seeds")
-    for label in ("scenario", "score", "S_default", "S_tuned", "S_oracle_phase", "headroom", "flag"):
-        head.add_column(label, justify="left" if label in ("scenario", "score", "flag") else "right",
-                        overflow="fold")
-    for r in headroom_rows(board):
-        flags = (["no_reference_gap"] if r["no_reference_gap"] else []) + (["no headroom"] if r["no_headroom"] else [])
-        head.add_row(r["scenario"], r["score"], r["S_default"], r["S_tuned"], r["S_oracle_phase"], r["headroom"],
-                     ", ".join(flags))
-    console.print(head)
+def board_columns(board: SuiteBoard) -> tuple[Column, list[Column], list[str | None]]:
+    """The overview as columns: controller names, the ranking columns, then one column per scenario.
+
+    The ranking columns (the aggregates the order comes from) are key columns: at any terminal width
+    they stay in the first table. A new aggregate or verdict is one more entry of
+    :data:`AGGREGATE_COLUMNS`.
+    """
+    entries = overview_rows(board)
+    name = Column("controller", [e["controller"] + (" (ref)" if e["reference"] else "") for e in entries],
+                  justify="left")
+    columns = [Column(label, [fmt_ci(*getter(e["aggregate"])) if e["aggregate"] is not None else "—"
+                              for e in entries], key=True)
+               for label, getter in AGGREGATE_COLUMNS.items()]
+    columns += [Column(s.scenario, [fmt_ci(*e["per_scenario"][s.scenario]) for e in entries]) for s in board.scores]
+    return name, columns, ["dim" if e["reference"] else None for e in entries]
+
+
+#: The aggregate columns of the overview (label -> (value, CI) of an :class:`Aggregate`), in order.
+AGGREGATE_COLUMNS = {"IQM": lambda a: (a.iqm, a.iqm_ci),
+                     "P(>tuned)": lambda a: (a.p_improve, a.p_improve_ci),
+                     "opt. gap": lambda a: (a.optimality_gap, a.optimality_gap_ci)}
+
+
+def print_board(board: SuiteBoard, console: Console, wide: bool = False) -> None:
+    """The suite board in the terminal: overview, headroom, one verdict per scenario.
+
+    Args:
+        board: The board.
+        console: Where it goes; its width is the limit (:func:`~ecngym.results.terminal.fit_tables`).
+        wide: One line per row whatever the width.
+    """
+    name, columns, styles = board_columns(board)
+    print_tables(console, fit_tables(
+        console, name, columns, styles, wide=wide,
+        title=f"suite {board.suite.name} v{board.suite.spec.version}: normalized score (0 = static_default, "
+              "1 = static_tuned), mean [95% CI] over test seeds; ranked by IQM",
+        caption="IQM and optimality gap (to 1) over the scenarios with a reference gap, stratified-bootstrap "
+                "95% CIs (rliable); P(>tuned): probability of improvement over static_tuned; one column per "
+                "scenario. References are labelled (ref), never ranked."))
+    rows = headroom_rows(board)
+    flags = [", ".join((["no_reference_gap"] if r["no_reference_gap"] else [])
+                       + (["no headroom"] if r["no_headroom"] else [])) for r in rows]
+    head = [Column(label, [r[key] for r in rows], key=key in ("headroom", "flag"))
+            for label, key in (("headroom", "headroom"), ("score", "score"), ("S_default", "S_default"),
+                               ("S_tuned", "S_tuned"), ("S_oracle_phase", "S_oracle_phase"))]
+    head.insert(1, Column("flag", flags, key=True, justify="left"))
+    print_tables(console, fit_tables(
+        console, Column("scenario", [r["scenario"] for r in rows], justify="left"), head, wide=wide,
+        title="adaptivity headroom per scenario: oracle_phase − static_tuned (normalized units; raw score units "
+              "where no_reference_gap), mean [95% CI] over test seeds"))
     for s in board.scores:
         console.print(board.sentence(s))
     for message in board.refused:

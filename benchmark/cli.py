@@ -19,7 +19,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ecngym.validation import ConfigModel, Text, Whole
+from ecngym.validation import ConfigModel, Flag, Text, Whole
 
 
 class BoardArgs(ConfigModel):
@@ -34,6 +34,8 @@ class BoardArgs(ConfigModel):
     #: also write what is printed as a docs page there (``ecngym.markdown_page``: stamped with the
     #: version, date, machine and command), e.g. ``docs/benchmarks/suite.md``
     markdown: Text | None = None
+    #: one line per table row whatever the terminal's width (a ``markdown`` page always gets this)
+    wide: Flag = False
 
 
 def _board(argv: list[str] | None, usage: str) -> tuple[Any, Any, BoardArgs]:
@@ -54,20 +56,22 @@ def board_main(argv: list[str] | None = None) -> int:
     from ecngym.benchmark.board import print_board
     from ecngym.files import check_output_path
     from ecngym.markdown_page import open_page, page_console
-    from ecngym.results.page import write_suite_page
+    from ecngym.results.page import check_page_target, suite_page_kind, write_suite_page
 
     usage = ("ecngym benchmark board [suite=core] [store=DIR] [html=FILE] [scenario_dir=DIR] [reps=N] [seed=N] "
-             "[markdown=FILE.md]")
+             "[markdown=FILE.md] [wide=true]")
     argv = list(sys.argv[1:] if argv is None else argv)
     board, store, args = _board(argv, usage)
+    html = Path(check_output_path("html", args.html))
+    check_page_target("html", html, suite_page_kind(board.suite.name, store))  # (the same board may be rebuilt)
     page = open_page(args.markdown, f"Suite {args.suite}: the board", "ecngym benchmark board", argv,
                      "Normalized scores per scenario and controller, the rliable aggregates, the adaptivity "
                      "headroom and, per scenario, whether a dynamic controller beats static_tuned.",
                      field="markdown")
-    console = page_console(page, 130)
-    print_board(board, console)
-    html = check_output_path("html", args.html)
-    Console().print(f"leaderboard page: {write_suite_page(board, store, Path(html), 'html')}")
+    wide = args.wide or page is not None  # a docs page gets one table per board, whatever the terminal
+    console = page_console(page, 130) if wide else page_console(page)
+    print_board(board, console, wide=wide)
+    Console().print(f"leaderboard page: {write_suite_page(board, store, html, 'html')}")
     if page is not None:
         page.write()
     return 0

@@ -309,6 +309,9 @@ def _overhead_text(store: Any, results: list[JobResult], started_at: Any, wall_s
             f"{per_episode:.2f} s per episode ({workers} worker(s))")
 
 
+#: The suite board's page (``leaderboard.html`` left at null): the page ``make demo`` writes.
+SUITE_PAGE = "outputs/leaderboard.html"
+
 #: ``ecngym run`` keys that only the single-scenario mode (``suite=null``) reads.
 SINGLE_SCENARIO_KEYS = ("env", "fabric", "topology", "workload", "seeds", "leaderboard.score")
 
@@ -340,6 +343,8 @@ def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
         ConfigError: On a bad suite, scenario, option or output path (before anything runs), or
             when every controller failed.
     """
+    import hydra.utils
+
     from ecngym.files import check_output_path
     from ecngym.results.config import parse_results
 
@@ -347,11 +352,16 @@ def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
     options = BenchmarkOptions.parse(cfg.get("benchmark"), "benchmark")
     train = check_train_options(cfg.get("train", False), options)
     suite = load_suite(cfg.suite, options.scenario_dir)
-    html = check_output_path("leaderboard.html", cfg.leaderboard.html)
+    html = check_output_path("leaderboard.html", cfg.leaderboard.html or SUITE_PAGE)
     check_outputs(cfg)
     check_scenarios(suite)
     controllers = benchmark_controllers(cfg)
     store = results_store(cfg)
+    if not options.partial():  # before anything runs: the page is written at the end
+        from ecngym.results.page import check_page_target, suite_page_kind
+
+        check_page_target("leaderboard.html", Path(hydra.utils.to_absolute_path(str(html))),
+                          suite_page_kind(suite.name, store))
     skip_existing = parse_results(cfg.get("results")).skip_existing
     runs = []
     if train and options.controller is None:  # (benchmark.controller picks an untrained controller's jobs)

@@ -31,43 +31,65 @@ from ecngym.validation import check_whole
 MAX_EPISODES = 100_000
 
 
-def summary_table(rows: list[dict[str, Any]], title: str) -> Table:
-    """The episode summaries of ``ecngym eval`` as a rich table (one column per episode, plus the mean)."""
+def summary_table(rows: list[dict[str, Any]], title: str, width: int | None = None) -> Table:
+    """The episode summaries of ``ecngym eval`` as a rich table (one column per episode, plus the mean).
+
+    Args:
+        rows: One summary per episode.
+        title: The table's title.
+        width: The console's width: where the compact layout (``avg/p50/p99`` in one cell) does not
+            fit, each of those values gets a row of its own. None: the compact layout.
+    """
+    from ecngym.results.terminal import table_width
     from ecngym.sim_backend.metrics import SIZE_BUCKETS
 
     def fmt(x: Any) -> str:
         return f"{x:.3g}" if isinstance(x, float) else str(x)
 
-    table = Table(title=title)
-    table.add_column("metric")
-    for r in rows:
-        table.add_column(f"episode {r['episode']}", justify="right")
-    if len(rows) > 1:
-        table.add_column("mean", justify="right")
+    def mean(key: str) -> float:  # pandas skips nan without numpy's "Mean of empty slice" warning
+        return float(pd.Series([r[key] for r in rows], dtype=float).mean())
 
-    def add(label: str, cell: Any, numeric: list[str] | None = None) -> None:
-        cells = [cell(r) for r in rows]
-        if len(rows) > 1:
-            # pandas skips nan without numpy's "Mean of empty slice" warning (a bucket empty in every episode)
-            mean = {k: float(pd.Series([r[k] for r in rows], dtype=float).mean()) for k in numeric or []}
-            cells.append(cell(mean) if numeric else "")
-        table.add_row(label, *cells)
-
-    add("return", lambda r: fmt(r["return"]), ["return"])
-    add("flows finished/total", lambda r: f"{fmt(r['flows_finished'])}/{fmt(r['flows_total'])}",
-        ["flows_finished", "flows_total"])
-    for bucket in [*SIZE_BUCKETS, "all"]:
-        keys = [f"slowdown_{s}_{bucket}" for s in ("avg", "p50", "p99")]
-        add(f"slowdown {bucket} avg/p50/p99", lambda r, keys=keys: "/".join(fmt(r[k]) for k in keys), keys)
-    add("queue mean/p99, KB", lambda r: f"{r['queue_mean_bytes'] / 1e3:.3g}/{r['queue_p99_bytes'] / 1e3:.3g}",
-        ["queue_mean_bytes", "queue_p99_bytes"])
-    for key in ("utilization", "pfc_paused_fraction", "marked_fraction"):
-        add(key, lambda r, key=key: fmt(r[key]), [key])
+    # (label prefix, [(part label, key, format)]): one cell "a/b/c" in the compact layout, one row per part else
+    kilo = lambda x: f"{x / 1e3:.3g}"  # noqa: E731
+    entries: list[tuple[str, list[tuple[str, str, Any]]]] = [
+        ("return", [("", "return", fmt)]),
+        ("flows", [("finished", "flows_finished", fmt), ("total", "flows_total", fmt)]),
+        *[(f"slowdown {b}", [(s, f"slowdown_{s}_{b}", fmt) for s in ("avg", "p50", "p99")])
+          for b in [*SIZE_BUCKETS, "all"]],
+        ("queue, KB", [("mean", "queue_mean_bytes", kilo), ("p99", "queue_p99_bytes", kilo)]),
+        *[(key, [("", key, fmt)]) for key in ("utilization", "pfc_paused_fraction", "marked_fraction")]]
     if "decisions_per_sim_s" in rows[0]:  # inference accounting (envs.rollout.run_episode)
-        keys = ["decisions_per_sim_s", "forward_passes_per_sim_s", "act_wall_s_per_sim_s",
-                "actuation_wall_s_per_sim_s"]
-        add("per sim s: decisions/forward/act s/actuation s", lambda r: "/".join(fmt(r[k]) for k in keys), keys)
-    add("seed/trace hash", lambda r: f"{r['seed']}/{str(r['trace_hash'])[:12]}")
+        entries.append(("per sim s", [("decisions", "decisions_per_sim_s", fmt),
+                                      ("forward passes", "forward_passes_per_sim_s", fmt),
+                                      ("act s", "act_wall_s_per_sim_s", fmt),
+                                      ("actuation s", "actuation_wall_s_per_sim_s", fmt)]))
+
+    def build(compact: bool) -> Table:
+        table = Table(title=title)
+        table.add_column("metric", no_wrap=not compact, overflow="fold")
+        for r in rows:
+            table.add_column(f"episode {r['episode']}", justify="right", overflow="fold")
+        if len(rows) > 1:
+            table.add_column("mean", justify="right", overflow="fold")
+        for prefix, parts in entries:
+            groups = [parts] if compact else [[p] for p in parts]
+            for group in groups:
+                label = " ".join(filter(None, [prefix, "/".join(p[0] for p in group)]))
+                cells = ["/".join(f(r[k]) for _, k, f in group) for r in rows]
+                if len(rows) > 1:
+                    cells.append("/".join(f(mean(k)) for _, k, f in group))
+                table.add_row(label, *cells)
+        seeds = [f"{r['seed']}/{str(r['trace_hash'])[:12]}" for r in rows]
+        if compact:
+            table.add_row("seed/trace hash", *seeds, *([""] if len(rows) > 1 else []))
+        else:
+            table.add_row("seed", *[str(r["seed"]) for r in rows], *([""] if len(rows) > 1 else []))
+            table.add_row("trace hash", *[str(r["trace_hash"])[:12] for r in rows], *([""] if len(rows) > 1 else []))
+        return table
+
+    table = build(compact=True)
+    if width is not None and table_width(table, Console(width=width)) > width:
+        return build(compact=False)
     return table
 
 
@@ -185,7 +207,7 @@ def objective(cfg: DictConfig, rows: list[dict[str, Any]]) -> float | None:
 @user_errors
 def eval_main(cfg: DictConfig) -> float | None:
     """``ecngym eval``: run one controller on one scenario, store the episodes, print the summary."""
-    console = Console(width=max(Console().width, 100))  # the summary table needs ~100 columns
+    console = Console()  # (the summary table takes another layout where it does not fit)
     seed = check_whole("seed", cfg.seed, 0, MAX_SEED)
     episodes = check_whole("episodes", cfg.episodes, 1, min(MAX_EPISODES, MAX_SEED - seed + 1))
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
@@ -197,7 +219,7 @@ def eval_main(cfg: DictConfig) -> float | None:
     # second scenario build (seconds on a large fabric) and, for a controller with env_overrides,
     # not the config the episodes ran with
     rows, env_config = evaluate(cfg, cfg.controller, list(range(seed, seed + episodes)), "eval", console, out)
-    console.print(summary_table(rows, f"{rows[0]['controller']} on {cfg.env.id}"))
+    console.print(summary_table(rows, f"{rows[0]['controller']} on {cfg.env.id}", console.width))
     record = {"version": __version__, "config": OmegaConf.to_container(cfg, resolve=True),
               "env_config": env_config, "store": str(results_store(cfg).root), "episodes": rows}
     write_text_atomically(out / "eval.json", json.dumps(record, indent=2, default=str))
@@ -222,17 +244,24 @@ class EvalSweepComparison(hydra.experimental.callback.Callback):
             return
         df = pd.DataFrame(rows)
         df.to_csv(sweep / "comparison.csv", index=False)
-        table = Table(title=f"ecngym eval sweep: {len(set(df['job']))} jobs")
-        columns = {"controller": "controller", "env": "env", "seed": "seed", "return": "return",
-                   "slowdown_p50_all": "slowdown p50", "slowdown_p99_all": "slowdown p99",
-                   "queue_mean_bytes": "queue mean B", "utilization": "utilization", "trace_hash": "trace hash"}
-        for label in columns.values():
-            table.add_column(label, justify="left" if label in ("controller", "env", "trace hash") else "right")
-        for _, r in df.iterrows():
-            table.add_row(*[f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k])[:12] if k == "trace_hash"
-                            else str(r[k]) for k in columns])
-        console = Console(width=max(Console().width, 140))
-        console.print(table)
+        from ecngym.results.terminal import Column, fit_tables, print_tables
+
+        columns = {"seed": "seed", "return": "return", "slowdown_p50_all": "slowdown p50",
+                   "slowdown_p99_all": "slowdown p99", "env": "env", "queue_mean_bytes": "queue mean B",
+                   "utilization": "utilization", "trace_hash": "trace hash"}
+        key = ("seed", "slowdown_p99_all", "return")
+
+        def text(value: Any, column: str) -> str:
+            if column == "trace_hash":
+                return str(value)[:12]
+            return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+        console = Console()
+        print_tables(console, fit_tables(
+            console, Column("controller", [str(c) for c in df["controller"]], justify="left"),
+            [Column(label, [text(v, k) for v in df[k]], key=k in key,
+                    justify="left" if k in ("env", "trace_hash") else "right") for k, label in columns.items()],
+            title=f"ecngym eval sweep: {len(set(df['job']))} jobs"))
         same = all(g["trace_hash"].nunique() == 1 for _, g in df.groupby(["env", "seed"]))
         console.print("identical traces per (env, seed): " + ("yes" if same else "[red]NO[/]")
                       + f"; saved {sweep / 'comparison.csv'}")

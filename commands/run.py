@@ -25,6 +25,7 @@ from ecngym.commands.eval import evaluate
 from ecngym.commands.factories import benchmark_controllers, distinct_items, make_env, results_store, scenario_name
 from ecngym.error import ConfigError, EcnGymError
 from ecngym.files import check_output_path
+from ecngym.results.page import check_page_target
 from ecngym.results.store import MAX_SEED
 from ecngym.validation import Flag, check, check_whole
 
@@ -42,12 +43,16 @@ def run_main(cfg: DictConfig) -> None:
     if check("train", cfg.get("train", False), Flag):
         raise ConfigError("train", "got true, but train=true trains the learners of a suite (each scenario's training "
                                    "protocol): give suite=core or suite=full, or leave train out with suite=null")
-    console = Console(width=max(Console().width, 130))  # the leaderboard needs ~130 columns
+    console = Console()  # (the tables fit its width: ecngym.results.terminal)
     seeds = [check_whole(f"seeds[{i}]", s, 0, MAX_SEED)
              for i, s in enumerate(distinct_items("seeds", cfg.seeds, "[1,2,3]"))]
     controllers = benchmark_controllers(cfg)
     score = check_metric_name("leaderboard.score", cfg.leaderboard.score, controllers)  # before the run, not after
-    html = check_output_path("leaderboard.html", cfg.leaderboard.html)
+    # a page of its own per scenario: never the suite board's outputs/leaderboard.html
+    default_page = f"outputs/leaderboard-{scenario_name(cfg)}.html"
+    html = check_output_path("leaderboard.html", cfg.leaderboard.html or default_page)
+    page_kind = f"scenario {scenario_name(cfg)} board of store {results_store(cfg).root}"
+    check_page_target("leaderboard.html", Path(hydra.utils.to_absolute_path(str(html))), page_kind)
     check_outputs(cfg)  # not at each controller's first row
     make_env(cfg).close()  # a bad scenario fails here, once, not once per controller (opens no fabric)
     console.print(f"[bold]ecngym {__version__}[/] benchmark: {len(controllers)} controllers x {len(seeds)} seeds "
@@ -70,7 +75,7 @@ def run_main(cfg: DictConfig) -> None:
         try:
             leaderboard_from_store(results_store(cfg), console, score=score,
                                    html=hydra.utils.to_absolute_path(str(html)), html_field="leaderboard.html",
-                                   scenario_hashes=[scenario_hash])
+                                   scenario_hashes=[scenario_hash], page_kind=page_kind)
         except ConfigError as exc:  # a count a controller declared (check_metric_name) but no stored row has
             if exc.field != "score":
                 raise

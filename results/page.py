@@ -11,33 +11,82 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ecngym.error import ConfigError
 from ecngym.files import write_atomically
-from ecngym.results.ranking import CONTEXT_METRICS, HIGHER_IS_BETTER, Ranking, paired_text
+from ecngym.results.ranking import CONTEXT_METRICS, HIGHER_IS_BETTER, Ranking, paired_text, rank_text
 from ecngym.results.store import ResultStore
 from ecngym.sim_backend.metrics import SIZE_BUCKETS
 
 #: Points per CDF curve (quantiles of the pooled samples): keeps the page small.
 CDF_POINTS = 400
+#: Controllers drawn in the performance profile when the page opens (the best by IQM, and the
+#: references); the others are one click on their legend entry away.
+PROFILE_SHOWN = 5
+#: The ``<meta>`` name that says which board a page is (:func:`check_page_target`).
+PAGE_META = "ecngym-page"
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 .table-wrap { max-width: 100%; overflow-x: auto; margin: 1em 0; }
 table.ranking, table.suite { border-collapse: collapse; }
 table.suite th, table.suite td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; white-space: nowrap; }
-table.suite td.name { text-align: left; font-weight: 600; }
-tr.reference td { color: #666; font-style: italic; }
+table.suite td.name { text-align: left; font-weight: 600; position: sticky; left: 0; background: #fff; }
+table.suite th.name { position: sticky; left: 0; background: #fff; }
+table.suite td.key { background: #f4f8ff; }
+table.suite tr.reference td.key { background: #f7f7f7; }
+tr.reference td, tr.lb-row.reference td { color: #666; font-style: italic; }
 .verdict { font-weight: 600; }
 .flag { color: #a15c00; }
-table.ranking th, table.ranking td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
+table.ranking th, table.ranking td { border: 1px solid #ccc; padding: 4px 8px; text-align: right;
+  white-space: nowrap; }
 table.ranking td.name { text-align: left; font-weight: 600; }
 .refused { color: #a15c00; }
 details pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 12px; }
 """
+
+
+def _page_kind(text: str) -> str | None:
+    match = re.search(rf'<meta name="{PAGE_META}" content="([^"]*)"', text)
+    return html.unescape(match.group(1)) if match else None
+
+
+def check_page_target(field: str, path: Path, kind: str) -> None:
+    """Refuse to write a page of ``kind`` over a file that holds another page (or no page of ours).
+
+    Every page says what it is in a ``<meta name="ecngym-page">``: the suite board of one store,
+    the rankings of a store, one scenario's board. A command may replace its own kind of page (the
+    same board, rebuilt from the store); it never silently replaces another command's.
+
+    Args:
+        field: The option that gave ``path``, named in the error.
+        path: Where the page would go.
+        kind: What the page is.
+
+    Raises:
+        ConfigError: Naming ``field`` when ``path`` holds another kind of page, or a file that is
+            not an ecngym page.
+    """
+    if not path.is_file():
+        return
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 16).decode("utf-8", "replace")
+    theirs = _page_kind(head)
+    if theirs == kind or (theirs is None and "<title>ecngym" in head):  # ours, or ours from before the marker
+        return
+    what = f"another page ({theirs})" if theirs else "a file that is no ecngym page"
+    raise ConfigError(field, f"{path} holds {what}; this command writes the {kind}: not overwritten. Give "
+                             f"{field} another file, or remove that one")
+
+
+def _head(title: str, kind: str) -> str:
+    return (f'<head><meta charset="utf-8"><meta name="{PAGE_META}" content="{html.escape(kind)}">'
+            f"<title>{html.escape(title)}</title><style>{_STYLE}</style>")
 
 
 def _cdf(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -59,12 +108,16 @@ def _table_html(ranking: Ranking, index: int) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in
                    ["#", "controller", ranking.score, "95% CI", "seeds", "Δ vs #1, paired 95% CI", *extra])
     body = []
+    competitors = int((~ranking.table["reference"]).sum()) if "reference" in ranking.table else len(ranking.table)
     for r in ranking.table.itertuples():
-        cells = [f"<td>{r.rank}</td>", f'<td class="name">{html.escape(r.controller)}</td>',
+        reference = bool(getattr(r, "reference", False))
+        label = r.controller + (" (reference)" if reference else "")
+        cells = [f"<td>{rank_text(r, competitors)}</td>", f'<td class="name">{html.escape(label)}</td>',
                  f"<td>{_fmt(r.score_mean)}</td>", f"<td>[{_fmt(r.ci95_low, 3)}, {_fmt(r.ci95_high, 3)}]</td>",
                  f"<td>{r.seeds}</td>", f"<td>{html.escape(paired_text(r))}</td>",
                  *[f"<td>{_fmt(ranking.table.loc[r.Index, m], 3)}</td>" for m in extra]]
-        body.append(f'<tr class="lb-row" data-controller="{html.escape(r.controller)}">{"".join(cells)}</tr>')
+        kind = "reference" if reference else "competitor"
+        body.append(f'<tr class="lb-row {kind}" data-controller="{html.escape(r.controller)}">{"".join(cells)}</tr>')
     return (f'<div class="table-wrap"><table class="ranking" id="ranking-{index}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
@@ -133,8 +186,34 @@ def _provenance_html(ranking: Ranking) -> str:
     return "".join(parts)
 
 
+#: The rankings page's explanation of its numbers.
+_RANKINGS_INTRO = ("Score per controller: mean over seeds with a 95% confidence interval (Student t); controllers "
+                   "are only ranked against rows measured on the same traces. Δ vs #1: the mean over seeds of each "
+                   "controller's score minus the leader's on the same trace, with a Student-t 95% interval over "
+                   "those paired differences (excluding 0: the two differ). References (static_default, "
+                   "static_tuned, the oracles) are shown at their place, labelled, never ranked.")
+
+
+def _ranking_sections(rankings: list[Ranking], store: ResultStore, embed_plotlyjs: bool, heading: str = "h2") -> str:
+    """One section per ranking: table, figures, provenance (plotly.js embedded once if ``embed_plotlyjs``)."""
+    sections, first = [], embed_plotlyjs
+    for i, ranking in enumerate(rankings):
+        figures = []
+        for fig in _figures(ranking, store):
+            figures.append(fig.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False}))
+            first = False
+        seeds = ", ".join(f"{s}: {h[:12]}" for s, h in ranking.traces.items())
+        sections.append(
+            f'<section class="scenario"><{heading}>{html.escape(ranking.scenario)} <small>('
+            f"{html.escape(ranking.env_id)}, scenario {ranking.scenario_hash[:12]})</small></{heading}>"
+            f"<p>Traces (seed: hash): {html.escape(seeds)} · trace set {ranking.trace_set}</p>"
+            + _table_html(ranking, 500 + i) + "".join(figures)
+            + f"<h3>Provenance</h3>{_provenance_html(ranking)}</section>")
+    return "".join(sections)
+
+
 def write_page(rankings: list[Ranking], refused: list[str], store: ResultStore, path: Path,
-               field: str = "html") -> Path:
+               field: str = "html", kind: str | None = None) -> Path:
     """Write the leaderboard page to ``path`` (atomically) and return it.
 
     Args:
@@ -143,35 +222,22 @@ def write_page(rankings: list[Ranking], refused: list[str], store: ResultStore, 
         store: The store they come from (for the per-flow and per-step files).
         path: The page to write.
         field: The option that gave ``path``, named in the error.
+        kind: What the page is (:func:`check_page_target`); default: the store's rankings.
 
     Returns:
         ``path``, resolved.
 
     Raises:
         ConfigError: Naming ``field`` if the page cannot be written there
-            (:func:`~ecngym.files.write_atomically`; a page already there is left as it was).
+            (:func:`~ecngym.files.write_atomically`; a page already there is left as it was), or if
+            another kind of page is there.
     """
-    sections, first = [], True
-    for i, ranking in enumerate(rankings):
-        figures = []
-        for fig in _figures(ranking, store):
-            figures.append(fig.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False}))
-            first = False
-        seeds = ", ".join(f"{s}: {h[:12]}" for s, h in ranking.traces.items())
-        sections.append(
-            f'<section class="scenario"><h2>{html.escape(ranking.scenario)} <small>({html.escape(ranking.env_id)}, '
-            f"scenario {ranking.scenario_hash[:12]})</small></h2>"
-            f"<p>Traces (seed: hash): {html.escape(seeds)} · trace set {ranking.trace_set}</p>"
-            + _table_html(ranking, i) + "".join(figures)
-            + f"<h3>Provenance</h3>{_provenance_html(ranking)}</section>")
+    kind = kind or f"rankings of store {store.root}"
+    check_page_target(field, path, kind)
     refusals = "".join(f'<li class="refused">{html.escape(m)}</li>' for m in refused)
-    page = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ecngym leaderboard</title>"
-            f"<style>{_STYLE}</style></head><body><h1>ecngym leaderboard</h1>"
-            f"<p>Store {html.escape(str(store.root))}. Score per controller: mean over seeds with a 95% confidence "
-            "interval (Student t); controllers are only ranked against rows measured on the same traces. "
-            "Δ vs #1: the mean over seeds of each controller's score minus the leader's on the same trace, "
-            "with a Student-t 95% interval over those paired differences (excluding 0: the two differ).</p>"
-            + "".join(sections)
+    page = ("<!DOCTYPE html><html>" + _head("ecngym leaderboard", kind) + "</head><body><h1>ecngym leaderboard</h1>"
+            f"<p>Store {html.escape(str(store.root))}. {html.escape(_RANKINGS_INTRO)}</p>"
+            + _ranking_sections(rankings, store, embed_plotlyjs=True)
             + (f"<h2>Refused rows</h2><ul>{refusals}</ul>" if refused else "") + "</body></html>")
     write_atomically(path, lambda tmp: tmp.write_bytes(page.encode()), field)
     return path.resolve()
@@ -190,23 +256,32 @@ def _ci_text(mean: float, ci: tuple[float, float], digits: int = 2, spec: str = 
 
 
 def _overview_html(board: object) -> str:
-    from ecngym.benchmark.board import overview_rows
+    """The suite overview table: the columns that order the ranking first, then one per scenario.
+
+    (At 1,400 px the ranking columns are in view without scrolling; the controller column stays in
+    view when the table scrolls sideways.)
+    """
+    from ecngym.benchmark.board import AGGREGATE_COLUMNS, overview_rows
 
     scenarios = [s.scenario for s in board.scores]
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in
-                   ["controller", *scenarios, "IQM [95% CI]", "optimality gap", "P(> static_tuned)", "scenarios"])
+    tips = {"IQM": "interquartile mean of the normalized scores over (scenario, test seed), 95% stratified-bootstrap "
+                   "CI; the ranking's order",
+            "P(>tuned)": "probability that this controller beats static_tuned on a random (scenario, test seed)",
+            "opt. gap": "optimality gap: mean shortfall below 1 (static_tuned); lower is better"}
+    head = ('<th class="name">controller</th>' + "".join(
+        f'<th class="key" title="{html.escape(tips.get(label, label))}">{html.escape(label)} [95% CI]</th>'
+        for label in AGGREGATE_COLUMNS)
+        + "".join(f'<th title="normalized score on {html.escape(s)}, mean [95% CI] over its test seeds">'
+                  f"{html.escape(s)}</th>" for s in scenarios) + "<th>scenarios</th>")
     body = []
     for e in overview_rows(board):
         agg = e["aggregate"]
         label = e["controller"] + (" (reference)" if e["reference"] else "")
-        cells = [f'<td class="name">{html.escape(label)}</td>',
-                 *[f"<td>{_ci_text(*e['per_scenario'][s])}</td>" for s in scenarios]]
-        if agg is not None:
-            cells += [f'<td class="iqm">{_ci_text(agg.iqm, agg.iqm_ci)}</td>',
-                      f"<td>{_ci_text(agg.optimality_gap, agg.optimality_gap_ci)}</td>",
-                      f"<td>{_ci_text(agg.p_improve, agg.p_improve_ci)}</td>", f"<td>{len(agg.scenarios)}</td>"]
-        else:
-            cells += ['<td class="iqm">—</td>', "<td>—</td>", "<td>—</td>", "<td>0</td>"]
+        cells = [f'<td class="name">{html.escape(label)}</td>']
+        cells += [f'<td class="key">{_ci_text(*getter(agg)) if agg is not None else "—"}</td>'
+                  for getter in AGGREGATE_COLUMNS.values()]
+        cells += [f"<td>{_ci_text(*e['per_scenario'][s])}</td>" for s in scenarios]
+        cells.append(f"<td>{len(agg.scenarios) if agg is not None else 0}</td>")
         kind = "reference" if e["reference"] else "competitor"
         body.append(f'<tr class="suite-row {kind}" data-controller="{html.escape(e["controller"])}" '
                     f'data-kind="{kind}">{"".join(cells)}</tr>')
@@ -215,27 +290,40 @@ def _overview_html(board: object) -> str:
 
 
 def _profile_figure(board: object) -> object:
+    """The performance profile, readable with many controllers.
+
+    The :data:`PROFILE_SHOWN` best controllers by IQM and the references are drawn; the others are
+    listed in the legend (a click draws one).
+    """
     import plotly.graph_objects as go
 
+    from ecngym.benchmark.board import overview_rows
     from ecngym.benchmark.stats import PROFILE_TAUS
 
     fig = go.Figure()
-    names = sorted(board.aggregates, key=lambda n: (n in ("static_default", "static_tuned", "oracle_phase"), n))
-    for i, name in enumerate(names):
-        agg = board.aggregates[name]
-        color = f"hsl({int(360 * i / max(len(names), 1))}, 65%, 45%)"
-        reference = name in ("static_default", "static_tuned", "oracle_phase")
-        fig.add_trace(go.Scatter(x=PROFILE_TAUS, y=agg.profile, mode="lines",
+    order = [e for e in overview_rows(board) if e["aggregate"] is not None]  # competitors by IQM, then references
+    shown = {e["controller"] for e in order if e["reference"]}
+    shown |= {e["controller"] for e in order if not e["reference"]}.intersection(
+        [e["controller"] for e in order if not e["reference"]][:PROFILE_SHOWN])
+    for i, e in enumerate(order):
+        name, agg, reference = e["controller"], e["aggregate"], e["reference"]
+        color = f"hsl({int(360 * i / max(len(order), 1))}, 65%, 45%)"
+        visible = True if name in shown else "legendonly"
+        fig.add_trace(go.Scatter(x=PROFILE_TAUS, y=agg.profile, mode="lines", visible=visible,
                                  name=name + (" (ref)" if reference else ""), legendgroup=name,
-                                 line={"color": color, "dash": "dash" if reference else "solid"}))
+                                 line={"color": color, "dash": "dash" if reference else "solid",
+                                       "width": 1.5 if reference else 2.5}))
         if agg.profile_ci.shape == (2, len(PROFILE_TAUS)):
             fig.add_trace(go.Scatter(x=np.concatenate([PROFILE_TAUS, PROFILE_TAUS[::-1]]),
                                      y=np.concatenate([agg.profile_ci[1], agg.profile_ci[0][::-1]]), fill="toself",
                                      line={"width": 0}, fillcolor=color, opacity=0.15, legendgroup=name,
-                                     showlegend=False, hoverinfo="skip"))
+                                     showlegend=False, hoverinfo="skip", visible=visible))
+    hidden = len(order) - len(shown)
     fig.update_layout(title="Performance profile: fraction of (scenario, test seed) normalized scores above τ, "
-                            "95% bootstrap band", xaxis_title="τ (normalized score)", yaxis_title="fraction > τ",
-                      height=420)
+                            "95% bootstrap band"
+                            + (f"<br><sup>the {PROFILE_SHOWN} best by IQM and the references drawn; {hidden} more "
+                               "in the legend: click a name to draw it</sup>" if hidden > 0 else ""),
+                      xaxis_title="τ (normalized score)", yaxis_title="fraction > τ", height=480)
     return fig
 
 
@@ -282,12 +370,19 @@ def _pareto_figure(scores: object) -> object:
         and (sign * o.raw_mean < sign * c.raw_mean or o.second_mean < c.second_mean) for o in points)]
     front.sort(key=lambda c: c.second_mean)
     fig = go.Figure()
+    # labels only where they say most and cannot pile up: the Pareto front and the references (the
+    # front is monotone, so alternating sides keeps neighbours apart); every point names itself on hover
+    labelled = {c.controller for c in front} | {c.controller for c in points if c.reference}
+    sides = {c.controller: ("top right" if i % 2 else "bottom left") for i, c in enumerate(front)}
     for reference in (False, True):
         group = [c for c in points if c.reference == reference]
         fig.add_trace(go.Scatter(x=[c.second_mean for c in group], y=[c.raw_mean for c in group], mode="markers+text",
-                                 text=[c.controller for c in group], textposition="top center",
+                                 text=[c.controller if c.controller in labelled else "" for c in group],
+                                 textposition=[sides.get(c.controller, "top center") for c in group],
+                                 hovertext=[f"{c.controller}: {c.raw_mean:.4g}, {c.second_mean:.4g}" for c in group],
+                                 hoverinfo="text", textfont={"size": 11},
                                  marker={"symbol": "diamond" if reference else "circle", "size": 10},
-                                 name="references" if reference else "controllers"))
+                                 name="references" if reference else "controllers (unlabelled: hover)"))
     fig.add_trace(go.Scatter(x=[c.second_mean for c in front], y=[c.raw_mean for c in front], mode="lines",
                              line={"dash": "dot", "color": "#888"}, name="Pareto front"))
     direction = "lower" if scores.lower_is_better else "higher"
@@ -297,7 +392,13 @@ def _pareto_figure(scores: object) -> object:
     return fig
 
 
-def write_suite_page(board: object, store: ResultStore, path: Path, field: str = "html") -> Path:
+def suite_page_kind(suite: str, store: ResultStore) -> str:
+    """What a suite page is (:func:`check_page_target`): the board of suite ``suite`` (its name) of one store."""
+    return f"suite {suite} board of store {store.root}"
+
+
+def write_suite_page(board: object, store: ResultStore, path: Path, field: str = "html", kind: str | None = None,
+                     others: list[Ranking] | None = None, others_refused: list[str] | None = None) -> Path:
     """Write the suite's leaderboard page to ``path`` (atomically) and return it.
 
     The suite overview first (normalized score per scenario and controller, the rliable aggregates
@@ -311,12 +412,20 @@ def write_suite_page(board: object, store: ResultStore, path: Path, field: str =
         store: The store its rows come from (per-flow and per-step files).
         path: The page to write.
         field: The option that gave ``path``, named in the error.
+        kind: What the page is (:func:`check_page_target`); default :func:`suite_page_kind`.
+        others: Rankings of the store's other scenarios (not the suite's), in a section after it.
+        others_refused: Rows kept out of those rankings, one sentence each.
 
     Raises:
-        ConfigError: Naming ``field`` if the page cannot be written there.
+        ConfigError: Naming ``field`` if the page cannot be written there, or if another kind of
+            page is there.
     """
     import plotly.offline
 
+    from ecngym.benchmark.scoring import REFERENCES
+
+    kind = kind or suite_page_kind(board.suite.name, store)
+    check_page_target(field, path, kind)
     suite = board.suite
     sections = []
     for s in board.scores:
@@ -336,13 +445,18 @@ def write_suite_page(board: object, store: ResultStore, path: Path, field: str =
             f"<p>Test seeds {', '.join(map(str, s.seeds))}; score {html.escape(s.score)}; reference gap "
             f"(S_default − S_tuned) {_ci_text(s.reference_gap[0], s.reference_gap[1:], 4, 'g')}.</p>"
             + _scores_html(s) + _plot(_pareto_figure(s))
-            + f"<h3>Ranking of the competitors on raw {html.escape(s.score)} (references: above)</h3>" + ranking_html
+            + f"<h3>Ranking on raw {html.escape(s.score)} (references labelled at their place, not ranked)</h3>"
+            + ranking_html
             + "</section>")
     refusals = "".join(f'<li class="refused">{html.escape(m)}</li>' for m in board.refused)
     profile = (_plot(_profile_figure(board)) if board.aggregates
                else "<p>No scenario has a reference gap: no aggregate.</p>")
-    page = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ecngym suite {html.escape(suite.name)}</title>"
-            f"<style>{_STYLE}</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>"
+    refusals += "".join(f'<li class="refused">{html.escape(m)}</li>' for m in others_refused or [])
+    other = ("<h2>Other scenarios of the store</h2><p>Not scenarios of suite "
+             f"{html.escape(suite.name)}: ranked on raw scores, without normalization. {html.escape(_RANKINGS_INTRO)}"
+             "</p>" + _ranking_sections(others, store, embed_plotlyjs=False, heading="h3") if others else "")
+    page = ("<!DOCTYPE html><html>" + _head(f"ecngym suite {suite.name}", kind)
+            + f"<script>{plotly.offline.get_plotlyjs()}</script></head><body>"
             f"<h1>ecngym benchmark: suite {html.escape(suite.name)} v{suite.spec.version}</h1>"
             f"<p>Store {html.escape(str(store.root))}. Normalized score per (controller, scenario, test seed): "
             "(S_default − S) / (S_default − S_tuned) for a lower-is-better score, paired per seed: 0 = static_default "
@@ -350,11 +464,11 @@ def write_suite_page(board: object, store: ResultStore, path: Path, field: str =
             "above 1 beats one well-tuned static setting. Scenarios where static_tuned does not beat "
             "static_default with a paired 95% CI above 0 are flagged no_reference_gap and scored on raw values "
             "only. Aggregates (rliable): interquartile mean (IQM), optimality gap to 1, probability of "
-            "improvement over static_tuned, stratified-bootstrap 95% CIs. References (static_default, "
-            "static_tuned, oracle_phase) are labelled and never ranked as competitors.</p>"
+            "improvement over static_tuned, stratified-bootstrap 95% CIs. References "
+            f"({html.escape(', '.join(REFERENCES))}) are labelled and never ranked as competitors.</p>"
             "<h2>Suite overview</h2>" + _overview_html(board) + profile
             + "<h3>Adaptivity headroom: oracle_phase − static_tuned</h3>" + _headroom_html(board)
-            + "".join(sections)
+            + "".join(sections) + other
             + (f"<h2>Rows left out</h2><ul>{refusals}</ul>" if refusals else "") + "</body></html>")
     write_atomically(path, lambda tmp: tmp.write_bytes(page.encode()), field)
     return path.resolve()

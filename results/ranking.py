@@ -120,14 +120,21 @@ def check_scenario_hashes(scenario_hashes: Any) -> list[str] | None:
     return check("scenario_hashes", list(scenario_hashes), list[Text])
 
 
-def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE,
-         scenario_hashes: list[str] | None = None) -> tuple[list[Ranking], list[str]]:
+def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE, scenario_hashes: list[str] | None = None,
+         by: str = "scenario_hash", references: Collection[str] = ()) -> tuple[list[Ranking], list[str]]:
     """Rank the episode rows (:meth:`ResultStore.episodes`) per scenario and trace set.
 
     Args:
         episodes: The store's rows.
         score: The metric to rank by.
         scenario_hashes: Only these scenarios (a list of hashes; all when None).
+        by: What makes one scenario: ``scenario_hash`` (the env config), or ``scenario`` (the
+            name: for rows a caller has already found to run the same traffic, such as a suite
+            scenario's learners that observe or are rewarded their own way; the ranking then
+            carries the rows' most common scenario hash).
+        references: Controller names that are references: listed in the table at their score's
+            place, labelled (``rank`` None, ``reference`` True), never ranked; the ranks and the
+            leader the paired differences are taken from are the other controllers'.
 
     Returns:
         (the rankings, the refusals: one sentence per row kept out of a ranking and why).
@@ -138,6 +145,8 @@ def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE,
             of strings (:func:`check_scenario_hashes`).
     """
     scenario_hashes = check_scenario_hashes(scenario_hashes)
+    if by not in ("scenario_hash", "scenario"):
+        raise ConfigError("by", f"got {by!r}, expected 'scenario_hash' or 'scenario'")
     rows = episodes[episodes["command"] != "train"]
     if scenario_hashes is not None:
         rows = rows[rows["scenario_hash"].isin(scenario_hashes)]
@@ -149,7 +158,8 @@ def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE,
         ["scenario_hash", "controller_hash", "seed"], keep="last")
     ascending = score not in HIGHER_IS_BETTER
     rankings, refused = [], []
-    for scenario_hash, scen in rows.groupby("scenario_hash", sort=False):
+    for _, scen in rows.groupby(by, sort=False):
+        scenario_hash = scen["scenario_hash"].value_counts().index[0]
         reference: dict[int, str] = {}
         for seed, at_seed in scen.groupby("seed"):
             counts = Counter(at_seed["trace_hash"])
@@ -170,11 +180,11 @@ def rank(episodes: pd.DataFrame, score: str = DEFAULT_SCORE,
             rankings.append(Ranking(scenario=str(scen["scenario"].iloc[0]), scenario_hash=str(scenario_hash),
                                     env_id=str(scen["env_id"].iloc[0]), trace_set=str(trace_set),
                                     traces={s: reference[s] for s in seeds}, score=score,
-                                    table=_table(group, score, ascending), rows=group, refused=messages))
+                                    table=_table(group, score, ascending, references), rows=group, refused=messages))
     return rankings, refused
 
 
-def _table(rows: pd.DataFrame, score: str, ascending: bool) -> pd.DataFrame:
+def _table(rows: pd.DataFrame, score: str, ascending: bool, references: Collection[str] = ()) -> pd.DataFrame:
     names = rows.groupby("controller_hash")["controller"].first()
     ambiguous = names[names.duplicated(keep=False)].index  # one name, several parameter sets
     out = []
@@ -182,7 +192,7 @@ def _table(rows: pd.DataFrame, score: str, ascending: bool) -> pd.DataFrame:
         values = group[score].to_numpy(float)
         low, high = confidence_interval(values)
         entry = {"controller": names[chash] + (f" [{chash[:6]}]" if chash in ambiguous else ""),
-                 "controller_hash": chash,
+                 "controller_hash": chash, "reference": names[chash] in references,
                  "score_mean": float(group[score].astype(float).mean()),  # pandas skips nan, quietly
                  "ci95_low": low, "ci95_high": high, "seeds": len(values),
                  "params": group["controller_params"].iloc[-1], "row_ids": list(group["row_id"])}
@@ -191,13 +201,25 @@ def _table(rows: pd.DataFrame, score: str, ascending: bool) -> pd.DataFrame:
                 entry[metric] = float(group[metric].astype(float).mean())
         out.append(entry)
     table = pd.DataFrame(out).sort_values("score_mean", ascending=ascending, kind="stable", na_position="last")
-    table.insert(0, "rank", range(1, len(table) + 1))
     table = table.reset_index(drop=True)
+    competitors = ~table["reference"]
+    ranks = pd.Series([None] * len(table), dtype=object)
+    ranks[competitors] = range(1, int(competitors.sum()) + 1)
+    table.insert(0, "rank", ranks)
     by_seed = rows.groupby(["controller_hash", "seed"])[score].first().astype(float)
-    leader = by_seed.loc[table["controller_hash"].iloc[0]]
+    # the leader is the first competitor (the first row when every row is a reference)
+    leader = by_seed.loc[table["controller_hash"][competitors].iloc[0] if competitors.any()
+                         else table["controller_hash"].iloc[0]]
     paired = [paired_difference(by_seed.loc[h], leader) for h in table["controller_hash"]]
     table["delta_vs_leader"], table["delta_ci95_low"], table["delta_ci95_high"] = map(list, zip(*paired, strict=True))
     return table
+
+
+def rank_text(row: Any, competitors: int) -> str:
+    """A ranking row's place: ``3``, ``ref`` for a reference, ``—`` when there is nobody to rank against."""
+    if row.rank is None or (isinstance(row.rank, float) and not math.isfinite(row.rank)):
+        return "ref"
+    return str(row.rank) if competitors > 1 else "—"
 
 
 def fmt_number(x: Any, digits: int = 3) -> str:

@@ -54,8 +54,8 @@ def test_quickstart_runs_and_every_flow_finishes(tmp_path):
 def test_compare_controllers_reads_a_sweep_from_the_store_on_identical_traces(tmp_path):
     text, figures = _execute("compare_controllers", tmp_path)
     assert len(list(tmp_path.glob("ecngym-store-*"))) == 1  # its demo store, in the test's directory
-    assert "3 controllers, 6 episodes" in text
-    assert "identical traces for every seed: True" in text
+    assert "1 scenario(s), 6 episodes" in text and ": 3 controllers, 6 episodes" in text
+    assert "identical traces for every (scenario, seed): True" in text
     assert figures == 1
 
 

@@ -25,10 +25,10 @@ def page(chromium, tmp_path_factory):
 
 def test_page_table_rows_and_plots_are_in_the_rendered_dom(page, chromium):
     dom = chromium("--dump-dom", page.as_uri()).stdout
-    rows = re.findall(r'<tr class="lb-row" data-controller="([^"]+)"', dom)
+    rows = re.findall(r'<tr class="lb-row competitor" data-controller="([^"]+)"', dom)
     assert sorted(rows) == ["static_dcqcn", "static_hpcc", "static_vendor"]
     # the paired difference from the leader: "—" on the leader's row, "+x [low, high]" on the others
-    paired = re.findall(r'<tr class="lb-row"[^>]*>(?:<td[^>]*>[^<]*</td>){5}<td>([^<]*)</td>', dom)
+    paired = re.findall(r'<tr class="lb-row[^"]*"[^>]*>(?:<td[^>]*>[^<]*</td>){5}<td>([^<]*)</td>', dom)
     assert paired[0] == "—" and all(re.fullmatch(r"[+-][^ ]+ \[[^,]+, [^\]]+\]", p) for p in paired[1:]), paired
     # plotly drew its figures: three per ranking (bars with CIs, slowdown CDFs, queue CDF), as SVG
     assert dom.count('class="plot-container plotly"') == 3

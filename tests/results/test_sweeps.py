@@ -173,6 +173,6 @@ def test_leaderboard_renders_to_html_from_python(tmp_path):
                      f"results.dir={tmp_path / 's'}", f"hydra.sweep.dir={tmp_path / 'sw'}"]) == 0
     (ranking,) = leaderboard_from_store(ResultStore(tmp_path / "s"), Console(width=150), html=str(tmp_path / "p.html"))
     text = (tmp_path / "p.html").read_text()
-    assert text.count('class="lb-row"') == 2 and "Plotly.newPlot" in text and "<script" in text
+    assert text.count('class="lb-row ') == 2 and "Plotly.newPlot" in text and "<script" in text
     assert "https://cdn" not in text.split("<body>")[1][:2000] or "plotly.js" in text  # plotly.js embedded
     assert isinstance(ranking.table, pd.DataFrame) and Path(tmp_path / "p.html").stat().st_size > 1e6
