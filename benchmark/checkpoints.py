@@ -261,7 +261,7 @@ Reproduce: `{card['command']}`
 | networks | {nets} |
 | weights | `{WEIGHTS_FILE}`, {card['weights_bytes']} bytes, sha256 `{card['weights_sha256'][:16]}` |
 | versions | {versions} |
-| learning curve | `{card['curve']}` (the trainer's reward) |
+| learning curve | `{card['curve']}` |
 {extra}
 ## Scores
 
