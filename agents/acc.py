@@ -183,7 +183,10 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
     n_agents = venv.num_envs
     hyper = dict(agent["hyperparams"])
     transitions = timesteps * n_agents
-    hyper["exploration_fraction"] = min(1.0, agent["exploration_decisions"] / transitions)
+    per_agent = agent.get("exploration_decisions_per_agent")
+    # ε's schedule: SB3 reads it as a share of the run's transitions (all agents')
+    hyper["exploration_fraction"] = min(1.0, per_agent / timesteps if per_agent else
+                                        agent["exploration_decisions"] / transitions)
     episodes: list[dict[str, Any]] = []
     try:
         if resume:

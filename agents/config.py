@@ -95,6 +95,9 @@ class AccConfig(ConfigModel):
     env: dict[str, Any]
     hyperparams: DoubleDqnParams
     exploration_decisions: Whole(1)
+    #: ε's schedule in decisions of each agent (port or switch), i.e. env steps; set, it replaces
+    #: ``exploration_decisions`` (summed over agents), so the schedule does not change with the port count
+    exploration_decisions_per_agent: Whole(1) | None = None
     online: OnlineParams
     rllib: RllibParams
 
@@ -112,6 +115,8 @@ class LaecnConfig(DqnTrainingParams):
     trigger_penalty: Real(0, 1e3)
     initial_trigger: Flag
     exploration_decisions: Whole(1)
+    #: As ACC's: ε's schedule in each agent's decisions (env steps); set, it replaces ``exploration_decisions``
+    exploration_decisions_per_agent: Whole(1) | None = None
     eval_eps: Real(0, 1)
     optimizer: OneOf("adam")
     policy_net: HIDDEN_LAYERS

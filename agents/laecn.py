@@ -199,6 +199,7 @@ class LaecnAgent:
         self.static_action = int(static_action)
         self.rng = np.random.default_rng(seed)
         self.decisions = 0  # agent decisions so far (drives ε)
+        self.n_agents = 1  # (set by begin: ε per agent counts decisions / agents)
         self.saved_state: np.ndarray | None = None
         self.saved_action: np.ndarray | None = None
         # runs trained before the option existed started from the static template
@@ -208,7 +209,9 @@ class LaecnAgent:
     def epsilon(self) -> float:
         """ε: linear from ``exploration_initial_eps`` to ``exploration_final_eps`` over the first decisions."""
         c = self.cfg
-        frac = min(1.0, self.decisions / max(1, int(c["exploration_decisions"])))
+        per_agent = c.get("exploration_decisions_per_agent")
+        span = int(per_agent) * self.n_agents if per_agent else int(c["exploration_decisions"])
+        frac = min(1.0, self.decisions / max(1, span))
         return float(c["exploration_initial_eps"] + frac * (c["exploration_final_eps"] - c["exploration_initial_eps"]))
 
     def begin(self, states: np.ndarray) -> None:
@@ -217,6 +220,7 @@ class LaecnAgent:
         With ``initial_trigger`` the first :meth:`step` then triggers the policy generator for every
         agent (there is no S^save / a^save of this episode yet, LAECN §III-A; docs: algorithms/laecn.md §3.1 [UNSPEC]).
         """
+        self.n_agents = len(states)
         self.saved_state = states.copy()
         self.saved_action = np.full(len(states), self.static_action, dtype=np.int64)
         self._must_trigger = self.initial_trigger

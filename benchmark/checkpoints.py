@@ -239,6 +239,13 @@ def card_markdown(card: dict[str, Any]) -> str:
     layout = (f"features {obs['features']}, history {obs['history']}, queue mapping {obs['queue_mapping']}; "
               f"policy input {obs['obs_dim']}")
     cost = card["training_cost"]
+    validation = card.get("validation")
+    extra = ""
+    if validation is not None:  # (a tier's run: its validation curve, normalized, on seeds disjoint from train / test)
+        points = ", ".join(f"{s}: {v}" for s, v in validation["points"]) or validation.get("why", "none")
+        extra = (f"| tier | {card['tier']['tier']} (stopped by its rule: {card['tier'].get('stopped', False)}) |\n"
+                 f"| validation curve | `{validation['file']}`, seeds {validation['seeds']}; normalized mean per "
+                 f"env steps: {points} |\n")
     return f"""# {card['agent']} on {card['scenario']} (training seed {card['seed']})
 
 Reproduce: `{card['command']}`
@@ -255,7 +262,7 @@ Reproduce: `{card['command']}`
 | weights | `{WEIGHTS_FILE}`, {card['weights_bytes']} bytes, sha256 `{card['weights_sha256'][:16]}` |
 | versions | {versions} |
 | learning curve | `{card['curve']}` |
-
+{extra}
 ## Scores
 
 | | |

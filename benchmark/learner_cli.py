@@ -41,10 +41,11 @@ class TrainArgs(ConfigModel):
     out: Text | None = None
     progress: Flag = True
     scenario_dir: Text | None = None
+    tier: Text | None = None
 
 
 TRAIN_USAGE = ("ecngym train suite=core scenario=<scenario> agent=acc|laecn|haecn|ppo|dqn seed=<n> "
-               "[budget_steps=N] [out=DIR]")
+               "[tier=100k|converged] [budget_steps=N] [out=DIR]")
 
 
 def train_main(argv: list[str] | None = None) -> int:
@@ -65,7 +66,7 @@ def train_main(argv: list[str] | None = None) -> int:
     console = Console()
     start = time.perf_counter()
     path = train_run(args.scenario, args.agent, args.seed, out, budget_steps=args.budget_steps,
-                     progress=args.progress, scenario_dir=args.scenario_dir)
+                     progress=args.progress, scenario_dir=args.scenario_dir, tier=args.tier)
     _, card = load_card(path)
     console.print(f"checkpoint: {path} ({card['weights_bytes']} bytes, sha256 {card['weights_sha256'][:16]}) in "
                   f"{time.perf_counter() - start:.0f} s")

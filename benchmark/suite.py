@@ -54,10 +54,14 @@ class Protocol(ConfigModel):
         second_axis: The large-flow metric of the Pareto view (an episode-summary metric too),
             lower is better (a slowdown).
         phases: The traffic phases, in order of start time.
+        validation_seeds: Seeds of the learners' validation curves and stopping rules, drawn from the
+            training distribution; disjoint from ``train_seeds`` and ``test_seeds`` (optional: suite
+            v1's frozen files have theirs in ``configs/training/tiers.yaml``).
     """
 
     train_seeds: list[Seed]
     test_seeds: list[Seed]
+    validation_seeds: list[Seed] = []
     score: Text
     lower_is_better: Flag = True
     second_axis: Text
@@ -76,6 +80,14 @@ class Protocol(ConfigModel):
         if overlap:
             raise field_error("test_seeds", f"seed(s) {overlap} are also train_seeds: nothing may be scored on a "
                                             "trace used for tuning or training; make the two lists disjoint")
+        repeated = sorted({s for s in self.validation_seeds if self.validation_seeds.count(s) > 1})
+        if repeated:
+            raise field_error("validation_seeds", f"seed(s) {repeated} given more than once")
+        for other in ("train_seeds", "test_seeds"):
+            overlap = sorted(set(self.validation_seeds) & set(getattr(self, other)))
+            if overlap:
+                raise field_error("validation_seeds", f"seed(s) {overlap} are also {other}: validation seeds are "
+                                                      "disjoint from the train and test seeds")
         from ecngym.envs.summary import summary_metric_names
 
         known = summary_metric_names()
@@ -121,15 +133,21 @@ class Training(ConfigModel):
         long_budget_steps: A longer run's budget (one training seed per agent) that shows whether the
             learning curve has flattened at ``budget_steps``; None: none.
         agents: Per learner (:data:`LEARNERS`), its settings; every learner needs one.
+        tiers: Per budget tier (``configs/training/tiers.yaml``: ``100k``, ``converged``), this
+            scenario's overrides of the tier's settings (:class:`~ecngym.benchmark.tiers.TierOverride`).
     """
 
     budget_steps: Whole(1, 10_000_000)
     seeds: list[Seed]
     long_budget_steps: Whole(1, 100_000_000) | None = None
     agents: dict[str, AgentTraining]
+    tiers: dict[str, dict[str, Any]] = {}
 
     @model_validator(mode="after")
     def _check(self) -> Training:
+        from ecngym.benchmark.tiers import check_tier_overrides
+
+        check_tier_overrides(self.tiers)
         if not self.seeds:
             raise field_error("seeds", "got an empty list; give at least one training seed")
         repeated = sorted({s for s in self.seeds if self.seeds.count(s) > 1})
@@ -210,6 +228,10 @@ class Scenario(ConfigModel):
             if overlap:
                 raise field_error("held_out.test_seeds", f"seed(s) {overlap} are also protocol.train_seeds: nothing "
                                                          "may be scored on a seed used for tuning or training")
+            overlap = sorted(set(seeds) & set(self.protocol.validation_seeds))
+            if overlap:
+                raise field_error("protocol.validation_seeds", f"seed(s) {overlap} are also held_out.test_seeds: "
+                                                               "validation seeds are disjoint from every test seed")
         return self
 
     def held_out_env(self) -> dict[str, Any]:

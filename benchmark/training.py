@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ecngym.benchmark.suite import AGENT_LEARNERS, LEARNERS, Scenario, load_scenario, scenario_env
@@ -66,12 +67,13 @@ def agent_overrides(agent: str, base_env: dict[str, Any], hyperparams: dict[str,
 
 
 def _train_agent(scenario: Scenario, agent: str, seed: int, base_env: dict[str, Any], budget: int, run_dir: Path,
-                 progress: bool, threads: Any) -> tuple[Path, dict[str, Any], pd.DataFrame]:
+                 progress: bool, threads: Any, plan: Any = None) -> tuple[Path, dict[str, Any], pd.DataFrame]:
     """Train ACC / LAECN / HAECN; (weights file, agent.json, learning curve)."""
     from ecngym.agents import train_agent
     from ecngym.agents.config import agent_config
 
-    hyper = scenario.training.agents[agent].hyperparams
+    # a tier's settings replace the scenario's budget-sized ones (those of its legacy budget_steps)
+    hyper = plan.hyperparams if plan is not None else scenario.training.agents[agent].hyperparams
     cfg = agent_config(agent, agent_overrides(agent, base_env, hyper))
     path = train_agent(base_env, cfg, run_dir, timesteps=budget, seed=seed, progress_bar=progress,
                        threads=threads, episode_seeds=list(scenario.protocol.train_seeds))
@@ -112,8 +114,57 @@ def _train_sb3(scenario: Scenario, agent: str, seed: int, budget: int, run_dir: 
                   "env_overrides": overrides}, curve
 
 
+def _tier_env(env_id: str, env_kwargs: dict[str, Any], seeds: list[int], rank: int, start: int) -> Any:
+    """Env ``rank`` of a tier run: the train seeds in turn from index ``rank + start`` (picklable for SubprocVecEnv)."""
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401
+    from ecngym.agents.seeds import CycledSeeds
+
+    return CycledSeeds(gym.make(env_id, **env_kwargs), seeds, start=rank + start)
+
+
+def _train_sb3_tier(scenario: Scenario, scenario_dir: Any, agent: str, seed: int, plan: Any, budget: int,
+                    run_dir: Path, progress: bool, threads: Any, halt_at: int | None,
+                    reference_dir: Any) -> tuple[Path, dict[str, Any], pd.DataFrame]:
+    """Train SB3's PPO / DQN under a tier: resumable, scored on the validation seeds as it goes."""
+    from functools import partial
+
+    from ecngym.agents.resumable import STATE_DIR, TRAIN_CURVE, train_resumable
+    from ecngym.agents.sb3 import check_hyperparams
+    from ecngym.agents.train_state import load_state, state_exists
+    from ecngym.benchmark.validation import Validator, sb3_snapshot_card
+
+    hyper = check_hyperparams(agent, dict(plan.hyperparams))
+    env_kwargs, overrides = dict(scenario.env), {}
+    action = dict(env_kwargs.get("action", {}))
+    if agent == "dqn" and action.get("scope", "all") != "all":  # (as _train_sb3: one template for all)
+        overrides = {"action": {**action, "scope": "all"}}
+        env_kwargs.update(overrides)
+    make_env = partial(_tier_env, scenario.id, env_kwargs, list(scenario.protocol.train_seeds))
+    probe = make_env(0, 0)
+    obs_dim = int(np.prod(probe.observation_space.shape))
+    probe.close()
+    state = run_dir / STATE_DIR
+    resume_steps = int(load_state(state)["counters"]["num_timesteps"]) if state_exists(state) else None
+    validator = Validator(scenario, scenario_dir, agent, seed, plan.validation_seeds, run_dir,
+                          sb3_snapshot_card(scenario, agent, seed, overrides, obs_dim), plan.stop, reference_dir,
+                          resume_steps)
+    try:
+        path, record = train_resumable(make_env, agent, budget, seed, run_dir, n_envs=plan.n_envs,
+                                       hyperparams=hyper, every=plan.eval_every_steps, hook=validator,
+                                       progress_bar=progress, threads=threads, halt_at=halt_at)
+    finally:
+        validator.close()
+    episodes = [e for per_env in record["traces"] for e in per_env]
+    meta = {"agent": agent, "framework": "sb3", "hyperparams": hyper, "episodes": episodes,
+            "env_overrides": overrides, "tier_record": {k: record[k] for k in ("env_steps", "stopped", "resumed_from")}}
+    return path, meta, pd.read_csv(run_dir / TRAIN_CURVE)
+
+
 def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_steps: int | None = None,
-              progress: bool = True, scenario_dir: Path | str | None = None, threads: Any = 1) -> Path:
+              progress: bool = True, scenario_dir: Path | str | None = None, threads: Any = 1,
+              tier: str | None = None, halt_at: int | None = None, reference_dir: Path | str | None = None) -> Path:
     """Train one (scenario, learner, training seed) and write its checkpoint into ``out_dir``.
 
     Safe to call in a fresh worker process (it imports and builds everything it needs; one fabric
@@ -128,6 +179,14 @@ def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_ste
         progress: Show the trainer's progress bar.
         scenario_dir: The folder of scenario files (default: the package's).
         threads: Torch / BLAS threads of this process (:func:`ecngym.agents.threads.limit_threads`).
+        tier: A budget tier (:mod:`ecngym.benchmark.tiers`: ``100k``, ``converged``): its budget and
+            settings replace the scenario's ``training.budget_steps`` and hyperparameters (``budget_steps``
+            then caps it, for short tests). PPO / DQN then train resumably (a rerun of a killed run goes
+            on from its state in ``out_dir/train/state``) and are scored on the validation seeds as they
+            go (``validation.csv``, copied beside the checkpoint).
+        halt_at: Stop at the first state save at or past this many env steps, as if killed there
+            (:class:`~ecngym.agents.resumable.TrainingHalted`; tests of the resume).
+        reference_dir: The references files the validation scores are normalized with (default: the package's).
 
     Returns:
         ``out_dir``, holding the checkpoint.
@@ -145,18 +204,70 @@ def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_ste
     if sc.training is None:
         raise ConfigError("training", f"scenario {scenario} declares no training protocol (training: in its YAML)")
     seed = check_whole("seed", seed, 0)
-    budget = check_whole("budget_steps", budget_steps if budget_steps is not None else sc.training.budget_steps, 1)
+    plan = None
+    if tier is not None:
+        from ecngym.benchmark.tiers import resolve_tier
+
+        plan = resolve_tier(sc, agent, tier)
+    default_budget = plan.budget_steps if plan is not None else sc.training.budget_steps
+    budget = check_whole("budget_steps", budget_steps if budget_steps is not None else default_budget, 1)
     out_dir = Path(out_dir)
     run_dir = out_dir / "train"
-    if run_dir.exists():  # a fresh run: the trainers append to their curves
+    resumable = plan is not None and agent not in AGENT_LEARNERS
+    if run_dir.exists() and not resumable:  # a fresh run: the trainers append to their curves
         shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
     base_env = scenario_env(sc)
-    wall0, cpu0 = time.perf_counter(), time.process_time()
+    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
     if agent in AGENT_LEARNERS:
-        weights, meta, curve = _train_agent(sc, agent, seed, base_env, budget, run_dir, progress, threads)
+        weights, meta, curve = _train_agent(sc, agent, seed, base_env, budget, run_dir, progress, threads, plan)
+    elif plan is not None:
+        weights, meta, curve = _train_sb3_tier(sc, scenario_dir, agent, seed, plan, budget, run_dir, progress,
+                                               threads, halt_at, reference_dir)
     else:
         weights, meta, curve = _train_sb3(sc, agent, seed, budget, run_dir, progress, threads)
-    cost = {"wall_s": time.perf_counter() - wall0, "cpu_s": time.process_time() - cpu0}
-    return write_checkpoint(out_dir, sc, agent, seed, budget, weights, meta, curve, cost,
-                            budget_default=budget_steps is None)
+    # (CPU seconds of this process and of its finished children: the env and validation processes)
+    cost = {"wall_s": time.perf_counter() - wall0, "cpu_s": _cpu_seconds() - cpu0}
+    write_checkpoint(out_dir, sc, agent, seed, budget, weights, meta, curve, cost,
+                     budget_default=budget_steps is None)
+    if plan is not None:
+        _add_tier_to_card(out_dir, sc, plan, budget, meta, run_dir)
+    return out_dir
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its waited-for children."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _add_tier_to_card(out_dir: Path, sc: Scenario, plan: Any, budget: int, meta: dict[str, Any],
+                      run_dir: Path) -> None:
+    """The tier, its settings and the validation curve in the checkpoint's card (and the curve beside it)."""
+    from dataclasses import asdict
+
+    from ecngym.benchmark.checkpoints import load_card, write_card
+    from ecngym.benchmark.validation import VALIDATION_FILE
+
+    _, card = load_card(out_dir)
+    card["command"] = card["command"].replace(f" budget_steps={budget}", "") + f" tier={plan.tier}"
+    if budget != plan.budget_steps:
+        card["command"] += f" budget_steps={budget}"
+    card["tier"] = {**asdict(plan), "stop": plan.stop.as_dict() if plan.stop is not None else None,
+                    **meta.get("tier_record", {})}
+    card["budget_source"] = f"tier {plan.tier} (configs/training/tiers.yaml)"
+    card["hyperparams"], card["hyperparams_source"] = plan.hyperparams, plan.source
+    curve = run_dir / VALIDATION_FILE
+    if curve.is_file():
+        shutil.copyfile(curve, out_dir / VALIDATION_FILE)
+        rows = pd.read_csv(curve)
+        card["validation"] = {"file": VALIDATION_FILE, "seeds": plan.validation_seeds,
+                              "points": [[int(r.env_steps), round(float(r.normalized_mean), 4)]
+                                         for r in rows.itertuples()]}
+    else:
+        card["validation"] = {"file": None, "seeds": plan.validation_seeds,
+                              "points": [], "why": f"{card['agent']} is not scored on validation seeds while it "
+                                                   "trains yet (SB3's PPO / DQN are)"}
+    write_card(out_dir, card)
