@@ -20,6 +20,7 @@ bench fabric    replay the HPCC reference scenarios and print speed / fidelity f
 bench env       env steps per second (1 and 2 processes), overhead share, peak RSS
 bench train     training env steps/s as a share of env-only steps/s (PPO, DQN, ACC)
 bench scale     fabric cost vs size and load: fat-tree k = 4, 8, 16 at 30 % / 60 % WebSearch
+bench branch    a branch of a running episode: snapshot and branch time, memory per live branch
 bench tcp       our DCTCP hosts vs ns-3's own TcpDctcp: incast N = 2..128, two buffers, a dumbbell
 benchmark references  a scenario's static_tuned / oracle_phase references (grid search; writes configs/suite/references)
 benchmark scenarios   the suite's scenario table from the scenario files (markdown=docs/benchmarks/scenarios.md)
@@ -60,6 +61,7 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "env"): ("ecngym.bench.env:main", "env steps/s (1 and 2 processes), overhead, peak RSS"),
     ("bench", "train"): ("ecngym.bench.train:main", "training steps/s as a share of env-only steps/s"),
     ("bench", "scale"): ("ecngym.bench.scale:main", "fabric cost vs size and load (fat-tree k = 4, 8, 16)"),
+    ("bench", "branch"): ("ecngym.bench.branch:main", "what a branch of a running episode costs (time, memory)"),
     ("bench", "tcp"): ("ecngym.bench.tcp:main", "our DCTCP hosts vs ns-3's TcpDctcp (incast, dumbbell)"),
     ("benchmark", "references"): ("ecngym.benchmark.references:main",
                                   "a scenario's static_tuned and oracle_phase references (grid on its seeds)"),

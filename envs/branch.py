@@ -17,14 +17,14 @@ with a :class:`BranchError` naming them; inside a clean worker process (a ``mult
 worker, a Ray task's process without threads started) branching works.
 
 Messages between the driver and its snapshots go over ``multiprocessing.connection`` (an
-``AF_UNIX`` socket in a private temporary folder, authenticated by a random key): they carry only
-objects this package's own processes made, never a file a user handed over.
+``AF_UNIX`` socket in a temporary folder that only this user can enter, ``mkdtemp``'s mode 0700,
+so no handshake is needed on each branch's connection): they carry only objects this package's own
+processes made, never a file a user handed over.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import signal
 import sys
@@ -159,7 +159,6 @@ class BranchHub:
         self._tickets = 0
         self._folder: str | None = None
         self._listener: Listener | None = None
-        self._authkey = b""
         self._snapshots: dict[int, Snapshot] = {}
         self._arrived: dict[int, Any] = {}
         self._direct_children: list[int] = []
@@ -168,8 +167,7 @@ class BranchHub:
     def __enter__(self) -> BranchHub:
         check_fork_safe()
         self._folder = tempfile.mkdtemp(prefix="ecngym-branch-")
-        self._authkey = secrets.token_bytes(32)
-        self._listener = Listener(os.path.join(self._folder, "hub"), family="AF_UNIX", authkey=self._authkey)
+        self._listener = Listener(os.path.join(self._folder, "hub"), family="AF_UNIX")
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -237,7 +235,7 @@ class BranchHub:
 
     def _connect(self) -> Connection:
         assert self._folder is not None
-        return Client(os.path.join(self._folder, "hub"), family="AF_UNIX", authkey=self._authkey)
+        return Client(os.path.join(self._folder, "hub"), family="AF_UNIX")
 
     def _become_snapshot(self, env: Any, ticket: int, result: Any) -> None:
         """Serve branch requests for ``env`` until told to exit or the driver goes (never returns)."""
