@@ -25,6 +25,7 @@ bench tcp       our DCTCP hosts vs ns-3's own TcpDctcp: incast N = 2..128, two b
 benchmark references  a scenario's static_tuned / oracle_phase references (grid search; writes configs/suite/references)
 benchmark scenarios   the suite's scenario table from the scenario files (markdown=docs/benchmarks/scenarios.md)
 benchmark oracle-window  per test trace: the best per-window schedule in hindsight with state carried
+benchmark headroom-map  the window oracle's headroom over a scenario family's axes (train seeds)
 benchmark headroom    per scenario: S_default, S_tuned, S_oracle_phase, the adaptivity headroom with its 95% CI
 benchmark board    a suite's board and page from the results store
 benchmark rewards  Spearman correlation of each RL reward (acc, pred, fct) with a suite's score
@@ -71,6 +72,8 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
                                 "per scenario: default, tuned, phase oracle and the adaptivity headroom with CIs"),
     ("benchmark", "oracle-window"): ("ecngym.benchmark.oracle_window_cli:main",
                                      "the window oracle per test trace (beam search on branches), headroom vs static_tuned"),
+    ("benchmark", "headroom-map"): ("ecngym.benchmark.headroom_map:main",
+                                    "the window oracle's headroom over a parametric scenario family (train seeds)"),
     ("benchmark", "board"): ("ecngym.benchmark.cli:board_main", "a suite's board and page from the results store"),
     ("benchmark", "train-learners"): ("ecngym.benchmark.learner_cli:train_all_main",
                                       "train every learner x training seed of a suite's scenarios (checkpoints)"),
