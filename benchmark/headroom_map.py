@@ -160,6 +160,7 @@ class HeadroomMapArgs(ConfigModel):
         processes: Branches simulated at once.
         out: Also write the points as JSON there.
         markdown: Also write the page there.
+        scenario_dir: The folder of the family's base scenario file (default: the package's).
     """
 
     family: Text
@@ -168,6 +169,7 @@ class HeadroomMapArgs(ConfigModel):
     processes: Whole(1, 1024) = 2
     out: Text | None = None
     markdown: Text | None = None
+    scenario_dir: Text | None = None
 
 
 def _cell(p: dict[str, Any]) -> str:
@@ -230,10 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     usage = ("ecngym benchmark headroom-map family=<file|name> [seeds=N] [window=2ms] [processes=2] "
-             "[out=FILE.json] [markdown=FILE.md]")
+             "[out=FILE.json] [markdown=FILE.md] [scenario_dir=DIR]")
     args = key_value_arguments(HeadroomMapArgs, argv, usage, __doc__)
     family = load_family(args.family)
-    base = read_scenario(family["base"])
+    base = read_scenario(family["base"], args.scenario_dir)
     seeds = family["seeds"][:args.seeds]
     window = args.window or family.get("window", "2ms")
     out = check_output_path("out", args.out) if args.out else None
