@@ -80,9 +80,13 @@ docs-results: $(INSTALLED)
 	$(VENV)/bin/ecngym bench train --suite full --markdown docs/benchmarks/train.md
 	$(VENV)/bin/ecngym bench scale --markdown docs/benchmarks/scale.md
 	$(VENV)/bin/ecngym bench tcp --markdown docs/benchmarks/tcp.md
+	$(VENV)/bin/ecngym bench branch --markdown docs/benchmarks/branch.md
 	$(VENV)/bin/ecngym reproduce --all --markdown docs/reproductions.md
 	$(VENV)/bin/ecngym benchmark scenarios markdown=docs/benchmarks/scenarios.md
 	$(VENV)/bin/ecngym benchmark headroom suite=full markdown=docs/benchmarks/headroom.md
+	$(VENV)/bin/ecngym benchmark oracle-window suite=core test_seeds=3 window=2ms beam=1,2 \
+	  markdown=docs/benchmarks/oracle-window.md
+	$(VENV)/bin/ecngym benchmark headroom-map family=storage_phases markdown=docs/benchmarks/headroom-map-storage.md
 	$(VENV)/bin/ecngym run suite=core results.dir=outputs/docs-results leaderboard.html=outputs/docs-results/board.html
 	$(VENV)/bin/ecngym benchmark board suite=core store=outputs/docs-results html=outputs/docs-results/board.html \
 	  markdown=docs/benchmarks/suite.md

@@ -20,9 +20,12 @@ bench fabric    replay the HPCC reference scenarios and print speed / fidelity f
 bench env       env steps per second (1 and 2 processes), overhead share, peak RSS
 bench train     training env steps/s as a share of env-only steps/s (PPO, DQN, ACC)
 bench scale     fabric cost vs size and load: fat-tree k = 4, 8, 16 at 30 % / 60 % WebSearch
+bench branch    a branch of a running episode: snapshot and branch time, memory per live branch
 bench tcp       our DCTCP hosts vs ns-3's own TcpDctcp: incast N = 2..128, two buffers, a dumbbell
 benchmark references  a scenario's static_tuned / oracle_phase references (grid search; writes configs/suite/references)
 benchmark scenarios   the suite's scenario table from the scenario files (markdown=docs/benchmarks/scenarios.md)
+benchmark oracle-window  per test trace: the best per-window schedule in hindsight with state carried
+benchmark headroom-map  the window oracle's headroom over a scenario family's axes (train seeds)
 benchmark headroom    per scenario: S_default, S_tuned, S_oracle_phase, the adaptivity headroom with its 95% CI
 benchmark board    a suite's board and page from the results store
 benchmark eval     your trained checkpoint on its scenario's test seeds, on the suite board
@@ -60,6 +63,7 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "env"): ("ecngym.bench.env:main", "env steps/s (1 and 2 processes), overhead, peak RSS"),
     ("bench", "train"): ("ecngym.bench.train:main", "training steps/s as a share of env-only steps/s"),
     ("bench", "scale"): ("ecngym.bench.scale:main", "fabric cost vs size and load (fat-tree k = 4, 8, 16)"),
+    ("bench", "branch"): ("ecngym.bench.branch:main", "what a branch of a running episode costs (time, memory)"),
     ("bench", "tcp"): ("ecngym.bench.tcp:main", "our DCTCP hosts vs ns-3's TcpDctcp (incast, dumbbell)"),
     ("benchmark", "references"): ("ecngym.benchmark.references:main",
                                   "a scenario's static_tuned and oracle_phase references (grid on its seeds)"),
@@ -67,6 +71,10 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
                                  "the suite's scenario table (docs/benchmarks/scenarios.md) from the YAML"),
     ("benchmark", "headroom"): ("ecngym.benchmark.headroom:main",
                                 "per scenario: default, tuned, phase oracle and the adaptivity headroom with CIs"),
+    ("benchmark", "oracle-window"): ("ecngym.benchmark.oracle_window_cli:main",
+                                     "the window oracle per test trace (beam search on branches), headroom vs static_tuned"),
+    ("benchmark", "headroom-map"): ("ecngym.benchmark.headroom_map:main",
+                                    "the window oracle's headroom over a parametric scenario family (train seeds)"),
     ("benchmark", "board"): ("ecngym.benchmark.cli:board_main", "a suite's board and page from the results store"),
     ("benchmark", "eval"): ("ecngym.benchmark.eval_cli:eval_main",
                             "your trained checkpoint on its scenario's test seeds: it joins the suite board"),

@@ -43,22 +43,37 @@ class SuiteBoard:
     refused: list[str] = field(default_factory=list)
 
     def sentence(self, scores: ScenarioScores) -> str:
-        """The plain answer for one scenario: does a dynamic controller beat ``static_tuned``?"""
+        """The plain answer for one scenario: does a dynamic controller beat ``static_tuned``?
+
+        Read from the paired per-seed differences S_tuned − S_c (:mod:`ecngym.benchmark.scoring`).
+        """
+        prefix = ""
         if scores.no_reference_gap:
             why = (f"its references are missing ({', '.join(scores.missing_references)})"
                    if scores.missing_references else "static_tuned does not beat static_default clearly "
                                                      "(paired 95% CI of their difference includes 0)")
-            return (f"{scores.scenario}: no normalized verdict: {why}, so it is scored on raw "
-                    f"{scores.score} only (no_reference_gap).")
+            prefix = f"no normalized scores ({why}: raw {scores.score} only, no_reference_gap); "
+            if scores.missing_references and "static_tuned" in scores.missing_references:
+                return f"{scores.scenario}: {prefix.rstrip('; ')}."
         winners = scores.dynamic_beats_tuned(self.dynamic)
+        unit = f"raw {scores.score}"
         if winners:
-            return (f"{scores.scenario}: yes: {', '.join(winners)} beat static_tuned (normalized score > 1, "
-                    "95% CI above 1).")
-        best = next((c for c in scores.controllers if c.controller in self.dynamic and not c.reference
-                     and math.isfinite(c.normalized_mean)), None)
-        detail = (f"; the best dynamic controller, {best.controller}, scores {best.normalized_mean:.2f} "
-                  f"[{best.normalized_ci[0]:.2f}, {best.normalized_ci[1]:.2f}]" if best else "")
-        return f"{scores.scenario}: no dynamic controller beats static_tuned (none has a 95% CI above 1){detail}."
+            shown = ", ".join(f"{c.controller} (Δ {c.delta_tuned_mean:+.3g} [{c.delta_tuned_ci[0]:+.3g}, "
+                              f"{c.delta_tuned_ci[1]:+.3g}])" for c in scores.controllers if c.controller in winners)
+            return (f"{scores.scenario}: {prefix}yes: {shown} beat static_tuned (paired Δ = S_tuned − S_c in "
+                    f"{unit}, 95% CI above 0).")
+        best = next((c for c in sorted(scores.controllers, key=lambda c: -_finite_or(c.delta_tuned_mean))
+                     if c.controller in self.dynamic and not c.reference and math.isfinite(c.delta_tuned_mean)),
+                    None)
+        detail = (f"; the closest dynamic controller, {best.controller}, has Δ {best.delta_tuned_mean:+.3g} "
+                  f"[{best.delta_tuned_ci[0]:+.3g}, {best.delta_tuned_ci[1]:+.3g}] ({unit}; better on "
+                  f"{best.wins_over_tuned[0]} of {best.wins_over_tuned[1]} seeds)" if best else "")
+        return (f"{scores.scenario}: {prefix}no dynamic controller beats static_tuned (none has a paired 95% CI "
+                f"of S_tuned − S_c above 0){detail}.")
+
+
+def _finite_or(x: float, default: float = -math.inf) -> float:
+    return x if math.isfinite(x) else default
 
 
 def _is_static(params: str) -> bool:

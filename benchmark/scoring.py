@@ -19,6 +19,13 @@ aggregates, and the page says so. (With fewer than two test seeds no CI exists: 
 
 The raw score and the scenario's second axis (a large-flow slowdown, for the Pareto view) are kept
 beside the normalized score.
+
+**Verdicts are paired.** Whether a controller beats ``static_tuned`` is read from the per-seed
+differences ``Δ(seed) = S_tuned(seed) − S_c(seed)`` (oriented so that positive = c better), with a
+paired Student-t 95 % CI over the test seeds: "beats" when the CI lies above 0. The normalized
+score's own CI also carries the seeds' spread of the default's score, so a constant better on every
+seed could read as "does not beat" from it; the paired difference cancels what the seed's trace
+does to both.
 """
 
 from __future__ import annotations
@@ -47,11 +54,16 @@ class ControllerScore:
     second_mean: float
     normalized_mean: float = float("nan")
     normalized_ci: tuple[float, float] = (float("nan"), float("nan"))
+    #: S_tuned − S_c per test seed (raw units, positive = better than static_tuned): mean and paired 95 % CI
+    delta_tuned_mean: float = float("nan")
+    delta_tuned_ci: tuple[float, float] = (float("nan"), float("nan"))
+    #: the seeds on which it beats static_tuned, of those both ran
+    wins_over_tuned: tuple[int, int] = (0, 0)
 
     @property
     def beats_tuned(self) -> bool:
-        """Whether its normalized score's 95 % CI lies above 1 (it beats ``static_tuned``)."""
-        return math.isfinite(self.normalized_ci[0]) and self.normalized_ci[0] > 1.0
+        """Whether the paired 95 % CI of S_tuned − S_c lies above 0 (it beats ``static_tuned``)."""
+        return math.isfinite(self.delta_tuned_ci[0]) and self.delta_tuned_ci[0] > 0.0
 
 
 @dataclass
@@ -83,7 +95,7 @@ class ScenarioScores:
         return next((c for c in self.controllers if c.controller == name), None)
 
     def dynamic_beats_tuned(self, dynamic: set[str]) -> list[str]:
-        """The dynamic controllers (names in ``dynamic``) whose normalized CI lies above 1."""
+        """The dynamic controllers (names in ``dynamic``) whose paired CI of S_tuned − S_c lies above 0."""
         return [c.controller for c in self.controllers if c.controller in dynamic and not c.reference
                 and c.beats_tuned]
 
@@ -137,6 +149,11 @@ def score_scenario(rows: pd.DataFrame, scenario: str, score: str, lower_is_bette
                                 else float("nan"))
         if not no_gap:
             entry.normalized_mean, entry.normalized_ci = _mean_ci(normalized.loc[name].to_numpy(float))
+        if "static_tuned" in raw.index:
+            delta = sign * (raw.loc["static_tuned"] - raw.loc[name]).to_numpy(float)
+            entry.delta_tuned_mean, entry.delta_tuned_ci = _mean_ci(delta)
+            finite = delta[np.isfinite(delta)]
+            entry.wins_over_tuned = (int((finite > 0).sum()), int(finite.size))
         out.controllers.append(entry)
     if "oracle_phase" in raw.index and "static_tuned" in raw.index:
         table = normalized if not no_gap else -sign * raw  # higher = better either way

@@ -70,3 +70,17 @@ def test_aggregates_match_their_definitions_and_repeat_with_the_seed():
     assert again["a"].iqm_ci == first["a"].iqm_ci and again["a"].p_improve_ci == first["a"].p_improve_ci
     assert aggregates(matrices, reps=300, seed=8)["a"].iqm_ci != first["a"].iqm_ci
     assert first["a"].profile.shape == first["a"].profile_ci.shape[1:]
+
+
+def test_beating_static_tuned_is_read_from_the_paired_per_seed_differences():
+    """A constant better than static_tuned on every seed beats it, though its normalized CI spans 1."""
+    rows = _rows({"static_default": [10, 16, 12, 14], "static_tuned": [6, 9, 7, 8],
+                  "const": [5.8, 8.9, 6.7, 7.8], "noisy": [3, 12, 4, 11]})
+    s = score_scenario(rows, "x", "slowdown_p99_all", True, "slowdown_avg_>1MB", SEEDS)
+    const, noisy = s.by_name("const"), s.by_name("noisy")
+    assert const.normalized_ci[0] < 1 < const.normalized_ci[1]   # the normalized CI cannot tell
+    assert const.delta_tuned_mean == pytest.approx(0.2) and const.delta_tuned_ci[0] > 0
+    assert const.wins_over_tuned == (4, 4) and const.beats_tuned
+    assert noisy.wins_over_tuned == (2, 4) and not noisy.beats_tuned
+    assert s.dynamic_beats_tuned({"const", "noisy"}) == ["const"]
+    assert s.by_name("static_tuned").delta_tuned_mean == 0
