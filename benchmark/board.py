@@ -224,13 +224,18 @@ def overview_rows(board: SuiteBoard) -> list[dict[str, Any]]:
     names = sorted({c.controller for s in board.scores for c in s.controllers})
     entries = []
     for name in names:
-        per = {}
+        per, mark, beats, paired = {}, {}, 0, 0
         for s in board.scores:
             c = s.by_name(name)
             per[s.scenario] = (c.normalized_mean, c.normalized_ci) if c is not None and not s.no_reference_gap \
                 else (float("nan"), (float("nan"), float("nan")))
+            mark[s.scenario] = paired_mark(c)
+            if c is not None and math.isfinite(c.delta_tuned_ci[0]) and name != "static_tuned":
+                paired += 1
+                beats += int(c.beats_tuned)
         entries.append({"controller": name, "reference": name in REFERENCES, "dynamic": name in board.dynamic,
-                        "per_scenario": per, "aggregate": board.aggregates.get(name)})
+                        "per_scenario": per, "paired_mark": mark, "beats_tuned": (beats, paired),
+                        "aggregate": board.aggregates.get(name)})
 
     def key(e: dict[str, Any]) -> tuple[bool, float, str]:
         agg = e["aggregate"]
@@ -238,6 +243,19 @@ def overview_rows(board: SuiteBoard) -> list[dict[str, Any]]:
         return (e["reference"], -iqm, e["controller"])
 
     return sorted(entries, key=key)
+
+
+def paired_mark(c: Any) -> str:
+    """``▲`` if the paired 95% CI of S_tuned − S_c lies above 0 (better than static_tuned), ``▼`` below, else ``""``."""
+    if c is None or not math.isfinite(c.delta_tuned_ci[0]):
+        return ""
+    return "▲" if c.delta_tuned_ci[0] > 0 else "▼" if c.delta_tuned_ci[1] < 0 else ""
+
+
+def beats_text(e: dict[str, Any]) -> str:
+    """The overview's "beats tuned" cell: scenarios where the paired CI lies above 0, of those paired."""
+    won, paired = e["beats_tuned"]
+    return f"{won}/{paired}" if paired and e["controller"] != "static_tuned" else "—"
 
 
 def board_columns(board: SuiteBoard) -> tuple[Column, list[Column], list[str | None]]:
@@ -253,7 +271,9 @@ def board_columns(board: SuiteBoard) -> tuple[Column, list[Column], list[str | N
     columns = [Column(label, [fmt_ci(*getter(e["aggregate"])) if e["aggregate"] is not None else "—"
                               for e in entries], key=True)
                for label, getter in AGGREGATE_COLUMNS.items()]
-    columns += [Column(s.scenario, [fmt_ci(*e["per_scenario"][s.scenario]) for e in entries]) for s in board.scores]
+    columns.append(Column("beats tuned", [beats_text(e) for e in entries], key=True))
+    columns += [Column(s.scenario, [f"{fmt_ci(*e['per_scenario'][s.scenario])}{e['paired_mark'][s.scenario]}"
+                                    for e in entries]) for s in board.scores]
     return name, columns, ["dim" if e["reference"] else None for e in entries]
 
 
@@ -277,8 +297,9 @@ def print_board(board: SuiteBoard, console: Console, wide: bool = False) -> None
         title=f"suite {board.suite.name} v{board.suite.spec.version}: normalized score (0 = static_default, "
               "1 = static_tuned), mean [95% CI] over test seeds; ranked by IQM",
         caption="IQM and optimality gap (to 1) over the scenarios with a reference gap, stratified-bootstrap "
-                "95% CIs (rliable); P(>tuned): probability of improvement over static_tuned; one column per "
-                "scenario. References are labelled (ref), never ranked."))
+                "95% CIs; P(>tuned): probability of improvement over static_tuned; beats tuned: scenarios where the "
+                "paired 95% CI of S_tuned − S_c over the test seeds lies above 0 (▲ in the scenario's cell; ▼: "
+                "below 0). References are labelled (ref), never ranked."))
     rows = headroom_rows(board)
     flags = [", ".join((["no_reference_gap"] if r["no_reference_gap"] else [])
                        + (["no headroom"] if r["no_headroom"] else [])) for r in rows]

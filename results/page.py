@@ -261,7 +261,7 @@ def _overview_html(board: object) -> str:
     (At 1,400 px the ranking columns are in view without scrolling; the controller column stays in
     view when the table scrolls sideways.)
     """
-    from ecngym.benchmark.board import AGGREGATE_COLUMNS, overview_rows
+    from ecngym.benchmark.board import AGGREGATE_COLUMNS, beats_text, overview_rows
 
     scenarios = [s.scenario for s in board.scores]
     tips = {"IQM": "interquartile mean of the normalized scores over (scenario, test seed), 95% stratified-bootstrap "
@@ -271,6 +271,8 @@ def _overview_html(board: object) -> str:
     head = ('<th class="name">controller</th>' + "".join(
         f'<th class="key" title="{html.escape(tips.get(label, label))}">{html.escape(label)} [95% CI]</th>'
         for label in AGGREGATE_COLUMNS)
+        + '<th class="key" title="scenarios where the paired 95% CI of S_tuned − S_c over the test seeds lies '
+          'above 0 (the verdict: ▲ in the scenario\'s cell; ▼: below 0)">beats tuned (paired)</th>'
         + "".join(f'<th title="normalized score on {html.escape(s)}, mean [95% CI] over its test seeds">'
                   f"{html.escape(s)}</th>" for s in scenarios) + "<th>scenarios</th>")
     body = []
@@ -280,7 +282,8 @@ def _overview_html(board: object) -> str:
         cells = [f'<td class="name">{html.escape(label)}</td>']
         cells += [f'<td class="key">{_ci_text(*getter(agg)) if agg is not None else "—"}</td>'
                   for getter in AGGREGATE_COLUMNS.values()]
-        cells += [f"<td>{_ci_text(*e['per_scenario'][s])}</td>" for s in scenarios]
+        cells.append(f'<td class="key">{beats_text(e)}</td>')
+        cells += [f"<td>{_ci_text(*e['per_scenario'][s])}{e['paired_mark'][s]}</td>" for s in scenarios]
         cells.append(f"<td>{len(agg.scenarios) if agg is not None else 0}</td>")
         kind = "reference" if e["reference"] else "competitor"
         body.append(f'<tr class="suite-row {kind}" data-controller="{html.escape(e["controller"])}" '
