@@ -22,7 +22,7 @@ from ecngym.results import ResultStore
 
 HERE = Path(__file__).resolve().parent
 CONTROLLERS = ["static_dcqcn", "pred", "bytetuning", "dctcp_demt_dynamic"]
-REFERENCES = ["oracle_phase", "static_default", "static_tuned"]
+REFERENCES = ["oracle_phase", "random", "static_default", "static_tuned"]
 
 
 def _run(tmp: Path, *extra: str) -> int:
@@ -56,8 +56,10 @@ def test_every_controller_and_reference_has_a_row_per_test_seed(suite_run):
 
 def test_rows_hold_the_return_under_every_reward(suite_run):
     _, rows = suite_run
-    for name in ("acc", "pred", "fct"):
+    for name in ("acc", "pred", "fct", "score_dense"):
         assert np.isfinite(rows[f"return_{name}"]).all()
+    # score_dense's return is minus the episode's mean slowdown (every fixture scenario's score)
+    np.testing.assert_allclose(rows["return_score_dense"], -rows["slowdown_avg_all"], rtol=1e-12)
     # the env's own reward (acc) is the episode's return, exactly: one definition of each reward
     assert np.array_equal(rows["return_acc"].to_numpy(), rows["episode_return"].to_numpy())
     assert (rows["return_fct"] < 0).all() and not np.allclose(rows["return_acc"], rows["return_pred"])
