@@ -21,10 +21,12 @@ class Logged:
         self.controller, self.name, self.interval_steps, self.actions = controller, controller.name, 1, []
 
     def reset(self, env):
+        """Reset the log and the controller."""
         self.actions = []
         self.controller.reset(env)
 
     def act(self, obs, info):
+        """The controller's action, logged."""
         action = self.controller.act(obs, info)
         self.actions.append(np.atleast_1d(action).copy())
         return action

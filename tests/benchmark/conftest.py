@@ -15,7 +15,7 @@ SUITE_FILE = HERE / "tiny_suite.yaml"
 
 
 def fixture_references(scenario: str) -> dict[str, dict[str, Any]]:
-    """The fixture's references as controller configs (static settings; its oracle_phase is a static stand-in; random)."""
+    """The fixture's references as controller configs (static settings, oracle_phase a static stand-in; random)."""
     refs = yaml.safe_load((REFERENCE_DIR / f"{scenario}.yaml").read_text())
     out = {"static_default": {"_target_": "ecngym.baselines.StaticEcnController", "setting": "env_default",
                               "name": "static_default"}}

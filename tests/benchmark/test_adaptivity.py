@@ -11,7 +11,7 @@ STARTS = [0, 1_000, 2_000]
 
 
 def _records(actions_of, n: int = 600, units: int = 1, seed: int = 0) -> list[tuple[int, np.ndarray, float]]:
-    """n decisions spread over the three phases; queue bytes rise and fall with a period of 7 decisions."""
+    """N decisions spread over the three phases; queue bytes rise and fall with a period of 7 decisions."""
     rng = np.random.default_rng(seed)
     out = []
     for i in range(n):
@@ -28,7 +28,7 @@ def test_phase_locked_actions_carry_the_phase():
 
 
 def test_uniform_random_actions_carry_nothing():
-    """Uniform draws over 7 templates: ~0 bits with the phase and the queue (the old measure read 86 % "off its mode")."""
+    """Uniform draws over 7 templates: ~0 bits with the phase and the queue (86 % of them are "off the mode")."""
     values = [state_dependence(_records(lambda t, q, rng, u: rng.integers(7, size=u), units=4, seed=s), STARTS)
               for s in range(20)]
     for key in ("mi_phase_bits", "mi_queue_bits"):
@@ -48,7 +48,7 @@ def test_one_template_carries_nothing():
 
 
 def test_miller_madow_removes_the_plug_in_bias():
-    """Independent variables: the plug-in estimate is biased up by ~(m_a - 1)(m_s - 1)/(2N ln 2); the corrected one is not."""
+    """Independent variables: plug-in MI is biased up by ~(m_a - 1)(m_s - 1)/(2N ln 2); the corrected one is not."""
     rng = np.random.default_rng(1)
     n, estimates, plugin = 300, [], []
     for _ in range(200):
