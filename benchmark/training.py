@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from ecngym.benchmark.learner_reward import learner_reward
 from ecngym.benchmark.suite import AGENT_LEARNERS, LEARNERS, Scenario, load_scenario, scenario_env
 from ecngym.error import ConfigError
 
@@ -72,6 +73,9 @@ def _train_agent(scenario: Scenario, agent: str, seed: int, base_env: dict[str, 
     from ecngym.agents.config import agent_config
 
     hyper = scenario.training.agents[agent].hyperparams
+    reward = learner_reward(scenario, agent)  # (None: the paper's reward, from the agent's config)
+    if reward is not None:
+        hyper = {**hyper, "env": {**hyper.get("env", {}), "reward": reward}}
     cfg = agent_config(agent, agent_overrides(agent, base_env, hyper))
     path = train_agent(base_env, cfg, run_dir, timesteps=budget, seed=seed, progress_bar=progress,
                        threads=threads, episode_seeds=list(scenario.protocol.train_seeds))
@@ -98,7 +102,10 @@ def _train_sb3(scenario: Scenario, agent: str, seed: int, budget: int, run_dir: 
         # [OURS] DQN picks one of n actions: on a scenario with one action per layer or port it sets one
         # template for all (the action encoding is the controller's; the traffic stays the scenario's)
         overrides = {"action": {**action, "scope": "all"}}
-        env_kwargs.update(overrides)
+    reward = learner_reward(scenario, agent)  # (None: the scenario env's own reward)
+    if reward is not None:
+        overrides["reward"] = reward
+    env_kwargs.update(overrides)
 
     def factory() -> gym.Env:
         env = CycledSeeds(gym.make(scenario.id, **env_kwargs), list(scenario.protocol.train_seeds))

@@ -62,7 +62,8 @@ def test_uniform_over_the_templates(layer_env):
     assert chisquare(counts).pvalue > 1e-3
 
 
-def test_refuses_a_continuous_action_space():
+def test_refuses_a_continuous_action_space(layer_env):
+    layer_env.close()  # (one fabric per process; its next reset builds a new one)
     env = gym.make("ecngym/RoceIncast-v0", action={"type": "continuous"}, episode_steps=2)
     try:
         with pytest.raises(ConfigError, match=r"env\.action\.type: the random reference draws the discrete"):
