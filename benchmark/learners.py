@@ -14,9 +14,10 @@ scenario: the interquartile mean with its stratified-bootstrap 95 % CI and the p
 improvement over ``static_tuned`` (rliable, :mod:`ecngym.benchmark.stats`), whether it beats
 ``static_tuned`` (CI above 1), the share of the adaptivity headroom it captures
 ((score − 1) / headroom, :mod:`ecngym.benchmark.headroom`), the training budget and cost, and
-whether its policy depends on the state: the share of its decisions that differ from its most
-frequent action, and whether its most frequent action changes with the traffic phase (a policy that
-plays one template is reported as such). The learning curves (the trainer's reward over env steps,
+whether its policy depends on the state: the mutual information between its actions and the traffic
+phase and between its actions and the queue (:mod:`ecngym.benchmark.adaptivity`), beside the
+``random`` reference's, played on the same test seeds (a policy that plays one template is reported
+as such, with the template). The learning curves (the trainer's reward over env steps,
 mean and 95 % CI over training seeds) close the page. ``cache=DIR`` keeps each evaluation job's rows
 in ``DIR`` (keyed by :func:`job_key`: a checkpoint's weights, the scenario version, the seeds, the
 ecngym version), so a rerun, or the whole suite after one scenario, plays only what is missing.
@@ -28,7 +29,6 @@ import concurrent.futures
 import json
 import multiprocessing
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from rich.table import Table
 
+from ecngym.benchmark.adaptivity import state_dependence
 from ecngym.error import ConfigError
 from ecngym.validation import ConfigModel, Flag, Text, Whole
 
@@ -59,13 +60,13 @@ class LearnerArgs(ConfigModel):
 
 
 class ActionLog:
-    """Wraps a controller: records each decision's actions and the time it was taken."""
+    """Wraps a controller: records each decision's actions, its time and the queue it saw."""
 
     def __init__(self, controller: Any) -> None:
         self.controller = controller
         self.name = controller.name
-        self.records: list[tuple[int, np.ndarray]] = []
-        self._time_ns = 0
+        #: per decision: (time ns, actions of every unit, controlled ports' mean queue bytes before it)
+        self.records: list[tuple[int, np.ndarray, float]] = []
 
     def __getattr__(self, item: str) -> Any:
         return getattr(self.controller, item)
@@ -73,39 +74,16 @@ class ActionLog:
     def reset(self, env: Any) -> None:
         """Reset the controller and the log."""
         self.records = []
-        self._time_ns = 0
         self.controller.reset(env)
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
-        """The controller's action, logged with the time it was taken."""
+        """The controller's action, logged with the time it was taken and the queue of the interval before."""
         action = self.controller.act(observation, info)
-        self.records.append((int(info.get("time_ns", 0)), np.atleast_1d(np.asarray(action)).copy()))
+        tel = info.get("telemetry")
+        queue = (float(np.mean(np.asarray(tel["mean_queue_bytes"])[np.asarray(info["ports"])]))
+                 if tel is not None and "ports" in info else float("nan"))
+        self.records.append((int(info.get("time_ns", 0)), np.atleast_1d(np.asarray(action)).copy(), queue))
         return action
-
-
-def state_dependence(records: list[tuple[int, np.ndarray]], phase_starts_ns: list[int]) -> dict[str, Any]:
-    """How much a policy's decisions vary: share off its most frequent action, and per phase.
-
-    Args:
-        records: (time in ns, actions of every port / unit) per decision.
-        phase_starts_ns: The scenario's traffic phase starts.
-
-    Returns:
-        ``off_mode_share`` (decisions, counted per port, that differ from the most frequent action),
-        ``phase_modes`` (the most frequent action of each phase), ``distinct_actions``.
-    """
-    if not records:
-        return {"off_mode_share": float("nan"), "phase_modes": [], "distinct_actions": 0}
-    actions = np.concatenate([a for _, a in records])
-    mode, count = Counter(actions.tolist()).most_common(1)[0]
-    starts = list(phase_starts_ns) or [0]
-    modes = []
-    for i, start in enumerate(starts):
-        end = starts[i + 1] if i + 1 < len(starts) else None
-        sel = [a for t, a in records if t >= start and (end is None or t < end)]
-        modes.append(Counter(np.concatenate(sel).tolist()).most_common(1)[0][0] if sel else None)
-    return {"off_mode_share": 1.0 - count / len(actions), "phase_modes": modes,
-            "distinct_actions": len(set(actions.tolist())), "mode": mode}
 
 
 def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
@@ -138,10 +116,11 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
                    "score": float(episode.summary[sc.protocol.score]),
                    "second": float(episode.summary.get(sc.protocol.second_axis, float("nan"))),
                    "trace_hash": view.trace_hash}
-            if job["agent"]:
+            if job["agent"] or job["name"] == "random":
                 dep = state_dependence(logged.records, starts)
-                row.update(off_mode_share=dep["off_mode_share"], phase_modes=json.dumps(dep["phase_modes"]),
-                           distinct_actions=dep["distinct_actions"])
+                row.update(mi_phase_bits=dep["mi_phase_bits"], mi_queue_bits=dep["mi_queue_bits"],
+                           phase_modes=json.dumps(dep["phase_modes"]), distinct_actions=dep["distinct_actions"],
+                           mode=json.dumps(dep["mode"]))
             out.append(row)
     finally:
         env.close()
@@ -207,6 +186,9 @@ def plan(suite: Any, root: Path | None, held_out: bool, only: str | None = None)
             for ref in ("static_default", "static_tuned"):
                 jobs.append({"scenario": name, "family": "held_out", "name": ref, "agent": None, "train_seed": None,
                              "controller_cfg": refs[ref], "seeds": families["held_out"]})
+        # the random reference on the test seeds: the yardstick of the learners' state dependence
+        jobs.append({"scenario": name, "family": "test", "name": "random", "agent": None, "train_seed": None,
+                     "controller_cfg": reference_controllers(name)["random"], "seeds": families["test"]})
         trained = set(suite.training_seeds(name))
         for agent, dirs in shipped(name, root).items():
             for d in dirs:
@@ -275,6 +257,8 @@ def summarize(rows: pd.DataFrame, suite: Any, reps: int, seed: int, root: Path |
         headroom = scenario_headroom(name)["headroom_normalized"]
         cards = {a: [load_card(d)[1] for d in dirs if int(d.name[4:]) in trained]
                  for a, dirs in shipped(name, root).items()}
+        scenario_rows = rows[rows["scenario"] == name]
+        random_rows = scenario_rows[scenario_rows["controller"] == "random"]
         per_family = {}
         for family in FAMILIES:
             fam = rows[(rows["scenario"] == name) & (rows["family"] == family)].copy()
@@ -303,10 +287,14 @@ def summarize(rows: pd.DataFrame, suite: Any, reps: int, seed: int, root: Path |
                 if family == "test":
                     entry["headroom_captured"] = ((agg.iqm - 1.0) / headroom if np.isfinite(headroom) and headroom > 0
                                                   else float("nan"))
-                    entry["off_mode_share"] = float(mine["off_mode_share"].mean())
+                    for key in ("mi_phase_bits", "mi_queue_bits"):
+                        entry[key] = float(mine[key].mean())
+                        entry[f"random_{key}"] = (float(random_rows[key].mean()) if key in random_rows
+                                                  and len(random_rows) else float("nan"))
                     modes = [json.loads(m) for m in mine["phase_modes"]]
                     entry["phase_dependent_share"] = float(np.mean([len(set(m)) > 1 for m in modes]))
                     entry["one_template"] = bool((mine["distinct_actions"] == 1).all())
+                    entry["modes"] = sorted({json.dumps(json.loads(m)) for m in mine["mode"]})
             entry["budget_steps"] = cards[agent][0]["budget_steps"] if cards[agent] else None
             entry["train_wall_s"] = float(np.mean([c["training_cost"]["wall_s"] for c in cards[agent]]))
             entry["train_cpu_s"] = float(np.mean([c["training_cost"]["cpu_s"] for c in cards[agent]]))
@@ -315,12 +303,13 @@ def summarize(rows: pd.DataFrame, suite: Any, reps: int, seed: int, root: Path |
 
 
 def _dependence_text(e: dict[str, Any]) -> str:
-    if "off_mode_share" not in e:
+    if "mi_phase_bits" not in e:
         return "—"
     if e.get("one_template"):
-        return "one template (state-independent)"
-    phase = e["phase_dependent_share"]
-    return (f"{e['off_mode_share']:.0%} off its mode; mode changes with the phase in {phase:.0%} of episodes")
+        return f"one template (state-independent): template {', '.join(e.get('modes', []))}"
+    return (f"MI(action; phase) {e['mi_phase_bits']:.2f} bits (random {e['random_mi_phase_bits']:.2f}), "
+            f"MI(action; queue) {e['mi_queue_bits']:.2f} bits (random {e['random_mi_queue_bits']:.2f}); "
+            f"mode changes with the phase in {e['phase_dependent_share']:.0%} of episodes")
 
 
 def learner_table(entries: list[dict[str, Any]]) -> Table:
@@ -426,9 +415,12 @@ INTRO = ("Every shipped checkpoint (scenario x learner x training seed) plays th
          "rule); on the held-out family static_tuned is the setting tuned on the in-distribution train seeds, the "
          "same information the learners get [OURS]. IQM, CIs and P(improvement) are rliable's, over training "
          "seeds x test seeds. 'headroom captured' = (IQM − 1) / the scenario's adaptivity headroom (oracle_phase − "
-         "static_tuned, normalized). State dependence: the share of decisions (per port) that differ from the "
-         "learner's most frequent action, and in how many episodes its most frequent action changes with the "
-         "traffic phase. The protocol, the budget and how to reproduce a checkpoint: "
+         "static_tuned, normalized). State dependence: the mutual information (bits; plug-in with the Miller-Madow "
+         "correction, one sample per decision and action unit) between the learner's action and the traffic phase, "
+         "and between its action and the controlled ports' mean queue before the decision (in its quartiles), "
+         "each beside the random reference's on the same test seeds (0 in expectation: its draws ignore the "
+         "state); and in how many episodes its most frequent action changes with the phase. A policy that "
+         "plays one template is named with it. The protocol, the budget and how to reproduce a checkpoint: "
          "docs/concepts/learning-agents.md. With cache=DIR, the wall time above counts only the episodes played by "
          "that run; the others were read from the cache (each keyed by the checkpoint's weights, seeds and version).")
 

@@ -1,4 +1,4 @@
-"""The reference points of each benchmark scenario: ``static_default``, ``static_tuned``, ``oracle_phase``.
+"""The reference points of each benchmark scenario: ``static_default``, ``static_tuned``, ``oracle_phase``, ``random``.
 
 * ``static_default``: the fabric preset's own ECN setting (``configs/controller/static_default.yaml``).
 * ``static_tuned``: the best single static setting of a grid search **on the train seeds**: every
@@ -11,6 +11,9 @@
   :class:`~ecngym.benchmark.oracle.PhaseScheduleController`, which switches at the phase
   boundaries, evaluated as a real run. A reference, never a competitor: its margin over
   ``static_tuned`` is the scenario's adaptivity headroom.
+* ``random``: one of the scenario's templates drawn uniformly per action unit every interval
+  (``configs/controller/random.yaml``, seeded from the episode's seed): the floor a learner must
+  clear. It needs no search, so the references file does not hold it; the board plays it.
 
 ``ecngym benchmark references scenario=<name>`` (or ``suite=core|full``) runs the searches once per
 scenario version and writes ``configs/suite/references/<name>.yaml`` with the command, the date,
@@ -38,7 +41,6 @@ from ecngym.units import parse_time_ns
 from ecngym.validation import ConfigModel, Text, Whole
 
 REFERENCE_DIR = SUITE_DIR / "references"
-REFERENCES = ("static_default", "static_tuned", "oracle_phase")
 
 
 def read_scenario(name: str, scenario_dir: Path | str | None = None) -> dict[str, Any]:
@@ -278,8 +280,8 @@ def reference_controllers(scenario_name: str, reference_dir: Path | str | None =
         reference_dir: Where the references files are (default: the package's ``configs/suite/references``).
 
     Returns:
-        ``{"static_default": ..., "static_tuned": ..., "oracle_phase": ...}``; ``oracle_phase`` is a
-        reference, never a competitor.
+        ``{"static_default": ..., "static_tuned": ..., "oracle_phase": ..., "random": ...}``
+        (:data:`ecngym.benchmark.scoring.REFERENCES`); references, never competitors.
 
     Raises:
         ConfigError: Naming ``references.<scenario_name>`` if its references file is missing.
@@ -292,6 +294,7 @@ def reference_controllers(scenario_name: str, reference_dir: Path | str | None =
         "static_tuned": {"_target_": "ecngym.baselines.StaticEcnController",
                          "setting": list(doc["static_tuned"]["setting"]), "name": "static_tuned"},
         "oracle_phase": oracle_controller(oracle["phase_starts_ns"], oracle["per_test_seed"]),
+        "random": dict(read_yaml(CONFIG_DIR / "controller" / "random.yaml", "controller.random")),
     }
 
 

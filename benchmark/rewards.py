@@ -1,8 +1,8 @@
 """Which RL reward agrees with the benchmark's score: rank correlations over the stored episodes.
 
 Every episode row stores its return under each reward the envs offer (``return_acc``,
-``return_pred``, ``return_fct``: :class:`~ecngym.envs.returns.RewardReturns`, computed from the
-episode's own telemetry with the env's reward functions). For each scenario of a suite, the
+``return_pred``, ``return_fct``, ``return_score_dense``: :class:`~ecngym.envs.returns.RewardReturns`,
+computed from the episode's own telemetry with the env's reward functions). For each scenario of a suite, the
 Spearman rank correlation between a reward's return and the scenario's score over its stored
 episodes says whether maximising that reward would rank controllers as the score does. The score
 is lower-is-better for slowdowns, so the correlation is taken with the score's *goodness*
@@ -29,8 +29,8 @@ def reward_correlations(board: Any) -> pd.DataFrame:
         board: The suite board (:class:`~ecngym.benchmark.board.SuiteBoard`).
 
     Returns:
-        One row per scenario: ``scenario``, ``episodes``, ``score``, then ``acc``, ``pred``,
-        ``fct`` (NaN where a reward's returns are not stored, or constant).
+        One row per scenario: ``scenario``, ``episodes``, ``score``, then one column per reward of
+        :data:`~ecngym.envs.config.REWARDS` (NaN where a reward's returns are not stored, or constant).
     """
     from scipy.stats import spearmanr
 

@@ -38,8 +38,9 @@ import pandas as pd
 
 from ecngym.results.ranking import confidence_interval
 
-#: The reference controllers (their rows are labelled references, never ranked as competitors).
-REFERENCES = ("static_default", "static_tuned", "oracle_phase")
+#: The reference controllers (their rows are labelled references, never ranked as competitors); ``random``
+#: (a template drawn uniformly every interval) is the floor a learner must clear.
+REFERENCES = ("static_default", "static_tuned", "oracle_phase", "random")
 
 
 @dataclass

@@ -20,9 +20,10 @@ import yaml
 from pydantic import model_validator
 
 from ecngym.configs import CONFIG_DIR
+from ecngym.envs.config import REWARDS
 from ecngym.error import ConfigError
 from ecngym.results.store import MAX_SEED
-from ecngym.validation import ConfigModel, Duration, Flag, Text, Whole, field_error
+from ecngym.validation import ConfigModel, Duration, Flag, OneOf, Text, Whole, field_error
 
 #: Where the suites live (``<name>.yaml``); scenarios and references are in subfolders of it.
 SUITE_DIR = CONFIG_DIR / "suite"
@@ -113,10 +114,13 @@ class AgentTraining(ConfigModel):
         hyperparams: Overrides of the agent's config (``configs/agent/<name>.yaml``; for ``ppo`` /
             ``dqn`` the SB3 algorithm's keyword arguments).
         source: Where the values come from (a paper table, or ``[OURS]`` with the reason).
+        reward: The env reward it trains on (a name of ``ecngym.envs.config.REWARDS``; ``score_dense``
+            follows ``protocol.score``); None: its default (:mod:`ecngym.benchmark.learner_reward`).
     """
 
     hyperparams: dict[str, Any] = {}
     source: Text
+    reward: OneOf(*REWARDS) | None = None
 
 
 class Training(ConfigModel):

@@ -36,11 +36,12 @@ from typing import Any
 
 import yaml
 
+from ecngym.benchmark.scoring import REFERENCES
 from ecngym.benchmark.suite import LEARNERS, SCENARIO_DIR, load_suite
 from ecngym.error import ConfigError
 
 #: Reference controllers every scenario scores besides the competitors.
-N_REFERENCES = 3
+N_REFERENCES = len(REFERENCES)
 
 
 def _cpu_seconds() -> float:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ecngym.benchmark.learner_reward import learner_reward
 from ecngym.benchmark.suite import AGENT_LEARNERS, LEARNERS, Scenario, load_scenario, scenario_env
 from ecngym.error import ConfigError
 
@@ -74,6 +75,9 @@ def _train_agent(scenario: Scenario, agent: str, seed: int, base_env: dict[str, 
 
     # a tier's settings replace the scenario's budget-sized ones (those of its legacy budget_steps)
     hyper = plan.hyperparams if plan is not None else scenario.training.agents[agent].hyperparams
+    reward = learner_reward(scenario, agent)  # (None: the paper's reward, from the agent's config)
+    if reward is not None:
+        hyper = {**hyper, "env": {**hyper.get("env", {}), "reward": reward}}
     cfg = agent_config(agent, agent_overrides(agent, base_env, hyper))
     path = train_agent(base_env, cfg, run_dir, timesteps=budget, seed=seed, progress_bar=progress,
                        threads=threads, episode_seeds=list(scenario.protocol.train_seeds))
@@ -100,7 +104,10 @@ def _train_sb3(scenario: Scenario, agent: str, seed: int, budget: int, run_dir: 
         # [OURS] DQN picks one of n actions: on a scenario with one action per layer or port it sets one
         # template for all (the action encoding is the controller's; the traffic stays the scenario's)
         overrides = {"action": {**action, "scope": "all"}}
-        env_kwargs.update(overrides)
+    reward = learner_reward(scenario, agent)  # (None: the scenario env's own reward)
+    if reward is not None:
+        overrides["reward"] = reward
+    env_kwargs.update(overrides)
 
     def factory() -> gym.Env:
         env = CycledSeeds(gym.make(scenario.id, **env_kwargs), list(scenario.protocol.train_seeds))
@@ -140,7 +147,10 @@ def _train_sb3_tier(scenario: Scenario, scenario_dir: Any, agent: str, seed: int
     action = dict(env_kwargs.get("action", {}))
     if agent == "dqn" and action.get("scope", "all") != "all":  # (as _train_sb3: one template for all)
         overrides = {"action": {**action, "scope": "all"}}
-        env_kwargs.update(overrides)
+    reward = learner_reward(scenario, agent)  # (None: the scenario env's own reward)
+    if reward is not None:
+        overrides["reward"] = reward
+    env_kwargs.update(overrides)
     make_env = partial(_tier_env, scenario.id, env_kwargs, list(scenario.protocol.train_seeds))
     probe = make_env(0, 0)
     obs_dim = int(np.prod(probe.observation_space.shape))

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field, model_serializer, model_validator
 
 from ecngym.error import ConfigError
 from ecngym.sim_backend.config import DelayClasses
@@ -69,7 +69,7 @@ def _feature(value: Any) -> str:
 
 
 #: Reward names (formulas in :mod:`ecngym.envs.reward`).
-REWARDS = ("acc", "pred", "fct")
+REWARDS = ("acc", "pred", "fct", "score_dense")
 #: Most intervals an episode may have (10^7 took ~80 s and ~7 GB to prepare its trace).
 MAX_EPISODE_STEPS = 1_000_000
 #: Largest seed of ``reset(seed=...)``: :data:`ecngym.validation.MAX_SIMULATION_SEED`.
@@ -237,14 +237,18 @@ class RewardConfig(ConfigModel):
     """Reward by name (formulas in :mod:`ecngym.envs.reward`).
 
     Attributes:
-        name: ``"acc"`` (ω·U + (1−ω)·Q_step(q̄)), ``"pred"`` (β·R/C + (1−β)·Φ(q̄)) or ``"fct"``
-            (episode-level: −mean FCT slowdown of the episode's flows at the last step).
+        name: ``"acc"`` (ω·U + (1−ω)·Q_step(q̄)), ``"pred"`` (β·R/C + (1−β)·Φ(q̄)), ``"fct"``
+            (episode-level: −mean FCT slowdown of the episode's flows at the last step) or
+            ``"score_dense"`` (every step, minus the change of the episode's score so far: its
+            undiscounted return is −score; :mod:`ecngym.envs.score_reward`).
         omega: ACC/LAECN utilisation weight ω (LAECN §III-C; docs: algorithms/laecn.md §3.4: [UNSPEC], 0.5 is [OURS]).
         beta: PRED goodput weight β (PRED §IV-B; docs: algorithms/pred.md §3.3: 0.4).
         q_left: PRED Φ is 1 up to this queue ("15KB": q_left = 15 packets of 1 KB, PRED §IV-B;
             docs: algorithms/pred.md §3.3).
         q_max: PRED Φ reaches 0 here ("500KB": PRED's fixed maxK, PRED §IV-B; docs: algorithms/pred.md §3.3
             [OURS]); > q_left.
+        score: ``score_dense`` only: the episode-summary metric its return is minus of, a mean
+            slowdown ``slowdown_avg_<bucket>`` (a scenario's ``protocol.score``); None: ``slowdown_avg_all``.
     """
 
     name: OneOf(*REWARDS) = "acc"
@@ -252,12 +256,31 @@ class RewardConfig(ConfigModel):
     beta: Real(0, 1) = 0.4
     q_left: Bytes() = "15KB"
     q_max: Bytes() = "500KB"
+    score: Text | None = None
 
     @model_validator(mode="after")
     def _q_order(self) -> RewardConfig:
         if self.q_max <= self.q_left:
             raise field_error("q_max", f"must exceed q_left ({self.q_left} B), got {self.q_max} B")
+        if self.score is not None:
+            if self.name != "score_dense":
+                raise field_error("score", f"got {self.score!r} with reward {self.name!r}; only score_dense reads it")
+            from ecngym.envs.score_reward import score_size_range
+
+            try:
+                score_size_range(self.score)
+            except ValueError as exc:
+                raise field_error("score", str(exc)) from None
         return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        # an unset score is left out, so that every config without one dumps (and hashes into the
+        # results' scenario identity) as it did before the field existed
+        out = handler(self)
+        if out.get("score") is None:
+            out.pop("score", None)
+        return out
 
 
 class EnvConfig(ConfigModel):

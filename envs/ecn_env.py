@@ -127,6 +127,11 @@ class EcnTuningEnv(gym.Env):
       In [0, 1].
     * ``fct`` (episode level): 0 per step; at the last step −(mean FCT slowdown of all flows of
       the episode, unfinished ones at their slowdown so far). At most −1.
+    * ``score_dense`` (flow level, every step): −(V_t − V_{t−1}), V_t the mean FCT slowdown so far
+      of the flows of the score's size range started by the step's end (running ones at their
+      slowdown so far; at the last step the finished ones only). The undiscounted return is
+      exactly −score (``reward.score``, default ``slowdown_avg_all``: the mean slowdown of the
+      flows that finished); :mod:`ecngym.envs.score_reward`.
 
     ## Starting State
     A new trace (from ``workload`` and a seed drawn from ``np_random``; or the window
@@ -246,7 +251,8 @@ class EcnTuningEnv(gym.Env):
         self.scenario.apply(action)
         obs, tel, per_port = self.scenario.advance()
         tel = _masked_policy_telemetry(tel)
-        reward = float(per_port.sum()) / len(per_port)  # (ndarray.mean runs Python-level code)
+        # (ndarray.mean runs Python-level code); plus score_dense's flow-level term (0 for the other rewards)
+        reward = float(per_port.sum()) / len(per_port) + self.scenario.flow_term
         # raw telemetry of every port (index with info["ports"] for the controlled ones)
         info: dict[str, Any] = {"telemetry": tel, "ports": self.scenario.ports, "time_ns": tel["interval_end_ns"],
                                 "interval_ns": int(tel["interval_end_ns"] - tel["interval_start_ns"])}

@@ -45,7 +45,8 @@ class EcnTuningParallelEnv(ParallelEnv):
 
     ## Rewards
     ``acc`` / ``pred``: the mean per-port reward over the agent's ports. ``fct``: the episode-level
-    term, shared by every agent at the last step.
+    term, shared by every agent at the last step. ``score_dense``: its per-step flow-level term,
+    shared by every agent.
 
     ## Episode End
     Truncation for every agent at once after ``episode_steps`` intervals (no termination); the
@@ -180,7 +181,8 @@ class EcnTuningParallelEnv(ParallelEnv):
         sc.apply(per_port.reshape(sc.actions.space.shape))  # one port: Discrete's scalar, not shape (1,)
         obs, tel, per_port_reward = sc.advance()
         done = sc.done
-        rewards = {a: float(per_port_reward[rows].sum()) / len(rows) for a, rows in self._agent_ports.items()}
+        flow = sc.flow_term  # score_dense's flow-level term, shared by every agent (0 for the other rewards)
+        rewards = {a: float(per_port_reward[rows].sum()) / len(rows) + flow for a, rows in self._agent_ports.items()}
         step_info: dict[str, Any] = {"interval_ns": int(tel["interval_end_ns"] - tel["interval_start_ns"])}
         if sc.interval_short_ns is not None:
             step_info["long_flow"] = sc.long_flow  # decides the next step's length (env.interval_short)

@@ -73,6 +73,9 @@ class RewardReturns:
         Args:
             records: The episode's flow records.
             end_ns: Simulated time at the end of the episode.
+
+        (``score_dense``'s flow terms, which read the fabric each step, are summed from the records:
+        they telescope to −score.)
         """
-        return {RETURN_METRIC.format(name): self.totals[name] + fn.episode_end(records, end_ns)
+        return {RETURN_METRIC.format(name): self.totals[name] + fn.flow_return(records, end_ns)
                 for name, fn in self._functions.items()}

@@ -18,6 +18,12 @@
     0 at every step but the last; at the last, −(mean FCT slowdown of the episode's flows).
     A flow still running at the end counts with its slowdown so far, max(1, (t_end − start) /
     ideal FCT), a lower bound: an agent cannot gain by starving flows until the episode ends.
+``score_dense`` (flow level, every step; :mod:`ecngym.envs.score_reward`)
+    −(V_t − V_{t−1}), V_t the mean slowdown so far of the started flows of the score's size range
+    (finished ones at their slowdown, running ones at their slowdown so far; at the last step the
+    finished ones only, as the score): each flow's contribution paid as it completes, plus a
+    potential-based term for the delay running flows accrue. The undiscounted return is exactly
+    −score (``env.reward.score``, default ``slowdown_avg_all``).
 
 The step rewards have one definition: the C++ ``PortFeatureKernel``
 (``sim_backend/helper/port-feature-kernel.h``). :class:`RewardFunction` checks the reward config and
@@ -26,7 +32,9 @@ compiles it into the kernel's reward (:meth:`RewardFunction.kernel_reward`), whi
 :class:`~ecngym.envs.returns.RewardReturns` runs under
 every reward name; :func:`pred_phi` is the kernel's Φ. The tests hold a NumPy transcription as their
 oracle (``tests/envs/reference_step.py``). The ``fct`` reward's terminal term, a reduction of the
-flow records, is written once, here (:meth:`RewardFunction.episode_end`).
+flow records, is written once, here (:meth:`RewardFunction.episode_end`); ``score_dense``'s per-step
+term reads the fabric's flows (:class:`~ecngym.envs.score_reward.ScoreDenseReward`), its per-port
+part in the kernel is 0.
 """
 
 from __future__ import annotations
@@ -36,11 +44,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ecngym.envs.config import RewardConfig, number
+from ecngym.envs.config import REWARDS, RewardConfig, number
+from ecngym.envs.score_reward import DEFAULT_SCORE, ScoreDenseReward, mean_finished_slowdown
 from ecngym.error import ConfigError, check_range
 from ecngym.units import parse_bytes
 
-REWARDS = ("acc", "pred", "fct")
+__all__ = ["REWARDS", "RewardFunction", "pred_phi", "slowdown_so_far"]
 
 
 class RewardFunction:
@@ -67,6 +76,12 @@ class RewardFunction:
         if self.q_max <= self.q_left:
             raise ConfigError("env.reward.q_max", f"must exceed q_left ({self.q_left} B), got {self.q_max} B")
         self.goodput_per_byte = goodput_per_byte
+        #: score_dense's score (the mean slowdown its return is minus of); None for the other rewards
+        self.score = (cfg.score or DEFAULT_SCORE) if cfg.name == "score_dense" else None
+
+    def flow_reward(self) -> ScoreDenseReward | None:
+        """A new per-step flow term (``score_dense``; None for the other rewards), to start with each episode."""
+        return ScoreDenseReward(self.score) if self.name == "score_dense" else None
 
     def kernel_reward(self, layout: dict[str, tuple[int, str]]) -> dict[str, Any]:
         """The reward as the arguments of the C++ ``PortFeatureKernel.set_reward``.
@@ -78,7 +93,7 @@ class RewardFunction:
         """
         from ecngym.sim_backend._fabric import RewardOp
 
-        op = {"fct": RewardOp.ZERO, "acc": RewardOp.ACC, "pred": RewardOp.PRED}[self.name]
+        op = {"fct": RewardOp.ZERO, "score_dense": RewardOp.ZERO, "acc": RewardOp.ACC, "pred": RewardOp.PRED}[self.name]
         weight = self.omega if self.name == "acc" else self.beta
         row_u, kind_u = layout["utilization"]
         row_q, kind_q = layout["mean_queue_bytes"]
@@ -101,6 +116,21 @@ class RewardFunction:
         if self.name != "fct":
             return 0.0
         return -float(np.mean(slowdown_so_far(records, end_ns))) if len(records) else 0.0
+
+    def flow_return(self, records: pd.DataFrame, end_ns: int) -> float:
+        """The sum over an episode of the reward's flow-level terms, from its flow records.
+
+        ``fct``: its terminal term (:meth:`episode_end`); ``score_dense``: −score (its per-step
+        terms telescope to it; 0 where no flow of the score's range finished); 0 for the others.
+
+        Args:
+            records: The episode's flow records.
+            end_ns: Simulated time at the end of the episode.
+        """
+        if self.name == "score_dense":
+            score = mean_finished_slowdown(records, self.score)
+            return -score if np.isfinite(score) else 0.0
+        return self.episode_end(records, end_ns)
 
 
 def pred_phi(queue_bytes: np.ndarray, q_left_bytes: float, q_max_bytes: float) -> np.ndarray:

@@ -133,6 +133,10 @@ class EcnScenario:
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
         goodput_per_byte = 8e9 / (rates * self.interval_ns)
         self.reward = RewardFunction(cfg.reward, goodput_per_byte)
+        #: The reward's per-step flow-level term (score_dense), started with each episode; None for the others
+        self.flow_reward = self.reward.flow_reward()
+        #: That term's value for the step played last (0 without one), added to every agent's reward
+        self.flow_term = 0.0
         # per-step arrays of the controlled ports, reduced once at the end (see finish)
         self._stat_keys = ("mean_queue_bytes", "utilization", "paused_ns", "ecn_marked_packets",
                            self.features.count_key)
@@ -153,6 +157,8 @@ class EcnScenario:
         self.red: dict[str, np.ndarray] = {}
         self.aqm_values: np.ndarray | None = None
         self.trace: Trace | None = None
+        #: The seed of the episode that is running (its trace and simulator; None before the first)
+        self.episode_seed: int | None = None
         #: The telemetry of the interval played last (the episode's start after a reset)
         self.telemetry: Telemetry | None = None
         self.step_count = 0
@@ -264,6 +270,7 @@ class EcnScenario:
     def start_episode(self, seed: int) -> np.ndarray:
         """Build a fresh fabric for a new episode; return the first observation."""
         self.close()
+        self.episode_seed = seed
         self.trace = self.make_trace(seed)
         flows = self.trace
         if self.cfg.delay_classes:  # RTT variation: a deterministic function of (trace, classes, seed)
@@ -285,6 +292,9 @@ class EcnScenario:
         tel = self.telemetry = self.fabric.read_telemetry_block()  # t = 0: empty queues, no traffic yet
         self.first_telemetry = tel.as_dict()
         self.step_kernel.reset(tel, self.red, self.aqm_values)
+        self.flow_term = 0.0
+        if self.flow_reward is not None:
+            self.flow_reward.start(self.fabric)
         return self.features.observation()
 
     def apply(self, action: object) -> None:
@@ -362,7 +372,7 @@ class EcnScenario:
         return bool(np.any(active & (r["delivered_bytes"] >= self.long_flow_bytes)))
 
     def advance(self) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
-        """Run one interval; return (observation, telemetry, per-port reward)."""
+        """Run one interval; return (observation, telemetry, per-port reward); sets :attr:`flow_term`."""
         span = self.next_interval_ns
         start = time.perf_counter()
         self.fabric.advance(span)
@@ -372,6 +382,8 @@ class EcnScenario:
         block = self.telemetry = self.fabric.read_telemetry_block()
         tel = block.as_dict()
         per_port = self.step_kernel.step(block, span, span / self.interval_ns, self.red, self.aqm_values, self._stats)
+        if self.flow_reward is not None:
+            self.flow_term = self.flow_reward.step(last=self.done)
         obs = self.features.observation()
         if self.interval_short_ns is not None:
             self.long_flow = self._long_flow_active()

@@ -111,6 +111,11 @@ class EnvView:
         return None if trace is None else trace.hash
 
     @property
+    def episode_seed(self) -> int | None:
+        """The seed of the episode that is running (``info["episode_seed"]`` of its reset; None before the first)."""
+        return self._scenario.episode_seed
+
+    @property
     def sim_wall_s(self) -> float:
         """Wall seconds the fabric has spent simulating this episode so far (0 at each reset)."""
         return float(self._scenario.sim_wall_s)

@@ -7,6 +7,7 @@
  */
 #include "../helper/attribute-reflection.h"
 #include "../helper/fabric.h"
+#include "../helper/flow-slowdown-tracker.h"
 #include "../helper/port-feature-kernel.h"
 #include "../helper/scheduler-check.h"
 
@@ -265,6 +266,9 @@ NB_MODULE(_fabric, m)
         .def_prop_ro("op", [](const Kernel::Column& c) { return c.op; })
         .def_prop_ro("operand_a", [](const Kernel::Column& c) { return nb::make_tuple(c.rowA, std::string(1, c.kindA)); })
         .def_prop_ro("operand_b", [](const Kernel::Column& c) { return nb::make_tuple(c.rowB, std::string(1, c.kindB)); });
+    nb::class_<FlowSlowdownTracker>(m, "FlowSlowdownTracker",
+                                    "Running sums of one fabric's flow slowdowns (flow-slowdown-tracker.h); made "
+                                    "by Fabric.flow_slowdown_tracker, read by Fabric.flow_slowdowns.");
     nb::class_<Kernel>(m, "PortFeatureKernel")
         .def(nb::init<std::vector<Kernel::Column>, std::vector<double>, std::vector<double>, bool, std::size_t>(),
              "columns"_a, "breakpoints"_a, "levels"_a, "shared_breakpoints"_a, "history"_a)
@@ -691,6 +695,22 @@ NB_MODULE(_fabric, m)
                  return d;
              })
         .Def("flow_records", +[](const Fabric& f) { return FlowsToDict(f.GetFlowRecords()); })
+        .Def(
+            "flow_slowdown_tracker",
+            +[](const Fabric& f, uint64_t minSize, uint64_t maxSize) {
+                return FlowSlowdownTracker(f.Flows(), minSize, maxSize);
+            },
+            "min_size_bytes"_a, "max_size_bytes"_a,
+            "A FlowSlowdownTracker of this fabric's flows with min_size_bytes <= size < max_size_bytes.")
+        .Def(
+            "flow_slowdowns",
+            +[](const Fabric& f, FlowSlowdownTracker& tracker) {
+                const FlowSlowdownTracker::Totals t = tracker.Update(f.Flows(), f.NowNs());
+                return nb::make_tuple(t.finishedSum, t.finished, t.runningSum, t.running);
+            },
+            "tracker"_a,
+            "(finished_sum, finished, running_sum, running): the tracked flows' slowdowns now "
+            "(flow-slowdown-tracker.h).")
         .Def("counters",
              +[](const Fabric& f) {
                  const FabricCounters& c = f.GetCounters();

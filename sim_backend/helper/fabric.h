@@ -262,6 +262,12 @@ class Fabric
     /** @return the flows' records */
     FlowRecords GetFlowRecords() const;
 
+    /** @return the flows themselves, in flow-table order (read-only; FlowSlowdownTracker reads them) */
+    const std::vector<QueuePair>& Flows() const
+    {
+        return m_ctx->flows;
+    }
+
     /** @return cumulative counters */
     const FabricCounters& GetCounters() const
     {

@@ -15,13 +15,14 @@ SUITE_FILE = HERE / "tiny_suite.yaml"
 
 
 def fixture_references(scenario: str) -> dict[str, dict[str, Any]]:
-    """The fixture's references as controller configs (static settings; its oracle_phase is a static stand-in)."""
+    """The fixture's references as controller configs (static settings, oracle_phase a static stand-in; random)."""
     refs = yaml.safe_load((REFERENCE_DIR / f"{scenario}.yaml").read_text())
     out = {"static_default": {"_target_": "ecngym.baselines.StaticEcnController", "setting": "env_default",
                               "name": "static_default"}}
     for name in ("static_tuned", "oracle_phase"):
         out[name] = {"_target_": "ecngym.baselines.StaticEcnController", "setting": refs[name]["setting"],
                      "name": name}
+    out["random"] = {"_target_": "ecngym.baselines.random_templates.RandomTemplateController", "name": "random"}
     return out
 
 

@@ -22,7 +22,7 @@ from ecngym.results import ResultStore
 
 HERE = Path(__file__).resolve().parent
 CONTROLLERS = ["static_dcqcn", "pred", "bytetuning", "dctcp_demt_dynamic"]
-REFERENCES = ["oracle_phase", "static_default", "static_tuned"]
+REFERENCES = ["oracle_phase", "random", "static_default", "static_tuned"]
 
 
 def _run(tmp: Path, *extra: str) -> int:
@@ -56,8 +56,10 @@ def test_every_controller_and_reference_has_a_row_per_test_seed(suite_run):
 
 def test_rows_hold_the_return_under_every_reward(suite_run):
     _, rows = suite_run
-    for name in ("acc", "pred", "fct"):
+    for name in ("acc", "pred", "fct", "score_dense"):
         assert np.isfinite(rows[f"return_{name}"]).all()
+    # score_dense's return is minus the episode's mean slowdown (every fixture scenario's score)
+    np.testing.assert_allclose(rows["return_score_dense"], -rows["slowdown_avg_all"], rtol=1e-12)
     # the env's own reward (acc) is the episode's return, exactly: one definition of each reward
     assert np.array_equal(rows["return_acc"].to_numpy(), rows["episode_return"].to_numpy())
     assert (rows["return_fct"] < 0).all() and not np.allclose(rows["return_acc"], rows["return_pred"])
@@ -98,8 +100,9 @@ def test_rewards_command_prints_a_spearman_table_and_json(suite_run, capsys):
                      f"scenario_dir={HERE / 'scenarios'}"]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     (row,) = last["spearman"]
-    assert row["scenario"] == "tiny_incast" and row["episodes"] == 21
-    assert all(row[name] is None or -1 <= row[name] <= 1 for name in ("acc", "pred", "fct"))
+    assert row["scenario"] == "tiny_incast" and row["episodes"] == 3 * (len(CONTROLLERS) + len(REFERENCES))
+    # (the fixture's score is queue_p99_bytes: score_dense's return, −slowdown_avg_all, is not it)
+    assert all(row[name] is None or -1 <= row[name] <= 1 for name in ("acc", "pred", "fct", "score_dense"))
 
 
 def test_board_command_writes_the_page(suite_run):

@@ -173,7 +173,7 @@ class ReferenceStep:
         if name == "pred":
             r = np.minimum(pt["tx_data_bytes"] * (self.goodput_per_byte / span_fraction), 1.0)
             return self.beta * r + (1 - self.beta) * self.pred_phi(pt["mean_queue_bytes"], self.q_left, self.q_max)
-        assert name == "fct", name
+        assert name in ("fct", "score_dense"), name  # (their flow-level terms are outside the kernel)
         return np.zeros(len(pt["utilization"]))
 
     # ------------------------------------------------------------------ one step
@@ -182,7 +182,7 @@ class ReferenceStep:
         """One step: the frame pushed onto the history, a statistics row kept; each reward's per-port values.
 
         Returns:
-            Each reward name's per-port reward (``acc``, ``pred``, ``fct``).
+            Each reward name's per-port reward (``acc``, ``pred``, ``fct``, ``score_dense``).
         """
         pt = self.controlled(tel)
         frame = self.compute_frame(pt, red, aqm_values, span_ns)
@@ -190,4 +190,4 @@ class ReferenceStep:
             self.hist[:, :-1] = self.hist[:, 1:]
         self.hist[:, -1] = frame
         self.stats.append({k: np.array(pt[k]) for k in self.stats_keys})
-        return {name: self.reward(name, pt, span_fraction) for name in ("acc", "pred", "fct")}
+        return {name: self.reward(name, pt, span_fraction) for name in ("acc", "pred", "fct", "score_dense")}

@@ -129,7 +129,7 @@ def _play_both(env_id: str | None, overrides: dict, steps: int = 30) -> dict:
             assert _bits(per_port[-1]) == _bits(expected[sc.reward.name])
             end = sc.end_reward(info["flow_records"]) if truncated else 0.0
             mine = expected[sc.reward.name]
-            assert reward == float(mine.sum()) / len(mine) + end
+            assert reward == float(mine.sum()) / len(mine) + sc.flow_term + end
             for name in REWARDS:
                 expected_totals[name] += float(expected[name].sum()) / len(expected[name])
             seen["frames"].add(_bits(ref.frame))
@@ -141,7 +141,7 @@ def _play_both(env_id: str | None, overrides: dict, steps: int = 30) -> dict:
                     assert _bits(stats[key]) == _bits(np.stack([row[key] for row in ref.stats])), key
                 got = returns.finish(info["flow_records"], int(info["time_ns"]))
                 for name, fn in returns._functions.items():
-                    want = expected_totals[name] + fn.episode_end(info["flow_records"], int(info["time_ns"]))
+                    want = expected_totals[name] + fn.flow_return(info["flow_records"], int(info["time_ns"]))
                     assert got[f"return_{name}"] == want, name
                 returns, expected_totals = start(None)
         return seen
