@@ -183,10 +183,7 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
     n_agents = venv.num_envs
     hyper = dict(agent["hyperparams"])
     transitions = timesteps * n_agents
-    per_agent = agent.get("exploration_decisions_per_agent")
-    # ε's schedule: SB3 reads it as a share of the run's transitions (all agents')
-    hyper["exploration_fraction"] = min(1.0, per_agent / timesteps if per_agent else
-                                        agent["exploration_decisions"] / transitions)
+    hyper["exploration_fraction"] = _exploration_fraction(agent, timesteps, n_agents)
     episodes: list[dict[str, Any]] = []
     try:
         if resume:
@@ -245,6 +242,79 @@ def train_acc(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *,
             **acc_meta(agent, env_cfg, venv, seed),
             "timesteps": {"offline": timesteps, "online": online_steps}, "hyperparams": hyper,
             "last_loss": model.last_loss, "last_q_mean": model.last_q_mean, "episodes": episodes})
+    finally:
+        venv.close()
+    return path
+
+
+def _exploration_fraction(agent: dict[str, Any], timesteps: int, n_agents: int) -> float:
+    """ε's schedule as SB3 reads it: a share of the run's transitions (all agents')."""
+    per_agent = agent.get("exploration_decisions_per_agent")
+    return min(1.0, per_agent / timesteps if per_agent else agent["exploration_decisions"] / (timesteps * n_agents))
+
+
+def train_acc_resumable(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
+                        episode_seeds: list[int], every: int = 0, hook: Any = None, halt_at: int | None = None,
+                        progress_bar: bool = False, threads: Any = None) -> Path:
+    """Train ACC offline (SB3) so that a killed run resumes from its saved state (a benchmark tier's run).
+
+    As :func:`train_acc` without online fine-tuning, checkpoints or ``resume=``: the run's state
+    (weights, optimizer, replay, RNGs, counters, the traces played) is saved in ``out_dir/state`` at
+    episode ends every ``every`` env steps, after ``hook(model, env_steps)`` (the benchmark's
+    validation), by :func:`ecngym.agents.resumable.learn_resumable`; a rerun goes on from it.
+
+    Args:
+        base_env: The scenario (``EnvConfig`` fields).
+        agent: The ACC config.
+        out_dir: Run directory (``model.zip``, ``agent.json``, ``train_curve.csv``, ``state/``).
+        timesteps: Env steps of the whole run.
+        seed: Seed of the learner.
+        episode_seeds: Reset seeds of the episodes, in turn.
+        every: Env steps between state saves (0: never).
+        hook: Called at each save; True stops the run.
+        halt_at: Stop at the first save at or past this many env steps (tests of the resume).
+        progress_bar: SB3's progress bar.
+        threads: Threads per torch / BLAS pool.
+
+    Returns:
+        ``model.zip``'s path; ``agent.json`` holds the run's record (``run``: env steps, stopped,
+        resumed from) and names its curve (``curve``: the agents' mean return per episode).
+
+    Raises:
+        ConfigError: As :func:`train_acc`; naming ``agent.online.timesteps`` if it is not 0.
+    """
+    from ecngym.agents.ddqn import DoubleDQN
+    from ecngym.agents.resumable import TRAIN_CURVE, learn_resumable, saved_run
+    from ecngym.agents.seeds import cycle_episode_seeds
+
+    timesteps, seed, _, granularity, out_dir, env_cfg = start_training(
+        base_env, agent, out_dir, timesteps=timesteps, seed=seed, checkpoint_every=0, threads=threads)
+    if (agent.get("online") or {}).get("timesteps", 0):
+        raise ConfigError("agent.online.timesteps", "a resumable (tier) run trains offline only; set it to 0")
+    saved, starts = saved_run(out_dir, 1, "agent")
+    venv = make_shared_vec_env(env_cfg, granularity)
+    try:
+        cycle_episode_seeds(shared_env(venv).par_env, episode_seeds, start=starts[0])
+        n_agents = venv.num_envs
+        hyper = {**agent["hyperparams"], "exploration_fraction": _exploration_fraction(agent, timesteps, n_agents)}
+        if hyper.get("overlap_updates"):
+            raise ConfigError("agent.hyperparams.overlap_updates", "got true; a resumable run saves its state "
+                                                                   "between updates: set it to false")
+        try:
+            model = DoubleDQN("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **hyper)
+        except (AssertionError, ValueError, TypeError) as exc:
+            raise ConfigError("agent.hyperparams", f"DoubleDQN refused them: {exc}") from None
+        check_warm_up("agent.hyperparams.learning_starts", model.learning_starts, timesteps * n_agents - 1,
+                      f"{timesteps * n_agents} transitions ({timesteps} env steps x {n_agents} agents)")
+        path, record = learn_resumable(model, venv, out_dir, timesteps, saved, every=every, hook=hook,
+                                       halt_at=halt_at, progress_bar=progress_bar, per_step=n_agents,
+                                       played=lambda v: [shared_env(v).episodes])
+        episodes = [{**e, "phase": "offline"} for e in record["traces"][0]]
+        save_agent_meta(out_dir, {
+            **acc_meta(agent, env_cfg, venv, seed), "timesteps": {"offline": timesteps, "online": 0},
+            "hyperparams": hyper, "last_loss": model.last_loss, "last_q_mean": model.last_q_mean,
+            "episodes": episodes, "curve": TRAIN_CURVE,
+            "run": {k: record[k] for k in ("env_steps", "stopped", "resumed_from")}})
     finally:
         venv.close()
     return path
@@ -350,4 +420,5 @@ class AccController(LearnedController):
 
 
 #: ACC (``configs/agent/acc.yaml``): SB3's DoubleDQN or RLlib's multi-agent DQN, one shared policy.
-ACC = AgentKind(config=AccConfig, trainers={"sb3": train_acc, "rllib": train_acc_rllib_run}, controller=AccController)
+ACC = AgentKind(config=AccConfig, trainers={"sb3": train_acc, "rllib": train_acc_rllib_run}, controller=AccController,
+                resumable=train_acc_resumable)

@@ -294,7 +294,8 @@ class LaecnAgent:
 
 def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, *, timesteps: int, seed: int,
                 progress_bar: bool = True, checkpoint_every: int = 0, resume: str | None = None,
-                threads: Any = None, device: str = "cpu", episode_seeds: list[int] | None = None) -> Path:
+                threads: Any = None, device: str = "cpu", episode_seeds: list[int] | None = None,
+                every: int = 0, hook: Any = None, halt_at: int | None = None) -> Path:
     """Train LAECN (or HAECN) online over the parallel env, one shared agent for every port.
 
     Writes ``out_dir/laecn.pt`` (both modules), ``agent.json``, the learning curve ``curve.csv``
@@ -315,6 +316,14 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         device: Torch device.
         episode_seeds: Reset seeds of the episodes, in turn (a benchmark scenario's train seeds:
             :func:`ecngym.agents.seeds.cycle_episode_seeds`); None: drawn from ``seed``.
+        every: > 0: a resumable run (a benchmark tier's): at the first episode end every ``every``
+            env steps it calls ``hook(agent, env_steps)`` (True stops the run there) and saves its
+            state (both modules' weights, optimizers and replays, the RNG, counters, the traces
+            played) in ``out_dir/state`` (:mod:`ecngym.agents.train_state`: JSON + npz); a rerun
+            with the same arguments goes on from it as if never stopped.
+        hook: See ``every``.
+        halt_at: Stop at the first state save at or past this many env steps, as if killed there
+            (:class:`~ecngym.agents.resumable.TrainingHalted`; tests of the resume).
 
     Returns:
         The weights' path.
@@ -337,8 +346,9 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         resume = check_input_file("resume", resume, "a LAECN checkpoint (checkpoints/laecn_<n>_steps.pt)")
     env = EcnTuningParallelEnv(env_cfg, agent_granularity=granularity)
     ids = env.possible_agents
-    learner = LaecnAgent(env.observation_space(ids[0]).shape[0], int(env.action_space(ids[0]).n),
-                         EnvView(env).static_action_index, agent, seed, device)
+    obs_dim = int(env.observation_space(ids[0]).shape[0])
+    learner = LaecnAgent(obs_dim, int(env.action_space(ids[0]).n), EnvView(env).static_action_index, agent, seed,
+                         device)
     done_steps, episodes = 0, []
     if resume:
         state = load_saved("resume", resume, f"a checkpoint of this {agent['name']} on this scenario",
@@ -352,6 +362,17 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
                                         f"{agent['name']}: resume it with agent={state['agent']}")
         done_steps, episodes = int(state["env_steps"]), list(state.get("episodes", []))
         check_resume_total(timesteps, done_steps)
+    counter = InferenceCounter()
+    run = {"next_at": int(every), "stopped": False, "stopped_at": None, "resumed_from": None}
+    if every:
+        from ecngym.agents.resumable import STATE_DIR
+        from ecngym.agents.train_state import load_state, state_exists
+
+        if resume:
+            raise ConfigError("resume", "a resumable run (every > 0) resumes from its own state folder; leave "
+                                        "resume out")
+        if state_exists(out_dir / STATE_DIR):
+            done_steps, episodes, run = _restore_run(learner, counter, load_state(out_dir / STATE_DIR), out_dir)
     if episode_seeds is not None:  # (a resumed run goes on with the next trace)
         from ecngym.agents.seeds import cycle_episode_seeds
 
@@ -367,12 +388,11 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
         curve.write_text("episode,env_steps,mean_reward,trigger_rate,mean_interval_ns,long_flow_fraction,"
                          "policy_loss,policy_q_mean,decision_loss,epsilon,wall_s\n")
     start = time.perf_counter()
-    counter = InferenceCounter()
     bar = tqdm(total=timesteps, initial=min(done_steps, timesteps), disable=not progress_bar, unit="step",
                desc=agent["name"])
     obs_d, infos = env.reset(seed=resumed_seed(seed, len(episodes)))
     try:
-        while done_steps < timesteps:
+        while done_steps < timesteps and not run["stopped"]:
             first = infos[ids[0]]
             episodes.append({"episode_seed": first["episode_seed"], "trace_hash": first["trace_hash"]})
             states = np.stack([obs_d[a] for a in ids])
@@ -402,7 +422,9 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
                         f"{triggers / max(n * len(ids), 1):.4g},{spans / max(n, 1):.0f},{longs / max(n, 1):.3g},"
                         f"{learner.policy.last_loss:.6g},{learner.policy.last_q_mean:.6g},"
                         f"{learner.decision.last_loss:.6g},{learner.epsilon():.4g},{time.perf_counter() - start:.1f}\n")
-            if not env.agents and done_steps < timesteps:
+            if every and not env.agents and run["next_at"] <= done_steps < timesteps:
+                _clean_point(learner, counter, episodes, done_steps, run, every, hook, halt_at, out_dir)
+            if not env.agents and done_steps < timesteps and not run["stopped"]:
                 obs_d, infos = env.reset()
     finally:
         bar.close()
@@ -412,12 +434,63 @@ def train_laecn(base_env: dict[str, Any], agent: dict[str, Any], out_dir: Path, 
     save_agent_meta(out_dir, {
         "agent": agent["name"], "framework": "torch", "granularity": granularity, "env": agent["env"],
         "env_config": env_cfg.as_dict(), "n_agents": len(ids), "n_actions": learner.policy.n_out,
-        "obs_dim": int(states.shape[1]), "static_action": learner.static_action, "seed": seed,
+        "obs_dim": obs_dim, "static_action": learner.static_action, "seed": seed,
         "timesteps": done_steps, "config": agent, "training_inference": counter.as_dict(),
         "policy_last_loss": learner.policy.last_loss, "policy_last_q_mean": learner.policy.last_q_mean,
         "decision_last_loss": learner.decision.last_loss, "decision_last_q_mean": learner.decision.last_q_mean,
-        "episodes": episodes})
+        "episodes": episodes,
+        **({"run": {"env_steps": done_steps if not run["stopped"] else run["stopped_at"], **run}} if every else {})})
     return path
+
+
+def _run_state(learner: LaecnAgent, counter: Any, episodes: list[dict[str, Any]], done_steps: int,
+               run: dict[str, Any]) -> dict[str, Any]:
+    """A resumable run's state at an episode end (:func:`train_laecn` with ``every``)."""
+    from ecngym.agents.train_state import rng_state
+
+    return {"policy": learner.policy.state(True), "decision": learner.decision.state(True),
+            "decisions": learner.decisions, "agent_rng": learner.rng.bit_generator.state, "rng": rng_state(),
+            "inference": {"decisions": counter.decisions, "forward_passes": counter.forward_passes,
+                          "flops": counter.flops, "extra": dict(counter.extra)},
+            "run": {**run, "env_steps": done_steps, "episodes": episodes}}
+
+
+def _restore_run(learner: LaecnAgent, counter: Any, state: dict[str, Any], out_dir: Path) -> tuple[
+        int, list[dict[str, Any]], dict[str, Any]]:
+    """Put a saved :func:`_run_state` back; cut the curve to the episodes it had; (env steps, episodes, run)."""
+    from ecngym.agents.train_state import set_rng_state
+
+    learner.policy.load_state(state["policy"])
+    learner.decision.load_state(state["decision"])
+    learner.decisions = int(state["decisions"])
+    learner.rng.bit_generator.state = state["agent_rng"]
+    set_rng_state(state["rng"])
+    inference = state["inference"]
+    counter.decisions, counter.forward_passes, counter.flops = (int(inference[k]) for k in
+                                                                ("decisions", "forward_passes", "flops"))
+    counter.extra = {k: int(v) for k, v in inference["extra"].items()}
+    run = dict(state["run"])
+    episodes = list(run.pop("episodes"))
+    curve = out_dir / "curve.csv"
+    if curve.is_file():  # rows of episodes after the state were written by the killed run: they are redone
+        lines = curve.read_text().splitlines(keepends=True)
+        curve.write_text("".join(lines[:1 + len(episodes)]))
+    steps = int(run.pop("env_steps"))
+    return steps, episodes, {**run, "resumed_from": steps}
+
+
+def _clean_point(learner: LaecnAgent, counter: Any, episodes: list[dict[str, Any]], done_steps: int,
+                 run: dict[str, Any], every: int, hook: Any, halt_at: int | None, out_dir: Path) -> None:
+    """At an episode end of a resumable run: the hook, then the state save (and a halt, in tests)."""
+    from ecngym.agents.resumable import STATE_DIR, TrainingHalted
+    from ecngym.agents.train_state import save_state
+
+    run["next_at"] = (done_steps // every + 1) * every
+    if hook is not None and hook(learner, done_steps):
+        run["stopped"], run["stopped_at"] = True, done_steps
+    save_state(out_dir / STATE_DIR, _run_state(learner, counter, episodes, done_steps, run))
+    if halt_at is not None and done_steps >= halt_at:
+        raise TrainingHalted(f"halted at {done_steps} env steps")
 
 
 class LaecnController(LearnedController):
@@ -477,4 +550,5 @@ class LaecnController(LearnedController):
 
 #: LAECN and its variants (``configs/agent/laecn.yaml``, ``haecn.yaml``): its own two-module torch loop,
 #: run as ``framework=sb3`` (the default; RLlib does not train it).
-LAECN = AgentKind(config=LaecnConfig, trainers={"sb3": train_laecn}, controller=LaecnController)
+LAECN = AgentKind(config=LaecnConfig, trainers={"sb3": train_laecn}, controller=LaecnController,
+                  resumable=train_laecn)

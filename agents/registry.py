@@ -47,11 +47,19 @@ class AgentKind:
             ``out_dir`` (:func:`~ecngym.agents.saved_run.save_agent_meta`).
         controller: The controller class of a trained run, called as ``controller(path, deterministic)``
             (usually a :class:`~ecngym.agents.controller.LearnedController`).
+        resumable: The trainer of a benchmark tier's run (None: the agent has none, and ``tier=``
+            refuses it), called as ``resumable(base_env, agent, out_dir, *, timesteps, seed,
+            episode_seeds, every, hook, halt_at, progress_bar, threads)``: it saves the run's whole
+            state in ``out_dir/state`` at an episode end every ``every`` env steps, after
+            ``hook(model, env_steps)`` (the benchmark's validation; True stops the run), resumes
+            from it when started again, and writes ``agent.json`` with a ``run`` record
+            (``env_steps``, ``stopped``, ``resumed_from``) and its curve (``curve``, default ``curve.csv``).
     """
 
     config: type
     trainers: Mapping[str, Callable[..., Path]]
     controller: Callable[..., Any]
+    resumable: Callable[..., Path] | None = None
 
 
 #: Agents added by :func:`register_agent`: name -> (kind, config file).

@@ -54,14 +54,23 @@ def _env_fn(make_env: Callable[[int, int], Any], rank: int, start: int, threads:
 
 
 def _resume_callback(state_dir: Path, every: int, hook: Callable[[Any, int], bool] | None, halt_at: int | None,
-                     saved: dict[str, Any] | None) -> Any:
+                     saved: dict[str, Any] | None, per_step: int = 1,
+                     played: Callable[[Any], list[list[dict[str, Any]]]] | None = None) -> Any:
     from stable_baselines3.common.callbacks import BaseCallback
 
+    def traces_of(venv: Any) -> list[list[dict[str, Any]]]:
+        return played(venv) if played is not None else venv.get_attr("episodes")
+
     class ResumeCallback(BaseCallback):
-        """Hooks and state saves at clean points (module docstring); the trainer's reward per episode."""
+        """Hooks and state saves at clean points (module docstring); the trainer's reward per episode.
+
+        With ``per_step`` > 1 the VecEnv's envs are the agents of one parallel env (ACC's shared
+        policy): an env step is ``per_step`` of SB3's timesteps, the agents' episodes end together
+        and count as one, and the curve holds the agents' mean return.
+        """
 
         def _on_training_start(self) -> None:
-            n = self.training_env.num_envs
+            n = len(traces_of(self.training_env))
             extra = (saved or {}).get("run", {})
             self.episodes_done = list(extra.get("episodes_done", [0] * n))
             self.curve: list[list[float]] = [list(r) for r in extra.get("train_curve", [])]
@@ -71,20 +80,31 @@ def _resume_callback(state_dir: Path, every: int, hook: Callable[[Any, int], boo
             self.stopped_at = extra.get("stopped_at")
             self.clean = False
 
+        def env_steps(self) -> int:
+            return self.model.num_timesteps // per_step
+
         def _on_step(self) -> bool:
             if self.stopped:
                 return False
             dones = self.locals["dones"]
-            for i, (done, info) in enumerate(zip(dones, self.locals["infos"], strict=True)):
-                if done:
-                    self.episodes_done[i] += 1
-                    ep = info.get("episode", {})
-                    self.curve.append([self.model.num_timesteps, float(ep.get("r", np.nan)), int(ep.get("l", 0))])
+            infos = self.locals["infos"]
+            if per_step > 1:
+                if np.all(dones):
+                    self.episodes_done[0] += 1
+                    returns = [float(i.get("episode", {}).get("r", np.nan)) for i in infos]
+                    length = int(infos[0].get("episode", {}).get("l", 0))
+                    self.curve.append([self.env_steps(), float(np.mean(returns)), length])
+            else:
+                for i, (done, info) in enumerate(zip(dones, infos, strict=True)):
+                    if done:
+                        self.episodes_done[i] += 1
+                        ep = info.get("episode", {})
+                        self.curve.append([self.model.num_timesteps, float(ep.get("r", np.nan)), int(ep.get("l", 0))])
             self.clean = bool(np.all(dones))
             return True
 
         def _on_rollout_start(self) -> None:
-            steps = self.model.num_timesteps
+            steps = self.env_steps()
             if not self.clean or steps < self.next_at:
                 return
             self.clean = False
@@ -96,10 +116,11 @@ def _resume_callback(state_dir: Path, every: int, hook: Callable[[Any, int], boo
                 raise TrainingHalted(f"halted at {steps} env steps")
 
         def run_record(self) -> dict[str, Any]:
-            played = self.training_env.get_attr("episodes")
+            now = traces_of(self.training_env)
             # the episode each env has just started is the resumed env's first: recorded again there
-            traces = [old + new[:-1] if new else old for old, new in zip(self.traces, played, strict=True)]
-            return {"episodes_done": self.episodes_done, "train_curve": self.curve, "traces": traces,
+            traces = [old + new[:-1] if new else old for old, new in zip(self.traces, now, strict=True)]
+            return {"env_steps": self.env_steps(), "episodes_done": self.episodes_done, "train_curve": self.curve,
+                    "traces": traces,
                     "next_at": self.next_at, "stopped": self.stopped, "stopped_at": self.stopped_at}
 
         def save(self) -> None:
@@ -148,13 +169,7 @@ def train_resumable(make_env: Callable[[int, int], Any], algorithm: str, total_t
     """
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    from ecngym.agents.sb3 import (
-        MAX_ENVS,
-        check_hyperparams,
-        in_process_vec_env_class,
-        new_model,
-        unchecked_distributions,
-    )
+    from ecngym.agents.sb3 import MAX_ENVS, check_hyperparams, in_process_vec_env_class, new_model
     from ecngym.agents.threads import limit_threads
 
     n_threads = limit_threads(threads)
@@ -162,41 +177,97 @@ def train_resumable(make_env: Callable[[int, int], Any], algorithm: str, total_t
     total_timesteps = check_whole("total_timesteps", total_timesteps, 1)
     n_envs = check_whole("n_envs", n_envs, 1, MAX_ENVS)
     every = check_whole("every", every, 0)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    state_dir = out_dir / STATE_DIR
-    saved = load_state(state_dir) if state_exists(state_dir) else None
-    starts = saved["run"]["episodes_done"] if saved else [0] * n_envs
-    if len(starts) != n_envs:
-        from ecngym.error import ConfigError
-
-        raise ConfigError("n_envs", f"got {n_envs}, but the saved state in {state_dir} ran {len(starts)} envs; "
-                                    "resume with its n_envs")
+    saved, starts = saved_run(out_dir, n_envs, "n_envs")
     fns = [partial(_env_fn, make_env, i, starts[i], n_threads if n_envs > 1 else None) for i in range(n_envs)]
     venv = SubprocVecEnv(fns) if n_envs > 1 else in_process_vec_env_class()(fns)
     try:
         model = new_model(algorithm, venv, seed, hyperparams)
-        if saved is not None:
-            restore_sb3_state(model, saved, venv.reset())
-        callback = _resume_callback(state_dir, every or total_timesteps + 1, hook if every else None, halt_at, saved)
-        remaining = total_timesteps - model.num_timesteps
-        learns = remaining > 0 and not (saved and saved["run"]["stopped"])
-        if learns:
-            with unchecked_distributions():
-                model.learn(total_timesteps=remaining, progress_bar=progress_bar, callback=callback,
-                            reset_num_timesteps=saved is None)
-            record = callback.run_record()
-        else:  # the saved run had finished its training (its stopping rule or budget): nothing to add
-            record = dict(saved["run"])
-        path = out_dir / "model.zip"
-        model.save(str(path))
-        if learns:  # every trace played, the current episodes' included
-            played = venv.get_attr("episodes")
-            record["traces"] = [old + new for old, new in zip(callback.traces, played, strict=True)]
-        write_train_curve(out_dir / TRAIN_CURVE, record["train_curve"])
+        return learn_resumable(model, venv, out_dir, total_timesteps, saved, every=every, hook=hook,
+                               halt_at=halt_at, progress_bar=progress_bar)
     finally:
         venv.close()
+
+
+def saved_run(out_dir: Path, streams: int, field: str) -> tuple[dict[str, Any] | None, list[int]]:
+    """The run's saved state in ``out_dir/state`` (None: a new run) and the episodes each env has played.
+
+    Args:
+        out_dir: The run folder (created).
+        streams: Envs of the run, each with its own cycle of traces.
+        field: The option that sets ``streams``, named if the state ran another number.
+
+    Raises:
+        ConfigError: Naming ``field`` if the saved state ran another number of envs.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    state_dir = out_dir / STATE_DIR
+    saved = load_state(state_dir) if state_exists(state_dir) else None
+    starts = list(saved["run"]["episodes_done"]) if saved else [0] * streams
+    if len(starts) != streams:
+        from ecngym.error import ConfigError
+
+        raise ConfigError(field, f"got {streams}, but the saved state in {state_dir} ran {len(starts)} envs; "
+                                 f"resume with its {field}")
+    return saved, starts
+
+
+def learn_resumable(model: Any, venv: Any, out_dir: Path, total_env_steps: int, saved: dict[str, Any] | None, *,
+                    every: int = 0, hook: Callable[[Any, int], bool] | None = None, halt_at: int | None = None,
+                    progress_bar: bool = False, per_step: int = 1,
+                    played: Callable[[Any], list[list[dict[str, Any]]]] | None = None,
+                    callbacks: list[Any] | None = None) -> tuple[Path, dict[str, Any]]:
+    """Train a freshly built SB3 model on ``venv`` up to ``total_env_steps``, from ``saved`` if given.
+
+    The core of :func:`train_resumable`, shared with ACC's tier runs (its DoubleDQN over one
+    parallel env whose agents are the VecEnv's envs: ``per_step`` = agents).
+
+    Args:
+        model: The model, built with the run's seed and hyperparameters on ``venv``.
+        venv: Its VecEnv, whose envs resume their traces where :func:`saved_run` said.
+        out_dir: The run folder (``state/``, ``model.zip``, :data:`TRAIN_CURVE`).
+        total_env_steps: Env steps of the whole run (a resumed run's included).
+        saved: The saved state (:func:`saved_run`), or None.
+        every: Env steps between clean points that call ``hook`` and save the state (0: never).
+        hook: ``hook(model, env_steps)``; True stops the run.
+        halt_at: As in :func:`train_resumable`.
+        progress_bar: SB3's progress bar.
+        per_step: SB3 timesteps per env step (agents of a shared-policy env; 1 otherwise).
+        played: ``played(venv)``: the traces each env has started (default: its envs' ``episodes``).
+        callbacks: Further SB3 callbacks.
+
+    Returns:
+        As :func:`train_resumable`.
+
+    Raises:
+        TrainingHalted: At ``halt_at``.
+    """
+    from stable_baselines3.common.callbacks import CallbackList
+
+    from ecngym.agents.sb3 import unchecked_distributions
+
+    out_dir = Path(out_dir)
+    state_dir = out_dir / STATE_DIR
+    if saved is not None:
+        restore_sb3_state(model, saved, venv.reset())
+    callback = _resume_callback(state_dir, every or total_env_steps + 1, hook if every else None, halt_at, saved,
+                                per_step, played)
+    remaining = total_env_steps * per_step - model.num_timesteps
+    learns = remaining > 0 and not (saved and saved["run"]["stopped"])
+    if learns:
+        with unchecked_distributions():
+            model.learn(total_timesteps=remaining, progress_bar=progress_bar,
+                        callback=CallbackList([callback, *(callbacks or [])]), reset_num_timesteps=saved is None)
+        record = callback.run_record()
+    else:  # the saved run had finished its training (its stopping rule or budget): nothing to add
+        record = dict(saved["run"])
+    path = out_dir / "model.zip"
+    model.save(str(path))
+    if learns:  # every trace played, the current episodes' included
+        now = played(venv) if played is not None else venv.get_attr("episodes")
+        record["traces"] = [old + new for old, new in zip(callback.traces, now, strict=True)]
+    write_train_curve(out_dir / TRAIN_CURVE, record["train_curve"])
     # (a run its hook stopped took one more env step before SB3 read the stop; it changed no weight)
-    record.update(env_steps=int(record.get("stopped_at") or model.num_timesteps),
-                  resumed_from=None if saved is None else int(saved["counters"]["num_timesteps"]))
+    record.update(env_steps=int(record.get("stopped_at") or model.num_timesteps // per_step),
+                  resumed_from=None if saved is None else int(saved["counters"]["num_timesteps"]) // per_step)
     return path, record

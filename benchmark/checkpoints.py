@@ -194,6 +194,7 @@ def write_checkpoint(out_dir: Path, scenario: Any, agent: str, seed: int, budget
         "weights_sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "weights_bytes": path.stat().st_size,
         "curve": CURVE_FILE, "scores": {},
     }
+    card["action"] = declared_action(base_env)
     write_card(out_dir, card)
     return out_dir
 
@@ -432,9 +433,6 @@ class CheckpointController:
         from ecngym.envs.view import EnvView
 
         u = env.unwrapped
-        spec = getattr(env, "spec", None) or getattr(u, "spec", None)
-        if spec is not None:
-            check_env_version(self.card, spec.id, None)
         view = EnvView(env)
         if self.card.get("granularity"):
             rows = list(view.agent_rows(self.card["granularity"]).values())
@@ -446,14 +444,11 @@ class CheckpointController:
             self._action_shape = view.action_space.shape
         else:
             obs_dim = int(np.prod(env.observation_space.shape))
-        check_observation(self.card, u.config.as_dict(), obs_dim)
         space = env.action_space
         self._action_space = space
         self._nvec = list(getattr(space, "nvec", [getattr(space, "n", 0)]))
         n = len(view.action_templates) if self.card.get("granularity") else int(sum(self._nvec))
-        if n != self.card["n_actions"]:
-            raise ConfigError("controller.path", f"the checkpoint chooses among {self.card['n_actions']} actions "
-                                                 f"(ECN templates, summed over action units), this env has {n}")
+        check_layout(self.card, u.config.as_dict(), obs_dim, n)
         if self.agent in ("laecn", "haecn"):
             self._laecn = self._laecn_agent(obs_dim)
             self._started = False
@@ -506,6 +501,50 @@ class CheckpointController:
         for rows, a in zip(self._rows, actions, strict=True):
             per_port[rows] = a
         return per_port.reshape(self._action_shape)
+
+
+# ---------------------------------------------------------------------- layouts (``ecngym eval controller=checkpoint``)
+def declared_action(env_config: dict[str, Any]) -> dict[str, Any]:
+    """The action settings a policy's output means: type, scope and templates as the env config declares them."""
+    action = env_config.get("action") or {}
+    return {"type": action.get("type", "discrete"), "scope": action.get("scope", "all"),
+            "templates": json.loads(json.dumps(action.get("templates")))}
+
+
+def card_action(card: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's action layout: its card's, or (a card written before cards recorded it) its scenario file's.
+
+    The scope is the one the checkpoint played (its ``env_overrides`` set it for per-port agents and DQN).
+    """
+    action = card.get("action")
+    if action is None:
+        from ecngym.benchmark.suite import SCENARIO_DIR, load_scenario
+
+        if not (SCENARIO_DIR / f"{card.get('scenario')}.yaml").is_file():
+            return {"n_actions": card["n_actions"]}
+        action = declared_action(load_scenario(card["scenario"]).env)
+    scope = (card.get("env_overrides") or {}).get("action", {}).get("scope")
+    return {**action, **({"scope": scope} if scope else {}), "n_actions": card["n_actions"]}
+
+
+def check_layout(card: dict[str, Any], env_config: dict[str, Any], obs_dim: int, n_actions: int,
+                 field: str = "controller.path") -> None:
+    """Refuse an env whose observation or action layout is not the checkpoint's (any scenario, any trace else).
+
+    Raises:
+        ConfigError: Naming ``field`` and both layouts (observation: features, history, queue
+            mapping, policy input; action: type, scope, templates, action count).
+    """
+    env_layout = {"observation": observation_layout(env_config, obs_dim),
+                  "action": {**declared_action(env_config), "n_actions": int(n_actions)}}
+    mine = {"observation": card["observation"], "action": card_action(card)}
+    differs = [f"{part}.{key}" for part in ("observation", "action") for key in mine[part]
+               if mine[part][key] != env_layout[part].get(key)]
+    if differs:
+        theirs = {p: {k: v for k, v in env_layout[p].items() if k in mine[p]} for p in mine}
+        raise ConfigError(field, f"the checkpoint's layout {json.dumps(mine)} does not fit this env's "
+                                 f"{json.dumps(theirs)} ({', '.join(differs)} differ): it plays only the layout "
+                                 "it trained on")
 
 
 def shipped(scenario: str, root: Path | None = None) -> dict[str, list[Path]]:

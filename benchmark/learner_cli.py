@@ -12,6 +12,13 @@ ships a checkpoint of that (scenario, agent, seed), it says whether the weights 
 ``train-learners`` trains every (scenario x learner x training seed) of a suite, plus one longer
 run per learner where a scenario declares ``long_budget_steps``, in ``jobs`` processes, and copies
 the checkpoints into ``dest`` (the package's ``benchmark/checkpoints`` in a source checkout).
+
+With ``tier=100k|converged`` it is one resumable command (:mod:`ecngym.benchmark.training_runs`):
+each run trains under the tier straight into ``dest`` (default ``outputs/checkpoints/<tier>``),
+a finished run (its ``training_run.json``) is skipped, and an unfinished one goes on from the state
+it saved before it was killed; run it again until it reports nothing left::
+
+    ecngym benchmark train-learners suite=core tier=100k jobs=2
 """
 
 from __future__ import annotations
@@ -99,12 +106,18 @@ class TrainAllArgs(ConfigModel):
 
     suite: Text = "core"
     jobs: Whole(1, 256) = 2
-    dest: Text = "benchmark/checkpoints"
+    #: where the checkpoints go (default: ``benchmark/checkpoints``; with a tier ``outputs/checkpoints/<tier>``)
+    dest: Text | None = None
     scratch: Text = "outputs/train-learners"
     scenario: Text | None = None
     agent: Text | None = None
     seed: Whole(0, 2**31 - 1) | None = None
     long: Flag = True
+    #: a budget tier: resumable runs under it (the module docstring)
+    tier: Text | None = None
+    #: with a tier: a cap on its budget (scaled-down runs)
+    budget_steps: Whole(1, 100_000_000) | None = None
+    scenario_dir: Text | None = None
 
 
 def _train_one(job: tuple[str, str, int, int | None, bool, str, str]) -> str:
@@ -129,8 +142,14 @@ def train_all_main(argv: list[str] | None = None) -> int:
     from ecngym.benchmark.suite import LEARNERS, load_suite
 
     args = key_value_arguments(TrainAllArgs, list(sys.argv[1:] if argv is None else argv),
-                               "ecngym benchmark train-learners suite=core jobs=2 dest=DIR", __doc__)
-    suite = load_suite(args.suite)
+                               "ecngym benchmark train-learners suite=core jobs=2 [tier=100k|converged] dest=DIR",
+                               __doc__)
+    suite = load_suite(args.suite, args.scenario_dir)
+    if args.tier is not None:
+        return _train_tier(suite, args)
+    if args.budget_steps is not None:
+        raise ConfigError("budget_steps", f"got {args.budget_steps}, but it caps a tier's budget: add tier=...")
+    args.dest = args.dest or "benchmark/checkpoints"
     jobs: list[tuple[Any, ...]] = []
     for name, sc in suite.scenarios.items():
         if sc.training is None or (args.scenario and name != args.scenario):
@@ -150,3 +169,25 @@ def train_all_main(argv: list[str] | None = None) -> int:
         for line in pool.map(_train_one, jobs):
             console.print(line)
     return 0
+
+
+def _train_tier(suite: Any, args: TrainAllArgs) -> int:
+    """``train-learners tier=...``: the suite's runs under the tier, resumable; 1 if any failed."""
+    from ecngym.benchmark.runner import BenchmarkOptions
+    from ecngym.benchmark.training_runs import plan_training, run_trainings, training_summary
+
+    options = BenchmarkOptions.parse({"scenario": args.scenario, "agent": args.agent, "train_seed": args.seed,
+                                      "budget_steps": args.budget_steps, "tier": args.tier,
+                                      "scenario_dir": args.scenario_dir}, "")
+    root = Path(args.dest or f"outputs/checkpoints/{args.tier}").resolve()
+    runs = plan_training(suite, options, root)
+    console = Console()
+    console.print(f"{len(runs)} training runs under tier {args.tier} in {args.jobs} process(es), into {root}")
+    if args.jobs == 1:
+        results = run_trainings(runs, None, console)
+    else:
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+            results = run_trainings(runs, pool, console)
+    console.print(training_summary(results))
+    return 1 if any(r.failure for r in results) else 0

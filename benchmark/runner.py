@@ -57,6 +57,8 @@ class BenchmarkOptions(ConfigModel):
             protocol budget (null: the protocol's; a smaller one is a scaled-down run).
         checkpoint_dir: With ``train=true``: where each training run leaves its checkpoint folder
             (:mod:`ecngym.benchmark.training_runs`); on a cluster, a folder every node sees.
+        tier: With ``train=true``: train under this budget tier (``100k``, ``converged``:
+            :mod:`ecngym.benchmark.tiers`); its runs resume from their saved state when run again.
     """
 
     jobs: Whole(1, 1024) | None = None
@@ -69,6 +71,7 @@ class BenchmarkOptions(ConfigModel):
     train_seed: Whole(0, 2**32 - 1) | None = None
     budget_steps: Whole(1, 100_000_000) | None = None
     checkpoint_dir: Text = "outputs/checkpoints"
+    tier: Text | None = None
 
     @model_validator(mode="after")
     def _check(self) -> BenchmarkOptions:
@@ -402,7 +405,7 @@ def check_train_options(train: Any, options: BenchmarkOptions) -> bool:
     train = check("train", train, Flag)
     if not train:
         defaults = BenchmarkOptions()
-        for name in ("agent", "train_seed", "budget_steps", "checkpoint_dir"):
+        for name in ("agent", "train_seed", "budget_steps", "checkpoint_dir", "tier"):
             if getattr(options, name) != getattr(defaults, name):
                 raise ConfigError(f"benchmark.{name}", f"got {getattr(options, name)!r}, but only train=true "
                                                        "trains learners; add train=true or leave it out")

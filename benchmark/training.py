@@ -67,23 +67,61 @@ def agent_overrides(agent: str, base_env: dict[str, Any], hyperparams: dict[str,
     return overrides
 
 
+def _with_reward(scenario: Scenario, agent: str, hyper: dict[str, Any]) -> dict[str, Any]:
+    """``hyper`` with the learner's reward for this scenario in its env overrides (none: the paper's own)."""
+    reward = learner_reward(scenario, agent)
+    return hyper if reward is None else {**hyper, "env": {**hyper.get("env", {}), "reward": reward}}
+
+
 def _train_agent(scenario: Scenario, agent: str, seed: int, base_env: dict[str, Any], budget: int, run_dir: Path,
-                 progress: bool, threads: Any, plan: Any = None) -> tuple[Path, dict[str, Any], pd.DataFrame]:
-    """Train ACC / LAECN / HAECN; (weights file, agent.json, learning curve)."""
+                 progress: bool, threads: Any) -> tuple[Path, dict[str, Any], pd.DataFrame]:
+    """Train ACC / LAECN / HAECN under the scenario's legacy budget; (weights file, agent.json, learning curve)."""
     from ecngym.agents import train_agent
     from ecngym.agents.config import agent_config
 
-    # a tier's settings replace the scenario's budget-sized ones (those of its legacy budget_steps)
-    hyper = plan.hyperparams if plan is not None else scenario.training.agents[agent].hyperparams
-    reward = learner_reward(scenario, agent)  # (None: the paper's reward, from the agent's config)
-    if reward is not None:
-        hyper = {**hyper, "env": {**hyper.get("env", {}), "reward": reward}}
-    cfg = agent_config(agent, agent_overrides(agent, base_env, hyper))
+    cfg = agent_config(agent, agent_overrides(agent, base_env, _with_reward(
+        scenario, agent, scenario.training.agents[agent].hyperparams)))
     path = train_agent(base_env, cfg, run_dir, timesteps=budget, seed=seed, progress_bar=progress,
                        threads=threads, episode_seeds=list(scenario.protocol.train_seeds))
     meta = json.loads((run_dir / "agent.json").read_text())
     curve = pd.read_csv(run_dir / "curve.csv")
     return path, meta, curve
+
+
+def _train_agent_tier(scenario: Scenario, scenario_dir: Any, agent: str, seed: int, base_env: dict[str, Any],
+                      plan: Any, budget: int, run_dir: Path, progress: bool, threads: Any, halt_at: int | None,
+                      reference_dir: Any) -> tuple[Path, dict[str, Any], pd.DataFrame]:
+    """Train a learning agent under a tier: resumable (its kind's ``resumable``), scored on the validation seeds."""
+    from ecngym.agents.config import agent_config
+    from ecngym.agents.registry import agent_kind
+    from ecngym.agents.resumable import STATE_DIR
+    from ecngym.agents.train_state import load_state, state_exists
+    from ecngym.benchmark.validation import Validator, agent_snapshot_card
+
+    kind = agent_kind(agent)
+    if kind.resumable is None:
+        raise ConfigError("tier", f"learner {agent} has no resumable trainer (its AgentKind's resumable): it cannot "
+                                  "train under a tier")
+    cfg = agent_config(agent, agent_overrides(agent, base_env, _with_reward(scenario, agent, plan.hyperparams)))
+    state = run_dir / STATE_DIR
+    resume_steps = _saved_env_steps(load_state(state)) if state_exists(state) else None
+    validator = Validator(scenario, scenario_dir, agent, seed, plan.validation_seeds, run_dir,
+                          agent_snapshot_card(scenario, cfg, seed, base_env), plan.stop, reference_dir, resume_steps)
+    try:
+        path = kind.resumable(base_env, cfg, run_dir, timesteps=budget, seed=seed,
+                              episode_seeds=list(scenario.protocol.train_seeds), every=plan.eval_every_steps,
+                              hook=validator, halt_at=halt_at, progress_bar=progress, threads=threads)
+    finally:
+        validator.close()
+    meta = json.loads((run_dir / "agent.json").read_text())
+    meta["tier_record"] = meta.pop("run")
+    return Path(path), meta, pd.read_csv(run_dir / meta.get("curve", "curve.csv"))
+
+
+def _saved_env_steps(state: dict[str, Any]) -> int:
+    """Env steps of a saved training state (its run record's; an older SB3 state's timestep counter)."""
+    run = state.get("run", {})
+    return int(run["env_steps"]) if "env_steps" in run else int(state["counters"]["num_timesteps"])
 
 
 def _train_sb3(scenario: Scenario, agent: str, seed: int, budget: int, run_dir: Path, progress: bool,
@@ -156,7 +194,7 @@ def _train_sb3_tier(scenario: Scenario, scenario_dir: Any, agent: str, seed: int
     obs_dim = int(np.prod(probe.observation_space.shape))
     probe.close()
     state = run_dir / STATE_DIR
-    resume_steps = int(load_state(state)["counters"]["num_timesteps"]) if state_exists(state) else None
+    resume_steps = _saved_env_steps(load_state(state)) if state_exists(state) else None
     validator = Validator(scenario, scenario_dir, agent, seed, plan.validation_seeds, run_dir,
                           sb3_snapshot_card(scenario, agent, seed, overrides, obs_dim), plan.stop, reference_dir,
                           resume_steps)
@@ -191,9 +229,9 @@ def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_ste
         threads: Torch / BLAS threads of this process (:func:`ecngym.agents.threads.limit_threads`).
         tier: A budget tier (:mod:`ecngym.benchmark.tiers`: ``100k``, ``converged``): its budget and
             settings replace the scenario's ``training.budget_steps`` and hyperparameters (``budget_steps``
-            then caps it, for short tests). PPO / DQN then train resumably (a rerun of a killed run goes
-            on from its state in ``out_dir/train/state``) and are scored on the validation seeds as they
-            go (``validation.csv``, copied beside the checkpoint).
+            then caps it, for short tests). Every learner then trains resumably (a rerun of a killed run
+            goes on from its state in ``out_dir/train/state``) and is scored on the validation seeds as
+            it goes (``validation.csv``, copied beside the checkpoint).
         halt_at: Stop at the first state save at or past this many env steps, as if killed there
             (:class:`~ecngym.agents.resumable.TrainingHalted`; tests of the resume).
         reference_dir: The references files the validation scores are normalized with (default: the package's).
@@ -223,14 +261,16 @@ def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_ste
     budget = check_whole("budget_steps", budget_steps if budget_steps is not None else default_budget, 1)
     out_dir = Path(out_dir)
     run_dir = out_dir / "train"
-    resumable = plan is not None and agent not in AGENT_LEARNERS
-    if run_dir.exists() and not resumable:  # a fresh run: the trainers append to their curves
+    if run_dir.exists() and plan is None:  # a fresh run: the trainers append to their curves
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     base_env = scenario_env(sc)
     wall0, cpu0 = time.perf_counter(), _cpu_seconds()
-    if agent in AGENT_LEARNERS:
-        weights, meta, curve = _train_agent(sc, agent, seed, base_env, budget, run_dir, progress, threads, plan)
+    if agent in AGENT_LEARNERS and plan is not None:
+        weights, meta, curve = _train_agent_tier(sc, scenario_dir, agent, seed, base_env, plan, budget, run_dir,
+                                                 progress, threads, halt_at, reference_dir)
+    elif agent in AGENT_LEARNERS:
+        weights, meta, curve = _train_agent(sc, agent, seed, base_env, budget, run_dir, progress, threads)
     elif plan is not None:
         weights, meta, curve = _train_sb3_tier(sc, scenario_dir, agent, seed, plan, budget, run_dir, progress,
                                                threads, halt_at, reference_dir)
@@ -278,6 +318,6 @@ def _add_tier_to_card(out_dir: Path, sc: Scenario, plan: Any, budget: int, meta:
                                          for r in rows.itertuples()]}
     else:
         card["validation"] = {"file": None, "seeds": plan.validation_seeds,
-                              "points": [], "why": f"{card['agent']} is not scored on validation seeds while it "
-                                                   "trains yet (SB3's PPO / DQN are)"}
+                              "points": [], "why": "no validation point: the run ended before its first "
+                                                   "(eval_every_steps above the budget)"}
     write_card(out_dir, card)

@@ -59,17 +59,21 @@ class TrainingRun:
         scenario: The scenario's name.
         agent: The learner (``acc``, ``laecn``, ``haecn``, ``ppo``, ``dqn``).
         seed: The training seed (a value of the scenario's ``training.seeds``).
-        budget_steps: Env steps to train for (the protocol's, or ``benchmark.budget_steps``).
+        budget_steps: Env steps to train for (the protocol's, or ``benchmark.budget_steps``; with a
+            tier, None: the tier's, else a cap on it).
         checkpoint_root: The checkpoint folder (``benchmark.checkpoint_dir``, absolute).
         scenario_dir: The folder of the scenario's file (None: the package's).
+        tier: A budget tier (:mod:`ecngym.benchmark.tiers`), or None (the scenario's legacy budget).
+            A tier's run is resumable: a killed one goes on from its saved state when run again.
     """
 
     scenario: str
     agent: str
     seed: int
-    budget_steps: int
+    budget_steps: int | None
     checkpoint_root: str
     scenario_dir: str | None = None
+    tier: str | None = None
 
     @property
     def name(self) -> str:
@@ -108,6 +112,10 @@ def finished_record(run: TrainingRun) -> dict[str, Any] | None:
 
     A folder without the file, or with a file that is not the JSON object this module writes, is
     not a finished run.
+
+    Raises:
+        ConfigError: Naming ``benchmark.checkpoint_dir`` if the folder holds the finished run of
+            another tier or budget (it would be taken for this one).
     """
     path = run.folder / DONE_FILE
     try:
@@ -116,7 +124,17 @@ def finished_record(run: TrainingRun) -> dict[str, Any] | None:
         return None
     if not isinstance(record, dict) or not isinstance(record.get("checkpoint"), str):
         return None
+    theirs = (record.get("tier"), record.get("budget_steps"))
+    if theirs != (run.tier, run.budget_steps):
+        raise ConfigError("benchmark.checkpoint_dir", f"{run.folder} holds {run.name} trained with tier {theirs[0]!r} "
+                                                      f"and budget_steps {theirs[1]!r}, not tier {run.tier!r} and "
+                                                      f"budget_steps {run.budget_steps!r}: give another folder")
     return record
+
+
+def partial_folder(run: TrainingRun) -> Path:
+    """Where an unfinished tier run trains (one fixed folder: a rerun resumes from its saved state there)."""
+    return run.folder.parent / f".{run.folder.name}{PARTIAL}{run.tier}"
 
 
 def _cpu_seconds() -> float:
@@ -161,17 +179,23 @@ def run_training(run: TrainingRun, train: Callable[..., Path] | None = None) -> 
                               wall_s=float(record.get("wall_s", 0.0)), cpu_s=float(record.get("cpu_s", 0.0)))
     folder = run.folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    for stale in folder.parent.glob(f".{folder.name}{PARTIAL}*"):  # an unfinished earlier attempt
-        shutil.rmtree(stale, ignore_errors=True)
-    partial = folder.parent / f".{folder.name}{PARTIAL}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    if run.tier is None:
+        for stale in folder.parent.glob(f".{folder.name}{PARTIAL}*"):  # an unfinished earlier attempt
+            shutil.rmtree(stale, ignore_errors=True)
+        partial = folder.parent / f".{folder.name}{PARTIAL}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    else:  # a tier's run resumes where a killed attempt saved its state
+        partial = partial_folder(run)
     train = train or default_train_function()
     cpu_start, start = _cpu_seconds(), time.perf_counter()
     try:
-        where = {"scenario_dir": run.scenario_dir} if run.scenario_dir is not None else {}
+        where: dict[str, Any] = {"scenario_dir": run.scenario_dir} if run.scenario_dir is not None else {}
+        if run.tier is not None:
+            where["tier"] = run.tier
         checkpoint = Path(train(run.scenario, run.agent, run.seed, partial, budget_steps=run.budget_steps,
                                 progress=False, **where))
     except EcnGymError as exc:
-        shutil.rmtree(partial, ignore_errors=True)
+        if run.tier is None:
+            shutil.rmtree(partial, ignore_errors=True)
         return TrainingResult(run, failure=str(exc), wall_s=time.perf_counter() - start)
     wall, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
     try:
@@ -180,8 +204,11 @@ def run_training(run: TrainingRun, train: Callable[..., Path] | None = None) -> 
         raise RuntimeError(f"{run.name}: the trainer returned {checkpoint}, outside its folder {partial}") from None
     from ecngym import __version__
 
+    # (the saved state holds the replay: it is what resumes a killed run, and a finished one needs none)
+    shutil.rmtree(partial / "train" / "state", ignore_errors=True)
     record = {"scenario": run.scenario, "agent": run.agent, "seed": run.seed, "budget_steps": run.budget_steps,
-              "checkpoint": str(relative), "wall_s": wall, "cpu_s": cpu, "ecngym_version": __version__,
+              "tier": run.tier, "checkpoint": str(relative), "wall_s": wall, "cpu_s": cpu,
+              "ecngym_version": __version__,
               "host": socket.gethostname(), "ray_node": _ray_node(), "python": platform.python_version(),
               "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     (partial / DONE_FILE).write_text(json.dumps(record, indent=2))
@@ -308,6 +335,12 @@ def plan_training(suite: Any, options: Any, checkpoint_root: Path) -> list[Train
     seeds = sorted({s for p in protocols.values() if p for s in p[1]})
     if options.agent is not None and options.agent not in agents:
         raise ConfigError("benchmark.agent", f"got {options.agent!r}; the learners of suite {suite.name}: {agents}")
+    tier = getattr(options, "tier", None)
+    if tier is not None:
+        from ecngym.benchmark.tiers import tier_names
+
+        if tier not in tier_names():
+            raise ConfigError("benchmark.tier", f"got {tier!r}; the tiers: {tier_names()}")
     if options.train_seed is not None and options.train_seed not in seeds:
         raise ConfigError("benchmark.train_seed", f"got {options.train_seed!r}; the training seeds of suite "
                                                   f"{suite.name}: {seeds}")
@@ -322,8 +355,9 @@ def plan_training(suite: Any, options: Any, checkpoint_root: Path) -> list[Train
             for seed in training_seeds:
                 if options.train_seed not in (None, seed):
                     continue
-                runs.append(TrainingRun(name, agent, seed, options.budget_steps or budget, str(checkpoint_root),
-                                        options.scenario_dir))
+                # (a tier's budget is the tier's: benchmark.budget_steps, if given, caps it)
+                steps = options.budget_steps if tier is not None else options.budget_steps or budget
+                runs.append(TrainingRun(name, agent, seed, steps, str(checkpoint_root), options.scenario_dir, tier))
     return runs
 
 

@@ -28,12 +28,22 @@ SNAPSHOT = "validation_snapshot"
 
 
 def live_acting_nets(agent: str, model: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The acting networks of a live SB3 DQN / PPO (as the checkpoint writer takes them from a saved one)."""
+    """The acting networks of a live learner, as the checkpoint writer takes them from a saved one.
+
+    SB3's DQN and ACC's DoubleDQN act with their Q-network, PPO with its policy head; LAECN / HAECN
+    (a :class:`~ecngym.agents.laecn.LaecnAgent`) with its policy generator and decision module.
+    """
     import torch.nn as nn
 
     from ecngym.benchmark.checkpoints import _sequential_tensors
 
-    if agent == "dqn":
+    if hasattr(model, "decision") and hasattr(model, "policy") and hasattr(model.policy, "net"):
+        tensors, nets = {}, {}
+        for name, learner in (("policy", model.policy), ("decision", model.decision)):
+            t, nets[name] = _sequential_tensors(name, learner.net)
+            tensors.update(t)
+        return tensors, nets
+    if hasattr(model, "q_net"):
         tensors, desc = _sequential_tensors("q", model.policy.q_net.q_net)
         return tensors, {"q": desc}
     pi = nn.Sequential(*model.policy.mlp_extractor.policy_net, model.policy.action_net)
@@ -71,6 +81,37 @@ def sb3_snapshot_card(scenario: Any, agent: str, seed: int, env_overrides: dict[
             "observation": observation_layout(scenario_env(scenario), obs_dim)}
 
 
+def agent_snapshot_card(scenario: Any, agent: dict[str, Any], seed: int, base_env: dict[str, Any]) -> dict[str, Any]:
+    """The card fields a snapshot of a learning agent (ACC, LAECN, HAECN) needs to be played.
+
+    Its observation layout, static template and action count come from a probe of the parallel env
+    it trains on (built and closed here, before training opens its own).
+
+    Args:
+        scenario: The :class:`~ecngym.benchmark.suite.Scenario`.
+        agent: The agent's config as it trains.
+        seed: The training seed.
+        base_env: The scenario's resolved env config.
+    """
+    from ecngym.agents.config import agent_env_config
+    from ecngym.benchmark.checkpoints import FORMAT, FORMAT_VERSION, observation_layout
+    from ecngym.envs.multi_agent import EcnTuningParallelEnv
+    from ecngym.envs.view import EnvView
+
+    env_cfg = agent_env_config(base_env, agent["env"])
+    probe = EcnTuningParallelEnv(env_cfg, agent_granularity=agent["granularity"])
+    try:
+        obs_dim = int(probe.observation_space(probe.possible_agents[0]).shape[0])
+        static_action = int(EnvView(probe).static_action_index)
+    finally:
+        probe.close()
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "agent": agent["name"], "scenario": scenario.name,
+            "scenario_version": scenario.version, "env_id": scenario.id, "seed": int(seed), "trace_hashes": {},
+            "granularity": agent["granularity"], "static_action": static_action, "agent_config": agent,
+            "env_overrides": {**agent["env"], "action": {"scope": "port"}},
+            "observation": observation_layout(env_cfg.as_dict(), obs_dim)}
+
+
 def _play(job: dict[str, Any]) -> list[float]:
     """One controller's score on each seed (in the child process)."""
     import gymnasium as gym
@@ -105,11 +146,11 @@ class Validator:
     Args:
         scenario: The :class:`~ecngym.benchmark.suite.Scenario`.
         scenario_dir: Its folder (None: the package's).
-        agent: The learner (``dqn`` / ``ppo``).
+        agent: The learner's name.
         seed: The training seed.
         seeds: The validation seeds.
         run_dir: The training run's folder (``validation.csv`` and the snapshot go there).
-        card: The snapshot card (:func:`sb3_snapshot_card`).
+        card: The snapshot card (:func:`sb3_snapshot_card`, :func:`agent_snapshot_card`).
         rule: The tier's stopping rule, or None.
         reference_dir: Where the scenario's references file is (None: the package's); without one the
             rows hold raw scores and NaN normalized ones.

@@ -213,6 +213,10 @@ def eval_main(cfg: DictConfig) -> float | None:
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     check_outputs(cfg)
+    if cfg.get("scenario") is not None:  # a scenario file anywhere: its env replaces env=
+        from ecngym.commands.factories import with_scenario_file
+
+        cfg = with_scenario_file(cfg)
     if cfg.get("objective") is not None:  # (a misspelt name was refused only after every episode had run)
         check_metric_name("objective", cfg.objective, {"controller": cfg.controller})
     # the env evaluate ran is the one recorded: a second env built here only for its config was a

@@ -30,6 +30,26 @@ def make_controller(cfg: DictConfig, controller_cfg: DictConfig | None = None) -
     return build_controller(cfg.controller if controller_cfg is None else controller_cfg)
 
 
+def with_scenario_file(cfg: DictConfig) -> DictConfig:
+    """``cfg`` with its ``env`` taken from the scenario file ``cfg.scenario`` (a suite scenario's YAML, anywhere).
+
+    The file's env id and env settings replace the ``env=`` choice (its ``env.kwargs`` included);
+    ``fabric=`` / ``topology=`` / ``workload=`` groups still apply on top.
+
+    Raises:
+        ConfigError: Naming ``scenario`` for a path that is no file, or the file's bad field.
+    """
+    from ecngym.benchmark.suite import load_scenario
+    from ecngym.files import check_input_file
+
+    path = check_input_file("scenario", cfg.scenario, "a scenario file (configs/suite/scenarios/<name>.yaml format)")
+    sc = load_scenario(path.stem, path.parent)
+    cfg = cfg.copy()
+    OmegaConf.set_struct(cfg, False)
+    cfg.env = OmegaConf.create({"name": sc.name, "id": sc.id, "kwargs": dict(sc.env)})
+    return cfg
+
+
 def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
     """EcnTuningEnv overrides: ``env.kwargs`` plus any chosen fabric / topology / workload group.
 

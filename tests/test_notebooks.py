@@ -80,3 +80,22 @@ def test_learner_curves_plots_every_shipped_scenario(tmp_path):
     text, figures = _execute("learner_curves", tmp_path)
     assert re.search(r"(\d+) scenarios with checkpoints", text) and figures == 1
     assert "training seeds, last reward" in text
+
+
+def test_learner_curves_plots_the_validation_curves_of_tier_runs(tmp_path):
+    import pandas as pd
+
+    # rows of the shape a tier run writes (benchmark.validation), made up here: this checks the plot, not a learner
+    for seed, level in ((1, 0.2), (2, 0.4)):
+        folder = tmp_path / "outputs" / "checkpoints" / "100k" / "tiny" / "dqn" / f"seed{seed}"
+        folder.mkdir(parents=True)
+        pd.DataFrame({"env_steps": [5000, 10000], "score_mean": [3.0, 2.0],
+                      "normalized_mean": [level, level + 0.1]}).to_csv(folder / "validation.csv", index=False)
+    laecn = tmp_path / "outputs" / "checkpoints" / "100k" / "tiny" / "laecn" / "seed1"
+    laecn.mkdir(parents=True)
+    pd.DataFrame({"env_steps": [5012, 10040], "score_mean": [3.0, 2.0],
+                  "normalized_mean": [0.5, 0.6]}).to_csv(laecn / "validation.csv", index=False)
+    text, figures = _execute("learner_curves", tmp_path)
+    assert "validation curves: 3 runs under outputs/checkpoints/100k" in text and figures == 2
+    assert "tiny dqn: 2 training seeds, validation score 0.400 at 10000 env steps" in text
+    assert "tiny laecn: 1 training seeds, validation score 0.600 at 10000 env steps" in text

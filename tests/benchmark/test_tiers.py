@@ -23,7 +23,11 @@ def _fixture(tmp_path: Path, edit=None) -> Path:
     data["training"]["tiers"] = {"100k": {"eval_every_steps": 80, "learners": {
         "dqn": {"n_envs": 1, "hyperparams": {"learning_starts": 20, "target_update_interval": 40,
                                               "exploration_fraction": 0.5}},
-        "ppo": {"n_envs": 1, "hyperparams": {"n_epochs": 2}}}}}
+        "ppo": {"n_envs": 1, "hyperparams": {"n_epochs": 2}},
+        "acc": {"hyperparams": {"hyperparams": {"learning_starts": 64, "policy_kwargs": {"net_arch": [32, 32]}},
+                                "exploration_decisions_per_agent": 100}},
+        "laecn": {"hyperparams": {"learning_starts": 64, "exploration_decisions_per_agent": 100,
+                                  "policy_net": [32, 32]}}}}}
     if edit is not None:
         edit(data)
     (tmp_path / "tiny_learn.yaml").write_text(yaml.safe_dump(data))
@@ -78,7 +82,7 @@ def test_a_scenario_without_validation_seeds_is_refused_by_a_tier(tmp_path):
     assert err.value.field.endswith("protocol.validation_seeds")
 
 
-@pytest.mark.parametrize("agent", ["dqn", "ppo"])
+@pytest.mark.parametrize("agent", ["dqn", "ppo", "acc", "laecn"])
 def test_a_run_killed_half_way_and_resumed_ends_with_the_unbroken_runs_weights(tmp_path, agent):
     from ecngym.agents.resumable import TrainingHalted
     from ecngym.benchmark.training import train_run
@@ -99,8 +103,43 @@ def test_a_run_killed_half_way_and_resumed_ends_with_the_unbroken_runs_weights(t
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)  # bit-identical
     _, card_a = load_card(whole)
     _, card_b = load_card(resumed)
-    assert card_b["tier"]["resumed_from"] == 160 and card_a["tier"]["resumed_from"] is None
+    assert card_a["tier"]["resumed_from"] is None
     assert card_a["trace_hashes"] == card_b["trace_hashes"]
-    assert [p[0] for p in card_a["validation"]["points"]] == [80, 160, 240]
+    steps = [p[0] for p in card_a["validation"]["points"]]
+    if agent in ("dqn", "ppo"):  # (their episodes are 40 steps: every clean point is on the grid)
+        assert steps == [80, 160, 240] and card_b["tier"]["resumed_from"] == 160
+    else:  # LAECN's adaptive interval makes episodes of other lengths: the first episode end past each multiple
+        assert len(steps) >= 2 and all(s >= 80 * (i + 1) for i, s in enumerate(steps))
+        assert card_b["tier"]["resumed_from"] in steps and card_b["tier"]["resumed_from"] >= k // 2
     assert card_a["validation"]["points"] == card_b["validation"]["points"]
     assert "tier=100k" in card_a["command"]
+    assert card_a["training_cost"]["cpu_s"] > 0
+
+
+def test_train_learners_under_a_tier_resumes_a_killed_run_and_skips_finished_ones(tmp_path, capsys):
+    from functools import partial
+
+    from ecngym.agents.resumable import TrainingHalted
+    from ecngym.benchmark.learner_cli import train_all_main
+    from ecngym.benchmark.training import train_run
+    from ecngym.benchmark.training_runs import TrainingRun, finished_record, partial_folder, run_training
+
+    folder = _fixture(tmp_path, lambda d: d["training"]["tiers"]["100k"].update(budget_steps=160))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text((HERE / "tiny_learn_suite.yaml").read_text())
+    dest = tmp_path / "checkpoints"
+    run = TrainingRun("tiny_learn", "dqn", 1, None, str(dest.resolve()), str(folder), "100k")
+    with pytest.raises(TrainingHalted):  # a kill half way: the state stays in the run's partial folder
+        run_training(run, partial(train_run, halt_at=80))
+    assert finished_record(run) is None and (partial_folder(run) / "train" / "state" / "state.json").is_file()
+    args = [f"suite={suite}", f"scenario_dir={folder}", "tier=100k", "agent=dqn", "jobs=1", f"dest={dest}"]
+    assert train_all_main(args) == 0
+    record = finished_record(run)
+    assert record["tier"] == "100k" and not partial_folder(run).exists()
+    _, card = load_card(run.folder / record["checkpoint"])
+    assert card["tier"]["resumed_from"] == 80 and card["budget_steps"] == 160
+    assert not (run.folder / "train" / "state").exists()  # (a finished run needs no state: the replay is large)
+    assert "1 run(s) trained now" in capsys.readouterr().out
+    assert train_all_main(args) == 0
+    out = capsys.readouterr().out
+    assert "0 run(s) trained now" in out and "1 found finished" in out
