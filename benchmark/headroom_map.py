@@ -95,6 +95,10 @@ def load_family(path_or_name: str) -> dict[str, Any]:
                 raise ConfigError(vf, f"expected {{label, env, score?}}, got {value!r}")
             if not isinstance(value.get("env", {}), dict):
                 raise ConfigError(f"{vf}.env", f"expected a mapping of env overrides, got {value['env']!r}")
+            if "score" in value:
+                from ecngym.benchmark.oracle_window import check_score
+
+                check_score(value["score"], f"{vf}.score")
             labels.append(str(value["label"]))
         if len(set(labels)) != len(labels):
             raise ConfigError(f"{field}.values", f"labels repeat: {labels}")

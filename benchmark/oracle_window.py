@@ -69,10 +69,46 @@ def rollout(env: Any, action: Action, score: str) -> tuple[dict[str, Any], bool]
             return _final(info, score), False
 
 
+def bucket_mean_slowdown(summary: Mapping[str, Any]) -> float:
+    """The mean of the size buckets' mean slowdowns (each bucket weighs the same, whatever its flow count).
+
+    A mean over all flows lets the phase with the most (small) flows pick the tuned setting; the seed
+    papers report small-flow and large-flow slowdowns separately, so this score weighs them alike.
+    """
+    from ecngym.sim_backend.metrics import SIZE_BUCKETS
+
+    values = [float(summary.get(f"slowdown_avg_{b}", float("nan"))) for b in SIZE_BUCKETS]
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.mean(finite)) if finite else float("nan")
+
+
+#: Scores the oracle and the headroom map can optimise beyond the episode summary's own keys.
+DERIVED_SCORES = {"slowdown_avg_bucketmean": bucket_mean_slowdown}
+
+
+def score_of(summary: Mapping[str, Any], score: str) -> float:
+    """The episode's ``score``: a summary key, or one of :data:`DERIVED_SCORES`."""
+    return float(DERIVED_SCORES[score](summary)) if score in DERIVED_SCORES else float(summary[score])
+
+
+def check_score(score: str, field: str = "score") -> str:
+    """``score`` if it is an episode-summary metric or a derived score.
+
+    Raises:
+        ConfigError: Naming ``field``, with the allowed names.
+    """
+    from ecngym.envs.summary import summary_metric_names
+
+    known = [*summary_metric_names(), *DERIVED_SCORES]
+    if score not in known:
+        raise ConfigError(field, f"got {score!r}; expected an episode metric: {', '.join(known)}")
+    return score
+
+
 def _final(info: dict[str, Any], score: str) -> dict[str, Any]:
     summary = info["summary"]
     # a forked process starts with zero CPU time: process_time() is this branch's own
-    return {"done": True, "score": float(summary[score]), "cpu_s": time.process_time(),
+    return {"done": True, "score": score_of(summary, score), "cpu_s": time.process_time(),
             "summary": {k: float(v) for k, v in summary.items()
                         if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)}}
 
@@ -155,6 +191,7 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
         raise ConfigError("oracle.window_steps", f"got {window_steps}; a window is at least one env step")
     if beam_width < 1:
         raise ConfigError("oracle.beam_width", f"got {beam_width}; the beam keeps at least one prefix")
+    check_score(score, "oracle.score")
     processes = max(1, processes or os.cpu_count() or 1)
     sign = 1.0 if lower_is_better else -1.0
     steps_total = int(env.unwrapped.config.episode_steps)
