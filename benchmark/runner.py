@@ -87,15 +87,16 @@ class BenchmarkOptions(ConfigModel):
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def reference_controllers(scenario: str) -> dict[str, dict[str, Any]]:
+def reference_controllers(scenario: str, scenario_dir: Path | str | None = None) -> dict[str, dict[str, Any]]:
     """The reference controllers of ``scenario`` (:func:`ecngym.benchmark.references.reference_controllers`).
 
     Raises:
-        ConfigError: Naming the scenario when its references have not been computed.
+        ConfigError: Naming the scenario when its references have not been computed, or were
+            computed for another version of its file in ``scenario_dir``.
     """
     from ecngym.benchmark.references import reference_controllers as references
 
-    return references(scenario)
+    return references(scenario, scenario_dir=scenario_dir)
 
 
 @dataclass
@@ -168,14 +169,14 @@ def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: P
         skip_existing: Skip stored episodes.
         options: The benchmark options.
         references: ``scenario -> {reference name: controller config}`` (default
-            :func:`reference_controllers`).
+            :func:`reference_controllers` of the suite's scenario files).
         learners: Add each scenario's shipped learner checkpoints (:func:`learner_controllers`).
 
     Raises:
         ConfigError: Naming ``benchmark.scenario`` / ``benchmark.controller`` for a name the suite
-            or the controllers do not have, or the scenario whose references are missing.
+            or the controllers do not have, or the scenario whose references are missing or stale.
     """
-    references = references or reference_controllers
+    references = references or (lambda name: reference_controllers(name, suite.scenario_dir))
     trained = {name: learner_controllers(name) if learners else {} for name in suite.scenarios}
     if options.scenario is not None and options.scenario not in suite.scenarios:
         raise ConfigError("benchmark.scenario", f"got {options.scenario!r}; suite {suite.name} has "

@@ -16,13 +16,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import model_validator
 
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
 from ecngym.results.store import MAX_SEED
 from ecngym.validation import ConfigModel, Duration, Flag, Text, Whole, field_error
+from ecngym.yaml_files import read_yaml
 
 #: Where the suites live (``<name>.yaml``); scenarios and references are in subfolders of it.
 SUITE_DIR = CONFIG_DIR / "suite"
@@ -33,6 +33,9 @@ _ENV_ID = re.compile(r"[A-Za-z0-9_]+/[A-Za-z0-9_]+-v[0-9]+")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_]*")
 
 Seed = Whole(0, MAX_SEED)
+#: Largest suite or scenario version: a version counts changes of results, one at a time.
+MAX_VERSION = 999
+Version = Whole(1, MAX_VERSION)
 
 
 class Phase(ConfigModel):
@@ -183,7 +186,7 @@ class Scenario(ConfigModel):
 
     name: Text
     id: Text
-    version: Whole(1)
+    version: Version
     paper: Text = ""
     description: Text = ""
     env: dict[str, Any] = {}
@@ -206,6 +209,9 @@ class Scenario(ConfigModel):
             seeds = self.held_out.test_seeds
             if not seeds:
                 raise field_error("held_out.test_seeds", "got an empty list; give at least one seed")
+            repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+            if repeated:
+                raise field_error("held_out.test_seeds", f"seed(s) {repeated} given more than once")
             overlap = sorted(set(seeds) & set(self.protocol.train_seeds))
             if overlap:
                 raise field_error("held_out.test_seeds", f"seed(s) {overlap} are also protocol.train_seeds: nothing "
@@ -254,6 +260,49 @@ def scenario_env(scenario: Scenario, held_out: bool = False) -> dict[str, Any]:
         env.close()
 
 
+def check_scenario_env(scenario: Scenario) -> None:
+    """Build the scenario's env and its held-out family's (no fabric: nothing is simulated) to check them.
+
+    What a scenario file alone cannot show: that its ``env`` and ``held_out.workload`` are configs
+    the env takes (known keys and values), and that every traffic phase starts inside the episode
+    (``interval`` x ``episode_steps``; an interval in base RTTs needs the topology).
+
+    Raises:
+        ConfigError: Naming ``scenarios.<name>.id`` for an id no env is registered under,
+            ``scenarios.<name>.env.<field>`` / ``scenarios.<name>.held_out.workload.<key>`` with
+            the env's message, or ``scenarios.<name>.protocol.phases[<i>].start`` for a phase that
+            starts at or past the episode's end.
+    """
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401  (registers the ids)
+
+    prefix = f"scenarios.{scenario.name}"
+    families = [("env", dict(scenario.env))]
+    if scenario.held_out is not None:
+        families.append(("held_out", scenario.held_out_env()))
+    for family, env_kwargs in families:
+        try:
+            env = gym.make(scenario.id, **env_kwargs)
+        except ConfigError as exc:
+            field = exc.field if family == "env" else "held_out." + exc.field.removeprefix("env.")
+            raise ConfigError(f"{prefix}.{field}", exc.message) from None
+        except gym.error.Error as exc:
+            raise ConfigError(f"{prefix}.id", f"got {scenario.id!r}: {exc}") from None
+        try:
+            interval_ns, steps = int(env.unwrapped.scenario.interval_ns), int(env.unwrapped.config.episode_steps)
+        finally:
+            env.close()
+        if family != "env":
+            continue
+        for i, phase in enumerate(scenario.protocol.phases):
+            if phase.start >= interval_ns * steps:
+                raise ConfigError(f"{prefix}.protocol.phases[{i}].start",
+                                  f"phase {phase.name!r} starts at {phase.start} ns, at or past the episode's end "
+                                  f"{interval_ns * steps} ns ({steps} steps x {interval_ns} ns); a phase starts "
+                                  "inside the episode")
+
+
 class SuiteSpec(ConfigModel):
     """A suite file (``configs/suite/<name>.yaml``).
 
@@ -269,7 +318,7 @@ class SuiteSpec(ConfigModel):
     """
 
     name: Text
-    version: Whole(1)
+    version: Version
     test_seeds: Whole(1)
     scenarios: list[Text]
     training_seeds: Whole(1) = 3
@@ -306,16 +355,6 @@ class Suite:
         """The training seeds this suite trains its learners with on ``scenario`` (none without ``training``)."""
         training = self.scenarios[scenario].training
         return [] if training is None else list(training.seeds[:self.spec.training_seeds])
-
-
-def read_yaml(path: Path, field: str) -> Any:
-    """A YAML file's contents; an unreadable or malformed file is a ConfigError naming ``field``."""
-    try:
-        return yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(field, f"cannot read {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(field, f"{path} is not valid YAML: {exc}") from None
 
 
 def load_scenario(name: str, scenario_dir: Path | str | None = None) -> Scenario:
@@ -355,7 +394,7 @@ def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | st
     Raises:
         ConfigError: Naming ``suite`` for an unknown suite, ``suite.<field>`` for a bad suite field,
             ``test_seeds`` for a suite scoring more seeds than a scenario has, or the scenario's
-            field (:func:`load_scenario`).
+            field (:func:`load_scenario`, :func:`check_scenario_env`).
     """
     if isinstance(suite, (str, Path)):
         path = Path(suite)
@@ -380,4 +419,5 @@ def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | st
             raise ConfigError("suite.training_seeds", f"got {spec.training_seeds}, but scenario {name} has only "
                                                       f"{len(training.seeds)} training seeds (training.seeds); give "
                                                       "fewer or add training seeds to the scenario")
+        check_scenario_env(scenario)
     return Suite(spec, scenarios, folder)

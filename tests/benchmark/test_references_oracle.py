@@ -89,9 +89,9 @@ def test_references_search_round_trip_and_controllers(tmp_path):
             per_phase = {k: v[seed][i] for k, v in doc["search"]["test_phase_scores"].items()}
             assert f"{setting[0]}/{setting[1]}/{setting[2]:g}" == min(per_phase, key=per_phase.get)
     path = write_references(doc, refs)
-    back = read_references("tiny_phases", refs)
+    back = read_references("tiny_phases", refs, scen)
     assert back == yaml.safe_load(yaml.safe_dump(doc))
-    ctls = reference_controllers("tiny_phases", refs)
+    ctls = reference_controllers("tiny_phases", refs, scen)
     assert set(ctls) == {"static_default", "static_tuned", "oracle_phase"}
     assert ctls["static_tuned"]["setting"] == doc["static_tuned"]["setting"]
     for cfg in ctls.values():
@@ -103,7 +103,7 @@ def test_references_search_round_trip_and_controllers(tmp_path):
     seed = TINY["protocol"]["test_seeds"][0]
     summary, _, _ = run_controller(TINY["env"], build_controller(ctls["oracle_phase"]), seed)
     assert summary["slowdown_avg_all"] == doc["oracle_phase"]["test"]["score"][str(seed)]
-    row = scenario_headroom("tiny_phases", refs)
+    row = scenario_headroom("tiny_phases", refs, scen)
     assert row["S_tuned"] == pytest.approx(sum(doc["static_tuned"]["test"]["score"].values()) / 2)
     assert path.read_text().startswith("# Written by the command below")
 
