@@ -130,3 +130,24 @@ def test_the_benchmark_commands_refuse_bad_arguments_naming_them(capsys):
     assert "bogus: unknown argument" in capsys.readouterr().err
     assert main(["benchmark", "headroom", "scenario=nowhere"]) == 2
     assert "`ecngym benchmark references scenario=nowhere`" in capsys.readouterr().err
+
+
+def test_references_of_another_scenario_version_are_refused_naming_both(tmp_path):
+    from ecngym.benchmark.references import REFERENCE_DIR
+    from ecngym.benchmark.runner import BenchmarkOptions, plan_jobs
+    from ecngym.benchmark.suite import SCENARIO_DIR, load_suite
+
+    data = yaml.safe_load((SCENARIO_DIR / "roce_storage_incast.yaml").read_text())
+    data["version"] = 2  # the scenario changed; its references file is still version 1's
+    (tmp_path / "roce_storage_incast.yaml").write_text(yaml.safe_dump(data))
+    suite = load_suite({"name": "t", "version": 1, "test_seeds": 1, "scenarios": ["roce_storage_incast"]}, tmp_path)
+    with pytest.raises(ConfigError) as err:  # the suite runner plays static_tuned from the references
+        plan_jobs(suite, {}, tmp_path / "store", tmp_path / "out", True,
+                  BenchmarkOptions.parse({"controller": "static_tuned"}))
+    path = REFERENCE_DIR / "roce_storage_incast.yaml"
+    assert str(err.value) == (f"references.roce_storage_incast: {path} was computed for version 1 of scenario "
+                              "roce_storage_incast, its file is version 2: the references are stale; recompute them "
+                              "with `ecngym benchmark references scenario=roce_storage_incast`")
+    with pytest.raises(ConfigError, match="^references.roce_storage_incast: .* version 1 .* version 2"):
+        scenario_headroom("roce_storage_incast", scenario_dir=tmp_path)
+    assert reference_controllers("roce_storage_incast")["static_tuned"]["setting"]  # the shipped version 1: fine
