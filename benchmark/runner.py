@@ -145,15 +145,25 @@ def run_job(job: Job) -> JobResult:
     return JobResult(job, row_ids=[r["row_id"] for r in rows], wall_s=time.perf_counter() - start)
 
 
-def learner_controllers(scenario: str, root: Path | None = None) -> dict[str, dict[str, Any]]:
+def learner_controllers(scenario: str, root: Path | None = None,
+                        version: int | None = None) -> dict[str, dict[str, Any]]:
     """The shipped checkpoint each learner plays on the board of ``scenario``: its first training seed's.
 
     (The learner table, ``ecngym benchmark learners``, scores every training seed.)
-    """
-    from ecngym.benchmark.checkpoints import shipped
 
-    return {agent: {"_target_": "ecngym.benchmark.checkpoints.CheckpointController", "path": str(dirs[0])}
-            for agent, dirs in shipped(scenario, root).items()}
+    Raises:
+        ConfigError: Naming ``controller.path`` for a checkpoint whose card names another scenario,
+            or another ``version`` of it (when given; the player checks the package's scenario
+            files' versions itself).
+    """
+    from ecngym.benchmark.checkpoints import check_scenario, load_card, shipped
+
+    out = {}
+    for agent, dirs in shipped(scenario, root).items():
+        if version is not None:
+            check_scenario(load_card(dirs[0])[1], None, scenario, version)
+        out[agent] = {"_target_": "ecngym.benchmark.checkpoints.CheckpointController", "path": str(dirs[0])}
+    return out
 
 
 def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: Path, skip_existing: bool,
@@ -177,7 +187,8 @@ def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: P
             or the controllers do not have, or the scenario whose references are missing or stale.
     """
     references = references or (lambda name: reference_controllers(name, suite.scenario_dir))
-    trained = {name: learner_controllers(name) if learners else {} for name in suite.scenarios}
+    trained = {name: learner_controllers(name, version=sc.version) if learners else {}
+               for name, sc in suite.scenarios.items()}
     if options.scenario is not None and options.scenario not in suite.scenarios:
         raise ConfigError("benchmark.scenario", f"got {options.scenario!r}; suite {suite.name} has "
                                                 f"{list(suite.scenarios)}")

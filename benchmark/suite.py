@@ -12,6 +12,7 @@ schedule does not fit the scenario's episode. Every file is validated on load (t
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -378,6 +379,20 @@ def load_scenario(name: str, scenario_dir: Path | str | None = None) -> Scenario
     if scenario.name != name:
         raise ConfigError(f"{prefix}.name", f"got {scenario.name!r}; a scenario's name is its file's stem {name!r}")
     return scenario
+
+
+@functools.cache
+def registered_scenario(env_id: str) -> Scenario | None:
+    """The package's scenario registered under ``env_id`` (a file of ``configs/suite/scenarios``); None for ``-v0``.
+
+    Raises:
+        ConfigError: As :func:`load_scenario`, for a malformed scenario file of the package.
+    """
+    for path in sorted(SCENARIO_DIR.glob("*.yaml")):
+        scenario = load_scenario(path.stem)
+        if scenario.id == env_id:
+            return scenario
+    return None
 
 
 def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | str | None = None) -> Suite:
