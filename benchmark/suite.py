@@ -277,6 +277,7 @@ def check_scenario_env(scenario: Scenario) -> None:
     import gymnasium as gym
 
     import ecngym.envs  # noqa: F401  (registers the ids)
+    from ecngym.envs.view import EnvView
 
     prefix = f"scenarios.{scenario.name}"
     families = [("env", dict(scenario.env))]
@@ -291,7 +292,8 @@ def check_scenario_env(scenario: Scenario) -> None:
         except gym.error.Error as exc:
             raise ConfigError(f"{prefix}.id", f"got {scenario.id!r}: {exc}") from None
         try:
-            interval_ns, steps = int(env.unwrapped.scenario.interval_ns), int(env.unwrapped.config.episode_steps)
+            view = EnvView(env)
+            interval_ns, steps = view.interval_ns, view.episode_steps
         finally:
             env.close()
         if family != "env":
