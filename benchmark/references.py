@@ -45,19 +45,31 @@ def read_scenario(name: str, scenario_dir: Path | str | None = None) -> dict[str
     """A scenario file (``configs/suite/scenarios/<name>.yaml``) as a dict, validated by the suite's loader.
 
     :func:`ecngym.benchmark.suite.load_scenario` checks every field (seeds disjoint, a known score,
-    phases in rising order); the references also need the first phase to start at 0.
+    phases in rising order); the references also need the first phase to start at 0 and every
+    phase to start inside the episode (of the env the searches run, :func:`~ecngym.benchmark.oracle.make_env`).
 
     Raises:
         ConfigError: Naming ``scenarios.<name>`` for a missing file, ``scenarios.<name>.<field>``
             for a bad field.
     """
-    load_scenario(name, scenario_dir)
+    from ecngym.benchmark.oracle import make_env
+    from ecngym.benchmark.suite import check_phases
+    from ecngym.envs.view import EnvView
+
+    scenario = load_scenario(name, scenario_dir)
     folder = Path(scenario_dir) if scenario_dir is not None else SCENARIO_DIR
     prefix = f"scenarios.{name}"
     data = read_yaml(folder / f"{name}.yaml", prefix)
     starts = phase_starts_ns(data)
     if starts[0] != 0:
         raise ConfigError(f"{prefix}.protocol.phases", f"got starts {starts} ns; the first phase starts at 0")
+    env = make_env(data["env"])
+    try:
+        view = EnvView(env)
+        interval_ns, steps = view.interval_ns, view.episode_steps
+    finally:
+        env.close()
+    check_phases(scenario, interval_ns, steps)
     return data
 
 

@@ -296,14 +296,23 @@ def check_scenario_env(scenario: Scenario) -> None:
             interval_ns, steps = view.interval_ns, view.episode_steps
         finally:
             env.close()
-        if family != "env":
-            continue
-        for i, phase in enumerate(scenario.protocol.phases):
-            if phase.start >= interval_ns * steps:
-                raise ConfigError(f"{prefix}.protocol.phases[{i}].start",
-                                  f"phase {phase.name!r} starts at {phase.start} ns, at or past the episode's end "
-                                  f"{interval_ns * steps} ns ({steps} steps x {interval_ns} ns); a phase starts "
-                                  "inside the episode")
+        if family == "env":
+            check_phases(scenario, interval_ns, steps)
+
+
+def check_phases(scenario: Scenario, interval_ns: int, episode_steps: int) -> None:
+    """Refuse a traffic phase that starts at or past the end of the episode (``interval_ns`` x ``episode_steps``).
+
+    Raises:
+        ConfigError: Naming ``scenarios.<name>.protocol.phases[<i>].start``, the phase and the episode's end.
+    """
+    end_ns = interval_ns * episode_steps
+    for i, phase in enumerate(scenario.protocol.phases):
+        if phase.start >= end_ns:
+            raise ConfigError(f"scenarios.{scenario.name}.protocol.phases[{i}].start",
+                              f"phase {phase.name!r} starts at {phase.start} ns, at or past the episode's end "
+                              f"{end_ns} ns ({episode_steps} steps x {interval_ns} ns); a phase starts inside the "
+                              "episode")
 
 
 class SuiteSpec(ConfigModel):

@@ -151,3 +151,15 @@ def test_references_of_another_scenario_version_are_refused_naming_both(tmp_path
     with pytest.raises(ConfigError, match="^references.roce_storage_incast: .* version 1 .* version 2"):
         scenario_headroom("roce_storage_incast", scenario_dir=tmp_path)
     assert reference_controllers("roce_storage_incast")["static_tuned"]["setting"]  # the shipped version 1: fine
+
+
+def test_the_references_refuse_a_phase_past_the_episodes_end(tmp_path):
+    from ecngym.benchmark.references import read_scenario
+
+    data = copy.deepcopy(TINY)
+    data["protocol"]["phases"][1]["start"] = "1s"
+    (tmp_path / "tiny_phases.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as err:  # (before any search runs)
+        read_scenario("tiny_phases", tmp_path)
+    assert err.value.field == "scenarios.tiny_phases.protocol.phases[1].start"
+    assert err.value.message.startswith("phase 'incast' starts at 1000000000 ns, at or past the episode's end ")
