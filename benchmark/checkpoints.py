@@ -10,9 +10,11 @@ A checkpoint is a folder (``ecngym/benchmark/checkpoints/<scenario>/<agent>/seed
     card.md             the same card for people
     curve.csv           the learning curve (env steps, the trainer's reward, wall seconds)
 
-Loading (:func:`load_checkpoint`) reads JSON and safetensors only, so nothing is unpickled; a
-checkpoint made for another env version or observation layout, and a file that is not a
-checkpoint, are refused with a :class:`~ecngym.error.ConfigError` that names both values.
+Loading (:func:`load_checkpoint`) reads JSON and safetensors only, so nothing is unpickled; the card
+is validated field by field and the weights file must be the one it describes (its sha256, tensor
+names and shapes: :mod:`ecngym.benchmark.model_card`). A checkpoint made for another env id,
+scenario, scenario version or observation layout, and a file that is not a checkpoint, are refused
+with a :class:`~ecngym.error.ConfigError` that names both values.
 :class:`CheckpointController` plays one on the scenario's env (``ecngym run suite=core``).
 """
 
@@ -28,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ecngym.benchmark.model_card import ACTIVATIONS, NETS, check_weights, parse_card
 from ecngym.error import ConfigError
 
 #: The package's shipped checkpoints: ``<scenario>/<agent>/seed<k>/``.
@@ -41,9 +44,6 @@ FORMAT = "ecngym-checkpoint"
 FORMAT_VERSION = 1
 #: The observation settings a checkpoint records and an env must match.
 OBSERVATION_KEYS = ("features", "history", "queue_mapping")
-#: The networks each kind of learner acts with (names of the tensor groups in the weights file).
-NETS = {"acc": ("q",), "laecn": ("policy", "decision"), "haecn": ("policy", "decision"), "ppo": ("pi",),
-        "dqn": ("q",)}
 
 
 # ---------------------------------------------------------------------- writing
@@ -282,7 +282,8 @@ def load_card(path: str | Path, field: str = "controller.path") -> tuple[Path, d
 
     Raises:
         ConfigError: Naming ``field`` if there is no ``card.json`` there, or it is not JSON or not
-            an ecngym checkpoint's card (its ``format`` / ``format_version``, naming both values).
+            an ecngym checkpoint's card (its ``format`` / ``format_version``, naming both values),
+            or a field of the card is missing or malformed (naming it: :func:`parse_card`).
     """
     p = Path(path)
     folder = p if p.is_dir() else p.parent
@@ -299,7 +300,7 @@ def load_card(path: str | Path, field: str = "controller.path") -> tuple[Path, d
     if card.get("format_version") != FORMAT_VERSION:
         raise ConfigError(field, f"{str(card_path)!r} has checkpoint format_version {card.get('format_version')!r}; "
                                  f"this ecngym reads {FORMAT_VERSION}")
-    return folder, card
+    return folder, parse_card(card, card_path, field)
 
 
 def load_checkpoint(path: str | Path, scenario: Any = None, field: str = "controller.path") -> tuple[
@@ -312,43 +313,54 @@ def load_checkpoint(path: str | Path, scenario: Any = None, field: str = "contro
         field: The option that gave ``path``, named in errors.
 
     Raises:
-        ConfigError: Naming ``field`` if the card is missing or not a checkpoint's, the weights file
-            is missing, not a safetensors file (a pickle, say), or lacks a tensor the card names; or
-            the checkpoint was made for another env id / scenario version than ``scenario``'s (both
+        ConfigError: Naming ``field`` if the card is missing, malformed or not a checkpoint's, the
+            weights file is missing, not a safetensors file (a pickle, say) or not the one the card
+            describes (sha256, tensor names and shapes: :func:`check_weights`); or the checkpoint
+            was made for another env id, scenario or scenario version than ``scenario``'s (both
             values named).
     """
     from safetensors import SafetensorError
-    from safetensors.numpy import load_file
+    from safetensors.numpy import load
 
     folder, card = load_card(path, field)
     weights = folder / WEIGHTS_FILE
     if not weights.is_file():
         raise _refuse(field, folder, f"no {WEIGHTS_FILE}")
     try:
-        tensors = load_file(str(weights))
+        raw = weights.read_bytes()
+        tensors = load(raw)
     except (SafetensorError, OSError, ValueError) as exc:
         raise _refuse(field, weights, f"not a safetensors file ({exc})") from None
-    missing = [n for n in NETS.get(card.get("agent"), ()) if not any(k.startswith(n + ".") for k in tensors)]
-    if card.get("agent") not in NETS or missing:
-        raise _refuse(field, weights, f"agent {card.get('agent')!r} with networks {missing} missing")
+    check_weights(card, weights, raw, tensors, field)
     if scenario is not None:
-        check_env_version(card, scenario.id, scenario.version, field)
+        check_scenario(card, scenario.id, scenario.name, scenario.version, field)
     return card, tensors
 
 
-def check_env_version(card: dict[str, Any], env_id: str, scenario_version: int | None,
-                      field: str = "controller.path") -> None:
-    """Refuse a checkpoint of another env id (its ``-vN``) or scenario version.
+def check_scenario(card: dict[str, Any], env_id: str | None, scenario: str | None, scenario_version: int | None,
+                   field: str = "controller.path") -> None:
+    """Refuse a checkpoint of another env id (its ``-vN``), scenario or scenario version.
+
+    Args:
+        card: The checkpoint's card.
+        env_id: The env it is to play (None: not checked).
+        scenario: The scenario it is to play (None: not checked).
+        scenario_version: That scenario's version (None: not checked).
+        field: The option that gave the checkpoint, named in errors.
 
     Raises:
         ConfigError: Naming ``field`` and both values.
     """
-    if card.get("env_id") != env_id:
+    if env_id is not None and card.get("env_id") != env_id:
         raise ConfigError(field, f"the checkpoint was made for env {card.get('env_id')!r}, this env is {env_id!r}: "
                                  "retrain it on this env (its card's command)")
+    if scenario is not None and card.get("scenario") != scenario:
+        raise ConfigError(field, f"the checkpoint was made for scenario {card.get('scenario')!r}, this is scenario "
+                                 f"{scenario!r}: play it on its own scenario or retrain it (its card's command)")
     if scenario_version is not None and card.get("scenario_version") != scenario_version:
-        raise ConfigError(field, f"the checkpoint was made for scenario version {card.get('scenario_version')!r}, "
-                                 f"this scenario is version {scenario_version!r}: retrain it (its card's command)")
+        raise ConfigError(field, f"the checkpoint was made for version {card.get('scenario_version')!r} of scenario "
+                                 f"{card.get('scenario')}, this scenario is version {scenario_version!r}: retrain it "
+                                 "(its card's command)")
 
 
 def check_observation(card: dict[str, Any], env_config: dict[str, Any], obs_dim: int,
@@ -371,7 +383,7 @@ class Mlp:
     def __init__(self, tensors: dict[str, np.ndarray], net: str, activation: str) -> None:
         index = sorted({int(k.split(".")[1]) for k in tensors if k.startswith(net + ".")})
         self.layers = [(tensors[f"{net}.{i}.weight"], tensors[f"{net}.{i}.bias"]) for i in index]
-        self.activation = {"relu": lambda x: np.maximum(x, 0), "tanh": np.tanh}[activation]
+        self.activation = ACTIVATIONS[activation]
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """The network's output for a batch of rows."""
@@ -393,17 +405,25 @@ class CheckpointController:
     Args:
         path: The checkpoint folder.
         name: The name its episodes are stored under (default: the card's agent).
+        scenario: The scenario it is to play, checked against the card's (default: the package's
+            scenario registered under the env's id, at :meth:`reset`; none for a ``-v0`` env).
+        scenario_version: That scenario's version, checked against the card's (default: as ``scenario``).
 
     Raises:
-        ConfigError: Naming ``controller.path`` for a folder that holds no checkpoint (see
-            :func:`load_checkpoint`).
+        ConfigError: Naming ``controller.path`` for a folder that holds no checkpoint, a malformed
+            card, weights that are not the card's (see :func:`load_checkpoint`), or a card of
+            another scenario or scenario version (:func:`check_scenario`).
     """
 
-    def __init__(self, path: str | Path, name: str | None = None) -> None:
+    def __init__(self, path: str | Path, name: str | None = None, scenario: str | None = None,
+                 scenario_version: int | None = None) -> None:
         from ecngym.agents.threads import limit_threads
 
         limit_threads()  # small nets: one BLAS / torch thread (a pool of spinning threads costs ms per call)
         self.card, tensors = load_checkpoint(path)
+        self.scenario, self.scenario_version = scenario, scenario_version
+        if scenario is not None:  # (the env id is checked at reset, against the env)
+            check_scenario(self.card, None, scenario, scenario_version)
         self.path = Path(path)
         self.agent = self.card["agent"]
         self.name = name or self.agent
@@ -425,7 +445,7 @@ class CheckpointController:
         return json.loads(json.dumps(self.card["env_overrides"]))
 
     def reset(self, env: Any) -> None:
-        """Check the env is the one it trained for (id, observation layout, actions); group the ports.
+        """Check the env is the one it trained for (id, scenario, observation layout, actions); group the ports.
 
         Raises:
             ConfigError: Naming ``controller.path`` with both values of what differs.
@@ -433,6 +453,18 @@ class CheckpointController:
         from ecngym.envs.view import EnvView
 
         u = env.unwrapped
+        # the suite plays a checkpoint on the scenario it names (checked whole); elsewhere the layout decides,
+        # but the card's own scenario at another version is refused (the traffic it learned has changed)
+        scenario, version = self.scenario, self.scenario_version
+        spec = getattr(env, "spec", None) or getattr(u, "spec", None)
+        if scenario is None and spec is not None:
+            from ecngym.benchmark.suite import registered_scenario
+
+            registered = registered_scenario(spec.id)
+            if registered is not None and registered.name == self.card.get("scenario"):
+                scenario, version = registered.name, registered.version
+        if scenario is not None:
+            check_scenario(self.card, None, scenario, version)
         view = EnvView(env)
         if self.card.get("granularity"):
             rows = list(view.agent_rows(self.card["granularity"]).values())

@@ -53,13 +53,15 @@ def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[fl
     return m, m - half, m + half
 
 
-def scenario_headroom(name: str, reference_dir: Path | str | None = None) -> dict[str, Any]:
+def scenario_headroom(name: str, reference_dir: Path | str | None = None,
+                      scenario_dir: Path | str | None = None) -> dict[str, Any]:
     """The headroom row of one scenario, from its references file.
 
     Raises:
-        ConfigError: Naming ``references.<name>`` if its file is missing.
+        ConfigError: Naming ``references.<name>`` if its file is missing or stale
+            (:func:`~ecngym.benchmark.references.read_references`; ``scenario_dir``: the scenario files).
     """
-    doc = read_references(name, reference_dir)
+    doc = read_references(name, reference_dir, scenario_dir)
     lower = bool(doc.get("lower_is_better", True))
     sign = 1.0 if lower else -1.0
     seeds = list(doc["static_tuned"]["test"]["score"])

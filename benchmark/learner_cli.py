@@ -51,6 +51,25 @@ class TrainArgs(ConfigModel):
     tier: Text | None = None
 
 
+def check_choice(field: str, value: Any, allowed: list[Any], what: str) -> None:
+    """Refuse ``value`` unless it is one of ``allowed``, naming the field, the value and the choices.
+
+    Args:
+        field: The argument (``agent``).
+        value: Its value.
+        allowed: The values allowed.
+        what: What the allowed values are, for the message (``"the learners"``).
+
+    Raises:
+        ConfigError: ``<field>: got <value>; <what>: <allowed>. Did you mean '<closest>'?``
+    """
+    from ecngym.workloads.distributions import suggest
+
+    if value not in allowed:
+        hint = suggest(value, [str(a) for a in allowed]) if isinstance(value, str) else ""
+        raise ConfigError(field, f"got {value!r}; {what}: {allowed}.{hint}".rstrip("."))
+
+
 TRAIN_USAGE = ("ecngym train suite=core scenario=<scenario> agent=acc|laecn|haecn|ppo|dqn seed=<n> "
                "[tier=100k|converged] [budget_steps=N] [out=DIR]")
 
@@ -62,14 +81,17 @@ def train_main(argv: list[str] | None = None) -> int:
         ConfigError: On a bad argument, a scenario the suite does not have, or the trainer's error.
     """
     from ecngym.benchmark.checkpoints import CHECKPOINT_DIR, WEIGHTS_FILE, load_card
-    from ecngym.benchmark.suite import load_suite
+    from ecngym.benchmark.suite import LEARNERS, load_suite
     from ecngym.benchmark.training import train_run
+    from ecngym.files import check_writable_directory
 
     args = key_value_arguments(TrainArgs, list(sys.argv[1:] if argv is None else argv), TRAIN_USAGE, __doc__)
+    check_choice("agent", args.agent, list(LEARNERS), "the learners")
     suite = load_suite(args.suite, args.scenario_dir)
-    if args.scenario not in suite.scenarios:
-        raise ConfigError("scenario", f"got {args.scenario!r}; suite {suite.name} has {list(suite.scenarios)}")
-    out = Path(args.out or f"outputs/train/{args.scenario}/{args.agent}/seed{args.seed}")
+    check_choice("scenario", args.scenario, list(suite.scenarios), f"suite {suite.name} has")
+    # (checked before the training: a folder that cannot be written would lose the trained weights)
+    out = check_writable_directory("out", args.out or f"outputs/train/{args.scenario}/{args.agent}/seed{args.seed}",
+                                   "a checkpoint folder")
     console = Console()
     start = time.perf_counter()
     path = train_run(args.scenario, args.agent, args.seed, out, budget_steps=args.budget_steps,
@@ -137,19 +159,36 @@ def train_all_main(argv: list[str] | None = None) -> int:
     """``ecngym benchmark train-learners``: every (scenario x learner x training seed) of a suite.
 
     Raises:
-        ConfigError: On a bad argument.
+        ConfigError: On a bad argument: a ``scenario`` / ``agent`` / ``seed`` filter that the suite
+            does not train (naming the allowed values, so a misspelt one never trains nothing), or a
+            ``dest`` / ``scratch`` folder that cannot be written.
     """
     from ecngym.benchmark.suite import LEARNERS, load_suite
+    from ecngym.files import check_writable_directory
 
     args = key_value_arguments(TrainAllArgs, list(sys.argv[1:] if argv is None else argv),
                                "ecngym benchmark train-learners suite=core jobs=2 [tier=100k|converged] dest=DIR",
                                __doc__)
     suite = load_suite(args.suite, args.scenario_dir)
+    trained = [name for name, sc in suite.scenarios.items() if sc.training is not None]
+    if not trained:
+        raise ConfigError("suite", f"got {args.suite!r}: none of its scenarios {list(suite.scenarios)} declares "
+                                   "training (training: in its YAML)")
+    if args.scenario is not None:
+        check_choice("scenario", args.scenario, trained, f"the scenarios suite {suite.name} trains on")
+    if args.agent is not None:
+        check_choice("agent", args.agent, list(LEARNERS), "the learners")
+    if args.seed is not None:
+        seeds = sorted({k for name in trained if args.scenario in (None, name) for k in suite.training_seeds(name)})
+        check_choice("seed", args.seed, seeds, f"suite {suite.name}'s training seeds")
+    if args.dest is None:
+        args.dest = f"outputs/checkpoints/{args.tier}" if args.tier is not None else "benchmark/checkpoints"
+    for field in ("dest", "scratch"):
+        check_writable_directory(field, getattr(args, field), "a checkpoint folder")
     if args.tier is not None:
         return _train_tier(suite, args)
     if args.budget_steps is not None:
         raise ConfigError("budget_steps", f"got {args.budget_steps}, but it caps a tier's budget: add tier=...")
-    args.dest = args.dest or "benchmark/checkpoints"
     jobs: list[tuple[Any, ...]] = []
     for name, sc in suite.scenarios.items():
         if sc.training is None or (args.scenario and name != args.scenario):

@@ -182,7 +182,7 @@ def plan(suite: Any, root: Path | None, held_out: bool, only: str | None = None)
         families = {"test": suite.test_seeds(name)}
         if held_out and sc.held_out is not None:
             families["held_out"] = list(sc.held_out.test_seeds[:suite.spec.test_seeds])
-            refs = reference_controllers(name)
+            refs = reference_controllers(name, scenario_dir=suite.scenario_dir)
             for ref in ("static_default", "static_tuned"):
                 jobs.append({"scenario": name, "family": "held_out", "name": ref, "agent": None, "train_seed": None,
                              "controller_cfg": refs[ref], "seeds": families["held_out"]})
@@ -211,7 +211,7 @@ def reference_rows(suite: Any, only: str | None = None) -> pd.DataFrame:
     for name, sc in suite.scenarios.items():
         if sc.training is None or (only is not None and name != only):
             continue
-        doc = read_references(name)
+        doc = read_references(name, scenario_dir=suite.scenario_dir)
         for ref in ("static_default", "static_tuned", "oracle_phase"):
             for seed in suite.test_seeds(name):
                 rows.append({"scenario": name, "family": "test", "controller": ref, "agent": None, "train_seed": None,
@@ -254,7 +254,7 @@ def summarize(rows: pd.DataFrame, suite: Any, reps: int, seed: int, root: Path |
         if sc.training is None or name not in set(rows["scenario"]):
             continue
         trained = set(rows.loc[rows["scenario"] == name, "train_seed"].dropna().astype(int))
-        headroom = scenario_headroom(name)["headroom_normalized"]
+        headroom = scenario_headroom(name, scenario_dir=suite.scenario_dir)["headroom_normalized"]
         cards = {a: [load_card(d)[1] for d in dirs if int(d.name[4:]) in trained]
                  for a, dirs in shipped(name, root).items()}
         scenario_rows = rows[rows["scenario"] == name]

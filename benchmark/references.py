@@ -47,19 +47,31 @@ def read_scenario(name: str, scenario_dir: Path | str | None = None) -> dict[str
     """A scenario file (``configs/suite/scenarios/<name>.yaml``) as a dict, validated by the suite's loader.
 
     :func:`ecngym.benchmark.suite.load_scenario` checks every field (seeds disjoint, a known score,
-    phases in rising order); the references also need the first phase to start at 0.
+    phases in rising order); the references also need the first phase to start at 0 and every
+    phase to start inside the episode (of the env the searches run, :func:`~ecngym.benchmark.oracle.make_env`).
 
     Raises:
         ConfigError: Naming ``scenarios.<name>`` for a missing file, ``scenarios.<name>.<field>``
             for a bad field.
     """
-    load_scenario(name, scenario_dir)
+    from ecngym.benchmark.oracle import make_env
+    from ecngym.benchmark.suite import check_phases
+    from ecngym.envs.view import EnvView
+
+    scenario = load_scenario(name, scenario_dir)
     folder = Path(scenario_dir) if scenario_dir is not None else SCENARIO_DIR
     prefix = f"scenarios.{name}"
     data = read_yaml(folder / f"{name}.yaml", prefix)
     starts = phase_starts_ns(data)
     if starts[0] != 0:
         raise ConfigError(f"{prefix}.protocol.phases", f"got starts {starts} ns; the first phase starts at 0")
+    env = make_env(data["env"])
+    try:
+        view = EnvView(env)
+        interval_ns, steps = view.interval_ns, view.episode_steps
+    finally:
+        env.close()
+    check_phases(scenario, interval_ns, steps)
     return data
 
 
@@ -256,37 +268,55 @@ def write_references(doc: dict[str, Any], reference_dir: Path | str | None = Non
     return path
 
 
-def read_references(name: str, reference_dir: Path | str | None = None) -> dict[str, Any]:
-    """A scenario's references document.
+def read_references(name: str, reference_dir: Path | str | None = None,
+                    scenario_dir: Path | str | None = None) -> dict[str, Any]:
+    """A scenario's references document, computed for the scenario's current version.
+
+    Args:
+        name: The scenario.
+        reference_dir: Where the references files are (default: the package's ``configs/suite/references``).
+        scenario_dir: Where the scenario files are (default: the package's ``configs/suite/scenarios``).
 
     Raises:
-        ConfigError: Naming ``references.<name>`` if the file is missing (saying which command writes it).
+        ConfigError: Naming ``references.<name>`` if the file is missing (saying which command writes
+            it), is not the references of ``name``, or was computed for another version of the
+            scenario than its file's (both versions named: its settings and scores are stale);
+            ``scenarios.<name>`` as :func:`~ecngym.benchmark.suite.load_scenario` raises.
     """
     path = references_path(name, reference_dir)
+    field = f"references.{name}"
+    command = f"`ecngym benchmark references scenario={name}`"
     if not path.is_file():
-        raise ConfigError(f"references.{name}", f"no references file {path}; make it with "
-                                                f"`ecngym benchmark references scenario={name}`")
-    doc = read_yaml(path, f"references.{name}")
+        raise ConfigError(field, f"no references file {path}; make it with {command}")
+    doc = read_yaml(path, field)
     if not isinstance(doc, dict) or doc.get("scenario") != name:
-        raise ConfigError(f"references.{name}", f"{path} is not the references of scenario {name!r}")
+        raise ConfigError(field, f"{path} is not the references of scenario {name!r}")
+    version = load_scenario(name, scenario_dir).version
+    if doc.get("scenario_version") != version:
+        raise ConfigError(field, f"{path} was computed for version {doc.get('scenario_version')!r} of scenario {name}, "
+                                 f"its file is version {version}: the references are stale; recompute them with "
+                                 f"{command}")
     return doc
 
 
-def reference_controllers(scenario_name: str, reference_dir: Path | str | None = None) -> dict[str, dict[str, Any]]:
+def reference_controllers(scenario_name: str, reference_dir: Path | str | None = None,
+                          scenario_dir: Path | str | None = None) -> dict[str, dict[str, Any]]:
     """The scenario's references as Hydra-instantiable controller configs (with ``_target_``).
 
     Args:
         scenario_name: The scenario.
         reference_dir: Where the references files are (default: the package's ``configs/suite/references``).
+        scenario_dir: Where the scenario files are (default: the package's ``configs/suite/scenarios``).
 
     Returns:
         ``{"static_default": ..., "static_tuned": ..., "oracle_phase": ..., "random": ...}``
         (:data:`ecngym.benchmark.scoring.REFERENCES`); references, never competitors.
 
     Raises:
-        ConfigError: Naming ``references.<scenario_name>`` if its references file is missing.
+        ConfigError: Naming ``references.<scenario_name>`` if its references file is missing or was
+            computed for another version of the scenario (:func:`read_references`).
     """
-    doc = read_references(scenario_name, reference_dir)
+    doc = read_references(scenario_name, reference_dir, scenario_dir)
     default = read_yaml(CONFIG_DIR / "controller" / "static_default.yaml", "controller.static_default")
     oracle = doc["oracle_phase"]
     return {

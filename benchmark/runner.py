@@ -90,15 +90,16 @@ class BenchmarkOptions(ConfigModel):
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def reference_controllers(scenario: str) -> dict[str, dict[str, Any]]:
+def reference_controllers(scenario: str, scenario_dir: Path | str | None = None) -> dict[str, dict[str, Any]]:
     """The reference controllers of ``scenario`` (:func:`ecngym.benchmark.references.reference_controllers`).
 
     Raises:
-        ConfigError: Naming the scenario when its references have not been computed.
+        ConfigError: Naming the scenario when its references have not been computed, or were
+            computed for another version of its file in ``scenario_dir``.
     """
     from ecngym.benchmark.references import reference_controllers as references
 
-    return references(scenario)
+    return references(scenario, scenario_dir=scenario_dir)
 
 
 @dataclass
@@ -147,15 +148,25 @@ def run_job(job: Job) -> JobResult:
     return JobResult(job, row_ids=[r["row_id"] for r in rows], wall_s=time.perf_counter() - start)
 
 
-def learner_controllers(scenario: str, root: Path | None = None) -> dict[str, dict[str, Any]]:
+def learner_controllers(scenario: str, root: Path | None = None,
+                        version: int | None = None) -> dict[str, dict[str, Any]]:
     """The shipped checkpoint each learner plays on the board of ``scenario``: its first training seed's.
 
     (The learner table, ``ecngym benchmark learners``, scores every training seed.)
-    """
-    from ecngym.benchmark.checkpoints import shipped
 
-    return {agent: {"_target_": "ecngym.benchmark.checkpoints.CheckpointController", "path": str(dirs[0])}
-            for agent, dirs in shipped(scenario, root).items()}
+    Raises:
+        ConfigError: Naming ``controller.path`` for a checkpoint whose card names another scenario,
+            or another ``version`` of it (when given; the player checks the package's scenario
+            files' versions itself).
+    """
+    from ecngym.benchmark.checkpoints import check_scenario, load_card, shipped
+
+    out = {}
+    for agent, dirs in shipped(scenario, root).items():
+        if version is not None:
+            check_scenario(load_card(dirs[0])[1], None, scenario, version)
+        out[agent] = {"_target_": "ecngym.benchmark.checkpoints.CheckpointController", "path": str(dirs[0])}
+    return out
 
 
 def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: Path, skip_existing: bool,
@@ -171,15 +182,16 @@ def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: P
         skip_existing: Skip stored episodes.
         options: The benchmark options.
         references: ``scenario -> {reference name: controller config}`` (default
-            :func:`reference_controllers`).
+            :func:`reference_controllers` of the suite's scenario files).
         learners: Add each scenario's shipped learner checkpoints (:func:`learner_controllers`).
 
     Raises:
         ConfigError: Naming ``benchmark.scenario`` / ``benchmark.controller`` for a name the suite
-            or the controllers do not have, or the scenario whose references are missing.
+            or the controllers do not have, or the scenario whose references are missing or stale.
     """
-    references = references or reference_controllers
-    trained = {name: learner_controllers(name) if learners else {} for name in suite.scenarios}
+    references = references or (lambda name: reference_controllers(name, suite.scenario_dir))
+    trained = {name: learner_controllers(name, version=sc.version) if learners else {}
+               for name, sc in suite.scenarios.items()}
     if options.scenario is not None and options.scenario not in suite.scenarios:
         raise ConfigError("benchmark.scenario", f"got {options.scenario!r}; suite {suite.name} has "
                                                 f"{list(suite.scenarios)}")

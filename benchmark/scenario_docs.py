@@ -81,7 +81,7 @@ def scenario_rows(names: Sequence[str] = ORDER, scenario_dir: Path | str | None 
         env, proto = sc["env"], sc["protocol"]
         topo, fabric = env.get("topology", {}), env.get("fabric", {})
         try:
-            ref = read_references(name, reference_dir)
+            ref = read_references(name, reference_dir, scenario_dir)
             ep = ref["episode"]
             flows = f"{ep['flows_total_mean']:.0f} (finished, mean [min] per bucket: " + ", ".join(
                 f"{b} {ep['finished_per_bucket_mean'][b]:.0f} [{ep['finished_per_bucket_min'][b]}]"

@@ -12,11 +12,11 @@ schedule does not fit the scenario's episode. Every file is validated on load (t
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import model_validator
 
 from ecngym.configs import CONFIG_DIR
@@ -24,6 +24,7 @@ from ecngym.envs.config import REWARDS
 from ecngym.error import ConfigError
 from ecngym.results.store import MAX_SEED
 from ecngym.validation import ConfigModel, Duration, Flag, OneOf, Text, Whole, field_error
+from ecngym.yaml_files import read_yaml
 
 #: Where the suites live (``<name>.yaml``); scenarios and references are in subfolders of it.
 SUITE_DIR = CONFIG_DIR / "suite"
@@ -34,6 +35,9 @@ _ENV_ID = re.compile(r"[A-Za-z0-9_]+/[A-Za-z0-9_]+-v[0-9]+")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_]*")
 
 Seed = Whole(0, MAX_SEED)
+#: Largest suite or scenario version: a version counts changes of results, one at a time.
+MAX_VERSION = 999
+Version = Whole(1, MAX_VERSION)
 
 
 class Phase(ConfigModel):
@@ -205,7 +209,7 @@ class Scenario(ConfigModel):
 
     name: Text
     id: Text
-    version: Whole(1)
+    version: Version
     paper: Text = ""
     description: Text = ""
     env: dict[str, Any] = {}
@@ -228,6 +232,9 @@ class Scenario(ConfigModel):
             seeds = self.held_out.test_seeds
             if not seeds:
                 raise field_error("held_out.test_seeds", "got an empty list; give at least one seed")
+            repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+            if repeated:
+                raise field_error("held_out.test_seeds", f"seed(s) {repeated} given more than once")
             overlap = sorted(set(seeds) & set(self.protocol.train_seeds))
             if overlap:
                 raise field_error("held_out.test_seeds", f"seed(s) {overlap} are also protocol.train_seeds: nothing "
@@ -280,6 +287,60 @@ def scenario_env(scenario: Scenario, held_out: bool = False) -> dict[str, Any]:
         env.close()
 
 
+def check_scenario_env(scenario: Scenario) -> None:
+    """Build the scenario's env and its held-out family's (no fabric: nothing is simulated) to check them.
+
+    What a scenario file alone cannot show: that its ``env`` and ``held_out.workload`` are configs
+    the env takes (known keys and values), and that every traffic phase starts inside the episode
+    (``interval`` x ``episode_steps``; an interval in base RTTs needs the topology).
+
+    Raises:
+        ConfigError: Naming ``scenarios.<name>.id`` for an id no env is registered under,
+            ``scenarios.<name>.env.<field>`` / ``scenarios.<name>.held_out.workload.<key>`` with
+            the env's message, or ``scenarios.<name>.protocol.phases[<i>].start`` for a phase that
+            starts at or past the episode's end.
+    """
+    import gymnasium as gym
+
+    import ecngym.envs  # noqa: F401  (registers the ids)
+    from ecngym.envs.view import EnvView
+
+    prefix = f"scenarios.{scenario.name}"
+    families = [("env", dict(scenario.env))]
+    if scenario.held_out is not None:
+        families.append(("held_out", scenario.held_out_env()))
+    for family, env_kwargs in families:
+        try:
+            env = gym.make(scenario.id, **env_kwargs)
+        except ConfigError as exc:
+            field = exc.field if family == "env" else "held_out." + exc.field.removeprefix("env.")
+            raise ConfigError(f"{prefix}.{field}", exc.message) from None
+        except gym.error.Error as exc:
+            raise ConfigError(f"{prefix}.id", f"got {scenario.id!r}: {exc}") from None
+        try:
+            view = EnvView(env)
+            interval_ns, steps = view.interval_ns, view.episode_steps
+        finally:
+            env.close()
+        if family == "env":
+            check_phases(scenario, interval_ns, steps)
+
+
+def check_phases(scenario: Scenario, interval_ns: int, episode_steps: int) -> None:
+    """Refuse a traffic phase that starts at or past the end of the episode (``interval_ns`` x ``episode_steps``).
+
+    Raises:
+        ConfigError: Naming ``scenarios.<name>.protocol.phases[<i>].start``, the phase and the episode's end.
+    """
+    end_ns = interval_ns * episode_steps
+    for i, phase in enumerate(scenario.protocol.phases):
+        if phase.start >= end_ns:
+            raise ConfigError(f"scenarios.{scenario.name}.protocol.phases[{i}].start",
+                              f"phase {phase.name!r} starts at {phase.start} ns, at or past the episode's end "
+                              f"{end_ns} ns ({episode_steps} steps x {interval_ns} ns); a phase starts inside the "
+                              "episode")
+
+
 class SuiteSpec(ConfigModel):
     """A suite file (``configs/suite/<name>.yaml``).
 
@@ -295,7 +356,7 @@ class SuiteSpec(ConfigModel):
     """
 
     name: Text
-    version: Whole(1)
+    version: Version
     test_seeds: Whole(1)
     scenarios: list[Text]
     training_seeds: Whole(1) = 3
@@ -334,16 +395,6 @@ class Suite:
         return [] if training is None else list(training.seeds[:self.spec.training_seeds])
 
 
-def read_yaml(path: Path, field: str) -> Any:
-    """A YAML file's contents; an unreadable or malformed file is a ConfigError naming ``field``."""
-    try:
-        return yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(field, f"cannot read {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(field, f"{path} is not valid YAML: {exc}") from None
-
-
 def load_scenario(name: str, scenario_dir: Path | str | None = None) -> Scenario:
     """Read and validate one scenario file.
 
@@ -367,6 +418,20 @@ def load_scenario(name: str, scenario_dir: Path | str | None = None) -> Scenario
     return scenario
 
 
+@functools.cache
+def registered_scenario(env_id: str) -> Scenario | None:
+    """The package's scenario registered under ``env_id`` (a file of ``configs/suite/scenarios``); None for ``-v0``.
+
+    Raises:
+        ConfigError: As :func:`load_scenario`, for a malformed scenario file of the package.
+    """
+    for path in sorted(SCENARIO_DIR.glob("*.yaml")):
+        scenario = load_scenario(path.stem)
+        if scenario.id == env_id:
+            return scenario
+    return None
+
+
 def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | str | None = None) -> Suite:
     """Read and validate a suite and every scenario it names.
 
@@ -381,7 +446,7 @@ def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | st
     Raises:
         ConfigError: Naming ``suite`` for an unknown suite, ``suite.<field>`` for a bad suite field,
             ``test_seeds`` for a suite scoring more seeds than a scenario has, or the scenario's
-            field (:func:`load_scenario`).
+            field (:func:`load_scenario`, :func:`check_scenario_env`).
     """
     if isinstance(suite, (str, Path)):
         path = Path(suite)
@@ -406,4 +471,5 @@ def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | st
             raise ConfigError("suite.training_seeds", f"got {spec.training_seeds}, but scenario {name} has only "
                                                       f"{len(training.seeds)} training seeds (training.seeds); give "
                                                       "fewer or add training seeds to the scenario")
+        check_scenario_env(scenario)
     return Suite(spec, scenarios, folder)

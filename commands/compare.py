@@ -99,6 +99,8 @@ def compare_static_settings(cfg: DictConfig, console: Console, out: Path | None 
         raise ConfigError("fabric.seed", f"got {fabric['seed']!r}; compare's fabric seed is the top-level seed "
                                          f"(now {cfg.seed!r}): give seed={fabric['seed']!r} instead")
     fabric_cfg = FabricConfig.from_dict(fabric)
+    # checked whole as given, the values every setting overrides too: a bad one is a mistake, never run
+    fabric_cfg.to_cpp()
     topo = Topology.from_config(config_values(cfg.topology))
     ecn_settings = cfg.get("ecn_settings")  # None once deleted with ~ecn_settings
     if not ecn_settings:

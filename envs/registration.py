@@ -11,11 +11,11 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import yaml
 from gymnasium.envs.registration import register, registry
 
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
+from ecngym.yaml_files import read_yaml
 
 #: The benchmark suite's scenario files (each registers its ``id`` with its ``env`` overrides).
 SUITE_SCENARIO_DIR = CONFIG_DIR / "suite" / "scenarios"
@@ -82,13 +82,16 @@ def suite_scenarios(folder: Path | str | None = None) -> dict[str, dict[str, Any
         folder: The scenario files' folder (default :data:`SUITE_SCENARIO_DIR`).
 
     Raises:
-        ConfigError: Naming ``scenarios.<name>.id`` / ``.env`` for a file without an id or env
-            mapping, or whose id repeats another file's or a ``-v0`` id.
+        ConfigError: Naming ``scenarios.<name>`` for a file that cannot be read as a mapping
+            (:func:`ecngym.yaml_files.read_yaml`), ``scenarios.<name>.id`` / ``.env`` for a file
+            without an id or env mapping, or whose id repeats another file's or a ``-v0`` id.
     """
     out: dict[str, dict[str, Any]] = {}
     for path in sorted(Path(folder or SUITE_SCENARIO_DIR).glob("*.yaml")):
-        data = yaml.safe_load(path.read_text()) or {}
         prefix = f"scenarios.{path.stem}"
+        data = read_yaml(path, prefix) or {}
+        if not isinstance(data, dict):
+            raise ConfigError(prefix, f"{path} holds {type(data).__name__}, expected a mapping of a scenario's fields")
         env_id, env = data.get("id"), data.get("env")
         if not isinstance(env_id, str) or not env_id.startswith("ecngym/"):
             raise ConfigError(f"{prefix}.id", f"got {env_id!r}; expected an id such as ecngym/Name-v1")

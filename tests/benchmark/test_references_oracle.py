@@ -89,9 +89,9 @@ def test_references_search_round_trip_and_controllers(tmp_path):
             per_phase = {k: v[seed][i] for k, v in doc["search"]["test_phase_scores"].items()}
             assert f"{setting[0]}/{setting[1]}/{setting[2]:g}" == min(per_phase, key=per_phase.get)
     path = write_references(doc, refs)
-    back = read_references("tiny_phases", refs)
+    back = read_references("tiny_phases", refs, scen)
     assert back == yaml.safe_load(yaml.safe_dump(doc))
-    ctls = reference_controllers("tiny_phases", refs)
+    ctls = reference_controllers("tiny_phases", refs, scen)
     assert set(ctls) == {"static_default", "static_tuned", "oracle_phase"}
     assert ctls["static_tuned"]["setting"] == doc["static_tuned"]["setting"]
     for cfg in ctls.values():
@@ -103,7 +103,7 @@ def test_references_search_round_trip_and_controllers(tmp_path):
     seed = TINY["protocol"]["test_seeds"][0]
     summary, _, _ = run_controller(TINY["env"], build_controller(ctls["oracle_phase"]), seed)
     assert summary["slowdown_avg_all"] == doc["oracle_phase"]["test"]["score"][str(seed)]
-    row = scenario_headroom("tiny_phases", refs)
+    row = scenario_headroom("tiny_phases", refs, scen)
     assert row["S_tuned"] == pytest.approx(sum(doc["static_tuned"]["test"]["score"].values()) / 2)
     assert path.read_text().startswith("# Written by the command below")
 
@@ -130,3 +130,36 @@ def test_the_benchmark_commands_refuse_bad_arguments_naming_them(capsys):
     assert "bogus: unknown argument" in capsys.readouterr().err
     assert main(["benchmark", "headroom", "scenario=nowhere"]) == 2
     assert "`ecngym benchmark references scenario=nowhere`" in capsys.readouterr().err
+
+
+def test_references_of_another_scenario_version_are_refused_naming_both(tmp_path):
+    from ecngym.benchmark.references import REFERENCE_DIR
+    from ecngym.benchmark.runner import BenchmarkOptions, plan_jobs
+    from ecngym.benchmark.suite import SCENARIO_DIR, load_suite
+
+    data = yaml.safe_load((SCENARIO_DIR / "roce_storage_incast.yaml").read_text())
+    data["version"] = 2  # the scenario changed; its references file is still version 1's
+    (tmp_path / "roce_storage_incast.yaml").write_text(yaml.safe_dump(data))
+    suite = load_suite({"name": "t", "version": 1, "test_seeds": 1, "scenarios": ["roce_storage_incast"]}, tmp_path)
+    with pytest.raises(ConfigError) as err:  # the suite runner plays static_tuned from the references
+        plan_jobs(suite, {}, tmp_path / "store", tmp_path / "out", True,
+                  BenchmarkOptions.parse({"controller": "static_tuned"}))
+    path = REFERENCE_DIR / "roce_storage_incast.yaml"
+    assert str(err.value) == (f"references.roce_storage_incast: {path} was computed for version 1 of scenario "
+                              "roce_storage_incast, its file is version 2: the references are stale; recompute them "
+                              "with `ecngym benchmark references scenario=roce_storage_incast`")
+    with pytest.raises(ConfigError, match="^references.roce_storage_incast: .* version 1 .* version 2"):
+        scenario_headroom("roce_storage_incast", scenario_dir=tmp_path)
+    assert reference_controllers("roce_storage_incast")["static_tuned"]["setting"]  # the shipped version 1: fine
+
+
+def test_the_references_refuse_a_phase_past_the_episodes_end(tmp_path):
+    from ecngym.benchmark.references import read_scenario
+
+    data = copy.deepcopy(TINY)
+    data["protocol"]["phases"][1]["start"] = "1s"
+    (tmp_path / "tiny_phases.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as err:  # (before any search runs)
+        read_scenario("tiny_phases", tmp_path)
+    assert err.value.field == "scenarios.tiny_phases.protocol.phases[1].start"
+    assert err.value.message.startswith("phase 'incast' starts at 1000000000 ns, at or past the episode's end ")

@@ -76,3 +76,76 @@ def test_an_unknown_suite_or_scenario_is_refused_naming_it():
         load_suite({"name": "t", "version": 1, "test_seeds": 1, "scenarios": ["nope"]}, HERE / "scenarios")
     with pytest.raises(ConfigError, match=r"^suite.scenarios: \['a'\] given more than once"):
         SuiteSpec.parse({"name": "t", "version": 1, "test_seeds": 1, "scenarios": ["a", "a"]}, "suite")
+
+
+def _learn_scenario(tmp_path: Path, edit) -> Path:
+    """The fixture scenario with a ``held_out:`` block (``learners/tiny_learn.yaml``), edited, in ``tmp_path``."""
+    data = yaml.safe_load((HERE / "learners" / "tiny_learn.yaml").read_text())
+    edit(data)
+    (tmp_path / "tiny_learn.yaml").write_text(yaml.safe_dump(data))
+    return tmp_path
+
+
+def _load_learn(folder: Path):
+    return load_suite({"name": "t", "version": 1, "test_seeds": 2, "scenarios": ["tiny_learn"]}, folder)
+
+
+@pytest.mark.parametrize(("workload_or_seeds", "field", "text"), [
+    ({"test_seeds": [2001, 2002, 2001]}, "held_out.test_seeds", "seed(s) [2001] given more than once"),
+    ({"workload": {"lod": 0.3}}, "held_out.workload.lod", "unknown key; allowed keys: workload, load"),
+    ({"workload": {"workload": "websarch"}}, "held_out.workload.name", "unknown workload 'websarch'"),
+    ({"workload": {"load": 1.5}}, "held_out.workload.load", "got 1.5, allowed range is (0.0, 1.0)"),
+    ({"workload": {"incast": {"degre": 4}}}, "held_out.workload.incast.degre", "unknown key"),
+])
+def test_a_bad_held_out_block_is_refused_when_the_suite_loads(tmp_path, workload_or_seeds, field, text):
+    folder = _learn_scenario(tmp_path, lambda d: d["held_out"].update(workload_or_seeds))
+    with pytest.raises(ConfigError) as err:
+        _load_learn(folder)
+    assert err.value.field == f"scenarios.tiny_learn.{field}" and text in err.value.message, str(err.value)
+
+
+def test_the_fixture_held_out_block_loads():
+    suite = _load_learn(HERE / "learners")
+    assert suite.scenarios["tiny_learn"].held_out.workload == {"load": 0.3}
+
+
+def test_a_phase_that_starts_at_or_past_the_episodes_end_is_refused(tmp_path):
+    # tiny_incast: 40 steps of 5 base RTTs (5 x 4.16 us on the 16-host star) = 832 us
+    phases = [{"name": "all", "start": "0ms"}, {"name": "late", "start": "2ms"}]
+    with pytest.raises(ConfigError) as err:
+        load_suite(HERE / "tiny_suite.yaml", _scenario(tmp_path, protocol__phases=phases))
+    assert err.value.field == "scenarios.tiny_incast.protocol.phases[1].start"
+    assert err.value.message.startswith("phase 'late' starts at 2000000 ns, at or past the episode's end 832000 ns "
+                                        "(40 steps x 20800 ns)"), err.value.message
+
+
+@pytest.mark.parametrize("version", [0, 10**15, 2.5, "2"])
+def test_an_absurd_scenario_or_suite_version_is_refused(tmp_path, version):
+    with pytest.raises(ConfigError) as err:
+        load_scenario("tiny_incast", _scenario(tmp_path, version=version))
+    assert err.value.field == "scenarios.tiny_incast.version", str(err.value)
+    with pytest.raises(ConfigError) as err:
+        SuiteSpec.parse({"name": "t", "version": version, "test_seeds": 1, "scenarios": ["a"]}, "suite")
+    assert err.value.field == "suite.version"
+
+
+def test_a_scenario_file_that_is_not_utf8_is_refused_naming_it(tmp_path):
+    text = (HERE / "scenarios" / "tiny_incast.yaml").read_text().replace("a 16-host", "a 16-h\u00f6st")
+    (tmp_path / "tiny_incast.yaml").write_bytes(text.encode("latin-1"))
+    with pytest.raises(ConfigError) as err:
+        load_suite(HERE / "tiny_suite.yaml", tmp_path)
+    assert err.value.field == "scenarios.tiny_incast"
+    assert "is not UTF-8 text (byte 0xf6 at offset" in err.value.message and "save it as UTF-8" in err.value.message
+
+
+def test_a_yaml_alias_bomb_in_a_scenario_file_is_refused(tmp_path):
+    # nine levels of nine aliases: 9**9 (387 M) strings in a few hundred bytes, under a free mapping (env)
+    bomb = ['  l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    bomb += [f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 10)]
+    text = (HERE / "scenarios" / "tiny_incast.yaml").read_text()
+    (tmp_path / "tiny_incast.yaml").write_text(text.replace("env:\n", "bombs:\n" + "\n".join(bomb) + "\nenv:\n"
+                                                            "  extra: *l9\n"))
+    with pytest.raises(ConfigError) as err:
+        load_suite(HERE / "tiny_suite.yaml", tmp_path)
+    assert err.value.field == "scenarios.tiny_incast"
+    assert "its aliases expand it to more than 100,000 values (an alias bomb?)" in err.value.message
