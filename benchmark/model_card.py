@@ -63,6 +63,14 @@ class ObservationLayout(ConfigModel):
     obs_dim: Width
 
 
+class ActionLayout(ConfigModel):
+    """What a checkpoint's outputs set (:func:`ecngym.benchmark.checkpoints.declared_action`)."""
+
+    type: Text
+    scope: Text
+    templates: list[Any] | None
+
+
 class Card(ConfigModel):
     """A checkpoint's ``card.json`` (the fields :func:`~ecngym.benchmark.checkpoints.write_checkpoint` writes)."""
 
@@ -95,6 +103,11 @@ class Card(ConfigModel):
     weights_bytes: Count
     curve: Text
     scores: dict[str, Any]
+    #: what the policy's outputs mean (type, scope, templates); cards written before it record none
+    action: ActionLayout | None = None
+    #: a tier run: the tier's settings and what the run did; its validation curve
+    tier: dict[str, Any] | None = None
+    validation: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _check(self) -> Card:
