@@ -26,8 +26,9 @@ end of the last (imports, building the learner and saving it are outside). Per e
 * ``loop``: the learner's own loop outside every phase (its Python glue between them);
 * ``threads``: CPU of other threads in the window (an overlapped update's, torch's pools).
 
-The timers cost about 1-2 µs per wrapped call (a handful per env step, plus per-agent calls
-where a learner makes them), charged to the phase that made the call. ``env_share`` is
+The timers cost about 1-2 µs per wrapped call (a handful per env step), charged to the phase
+that made the call; ``timer_ms`` estimates their share of each step (calls per step x the cost of
+one timed call, measured in the same process). ``env_share`` is
 ``sim + telemetry + kernel + env_glue + reset`` over the total: what an env-only run of the
 same steps would spend, roughly; ``x_env`` is the total over that (the issue's target: <= 2).
 """
@@ -98,6 +99,7 @@ class PhaseClock:
         self._threads: list[dict[str, float]] = []
         self._lock = threading.Lock()
         self.steps = 0
+        self.calls = 0
         self.window: dict[str, Any] | None = None  # main thread's spent and process CPU at the first step
         self.last: dict[str, Any] | None = None  # the same at the end of the latest step
         self.missing: list[str] = []
@@ -115,6 +117,7 @@ class PhaseClock:
         clock = self
 
         def timed(*args: Any, **kwargs: Any) -> Any:
+            clock.calls += 1
             st = clock._state()
             now = time.thread_time()
             st.spent[st.stack[-1] if st.stack else "loop"] += now - st.last
@@ -138,7 +141,7 @@ class PhaseClock:
         return timed
 
     def _mark(self, st: Any) -> dict[str, Any]:
-        return {"spent": Counter(st.spent), "process_s": time.process_time(), "steps": self.steps}
+        return {"spent": Counter(st.spent), "process_s": time.process_time(), "steps": self.steps, "calls": self.calls}
 
     def install(self) -> None:
         """Wrap every method of :data:`PHASES` (and its overrides in loaded subclasses)."""
@@ -165,7 +168,25 @@ class PhaseClock:
         ms = {g: 1e3 * main.get(g, 0.0) / steps for g in PHASES}
         ms["loop"] = 1e3 * main.get("loop", 0.0) / steps
         ms["threads"] = 1e3 * (process_s - main_s) / steps
-        return {"steps": steps, "ms": ms, "total_ms": 1e3 * process_s / steps, "missing_hooks": self.missing}
+        calls = (self.last["calls"] - self.window["calls"]) / steps
+        return {"steps": steps, "ms": ms, "total_ms": 1e3 * process_s / steps, "missing_hooks": self.missing,
+                "timed_calls_per_step": calls, "timer_ms": calls * _timer_cost_s() * 1e3}
+
+
+def _timer_cost_s(calls: int = 20_000) -> float:
+    """CPU seconds one timed call adds (a wrapped no-op against the bare one, on a clock of its own)."""
+
+    def noop() -> None:
+        pass
+
+    timed = PhaseClock().wrap("sim", noop, counts_step=False)
+    costs = []
+    for fn in (noop, timed):
+        start = time.thread_time()
+        for _ in range(calls):
+            fn()
+        costs.append(time.thread_time() - start)
+    return max(costs[1] - costs[0], 0.0) / calls
 
 
 def _defining(cls: type, method: str) -> list[type]:
@@ -202,35 +223,40 @@ def _safely(scenario: str, agent: str, seed: int, steps: int, scenario_dir: str)
         return {"scenario": scenario, "agent": agent, "error": f"{type(exc).__name__}: {exc}"}
 
 
+def profile_in_fresh_process(scenario: str, agent: str, seed: int, steps: int, scenario_dir: str) -> dict[str, Any]:
+    """:func:`profile_run` in a new (spawned) process; ``{"error": ...}`` beside the names if it raised."""
+    import concurrent.futures
+
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(_safely, scenario, agent, seed, steps, scenario_dir).result()
+
+
 def profile_suite(suite_name: str, steps: int, progress: Any = None) -> list[dict[str, Any]]:
     """:func:`profile_run` of every (scenario with a training protocol, learner) of a suite, one at a time.
 
-    Each run is in its own fresh process (spawned), one after another, so that none slows another's
+    Each run is in its own fresh process, one after another, so that none slows another's
     thread clock and every process pays its own imports outside the window.
 
     Raises:
-        ConfigError: Naming ``--steps`` if it is below 8, or the suite's field.
+        ConfigError: Naming ``--profile-steps`` if it is below 8, or the suite's field.
     """
-    import concurrent.futures
-
     from ecngym.benchmark.suite import load_suite
     from ecngym.benchmark.train_cost import scaled_scenario_dir
     from ecngym.error import ConfigError
 
     if steps < 8:
-        raise ConfigError("--steps", f"got {steps}; give at least 8 env steps")
+        raise ConfigError("--profile-steps", f"got {steps}; give at least 8 env steps")
     suite = load_suite(suite_name)
     say = progress or (lambda text: None)
     runs = [(name, agent, sc.training.seeds[0]) for name, sc in suite.scenarios.items() if sc.training is not None
             for agent in sc.training.agents]
     results = []
-    context = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as folder:
         scaled = str(scaled_scenario_dir(suite.scenarios, steps, Path(folder)))
         for i, (name, agent, seed) in enumerate(runs):
             say(f"profile {i + 1} of {len(runs)}: {name} / {agent}, {steps} env steps ...")
-            with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-                results.append(pool.submit(_safely, name, agent, seed, steps, scaled).result())
+            results.append(profile_in_fresh_process(name, agent, seed, steps, scaled))
     return results
 
 
@@ -244,15 +270,30 @@ def print_profile(results: list[dict[str, Any]], steps: int, console: Any) -> No
     from rich.table import Table
 
     table = Table(title=f"where a training step's CPU goes (ms per env step; {steps}-step runs, innermost phase)")
-    for col in ("scenario", "learner", "total", *(TITLES[g] for g in GROUPS), "x env"):
+    for col in ("scenario", "learner", "total", *(TITLES[g] for g in GROUPS), "x env", "timers"):
         table.add_column(col, justify="left" if col in ("scenario", "learner") else "right")
     for r in results:
         if "error" in r:
             continue
         env_ms = sum(r["ms"][g] for g in ENV_GROUPS)
         table.add_row(r["scenario"], r["agent"], f"{r['total_ms']:.2f}", *(f"{r['ms'][g]:.2f}" for g in GROUPS),
-                      f"{r['total_ms'] / env_ms:.1f}")
+                      f"{r['total_ms'] / env_ms:.1f}", f"{r['timer_ms']:.2f}")
     console.print(table)
+    console.print("sim: simulator events (Fabric.advance); telem.: telemetry read; kernel: the C++ step kernel "
+                  "(features, reward); env glue: the rest of env.step in Python (action setting, wrappers, vec env, "
+                  "per-agent dicts); reset+end: env resets (trace, fabric build) and episode ends (records, "
+                  "summary); infer.: acting (policy forward passes, exploration); updates: replay / rollout "
+                  "storage and gradient steps; logging: SB3's logger and callbacks (curves, checkpoints); loop: the "
+                  "learner's own code between these; threads: other threads' CPU. Each phase's CPU excludes the "
+                  "phases it calls (time.thread_time, innermost phase); the window runs from the first env step "
+                  "to the last phase (the first reset, building and saving the learner are outside). x env: "
+                  "total / (sim + telem. + kernel + env glue + reset+end), the training step over its env part. "
+                  "timers: what the timers themselves add (timed calls per step x the measured cost of one), "
+                  "inside the total.", highlight=False)
+    other = sorted({(r["agent"], r["steps"]) for r in results if "error" not in r and r["steps"] != steps})
+    if other:
+        console.print("env steps profiled where not " + f"{steps}: " + ", ".join(f"{a} {n}" for a, n in other)
+                      + " (an on-policy learner ends its last rollout)", highlight=False)
     for r in results:
         if "error" in r:
             console.print(f"not profiled: {r['scenario']}/{r['agent']}: {r['error']}", highlight=False)

@@ -68,7 +68,9 @@ class Fabric:
     Args:
         topology: A :class:`Topology` or a topology config mapping (``{"kind": "leaf_spine", ...}``).
         flows: The flow table: an ``ecngym.workloads.Trace``, a DataFrame with ``src, dst,
-            size_bytes, start_ns[, priority]``, or a path to a Parquet trace / HPCC flow file.
+            size_bytes, start_ns[, priority]``, a mapping of those columns (NumPy arrays or lists
+            of ints: a process that passes one never loads pandas), or a path to a Parquet trace /
+            HPCC flow file.
         config: A :class:`FabricConfig`, a preset name (``"hpcc"``, ``"dcqcn_paper"``,
             ``"dctcp"``) or a config mapping.
         seed: Overrides ``config.seed`` if given.

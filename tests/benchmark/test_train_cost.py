@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from ecngym.benchmark.suite import LEARNERS, load_scenario, load_suite
-from ecngym.benchmark.train_cost import N_REFERENCES, scaled_scenario_dir, _totals, suite_cost
+from ecngym.benchmark.train_cost import N_REFERENCES, _totals, scaled_scenario_dir, suite_cost
 from ecngym.error import ConfigError
 
 
