@@ -16,7 +16,7 @@ from ecngym.error import ConfigError, first_offending, shown
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig, preset_names
 from ecngym.sim_backend.fabric_checks import check_int_link_rates, check_min_rate
-from ecngym.sim_backend.flows import flow_columns
+from ecngym.sim_backend.flows import flow_table_arrays
 from ecngym.sim_backend.topology import ALL_LAYERS, HOST_LAYER, Topology
 from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_time_ns
 from ecngym.validation import Flag, check, is_number, range_text
@@ -101,7 +101,7 @@ class Fabric:
         if seed is not None:
             config = config.updated({"seed": seed})
         self.config: FabricConfig = config
-        self._flows = flow_columns(flows, num_hosts=self.topology.num_hosts, topology=self.topology)
+        self._flows = flow_table_arrays(flows, num_hosts=self.topology.num_hosts, topology=self.topology)
         self._flow_frame: pd.DataFrame | None = None
         self._cpp_config = config.to_cpp()
         top = int(self._flows["priority"].max()) if len(self._flows["src"]) else 0

@@ -34,14 +34,14 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None) -> pd.DataFrame:
     """Return a validated DataFrame with src, dst, size_bytes, start_ns, priority, dport columns.
 
-    :func:`flow_columns` as a DataFrame (the same checks and errors).
+    :func:`flow_table_arrays` as a DataFrame (the same checks and errors).
     """
     import pandas as pd
 
-    return pd.DataFrame(flow_columns(flows, num_hosts, topology), copy=False)
+    return pd.DataFrame(flow_table_arrays(flows, num_hosts, topology), copy=False)
 
 
-def flow_columns(flows: Any, num_hosts: int | None = None, topology: Any = None) -> dict[str, np.ndarray]:
+def flow_table_arrays(flows: Any, num_hosts: int | None = None, topology: Any = None) -> dict[str, np.ndarray]:
     """Return the validated flow table as int64 arrays: src, dst, size_bytes, start_ns, priority, dport.
 
     An optional ``extra_delay_ns`` column (>= 0) is kept: each flow's extra base delay (host

@@ -54,12 +54,12 @@ def test_a_fabric_only_process_loads_no_learner_launcher_or_table_library():
 
 
 def _outcome(flows):
-    """What flow_columns makes of a table: its columns (dtype and values) or its error message."""
+    """What flow_table_arrays makes of a table: its columns (dtype and values) or its error message."""
     from ecngym.error import ConfigError
-    from ecngym.sim_backend.flows import flow_columns
+    from ecngym.sim_backend.flows import flow_table_arrays
 
     try:
-        return {c: (a.dtype.str, a.tolist()) for c, a in flow_columns(flows, num_hosts=3).items()}
+        return {c: (a.dtype.str, a.tolist()) for c, a in flow_table_arrays(flows, num_hosts=3).items()}
     except ConfigError as exc:
         return str(exc)
 
