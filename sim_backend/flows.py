@@ -24,6 +24,7 @@ from ecngym.sim_backend.flow_columns import (
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
 )
+from ecngym.sim_backend.hpcc_flow_file import parse_hpcc_flow_arrays, parse_hpcc_flow_file
 from ecngym.units import MAX_BYTES, MAX_TIME_NS
 from ecngym.validation import check
 
@@ -61,7 +62,7 @@ def flow_table_arrays(flows: Any, num_hosts: int | None = None, topology: Any = 
             not in :data:`REQUIRED_COLUMNS`, :data:`OPTIONAL_COLUMNS` or :data:`DESCRIPTIVE_COLUMNS`.
     """
     if isinstance(flows, (str, Path)):
-        flows = read_flows(flows, topology)
+        flows = read_flows(flows, topology, as_arrays=True)
     if hasattr(flows, "flows") and _is_frame(flows.flows):
         flows = flows.flows
     source = _plain_columns(flows) if isinstance(flows, dict) else None
@@ -214,7 +215,7 @@ def _check(table: dict[str, np.ndarray], col: str, bad: np.ndarray, message: str
 
 
 def read_flows(path: Any, topology: Any = None, field: str = "flows",
-               expected: str = "a Parquet trace or an HPCC flow file") -> Any:
+               expected: str = "a Parquet trace or an HPCC flow file", *, as_arrays: bool = False) -> Any:
     """Read a Parquet trace (``.parquet``, a verified :class:`~ecngym.workloads.Trace`) or an HPCC flow file.
 
     The path's one check (:func:`~ecngym.files.check_input_file`); the table is read but not yet
@@ -225,9 +226,11 @@ def read_flows(path: Any, topology: Any = None, field: str = "flows",
         topology: The topology an HPCC flow file's node ids refer to (:func:`read_hpcc_flow_file`).
         field: The option that gave the path, named if it names no file.
         expected: What the file should be, for that message.
+        as_arrays: Return an HPCC file's table as arrays by column
+            (:func:`~ecngym.sim_backend.hpcc_flow_file.parse_hpcc_flow_arrays`: no pandas).
 
     Returns:
-        The :class:`~ecngym.workloads.Trace` or the HPCC file's flow table (a DataFrame).
+        The :class:`~ecngym.workloads.Trace` or the HPCC file's flow table (a DataFrame, or its arrays).
 
     Raises:
         ConfigError: Naming ``field`` if ``path`` names no file, else as the reader raises it
@@ -238,6 +241,4 @@ def read_flows(path: Any, topology: Any = None, field: str = "flows",
         from ecngym.workloads import Trace
 
         return Trace.parse_parquet(path)
-    from ecngym.sim_backend.hpcc_flow_file import parse_hpcc_flow_file  # (it imports pandas)
-
-    return parse_hpcc_flow_file(path, topology)
+    return (parse_hpcc_flow_arrays if as_arrays else parse_hpcc_flow_file)(path, topology)

@@ -81,3 +81,21 @@ def test_a_mapping_of_columns_gives_what_its_dataframe_gives():
         with pytest.raises(ValueError):  # pandas refuses these itself: the mapping's message names flows
             pd.DataFrame(flows)
         assert _outcome(flows).startswith("flows: expected columns of one length")
+
+
+def test_the_hpcc_reference_replays_without_pandas_and_its_arrays_are_its_table():
+    import numpy as np
+
+    from ecngym.sim_backend.hpcc_reference import scenario
+
+    loaded = _modules_after(
+        "from ecngym.sim_backend import Fabric, FabricConfig\n"
+        "from ecngym.sim_backend.hpcc_reference import scenario\n"
+        "sc = scenario('A')\n"
+        "with Fabric(sc.topology(), sc.flow_arrays(), FabricConfig.preset('hpcc')) as fab:\n"
+        "    fab.run('100us'); assert len(fab.flow_columns()['finished']) == 605")
+    assert [m for m in loaded if m.split(".")[0] in NOT_FOR_A_FABRIC] == []  # (bench fabric's whole process)
+    table, arrays = scenario("A").flows(), scenario("A").flow_arrays()
+    assert list(arrays) == list(table.columns)
+    for col, values in arrays.items():
+        assert values.dtype == table[col].dtype and np.array_equal(values, table[col].to_numpy()), col
