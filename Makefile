@@ -77,7 +77,7 @@ docs-results: $(INSTALLED)
 	$(VENV)/bin/ecngym bench fabric --markdown docs/benchmarks/fabric.md
 	$(VENV)/bin/ecngym bench env --markdown docs/benchmarks/env.md
 	$(VENV)/bin/ecngym bench env --ns3gym --markdown docs/benchmarks/ns3gym.md
-	$(VENV)/bin/ecngym bench train --suite full --markdown docs/benchmarks/train.md
+	$(VENV)/bin/ecngym bench train --suite full --profile --markdown docs/benchmarks/train.md
 	$(VENV)/bin/ecngym bench scale --markdown docs/benchmarks/scale.md
 	$(VENV)/bin/ecngym bench tcp --markdown docs/benchmarks/tcp.md
 	$(VENV)/bin/ecngym bench branch --markdown docs/benchmarks/branch.md

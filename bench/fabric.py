@@ -17,7 +17,9 @@ the ratios within one run (ours vs stock, fabric vs bare loop) are the figures t
 Whole process: ``--whole-process`` runs (default 3) of a fresh interpreter that imports ecngym,
 loads scenario A's topology and flows, builds the fabric, runs it to completion and reads the flow
 records, timed from the parent (interpreter start-up included): the figure to set beside the HPCC
-model's run time, which is a whole process too.
+model's run time, which is a whole process too. It reads flows and records as NumPy arrays
+(``ReferenceScenario.flow_arrays``, ``Fabric.flow_columns``), so it never imports pandas, as a
+replay script or a worker need not.
 
 Slowdown = max(1, fct / standalone fct) on both sides (the reference's FCT file carries its
 standalone FCT; ours is the same formula, equal to within 1 ns). Percentiles are given by two
@@ -394,11 +396,11 @@ from ecngym.sim_backend import Fabric, FabricConfig
 from ecngym.sim_backend.hpcc_reference import scenario
 t1 = time.perf_counter()
 sc = scenario(sys.argv[1])
-with Fabric(sc.topology(), sc.flows(), FabricConfig.preset("hpcc")) as fab:
+with Fabric(sc.topology(), sc.flow_arrays(), FabricConfig.preset("hpcc")) as fab:
     t2 = time.perf_counter()
     fab.run("1s")
     t3 = time.perf_counter()
-    records = fab.flow_records()
+    records = fab.flow_columns()
 print(int(records["finished"].sum()), t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)
 """
 

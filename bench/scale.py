@@ -6,9 +6,12 @@ DCQCN, PFC, ECN at dequeue) for a fixed simulated time (default 0.3 ms: flows ar
 window, so the fabric fills up as it goes). Each case runs in a fresh process, so its peak RSS is
 its own, and prints: data packet-hops per wall second (one data packet crossing one link), ns-3
 events per second, simulated seconds per wall second, the wall time per data packet-hop, the
-time to generate the trace and to build the fabric (nodes, links, routes, flow table), and peak
-RSS. The bare ns-3 event-loop rate of this machine, measured in the same run, is the ceiling the
-rates are read against (the machine is shared, so compare ratios within one run).
+time to generate the trace and to build the fabric (nodes, links, routes, flow table), peak
+RSS (the whole process: interpreter, libraries, trace and fabric) and the fabric's own memory
+(``fabric MB``: resident memory at the end of the run less that just before the build, so the
+imports and the trace generator are not in it). The bare ns-3 event-loop rate of this machine,
+measured in the same run, is the ceiling the rates are read against (the machine is shared, so
+compare ratios within one run).
 
 If the cost per packet-hop stayed constant, wall time would grow linearly with the packet-hops
 simulated (hosts x load x time); the ``vs k=4`` column shows how far the per-hop rate falls as the
@@ -46,6 +49,7 @@ def run_case(k: int, load: float, sim_time: str, scheduler: str = "timing_wheel"
     trace = generate_trace("websearch", load=load, hosts=topo.num_hosts, duration=sim_time, seed=seed,
                            progress=False)
     trace_s = time.perf_counter() - start
+    rss_before_mb = _resident_mb()
     start = time.perf_counter()
     fab = Fabric(topo, trace, FabricConfig.preset("hpcc", scheduler=scheduler, seed=seed))
     build_s = time.perf_counter() - start
@@ -55,6 +59,7 @@ def run_case(k: int, load: float, sim_time: str, scheduler: str = "timing_wheel"
         run_s, run_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
         counters = fab.counters()
         event_list = fab.sim.event_list()
+        fabric_mb = _resident_mb() - rss_before_mb
     return {
         "k": k, "hosts": topo.num_hosts, "switches": topo.num_switches, "load": load,
         "scheduler": scheduler, "sim_time_s": parse_time_ns(sim_time, "--sim-time") / 1e9,
@@ -64,7 +69,17 @@ def run_case(k: int, load: float, sim_time: str, scheduler: str = "timing_wheel"
         "run_cpu_s": run_cpu_s, "packets_in_flight": counters["packets_in_flight"],
         "pending_events": event_list.get("pending_events"), "far_events": event_list.get("far_events"),
         "far_cancelled_events": event_list.get("far_cancelled_events"), "peak_rss_mb": _peak_rss_mb(),
+        "fabric_mb": fabric_mb,
     }
+
+
+def _resident_mb() -> float:
+    """This process's resident memory now (Linux ``/proc/self/statm``), in MiB."""
+    import os
+
+    with open("/proc/self/statm", encoding="ascii") as f:
+        pages = int(f.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def summarize(cases: list[dict[str, Any]], bare: dict[str, Any] | None) -> dict[str, Any]:
@@ -73,7 +88,7 @@ def summarize(cases: list[dict[str, Any]], bare: dict[str, Any] | None) -> dict[
     Keys: ``cases`` (one object per (k, load): ``k``, ``hosts``, ``load``, ``data_packet_hops_per_s``,
     ``data_packet_hops_per_cpu_s`` (per second of the process's CPU time: what other processes on a
     shared machine take away from wall time does not count), ``events_per_s``, ``events_per_data_packet_hop``,
-    ``sim_s_per_wall_s``, ``ns_per_data_packet_hop``, ``build_s``, ``trace_s``, ``peak_rss_mb``,
+    ``sim_s_per_wall_s``, ``ns_per_data_packet_hop``, ``build_s``, ``trace_s``, ``peak_rss_mb``, ``fabric_mb``,
     ``flows``, ``flows_completed``, and at the end of the run ``packets_in_flight``, ``pending_events``,
     ``far_events`` (beyond the timing wheel's horizon), ``far_cancelled_events``), ``hops_per_s_vs_k4``
     (k -> the lowest ratio over loads of its packet-hop rate to k = 4's at the same load),
@@ -91,6 +106,7 @@ def summarize(cases: list[dict[str, Any]], bare: dict[str, Any] | None) -> dict[
             "sim_s_per_wall_s": c["sim_time_s"] / c["run_s"],
             "ns_per_data_packet_hop": c["run_s"] * 1e9 / max(c["data_packet_hops"], 1),
             "build_s": c["build_s"], "trace_s": c["trace_s"], "peak_rss_mb": c["peak_rss_mb"],
+            "fabric_mb": c["fabric_mb"],
             "flows": c["flows"], "flows_completed": c["flows_completed"],
             "packets_in_flight": c["packets_in_flight"], "pending_events": c["pending_events"],
             "far_events": c["far_events"], "far_cancelled_events": c["far_cancelled_events"],
@@ -134,7 +150,7 @@ def _print_table(summary: dict[str, Any], console: Any) -> None:
                         "simulated, hpcc preset")
     for col in ("k (hosts)", "load", "flows", "data packet-hops/s", "vs k=4", "per CPU s", "vs k=4 (CPU)",
                 "events / hop", "sim s / wall s", "ns / packet-hop", "in flight", "pending events (far, cancelled)",
-                "trace s", "build s", "peak RSS MB"):
+                "trace s", "build s", "peak RSS MB", "fabric MB"):
         table.add_column(col, justify="right")
     base = {r["load"]: r for r in summary["cases"] if r["k"] == DEFAULT_KS[0]}
     for r in summary["cases"]:
@@ -147,7 +163,7 @@ def _print_table(summary: dict[str, Any], console: Any) -> None:
                       f"{r['data_packet_hops_per_s']:.3g}", f"{ratio:.2f}", f"{r['data_packet_hops_per_cpu_s']:.3g}",
                       f"{ratio_cpu:.2f}", f"{r['events_per_data_packet_hop']:.2f}", f"{r['sim_s_per_wall_s']:.3g}",
                       f"{r['ns_per_data_packet_hop']:.0f}", f"{r['packets_in_flight']:,}", pending,
-                      f"{r['trace_s']:.2f}", f"{r['build_s']:.2f}", f"{r['peak_rss_mb']:.0f}")
+                      f"{r['trace_s']:.2f}", f"{r['build_s']:.2f}", f"{r['peak_rss_mb']:.0f}", f"{r['fabric_mb']:.1f}")
     console.print(table)
     if "bare_events_per_s" in summary:
         console.print(f"bare ns-3 event loop in this run: {summary['bare_events_per_s']:.3g} events/s")
@@ -207,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                 cases.append(_in_subprocess([str(k), str(load), args.sim_time, args.scheduler], WORKER_MODULE))
     summary = summarize(cases, bare)
     if not args.json_only or page is not None:
-        _print_table(summary, page_console(page, 190, quiet=args.json_only))  # 15 columns
+        _print_table(summary, page_console(page, 200, quiet=args.json_only))  # 16 columns
     print(json.dumps(summary))
     if page is not None:
         page.write()

@@ -30,7 +30,9 @@ free cores than runners the speedup cannot reach the runner count: the table pri
 average before the run. ``--plateau`` trains ACC on the default incast scenario until its greedy
 reward on held-out traces stops improving and prints the training wall time to that plateau
 (:mod:`ecngym.agents.plateau`: the rule; ``--eval-every`` / ``--patience`` / ``--tol`` /
-``--window`` / ``--max-steps`` / ``--max-train-s``). The last line is one JSON object.
+``--window`` / ``--max-steps`` / ``--max-train-s``). ``--profile [SUITE]`` prints where a training
+step's CPU goes per learner and scenario (:mod:`ecngym.bench.train_profile`). The last line is one
+JSON object.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from typing import Any
 
 from ecngym.agents.learning import TRAIN_SEED
 from ecngym.agents.plateau import PlateauRule, measure_plateau
+from ecngym.bench.train_profile import PROFILE_STEPS
 from ecngym.error import ConfigError
 from ecngym.markdown_page import add_markdown_option, open_page, page_console
 
@@ -324,6 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", default=None,
                         help="also measure training per learner on the suite's scenarios (scaled runs of --steps and "
                              "2 x --steps env steps) and print the suite's CPU-hours (ecngym.benchmark.train_cost)")
+    parser.add_argument("--profile", nargs="?", const="core", default=None, metavar="SUITE",
+                        help="also profile where a training step's CPU goes, per learner on each scenario of the "
+                             "suite (default core) with a training protocol: --profile-steps env steps each, one "
+                             "fresh process at a time (ecngym.bench.train_profile)")
+    parser.add_argument("--profile-steps", type=int, default=PROFILE_STEPS,
+                        help=f"--profile: env steps of each profiled training run (default {PROFILE_STEPS})")
     add_markdown_option(parser)
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
@@ -331,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seed: got {args.seed}, must be >= 0")
     plateau_only = [rule_options[o.name] for o in fields(PlateauRule) if getattr(args, o.name) != o.default]
     plateau_only += ["--seed"] if args.seed != TRAIN_SEED else []
+    if args.profile_steps != PROFILE_STEPS and args.profile is None:
+        parser.error("--profile-steps: only used with --profile; add --profile or leave it out")
     if plateau_only and not args.plateau:  # they would be ignored
         parser.error(f"{', '.join(plateau_only)}: only used with --plateau; add --plateau or leave them out")
     if args.plateau:
@@ -346,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--rllib: runner counts must be >= 1")
     algos = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     bad = [a for a in algos if a not in ALGORITHMS]
-    if bad or (not algos and not args.rllib and not args.plateau and args.suite is None):
+    if bad or (not algos and not args.rllib and not args.plateau and args.suite is None and args.profile is None):
         parser.error(f"--algorithms: unknown {bad}; allowed: {list(ALGORITHMS)}")
     if args.steps < 1:
         parser.error("--steps must be >= 1")
@@ -356,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{'--threads' if exc.field == 'threads' else exc.field}: {exc.message}")
     settings = [threads] + ([0] if args.compare_defaults and threads != 0 else [])
     page = open_page(args.markdown, "Training throughput", parser.prog, argv, parser.description)
-    console = page_console(page, 110)  # the table has 8 columns
+    console = page_console(page, 150 if args.profile else 110)  # the tables have 8 (--profile: 15) columns
     load = os.getloadavg()[0]
     results: list[dict[str, Any]] = []
     rllib: list[dict[str, Any]] = []
@@ -394,6 +405,15 @@ def main(argv: list[str] | None = None) -> int:
             except ConfigError as exc:
                 parser.error(str(exc))
             failed.extend(suite_cost["failed"])
+        profile = None
+        if args.profile is not None:
+            from ecngym.bench.train_profile import profile_suite
+
+            try:
+                profile = profile_suite(args.profile, args.profile_steps, progress=status.update)
+            except ConfigError as exc:
+                parser.error(str(exc))
+            failed.extend(f"profile {r['scenario']}/{r['agent']}: {r['error']}" for r in profile if "error" in r)
     table = Table(title=f"training throughput on {ENV_ID} ({os.cpu_count()} CPUs, load {load:.1f} before)")
     for col in ("algorithm", "threads", "env-only steps/s", "training steps/s", "share", "env ms/step",
                 "update ms/step", "other ms/step"):
@@ -402,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(r["algorithm"], str(r["threads"] or f"default ({r['torch_threads']})"),
                       f"{r['env_steps_per_s']:.0f}", f"{r['train_steps_per_s']:.0f}", f"{r['share']:.0%}",
                       f"{r['env_ms']:.2f}", f"{r['update_ms']:.2f}", f"{r['other_ms']:.2f}")
-    if results or not suite_cost:  # (--algorithms '' --suite ...: the suite's tables only)
+    if results or not (suite_cost or profile):  # (--algorithms '' --suite / --profile ...: their tables only)
         console.print(table)
     summary: dict[str, Any] = {"bench": "train", "env": ENV_ID, "steps": args.steps, "cpus": os.cpu_count(),
                                "load_avg_before": load, "results": results}
@@ -422,6 +442,11 @@ def main(argv: list[str] | None = None) -> int:
 
         summary["suite_cost"] = suite_cost
         print_cost(suite_cost, console)
+    if profile is not None:
+        from ecngym.bench.train_profile import print_profile
+
+        summary["profile"] = profile
+        print_profile(profile, args.profile_steps, console)
     if failed:
         summary["failed"] = failed
     print(json.dumps(summary))

@@ -50,7 +50,7 @@ def _cpu_seconds() -> float:
     return cpu()
 
 
-def _scaled_scenario_dir(scenarios: dict[str, Any], steps: int, folder: Path) -> Path:
+def scaled_scenario_dir(scenarios: dict[str, Any], steps: int, folder: Path) -> Path:
     """Copies of the scenario files whose replay warm-ups (and PPO's rollout) fit a ``steps``-step run."""
     from ecngym.agents.config import agent_config
 
@@ -165,7 +165,7 @@ def suite_cost(suite_name: str, steps: int, progress: Any = None, workers: int =
     n_untrained = untrained_controllers()
     training, scoring, failed = [], [], []
     with tempfile.TemporaryDirectory() as folder, _pool(workers) as pool:
-        scaled = str(_scaled_scenario_dir(suite.scenarios, steps, Path(folder)))
+        scaled = str(scaled_scenario_dir(suite.scenarios, steps, Path(folder)))
         envs = {name: pool.submit(_measure_safely, measure_env, name, steps) for name in suite.scenarios}
         runs = {(name, agent, n): pool.submit(_measure_safely, measure_training, name, agent, sc.training.seeds[0],
                                               n, scaled)

@@ -7,15 +7,15 @@ import re
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ecngym.error import ConfigError, first_offending, shown
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig, preset_names
-from ecngym.sim_backend.flows import as_flow_table
+from ecngym.sim_backend.fabric_checks import check_int_link_rates, check_min_rate  # noqa: F401  (re-exported)
+from ecngym.sim_backend.flows import flow_table_arrays
 from ecngym.sim_backend.setter_args import broadcast_bytes, broadcast_reals, strictly_increasing, target_ids
 from ecngym.sim_backend.telemetry import (  # noqa: F401  (re-exported: part of the fabric's API)
     TELEMETRY_KIND_TYPES,
@@ -26,6 +26,9 @@ from ecngym.sim_backend.telemetry import (  # noqa: F401  (re-exported: part of 
 from ecngym.sim_backend.topology import ALL_LAYERS, HOST_LAYER, Topology
 from ecngym.units import MAX_TIME_NS, parse_time_ns
 from ecngym.validation import Flag, check, range_text
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only; pandas loads when a table is asked for
+    import pandas as pd
 
 _live_fabric: weakref.ref[Fabric] | None = None
 
@@ -71,7 +74,9 @@ class Fabric:
     Args:
         topology: A :class:`Topology` or a topology config mapping (``{"kind": "leaf_spine", ...}``).
         flows: The flow table: an ``ecngym.workloads.Trace``, a DataFrame with ``src, dst,
-            size_bytes, start_ns[, priority]``, or a path to a Parquet trace / HPCC flow file.
+            size_bytes, start_ns[, priority]``, a mapping of those columns (NumPy arrays or lists
+            of ints: a process that passes one never loads pandas), or a path to a Parquet trace /
+            HPCC flow file.
         config: A :class:`FabricConfig`, a preset name (``"hpcc"``, ``"dcqcn_paper"``,
             ``"dctcp"``) or a config mapping.
         seed: Overrides ``config.seed`` if given.
@@ -102,9 +107,10 @@ class Fabric:
         if seed is not None:
             config = config.updated({"seed": seed})
         self.config: FabricConfig = config
-        self.flows = as_flow_table(flows, num_hosts=self.topology.num_hosts, topology=self.topology)
+        self._flows = flow_table_arrays(flows, num_hosts=self.topology.num_hosts, topology=self.topology)
+        self._flow_frame: pd.DataFrame | None = None
         self._cpp_config = config.to_cpp()
-        top = int(self.flows["priority"].max()) if len(self.flows) else 0
+        top = int(self._flows["priority"].max()) if len(self._flows["src"]) else 0
         if top >= self._cpp_config.num_queues:
             raise ConfigError("fabric.num_queues", f"got {self._cpp_config.num_queues}, but the flows use "
                               f"priority {top} (queue 0 is the control queue): need at least {top + 1}")
@@ -113,6 +119,13 @@ class Fabric:
         check_int_link_rates(self.topology, config)
         self._sim: Any = None
         self._build()
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """The validated flow table (:func:`~ecngym.sim_backend.flows.as_flow_table`), made on first use."""
+        if self._flow_frame is None:
+            self._flow_frame = flow_frame(self._flows)
+        return self._flow_frame
 
     # ------------------------------------------------------------------ lifecycle
     def _build(self) -> None:
@@ -131,17 +144,17 @@ class Fabric:
         try:
             sim.set_node_ids(t.node_ids().astype(np.uint32))
             sim.build(t.is_switch(), t.link_a, t.link_b, t.rate_bps, t.delay_ns)
-            f = self.flows
+            f = self._flows
             sim.set_flows(
-                f["src"].to_numpy(np.uint32),
-                f["dst"].to_numpy(np.uint32),
-                f["size_bytes"].to_numpy(np.uint64),
-                f["start_ns"].to_numpy(np.int64),
-                f["priority"].to_numpy(np.uint8),
-                f["dport"].to_numpy(np.uint16),
+                f["src"].astype(np.uint32),
+                f["dst"].astype(np.uint32),
+                f["size_bytes"].astype(np.uint64),
+                f["start_ns"].astype(np.int64),
+                f["priority"].astype(np.uint8),
+                f["dport"].astype(np.uint16),
             )
-            if "extra_delay_ns" in f.columns and f["extra_delay_ns"].any():
-                sim.set_flow_extra_delay(f["extra_delay_ns"].to_numpy(np.int64))
+            if "extra_delay_ns" in f and f["extra_delay_ns"].any():
+                sim.set_flow_extra_delay(f["extra_delay_ns"].astype(np.int64))
             info = sim.port_info()
             self._apply_port_settings(sim, info)
         except BaseException:
@@ -471,6 +484,8 @@ class Fabric:
         Columns: ``time_ns``, ``port`` (the receiving port id: its queue is paused or resumed),
         ``pause`` (True: a pause, False: a resume).
         """
+        import pandas as pd
+
         ev = self.sim.pfc_events()
         return pd.DataFrame({"time_ns": ev["time_ns"], "port": ev["port"], "pause": ev["pause"].astype(bool)})
 
@@ -503,56 +518,11 @@ class Fabric:
 
 def flow_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
     """:meth:`Fabric.flow_records` of :meth:`Fabric.flow_columns`' arrays (held, not copied: they are new)."""
+    import pandas as pd
+
     return pd.DataFrame(columns, copy=False)
 
 
-def check_min_rate(topology: Topology, config: FabricConfig) -> None:
-    """Refuse a rate-based congestion control's ``min_rate`` above the slowest host link.
-
-    Every rate cut is floored at ``min_rate``, so a floor above a NIC's line rate puts every cut
-    back above line rate: congestion control would be off without a word. (Not a check of
-    :class:`FabricConfig` alone: the line rates come from the topology.)
-
-    Args:
-        topology: The fabric's topology.
-        config: The fabric config.
-
-    Raises:
-        ConfigError: Naming ``fabric.<cc>.min_rate``, its value and the slowest host link's rate.
-    """
-    cc = config.cc
-    if cc == "dctcp":  # window-based: no rate floor
-        return
-    host_links = (topology.link_a < topology.num_hosts) | (topology.link_b < topology.num_hosts)
-    if not host_links.any():
-        return
-    line_bps = float(topology.rate_bps[host_links].min())
-    floor_bps = float(getattr(config, cc).min_rate)
-    if floor_bps > line_bps:
-        raise ConfigError(f"fabric.{cc}.min_rate", f"got {floor_bps:g} bps = {floor_bps / 1e9:g} Gbps, "
-                          f"above the slowest host link's {line_bps / 1e9:g} Gbps: every rate cut would land above "
-                          f"line rate, which turns {cc} off; allowed: at most {line_bps / 1e9:g} Gbps")
-
-
-#: Distinct link rates HPCC's INT records can name: a 3-bit index (the C++ builder refuses more too)
-MAX_INT_LINK_RATES = 8
-
-
-def check_int_link_rates(topology: Topology, config: FabricConfig) -> None:
-    """Refuse HPCC on a topology of more link rates than its INT records can name.
-
-    Raises:
-        ConfigError: Naming ``fabric.cc``, the number of distinct rates and the limit, before the
-            builder would refuse the ``links``.
-    """
-    if config.cc != "hpcc":
-        return
-    rates = np.unique(topology.rate_bps)
-    if len(rates) > MAX_INT_LINK_RATES:
-        shown_rates = ", ".join(f"{r / 1e9:g}" for r in rates[:10]) + (", ..." if len(rates) > 10 else "")
-        raise ConfigError("fabric.cc", f"got 'hpcc' on a topology of {len(rates)} different link rates ({shown_rates} "
-                                       f"Gbps); HPCC's INT records name a link's rate in 3 bits: at most "
-                                       f"{MAX_INT_LINK_RATES} rates, or another congestion control")
 
 
 #: RED's curve, as :meth:`Fabric.set_red` / :meth:`Fabric.get_red` name it.

@@ -1,12 +1,17 @@
-"""Normalise a flow table (a Trace, a DataFrame, a Parquet / HPCC file) for the fabric."""
+"""Normalise a flow table (a Trace, a DataFrame, a mapping, a Parquet / HPCC file) for the fabric.
+
+pandas is imported only where a table is (or must become) a DataFrame: a process that builds a
+fabric from a mapping of column arrays never loads it (its import costs more than the rest of the
+fabric's together).
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ecngym.error import ConfigError, shown
 from ecngym.files import check_input_file
@@ -19,13 +24,26 @@ from ecngym.sim_backend.flow_columns import (
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
 )
-from ecngym.sim_backend.hpcc_flow_file import parse_hpcc_flow_file
+from ecngym.sim_backend.hpcc_flow_file import parse_hpcc_flow_arrays, parse_hpcc_flow_file
 from ecngym.units import MAX_BYTES, MAX_TIME_NS
 from ecngym.validation import check
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    import pandas as pd
 
 
 def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None) -> pd.DataFrame:
     """Return a validated DataFrame with src, dst, size_bytes, start_ns, priority, dport columns.
+
+    :func:`flow_table_arrays` as a DataFrame (the same checks and errors).
+    """
+    import pandas as pd
+
+    return pd.DataFrame(flow_table_arrays(flows, num_hosts, topology), copy=False)
+
+
+def flow_table_arrays(flows: Any, num_hosts: int | None = None, topology: Any = None) -> dict[str, np.ndarray]:
+    """Return the validated flow table as int64 arrays: src, dst, size_bytes, start_ns, priority, dport.
 
     An optional ``extra_delay_ns`` column (>= 0) is kept: each flow's extra base delay (host
     processing, RTT variation; see :func:`with_delay_classes`).
@@ -44,38 +62,25 @@ def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None
             not in :data:`REQUIRED_COLUMNS`, :data:`OPTIONAL_COLUMNS` or :data:`DESCRIPTIVE_COLUMNS`.
     """
     if isinstance(flows, (str, Path)):
-        flows = read_flows(flows, topology)
-    if hasattr(flows, "flows") and isinstance(flows.flows, pd.DataFrame):
+        flows = read_flows(flows, topology, as_arrays=True)
+    if hasattr(flows, "flows") and _is_frame(flows.flows):
         flows = flows.flows
-    if isinstance(flows, dict):
-        flows = _columns_frame(flows)
-    if not isinstance(flows, pd.DataFrame):
-        raise ConfigError("flows", f"expected a Trace, DataFrame, mapping or path, got {type(flows).__name__}")
-    missing = [c for c in REQUIRED_COLUMNS if c not in flows.columns]
+    source = _plain_columns(flows) if isinstance(flows, dict) else None
+    if source is None:
+        source = _frame_columns(_columns_frame(flows) if isinstance(flows, dict) else flows)
+    names, n, frame_columns = source
+    missing = [c for c in REQUIRED_COLUMNS if c not in names]
     if missing:
         raise ConfigError("flows", f"missing column(s) {missing}; need {list(REQUIRED_COLUMNS)}")
-    _check_column_names(flows.columns)
-    table = pd.DataFrame(
-        {
-            "src": flows["src"].to_numpy(),
-            "dst": flows["dst"].to_numpy(),
-            "size_bytes": flows["size_bytes"].to_numpy(),
-            "start_ns": flows["start_ns"].to_numpy(),
-            "priority": (
-                flows["priority"].to_numpy() if "priority" in flows.columns
-                else np.full(len(flows), DEFAULT_PRIORITY)
-            ),
-            "dport": (
-                flows["dport"].to_numpy() if "dport" in flows.columns
-                else np.full(len(flows), DEFAULT_DPORT)
-            ),
-        }
-    )
-    if "extra_delay_ns" in flows.columns:
-        table["extra_delay_ns"] = flows["extra_delay_ns"].to_numpy()
-    for col in table.columns:
-        table[col] = whole_number_column(col, table[col].to_numpy())
-    if "extra_delay_ns" in table.columns:
+    if frame_columns is not None:  # (a mapping names each column once)
+        check_columns_once(frame_columns)
+    _check_column_names(names)
+    given = {c: names[c]() for c in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS) if c in names}
+    given.setdefault("priority", np.full(n, DEFAULT_PRIORITY))
+    given.setdefault("dport", np.full(n, DEFAULT_DPORT))
+    order = (*REQUIRED_COLUMNS, "priority", "dport", "extra_delay_ns")
+    table = {col: whole_number_column(col, given[col]) for col in order if col in given}
+    if "extra_delay_ns" in table:
         _check(table, "extra_delay_ns", table["extra_delay_ns"] < 0, "must be >= 0")
     _check(table, "size_bytes", table["size_bytes"] <= 0, "must be > 0")
     _check(table, "size_bytes", table["size_bytes"] > MAX_BYTES, "must be <= 2^53")
@@ -92,8 +97,53 @@ def as_flow_table(flows: Any, num_hosts: int | None = None, topology: Any = None
     return table
 
 
-def _check_column_names(columns: pd.Index) -> None:
-    """Refuse a column named twice or one the fabric does not know (a misspelt ``priorty`` was dropped).
+def _is_frame(value: Any) -> bool:
+    """Whether ``value`` is a pandas DataFrame (never one if pandas was not imported: none was made)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(value, pd.DataFrame)
+
+
+#: A table's columns by name (each read on demand, as a NumPy array), its number of rows, and a
+#: DataFrame's column index (None for a mapping)
+_Columns = tuple[dict[Any, Any], int, Any]
+
+
+def _frame_columns(flows: Any) -> _Columns:
+    """A DataFrame's columns, each read when asked (after :func:`check_columns_once`: a twice-named one is a table).
+
+    Raises:
+        ConfigError: Naming ``flows`` if it is no DataFrame (nor a Trace, mapping or path).
+    """
+    if not _is_frame(flows):
+        raise ConfigError("flows", f"expected a Trace, DataFrame, mapping or path, got {type(flows).__name__}")
+    return {c: (lambda c=c: flows[c].to_numpy()) for c in flows.columns}, len(flows), flows.columns
+
+
+def _plain_columns(columns: dict[Any, Any]) -> _Columns | None:
+    """A mapping's columns without pandas, if each is what a DataFrame would hold unchanged.
+
+    That is a 1-D integer or float array, or a list / tuple of Python ints in int64's range, all of
+    one length. Anything else (a Series, other types, scalars, unequal lengths) returns None: the
+    mapping then becomes a DataFrame (:func:`_columns_frame`), whose conversions and errors apply.
+    """
+    arrays: dict[Any, np.ndarray] = {}
+    for name, values in columns.items():
+        if type(values) is np.ndarray and values.ndim == 1 and (values.dtype.kind in "iu" or values.dtype in _FLOATS):
+            arrays[name] = values
+        elif type(values) in (list, tuple) and all(type(v) is int and -(2**63) <= v < 2**63 for v in values):
+            arrays[name] = np.array(values, dtype=np.int64)
+        else:
+            return None
+    if len({len(a) for a in arrays.values()}) > 1:
+        return None
+    return {c: (lambda a=a: a) for c, a in arrays.items()}, len(next(iter(arrays.values()), ())), None
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _check_column_names(columns: Any) -> None:
+    """Refuse a column the fabric does not know (a misspelt ``priorty`` was dropped).
 
     Raises:
         ConfigError: Naming ``flows``, the column, and the columns a flow table may have.
@@ -101,7 +151,6 @@ def _check_column_names(columns: pd.Index) -> None:
     import difflib
 
     known = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, *DESCRIPTIVE_COLUMNS)
-    check_columns_once(columns)
     for c in columns:
         if c not in known:
             close = difflib.get_close_matches(str(c), known, n=1)
@@ -144,6 +193,8 @@ def _columns_frame(columns: dict[Any, Any]) -> pd.DataFrame:
         ConfigError: Naming ``flows`` and each column's length (or shape, or scalar value) if the
             columns are not flat arrays of one length.
     """
+    import pandas as pd
+
     try:
         return pd.DataFrame(columns)
     except ValueError:  # pandas: "All arrays must be of the same length", "If using all scalar values ..."
@@ -159,12 +210,12 @@ def _size(values: Any) -> str:
     return str(shape[0]) if len(shape) == 1 else f"shape {shape}"
 
 
-def _check(table: pd.DataFrame, col: str, bad: pd.Series, message: str) -> None:
-    check_rows(f"flows.{col}", bad, lambda row: f"{shown(table[col].iloc[row])} {message}")
+def _check(table: dict[str, np.ndarray], col: str, bad: np.ndarray, message: str) -> None:
+    check_rows(f"flows.{col}", bad, lambda row: f"{shown(table[col][row])} {message}")
 
 
 def read_flows(path: Any, topology: Any = None, field: str = "flows",
-               expected: str = "a Parquet trace or an HPCC flow file") -> Any:
+               expected: str = "a Parquet trace or an HPCC flow file", *, as_arrays: bool = False) -> Any:
     """Read a Parquet trace (``.parquet``, a verified :class:`~ecngym.workloads.Trace`) or an HPCC flow file.
 
     The path's one check (:func:`~ecngym.files.check_input_file`); the table is read but not yet
@@ -175,9 +226,11 @@ def read_flows(path: Any, topology: Any = None, field: str = "flows",
         topology: The topology an HPCC flow file's node ids refer to (:func:`read_hpcc_flow_file`).
         field: The option that gave the path, named if it names no file.
         expected: What the file should be, for that message.
+        as_arrays: Return an HPCC file's table as arrays by column
+            (:func:`~ecngym.sim_backend.hpcc_flow_file.parse_hpcc_flow_arrays`: no pandas).
 
     Returns:
-        The :class:`~ecngym.workloads.Trace` or the HPCC file's flow table (a DataFrame).
+        The :class:`~ecngym.workloads.Trace` or the HPCC file's flow table (a DataFrame, or its arrays).
 
     Raises:
         ConfigError: Naming ``field`` if ``path`` names no file, else as the reader raises it
@@ -188,4 +241,4 @@ def read_flows(path: Any, topology: Any = None, field: str = "flows",
         from ecngym.workloads import Trace
 
         return Trace.parse_parquet(path)
-    return parse_hpcc_flow_file(path, topology)
+    return (parse_hpcc_flow_arrays if as_arrays else parse_hpcc_flow_file)(path, topology)

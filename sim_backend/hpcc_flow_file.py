@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+import numpy as np
 
 from ecngym.error import ConfigError
 from ecngym.files import check_input_file
 from ecngym.units import MAX_TIME_NS
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only: the arrays' reader needs no pandas
+    import pandas as pd
 
 #: A whole-number column of an HPCC text file: digits, maybe a minus (the row checks name negatives).
 INTEGER_TOKEN = re.compile(r"-?[0-9]+")
@@ -97,8 +100,39 @@ def _flow_line(ln_no: int, parts: list[str]) -> tuple[int, int, int, int, int, i
     return src, dst, size, start_ns, prio, dport
 
 
+#: The columns of an HPCC flow file's table, in order
+FLOW_FILE_COLUMNS = ("src", "dst", "size_bytes", "start_ns", "priority", "dport")
+
+
 def parse_hpcc_flow_file(path: Path, topology: Any = None) -> pd.DataFrame:
     """:func:`read_hpcc_flow_file` of a path already checked to name a file (:func:`~ecngym.files.check_input_file`)."""
+    import pandas as pd
+
+    rows = _flow_rows(path)
+    table = pd.DataFrame(rows, columns=list(FLOW_FILE_COLUMNS))
+    if topology is not None and len(table):
+        for col in ("src", "dst"):
+            table[col] = topology.hosts_of_node_ids(table[col].to_numpy(), f"flows ({path}).{col}")
+    return table
+
+
+def parse_hpcc_flow_arrays(path: Path, topology: Any = None) -> dict[str, np.ndarray]:
+    """:func:`parse_hpcc_flow_file`'s table as int64 arrays by column, without pandas (the same checks and errors)."""
+    rows = _flow_rows(path)
+    table = np.array(rows, dtype=np.int64).reshape(len(rows), len(FLOW_FILE_COLUMNS))
+    arrays = {col: table[:, i].copy() for i, col in enumerate(FLOW_FILE_COLUMNS)}
+    if topology is not None and len(rows):
+        for col in ("src", "dst"):
+            arrays[col] = topology.hosts_of_node_ids(arrays[col], f"flows ({path}).{col}")
+    return arrays
+
+
+def _flow_rows(path: Path) -> list[tuple[int, int, int, int, int, int]]:
+    """An HPCC flow file's flows as ``(src, dst, size, start_ns, priority, dport)``, every bad line named.
+
+    Raises:
+        ConfigError: As :func:`read_hpcc_flow_file` says.
+    """
     field = f"flows ({path})"
     try:
         text = path.read_text()
@@ -125,8 +159,4 @@ def parse_hpcc_flow_file(path: Path, topology: Any = None) -> pd.DataFrame:
         more = len(bad) - MAX_REPORTED_LINES
         raise ConfigError(field, "; ".join(bad[:MAX_REPORTED_LINES]) + (f" (and {more} more bad lines)" if more > 0
                                                                           else ""))
-    table = pd.DataFrame(rows, columns=["src", "dst", "size_bytes", "start_ns", "priority", "dport"])
-    if topology is not None and len(table):
-        for col in ("src", "dst"):
-            table[col] = topology.hosts_of_node_ids(table[col].to_numpy(), f"flows ({path}).{col}")
-    return table
+    return rows

@@ -9,13 +9,17 @@ its settings, and compare FCT slowdown and speed. See ``data/hpcc_reference/PROV
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
+import numpy as np
 
 from ecngym.error import ConfigError
 from ecngym.sim_backend.data import hpcc_reference_path
-from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file
+from ecngym.sim_backend.hpcc_flow_file import parse_hpcc_flow_arrays, read_hpcc_flow_file
 from ecngym.sim_backend.topology import Topology, from_hpcc_file
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only: flow_arrays() needs no pandas
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,13 @@ class ReferenceScenario:
         The reference starts them at t = 2.000 s (after its warm-up); nothing happens before,
         so shifting changes no result and saves replaying 2 s of idle simulated time.
         """
-        flows = read_hpcc_flow_file(hpcc_reference_path("flow_ws50_16h_100g_10ms.txt"), self.topology())
+        flows = read_hpcc_flow_file(hpcc_reference_path(FLOW_FILE), self.topology())
+        flows["start_ns"] -= START_OFFSET_NS
+        return flows
+
+    def flow_arrays(self) -> dict[str, np.ndarray]:
+        """:meth:`flows` as int64 arrays by column (a :class:`~ecngym.sim_backend.Fabric` takes them; no pandas)."""
+        flows = parse_hpcc_flow_arrays(hpcc_reference_path(FLOW_FILE), self.topology())
         flows["start_ns"] -= START_OFFSET_NS
         return flows
 
@@ -62,6 +72,8 @@ class ReferenceScenario:
 
 
 START_OFFSET_NS = 2_000_000_000
+#: The reference runs' flows (shipped; HPCC flow file format)
+FLOW_FILE = "flow_ws50_16h_100g_10ms.txt"
 
 SCENARIOS: dict[str, ReferenceScenario] = {
     "A": ReferenceScenario(

@@ -17,6 +17,7 @@ from pydantic import BeforeValidator, model_validator
 
 from ecngym.error import ConfigError, first_offending
 from ecngym.sim_backend.flow_checks import check_rows
+from ecngym.sim_backend.hpcc_flow_file import whole_token
 from ecngym.sim_backend.topology_checks import (
     MAX_NODE_ID,
     MAX_SWITCH_PORTS,
@@ -515,8 +516,6 @@ def from_hpcc_file(path: str | Path, host_layer: str = "tor") -> Topology:
             naming the file and line of a malformed entry; naming the file (and the line of the
             offending link, if one is) for links that break those rules.
     """
-    from ecngym.sim_backend.hpcc_flow_file import whole_token  # (lazily: it imports pandas)
-
     a = _HpccFile.parse({"path": str(path) if isinstance(path, Path) else path, "host_layer": host_layer},
                         "topology")
     path = Path(a.path)

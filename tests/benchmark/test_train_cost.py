@@ -11,13 +11,13 @@ import pytest
 import yaml
 
 from ecngym.benchmark.suite import LEARNERS, load_scenario, load_suite
-from ecngym.benchmark.train_cost import N_REFERENCES, _scaled_scenario_dir, _totals, suite_cost
+from ecngym.benchmark.train_cost import N_REFERENCES, _totals, scaled_scenario_dir, suite_cost
 from ecngym.error import ConfigError
 
 
 def test_the_scaled_scenarios_cut_warm_ups_and_rollouts_to_the_run_and_still_load(tmp_path):
     suite = load_suite("core")
-    folder = _scaled_scenario_dir(suite.scenarios, 64, tmp_path)
+    folder = scaled_scenario_dir(suite.scenarios, 64, tmp_path)
     for name in suite.scenarios:
         agents = yaml.safe_load((folder / f"{name}.yaml").read_text())["training"]["agents"]
         assert agents["acc"]["hyperparams"]["hyperparams"]["learning_starts"] == 16

@@ -22,6 +22,7 @@ def test_bench_scale_reports_every_case(capsys):
         # the event list at the end: flow starts and timers wait beyond the wheel's horizon
         assert case["pending_events"] >= case["far_events"] > 0 and case["far_cancelled_events"] >= 0
         assert case["packets_in_flight"] >= 0
+        assert 0 < case["fabric_mb"] < case["peak_rss_mb"]  # the fabric's own share of the process's memory
     assert result["cases"][1]["flows"] > result["cases"][0]["flows"]  # 60 % load offers more flows
     assert result["hops_per_s_vs_k4"]["4"] == result["hops_per_cpu_s_vs_k4"]["4"] == 1.0
     assert result["sim_time_s"] == 2e-4
