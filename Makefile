@@ -71,6 +71,7 @@ docs-results: install
 	$(VENV)/bin/ecngym bench train --suite full --markdown docs/benchmarks/train.md
 	$(VENV)/bin/ecngym bench scale --markdown docs/benchmarks/scale.md
 	$(VENV)/bin/ecngym bench tcp --markdown docs/benchmarks/tcp.md
+	$(VENV)/bin/ecngym bench tcp-bisect --markdown docs/benchmarks/tcp-bisect.md
 	$(VENV)/bin/ecngym reproduce --all --markdown docs/reproductions.md
 	$(VENV)/bin/ecngym benchmark scenarios markdown=docs/benchmarks/scenarios.md
 	$(VENV)/bin/ecngym benchmark headroom suite=full markdown=docs/benchmarks/headroom.md

@@ -21,6 +21,7 @@ bench env       env steps per second (1 and 2 processes), overhead share, peak R
 bench train     training env steps/s as a share of env-only steps/s (PPO, DQN, ACC)
 bench scale     fabric cost vs size and load: fat-tree k = 4, 8, 16 at 30 % / 60 % WebSearch
 bench tcp       our DCTCP hosts vs ns-3's own TcpDctcp: incast N = 2..128, two buffers, a dumbbell
+bench tcp-bisect  the Linux-like host options one by one on the dumbbell: which moves the small-flow tail
 benchmark references  a scenario's static_tuned / oracle_phase references (grid search; writes configs/suite/references)
 benchmark scenarios   the suite's scenario table from the scenario files (markdown=docs/benchmarks/scenarios.md)
 benchmark headroom    per scenario: S_default, S_tuned, S_oracle_phase, the adaptivity headroom with its 95% CI
@@ -60,6 +61,8 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "train"): ("ecngym.bench.train:main", "training steps/s as a share of env-only steps/s"),
     ("bench", "scale"): ("ecngym.bench.scale:main", "fabric cost vs size and load (fat-tree k = 4, 8, 16)"),
     ("bench", "tcp"): ("ecngym.bench.tcp:main", "our DCTCP hosts vs ns-3's TcpDctcp (incast, dumbbell)"),
+    ("bench", "tcp-bisect"): ("ecngym.bench.tcp_bisect:main",
+                              "the Linux-like host options one by one on the dumbbell (small-flow tail)"),
     ("benchmark", "references"): ("ecngym.benchmark.references:main",
                                   "a scenario's static_tuned and oracle_phase references (grid on its seeds)"),
     ("benchmark", "scenarios"): ("ecngym.benchmark.scenario_docs:main",
