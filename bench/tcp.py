@@ -64,13 +64,14 @@ def linux_overrides(settings: Any) -> dict[str, Any]:
     """The fabric overrides that set the Linux-like DCTCP host options to ns-3's settings.
 
     Keys of ``fabric.dctcp`` (the tcp-hosts options of issue 34). The window floor is 2 segments,
-    as Linux's DCTCP (``max(cwnd (1 - alpha / 2), 2)``).
+    as Linux's DCTCP (``max(cwnd (1 - alpha / 2), 2)``), and the window grows only while it limits
+    the sender (Linux's ``tcp_is_cwnd_limited``).
     """
     return {"dctcp": {
         "slow_start": True, "initial_cwnd_packets": settings.initial_cwnd_segments, "handshake": True,
         "rto_estimate": True, "min_rto_ns": settings.min_rto, "initial_rto_ns": settings.conn_timeout,
         "delayed_ack": settings.delayed_ack_count > 1, "delayed_ack_timeout_ns": settings.delayed_ack_timeout,
-        "min_window": 2 * settings.segment_size,
+        "min_window": 2 * settings.segment_size, "cwnd_limited_growth": True,
     }}
 
 

@@ -7,7 +7,7 @@ with the fixes) and prints, per case, each set's small-flow (< 100 KB) slowdown 
 mid-size p99, the bottleneck's standing queue and peak, drops, retransmitted bytes, RTOs and the
 largest window a flow ended with, beside ns-3's TcpDctcp on the same flows (``--no-ns3`` skips it).
 
-``--trace NAME`` follows the slowest small flow of option set NAME on the first case: its FCT
+``--trace NAMES`` follows the slowest small flow of each named option set on the first case: its FCT
 against the rounds a window of its final size needs at the mean RTT, then per ``--trace-step``
 the bottleneck queue, the flow's window and the largest window among the active flows (with its
 alpha and retransmitted bytes): where the flow's time goes. The last line printed is JSON.
@@ -32,6 +32,7 @@ from ecngym.markdown_page import add_markdown_option, open_page
 
 WORKER_MODULE = "ecngym.bench.tcp_bisect"
 DEFAULT_LOADS = (0.6, 0.3)
+TRACE_ROWS = 15
 SMALL = "<100KB"
 MID = "100KB-1MB"
 
@@ -42,6 +43,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "delayed ACK (200 us)": ("delayed_ack", "delayed_ack_timeout_ns"),
     "RTO estimate": ("rto_estimate", "min_rto_ns", "initial_rto_ns"),
     "floor 2 MSS": ("min_window",),
+    "cwnd-limited growth": ("cwnd_limited_growth",),
 }
 
 
@@ -206,6 +208,45 @@ def trace_lines(run: dict[str, Any], base_rtt_ns: float) -> list[str]:
     return lines
 
 
+#: The mechanism the tables and traces show (the page's last section)
+MECHANISM = """\
+## The mechanism
+
+**Slow start alone moves the tail** (`lean + slow start` against `lean`; `linux - slow start` is
+back near the lean model): the handshake, delayed ACKs, the RTO estimate and the 2-MSS floor
+shift it only once slow start is on. What slow start does here that ns-3's does not: **its window
+grows while it does not limit the sender.** Our NIC paces every flow at line rate; on the
+dumbbell a lone flow's host link is as fast as the core link, so once its window exceeds the
+path's BDP the pacing, not the window, limits it, no queue forms anywhere, no ECN echo comes back,
+ssthresh stays unbounded and every ACK adds its bytes to the window: the trace's elephant reaches
+megabytes within a millisecond (`largest final window`), while its alpha decays towards 0. When a
+second elephant and a few small flows arrive, that window fills the bottleneck's buffer; the cut
+W (1 - alpha / 2) with alpha near 0 barely dents it, and each cut waits for the end of the
+window of data it began (CWR), which go-back-N keeps from coming (with a 250 KB buffer the
+elephant drops, rewinds and resends its window: `retransmitted MB`). For one to two milliseconds
+the queue sits at the buffer's size; the small flows that start then are cut to the window floor
+at once and need one round trip of a full queue (~20 us) per 1-2 segments, or lose a SYN or a
+tail segment and wait for the 1 ms RTO: that is the slowest small flow's time in the `before`
+trace (no queue-pair scheduling and no delayed-ACK timer in it).
+
+Linux does not grow such a window: `tcp_is_cwnd_limited` lets `snd_cwnd` grow only while the
+window limited the sender in the current window of data, or, in slow start, while it is below twice
+the most packets in flight (`tcp_cwnd_validate`). ns-3's TcpDctcp has no such rule
+(`SetSuppressIncreaseIfCwndLimited(false)`), but it does not need one: it hands its whole window to
+the host's NIC queue, which the reference marks at K (`host_marking`), so a lone flow's window is
+held by marks at its own NIC (and with `host_marking` off its windows grow without bound and its
+small-flow tail reaches ~75). `cwnd_limited_growth` (`fabric.dctcp`) is Linux's rule; the `linux`
+rows have it, the `linux - cwnd-limited growth` rows are the Linux-like host before it.
+
+**What remains** (the `linux` row against ns-3): a lone elephant of ours is still never marked
+(no host queue), so it meets a newcomer with alpha near 0 and still in slow start (ssthresh
+unbounded) and takes one to two hundred microseconds to drain the queue it builds; ns-3's left
+slow start at its own NIC's marks. The small flows that start in that window are the p99 (with
+~45 small flows in 20 ms, the p99 is the second-slowest flow): the same flows are the slowest in
+ns-3, 1.2-2.3x faster there.
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``ecngym bench tcp-bisect``."""
     parser = argparse.ArgumentParser(prog="ecngym bench tcp-bisect", description=__doc__.split("\n")[0])
@@ -217,9 +258,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default="", help="comma-separated option sets (default: all of " +
                         "; ".join(OPTION_SETS) + ")")
     parser.add_argument("--no-ns3", action="store_true", help="skip ns-3's reference runs")
-    parser.add_argument("--trace", metavar="NAME", default=None,
-                        help="follow the slowest small flow of this option set on the first case")
-    parser.add_argument("--trace-step", default="50us", help="the trace's step (default 50us)")
+    parser.add_argument("--trace", metavar="NAMES", default=None,
+                        help="comma-separated option sets: follow each one's slowest small flow on the first case")
+    parser.add_argument("--trace-step", default="auto",
+                        help=f"the trace's step (default auto: the traced flow's FCT / {TRACE_ROWS})")
     add_markdown_option(parser)
     parser.add_argument("--worker", nargs=1, help=argparse.SUPPRESS)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
@@ -237,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--loads: expected comma-separated numbers in (0, 1), got {args.loads!r}")
     buffers = [b.strip() for b in args.buffers.split(",") if b.strip()]
     names = [n.strip() for n in args.sets.split(",") if n.strip()] or list(OPTION_SETS)
-    for n in [*names, *([args.trace] if args.trace else [])]:
+    traced = [n.strip() for n in (args.trace or "").split(",") if n.strip()]
+    for n in [*names, *traced]:
         if n not in OPTION_SETS:
             parser.error(f"--sets/--trace: unknown option set {n!r}; known: {'; '.join(OPTION_SETS)}")
     settings = Ns3TcpSettings.parse({}, "ns3_tcp")
@@ -268,19 +311,25 @@ def main(argv: list[str] | None = None) -> int:
             if page is not None:
                 page.add_markdown(f"## {label}\n\n| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS)
                                   + "\n" + "\n".join("| " + " | ".join(r) + " |" for r in rows))
-    if args.trace:
+    result["traces"] = []
+    for name in traced:
         case = case_of(loads[0], buffers[0], args.duration, settings)
-        step = parse_time_ns(args.trace_step, "--trace-step")
-        run = _in_subprocess([json.dumps({"model": "ours", "case": case, "overrides": OPTION_SETS[args.trace](settings),
+        if args.trace_step == "auto":
+            first = _in_subprocess([json.dumps({"model": "ours", "case": case,
+                                                "overrides": OPTION_SETS[name](settings)})], WORKER_MODULE)
+            step = max(1_000, int(first["slowest_small"]["fct_ns"] / TRACE_ROWS))
+        else:
+            step = parse_time_ns(args.trace_step, "--trace-step")
+        run = _in_subprocess([json.dumps({"model": "ours", "case": case, "overrides": OPTION_SETS[name](settings),
                                           "trace_step_ns": step})], WORKER_MODULE)
-        base = run["slowest_small"]["base_rtt_ns"]
-        trace = trace_lines(run, base)
-        lines += [f"\ntrace: {args.trace} on {tcp.case_label(case)}", *trace]
-        result["trace"] = {"set": args.trace, "slowest_small": run["slowest_small"], "lines": trace}
+        trace = trace_lines(run, run["slowest_small"]["base_rtt_ns"])
+        lines += [f"\ntrace: {name} on {tcp.case_label(case)}", *trace]
+        result["traces"].append({"set": name, "slowest_small": run["slowest_small"], "lines": trace})
         if page is not None:
-            page.add_markdown(f"## Trace: {args.trace} on {tcp.case_label(case)}\n\n```\n" + "\n".join(trace) + "\n```")
+            page.add_markdown(f"## Trace: {name} on {tcp.case_label(case)}\n\n```\n" + "\n".join(trace) + "\n```")
     print("\n".join(lines))
     if page is not None:
+        page.add_markdown(MECHANISM)
         page.write()
     print(json.dumps(tcp._rounded(result)))
     return 0
