@@ -87,6 +87,8 @@ def test_reference_runs_are_deterministic():
     (topology.incast_star(hosts=3), _incast(2, 1000), {"k": 0}, "ns3_tcp.k"),
     (topology.incast_star(hosts=3), _incast(2, 1000), {"buffer": "0B"}, "ns3_tcp.buffer"),
     (topology.incast_star(hosts=3), _incast(2, 1000), {"min_rto": "fast"}, "ns3_tcp.min_rto"),
+    (topology.incast_star(hosts=3), _incast(2, 1000), {"window_floor_segments": -1},
+     "ns3_tcp.window_floor_segments"),
     (topology.incast_star(hosts=3), _incast(2, 1000), {"segment": 1000}, "ns3_tcp"),
     (topology.incast_star(hosts=3), _incast(3, 1000), None, "flows.src"),
     (topology.incast_star(hosts=3), _incast(2, 0), None, "flows.size_bytes"),
@@ -95,6 +97,18 @@ def test_bad_inputs_are_refused_naming_the_field(topo, flows, settings, field):
     with pytest.raises(ConfigError) as info:
         ns3_tcp.run_reference(topo, flows, settings)
     assert info.value.field.startswith(field), info.value
+
+
+def test_the_window_floor_reference_keeps_windows_at_a_segment_or_more():
+    # 32 senders: TcpDctcp's cuts take some windows below one segment; with Linux's floor (the
+    # TcpDctcpWithFloor subclass, ssthresh >= 2 segments) PRR may dip to one segment, not below
+    topo = topology.incast_star(hosts=33)
+    flows = _incast(32, 500_000)
+    plain = ns3_tcp.run_reference(topo, flows, {"buffer": "2MB"})
+    floor = ns3_tcp.run_reference(topo, flows, {"buffer": "2MB", "window_floor_segments": 2})
+    assert plain.records["min_cwnd_bytes"].min() < 1000
+    assert floor.records["min_cwnd_bytes"].min() >= 1000
+    assert floor.records["finished"].all()
 
 
 def test_bench_tcp_prints_the_comparison_as_json(capsys, tmp_path):
@@ -114,13 +128,27 @@ def test_bench_tcp_prints_the_comparison_as_json(capsys, tmp_path):
         assert ok == (abs(d) <= 0.15)
     assert sum(1 for c in result["cases"] for _ in c["diff"]["lean"]) == result["within"]["lean"][1]
     assert result["ns3_settings"]["k"] == 65_000
+    assert result["reference_of"] == {"lean": "ns3"} and list(result["references"]) == ["ns3"]
     text = page.read_text()
     assert text.startswith("# Our DCTCP hosts vs ns-3's TcpDctcp") and "ecngym bench tcp --senders 2" in text
 
 
+def test_bench_tcp_compares_each_variant_with_its_reference(capsys):
+    assert cli.main(["bench", "tcp", "--senders", "2", "--buffers", "250KB", "--dumbbell-load", "0",
+                     "--variants", "lean,linux", "--json-only"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["reference_of"] == {"lean": "ns3", "linux": "ns3_floor_nosack"}
+    (case,) = result["cases"]
+    assert set(case["refs"]) == {"ns3", "ns3_floor_nosack"} and case["refs"]["ns3"] == case["ns3"]
+    ours, ref = case["ours"]["linux"], case["refs"]["ns3_floor_nosack"]
+    d, _ = case["diff"]["linux"]["standing_queue_kb"]
+    assert d == pytest.approx(ours["standing_queue_kb"] / ref["standing_queue_kb"] - 1, rel=1e-2)
+
+
 def test_bench_tcp_refuses_bad_arguments(capsys):
     for args in (["--senders", "x"], ["--senders", "0"], ["--buffers", "-5KB"], ["--variants", "bsd"],
-                 ["--ns3", '{"k": -1}'], ["--dumbbell-load", "1.5"], ["--variant", "x=[1]"]):
+                 ["--ns3", '{"k": -1}'], ["--dumbbell-load", "1.5"], ["--dumbbell-load", "0.5,x"],
+                 ["--variant", "x=[1]"], ["--reference", "lean=bsd"], ["--reference", "bsd=ns3"]):
         assert cli.main(["bench", "tcp", *args]) == 2, args
         assert "error" in capsys.readouterr().err
 
