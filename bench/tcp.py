@@ -245,13 +245,14 @@ def summarize(rows: list[dict[str, Any]], variants: list[str], settings: Any, no
     ``flows, median, p99``), ``wall_s``, ``events_per_s``, ``packet_hops_per_s`` ...), ``diff``
     (variant -> metric -> [relative difference from the variant's reference, within])),
     ``within`` (variant -> [comparisons within the bar against its reference, comparisons]),
-    ``within_vs_ns3`` (the same against ns-3 as it is), ``reference_of`` (variant -> reference),
+    ``within_by_reference`` (variant -> reference -> [within, comparisons], against every reference
+    run), ``reference_of`` (variant -> reference),
     ``references`` (name -> [settings, why]), ``speedup`` (variant -> the median over cases of
     ns-3's wall time / ours), ``ns3_settings``, ``variants``, ``notes``, ``tolerances``.
     """
     reference_of = reference_of or {v: "ns3" for v in variants}
     within: dict[str, list[int]] = {v: [0, 0] for v in variants}
-    within_ns3: dict[str, list[int]] = {v: [0, 0] for v in variants}
+    by_ref: dict[str, dict[str, list[int]]] = {v: {} for v in variants}
     speed: dict[str, list[float]] = {v: [] for v in variants}
     for row in rows:
         row["diff"] = {}
@@ -263,13 +264,15 @@ def summarize(rows: list[dict[str, Any]], variants: list[str], settings: Any, no
             row["diff"][v] = diffs
             within[v][0] += sum(ok for _, ok in diffs.values())
             within[v][1] += len(diffs)
-            plain = _diffs(row["ours"][v], row["ns3"])
-            within_ns3[v][0] += sum(ok for _, ok in plain.values())
-            within_ns3[v][1] += len(plain)
+            for ref, ref_run in row["refs"].items():
+                other = _diffs(row["ours"][v], ref_run)
+                count = by_ref[v].setdefault(ref, [0, 0])
+                count[0] += sum(ok for _, ok in other.values())
+                count[1] += len(other)
             speed[v].append(row["ns3"]["wall_s"] / row["ours"][v]["wall_s"])
     return _rounded({
-        "cases": rows, "within": within, "within_vs_ns3": within_ns3, "reference_of": reference_of,
-        "references": {name: list(REFERENCES[name]) for name in dict.fromkeys(["ns3", *reference_of.values()])},
+        "cases": rows, "within": within, "within_by_reference": by_ref, "reference_of": reference_of,
+        "references": {name: list(REFERENCES[name]) for name in rows[0]["refs"]} if rows else {},
         "speedup": {v: float(np.median(s)) for v, s in speed.items() if s},
         "ns3_settings": settings.as_dict(), "variants": variants, "senders": senders, "notes": notes,
         "tolerances": {k: list(v) for k, v in TOLERANCES.items()},
@@ -319,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", action="append", default=[], metavar="VARIANT=REF",
                         help=f"compare a variant with another ns-3 reference, one of {', '.join(REFERENCES)} "
                              "(default: lean=ns3, linux=ns3_floor_nosack, others ns3; repeatable)")
+    parser.add_argument("--all-references", action=argparse.BooleanOptionalAction, default=True,
+                        help="run every ns-3 reference per case and count each variant against each "
+                             "(default; --no-all-references: only the references the variants use)")
     parser.add_argument("--ns3", default="{}", metavar="JSON",
                         help="ns-3 settings overrides as JSON (fields of ns3_tcp.Ns3TcpSettings, "
                              "e.g. '{\"k\": \"30KB\"}')")
@@ -390,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--reference: expected VARIANT=REF with a variant of this run ({', '.join(variants)}) "
                          f"and a reference of {', '.join(REFERENCES)}, got {text!r}")
         reference_of[name] = ref
-    references = list(dict.fromkeys(["ns3", *reference_of.values()]))
+    references = list(REFERENCES) if args.all_references else list(dict.fromkeys(["ns3", *reference_of.values()]))
 
     cases: list[dict[str, Any]] = []
     for buf in buffers:

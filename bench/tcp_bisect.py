@@ -189,11 +189,15 @@ def trace_lines(run: dict[str, Any], base_rtt_ns: float) -> list[str]:
     mean_q = float(np.mean([r["mean_queue_kb"] for r in during])) if during else float("nan")
     rtt_us = (base_rtt_ns + mean_q * 1e3 * 8 / 100) / 1e3  # queueing at the 100 Gbps core
     rounds = f["size_bytes"] / max(f["window_bytes"], 1)
+    key = str(f["flow_id"])
+    first = next((r["t_ns"] for r in run["timeline"] if r["t_ns"] >= start
+                  and (r["active"].get(key) or [0, 0, 0, 0])[3] > 0), end)
     lines = [f"slowest small flow {f['flow_id']}: {f['size_bytes']:,} B, host {f['src']} -> {f['dst']}, "
              f"start {start / 1e6:.3f} ms, FCT {f['fct_ns'] / 1e3:.0f} us (slowdown {f['slowdown']:.1f}, ideal "
              f"{f['ideal_fct_ns'] / 1e3:.1f} us); final window {f['window_bytes']:,} B; mean bottleneck queue "
              f"during it {mean_q:.0f} KB -> RTT ~{rtt_us:.1f} us; {rounds:.0f} rounds of its final window "
-             f"take ~{rounds * rtt_us:.0f} us",
+             f"take ~{rounds * rtt_us:.0f} us; its first byte arrived within {(first - start) / 1e3:.0f} us "
+             f"of its start (the trace's resolution)",
              "t ms | queue mean / max KB | the flow's window / delivered KB | largest window among active flows: "
              "flow window KB alpha retransmitted KB | active flows"]
     for r in run["timeline"]:

@@ -128,14 +128,18 @@ def test_bench_tcp_prints_the_comparison_as_json(capsys, tmp_path):
         assert ok == (abs(d) <= 0.15)
     assert sum(1 for c in result["cases"] for _ in c["diff"]["lean"]) == result["within"]["lean"][1]
     assert result["ns3_settings"]["k"] == 65_000
-    assert result["reference_of"] == {"lean": "ns3"} and list(result["references"]) == ["ns3"]
+    assert result["reference_of"] == {"lean": "ns3"}
+    assert list(result["references"]) == ["ns3", "ns3_floor", "ns3_floor_nosack"]  # every one, by default
+    for case in result["cases"]:
+        assert set(case["refs"]) == set(result["references"]) and case["refs"]["ns3"] == case["ns3"]
+    assert result["within_by_reference"]["lean"]["ns3"] == result["within"]["lean"]
     text = page.read_text()
     assert text.startswith("# Our DCTCP hosts vs ns-3's TcpDctcp") and "ecngym bench tcp --senders 2" in text
 
 
 def test_bench_tcp_compares_each_variant_with_its_reference(capsys):
     assert cli.main(["bench", "tcp", "--senders", "2", "--buffers", "250KB", "--dumbbell-load", "0",
-                     "--variants", "lean,linux", "--json-only"]) == 0
+                     "--variants", "lean,linux", "--no-all-references", "--json-only"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["reference_of"] == {"lean": "ns3", "linux": "ns3_floor_nosack"}
     (case,) = result["cases"]
@@ -164,3 +168,24 @@ def test_a_small_leaf_spine_carries_flows_between_leaves():
     assert (res.records["ideal_fct_ns"] > 8_000).all() and (res.records["handshake_ns"] >= 8_000).all()
     assert (res.records["fct_ns"] >= res.records["handshake_ns"] + 8_000).all()
     assert len(res.ports) == 2 * 2 * 2 + 2 * 2  # switch ends: leaf-spine links both ways, leaf-host links
+
+
+def test_bench_tcp_bisect_prints_each_option_set_and_a_trace(capsys):
+    assert cli.main(["bench", "tcp-bisect", "--loads", "0.6", "--buffers", "250KB", "--duration", "2ms",
+                     "--no-ns3", "--sets", "lean,linux,linux - cwnd-limited growth", "--trace", "linux"]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out.strip().splitlines()[-1])
+    (case,) = result["cases"]
+    assert list(case["sets"]) == ["lean", "linux", "linux - cwnd-limited growth"]
+    sets = case["sets"]
+    # the Linux-like host's window stays within a few BDPs with the rule, not without it
+    assert sets["linux"]["largest_final_window_kb"] < sets["linux - cwnd-limited growth"]["largest_final_window_kb"]
+    (trace,) = result["traces"]
+    assert trace["set"] == "linux" and trace["lines"][0].startswith("slowest small flow")
+    assert "option set | small p50" in out
+
+
+def test_bench_tcp_bisect_refuses_unknown_sets(capsys):
+    for args in (["--sets", "bsd"], ["--trace", "bsd"], ["--loads", "1.2"]):
+        assert cli.main(["bench", "tcp-bisect", *args]) == 2, args
+        assert "error" in capsys.readouterr().err
