@@ -80,6 +80,7 @@ docs-results: $(INSTALLED)
 	$(VENV)/bin/ecngym bench train --suite full --profile --markdown docs/benchmarks/train.md
 	$(VENV)/bin/ecngym bench scale --markdown docs/benchmarks/scale.md
 	$(VENV)/bin/ecngym bench tcp --markdown docs/benchmarks/tcp.md
+	$(VENV)/bin/ecngym bench tcp-bisect --markdown docs/benchmarks/tcp-bisect.md
 	$(VENV)/bin/ecngym bench branch --markdown docs/benchmarks/branch.md
 	$(VENV)/bin/ecngym reproduce --all --markdown docs/reproductions.md
 	$(VENV)/bin/ecngym benchmark scenarios markdown=docs/benchmarks/scenarios.md

@@ -22,6 +22,7 @@ bench train     training env steps/s as a share of env-only steps/s (PPO, DQN, A
 bench scale     fabric cost vs size and load: fat-tree k = 4, 8, 16 at 30 % / 60 % WebSearch
 bench branch    a branch of a running episode: snapshot and branch time, memory per live branch
 bench tcp       our DCTCP hosts vs ns-3's own TcpDctcp: incast N = 2..128, two buffers, a dumbbell
+bench tcp-bisect  the Linux-like host options one by one on the dumbbell: which moves the small-flow tail
 benchmark references  a scenario's static_tuned / oracle_phase references (grid search; writes configs/suite/references)
 benchmark scenarios   the suite's scenario table from the scenario files (markdown=docs/benchmarks/scenarios.md)
 benchmark oracle-window  per test trace: the best per-window schedule in hindsight with state carried
@@ -65,6 +66,8 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "scale"): ("ecngym.bench.scale:main", "fabric cost vs size and load (fat-tree k = 4, 8, 16)"),
     ("bench", "branch"): ("ecngym.bench.branch:main", "what a branch of a running episode costs (time, memory)"),
     ("bench", "tcp"): ("ecngym.bench.tcp:main", "our DCTCP hosts vs ns-3's TcpDctcp (incast, dumbbell)"),
+    ("bench", "tcp-bisect"): ("ecngym.bench.tcp_bisect:main",
+                              "the Linux-like host options one by one on the dumbbell (small-flow tail)"),
     ("benchmark", "references"): ("ecngym.benchmark.references:main",
                                   "a scenario's static_tuned and oracle_phase references (grid on its seeds)"),
     ("benchmark", "scenarios"): ("ecngym.benchmark.scenario_docs:main",

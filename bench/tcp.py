@@ -35,14 +35,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ecngym.bench.fabric import _in_subprocess, wide_console
+from ecngym.bench.fabric import _in_subprocess
+from ecngym.bench.tcp_page import add_tables, metric_values, page_intro, print_tables
 from ecngym.markdown_page import add_markdown_option, open_page
 
 WORKER_MODULE = "ecngym.bench.tcp"
 DEFAULT_SENDERS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BUFFERS = ("250KB", "2MB")
 DEFAULT_INCAST_SIZE = "500KB"
-DEFAULT_DUMBBELL_LOAD = 0.6
+DEFAULT_DUMBBELL_LOADS = (0.6, 0.3)
 DEFAULT_DUMBBELL_DURATION = "20ms"
 DUMBBELL_SIDE_HOSTS = 4
 LIMIT = "1s"
@@ -64,13 +65,14 @@ def linux_overrides(settings: Any) -> dict[str, Any]:
     """The fabric overrides that set the Linux-like DCTCP host options to ns-3's settings.
 
     Keys of ``fabric.dctcp`` (the tcp-hosts options of issue 34). The window floor is 2 segments,
-    as Linux's DCTCP (``max(cwnd (1 - alpha / 2), 2)``).
+    as Linux's DCTCP (``max(cwnd (1 - alpha / 2), 2)``), and the window grows only while it limits
+    the sender (Linux's ``tcp_is_cwnd_limited``).
     """
     return {"dctcp": {
         "slow_start": True, "initial_cwnd_packets": settings.initial_cwnd_segments, "handshake": True,
         "rto_estimate": True, "min_rto_ns": settings.min_rto, "initial_rto_ns": settings.conn_timeout,
         "delayed_ack": settings.delayed_ack_count > 1, "delayed_ack_timeout_ns": settings.delayed_ack_timeout,
-        "min_window": 2 * settings.segment_size,
+        "min_window": 2 * settings.segment_size, "cwnd_limited_growth": True,
     }}
 
 
@@ -79,6 +81,23 @@ VARIANTS: dict[str, Any] = {
     "lean": lambda settings: {},
     "linux": linux_overrides,
 }
+
+#: ns-3 reference -> (its settings beyond the common ones, what it is and why a variant uses it)
+REFERENCES: dict[str, tuple[dict[str, Any], str]] = {
+    "ns3": ({}, "ns-3's TcpDctcp as it is: SACK with PRR recovery, no window floor (a marked window may "
+                "shrink below one segment). The lean model's reference: it shares none of the Linux-like "
+                "behaviours, so no variant of ns-3 is more like it."),
+    "ns3_floor": ({"window_floor_segments": 2}, "TcpDctcp with Linux's window floor (a subclass, "
+                  "`TcpDctcpWithFloor`: the reduced window is at least 2 segments, as Linux's dctcp_ssthresh), "
+                  "SACK and PRR kept: shows what the floor alone changes in ns-3."),
+    "ns3_floor_nosack": ({"window_floor_segments": 2, "sack": False},
+                         "TcpDctcp with Linux's window floor and without SACK (NewReno-style recovery with "
+                         "PRR): the Linux-like host's reference, which has the same floor and no selective "
+                         "recovery (go-back-N)."),
+}
+
+#: variant -> the reference it is compared with (a --variant of the caller's: ns3)
+REFERENCE_OF: dict[str, str] = {"lean": "ns3", "linux": "ns3_floor_nosack"}
 
 
 def fabric_config(settings: Any, buffer_bytes: int, overrides: dict[str, Any]) -> Any:
@@ -137,13 +156,15 @@ def _summary(records: pd.DataFrame, mean_q: float, peak_q: float, rto: int, drop
     }
 
 
-def run_ns3(case: dict[str, Any]) -> dict[str, Any]:
-    """One case on ns-3's TCP stack."""
+def run_ns3(case: dict[str, Any], reference: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One case on ns-3's TCP stack, with a reference's settings (:data:`REFERENCES`) over the case's."""
+    reference = reference or {}
     from ecngym.sim_backend.ns3_tcp import Ns3TcpSettings, run_reference
 
     settings = Ns3TcpSettings.parse(case["settings"], "ns3_tcp")
     topo, flows = case_inputs(case)
-    res = run_reference(topo, flows, settings.updated({"buffer": case["buffer"]}, "ns3_tcp"), limit=LIMIT)
+    res = run_reference(topo, flows, settings.updated({"buffer": case["buffer"], **reference}, "ns3_tcp"),
+                        limit=LIMIT)
     b = res.bottleneck()
     rec = res.records
     return _summary(rec, float(b["mean_queue_bytes"]), float(b["peak_queue_bytes"]), int(rec["rto_count"].sum()),
@@ -184,7 +205,7 @@ def run_ours(case: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
 def _worker(spec: str) -> dict[str, Any]:
     job = json.loads(spec)
     if job["model"] == "ns3":
-        return run_ns3(job["case"])
+        return run_ns3(job["case"], job.get("reference"))
     return run_ours(job["case"], job["overrides"])
 
 
@@ -193,15 +214,6 @@ def case_label(case: dict[str, Any]) -> str:
     if case["kind"] == "incast":
         return f"incast N={case['senders']} buf {case['buffer']}"
     return f"dumbbell {case['load']:.0%} buf {case['buffer']}"
-
-
-def _metric_values(summary: dict[str, Any]) -> dict[str, float]:
-    """Flat metric -> value of a run's summary (slowdowns as ``slowdown_median[bucket]``)."""
-    out = {k: float(summary[k]) for k in ("standing_queue_kb", "peak_queue_kb", "goodput_gbps", "rto")}
-    for bucket, s in summary["slowdown"].items():
-        out[f"slowdown_median[{bucket}]"] = s["median"]
-        out[f"slowdown_p99[{bucket}]"] = s["p99"]
-    return out
 
 
 def compare(ours: float, ref: float, metric: str) -> tuple[float | None, bool]:
@@ -217,39 +229,50 @@ def compare(ours: float, ref: float, metric: str) -> tuple[float | None, bool]:
     return d, abs(d) <= tol
 
 
+def _diffs(mine: dict[str, Any], ref: dict[str, Any]) -> dict[str, list[Any]]:
+    """Per metric: [relative difference, within the bar] of one run against one reference run."""
+    a, b = metric_values(mine), metric_values(ref)
+    return {m: list(compare(a[m], r, m)) for m, r in b.items() if m in a and not (np.isnan(r) or np.isnan(a[m]))}
+
+
 def summarize(rows: list[dict[str, Any]], variants: list[str], settings: Any, notes: list[str],
-              senders: list[int]) -> dict[str, Any]:
+              senders: list[int], reference_of: dict[str, str] | None = None) -> dict[str, Any]:
     """The final JSON line.
 
-    Keys: ``cases`` (one object per case: ``case``, ``ns3`` and ``ours`` (variant -> summary:
-    ``standing_queue_kb``, ``peak_queue_kb``, ``goodput_gbps``, ``rto``, ``drops``, ``marks``,
-    ``slowdown`` (bucket -> ``flows, median, p99``), ``wall_s``, ``events_per_s``,
-    ``packet_hops_per_s`` ...), ``diff`` (variant -> metric -> [relative difference, within])),
-    ``within`` (variant -> [comparisons within the bar, comparisons]), ``speedup`` (variant -> the
-    median over cases of ns-3's wall time / ours), ``ns3_settings``, ``variants``, ``notes``,
-    ``tolerances``.
+    Keys: ``cases`` (one object per case: ``case``, ``ns3`` (ns-3 as it is), ``refs`` (reference
+    name -> its summary, ``ns3`` among them), ``ours`` (variant -> summary: ``standing_queue_kb``,
+    ``peak_queue_kb``, ``goodput_gbps``, ``rto``, ``drops``, ``marks``, ``slowdown`` (bucket ->
+    ``flows, median, p99``), ``wall_s``, ``events_per_s``, ``packet_hops_per_s`` ...), ``diff``
+    (variant -> metric -> [relative difference from the variant's reference, within])),
+    ``within`` (variant -> [comparisons within the bar against its reference, comparisons]),
+    ``within_by_reference`` (variant -> reference -> [within, comparisons], against every reference
+    run), ``reference_of`` (variant -> reference),
+    ``references`` (name -> [settings, why]), ``speedup`` (variant -> the median over cases of
+    ns-3's wall time / ours), ``ns3_settings``, ``variants``, ``notes``, ``tolerances``.
     """
+    reference_of = reference_of or {v: "ns3" for v in variants}
     within: dict[str, list[int]] = {v: [0, 0] for v in variants}
+    by_ref: dict[str, dict[str, list[int]]] = {v: {} for v in variants}
     speed: dict[str, list[float]] = {v: [] for v in variants}
     for row in rows:
         row["diff"] = {}
-        ref = _metric_values(row["ns3"])
+        row.setdefault("refs", {"ns3": row["ns3"]})
         for v in variants:
             if v not in row["ours"]:
                 continue
-            mine = _metric_values(row["ours"][v])
-            diffs = {}
-            for m, r in ref.items():
-                if m not in mine or np.isnan(r) or np.isnan(mine[m]):
-                    continue
-                d, ok = compare(mine[m], r, m)
-                diffs[m] = [d, ok]
-                within[v][0] += ok
-                within[v][1] += 1
+            diffs = _diffs(row["ours"][v], row["refs"][reference_of[v]])
             row["diff"][v] = diffs
+            within[v][0] += sum(ok for _, ok in diffs.values())
+            within[v][1] += len(diffs)
+            for ref, ref_run in row["refs"].items():
+                other = _diffs(row["ours"][v], ref_run)
+                count = by_ref[v].setdefault(ref, [0, 0])
+                count[0] += sum(ok for _, ok in other.values())
+                count[1] += len(other)
             speed[v].append(row["ns3"]["wall_s"] / row["ours"][v]["wall_s"])
     return _rounded({
-        "cases": rows, "within": within,
+        "cases": rows, "within": within, "within_by_reference": by_ref, "reference_of": reference_of,
+        "references": {name: list(REFERENCES[name]) for name in rows[0]["refs"]} if rows else {},
         "speedup": {v: float(np.median(s)) for v, s in speed.items() if s},
         "ns3_settings": settings.as_dict(), "variants": variants, "senders": senders, "notes": notes,
         "tolerances": {k: list(v) for k, v in TOLERANCES.items()},
@@ -264,238 +287,6 @@ def _rounded(v: Any) -> Any:
     if isinstance(v, list):
         return [_rounded(x) for x in v]
     return v
-
-
-def _bar(d: float | None, ok: bool, width: int = 12) -> str:
-    if d is None:
-        return ""
-    n = min(width, round(abs(d) * width))  # full width = 100 % off
-    body = ("+" if d > 0 else "-") * n
-    return f"[{'green' if ok else 'red'}]{body or '|'}[/]"
-
-
-#: table title -> metric prefix, unit
-_TABLES = [
-    ("Standing queue (time average at the bottleneck), KB", "standing_queue_kb"),
-    ("Queue peak at the bottleneck, KB", "peak_queue_kb"),
-    ("Goodput (first start to last finish), Gbps", "goodput_gbps"),
-    ("Retransmission timeouts", "rto"),
-    ("FCT slowdown median per size bucket", "slowdown_median"),
-    ("FCT slowdown p99 per size bucket", "slowdown_p99"),
-]
-
-
-def _table_rows(summary: dict[str, Any], metric: str) -> list[tuple[str, list[tuple[str, str, float | None, bool]]]]:
-    """Per case (and bucket): label, ns-3's value, then per variant (value, diff text, diff, within)."""
-    out = []
-    for row in summary["cases"]:
-        ref = _metric_values(row["ns3"])
-        keys = sorted(k for k in ref if k == metric or k.startswith(metric + "["))
-        for key in keys:
-            label = row["case"] + (f" {key[len(metric):]}" if "[" in key else "")
-            cells = []
-            for v in summary["variants"]:
-                if v not in row["ours"]:
-                    cells.append(("-", "", None, False))
-                    continue
-                mine = _metric_values(row["ours"][v]).get(key)
-                d, ok = row["diff"][v].get(key, [None, False])
-                cells.append((_fmt(mine), "" if d is None else f"{d:+.0%}", d, ok))
-            out.append((label, [(_fmt(ref[key]), "", None, True), *cells]))
-    return out
-
-
-def _EVENT_COLUMNS(variants: list[str]) -> list[tuple[str, bool]]:  # noqa: N802 (a column list)
-    cols = [("case", False), ("ns-3 drops", True), ("ns-3 marks", True), ("ns-3 fast recoveries", True),
-            ("ns-3 smallest window B", True)]
-    for v in variants:
-        cols += [(f"ours ({v}) drops", True), (f"ours ({v}) marks", True)]
-    return cols
-
-
-def _event_rows(summary: dict[str, Any]) -> list[list[str]]:
-    rows = []
-    for row in summary["cases"]:
-        n = row["ns3"]
-        cells = [row["case"], f"{n['drops']:,}", f"{n['marks']:,}", f"{n['fast_recoveries']:,}",
-                 f"{n['min_cwnd_bytes']:,}"]
-        for v in summary["variants"]:
-            o = row["ours"].get(v)
-            cells += [f"{o['drops']:,}", f"{o['marks']:,}"] if o else ["-", "-"]
-        rows.append(cells)
-    return rows
-
-
-def _diff_text(value: str, text: str, ok: bool) -> str:
-    """The relative difference and the verdict ("n/a" where ns-3's value is 0)."""
-    if value == "-":
-        return ""
-    return f"{text or 'n/a'} {'ok' if ok else 'off'}"
-
-
-def _fmt(x: float | None) -> str:
-    if x is None or (isinstance(x, float) and np.isnan(x)):
-        return "-"
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
-
-
-def print_tables(summary: dict[str, Any]) -> None:
-    """The comparison tables (rich), one per metric, then the speed table."""
-    from rich.table import Table
-
-    console = wide_console(110 + 40 * len(summary["variants"]))  # the speed table: 4 + 3 per variant columns
-    for title, metric in _TABLES:
-        table = Table(title=title)
-        table.add_column("case", no_wrap=True)
-        table.add_column("ns-3 TcpDctcp", justify="right")
-        for v in summary["variants"]:
-            table.add_column(f"ours ({v})", justify="right")
-            table.add_column("vs ns-3", justify="right")
-            table.add_column("", justify="left")
-        for label, cells in _table_rows(summary, metric):
-            out = [label, cells[0][0]]
-            for value, text, d, ok in cells[1:]:
-                out += [value, _diff_text(value, text, ok), _bar(d, ok)]
-            table.add_row(*out)
-        console.print(table)
-    events = Table(title="Drops, ECN marks (all switch ports), ns-3's fast recoveries and smallest window")
-    for col, right in _EVENT_COLUMNS(summary["variants"]):
-        events.add_column(col, justify="right" if right else "left", no_wrap=not right)
-    for cells in _event_rows(summary):
-        events.add_row(*cells)
-    console.print(events)
-    speed = Table(title="Speed: wall time and rates per case (same machine, same run)")
-    speed.add_column("case", no_wrap=True)
-    speed.add_column("ns-3 wall s", justify="right")
-    speed.add_column("ns-3 packet-hops/s", justify="right")
-    speed.add_column("ns-3 events/s", justify="right")
-    for v in summary["variants"]:
-        speed.add_column(f"ours ({v}) wall s", justify="right")
-        speed.add_column("packet-hops/s", justify="right")
-        speed.add_column("x faster", justify="right")
-    for row in summary["cases"]:
-        n = row["ns3"]
-        out = [row["case"], f"{n['wall_s']:.3g}", f"{n['packet_hops_per_s']:.3g}", f"{n['events_per_s']:.3g}"]
-        for v in summary["variants"]:
-            o = row["ours"].get(v)
-            out += ([f"{o['wall_s']:.3g}", f"{o['packet_hops_per_s']:.3g}", f"{n['wall_s'] / o['wall_s']:.0f}"]
-                    if o else ["-", "-", "-"])
-        speed.add_row(*out)
-    console.print(speed)
-    for v, (ok, total) in summary["within"].items():
-        console.print(f"ours ({v}): {ok} of {total} comparisons within issue 34's bar; median speed-up over "
-                      f"ns-3 {summary['speedup'].get(v, float('nan')):.0f}x")
-    for note in summary["notes"]:
-        console.print(f"note: {note}")
-
-
-#: What each model does that the other does not (the mechanisms behind the tables' differences)
-MODEL_DIFFERENCES = """\
-## How the two models differ
-
-What ns-3's TcpDctcp does that our lean (NIC-style) DCTCP host does not:
-
-- **Three-way handshake**: SYN / SYN-ACK take one round trip before the first data segment, so
-  every flow's FCT carries one more RTT (most visible on small flows).
-- **Slow start from an initial window of 10 segments** (10 KB here), doubling per RTT until the
-  first ECN echo. Ours starts every flow at the path's bandwidth-delay product (~62 KB at 100 Gbps
-  and ~5 us) at line rate: N senders put N x BDP into the bottleneck at once. So at small N ns-3's
-  queue peak is slow-start overshoot (the window keeps doubling for the RTT the echo takes), while
-  at large N ours overflows a small buffer on the first RTT where ns-3's N x 10 KB still fits.
-- **Loss recovery**: SACK, fast retransmit and proportional rate reduction (RFC 6937) repair
-  most losses within an RTT; ours resends go-back-N after a fixed 1 ms timeout, so at the same
-  drops it counts more timeouts and loses more goodput.
-- **RTO from SRTT / RTTVAR** (floor 1 ms, the same as our fixed timeout) and SYN retries after
-  `conn_timeout`.
-- **Delayed ACKs** (every 2nd segment, with DCTCP's CE-state rule), so the ACK clock releases
-  2-segment bursts; ours ACKs every packet.
-- **No window floor**: ns-3's TcpDctcp cuts the window by alpha / 2 per marked window down to a
-  few bytes (the "smallest window" column: each flow's smallest, `min_cwnd_bytes`), where Linux
-  keeps 2 segments and ours 1 (`fabric.dctcp.min_window`). A sender below one segment has at
-  most one segment in flight, which the receiver's delayed ACK holds for `delayed_ack_timeout`
-  (200 us): in the largest incasts the link idles and ns-3's goodput falls; rerun with
-  `--ns3 '{"delayed_ack_count": 1}'` to see it recover.
-- **Window-limited bursts into the host's NIC queue**: ns-3's TCP hands its whole window to the
-  NIC (no TSQ, no pacing); the reference marks that queue at K too (`host_marking`), otherwise
-  several flows of one host grow their windows into an unmarked NIC queue (spurious timeouts).
-
-What ours does that ns-3's TCP does not:
-
-- **Line-rate pacing per flow and round-robin between a host's flows** at the NIC: no host
-  queue, no bursts beyond one packet.
-- **ECMP** (a salted per-flow hash) on multi-path topologies; the reference routes every
-  destination along one shortest path (ns-3's global routing, per-packet random ECMP off), which
-  only matters on leaf-spine and fat-tree cases.
-- **A shared-buffer switch**: the bench sets it to behave as one per-port buffer (PFC off, no
-  reserve or headroom, dynamic threshold 64), which is exact for one congested port per switch.
-
-With the Linux-like options on (the `linux` variant: slow start from 10 segments, handshake,
-RTO estimate, delayed ACKs, all set to the reference's values, and Linux's window floor of 2
-segments), the start-up is ns-3's; what still differs:
-
-- **The window floor**: 2 segments where ns-3 has none. With N senders the queue cannot fall
-  below about N x 2 segments (270 KB at N = 128, above K), while ns-3's windows shrink below a
-  segment; in turn ns-3 pays delayed-ACK stalls that a host with a floor does not.
-- **Loss recovery**: ours stays go-back-N from the first lost packet (no SACK), ns-3 repairs
-  with SACK and PRR.
-- **Line-rate pacing and round-robin at the NIC** (above) instead of window bursts.
-
-Both mark at enqueue when the queue is at or above K (ns-3's RED with `MinTh = MaxTh = K`,
-`Gentle` off and the instantaneous queue, `QW = 1`).
-"""
-
-
-def page_intro(ns3_settings: dict[str, Any]) -> str:
-    """The paragraphs under the page's stamp: what each table holds, and ns-3's settings."""
-    return ("Each table: ns-3's value, ours per host model, the relative difference (ours / ns-3 - 1) and whether "
-            "it is within issue 34's bar (standing queue and goodput 15 %, peak 30 %, slowdown median 15 %, p99 "
-            "30 %, RTOs within 10x).\n\n"
-            "ns-3 settings (bytes, ns; the buffer is each case's): "
-            + ", ".join(f"`{k}={v}`" for k, v in ns3_settings.items() if k != "buffer") + ".")
-
-
-def add_tables(page: Any, summary: dict[str, Any]) -> None:
-    """Add the comparison to a :class:`~ecngym.markdown_page.MarkdownPage`.
-
-    The console's tables without their bars (the speed table without the rates of ours), the
-    counts within the bar, the notes, and how the two models differ.
-    """
-    from rich.markup import escape
-    from rich.table import Table
-
-    def table(title: str, columns: list[str], rows: list[list[str]]) -> Table:
-        out = Table(title=escape(title))
-        for c in columns:
-            out.add_column(escape(c))
-        for row in rows:
-            out.add_row(*(escape(cell) for cell in row))
-        return out
-
-    variants = summary["variants"]
-    for title, metric in _TABLES:
-        rows = []
-        for label, cells in _table_rows(summary, metric):
-            out = [label, cells[0][0]]
-            for value, text, _d, ok in cells[1:]:
-                out += [value, _diff_text(value, text, ok)]
-            rows.append(out)
-        page.add(table(title, ["case", "ns-3", *[c for v in variants for c in (f"ours ({v})", "vs ns-3")]], rows))
-    page.add(table("Drops, ECN marks, ns-3's fast recoveries and smallest window",
-                   [c for c, _ in _EVENT_COLUMNS(variants)], _event_rows(summary)))
-    speed = []
-    for row in summary["cases"]:
-        n = row["ns3"]
-        out = [row["case"], f"{n['wall_s']:.3g}", f"{n['packet_hops_per_s']:.3g}"]
-        for v in variants:
-            o = row["ours"].get(v)
-            out += [f"{o['wall_s']:.3g}", f"{n['wall_s'] / o['wall_s']:.0f}"] if o else ["-", "-"]
-        speed.append(out)
-    page.add(table("Speed", ["case", "ns-3 wall s", "ns-3 packet-hops/s",
-                             *[c for v in variants for c in (f"ours ({v}) wall s", "x faster")]], speed))
-    page.add_markdown("\n".join([f"- ours ({v}): {ok} of {total} comparisons within the bar."
-                                  for v, (ok, total) in summary["within"].items()]
-                                 + [f"- note: {note}" for note in summary["notes"]]))
-    page.add_markdown(MODEL_DIFFERENCES)
 
 
 def _variant_available(name: str, overrides: dict[str, Any], settings: Any) -> str | None:
@@ -517,8 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--buffers", default=",".join(DEFAULT_BUFFERS),
                         help="comma-separated switch buffer sizes per port (default 250KB,2MB)")
     parser.add_argument("--incast-size", default=DEFAULT_INCAST_SIZE, help="bytes per incast sender (default 500KB)")
-    parser.add_argument("--dumbbell-load", type=float, default=DEFAULT_DUMBBELL_LOAD,
-                        help="WebSearch load of the dumbbell's core link, in (0, 1) (default 0.6; 0: no dumbbell)")
+    parser.add_argument("--dumbbell-load", default=",".join(map(str, DEFAULT_DUMBBELL_LOADS)),
+                        help="comma-separated WebSearch loads of the dumbbell's core link, each in (0, 1) "
+                             "(default 0.6,0.3; 0: no dumbbell)")
     parser.add_argument("--dumbbell-duration", default=DEFAULT_DUMBBELL_DURATION,
                         help="arrival window of the dumbbell's flows (default 20ms)")
     parser.add_argument("--variants", default="lean,linux",
@@ -527,6 +319,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=JSON",
                         help="another variant: a name and fabric overrides as JSON, e.g. "
                              "'ss={\"dctcp\": {\"slow_start\": true}}' (repeatable)")
+    parser.add_argument("--reference", action="append", default=[], metavar="VARIANT=REF",
+                        help=f"compare a variant with another ns-3 reference, one of {', '.join(REFERENCES)} "
+                             "(default: lean=ns3, linux=ns3_floor_nosack, others ns3; repeatable)")
+    parser.add_argument("--all-references", action=argparse.BooleanOptionalAction, default=True,
+                        help="run every ns-3 reference per case and count each variant against each "
+                             "(default; --no-all-references: only the references the variants use)")
     parser.add_argument("--ns3", default="{}", metavar="JSON",
                         help="ns-3 settings overrides as JSON (fields of ns3_tcp.Ns3TcpSettings, "
                              "e.g. '{\"k\": \"30KB\"}')")
@@ -563,8 +361,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     page = open_page(args.markdown, "Our DCTCP hosts vs ns-3's TcpDctcp", "ecngym bench tcp",
                      list(sys.argv[1:] if argv is None else argv), page_intro(_rounded(settings.as_dict())))
-    if not 0 <= args.dumbbell_load < 1:
-        parser.error(f"--dumbbell-load: expected a load in [0, 1), got {args.dumbbell_load}")
+    try:
+        loads = [float(x) for x in args.dumbbell_load.split(",") if x.strip()]
+    except ValueError:
+        loads = [-1.0]
+    if any(not 0 <= x < 1 for x in loads):
+        parser.error(f"--dumbbell-load: expected comma-separated loads in [0, 1), got {args.dumbbell_load!r}")
     variants: dict[str, dict[str, Any]] = {}
     for name in (v.strip() for v in args.variants.split(",") if v.strip()):
         if name not in VARIANTS:
@@ -587,12 +389,20 @@ def main(argv: list[str] | None = None) -> int:
             del variants[name]
     if not variants:
         parser.error("no host-model variant left to run: " + "; ".join(notes))
+    reference_of = {v: REFERENCE_OF.get(v, "ns3") for v in variants}
+    for text in args.reference:
+        name, _, ref = text.partition("=")
+        if name not in variants or ref not in REFERENCES:
+            parser.error(f"--reference: expected VARIANT=REF with a variant of this run ({', '.join(variants)}) "
+                         f"and a reference of {', '.join(REFERENCES)}, got {text!r}")
+        reference_of[name] = ref
+    references = list(REFERENCES) if args.all_references else list(dict.fromkeys(["ns3", *reference_of.values()]))
 
     cases: list[dict[str, Any]] = []
     for buf in buffers:
         cases += [{"kind": "incast", "senders": n, "size": args.incast_size, "buffer": buf} for n in senders]
-    if args.dumbbell_load > 0:
-        cases += [{"kind": "dumbbell", "load": args.dumbbell_load, "duration": args.dumbbell_duration, "buffer": buf}
+    for load in (x for x in loads if x > 0):
+        cases += [{"kind": "dumbbell", "load": load, "duration": args.dumbbell_duration, "buffer": buf}
                   for buf in buffers]
     from rich.console import Console
 
@@ -602,15 +412,18 @@ def main(argv: list[str] | None = None) -> int:
         for case in cases:
             case["settings"] = plain_settings
             label = case_label(case)
-            status.update(f"{label}: ns-3 ...")
-            row = {"case": label, "ns3": _in_subprocess([json.dumps({"model": "ns3", "case": case})], WORKER_MODULE),
-                   "ours": {}}
+            refs = {}
+            for ref in references:
+                status.update(f"{label}: ns-3 ({ref}) ...")
+                refs[ref] = _in_subprocess([json.dumps({"model": "ns3", "case": case,
+                                                        "reference": REFERENCES[ref][0]})], WORKER_MODULE)
+            row = {"case": label, "ns3": refs["ns3"], "refs": refs, "ours": {}}
             for name, overrides in variants.items():
                 status.update(f"{label}: ours ({name}) ...")
                 row["ours"][name] = _in_subprocess(
                     [json.dumps({"model": "ours", "case": case, "overrides": overrides})], WORKER_MODULE)
             rows.append(row)
-    summary = summarize(rows, list(variants), settings, notes, senders)
+    summary = summarize(rows, list(variants), settings, notes, senders, reference_of)
     if not args.json_only:
         print_tables(summary)
     if page is not None:

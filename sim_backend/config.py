@@ -87,7 +87,9 @@ _SECTION_DOCS = {
     before the data); ``rto_estimate`` (RFC 6298 from SRTT / RTTVAR within [``min_rto_ns``,
     ``max_rto_ns``], ``initial_rto_ns`` before the first sample and for the SYN, doubled per
     timeout; off: the fixed ``fabric.retransmit_timeout``); ``delayed_ack`` (an ACK every second
-    packet or after ``delayed_ack_timeout_ns``, with DCTCP's CE-state rule, RFC 8257 §3.2).
+    packet or after ``delayed_ack_timeout_ns``, with DCTCP's CE-state rule, RFC 8257 §3.2);
+    ``cwnd_limited_growth`` (the window grows only while it limits the sender, as Linux's
+    ``tcp_is_cwnd_limited``; off, a flow paced at line rate grows an unused window).
     """,
     "dctcp_rate": "DCTCP as the HPCC model runs it (``CC_MODE 8``, rate-based; ``DctcpRateParameters``).",
     "timely": "TIMELY (Mittal et al., SIGCOMM 2015) as the HPCC model runs it (``CC_MODE 7``; ``TimelyParameters``).",
@@ -430,7 +432,8 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
         spec = knobs.tcp_host_knobs()
         t = self.dctcp
         values = {name: getattr(t, name) for name in spec}
-        on = [name for name in ("slow_start", "handshake", "rto_estimate", "delayed_ack") if values[name]]
+        on = [name for name in ("slow_start", "handshake", "rto_estimate", "delayed_ack", "cwnd_limited_growth")
+              if values[name]]
         if on and self.cc != "dctcp":
             raise ConfigError(f"fabric.dctcp.{on[0]}", "the Linux-like options are features of the window-based "
                                                       f"'dctcp' host model; got cc={self.cc!r}")

@@ -71,6 +71,10 @@ class Ns3TcpSettings(ConfigModel):
         k: Marking threshold on every switch egress (``RedQueueDisc::MinTh`` = ``MaxTh``, bytes);
             at least 1 B (0 would make RED choose its own thresholds).
         buffer: Buffer of every switch egress (``RedQueueDisc::MaxSize``, bytes): arrivals beyond it drop.
+        window_floor_segments: Linux's DCTCP window floor: the window an ECN echo or a loss
+            reduces to (the slow-start threshold) is at least this many segments (Linux's
+            ``dctcp_ssthresh``: 2; a ``TcpDctcp`` subclass, ``ns3::ecngym::TcpDctcpWithFloor``);
+            0 = ``TcpDctcp`` as is, without a floor.
         host_marking: Whether hosts' NIC queues mark as the switches do (with ``buffer``); else
             they are FIFOs of 10^6 packets. On by default: ns-3's TCP queues all its window below
             the socket (no TSQ, Linux's TCP small queues), so several flows of one host would grow
@@ -95,6 +99,7 @@ class Ns3TcpSettings(ConfigModel):
     initial_alpha: Real(0, 1) = 1.0
     k: Bytes(1) = "65KB"
     buffer: Bytes(1) = "2MB"
+    window_floor_segments: Whole(0, 1000) = 0
     host_marking: Flag = True
     device_queue_packets: Whole(1, 1_000_000) = 1
     seed: Whole(1, 2**32 - 1) = 1
@@ -125,6 +130,7 @@ class Ns3TcpSettings(ConfigModel):
         s.dctcp_initial_alpha = self.initial_alpha
         s.k_bytes = self.k
         s.buffer_bytes = self.buffer
+        s.window_floor_segments = self.window_floor_segments
         s.host_marking = self.host_marking
         s.device_queue_packets = self.device_queue_packets
         s.rng_seed = self.seed

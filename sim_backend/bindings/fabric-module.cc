@@ -399,7 +399,8 @@ NB_MODULE(_fabric, m)
         .def_ro("initial_rto_ns", &TcpHostConfig::initialRtoNs)
         .def_ro("max_rto_ns", &TcpHostConfig::maxRtoNs)
         .def_ro("delayed_ack", &TcpHostConfig::delayedAck)
-        .def_ro("delayed_ack_timeout_ns", &TcpHostConfig::delayedAckTimeoutNs);
+        .def_ro("delayed_ack_timeout_ns", &TcpHostConfig::delayedAckTimeoutNs)
+        .def_ro("cwnd_limited_growth", &TcpHostConfig::cwndLimitedGrowth);
 
     m.def(
         "describe_tcp_host",

@@ -44,6 +44,65 @@ namespace ns3
 {
 namespace ecngym
 {
+
+/**
+ * @brief ns-3's TcpDctcp with Linux's window floor: the window an ECN echo (or a loss) reduces to,
+ *        the slow-start threshold, is at least WindowFloorSegments segments, as Linux's
+ *        dctcp_ssthresh (max(cwnd (1 - alpha / 2), 2)); TcpDctcp itself has no floor.
+ */
+class TcpDctcpWithFloor : public TcpDctcp
+{
+  public:
+    /**
+     * @brief Get the type ID.
+     * @return the object TypeId
+     */
+    static TypeId GetTypeId()
+    {
+        static TypeId tid =
+            TypeId("ns3::ecngym::TcpDctcpWithFloor")
+                .SetParent<TcpDctcp>()
+                .SetGroupName("Ecngym")
+                .AddConstructor<TcpDctcpWithFloor>()
+                .AddAttribute("WindowFloorSegments",
+                              "Smallest slow-start threshold after a reduction, in segments "
+                              "(Linux's DCTCP: 2)",
+                              UintegerValue(2),
+                              MakeUintegerAccessor(&TcpDctcpWithFloor::m_floorSegments),
+                              MakeUintegerChecker<uint32_t>(1, 1000));
+        return tid;
+    }
+
+    TcpDctcpWithFloor() = default;
+
+    /** @param other the congestion control to copy (Fork) */
+    TcpDctcpWithFloor(const TcpDctcpWithFloor& other)
+        : TcpDctcp(other),
+          m_floorSegments(other.m_floorSegments)
+    {
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpDctcpWithFloor";
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        return std::max(TcpDctcp::GetSsThresh(tcb, bytesInFlight), m_floorSegments * tcb->m_segmentSize);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpDctcpWithFloor>(this);
+    }
+
+  private:
+    uint32_t m_floorSegments{2};
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpDctcpWithFloor);
+
 namespace
 {
 
@@ -258,7 +317,16 @@ Runner::OnAck(uint32_t i, SequenceNumber32 value)
 void
 SetTcpDefaults(const TcpReferenceSettings& s)
 {
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
+    if (s.windowFloorSegments > 0)
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcpWithFloor::GetTypeId()));
+        Config::SetDefault("ns3::ecngym::TcpDctcpWithFloor::WindowFloorSegments",
+                           UintegerValue(s.windowFloorSegments));
+    }
+    else
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
+    }
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(s.segmentBytes));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(s.initialCwndSegments));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(s.delAckCount));

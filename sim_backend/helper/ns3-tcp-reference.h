@@ -39,6 +39,8 @@ struct TcpReferenceSettings
     double dctcpInitialAlpha{1.0};      //!< TcpDctcp::DctcpAlphaOnInit
     uint64_t kBytes{65000};             //!< RED MinTh = MaxTh (bytes) on every switch egress
     uint64_t bufferBytes{2000000};      //!< RED MaxSize (bytes) on every switch egress
+    uint32_t windowFloorSegments{0};    //!< DCTCP's reduced window (ssthresh) at least this many
+                                        //!< segments (Linux's dctcp_ssthresh: 2); 0 = TcpDctcp as is
     bool hostMarking{true};             //!< hosts' NIC queue disc: the same RED step marking, else FIFO
     uint32_t deviceQueuePackets{1};     //!< PointToPointNetDevice TxQueue below the queue disc
     uint32_t rngSeed{1};                //!< RngSeedManager::SetSeed

@@ -54,6 +54,7 @@ DctcpWindowControl::Resume(QueuePair& qp, int64_t nowNs)
     m_inCwr = false;
     m_cwrEnd = 0;
     m_windowLimited = false;
+    m_cwndUsageSeq = 0; // the new flow's first send starts a new record (its byte numbering restarts)
     if (m_cfg->tcp.rtoEstimate)
     {
         qp.rtoNs = m_rtoNs; // the connection's estimate carries over, its backoff does not
@@ -63,6 +64,20 @@ DctcpWindowControl::Resume(QueuePair& qp, int64_t nowNs)
 void
 DctcpWindowControl::OnDataSent(QueuePair& qp, uint32_t payloadBytes, int64_t nowNs)
 {
+    if (m_cfg->tcp.cwndLimitedGrowth)
+    {
+        // Linux's tcp_cwnd_validate: a new window of data (snd_una passed the mark), or the window
+        // limits this send, or (not limited so far) more in flight than the most so far, restarts
+        // the record from this send
+        const uint64_t inflight = qp.sndNxt - qp.sndUna;
+        const bool limited = qp.IsWindowBound();
+        if (qp.sndUna >= m_cwndUsageSeq || limited || (!m_isCwndLimited && inflight > m_maxInflightBytes))
+        {
+            m_isCwndLimited = limited;
+            m_maxInflightBytes = inflight;
+            m_cwndUsageSeq = qp.sndNxt;
+        }
+    }
     if (m_cfg->persistentConnections && qp.IsWindowBound())
     {
         m_windowLimited = true;
@@ -74,7 +89,13 @@ DctcpWindowControl::OnAck(QueuePair& qp, uint64_t newlyAckedBytes, bool ecnEcho,
 {
     // (persistent connections) grow only if the window limited the sender in this observation
     // window: Linux's tcp_is_cwnd_limited, evaluated before the window rolls over
-    const bool mayGrow = !m_cfg->persistentConnections || m_windowLimited;
+    // (cwndLimitedGrowth) Linux's tcp_is_cwnd_limited: the window limited the sender, or in slow
+    // start it is below twice the most bytes in flight
+    const bool mayGrow =
+        m_cfg->tcp.cwndLimitedGrowth
+            ? m_isCwndLimited || (m_cfg->tcp.slowStart && m_windowBytes < m_ssthreshBytes &&
+                                  m_windowBytes < 2.0 * static_cast<double>(m_maxInflightBytes))
+            : !m_cfg->persistentConnections || m_windowLimited;
     m_ackedBytes += newlyAckedBytes;
     if (ecnEcho)
     {

@@ -46,6 +46,8 @@ struct DctcpConfig
  * ACK acknowledges while below ssthresh (RFC 5681 §3.1); an echo's cut also sets ssthresh to the
  * cut window (Linux's dctcp_ssthresh), a loss halves it (at least 2 MSS) and a timeout restarts
  * from one MSS. With TcpHostConfig::rtoEstimate it keeps the RFC 6298 estimator and sets qp.rtoNs.
+ * With TcpHostConfig::cwndLimitedGrowth the window grows only while it limits the sender (Linux's
+ * tcp_is_cwnd_limited): a flow that the NIC's line-rate pacing limits does not grow it.
  */
 class DctcpWindowControl : public CongestionControl
 {
@@ -123,6 +125,11 @@ class DctcpWindowControl : public CongestionControl
     bool m_inCwr{false};
     uint64_t m_cwrEnd{0};
     bool m_windowLimited{false}; //!< the window limited the sender in this observation window
+    // (cwndLimitedGrowth) Linux's tcp_cwnd_validate state: whether the window limited the sender,
+    // and the most bytes in flight, in the window of data that began at m_cwndUsageSeq's send
+    bool m_isCwndLimited{false};
+    uint64_t m_maxInflightBytes{0};
+    uint64_t m_cwndUsageSeq{0};
     double m_ssthreshBytes{0};   //!< slow-start threshold (slowStart)
     double m_srttNs{0};          //!< RFC 6298 SRTT (0 = no sample yet)
     double m_rttvarNs{0};        //!< RFC 6298 RTTVAR

@@ -86,7 +86,16 @@ TcpHostOptions::GetTypeId()
                           "Delayed-ACK timer, ns (Linux's minimum: 40 ms)",
                           UintegerValue(d.delayedAckTimeoutNs),
                           MakeUintegerAccessor(&TcpHostOptions::m_delayedAckTimeoutNs),
-                          MakeUintegerChecker<uint64_t>(1, kMaxTimerNs));
+                          MakeUintegerChecker<uint64_t>(1, kMaxTimerNs))
+            .AddAttribute("CwndLimitedGrowth",
+                          "Grow the window only while it limits the sender, as Linux's "
+                          "tcp_is_cwnd_limited: the window filled in the current window of data, or "
+                          "(in slow start) it is below twice the most bytes in flight in it. Without "
+                          "it a flow the NIC's line-rate pacing limits grows its window by every ACK, "
+                          "without bound in slow start",
+                          BooleanValue(d.cwndLimitedGrowth),
+                          MakeBooleanAccessor(&TcpHostOptions::m_cwndLimitedGrowth),
+                          MakeBooleanChecker());
     return tid;
 }
 
@@ -122,6 +131,7 @@ TcpHostOptions::ToConfig() const
     c.maxRtoNs = static_cast<int64_t>(m_maxRtoNs);
     c.delayedAck = m_delayedAck;
     c.delayedAckTimeoutNs = static_cast<int64_t>(m_delayedAckTimeoutNs);
+    c.cwndLimitedGrowth = m_cwndLimitedGrowth;
     return c;
 }
 

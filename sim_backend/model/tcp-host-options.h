@@ -36,11 +36,13 @@ struct TcpHostConfig
     int64_t maxRtoNs{120000000000};  //!< upper bound of the RTO and its backoff (Linux TCP_RTO_MAX)
     bool delayedAck{false};          //!< ACK every second packet, or after delayedAckTimeoutNs
     int64_t delayedAckTimeoutNs{40000000}; //!< delayed-ACK timer (Linux TCP_DELACK_MIN)
+    /** grow the window only while it limits the sender (Linux's tcp_is_cwnd_limited) */
+    bool cwndLimitedGrowth{false};
 
     /** @return whether any option is on (false: the lean NIC-style model) */
     bool AnyOn() const
     {
-        return slowStart || handshake || rtoEstimate || delayedAck;
+        return slowStart || handshake || rtoEstimate || delayedAck || cwndLimitedGrowth;
     }
 };
 
@@ -79,6 +81,7 @@ class TcpHostOptions : public Object
     uint64_t m_maxRtoNs;
     bool m_delayedAck;
     uint64_t m_delayedAckTimeoutNs;
+    bool m_cwndLimitedGrowth;
 };
 
 /**

@@ -87,6 +87,8 @@ def test_reference_runs_are_deterministic():
     (topology.incast_star(hosts=3), _incast(2, 1000), {"k": 0}, "ns3_tcp.k"),
     (topology.incast_star(hosts=3), _incast(2, 1000), {"buffer": "0B"}, "ns3_tcp.buffer"),
     (topology.incast_star(hosts=3), _incast(2, 1000), {"min_rto": "fast"}, "ns3_tcp.min_rto"),
+    (topology.incast_star(hosts=3), _incast(2, 1000), {"window_floor_segments": -1},
+     "ns3_tcp.window_floor_segments"),
     (topology.incast_star(hosts=3), _incast(2, 1000), {"segment": 1000}, "ns3_tcp"),
     (topology.incast_star(hosts=3), _incast(3, 1000), None, "flows.src"),
     (topology.incast_star(hosts=3), _incast(2, 0), None, "flows.size_bytes"),
@@ -95,6 +97,18 @@ def test_bad_inputs_are_refused_naming_the_field(topo, flows, settings, field):
     with pytest.raises(ConfigError) as info:
         ns3_tcp.run_reference(topo, flows, settings)
     assert info.value.field.startswith(field), info.value
+
+
+def test_the_window_floor_reference_keeps_windows_at_a_segment_or_more():
+    # 32 senders: TcpDctcp's cuts take some windows below one segment; with Linux's floor (the
+    # TcpDctcpWithFloor subclass, ssthresh >= 2 segments) PRR may dip to one segment, not below
+    topo = topology.incast_star(hosts=33)
+    flows = _incast(32, 500_000)
+    plain = ns3_tcp.run_reference(topo, flows, {"buffer": "2MB"})
+    floor = ns3_tcp.run_reference(topo, flows, {"buffer": "2MB", "window_floor_segments": 2})
+    assert plain.records["min_cwnd_bytes"].min() < 1000
+    assert floor.records["min_cwnd_bytes"].min() >= 1000
+    assert floor.records["finished"].all()
 
 
 def test_bench_tcp_prints_the_comparison_as_json(capsys, tmp_path):
@@ -114,13 +128,31 @@ def test_bench_tcp_prints_the_comparison_as_json(capsys, tmp_path):
         assert ok == (abs(d) <= 0.15)
     assert sum(1 for c in result["cases"] for _ in c["diff"]["lean"]) == result["within"]["lean"][1]
     assert result["ns3_settings"]["k"] == 65_000
+    assert result["reference_of"] == {"lean": "ns3"}
+    assert list(result["references"]) == ["ns3", "ns3_floor", "ns3_floor_nosack"]  # every one, by default
+    for case in result["cases"]:
+        assert set(case["refs"]) == set(result["references"]) and case["refs"]["ns3"] == case["ns3"]
+    assert result["within_by_reference"]["lean"]["ns3"] == result["within"]["lean"]
     text = page.read_text()
     assert text.startswith("# Our DCTCP hosts vs ns-3's TcpDctcp") and "ecngym bench tcp --senders 2" in text
 
 
+def test_bench_tcp_compares_each_variant_with_its_reference(capsys):
+    assert cli.main(["bench", "tcp", "--senders", "2", "--buffers", "250KB", "--dumbbell-load", "0",
+                     "--variants", "lean,linux", "--no-all-references", "--json-only"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["reference_of"] == {"lean": "ns3", "linux": "ns3_floor_nosack"}
+    (case,) = result["cases"]
+    assert set(case["refs"]) == {"ns3", "ns3_floor_nosack"} and case["refs"]["ns3"] == case["ns3"]
+    ours, ref = case["ours"]["linux"], case["refs"]["ns3_floor_nosack"]
+    d, _ = case["diff"]["linux"]["standing_queue_kb"]
+    assert d == pytest.approx(ours["standing_queue_kb"] / ref["standing_queue_kb"] - 1, rel=1e-2)
+
+
 def test_bench_tcp_refuses_bad_arguments(capsys):
     for args in (["--senders", "x"], ["--senders", "0"], ["--buffers", "-5KB"], ["--variants", "bsd"],
-                 ["--ns3", '{"k": -1}'], ["--dumbbell-load", "1.5"], ["--variant", "x=[1]"]):
+                 ["--ns3", '{"k": -1}'], ["--dumbbell-load", "1.5"], ["--dumbbell-load", "0.5,x"],
+                 ["--variant", "x=[1]"], ["--reference", "lean=bsd"], ["--reference", "bsd=ns3"]):
         assert cli.main(["bench", "tcp", *args]) == 2, args
         assert "error" in capsys.readouterr().err
 
@@ -136,3 +168,24 @@ def test_a_small_leaf_spine_carries_flows_between_leaves():
     assert (res.records["ideal_fct_ns"] > 8_000).all() and (res.records["handshake_ns"] >= 8_000).all()
     assert (res.records["fct_ns"] >= res.records["handshake_ns"] + 8_000).all()
     assert len(res.ports) == 2 * 2 * 2 + 2 * 2  # switch ends: leaf-spine links both ways, leaf-host links
+
+
+def test_bench_tcp_bisect_prints_each_option_set_and_a_trace(capsys):
+    assert cli.main(["bench", "tcp-bisect", "--loads", "0.6", "--buffers", "250KB", "--duration", "2ms",
+                     "--no-ns3", "--sets", "lean,linux,linux - cwnd-limited growth", "--trace", "linux"]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out.strip().splitlines()[-1])
+    (case,) = result["cases"]
+    assert list(case["sets"]) == ["lean", "linux", "linux - cwnd-limited growth"]
+    sets = case["sets"]
+    # the Linux-like host's window stays within a few BDPs with the rule, not without it
+    assert sets["linux"]["largest_final_window_kb"] < sets["linux - cwnd-limited growth"]["largest_final_window_kb"]
+    (trace,) = result["traces"]
+    assert trace["set"] == "linux" and trace["lines"][0].startswith("slowest small flow")
+    assert "option set | small p50" in out
+
+
+def test_bench_tcp_bisect_refuses_unknown_sets(capsys):
+    for args in (["--sets", "bsd"], ["--trace", "bsd"], ["--loads", "1.2"]):
+        assert cli.main(["bench", "tcp-bisect", *args]) == 2, args
+        assert "error" in capsys.readouterr().err

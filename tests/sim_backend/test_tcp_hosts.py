@@ -1,6 +1,7 @@
 """The Linux-like options of the DCTCP host model (``fabric.dctcp``).
 
-Slow start, handshake, RTO estimate, window floor, delayed ACKs, per-flow vs persistent connections.
+Slow start, handshake, RTO estimate, window floor, delayed ACKs, growth only while cwnd-limited,
+per-flow vs persistent connections.
 
 Each test runs the real fabric on a small incast star and reads what the option changes: the
 sender's window over time, the FCT, the packets the switch forwards, the RTO, the ACK count.
@@ -200,6 +201,35 @@ def test_a_change_of_ce_state_is_acknowledged_at_once(make_fabric, h):
     assert senders * 100 < acks < senders * 200
 
 
+# ------------------------------------------------------------------------ cwnd-limited growth
+@pytest.mark.parametrize("slow_start", [True, False])
+def test_a_window_the_pacing_limits_does_not_grow(make_fabric, h, slow_start):
+    # one flow, no marks: its NIC paces it at the path's rate, so once the window exceeds the BDP
+    # the window no longer limits it. Without the rule slow start grows it by every ACK (to MBs);
+    # Linux's tcp_is_cwnd_limited stops it below twice the most bytes in flight.
+    rtt = _base_rtt(make_fabric, h)
+    bdp = 10e9 / 8 * rtt / 1e9
+    times = [3_000_000, 6_000_000]
+    free, _ = _windows(make_fabric, h, [(0, 1, 20_000_000, 0)], _cfg(slow_start=slow_start), times)
+    held, _ = _windows(make_fabric, h, [(0, 1, 20_000_000, 0)],
+                       _cfg(slow_start=slow_start, cwnd_limited_growth=True), times)
+    if slow_start:
+        assert free[0, 0] > 20 * bdp, (free, bdp)
+    else:
+        assert free[1, 0] > free[0, 0] > 1.1 * bdp, (free, bdp)  # congestion avoidance creeps on
+    assert held[0, 0] == held[1, 0] < 3 * bdp, (held, bdp)
+
+
+def test_cwnd_limited_growth_still_grows_a_window_that_limits(make_fabric, h):
+    rtt = _base_rtt(make_fabric, h)
+    times = [int((k + 0.5) * rtt) for k in range(5)]
+    cfg = _cfg(slow_start=True, initial_cwnd_packets=2, cwnd_limited_growth=True)
+    w, _ = _windows(make_fabric, h, [(0, 1, 10_000_000, 0)], cfg, times)
+    w = w[:, 0] / MSS
+    # below the BDP the window limits the sender: slow start doubles it per round trip as before
+    assert list(w[:4]) == [2, 4, 8, 16], w
+
+
 # ------------------------------------------------------------------------ per-flow vs persistent
 def test_per_flow_connections_restart_alpha_and_slow_start(make_fabric, h):
     # a long marked flow 0 -> 2, then a second flow on the same pair at 3 ms
@@ -238,7 +268,8 @@ def test_options_that_are_off_change_nothing(make_fabric, h):
 def test_python_defaults_are_the_attribute_defaults():
     spec = tcp_host_knobs()
     assert set(spec) == {"slow_start", "initial_cwnd_packets", "ssthresh_bytes", "handshake", "rto_estimate",
-                         "min_rto_ns", "initial_rto_ns", "max_rto_ns", "delayed_ack", "delayed_ack_timeout_ns"}
+                         "min_rto_ns", "initial_rto_ns", "max_rto_ns", "delayed_ack", "delayed_ack_timeout_ns",
+                         "cwnd_limited_growth"}
     defaults = DctcpParams()
     for name, s in spec.items():
         assert getattr(defaults, name) == s.default, name
@@ -266,6 +297,9 @@ def test_options_need_the_dctcp_host_and_per_packet_acks():
     with pytest.raises(ConfigError) as e:
         FabricConfig.preset("hpcc", dctcp={"slow_start": True}).to_cpp()
     assert e.value.field == "fabric.dctcp.slow_start"
+    with pytest.raises(ConfigError) as e:
+        FabricConfig.preset("hpcc", dctcp={"cwnd_limited_growth": True}).to_cpp()
+    assert e.value.field == "fabric.dctcp.cwnd_limited_growth"
     with pytest.raises(ConfigError) as e:
         FabricConfig.preset("dctcp", ack_interval_packets=2, dctcp={"delayed_ack": True}).to_cpp()
     assert e.value.field == "fabric.dctcp.delayed_ack"
