@@ -190,7 +190,7 @@ def add_maps(page: Any, family: dict[str, Any], points: list[dict[str, Any]]) ->
     axes = family["axes"]
     labels = [[str(v["label"]) for v in a["values"]] for a in axes]
     by = {tuple(p["labels"]): p for p in points}
-    table = Table(title=escape(f"relative headroom (oracle_window vs static_tuned), 95% CI; * = CI above 0"))
+    table = Table(title=escape("relative headroom (oracle_window vs static_tuned), 95% CI; * = CI above 0"))
     if len(axes) == 1:
         table.add_column(escape(axes[0]["name"]))
         table.add_column("headroom")
@@ -247,8 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
              f"Family **{family['name']}**: {family.get('description', '')} Base scenario `{family['base']}`, "
              f"train seeds {seeds}, control window {window}, beam width {family.get('beam', 1)}.")
     title, prog = f"Headroom map: {family['name']}", "ecngym benchmark headroom-map"
-    page = open_page(args.markdown, title, prog, argv, intro, field="markdown") or MarkdownPage(title, [*prog.split(),
-                                                                                                          *argv], intro)
+    stamped = [a for a in argv if not a.startswith(("out=", "scenario_dir="))]  # (paths of the machine it ran on)
+    page = (open_page(args.markdown, title, prog, stamped, intro, field="markdown")
+            or MarkdownPage(title, [*prog.split(), *stamped], intro))
     tqdm_module.tqdm.monitor_interval = 0  # its monitor thread would make every branch (a fork) unsafe
     grid = list(itertools.product(*[a["values"] for a in family["axes"]]))
     points = []

@@ -217,7 +217,6 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
         for w in range(windows):
             steps_left = steps_total - w * window_steps
             this_window = min(window_steps, steps_left)
-            last_level = steps_left <= window_steps
             jobs: list[tuple[list[Action], Snapshot, Action]] = []
             for prefix, holder in beam:
                 cands = neighbour_actions(space, prefix[-1] if prefix else None)
@@ -257,7 +256,7 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
             scored.sort(key=lambda r: sign * r[0])
             levels.append(float(scored[0][0]))
             keep = [(sched, snap) for _, sched, snap in scored if snap is not None][:beam_width]
-            for _, sched, snap in scored:
+            for _, _, snap in scored:
                 if snap is not None and all(snap is not k[1] for k in keep):
                     snap.close()
             beam = keep
@@ -268,7 +267,8 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
     assert best is not None
     return WindowSearchResult(schedule=best[1], score=float(best[0]), summary=best[2],
                               constants=constant_scores, rollouts=rollouts, env_steps=env_steps,
-                              cpu_s=time.process_time() - cpu0 + branch_cpu_s, wall_s=time.perf_counter() - t0, levels=levels)
+                              cpu_s=time.process_time() - cpu0 + branch_cpu_s, wall_s=time.perf_counter() - t0,
+                              levels=levels)
 
 
 def _run_limited(hub: BranchHub, work: list[tuple[Snapshot, Any, tuple[Any, ...]]], processes: int) -> list[Any]:

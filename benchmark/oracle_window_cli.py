@@ -212,8 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = args.scenario.split(",") if args.scenario else suite_scenarios(args.suite)
     out_dir = Path(check_output_path("out_dir", str(Path(args.out_dir) / "x"))).parent
     title, prog = "The window oracle: headroom with state carried", "ecngym benchmark oracle-window"
-    page = (open_page(args.markdown, title, prog, argv, INTRO, field="markdown")
-            or MarkdownPage(title, [*prog.split(), *argv], INTRO))
+    stamped = [a for a in argv if not a.startswith("out_dir=")]  # (a folder of the machine it ran on)
+    page = (open_page(args.markdown, title, prog, stamped, INTRO, field="markdown")
+            or MarkdownPage(title, [*prog.split(), *stamped], INTRO))
     rows: list[dict[str, Any]] = []
     for name in names:
         doc = scenario_oracle_window(name, args.window, beams, args.test_seeds, args.processes)

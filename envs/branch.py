@@ -318,6 +318,6 @@ class BranchHub:
 
 @contextmanager
 def branching() -> Iterator[BranchHub]:
-    """``with branching() as hub:``, the same as ``with BranchHub() as hub:``."""
+    """A :class:`BranchHub` as a context (``with branching() as hub``), the same as ``with BranchHub() as hub``."""
     with BranchHub() as hub:
         yield hub

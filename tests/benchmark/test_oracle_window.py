@@ -44,10 +44,10 @@ class Constant:
     def __init__(self, a):
         self.a, self.interval_steps, self.name = a, 1, f"constant_{a}"
 
-    def reset(self, env):
+    def reset(self, env):  # noqa: D102
         pass
 
-    def act(self, obs, info):
+    def act(self, obs, info):  # noqa: D102
         return self.a
 
 
