@@ -31,8 +31,7 @@ import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Client, Connection, Listener
 from typing import Any
@@ -314,10 +313,3 @@ class BranchHub:
                 raise BranchError(f"a branch failed: {msg[2]}\n--- in the branch's process:\n{msg[3]}")
             self._arrived[ticket] = msg[2]
         return {t: self._arrived.pop(t) for t in wanted}
-
-
-@contextmanager
-def branching() -> Iterator[BranchHub]:
-    """A :class:`BranchHub` as a context (``with branching() as hub``), the same as ``with BranchHub() as hub``."""
-    with BranchHub() as hub:
-        yield hub
