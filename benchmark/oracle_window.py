@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.envs.branch import BranchHub, Snapshot
+from ecngym.envs.branch import BranchHub, Snapshot, run_branches
 from ecngym.error import ConfigError
 from ecngym.units import parse_time_ns
 
@@ -180,7 +180,6 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
         for w in range(windows):
             steps_left = steps_total - w * window_steps
             this_window = min(window_steps, steps_left)
-            last_level = steps_left <= window_steps
             jobs: list[tuple[list[Action], Snapshot, Action]] = []
             for prefix, holder in beam:
                 cands = neighbour_actions(space, prefix[-1] if prefix else None)
@@ -188,7 +187,7 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
                     cands += [tuple(int(x) for x in c) for c in constants if tuple(c) not in set(cands)]
                 jobs += [(prefix, holder, a) for a in cands]
             # play each candidate's window on its own branch (held there unless the episode ends)
-            window_out = _run_limited(hub, [(holder, play_window, (a, this_window, score)) for _, holder, a in jobs],
+            window_out = run_branches(hub, [(holder, play_window, (a, this_window, score)) for _, holder, a in jobs],
                                       processes)
             env_steps += this_window * len(jobs)
             scored: list[tuple[float, list[Action], Any]] = []
@@ -205,7 +204,7 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
                     if w == 0:
                         constant_scores[a] = out["score"]
             if held:
-                roll_out = _run_limited(hub, [(snap, rollout, (sched[-1], score)) for sched, snap in held], processes)
+                roll_out = run_branches(hub, [(snap, rollout, (sched[-1], score)) for sched, snap in held], processes)
                 env_steps += (steps_left - this_window) * len(held)
                 for (sched, snap), out in zip(held, roll_out, strict=True):
                     rollouts += 1
@@ -220,7 +219,7 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
             scored.sort(key=lambda r: sign * r[0])
             levels.append(float(scored[0][0]))
             keep = [(sched, snap) for _, sched, snap in scored if snap is not None][:beam_width]
-            for _, sched, snap in scored:
+            for _, _sched, snap in scored:
                 if snap is not None and all(snap is not k[1] for k in keep):
                     snap.close()
             beam = keep
@@ -231,23 +230,8 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
     assert best is not None
     return WindowSearchResult(schedule=best[1], score=float(best[0]), summary=best[2],
                               constants=constant_scores, rollouts=rollouts, env_steps=env_steps,
-                              cpu_s=time.process_time() - cpu0 + branch_cpu_s, wall_s=time.perf_counter() - t0, levels=levels)
-
-
-def _run_limited(hub: BranchHub, work: list[tuple[Snapshot, Any, tuple[Any, ...]]], processes: int) -> list[Any]:
-    """Run branches with at most ``processes`` simulating at once; results in ``work``'s order."""
-    results: dict[int, Any] = {}
-    tickets: list[int] = []
-    running: list[int] = []
-    for snap, fn, args in work:
-        if len(running) >= processes:
-            done = hub.wait([running.pop(0)])
-            results.update(done)
-        t = snap.branch(fn, *args)
-        tickets.append(t)
-        running.append(t)
-    results.update(hub.wait(running))
-    return [results[t] for t in tickets]
+                              cpu_s=time.process_time() - cpu0 + branch_cpu_s, wall_s=time.perf_counter() - t0,
+                              levels=levels)
 
 
 def window_steps_of(env: Any, window: Any) -> int:

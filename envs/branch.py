@@ -316,8 +316,35 @@ class BranchHub:
         return {t: self._arrived.pop(t) for t in wanted}
 
 
+def run_branches(hub: BranchHub, work: list[tuple[Snapshot, BranchFn, tuple[Any, ...]]], processes: int) -> list[Any]:
+    """Run branches, at most ``processes`` of them simulating at once.
+
+    Args:
+        hub: The open hub.
+        work: ``(snapshot, fn, args)`` per branch.
+        processes: Branches running at once (>= 1).
+
+    Returns:
+        Each branch's result (or :class:`Snapshot`, if it held), in ``work``'s order.
+
+    Raises:
+        BranchError: As :meth:`BranchHub.wait`.
+    """
+    results: dict[int, Any] = {}
+    tickets: list[int] = []
+    running: list[int] = []
+    for snap, fn, args in work:
+        if len(running) >= processes:
+            results.update(hub.wait([running.pop(0)]))
+        t = snap.branch(fn, *args)
+        tickets.append(t)
+        running.append(t)
+    results.update(hub.wait(running))
+    return [results[t] for t in tickets]
+
+
 @contextmanager
 def branching() -> Iterator[BranchHub]:
-    """``with branching() as hub:``, the same as ``with BranchHub() as hub:``."""
+    """An open :class:`BranchHub`, closed on exit (the same as using the hub itself as a context manager)."""
     with BranchHub() as hub:
         yield hub
