@@ -1,10 +1,10 @@
 """A forecast of a fabric's traffic from the flows seen so far: the look-ahead tuner's model of the future.
 
 The forecast knows only flows that have **started** (start time before now), never the trace's
-pending ones: it reads the fabric's flow table through :func:`seen_flows`, which keeps the rows
-that started inside a recent look-back window. From them it resamples a traffic of the same kind
-for the horizon ahead (a bootstrap, Efron 1979), keeping what a flow-level model of the seed
-papers' traffic needs:
+pending ones: it is given the rows that started inside a recent look-back window
+(:meth:`ecngym.envs.view.EnvView.flows_started`) and reads nothing else. From them it resamples a
+traffic of the same kind for the horizon ahead (a bootstrap, Efron 1979), keeping what a
+flow-level model of the seed papers' traffic needs:
 
 * **arrival groups**: flows that started at the same instant form one group (an incast's
   many-to-one reads start together; a WebSearch flow is a group of one), and a group is
@@ -26,25 +26,6 @@ import pandas as pd
 
 #: Columns a forecast flow carries (the fabric's flow-table columns; ``extra_delay_ns`` when the table has it)
 FORECAST_COLUMNS = ("src", "dst", "size_bytes", "start_ns", "priority", "dport")
-
-
-def seen_flows(table: pd.DataFrame, now_ns: int, lookback_ns: int) -> pd.DataFrame:
-    """The flows of ``table`` that started in the look-back window ``[now - lookback, now)``.
-
-    A flow whose start time is ``now`` has not started yet (the fabric starts it when it runs on
-    from now), so it is not seen.
-
-    Args:
-        table: A fabric's flow table (``Fabric.flows``: one row per flow, ``start_ns`` column).
-        now_ns: The decision's time.
-        lookback_ns: The window's length (> 0).
-
-    Returns:
-        Those rows, in table order.
-    """
-    start = table["start_ns"].to_numpy()
-    keep = (start < now_ns) & (start >= now_ns - lookback_ns)
-    return table.loc[keep]
 
 
 @dataclass(frozen=True)
@@ -106,23 +87,20 @@ class ArrivalModel:
         return pd.concat(parts, ignore_index=True)[columns]
 
 
-def forecast_flows(table: pd.DataFrame, now_ns: int, lookback_ns: int, horizon_ns: int,
-                   rng: np.random.Generator) -> tuple[pd.DataFrame, int]:
-    """A forecast of the flows that start in ``[now, now + horizon)``, from those seen start in the look-back.
+def forecast_flows(seen: pd.DataFrame, now_ns: int, window_ns: int, horizon_ns: int,
+                   rng: np.random.Generator) -> pd.DataFrame:
+    """A forecast of the flows that start in ``[now, now + horizon)``, resampled from ``seen``.
 
     Args:
-        table: The fabric's flow table (``Fabric.flows``); only rows started before ``now_ns``
-            are read (:func:`seen_flows`).
+        seen: The flows that started in the look-back window ``[now - window, now)``
+            (:meth:`ecngym.envs.view.EnvView.flows_started`): nothing else is read.
         now_ns: The decision's time.
-        lookback_ns: The look-back window (capped at ``now_ns``: nothing before the episode).
+        window_ns: The look-back window's length (> 0; shorter at an episode's start).
         horizon_ns: The forecast's length.
         rng: The generator of every draw.
 
     Returns:
-        (the forecast flow table, how many flows were seen in the look-back).
+        The forecast flow table (:meth:`ArrivalModel.sample`).
     """
-    window = min(lookback_ns, now_ns)
-    seen = seen_flows(table, now_ns, window)
     keep = [c for c in (*FORECAST_COLUMNS, "extra_delay_ns") if c in seen.columns]
-    model = ArrivalModel.fit(seen[keep], max(window, 1))
-    return model.sample(now_ns, horizon_ns, rng), len(seen)
+    return ArrivalModel.fit(seen[keep], max(window_ns, 1)).sample(now_ns, horizon_ns, rng)

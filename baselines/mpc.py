@@ -27,7 +27,7 @@ counted as if it finished at line rate right after the horizon: an optimistic bo
 that leaves more bytes outstanding is still penalised for them.
 
 The tuner is causal: it reads the fabric's flow table only through
-:func:`ecngym.baselines.forecast.seen_flows` (flows started before now), and every branch's
+:meth:`ecngym.envs.view.EnvView.flows_started` (flows started before now), and every branch's
 future is the forecast's. It is the strongest non-learning adaptive competitor built on this
 simulator, in the spirit of tuning "static" parameters with a counterfactual simulator
 (Polyphony, 2026); cloning a running simulation at decision points is Hybinette & Fujimoto's
@@ -53,6 +53,7 @@ from ecngym.agents.inference import InferenceCounter
 from ecngym.baselines import params
 from ecngym.baselines.forecast import forecast_flows
 from ecngym.envs.branch import BranchHub, run_branches
+from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
 
 Action = tuple[int, ...]
@@ -96,17 +97,17 @@ def horizon_score(cols: dict[str, np.ndarray], decision_ns: int, score: str, out
 def play_forecast(env: Any, forecast: pd.DataFrame, action: Any, steps: int, score: str,
                   outstanding_weight: float) -> tuple[dict[str, Any], bool]:
     """Branch function: replace the pending flows by ``forecast``, play ``action`` for ``steps``, score the horizon."""
-    fabric = env.scenario.fabric
-    decision_ns = fabric.now_ns
-    fabric.replace_pending_flows(forecast)
+    view = EnvView(env)
+    decision_ns = view.time_ns
+    view.replace_pending_flows(forecast)
     played = 0
     for _ in range(steps):
         _, _, _, truncated, _ = env.step(action)
         played += 1
         if truncated:
             break
-    cols = fabric.flow_columns()
-    cols["end_ns"] = fabric.now_ns
+    cols = view.flow_columns()
+    cols["end_ns"] = view.time_ns
     # a forked process starts with zero CPU time: process_time() is this branch's own
     return {"score": horizon_score(cols, decision_ns, score, outstanding_weight), "steps": played,
             "cpu_s": time.process_time()}, False
@@ -164,6 +165,7 @@ class MpcForecastController:
         self.log: list[dict[str, Any]] = []
         self.inference = InferenceCounter()
         self._env: Any = None
+        self._view: EnvView | None = None
         self._current: Action = ()
         self._decision = 0
 
@@ -183,8 +185,9 @@ class MpcForecastController:
             raise ConfigError("env.action", f"mpc_forecast plays the scenario's templates; got {space} "
                                             "(use action.type=discrete)")
         self._env = base
+        self._view = EnvView(base)
         if self.initial is None:
-            first = np.atleast_1d(base.static_action())
+            first = np.full(np.shape(space.sample()) or 1, self._view.static_action_index)
         else:
             first = np.atleast_1d(np.asarray(self.initial, dtype=np.int64))
         self._current = tuple(int(x) for x in first)
@@ -211,23 +214,20 @@ class MpcForecastController:
             BranchError: Where forking is unsafe (threads running, Ray, a torch thread pool).
         """
         wall0, cpu0 = time.perf_counter(), time.process_time()
-        env = self._env
-        fabric = env.scenario.fabric
-        now = int(fabric.now_ns)
-        interval = int(env.scenario.interval_ns)
+        env, view = self._env, self._view
+        now = view.time_ns
+        window = min(self.lookback_steps * view.interval_ns, now)
+        seen = view.flows_started(now - window)
         rng_seed = (self.seed, self._decision)
         self._decision += 1
         self.inference.decisions += 1
-        forecasts, seen = [], 0
-        for k in range(self.forecast_samples):
-            flows, seen = forecast_flows(fabric.flows, now, self.lookback_steps * interval,
-                                         self.horizon_steps * interval, np.random.default_rng([*rng_seed, k]))
-            forecasts.append(flows)
-        record: dict[str, Any] = {"step": int(env.scenario.step_count), "time_ns": now, "seen_flows": seen,
+        forecasts = [forecast_flows(seen, now, window, self.horizon_steps * view.interval_ns,
+                                    np.random.default_rng([*rng_seed, k])) for k in range(self.forecast_samples)]
+        record: dict[str, Any] = {"decision": self._decision - 1, "time_ns": now, "seen_flows": len(seen),
                                   "forecast_flows": int(np.mean([len(f) for f in forecasts]))}
         branches = steps = 0
         branch_cpu = 0.0
-        if seen:
+        if len(seen):
             cands = self.candidates()
             scores = np.zeros(len(cands))
             with BranchHub() as hub:

@@ -16,8 +16,7 @@ import pandas as pd
 from ecngym.error import ConfigError, first_offending, shown
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig, preset_names
-from ecngym.sim_backend.flow_checks import check_rows
-from ecngym.sim_backend.flows import as_flow_table
+from ecngym.sim_backend.flows import as_flow_table, joined_flow_tables, new_flow_table
 from ecngym.sim_backend.topology import ALL_LAYERS, HOST_LAYER, Topology
 from ecngym.units import MAX_BYTES, MAX_TIME_NS, parse_bytes, parse_time_ns
 from ecngym.validation import Flag, check, is_number, range_text
@@ -258,55 +257,32 @@ class Fabric:
     def replace_pending_flows(self, flows: Any) -> int:
         """Drop every flow that has not started yet and add ``flows`` instead.
 
-        For a branch of a running episode that plays a forecast of the traffic rather than the
-        trace's own future (:mod:`ecngym.baselines.mpc`). The flows started so far keep their
-        ids and state; the dropped ones leave :meth:`flow_records`; the new ones take the next
-        ids in the given order, each set up as :meth:`__init__` sets up a flow (addresses, ECMP
-        hash, path facts, NIC window, ``extra_delay_ns`` if given). :attr:`flows` becomes the
-        table the records now describe (row = flow id), so a :meth:`reset` afterwards replays it.
-        Needs a flow table in start order (a :class:`~ecngym.workloads.Trace` is), so that no
-        started flow's id changes.
+        For a branch of a running episode that plays a forecast instead of the trace's future
+        (docs: concepts/fabric-and-models.md). Started flows keep their ids and state; the new
+        ones take the next ids, each set up as a flow loaded at build time; :attr:`flows` becomes
+        the table the records describe. Needs a table in start order (a Trace is).
 
         Args:
-            flows: The new flows: a DataFrame or mapping of columns ``src, dst, size_bytes,
-                start_ns[, priority, dport, extra_delay_ns]`` (as :func:`as_flow_table` reads
-                them), every start at or after :attr:`now_ns`; may be empty.
+            flows: The new flows (columns as :func:`as_flow_table` reads them), every start at or
+                after :attr:`now_ns`; may be empty.
 
         Returns:
             How many pending flows were dropped.
 
         Raises:
-            ConfigError: Naming ``flows.<column>`` and the first bad row: a size that is not
-                > 0, a host out of range, a start before now, a priority the fabric has no
-                queue for.
-            RuntimeError: If a started flow has a later row than a pending one (a table not in
-                start order).
+            ConfigError: Naming ``flows.<column>`` and the first bad row.
+            RuntimeError: If a started flow has a later row than a pending one.
         """
-        table = as_flow_table(flows, num_hosts=self.topology.num_hosts, topology=self.topology)
-        now = self.now_ns
-        check_rows("flows.start_ns", table["start_ns"] < now,
-                   lambda row: f"{int(table['start_ns'].iloc[row])} ns is before now ({now} ns): only flows "
-                               "that start from now on can replace the pending ones")
-        queues = self._cpp_config.num_queues
-        check_rows("flows.priority", table["priority"] >= queues,
-                   lambda row: f"{int(table['priority'].iloc[row])} has no data queue: the fabric has "
-                               f"queues 1..{queues - 1} (fabric.num_queues = {queues})")
-        extra = (table["extra_delay_ns"].to_numpy(np.int64) if "extra_delay_ns" in table.columns
-                 else np.zeros(0, np.int64))
+        table = new_flow_table(flows, self.topology, self.now_ns, self._cpp_config.num_queues)
+        extra = table["extra_delay_ns"] if "extra_delay_ns" in table.columns else np.zeros(0, np.int64)
         try:
             dropped = int(self.sim.replace_pending_flows(
-                table["src"].to_numpy(np.uint32), table["dst"].to_numpy(np.uint32),
-                table["size_bytes"].to_numpy(np.uint64), table["start_ns"].to_numpy(np.int64),
-                table["priority"].to_numpy(np.uint8), table["dport"].to_numpy(np.uint16), extra))
+                *(table[c].to_numpy(t) for c, t in (("src", np.uint32), ("dst", np.uint32), ("size_bytes", np.uint64),
+                                                    ("start_ns", np.int64), ("priority", np.uint8),
+                                                    ("dport", np.uint16))), np.asarray(extra, np.int64)))
         except ValueError as exc:  # the C++ row checks (no path from src to dst)
             raise ConfigError("flows", str(exc)) from None
-        kept = len(self.flows) - dropped
-        old = self.flows.iloc[:kept]
-        if "extra_delay_ns" in old.columns and "extra_delay_ns" not in table.columns:
-            table = table.assign(extra_delay_ns=np.zeros(len(table), np.int64))
-        elif "extra_delay_ns" in table.columns and "extra_delay_ns" not in old.columns:
-            old = old.assign(extra_delay_ns=np.zeros(len(old), np.int64))
-        self.flows = pd.concat([old, table], ignore_index=True)
+        self.flows = joined_flow_tables(self.flows.iloc[:len(self.flows) - dropped], table)
         return dropped
 
     # ------------------------------------------------------------------ observe

@@ -10,12 +10,13 @@ import pytest
 from omegaconf import OmegaConf
 
 import ecngym.envs  # noqa: F401
-from ecngym.baselines.forecast import forecast_flows, seen_flows
+from ecngym.baselines.forecast import forecast_flows
 from ecngym.baselines.mpc import MPC_METRICS, MpcForecastController
 from ecngym.baselines.registry import build_controller
 from ecngym.configs import CONFIG_DIR
 from ecngym.envs.branch import BranchError
 from ecngym.envs.rollout import run_episode
+from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
 from ecngym.workloads import Trace
 
@@ -66,25 +67,40 @@ def _trace_pair(tmp_path):
     return paths
 
 
-def test_the_forecast_reads_only_flows_that_started():
+def test_the_controller_sees_only_flows_that_started():
+    env = _env()
+    env.reset(seed=7)
+    for _ in range(15):
+        env.step(0)
+    view = EnvView(env)
+    now = view.time_ns
+    table = env.unwrapped.scenario.fabric.flows
+    seen = view.flows_started(now - 100_000)
+    assert 0 < len(seen) < len(table)
+    assert ((seen["start_ns"] < now) & (seen["start_ns"] >= now - 100_000)).all()
+    assert len(view.flows_started()) == (table["start_ns"] < now).sum()
+    env.close()
+
+
+def test_a_forecast_resamples_the_seen_flows_into_the_horizon():
     rng = np.random.default_rng(0)
     n = 200
-    table = pd.DataFrame({"src": rng.integers(0, 8, n), "dst": rng.integers(8, 16, n),
-                          "size_bytes": rng.integers(1_000, 10**6, n), "start_ns": np.sort(rng.integers(0, 10**6, n)),
-                          "priority": 3, "dport": 100})
-    now = 600_000
-    future = table["start_ns"] >= now
-    other = table.copy()
-    other.loc[future, "size_bytes"] *= 7
-    other.loc[future, "start_ns"] = now  # (a flow starting now has not started)
-    a, seen_a = forecast_flows(table, now, 300_000, 200_000, np.random.default_rng(5))
-    b, seen_b = forecast_flows(other, now, 300_000, 200_000, np.random.default_rng(5))
-    assert seen_a == seen_b == int(((table["start_ns"] < now) & (table["start_ns"] >= now - 300_000)).sum())
+    seen = pd.DataFrame({"src": rng.integers(0, 8, n), "dst": rng.integers(8, 16, n),
+                         "size_bytes": rng.integers(1_000, 10**6, n), "start_ns": np.sort(rng.integers(0, 300_000, n)),
+                         "priority": 3, "dport": 100})
+    seen.loc[10:21, "start_ns"] = seen.loc[10, "start_ns"]  # an incast: 12 flows at one instant
+    now = 300_000
+    a = forecast_flows(seen, now, 300_000, 200_000, np.random.default_rng(5))
+    b = forecast_flows(seen, now, 300_000, 200_000, np.random.default_rng(5))
     pd.testing.assert_frame_equal(a, b)
     assert len(a) > 0 and (a["start_ns"] >= now).all() and (a["start_ns"] < now + 200_000).all()
-    # every forecast flow is a seen one's (size and host pair), at a new time
-    seen = {tuple(r) for r in seen_flows(table, now, 300_000)[["src", "dst", "size_bytes"]].to_numpy().tolist()}
-    assert {tuple(r) for r in a[["src", "dst", "size_bytes"]].to_numpy().tolist()} <= seen
+    # every forecast flow is a seen one's (size and host pair), at a new time; groups stay whole
+    pairs = {tuple(r) for r in seen[["src", "dst", "size_bytes"]].to_numpy().tolist()}
+    assert {tuple(r) for r in a[["src", "dst", "size_bytes"]].to_numpy().tolist()} <= pairs
+    burst = {tuple(r) for r in seen.loc[10:21, ["src", "dst", "size_bytes"]].to_numpy().tolist()}
+    for _, group in a.groupby("start_ns"):
+        rows = {tuple(r) for r in group[["src", "dst", "size_bytes"]].to_numpy().tolist()}
+        assert rows == burst or len(group) == 1
 
 
 def test_decisions_up_to_a_change_of_the_traces_future_are_identical(tmp_path):
