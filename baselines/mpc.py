@@ -141,8 +141,8 @@ class MpcForecastController:
     #: It forks the process at every decision (``ecngym eval`` then starts no spinner thread)
     forks = True
 
-    def __init__(self, decision_steps: int = 48, horizon_steps: int = 48, lookback_steps: int = 48,
-                 score: str = "slowdown_avg_all", outstanding_weight: float = 1.0, forecast_samples: int = 1,
+    def __init__(self, decision_steps: int = 48, horizon_steps: int = 96, lookback_steps: int = 48,
+                 score: str = "slowdown_avg_all", outstanding_weight: float = 1.0, forecast_samples: int = 2,
                  processes: int = 1, initial: int | list[int] | None = None, seed: int = 0,
                  name: str = "mpc_forecast") -> None:
         from ecngym.envs.summary import summary_metric_names

@@ -133,11 +133,11 @@ def test_an_episode_is_deterministic_for_a_seed_and_reports_its_cost():
     (s0, r0, log0), (s1, r1, log1) = runs
     assert _decisions(log0) == _decisions(log1)
     pd.testing.assert_frame_equal(r0, r1)
-    n_templates = 13
+    n_branches = 13 * controller.forecast_samples  # templates x forecasts
     informed = [rec for rec in log0 if rec["seen_flows"] > 0]
     assert s0["decisions"] == len(log0) == STEPS // SMALL["decision_steps"]
-    assert informed and all(rec["branches"] == n_templates for rec in informed)
-    assert s0["mpc_branches"] == n_templates * len(informed)
+    assert informed and all(rec["branches"] == n_branches for rec in informed)
+    assert s0["mpc_branches"] == n_branches * len(informed)
     assert s0["mpc_branch_env_steps"] == sum(rec["branch_env_steps"] for rec in log0) > 0
     assert set(MPC_METRICS) <= s0.keys()
     assert s0["mpc_cpu_s"] == pytest.approx(sum(rec["cpu_s"] for rec in log0)) and s0["mpc_cpu_s"] > 0
