@@ -49,6 +49,9 @@ class Controller(Protocol):
       episode's metrics; a class whose counter adds counts of its own (``extra``) names them in a
       class attribute ``extra_metrics`` (LAECN: ``("policy_forward_passes",)``), so that
       ``ecngym run`` can check ``leaderboard.score`` against them before it simulates anything.
+    * ``forks``: ``True`` for a controller that forks the process while it acts (branches of the
+      fabric, :mod:`ecngym.envs.branch`): ``ecngym eval`` then starts no thread of its own (no
+      spinner) while an episode runs, since a fork refuses to run beside other threads.
 
     A controller is built from ``configs/controller/<name>.yaml`` (``_target_`` plus keyword
     arguments) by :func:`ecngym.baselines.registry.build_controller`; bad parameters raise

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.envs.branch import BranchHub, Snapshot
+from ecngym.envs.branch import BranchHub, Snapshot, run_branches
 from ecngym.error import ConfigError
 from ecngym.units import parse_time_ns
 
@@ -224,7 +224,7 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
                     cands += [tuple(int(x) for x in c) for c in constants if tuple(c) not in set(cands)]
                 jobs += [(prefix, holder, a) for a in cands]
             # play each candidate's window on its own branch (held there unless the episode ends)
-            window_out = _run_limited(hub, [(holder, play_window, (a, this_window, score)) for _, holder, a in jobs],
+            window_out = run_branches(hub, [(holder, play_window, (a, this_window, score)) for _, holder, a in jobs],
                                       processes)
             env_steps += this_window * len(jobs)
             scored: list[tuple[float, list[Action], Any]] = []
@@ -241,7 +241,7 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
                     if w == 0:
                         constant_scores[a] = out["score"]
             if held:
-                roll_out = _run_limited(hub, [(snap, rollout, (sched[-1], score)) for sched, snap in held], processes)
+                roll_out = run_branches(hub, [(snap, rollout, (sched[-1], score)) for sched, snap in held], processes)
                 env_steps += (steps_left - this_window) * len(held)
                 for (sched, snap), out in zip(held, roll_out, strict=True):
                     rollouts += 1
@@ -269,22 +269,6 @@ def search_windows(env: Any, seed: int, window_steps: int, beam_width: int, scor
                               constants=constant_scores, rollouts=rollouts, env_steps=env_steps,
                               cpu_s=time.process_time() - cpu0 + branch_cpu_s, wall_s=time.perf_counter() - t0,
                               levels=levels)
-
-
-def _run_limited(hub: BranchHub, work: list[tuple[Snapshot, Any, tuple[Any, ...]]], processes: int) -> list[Any]:
-    """Run branches with at most ``processes`` simulating at once; results in ``work``'s order."""
-    results: dict[int, Any] = {}
-    tickets: list[int] = []
-    running: list[int] = []
-    for snap, fn, args in work:
-        if len(running) >= processes:
-            done = hub.wait([running.pop(0)])
-            results.update(done)
-        t = snap.branch(fn, *args)
-        tickets.append(t)
-        running.append(t)
-    results.update(hub.wait(running))
-    return [results[t] for t in tickets]
 
 
 def window_steps_of(env: Any, window: Any) -> int:

@@ -286,14 +286,16 @@ def run_jobs(jobs: list[Job], pool: concurrent.futures.Executor | None, console:
                TimeElapsedColumn(), TextColumn("{task.description}"))
     # (no redirection of sys.stdout / sys.stderr: the jobs print nothing here, and a redirection restores
     # whatever streams it found at the start, also ones closed since)
+    # (no auto-refresh: its thread would make a job run in this process unable to fork, as
+    # mpc_forecast's branches do; the bar moves as jobs end)
     with Progress(*columns, console=console, transient=False, redirect_stdout=False,
-                  redirect_stderr=False) as progress:
+                  redirect_stderr=False, auto_refresh=False) as progress:
         task = progress.add_task("", total=sum(len(j.seeds) for j in jobs))
 
         def done(result: JobResult) -> None:
             results.append(result)
             status = f"{result.job.scenario}/{result.job.controller}" + (" (left out)" if result.failure else "")
-            progress.update(task, advance=len(result.job.seeds), description=status)
+            progress.update(task, advance=len(result.job.seeds), description=status, refresh=True)
 
         if pool is None:
             for job in jobs:

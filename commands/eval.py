@@ -7,6 +7,7 @@ sweeps (joblib, Ray, Optuna via ``sweep=...``) end with :class:`EvalSweepCompari
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,7 @@ def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], comm
     logs: list[pd.DataFrame] = []
     try:
         for seed in todo:
-            with console.status(f"{controller.name} on {cfg.env.id}: seed {seed}"):
+            with _status(console, controller, f"{controller.name} on {cfg.env.id}: seed {seed}"):
                 try:
                     episode = measure_episode(env, controller, seed)
                 finally:  # the controller's per-step records, also those of an episode that failed
@@ -187,6 +188,19 @@ def evaluate(cfg: DictConfig, controller_cfg: DictConfig, seeds: list[int], comm
                           **{k: r[k] for k in stored.columns if k.startswith(("slowdown_", "flows_", "queue_"))
                              or k in ("utilization", "pfc_paused_fraction", "marked_fraction")}}
     return [{**rows[seed], "episode": i} for i, seed in enumerate(seeds)], env_config
+
+
+def _status(console: Console, controller: Any, text: str) -> contextlib.AbstractContextManager[Any]:
+    """A spinner while an episode runs, on a terminal only and not for a controller that forks.
+
+    The spinner redraws from a thread of its own; a controller that branches the process
+    (``forks = True``, e.g. :class:`~ecngym.baselines.mpc.MpcForecastController`) refuses to
+    fork while another thread runs, and a console that is no terminal (a benchmark worker's)
+    shows no spinner anyway.
+    """
+    if console.is_terminal and not getattr(controller, "forks", False):
+        return console.status(text)
+    return contextlib.nullcontext()
 
 
 def objective(cfg: DictConfig, rows: list[dict[str, Any]]) -> float | None:

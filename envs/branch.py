@@ -313,3 +313,30 @@ class BranchHub:
                 raise BranchError(f"a branch failed: {msg[2]}\n--- in the branch's process:\n{msg[3]}")
             self._arrived[ticket] = msg[2]
         return {t: self._arrived.pop(t) for t in wanted}
+
+
+def run_branches(hub: BranchHub, work: list[tuple[Snapshot, BranchFn, tuple[Any, ...]]], processes: int) -> list[Any]:
+    """Run branches, at most ``processes`` of them simulating at once.
+
+    Args:
+        hub: The open hub.
+        work: ``(snapshot, fn, args)`` per branch.
+        processes: Branches running at once (>= 1).
+
+    Returns:
+        Each branch's result (or :class:`Snapshot`, if it held), in ``work``'s order.
+
+    Raises:
+        BranchError: As :meth:`BranchHub.wait`.
+    """
+    results: dict[int, Any] = {}
+    tickets: list[int] = []
+    running: list[int] = []
+    for snap, fn, args in work:
+        if len(running) >= processes:
+            results.update(hub.wait([running.pop(0)]))
+        t = snap.branch(fn, *args)
+        tickets.append(t)
+        running.append(t)
+    results.update(hub.wait(running))
+    return [results[t] for t in tickets]

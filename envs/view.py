@@ -45,6 +45,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ecngym.envs.action import EcnSetting
 from ecngym.error import ConfigError, InvalidAction
@@ -182,6 +183,48 @@ class EnvView:
                                             f"action.type=continuous, scope=port, got type={self.action_type!r} "
                                             f"with {len(self.units)} unit(s) for {len(self.ports)} ports (ecngym "
                                             "eval sets it via the controller's env_overrides)")
+
+    # ------------------------------------------------------------------ flows
+    def flows_started(self, since_ns: int = 0) -> pd.DataFrame:
+        """The flow-table rows of the flows that started in ``[since_ns, now)``: what a controller may know.
+
+        A flow starting exactly now has not started (the fabric starts it when it runs on), and
+        no pending flow of the trace is ever among the rows (the look-ahead tuner's forecast reads
+        its traffic only here, :mod:`ecngym.baselines.mpc`).
+
+        Args:
+            since_ns: Start of the window (0: since the episode began).
+
+        Returns:
+            The rows (``src, dst, size_bytes, start_ns, priority, dport`` [, ``extra_delay_ns``]),
+            in flow-id order.
+        """
+        fabric = self._scenario.fabric
+        table = fabric.flows
+        start = table["start_ns"].to_numpy()
+        return table.loc[(start < fabric.now_ns) & (start >= since_ns)]
+
+    def replace_pending_flows(self, flows: Any) -> int:
+        """On a branch of the episode (:mod:`ecngym.envs.branch`): play ``flows`` instead of the trace's pending ones.
+
+        ``Fabric.replace_pending_flows``: every flow not yet started is dropped, ``flows`` added.
+
+        Returns:
+            How many pending flows were dropped.
+
+        Raises:
+            ConfigError: Naming ``flows.<column>`` and the first bad row.
+        """
+        return self._scenario.fabric.replace_pending_flows(flows)
+
+    def flow_columns(self) -> dict[str, np.ndarray]:
+        """The flow records now, by column (``Fabric.flow_columns``).
+
+        Every flow of the fabric's table is a row, pending ones too: those are the trace's future,
+        which a causal controller reads only on a branch whose pending flows it replaced
+        (:meth:`replace_pending_flows`).
+        """
+        return self._scenario.fabric.flow_columns()
 
     # ------------------------------------------------------------------ act
     def encode(self, kmin_bytes: Any, kmax_bytes: Any, pmax: Any) -> Any:

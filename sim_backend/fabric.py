@@ -15,7 +15,7 @@ from ecngym.error import ConfigError, first_offending, shown
 from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig, preset_names
 from ecngym.sim_backend.fabric_checks import check_int_link_rates, check_min_rate  # noqa: F401  (re-exported)
-from ecngym.sim_backend.flows import flow_table_arrays
+from ecngym.sim_backend.flows import flow_table_arrays, joined_flow_tables, new_flow_table
 from ecngym.sim_backend.setter_args import broadcast_bytes, broadcast_reals, strictly_increasing, target_ids
 from ecngym.sim_backend.telemetry import (  # noqa: F401  (re-exported: part of the fabric's API)
     TELEMETRY_KIND_TYPES,
@@ -272,6 +272,39 @@ class Fabric:
     def run(self, limit: Any = "10s") -> bool:
         """Run until every flow has finished or the absolute time ``limit``; return whether all did."""
         return bool(self.sim.run_to_completion(parse_time_ns(limit, "limit")))
+
+    def replace_pending_flows(self, flows: Any) -> int:
+        """Drop every flow that has not started yet and add ``flows`` instead.
+
+        For a branch of a running episode that plays a forecast instead of the trace's future
+        (docs: concepts/fabric-and-models.md). Started flows keep their ids and state; the new
+        ones take the next ids, each set up as a flow loaded at build time; :attr:`flows` becomes
+        the table the records describe. Needs a table in start order (a Trace is).
+
+        Args:
+            flows: The new flows (columns as :func:`as_flow_table` reads them), every start at or
+                after :attr:`now_ns`; may be empty.
+
+        Returns:
+            How many pending flows were dropped.
+
+        Raises:
+            ConfigError: Naming ``flows.<column>`` and the first bad row.
+            RuntimeError: If a started flow has a later row than a pending one.
+        """
+        table = new_flow_table(flows, self.topology, self.now_ns, self._cpp_config.num_queues)
+        extra = table["extra_delay_ns"] if "extra_delay_ns" in table.columns else np.zeros(0, np.int64)
+        try:
+            dropped = int(self.sim.replace_pending_flows(
+                *(table[c].to_numpy(t) for c, t in (("src", np.uint32), ("dst", np.uint32), ("size_bytes", np.uint64),
+                                                    ("start_ns", np.int64), ("priority", np.uint8),
+                                                    ("dport", np.uint16))), np.asarray(extra, np.int64)))
+        except ValueError as exc:  # the C++ row checks (no path from src to dst)
+            raise ConfigError("flows", str(exc)) from None
+        frame = joined_flow_tables(self.flows.iloc[:len(self.flows) - dropped], table)
+        self._flow_frame = frame
+        self._flows = {c: frame[c].to_numpy() for c in frame.columns}
+        return dropped
 
     # ------------------------------------------------------------------ observe
     def read_telemetry(self) -> dict[str, Any]:

@@ -142,6 +142,40 @@ def _plain_columns(columns: dict[Any, Any]) -> _Columns | None:
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def new_flow_table(flows: Any, topology: Any, now_ns: int, num_queues: int) -> pd.DataFrame:
+    """``flows`` checked as flows to add to a fabric running at ``now_ns`` (``Fabric.replace_pending_flows``).
+
+    Args:
+        flows: A flow table (:func:`as_flow_table` reads it).
+        topology: The fabric's :class:`~ecngym.sim_backend.topology.Topology`.
+        now_ns: The fabric's time: no flow may start before it.
+        num_queues: The fabric's queues (a priority needs a data queue, 1 .. num_queues - 1).
+
+    Returns:
+        The validated table.
+
+    Raises:
+        ConfigError: Naming ``flows.<column>`` and the first bad row (as :func:`as_flow_table`;
+            a start before now; a priority without a queue).
+    """
+    table = as_flow_table(flows, num_hosts=topology.num_hosts, topology=topology)
+    _check(table, "start_ns", table["start_ns"] < now_ns,
+           f"ns is before now ({now_ns} ns): only flows that start from now on can replace the pending ones")
+    _check(table, "priority", table["priority"] >= num_queues,
+           f"has no data queue: the fabric has queues 1..{num_queues - 1} (fabric.num_queues = {num_queues})")
+    return table
+
+
+def joined_flow_tables(first: pd.DataFrame, then: pd.DataFrame) -> pd.DataFrame:
+    """Two flow tables as one (row ids from 0), an ``extra_delay_ns`` column of one given 0 in the other."""
+    import pandas as pd
+
+    if ("extra_delay_ns" in first.columns) != ("extra_delay_ns" in then.columns):
+        first, then = (t if "extra_delay_ns" in t.columns else t.assign(extra_delay_ns=np.zeros(len(t), np.int64))
+                       for t in (first, then))
+    return pd.concat([first, then], ignore_index=True)
+
+
 def _check_column_names(columns: Any) -> None:
     """Refuse a column the fabric does not know (a misspelt ``priorty`` was dropped).
 

@@ -614,6 +614,22 @@ NB_MODULE(_fabric, m)
                            FromNumpy(queue), FromNumpy(dport));
             },
             "src"_a, "dst"_a, "size_bytes"_a, "start_ns"_a, "priority"_a, "dport"_a)
+        .Def(
+            "replace_pending_flows",
+            +[](Fabric& f,
+               ArrayIn<uint32_t> src,
+               ArrayIn<uint32_t> dst,
+               ArrayIn<uint64_t> size,
+               ArrayIn<int64_t> start,
+               ArrayIn<uint8_t> queue,
+               ArrayIn<uint16_t> dport,
+               ArrayIn<int64_t> extra) {
+                return f.ReplacePendingFlows(FromNumpy(src), FromNumpy(dst), FromNumpy(size),
+                                             FromNumpy(start), FromNumpy(queue), FromNumpy(dport),
+                                             FromNumpy(extra));
+            },
+            "src"_a, "dst"_a, "size_bytes"_a, "start_ns"_a, "priority"_a, "dport"_a,
+            "extra_delay_ns"_a)
         .Def("set_flow_extra_delay",
              +[](Fabric& f, ArrayIn<int64_t> extra) { f.SetFlowExtraDelay(FromNumpy(extra)); },
              "extra_delay_ns"_a)

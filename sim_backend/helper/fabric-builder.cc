@@ -351,59 +351,66 @@ Fabric::SetWindows()
     {
         return;
     }
-    int64_t maxRtt = 0;
-    uint64_t maxBdp = 0;
-    if (cfg.windowGlobal)
-    {
-        // GLOBAL_T 1: the largest over every ordered pair of hosts
-        const uint32_t nHosts = NumHosts();
-        for (uint32_t s = 0; s < nHosts; ++s)
-        {
-            for (uint32_t d = 0; d < nHosts; ++d)
-            {
-                if (s == d || m_hopsToHost[d][m_hostNode[s]] == kNone)
-                {
-                    continue;
-                }
-                int64_t rtt;
-                uint64_t bdp;
-                PairRttAndBdp(s, d, rtt, bdp);
-                maxRtt = std::max(maxRtt, rtt);
-                maxBdp = std::max(maxBdp, bdp);
-            }
-        }
-    }
     for (QueuePair& qp : m_ctx->flows)
     {
-        int64_t rtt = maxRtt;
-        uint64_t bdp = maxBdp;
-        if (!cfg.windowGlobal)
-        {
-            PairRttAndBdp(qp.srcHost, qp.dstHost, rtt, bdp);
-        }
-        qp.nicWindowBytes = cfg.nicWindow ? bdp : 0;
-        qp.varWindow = cfg.varWindow;
-        qp.ccBaseRttNs = rtt;
+        SetWindow(qp);
     }
 }
 
 void
-Fabric::SetFlows(const std::vector<uint32_t>& src,
-                 const std::vector<uint32_t>& dst,
-                 const std::vector<uint64_t>& sizeBytes,
-                 const std::vector<int64_t>& startNs,
-                 const std::vector<uint8_t>& queue,
-                 const std::vector<uint16_t>& dstPort)
+Fabric::SetWindow(QueuePair& qp)
 {
-    CheckAlive();
-    if (!m_built)
+    const FabricConfig& cfg = m_ctx->cfg;
+    if (!cfg.nicWindow && cfg.cc != CcKind::Hpcc)
     {
-        throw std::runtime_error("call Build() before SetFlows()");
+        return;
     }
-    if (!m_ctx->flows.empty())
+    int64_t rtt;
+    uint64_t bdp;
+    if (cfg.windowGlobal)
     {
-        throw std::runtime_error("SetFlows() was already called on this Fabric");
+        if (!m_windowBoundsSet)
+        {
+            // GLOBAL_T 1: the largest over every ordered pair of hosts (computed once: routes
+            // do not change while the fabric runs)
+            const uint32_t nHosts = NumHosts();
+            for (uint32_t s = 0; s < nHosts; ++s)
+            {
+                for (uint32_t d = 0; d < nHosts; ++d)
+                {
+                    if (s == d || m_hopsToHost[d][m_hostNode[s]] == kNone)
+                    {
+                        continue;
+                    }
+                    int64_t pairRtt;
+                    uint64_t pairBdp;
+                    PairRttAndBdp(s, d, pairRtt, pairBdp);
+                    m_windowMaxRttNs = std::max(m_windowMaxRttNs, pairRtt);
+                    m_windowMaxBdpBytes = std::max(m_windowMaxBdpBytes, pairBdp);
+                }
+            }
+            m_windowBoundsSet = true;
+        }
+        rtt = m_windowMaxRttNs;
+        bdp = m_windowMaxBdpBytes;
     }
+    else
+    {
+        PairRttAndBdp(qp.srcHost, qp.dstHost, rtt, bdp);
+    }
+    qp.nicWindowBytes = cfg.nicWindow ? bdp : 0;
+    qp.varWindow = cfg.varWindow;
+    qp.ccBaseRttNs = rtt;
+}
+
+void
+Fabric::CheckFlowRows(const std::vector<uint32_t>& src,
+                      const std::vector<uint32_t>& dst,
+                      const std::vector<uint64_t>& sizeBytes,
+                      const std::vector<int64_t>& startNs,
+                      const std::vector<uint8_t>& queue,
+                      const std::vector<uint16_t>& dstPort) const
+{
     const std::size_t n = src.size();
     if (dst.size() != n || sizeBytes.size() != n || startNs.size() != n || queue.size() != n ||
         dstPort.size() != n)
@@ -430,7 +437,8 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
         }
         if (startNs[i] < now)
         {
-            throw std::invalid_argument(Where("flows", i) + ": start_ns is in the past");
+            throw std::invalid_argument(Where("flows", i) + ": start_ns (" + std::to_string(startNs[i]) +
+                                        ") is in the past (now: " + std::to_string(now) + ")");
         }
         if (queue[i] < 1 || queue[i] >= m_ctx->cfg.numQueues)
         {
@@ -443,28 +451,70 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
             throw std::invalid_argument(Where("flows", i) + ": no path from src to dst");
         }
     }
+}
+
+void
+Fabric::InitFlow(QueuePair& qp,
+                 uint32_t flowId,
+                 uint32_t src,
+                 uint32_t dst,
+                 uint64_t sizeBytes,
+                 int64_t startNs,
+                 uint8_t queue,
+                 uint16_t dstPort,
+                 std::unordered_map<uint64_t, uint32_t>& pairFlows) const
+{
+    qp.flowId = flowId;
+    qp.srcHost = src;
+    qp.dstHost = dst;
+    qp.sizeBytes = sizeBytes;
+    qp.startNs = startNs;
+    qp.queue = queue;
+    qp.flowHash = static_cast<uint32_t>(SplitMix64(m_ctx->cfg.seed * 0x9E3779B97F4A7C15ULL + flowId));
+    // HPCC addressing (EcmpHash::Hpcc): its node-id-derived IPs, per-pair source ports
+    const auto hpccIp = [](uint32_t node) {
+        return 0x0b000001U + (node / 256) * 0x00010000U + (node % 256) * 0x00000100U;
+    };
+    qp.srcAddr = hpccIp(m_nodeId[m_hostNode[qp.srcHost]]);
+    qp.dstAddr = hpccIp(m_nodeId[m_hostNode[qp.dstHost]]);
+    qp.srcPort = static_cast<uint16_t>(
+        kHpccFirstPort + pairFlows[(static_cast<uint64_t>(qp.srcHost) << 32) | qp.dstHost]++);
+    qp.dstPort = dstPort;
+    ComputePathFacts(qp);
+}
+
+void
+Fabric::SetFlows(const std::vector<uint32_t>& src,
+                 const std::vector<uint32_t>& dst,
+                 const std::vector<uint64_t>& sizeBytes,
+                 const std::vector<int64_t>& startNs,
+                 const std::vector<uint8_t>& queue,
+                 const std::vector<uint16_t>& dstPort)
+{
+    CheckAlive();
+    if (!m_built)
+    {
+        throw std::runtime_error("call Build() before SetFlows()");
+    }
+    if (!m_ctx->flows.empty())
+    {
+        throw std::runtime_error("SetFlows() was already called on this Fabric");
+    }
+    CheckFlowRows(src, dst, sizeBytes, startNs, queue, dstPort);
+    const std::size_t n = src.size();
     m_ctx->flows.resize(n);
     std::unordered_map<uint64_t, uint32_t> pairFlows; // (src, dst) -> flows so far
     for (std::size_t i = 0; i < n; ++i)
     {
-        QueuePair& qp = m_ctx->flows[i];
-        qp.flowId = static_cast<uint32_t>(i);
-        qp.srcHost = src[i];
-        qp.dstHost = dst[i];
-        qp.sizeBytes = sizeBytes[i];
-        qp.startNs = startNs[i];
-        qp.queue = queue[i];
-        qp.flowHash = static_cast<uint32_t>(SplitMix64(m_ctx->cfg.seed * 0x9E3779B97F4A7C15ULL + i));
-        // HPCC addressing (EcmpHash::Hpcc): its node-id-derived IPs, per-pair source ports
-        const auto hpccIp = [](uint32_t node) {
-            return 0x0b000001U + (node / 256) * 0x00010000U + (node % 256) * 0x00000100U;
-        };
-        qp.srcAddr = hpccIp(m_nodeId[m_hostNode[qp.srcHost]]);
-        qp.dstAddr = hpccIp(m_nodeId[m_hostNode[qp.dstHost]]);
-        qp.srcPort = static_cast<uint16_t>(
-            kHpccFirstPort + pairFlows[(static_cast<uint64_t>(qp.srcHost) << 32) | qp.dstHost]++);
-        qp.dstPort = dstPort[i];
-        ComputePathFacts(qp);
+        InitFlow(m_ctx->flows[i],
+                 static_cast<uint32_t>(i),
+                 src[i],
+                 dst[i],
+                 sizeBytes[i],
+                 startNs[i],
+                 queue[i],
+                 dstPort[i],
+                 pairFlows);
     }
     SetWindows();
     m_flowOrder.resize(n);
@@ -473,12 +523,7 @@ Fabric::SetFlows(const std::vector<uint32_t>& src,
         return startNs[a] < startNs[b];
     });
     m_nextFlow = 0;
-    if (n > 0)
-    {
-        Simulator::Schedule(NanoSeconds(startNs[m_flowOrder[0]] - now),
-                            &Fabric::StartDueFlows,
-                            this);
-    }
+    ScheduleNextStart();
 }
 
 void

@@ -17,6 +17,7 @@
 #include "ns3/string.h"
 
 #include <chrono>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -115,6 +116,18 @@ Fabric::CheckAlive() const
 }
 
 void
+Fabric::ScheduleNextStart()
+{
+    if (m_nextFlow < m_flowOrder.size())
+    {
+        m_startEvent = Simulator::Schedule(
+            NanoSeconds(m_ctx->flows[m_flowOrder[m_nextFlow]].startNs - NowNs()),
+            &Fabric::StartDueFlows,
+            this);
+    }
+}
+
+void
 Fabric::StartDueFlows()
 {
     const int64_t now = NowNs();
@@ -124,12 +137,92 @@ Fabric::StartDueFlows()
         QueuePair& qp = m_ctx->flows[m_flowOrder[m_nextFlow++]];
         m_hosts[qp.srcHost]->StartFlow(qp);
     }
-    if (m_nextFlow < m_flowOrder.size())
+    ScheduleNextStart();
+}
+
+uint64_t
+Fabric::ReplacePendingFlows(const std::vector<uint32_t>& src,
+                            const std::vector<uint32_t>& dst,
+                            const std::vector<uint64_t>& sizeBytes,
+                            const std::vector<int64_t>& startNs,
+                            const std::vector<uint8_t>& queue,
+                            const std::vector<uint16_t>& dstPort,
+                            const std::vector<int64_t>& extraDelayNs)
+{
+    CheckAlive();
+    if (!m_built)
     {
-        Simulator::Schedule(NanoSeconds(m_ctx->flows[m_flowOrder[m_nextFlow]].startNs - now),
-                            &Fabric::StartDueFlows,
-                            this);
+        throw std::runtime_error("call Build() before ReplacePendingFlows()");
     }
+    if (m_ctx->cfg.cc == CcKind::Hpcc && !m_ctx->cfg.nicWindow)
+    {
+        throw std::invalid_argument("HPCC needs the NIC window (its INT arithmetic divides by it)");
+    }
+    CheckFlowRows(src, dst, sizeBytes, startNs, queue, dstPort);
+    const std::size_t n = src.size();
+    if (!extraDelayNs.empty() && extraDelayNs.size() != n)
+    {
+        throw std::invalid_argument("extra_delay_ns: expected one entry per new flow (" +
+                                    std::to_string(n) + ") or none, got " +
+                                    std::to_string(extraDelayNs.size()));
+    }
+    for (std::size_t i = 0; i < extraDelayNs.size(); ++i)
+    {
+        if (extraDelayNs[i] < 0)
+        {
+            throw std::invalid_argument(Where("flows", i) + ": extra_delay_ns must be >= 0");
+        }
+    }
+    // The started flows must be the table's first rows: their ids are in packets, timers and
+    // the hosts' lists, so only rows after them can go.
+    const std::size_t kept = m_nextFlow;
+    for (std::size_t i = 0; i < kept; ++i)
+    {
+        if (m_flowOrder[i] >= kept)
+        {
+            throw std::runtime_error(
+                "replace_pending_flows: flow " + std::to_string(m_flowOrder[i]) +
+                " has started but a flow of an earlier row has not; the flow table must be in "
+                "start order (as a Trace is) to replace its pending flows");
+        }
+    }
+    const uint64_t dropped = m_ctx->flows.size() - kept;
+    m_startEvent.Cancel();
+    m_ctx->flows.resize(kept); // (a deque: the started flows stay where they are)
+    std::unordered_map<uint64_t, uint32_t> pairFlows; // (src, dst) -> flows so far
+    for (std::size_t i = 0; i < kept; ++i)
+    {
+        const QueuePair& qp = m_ctx->flows[i];
+        ++pairFlows[(static_cast<uint64_t>(qp.srcHost) << 32) | qp.dstHost];
+    }
+    m_ctx->flows.resize(kept + n);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        QueuePair& qp = m_ctx->flows[kept + i];
+        InitFlow(qp,
+                 static_cast<uint32_t>(kept + i),
+                 src[i],
+                 dst[i],
+                 sizeBytes[i],
+                 startNs[i],
+                 queue[i],
+                 dstPort[i],
+                 pairFlows);
+        SetWindow(qp);
+        if (!extraDelayNs.empty())
+        {
+            qp.extraDelayNs = extraDelayNs[i];
+            qp.baseRttNs += extraDelayNs[i];
+            qp.idealFctNs += static_cast<double>(extraDelayNs[i]);
+        }
+    }
+    m_flowOrder.resize(kept + n);
+    std::iota(m_flowOrder.begin() + kept, m_flowOrder.end(), static_cast<uint32_t>(kept));
+    std::stable_sort(m_flowOrder.begin() + kept, m_flowOrder.end(), [&](uint32_t a, uint32_t b) {
+        return startNs[a - kept] < startNs[b - kept];
+    });
+    ScheduleNextStart();
+    return dropped;
 }
 
 int64_t

@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3
@@ -154,6 +155,36 @@ class Fabric
      * @throws std::runtime_error if flows are not set or one has started
      */
     void SetFlowExtraDelay(const std::vector<int64_t>& extraDelayNs);
+
+    /**
+     * @brief Replace the flows that have not started yet: drop every one of them and add these.
+     *
+     * For a branch of a running episode that plays a forecast of the traffic instead of the
+     * trace's own future. The flows started so far keep their ids and state; the dropped ones
+     * leave the table (the flow records no longer show them); the new ones get the next ids in
+     * the given order and each the per-flow set-up SetFlows gives (addresses, ECMP hash, path
+     * facts, NIC window; extraDelayNs as SetFlowExtraDelay). Needs a flow table whose started
+     * flows are its first rows (flows loaded in start order, as a Trace is), so that no started
+     * flow's id changes.
+     * @param src source host of each new flow
+     * @param dst destination host of each
+     * @param sizeBytes size of each (> 0)
+     * @param startNs start time of each (>= NowNs())
+     * @param queue priority of each (data queues 1 .. numQueues - 1)
+     * @param dstPort destination port of each
+     * @param extraDelayNs extra base delay of each (>= 0), or empty for none
+     * @return the number of flows dropped
+     * @throws std::invalid_argument naming the first bad row (flows[i]: the field)
+     * @throws std::runtime_error before Build(), or if a started flow has a later row than a
+     *         pending one
+     */
+    uint64_t ReplacePendingFlows(const std::vector<uint32_t>& src,
+                                 const std::vector<uint32_t>& dst,
+                                 const std::vector<uint64_t>& sizeBytes,
+                                 const std::vector<int64_t>& startNs,
+                                 const std::vector<uint8_t>& queue,
+                                 const std::vector<uint16_t>& dstPort,
+                                 const std::vector<int64_t>& extraDelayNs);
 
     /**
      * @brief Advance simulated time to `untilNs` (events at exactly untilNs are not run).
@@ -353,6 +384,33 @@ class Fabric
     void ComputePathFacts(QueuePair& qp) const;
     void PairRttAndBdp(uint32_t srcHost, uint32_t dstHost, int64_t& rttNs, uint64_t& bdpBytes) const;
     void SetWindows();
+    /** @brief Set one flow's NIC window and congestion-control base RTT (SetWindows' rule). */
+    void SetWindow(QueuePair& qp);
+    /**
+     * @brief Check rows of a flow table (SetFlows' and ReplacePendingFlows' rules).
+     * @throws std::invalid_argument naming the first bad row
+     */
+    void CheckFlowRows(const std::vector<uint32_t>& src,
+                       const std::vector<uint32_t>& dst,
+                       const std::vector<uint64_t>& sizeBytes,
+                       const std::vector<int64_t>& startNs,
+                       const std::vector<uint8_t>& queue,
+                       const std::vector<uint16_t>& dstPort) const;
+    /**
+     * @brief Give a new flow its identity, addresses and path facts (not its window).
+     * @param pairFlows (src, dst) -> flows of that pair so far (HPCC source ports), updated
+     */
+    void InitFlow(QueuePair& qp,
+                  uint32_t flowId,
+                  uint32_t src,
+                  uint32_t dst,
+                  uint64_t sizeBytes,
+                  int64_t startNs,
+                  uint8_t queue,
+                  uint16_t dstPort,
+                  std::unordered_map<uint64_t, uint32_t>& pairFlows) const;
+    /** @brief Schedule StartDueFlows for the next pending flow, if any (from now). */
+    void ScheduleNextStart();
     void StartDueFlows();
 
     /**
@@ -386,6 +444,10 @@ class Fabric
     std::vector<std::vector<uint32_t>> m_hopsToHost; //!< [host][node] = hops (BFS)
     std::vector<uint32_t> m_flowOrder;  //!< flows sorted by start time
     std::size_t m_nextFlow{0};
+    EventId m_startEvent;               //!< the scheduled StartDueFlows
+    bool m_windowBoundsSet{false};      //!< the global NIC window's bounds below are computed
+    int64_t m_windowMaxRttNs{0};        //!< largest pair RTT (FabricConfig::windowGlobal)
+    uint64_t m_windowMaxBdpBytes{0};    //!< largest pair BDP (FabricConfig::windowGlobal)
     int64_t m_intervalStartNs{0};
     bool m_built{false};
     bool m_destroyed{false};

@@ -18,6 +18,7 @@
 #include "ns3/object-factory.h"
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -158,7 +159,10 @@ struct FabricContext
     FabricConfig cfg;
     PacketPool pool;
     FabricCounters counters;
-    std::vector<QueuePair> flows;
+    /// the flow table, indexed by flow id; a deque so that flows added while running
+    /// (Fabric::ReplacePendingFlows) leave every started flow where hosts, congestion controls
+    /// and scheduled events point to it
+    std::deque<QueuePair> flows;
     uint64_t epoch{1};           //!< telemetry interval number (distinct-flow stamps)
     uint64_t flowsStarted{0};
     uint64_t flowsCompleted{0};
