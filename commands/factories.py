@@ -189,7 +189,8 @@ def benchmark_controllers(cfg: DictConfig) -> dict[str, DictConfig]:
     """The controller configs ``ecngym run`` evaluates, by name.
 
     ``controllers: all`` takes every config in ``configs/controller/`` that needs no training (no
-    mandatory ``???`` field such as a model path); a list names them.
+    mandatory ``???`` field such as a model path) and that ``controllers_not_in_all`` does not name
+    (controllers too costly for the main job, run by name); a list names them.
 
     Raises:
         ConfigError: On an unknown or repeated controller name, or an empty list.
@@ -199,7 +200,11 @@ def benchmark_controllers(cfg: DictConfig) -> dict[str, DictConfig]:
     wanted = cfg.controllers
     if wanted == "all":
         chosen = {}
-        for name in known:
+        left_out = set(cfg.get("controllers_not_in_all") or [])
+        unknown = sorted(left_out - set(known))
+        if unknown:
+            raise ConfigError("controllers_not_in_all", f"unknown controller(s) {unknown}; known: {known}")
+        for name in (n for n in known if n not in left_out):
             ccfg = OmegaConf.load(directory / f"{name}.yaml")
             if not any(OmegaConf.is_missing(ccfg, key) for key in ccfg):
                 chosen[name] = ccfg

@@ -294,7 +294,7 @@ class Fabric
     FlowRecords GetFlowRecords() const;
 
     /** @return the flows themselves, in flow-table order (read-only; FlowSlowdownTracker reads them) */
-    const std::vector<QueuePair>& Flows() const
+    const std::deque<QueuePair>& Flows() const
     {
         return m_ctx->flows;
     }

@@ -13,10 +13,10 @@ namespace ns3
 namespace ecngym
 {
 
-FlowSlowdownTracker::FlowSlowdownTracker(const std::vector<QueuePair>& flows,
+FlowSlowdownTracker::FlowSlowdownTracker(const std::deque<QueuePair>& flows,
                                          uint64_t minSizeBytes,
                                          uint64_t maxSizeBytes)
-    : m_flows(flows.data()),
+    : m_flows(&flows),
       m_count(flows.size())
 {
     if (minSizeBytes >= maxSizeBytes)
@@ -36,9 +36,9 @@ FlowSlowdownTracker::FlowSlowdownTracker(const std::vector<QueuePair>& flows,
 }
 
 FlowSlowdownTracker::Totals
-FlowSlowdownTracker::Update(const std::vector<QueuePair>& flows, int64_t nowNs)
+FlowSlowdownTracker::Update(const std::deque<QueuePair>& flows, int64_t nowNs)
 {
-    if (flows.data() != m_flows || flows.size() != m_count)
+    if (&flows != m_flows || flows.size() != m_count)
     {
         throw std::invalid_argument("FlowSlowdownTracker: these are another fabric's flows");
     }

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 namespace ns3
@@ -47,7 +48,7 @@ class FlowSlowdownTracker
      * @param maxSizeBytes first size not counted (UINT64_MAX: no bound)
      * @throws std::invalid_argument if minSizeBytes >= maxSizeBytes
      */
-    FlowSlowdownTracker(const std::vector<QueuePair>& flows, uint64_t minSizeBytes, uint64_t maxSizeBytes);
+    FlowSlowdownTracker(const std::deque<QueuePair>& flows, uint64_t minSizeBytes, uint64_t maxSizeBytes);
 
     /**
      * @brief The totals at time nowNs (which never decreases from one call to the next).
@@ -56,10 +57,10 @@ class FlowSlowdownTracker
      * @return the totals
      * @throws std::invalid_argument if `flows` is another fabric's, or nowNs went back
      */
-    Totals Update(const std::vector<QueuePair>& flows, int64_t nowNs);
+    Totals Update(const std::deque<QueuePair>& flows, int64_t nowNs);
 
   private:
-    const QueuePair* m_flows;         //!< the tracked fabric's flows (identity check only)
+    const std::deque<QueuePair>* m_flows;         //!< the tracked fabric's flows (identity check only)
     std::size_t m_count;              //!< their number
     std::vector<uint32_t> m_order;    //!< flows of the size range, by start time (stable)
     std::size_t m_next{0};            //!< first of m_order not yet started
