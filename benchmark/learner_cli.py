@@ -139,7 +139,7 @@ def train_all_main(argv: list[str] | None = None) -> int:
     Raises:
         ConfigError: On a bad argument.
     """
-    from ecngym.benchmark.suite import LEARNERS, load_suite
+    from ecngym.benchmark.suite import load_suite
 
     args = key_value_arguments(TrainAllArgs, list(sys.argv[1:] if argv is None else argv),
                                "ecngym benchmark train-learners suite=core jobs=2 [tier=100k|converged] dest=DIR",
@@ -154,7 +154,7 @@ def train_all_main(argv: list[str] | None = None) -> int:
     for name, sc in suite.scenarios.items():
         if sc.training is None or (args.scenario and name != args.scenario):
             continue
-        for agent in LEARNERS:
+        for agent in sc.training.learners():
             if args.agent and agent != args.agent:
                 continue
             jobs += [(name, agent, k, None, False, args.scratch, args.dest) for k in suite.training_seeds(name)

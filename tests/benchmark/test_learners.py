@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 import ecngym.envs  # noqa: F401  (registers the ids)
+from ecngym.agents.registry import learner_names
 from ecngym.benchmark.checkpoints import (
     CARD_FILE,
     CHECKPOINT_DIR,
@@ -23,12 +24,15 @@ from ecngym.benchmark.checkpoints import (
     load_card,
     load_checkpoint,
 )
-from ecngym.benchmark.suite import LEARNERS, load_scenario, load_suite
+from ecngym.benchmark.suite import load_scenario, load_suite
 from ecngym.benchmark.training import train_run
 from ecngym.envs.rollout import run_episode
 from ecngym.error import ConfigError
 
 HERE = Path(__file__).resolve().parent / "learners"
+
+#: The shipped learners (the agents of configs/agent, then SB3's algorithms).
+LEARNERS = tuple(learner_names())
 
 
 def _fixture(tmp_path: Path, edit) -> Path:
