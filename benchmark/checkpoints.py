@@ -332,7 +332,7 @@ class Mlp:
     def __init__(self, tensors: dict[str, np.ndarray], net: str, activation: str) -> None:
         index = sorted({int(k.split(".")[1]) for k in tensors if k.startswith(net + ".")})
         self.layers = [(tensors[f"{net}.{i}.weight"], tensors[f"{net}.{i}.bias"]) for i in index]
-        self.activation = {"relu": lambda x: np.maximum(x, 0), "tanh": np.tanh}[activation]
+        self.activation = {"relu": lambda x: np.maximum(x, 0), "tanh": np.tanh, "none": lambda x: x}[activation]
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """The network's output for a batch of rows."""
