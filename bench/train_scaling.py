@@ -194,8 +194,8 @@ def print_scaling(result: dict[str, Any], console: Any) -> None:
     for note in notes:
         console.print(f"no 2-process figure for the learning agents: {note}", highlight=False)
     tiers = Table(title=f"suite {result['suite']}: training CPU-hours per tier ({result['scenarios_trained']} "
-                        f"scenarios x {result['training_seeds']} training seeds x the learners above; each step costed as on "
-                        f"{result['scenario']})")
+                        f"scenarios x {result['training_seeds']} training seeds x the learners above; each step costed "
+                        f"as on {result['scenario']})")
     for col in ("tier", "runs", "CPU-hours", "per learner"):
         tiers.add_column(col, justify="right")
     for name, t in result["tiers"].items():

@@ -54,6 +54,7 @@ def test_a_learning_agent_is_one_module_and_its_yaml(tmp_path, monkeypatch):
 def test_a_learning_agent_reaches_the_suite_board_by_its_module_and_yaml_alone(tmp_path, monkeypatch):
     """No scenario, tier or benchmark file lists the toy: it is planned, trained, shipped and played as a learner."""
     import numpy as np
+    import yaml
 
     from ecngym.agents import registry
     from ecngym.benchmark.checkpoints import CheckpointController, load_card
@@ -63,14 +64,20 @@ def test_a_learning_agent_reaches_the_suite_board_by_its_module_and_yaml_alone(t
     from ecngym.benchmark.training import train_run
     from ecngym.benchmark.training_runs import learner_name, plan_training
 
-    folder, scenarios = EXAMPLES / "agent", Path(__file__).resolve().parent / "benchmark" / "learners"
+    folder, fixture = EXAMPLES / "agent", Path(__file__).resolve().parent / "benchmark" / "learners"
+    scenarios = tmp_path / "scenarios"  # the tiny fixture scenario (it lists acc ... dqn only), with validation seeds
+    scenarios.mkdir()
+    data = yaml.safe_load((fixture / "tiny_learn.yaml").read_text())
+    data["protocol"]["validation_seeds"] = [301, 302]
+    (scenarios / "tiny_learn.yaml").write_text(yaml.safe_dump(data))
+    (scenarios / "tiny_learn_suite.yaml").write_text((fixture / "tiny_learn_suite.yaml").read_text())
     monkeypatch.setattr(registry, "_REGISTERED", {})
     monkeypatch.syspath_prepend(str(folder))
     import toy_agent
 
     registry.register_agent("toy", toy_agent.KIND, folder / "toy.yaml")  # (as a package outside ecngym would)
     assert registry.learner_names()[-3:] == ["toy", "dqn", "ppo"]
-    suite = load_suite(scenarios / "tiny_learn_suite.yaml", scenarios)  # a scenario that lists acc ... dqn only
+    suite = load_suite(scenarios / "tiny_learn_suite.yaml", scenarios)
     runs = plan_training(suite, BenchmarkOptions.parse({"scenario_dir": str(scenarios)}, "benchmark"), tmp_path)
     toy = [r for r in runs if r.agent == "toy"]
     assert [(r.scenario, r.seed, learner_name(r.agent, r.seed)) for r in toy] == [("tiny_learn", 1, "toy_seed1")]
