@@ -75,7 +75,7 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("benchmark", "headroom"): ("ecngym.benchmark.headroom:main",
                                 "per scenario: default, tuned, phase oracle and the adaptivity headroom with CIs"),
     ("benchmark", "oracle-window"): ("ecngym.benchmark.oracle_window_cli:main",
-                                     "the window oracle per test trace (beam search on branches), headroom vs static_tuned"),
+                                     "the window oracle per test trace (beam search on branches) vs static_tuned"),
     ("benchmark", "headroom-map"): ("ecngym.benchmark.headroom_map:main",
                                     "the window oracle's headroom over a parametric scenario family (train seeds)"),
     ("benchmark", "board"): ("ecngym.benchmark.cli:board_main", "a suite's board and page from the results store"),

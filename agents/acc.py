@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ecngym.agents.acting_nets import ActingNets
 from ecngym.agents.config import AccConfig, agent_env_config
 from ecngym.agents.controller import LearnedController
 from ecngym.agents.inference import mlp_flops
@@ -420,5 +421,20 @@ class AccController(LearnedController):
 
 
 #: ACC (``configs/agent/acc.yaml``): SB3's DoubleDQN or RLlib's multi-agent DQN, one shared policy.
+def _saved_q_network(weights: Path) -> Any:
+    """The greedy Q-network of a saved SB3 run (a DoubleDQN ``model.zip``, our own file just written)."""
+    from ecngym.agents.acting_nets import q_network
+    from ecngym.agents.ddqn import DoubleDQN
+
+    return q_network(DoubleDQN.load(str(weights), device="cpu"))
+
+
+def _live_q_network(model: Any) -> Any:
+    from ecngym.agents.acting_nets import q_network
+
+    return q_network(model)
+
+
 ACC = AgentKind(config=AccConfig, trainers={"sb3": train_acc, "rllib": train_acc_rllib_run}, controller=AccController,
-                resumable=train_acc_resumable)
+                resumable=train_acc_resumable,
+                acting=ActingNets(nets=("q",), saved=_saved_q_network, live=_live_q_network))

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ecngym.agents.acting_nets import ActingNets, sequential_tensors
 from ecngym.agents.config import LaecnConfig, agent_config
 from ecngym.agents.controller import LearnedController
 from ecngym.agents.inference import mlp_flops
@@ -550,5 +551,59 @@ class LaecnController(LearnedController):
 
 #: LAECN and its variants (``configs/agent/laecn.yaml``, ``haecn.yaml``): its own two-module torch loop,
 #: run as ``framework=sb3`` (the default; RLlib does not train it).
+#: The two modules a LAECN checkpoint holds (tensor groups of its weights file).
+MODULES = ("policy", "decision")
+
+
+def _saved_modules(weights: Path) -> Any:
+    """The policy generator and decision module of a saved run (``torch.save`` of their state, our own file)."""
+    import torch
+
+    state = torch.load(weights, map_location="cpu", weights_only=True)
+    tensors: dict[str, np.ndarray] = {}
+    nets: dict[str, Any] = {}
+    for name in MODULES:
+        sd = state[name]["net"]
+        linear = sorted({int(k.split(".")[0]) for k in sd})
+        sizes = [sd[f"{i}.weight"].shape for i in linear]
+        net = mlp(int(sizes[0][1]), [int(s[0]) for s in sizes[:-1]], int(sizes[-1][0]))
+        net.load_state_dict(sd)
+        t, d = sequential_tensors(name, net)
+        tensors.update(t)
+        nets.update(d)
+    return tensors, nets
+
+
+def _live_modules(agent: LaecnAgent) -> Any:
+    tensors: dict[str, np.ndarray] = {}
+    nets: dict[str, Any] = {}
+    for name in MODULES:
+        t, d = sequential_tensors(name, getattr(agent, name).net)
+        tensors.update(t)
+        nets.update(d)
+    return tensors, nets
+
+
+def _checkpoint_player(card: dict[str, Any], tensors: dict[str, np.ndarray], obs_dim: int) -> Any:
+    """A checkpoint's two modules acting greedily (the decision module, then the policy generator where it fires)."""
+    import torch
+
+    cfg = {**agent_config(card["agent"], card["agent_config"]), "buffer_size": 1}  # (it only acts: no replay)
+    agent = LaecnAgent(obs_dim, card["n_actions"], int(card["static_action"]), cfg, int(card["seed"]))
+    for name in MODULES:
+        getattr(agent, name).net.load_state_dict({k.split(".", 1)[1]: torch.from_numpy(v.copy())
+                                                  for k, v in tensors.items() if k.startswith(name + ".")})
+    started = []
+
+    def act(obs: np.ndarray, inference: Any) -> np.ndarray:
+        if not started:
+            agent.begin(obs)
+            started.append(True)
+        return agent.step(obs, 0.0, inference)[0]
+
+    return act
+
+
 LAECN = AgentKind(config=LaecnConfig, trainers={"sb3": train_laecn}, controller=LaecnController,
-                  resumable=train_laecn)
+                  resumable=train_laecn,
+                  acting=ActingNets(nets=MODULES, saved=_saved_modules, live=_live_modules, player=_checkpoint_player))

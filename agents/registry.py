@@ -54,12 +54,15 @@ class AgentKind:
             ``hook(model, env_steps)`` (the benchmark's validation; True stops the run), resumes
             from it when started again, and writes ``agent.json`` with a ``run`` record
             (``env_steps``, ``stopped``, ``resumed_from``) and its curve (``curve``, default ``curve.csv``).
+        acting: Its acting networks (:class:`~ecngym.agents.acting_nets.ActingNets`): what its shipped
+            checkpoint holds and how one plays (None: it has no checkpoint, and the suite cannot train it).
     """
 
     config: type
     trainers: Mapping[str, Callable[..., Path]]
     controller: Callable[..., Any]
     resumable: Callable[..., Path] | None = None
+    acting: Any = None
 
 
 #: Agents added by :func:`register_agent`: name -> (kind, config file).
@@ -93,6 +96,18 @@ def _shipped_names() -> list[str]:
 def agent_names() -> list[str]:
     """Every agent's name: ecngym's own (``configs/agent``, sorted), then the registered ones."""
     return [*_shipped_names(), *(n for n in _REGISTERED if n not in _shipped_names())]
+
+
+def learner_names() -> list[str]:
+    """Every learner of the benchmark suites: the agents (:func:`agent_names`), then SB3's algorithms."""
+    from ecngym.agents.sb3 import ALGORITHMS
+
+    return [*agent_names(), *(a for a in ALGORITHMS if a not in agent_names())]
+
+
+def is_agent(name: Any) -> bool:
+    """Whether learner ``name`` is a learning agent (its own kind, config and trainer), not an SB3 algorithm."""
+    return isinstance(name, str) and name in agent_names()
 
 
 def agent_file(name: Any, field: str = "agent") -> Path:

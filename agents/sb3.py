@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import os
 from collections.abc import Iterator
@@ -344,3 +345,23 @@ def train(env_factory: Any, algorithm: str, total_timesteps: int, seed: int, out
     finally:
         venv.close()
     return path
+
+
+@functools.cache
+def takes_multi_discrete(algorithm: str) -> bool:
+    """Whether SB3's ``algorithm`` takes a MultiDiscrete action (PPO does; DQN picks one of n actions).
+
+    Asked of SB3 itself: its algorithms declare their ``supported_action_spaces`` to the base class,
+    which refuses an env outside them when the model is built (here without its networks).
+    """
+    import gymnasium as gym
+
+    class _Probe(gym.Env):
+        observation_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
+        action_space = spaces.MultiDiscrete([2, 2])
+
+    try:
+        algorithm_class(algorithm, "agent")("MlpPolicy", _Probe(), _init_setup_model=False)
+    except AssertionError:
+        return False
+    return True

@@ -31,8 +31,11 @@ average before the run. ``--plateau`` trains ACC on the default incast scenario 
 reward on held-out traces stops improving and prints the training wall time to that plateau
 (:mod:`ecngym.agents.plateau`: the rule; ``--eval-every`` / ``--patience`` / ``--tol`` /
 ``--window`` / ``--max-steps`` / ``--max-train-s``). ``--profile [SUITE]`` prints where a training
-step's CPU goes per learner and scenario (:mod:`ecngym.bench.train_profile`). The last line is one
-JSON object.
+step's CPU goes per learner and scenario (:mod:`ecngym.bench.train_profile`). ``--learners all`` (or a
+list) measures each learner's training env steps/s with 1 and 2 sampling processes, the ratio, its CPU minutes per
+100k env steps and the suite's training CPU-hours at each tier (:mod:`ecngym.bench.train_scaling`;
+``--scaling-suite`` / ``--scenario`` / ``--scenario-dir``); ``--quick`` is its smoke run (a few
+steps: not a measurement). The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -306,8 +309,17 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="ecngym bench train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=512, help="env steps per measurement (default 512)")
-    parser.add_argument("--algorithms", default=",".join(ALGORITHMS), help="comma-separated subset of "
-                                                                                   + ",".join(ALGORITHMS))
+    parser.add_argument("--algorithms", default=None, help="comma-separated subset of " + ",".join(ALGORITHMS)
+                        + " (default: all, or none with --learners / --quick)")
+    parser.add_argument("--learners", default=None, help="also measure these learners' sampling scaling (1 and 2 "
+                        "processes), CPU-min per 100k env steps and the suite's CPU-hours per tier: 'all' or a "
+                        "comma-separated list (ecngym.bench.train_scaling)")
+    parser.add_argument("--scaling-suite", default="core", help="--learners: the suite costed (default core)")
+    parser.add_argument("--scenario", default=None, help="--learners: the scenario measured (default: the suite's "
+                                                         "first with training)")
+    parser.add_argument("--scenario-dir", default=None, help="--learners: the folder of scenario files")
+    parser.add_argument("--quick", action="store_true", help="smoke run: --learners all at 48 env steps (not a "
+                                                             "measurement)")
     parser.add_argument("--threads", type=int, default=None, help="threads per torch / BLAS pool (default 1; "
                                                                   "0 = library defaults)")
     parser.add_argument("--compare-defaults", action="store_true",
@@ -355,9 +367,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--rllib: expected comma-separated runner counts, got {args.rllib!r}")
     if any(n < 1 for n in runner_counts):
         parser.error("--rllib: runner counts must be >= 1")
+    if args.quick:
+        args.learners = args.learners or "all"
+        args.steps = 48 if "--steps" not in argv else args.steps
+    scaling = args.learners is not None
+    if args.algorithms is None:
+        args.algorithms = "" if scaling else ",".join(ALGORITHMS)
     algos = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     bad = [a for a in algos if a not in ALGORITHMS]
-    if bad or (not algos and not args.rllib and not args.plateau and args.suite is None and args.profile is None):
+    if bad or (not algos and not args.rllib and not args.plateau and args.suite is None and args.profile is None
+               and not scaling):
         parser.error(f"--algorithms: unknown {bad}; allowed: {list(ALGORITHMS)}")
     if args.steps < 1:
         parser.error("--steps must be >= 1")
@@ -414,6 +433,19 @@ def main(argv: list[str] | None = None) -> int:
             except ConfigError as exc:
                 parser.error(str(exc))
             failed.extend(f"profile {r['scenario']}/{r['agent']}: {r['error']}" for r in profile if "error" in r)
+        learners = None
+        if scaling:
+            from ecngym.agents.registry import learner_names
+            from ecngym.bench.train_scaling import learner_scaling
+
+            names = learner_names() if args.learners == "all" else [a.strip() for a in args.learners.split(",")
+                                                                     if a.strip()]
+            try:
+                learners = learner_scaling(args.scaling_suite, names, args.steps, args.scenario, args.scenario_dir,
+                                           progress=status.update)
+            except ConfigError as exc:
+                parser.error(f"{exc.field}: {exc.message}")
+            failed.extend(learners["failed"])
     table = Table(title=f"training throughput on {ENV_ID} ({os.cpu_count()} CPUs, load {load:.1f} before)")
     for col in ("algorithm", "threads", "env-only steps/s", "training steps/s", "share", "env ms/step",
                 "update ms/step", "other ms/step"):
@@ -422,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(r["algorithm"], str(r["threads"] or f"default ({r['torch_threads']})"),
                       f"{r['env_steps_per_s']:.0f}", f"{r['train_steps_per_s']:.0f}", f"{r['share']:.0%}",
                       f"{r['env_ms']:.2f}", f"{r['update_ms']:.2f}", f"{r['other_ms']:.2f}")
-    if results or not (suite_cost or profile):  # (--algorithms '' --suite / --profile ...: their tables only)
+    if results or not (suite_cost or profile or learners):  # (--algorithms '' with --suite etc.: their tables only)
         console.print(table)
     summary: dict[str, Any] = {"bench": "train", "env": ENV_ID, "steps": args.steps, "cpus": os.cpu_count(),
                                "load_avg_before": load, "results": results}
@@ -447,6 +479,11 @@ def main(argv: list[str] | None = None) -> int:
 
         summary["profile"] = profile
         print_profile(profile, args.profile_steps, console)
+    if learners is not None:
+        from ecngym.bench.train_scaling import print_scaling
+
+        summary["learners"] = learners
+        print_scaling(learners, console)
     if failed:
         summary["failed"] = failed
     print(json.dumps(summary))

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ecngym.benchmark.model_card import ACTIVATIONS, NETS, check_weights, parse_card
+from ecngym.benchmark.model_card import ACTIVATIONS, check_weights, parse_card
 from ecngym.error import ConfigError
 
 #: The package's shipped checkpoints: ``<scenario>/<agent>/seed<k>/``.
@@ -47,56 +47,11 @@ OBSERVATION_KEYS = ("features", "history", "queue_mapping")
 
 
 # ---------------------------------------------------------------------- writing
-def _sequential_tensors(prefix: str, net: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """A ``torch.nn.Sequential`` of Linear and activation layers as named arrays plus its description."""
-    import torch.nn as nn
-
-    tensors = {f"{prefix}.{k}": v.detach().cpu().numpy().astype(np.float32).copy()
-               for k, v in net.state_dict().items()}
-    acts = sorted({type(m).__name__.lower() for m in net if not isinstance(m, nn.Linear)})
-    layers = [[m.in_features, m.out_features] for m in net if isinstance(m, nn.Linear)]
-    return tensors, {"activation": acts[0] if acts else "none", "layers": layers}
-
-
 def _acting_nets(agent: str, weights: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The acting networks of a trainer's saved model (our own file, just written by the trainer)."""
-    import torch
-    import torch.nn as nn
+    from ecngym.agents.acting_nets import learner_acting
 
-    tensors: dict[str, np.ndarray] = {}
-    nets: dict[str, Any] = {}
-    if agent in ("laecn", "haecn"):
-        from ecngym.agents.laecn import mlp
-
-        state = torch.load(weights, map_location="cpu", weights_only=True)
-        for name in ("policy", "decision"):
-            sd = state[name]["net"]
-            linear = sorted({int(k.split(".")[0]) for k in sd})
-            sizes = [sd[f"{i}.weight"].shape for i in linear]
-            net = mlp(int(sizes[0][1]), [int(s[0]) for s in sizes[:-1]], int(sizes[-1][0]))
-            net.load_state_dict(sd)
-            t, d = _sequential_tensors(name, net)
-            tensors.update(t)
-            nets[name] = d
-        return tensors, nets
-    from ecngym.agents.sb3 import algorithm_class
-
-    if agent == "acc":
-        from ecngym.agents.ddqn import DoubleDQN
-
-        model = DoubleDQN.load(str(weights), device="cpu")
-    else:
-        model = algorithm_class(agent).load(str(weights), device="cpu")
-    if agent in ("acc", "dqn"):
-        t, d = _sequential_tensors("q", model.policy.q_net.q_net)
-        tensors.update(t)
-        nets["q"] = d
-    else:
-        pi = nn.Sequential(*model.policy.mlp_extractor.policy_net, model.policy.action_net)
-        t, d = _sequential_tensors("pi", pi)
-        tensors.update(t)
-        nets["pi"] = d
-    return tensors, nets
+    return learner_acting(agent).saved(weights)
 
 
 def _versions() -> dict[str, str]:
@@ -150,10 +105,14 @@ def write_checkpoint(out_dir: Path, scenario: Any, agent: str, seed: int, budget
     """
     from safetensors.numpy import save_file
 
-    from ecngym.benchmark.suite import AGENT_LEARNERS, scenario_env
+    from ecngym.agents.acting_nets import learner_acting
+    from ecngym.agents.registry import is_agent
+    from ecngym.benchmark.suite import scenario_env
 
     out_dir = Path(out_dir)
-    tensors, nets = _acting_nets(agent, weights)
+    acting = learner_acting(agent)
+    tensors, nets = acting.saved(weights)
+    first = acting.nets[0]
     path = out_dir / WEIGHTS_FILE
     # no metadata: safetensors writes it in hash-map order, so the same weights would give other bytes
     # (the card holds what it would say); the tensors' header is sorted, so the file is a function of them
@@ -161,15 +120,14 @@ def write_checkpoint(out_dir: Path, scenario: Any, agent: str, seed: int, budget
     frame = curve_frame(curve)
     frame.to_csv(out_dir / CURVE_FILE, index=False)
     base_env = scenario_env(scenario)
-    if agent in AGENT_LEARNERS:
+    obs_dim = int(nets[first]["layers"][0][0])
+    if is_agent(agent):
         env_config = meta["env_config"]
         env_overrides = {**meta["env"], "action": {"scope": "port"}}
-        obs_dim = int(nets["policy" if "policy" in nets else "q"]["layers"][0][0])
-        if "policy" in nets:
+        if acting.player is not None:  # (its own acting: the first network's input need not be the policy input)
             obs_dim = int(meta["obs_dim"])
     else:
         env_config, env_overrides = base_env, meta.get("env_overrides", {})
-        obs_dim = int(nets[NETS[agent][0]]["layers"][0][0])
     episodes = meta.get("episodes", [])
     traces = sorted({(int(s), e["trace_hash"]) for s, e in zip(_seed_of(episodes, scenario), episodes, strict=True)})
     training = scenario.training
@@ -184,8 +142,8 @@ def write_checkpoint(out_dir: Path, scenario: Any, agent: str, seed: int, budget
         "train_trace_seeds": list(scenario.protocol.train_seeds),
         "trace_hashes": {str(s): h for s, h in traces},
         "episodes_trained": len(episodes),
-        "hyperparams": training.agents[agent].hyperparams, "hyperparams_source": training.agents[agent].source,
-        "granularity": meta.get("granularity"), "n_actions": int(nets[NETS[agent][0]]["layers"][-1][1]),
+        "hyperparams": training.settings(agent).hyperparams, "hyperparams_source": training.settings(agent).source,
+        "granularity": meta.get("granularity"), "n_actions": int(nets[first]["layers"][-1][1]),
         "static_action": meta.get("static_action"), "agent_config": meta.get("config"),
         "env_overrides": env_overrides, "observation": observation_layout(env_config, obs_dim),
         "nets": nets, "versions": _versions(),
@@ -332,6 +290,15 @@ def load_checkpoint(path: str | Path, scenario: Any = None, field: str = "contro
     except (SafetensorError, OSError, ValueError) as exc:
         raise _refuse(field, weights, f"not a safetensors file ({exc})") from None
     check_weights(card, weights, raw, tensors, field)
+    from ecngym.agents.acting_nets import learner_acting
+
+    try:
+        expected = learner_acting(card.get("agent")).nets
+    except ConfigError as exc:
+        raise _refuse(field, weights, f"agent {card.get('agent')!r}: {exc.message}") from None
+    missing = [n for n in expected if not any(k.startswith(n + ".") for k in tensors)]
+    if missing:
+        raise _refuse(field, weights, f"agent {card.get('agent')!r} with networks {missing} missing")
     if scenario is not None:
         check_scenario(card, scenario.id, scenario.name, scenario.version, field)
     return card, tensors
@@ -398,9 +365,10 @@ class Mlp:
 class CheckpointController:
     """Plays a shipped checkpoint (any learner) on a scenario's env, greedily.
 
-    ACC and the SB3 DQN pick the arg-max Q, PPO the arg-max logit (its deterministic action);
-    LAECN / HAECN run their decision module and, where it triggers, the policy generator
-    (:class:`ecngym.agents.laecn.LaecnAgent`, with the checkpoint's weights).
+    A learner acts by the arg-max of its first acting network (ACC and SB3's DQN: the greedy Q;
+    PPO: the arg-max logit, its deterministic action), or by its own ``player``
+    (:class:`~ecngym.agents.acting_nets.ActingNets`: LAECN / HAECN run their decision module and,
+    where it triggers, the policy generator, with the checkpoint's weights).
 
     Args:
         path: The checkpoint folder.
@@ -429,12 +397,13 @@ class CheckpointController:
         self.name = name or self.agent
         self.trained_traces = set(self.card["trace_hashes"].values())
         nets = self.card["nets"]
-        self._laecn = None
-        if self.agent in ("laecn", "haecn"):
-            self._laecn_tensors = tensors
-        else:
-            net = NETS[self.agent][0]
-            self._net = Mlp(tensors, net, nets[net]["activation"])
+        from ecngym.agents.acting_nets import learner_acting
+
+        self._acting = learner_acting(self.agent)
+        self._tensors = tensors
+        self._player = None
+        net = self._acting.nets[0]
+        self._net = Mlp(tensors, net, nets[net]["activation"])
         from ecngym.agents.inference import InferenceCounter
 
         self.inference = InferenceCounter()
@@ -481,29 +450,12 @@ class CheckpointController:
         self._nvec = list(getattr(space, "nvec", [getattr(space, "n", 0)]))
         n = len(view.action_templates) if self.card.get("granularity") else int(sum(self._nvec))
         check_layout(self.card, u.config.as_dict(), obs_dim, n)
-        if self.agent in ("laecn", "haecn"):
-            self._laecn = self._laecn_agent(obs_dim)
-            self._started = False
+        if self._acting.player is not None:
+            self._player = self._acting.player(self.card, self._tensors, obs_dim)
         from ecngym.agents.controller import HeldOutCheck
 
         self._held_out = HeldOutCheck(self.trained_traces, "checkpoint", "score it on held-out seeds")
         self.inference.reset()
-
-    def _laecn_agent(self, obs_dim: int) -> Any:
-        """LAECN's two modules with the checkpoint's weights."""
-        import torch
-
-        from ecngym.agents.config import agent_config
-        from ecngym.agents.laecn import LaecnAgent
-
-        cfg = agent_config(self.agent, self.card["agent_config"])
-        cfg = {**cfg, "buffer_size": 1}  # (it only acts: no replay)
-        agent = LaecnAgent(obs_dim, self.card["n_actions"], int(self.card["static_action"]), cfg,
-                           int(self.card["seed"]))
-        for name, learner in (("policy", agent.policy), ("decision", agent.decision)):
-            learner.net.load_state_dict({k.split(".", 1)[1]: torch.from_numpy(v.copy())
-                                         for k, v in self._laecn_tensors.items() if k.startswith(name + ".")})
-        return agent
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
         """The greedy action (per port for the per-port agents)."""
@@ -520,11 +472,8 @@ class CheckpointController:
 
         table = np.asarray(observation).reshape(self._n_ports, -1)
         obs = np.stack([agent_observation(table[r], self.card["granularity"], self._history) for r in self._rows])
-        if self._laecn is not None:
-            if not self._started:
-                self._laecn.begin(obs)
-                self._started = True
-            actions, _, _ = self._laecn.step(obs, 0.0, self.inference)
+        if self._player is not None:
+            actions = self._player(obs, self.inference)
         else:
             actions = self._net(obs).argmax(axis=1)
             self.inference.decisions += len(obs)

@@ -80,13 +80,14 @@ def train_main(argv: list[str] | None = None) -> int:
     Raises:
         ConfigError: On a bad argument, a scenario the suite does not have, or the trainer's error.
     """
+    from ecngym.agents.registry import learner_names
     from ecngym.benchmark.checkpoints import CHECKPOINT_DIR, WEIGHTS_FILE, load_card
-    from ecngym.benchmark.suite import LEARNERS, load_suite
+    from ecngym.benchmark.suite import load_suite
     from ecngym.benchmark.training import train_run
     from ecngym.files import check_writable_directory
 
     args = key_value_arguments(TrainArgs, list(sys.argv[1:] if argv is None else argv), TRAIN_USAGE, __doc__)
-    check_choice("agent", args.agent, list(LEARNERS), "the learners")
+    check_choice("agent", args.agent, learner_names(), "the learners")
     suite = load_suite(args.suite, args.scenario_dir)
     check_choice("scenario", args.scenario, list(suite.scenarios), f"suite {suite.name} has")
     # (checked before the training: a folder that cannot be written would lose the trained weights)
@@ -163,7 +164,8 @@ def train_all_main(argv: list[str] | None = None) -> int:
             does not train (naming the allowed values, so a misspelt one never trains nothing), or a
             ``dest`` / ``scratch`` folder that cannot be written.
     """
-    from ecngym.benchmark.suite import LEARNERS, load_suite
+    from ecngym.agents.registry import learner_names
+    from ecngym.benchmark.suite import load_suite
     from ecngym.files import check_writable_directory
 
     args = key_value_arguments(TrainAllArgs, list(sys.argv[1:] if argv is None else argv),
@@ -177,7 +179,7 @@ def train_all_main(argv: list[str] | None = None) -> int:
     if args.scenario is not None:
         check_choice("scenario", args.scenario, trained, f"the scenarios suite {suite.name} trains on")
     if args.agent is not None:
-        check_choice("agent", args.agent, list(LEARNERS), "the learners")
+        check_choice("agent", args.agent, learner_names(), "the learners")
     if args.seed is not None:
         seeds = sorted({k for name in trained if args.scenario in (None, name) for k in suite.training_seeds(name)})
         check_choice("seed", args.seed, seeds, f"suite {suite.name}'s training seeds")
@@ -193,7 +195,7 @@ def train_all_main(argv: list[str] | None = None) -> int:
     for name, sc in suite.scenarios.items():
         if sc.training is None or (args.scenario and name != args.scenario):
             continue
-        for agent in LEARNERS:
+        for agent in sc.training.learners():
             if args.agent and agent != args.agent:
                 continue
             jobs += [(name, agent, k, None, False, args.scratch, args.dest) for k in suite.training_seeds(name)

@@ -5,19 +5,19 @@
 is minus the score the learner is ranked by (:mod:`ecngym.envs.score_reward`). Unset, a learner keeps
 its default:
 
-* ``ppo`` and ``dqn`` on a scenario of version 2 or later: ``score_dense`` ([OURS]: the plain-RL
-  baselines learn from the score itself, paid as flows complete, instead of one terminal reward);
-* ``ppo`` and ``dqn`` on a version-1 scenario: the scenario env's reward (``fct``), as the frozen v1
+* SB3's algorithms (``ppo``, ``dqn``) on a scenario of version 2 or later: ``score_dense`` ([OURS]:
+  the plain-RL baselines learn from the score itself, paid as flows complete, instead of one
+  terminal reward);
+* SB3's algorithms on a version-1 scenario: the scenario env's reward (``fct``), as the frozen v1
   checkpoints were trained;
-* ``acc``, ``laecn``, ``haecn``: their papers' rewards (``configs/agent/<name>.yaml``).
+* the learning agents (``acc``, ``laecn``, ``haecn`` ...): their own YAML's reward (their papers'),
+  ``configs/agent/<name>.yaml``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-#: Learners whose default on a version >= 2 scenario is ``score_dense``.
-SCORE_DENSE_BY_DEFAULT = ("ppo", "dqn")
 #: The first scenario version on which they default to it (version 1 is frozen).
 SCORE_DENSE_FROM_VERSION = 2
 
@@ -32,8 +32,10 @@ def learner_reward(scenario: Any, agent: str) -> dict[str, Any] | None:
     Returns:
         ``{"name": ...}`` (with ``"score": protocol.score`` for ``score_dense``), or None.
     """
-    name = scenario.training.agents[agent].reward
-    if name is None and agent in SCORE_DENSE_BY_DEFAULT and scenario.version >= SCORE_DENSE_FROM_VERSION:
+    from ecngym.agents.registry import is_agent
+
+    name = scenario.training.settings(agent).reward
+    if name is None and not is_agent(agent) and scenario.version >= SCORE_DENSE_FROM_VERSION:
         name = "score_dense"
     if name is None:
         return None

@@ -22,10 +22,20 @@ from pydantic import model_validator
 from ecngym.error import ConfigError
 from ecngym.validation import ConfigModel, OneOf, Text, Whole, field_error
 
-#: The networks each kind of learner acts with (names of the tensor groups in the weights file); the
-#: first chooses the action (its outputs are the card's ``n_actions``, its input the observation's).
-NETS = {"acc": ("q",), "laecn": ("policy", "decision"), "haecn": ("policy", "decision"), "ppo": ("pi",),
-        "dqn": ("q",)}
+
+def acting_nets(agent: str) -> tuple[str, ...]:
+    """The networks learner ``agent`` acts with (tensor groups of its weights file), from its registry entry.
+
+    The first chooses the action (its outputs are the card's ``n_actions``, its input the observation's).
+
+    Raises:
+        ConfigError: Naming ``agent`` if it is no registered learner.
+    """
+    from ecngym.agents.acting_nets import learner_acting
+
+    return tuple(learner_acting(agent).nets)
+
+
 #: The activations between a network's linear layers ("none": a single linear layer).
 ACTIVATIONS = {"relu": lambda x: np.maximum(x, 0), "tanh": np.tanh, "none": lambda x: x}
 #: A tensor of a network: ``<net>.<index in its torch Sequential>.weight`` or ``.bias``.
@@ -76,7 +86,7 @@ class Card(ConfigModel):
 
     format: Text
     format_version: Width
-    agent: OneOf(*NETS)
+    agent: Text
     scenario: Text
     scenario_version: Width
     env_id: Text
@@ -113,7 +123,10 @@ class Card(ConfigModel):
     def _check(self) -> Card:
         if not _SHA256.fullmatch(self.weights_sha256):
             raise field_error("weights_sha256", f"got {self.weights_sha256!r}, expected 64 lower-case hex digits")
-        wanted = NETS[self.agent]
+        try:
+            wanted = acting_nets(self.agent)
+        except ConfigError as exc:
+            raise field_error("agent", exc.message) from None
         if sorted(self.nets) != sorted(wanted):
             raise field_error("nets", f"has networks {sorted(self.nets)}; agent {self.agent!r} acts with "
                                       f"{list(wanted)}")

@@ -105,10 +105,8 @@ class Protocol(ConfigModel):
         return self
 
 
-#: The learners of the suite: ecngym's learning agents and the generic SB3 baselines.
-LEARNERS = ("acc", "laecn", "haecn", "ppo", "dqn")
-#: Learners that are ecngym learning agents (``configs/agent/<name>.yaml``); the others are SB3 algorithms.
-AGENT_LEARNERS = ("acc", "laecn", "haecn")
+#: The source a learner's settings get on a scenario that lists none for it.
+DEFAULT_SOURCE = "its own defaults (configs/agent/<name>.yaml; SB3's for an SB3 algorithm): this scenario lists none"
 
 
 class AgentTraining(ConfigModel):
@@ -140,7 +138,9 @@ class Training(ConfigModel):
             ``training_seeds`` of them.
         long_budget_steps: A longer run's budget (one training seed per agent) that shows whether the
             learning curve has flattened at ``budget_steps``; None: none.
-        agents: Per learner (:data:`LEARNERS`), its settings; every learner needs one.
+        agents: Per learner (:func:`~ecngym.agents.registry.learner_names`), its settings; a learner
+            it does not list trains with its own defaults (:meth:`settings`), so a new learner needs no
+            edit of any scenario file.
         tiers: Per budget tier (``configs/training/tiers.yaml``: ``100k``, ``converged``), this
             scenario's overrides of the tier's settings (:class:`~ecngym.benchmark.tiers.TierOverride`).
     """
@@ -161,16 +161,25 @@ class Training(ConfigModel):
         repeated = sorted({s for s in self.seeds if self.seeds.count(s) > 1})
         if repeated:
             raise field_error("seeds", f"seed(s) {repeated} given more than once")
-        unknown = sorted(set(self.agents) - set(LEARNERS))
+        from ecngym.agents.registry import learner_names
+
+        unknown = sorted(set(self.agents) - set(learner_names()))
         if unknown:
-            raise field_error("agents", f"unknown learner(s) {unknown}; known: {list(LEARNERS)}")
-        missing = [a for a in LEARNERS if a not in self.agents]
-        if missing:
-            raise field_error("agents", f"no settings for {missing}; every learner of {list(LEARNERS)} needs its own")
+            raise field_error("agents", f"unknown learner(s) {unknown}; known: {learner_names()}")
         if self.long_budget_steps is not None and self.long_budget_steps <= self.budget_steps:
             raise field_error("long_budget_steps", f"got {self.long_budget_steps}, not above budget_steps "
                                                    f"{self.budget_steps}")
         return self
+
+    def learners(self) -> list[str]:
+        """The learners that train here: those listed in ``agents`` (in order), then every other learner."""
+        from ecngym.agents.registry import learner_names
+
+        return [*self.agents, *(a for a in learner_names() if a not in self.agents)]
+
+    def settings(self, agent: str) -> AgentTraining:
+        """Learner ``agent``'s settings here: its entry of ``agents``, else its own defaults."""
+        return self.agents.get(agent) or AgentTraining(source=DEFAULT_SOURCE)
 
 
 class HeldOut(ConfigModel):

@@ -46,8 +46,8 @@ class LearnerTier(ConfigModel):
 
     Args:
         source: Where the values come from (``[OURS]`` with the reason).
-        n_envs: Env processes of an SB3 learner (``SubprocVecEnv`` when > 1); ACC / LAECN / HAECN
-            step one parallel env of all ports and take no such count.
+        n_envs: Env processes of an SB3 learner (``SubprocVecEnv`` when > 1); the learning agents
+            (ACC / LAECN / HAECN ...) step one parallel env of all ports and take no such count.
         hyperparams: Overrides of the learner's config (an agent's YAML fields; SB3's keyword
             arguments for ``ppo`` / ``dqn``), on top of its own defaults.
     """
@@ -64,13 +64,19 @@ class Tier(ConfigModel):
         budget_steps: Env steps of a run (at most, with a stopping rule).
         eval_every_steps: Env steps between validation points (and state saves).
         stop: The stopping rule on the validation curve; None: the run trains its whole budget.
-        learners: Per learner, its settings.
+        learners: Per learner, its settings; a learner it does not list trains with its own defaults
+            (:data:`DEFAULT_LEARNER`), so a new learner needs no edit of this file.
     """
 
     budget_steps: Whole(1, 100_000_000)
     eval_every_steps: Whole(1, 100_000_000)
     stop: StopRule | None = None
     learners: dict[str, LearnerTier]
+
+
+#: A learner's settings in a tier that does not list it: its own config, one env process.
+DEFAULT_LEARNER = LearnerTier(source="its own defaults (configs/agent/<name>.yaml; SB3's for an SB3 algorithm): "
+                                     "the tier lists none")
 
 
 class TierOverride(ConfigModel):
@@ -91,15 +97,14 @@ class TiersFile(ConfigModel):
 
 def load_tiers() -> TiersFile:
     """The tiers file, validated (errors name ``tiers.<field>``)."""
-    from ecngym.benchmark.suite import LEARNERS, read_yaml
+    from ecngym.agents.registry import learner_names
+    from ecngym.benchmark.suite import read_yaml
 
     doc = TiersFile.parse(read_yaml(TIERS_FILE, "tiers"), "tiers")
     for name, tier in doc.tiers.items():
-        missing = [a for a in LEARNERS if a not in tier.learners]
-        unknown = sorted(set(tier.learners) - set(LEARNERS))
-        if missing or unknown:
-            raise ConfigError(f"tiers.tiers.{name}.learners", f"missing {missing}, unknown {unknown}; every learner of "
-                                                             f"{list(LEARNERS)} needs its settings")
+        unknown = sorted(set(tier.learners) - set(learner_names()))
+        if unknown:
+            raise ConfigError(f"tiers.tiers.{name}.learners", f"unknown learner(s) {unknown}; known: {learner_names()}")
     return doc
 
 
@@ -116,7 +121,7 @@ def check_tier_overrides(overrides: dict[str, Any]) -> None:
     """
     if not overrides:
         return
-    from ecngym.benchmark.suite import LEARNERS
+    from ecngym.agents.registry import learner_names
 
     known = tier_names()
     for name, override in overrides.items():
@@ -126,9 +131,9 @@ def check_tier_overrides(overrides: dict[str, Any]) -> None:
             parsed = TierOverride.parse(override, "")
         except ConfigError as exc:
             raise field_error(f"tiers.{name}.{exc.field}", exc.message) from None
-        unknown = sorted(set(parsed.learners) - set(LEARNERS))
+        unknown = sorted(set(parsed.learners) - set(learner_names()))
         if unknown:
-            raise field_error(f"tiers.{name}.learners", f"unknown learner(s) {unknown}; known: {list(LEARNERS)}")
+            raise field_error(f"tiers.{name}.learners", f"unknown learner(s) {unknown}; known: {learner_names()}")
 
 
 def validation_seeds(scenario: Any) -> list[int]:
@@ -211,7 +216,8 @@ def resolve_tier(scenario: Any, agent: str, tier: str) -> TierPlan:
     Raises:
         ConfigError: Naming ``tier`` for an unknown tier, or the field of a bad setting.
     """
-    from ecngym.benchmark.suite import AGENT_LEARNERS, scenario_env
+    from ecngym.agents.registry import is_agent
+    from ecngym.benchmark.suite import scenario_env
 
     doc = load_tiers()
     if tier not in doc.tiers:
@@ -219,10 +225,10 @@ def resolve_tier(scenario: Any, agent: str, tier: str) -> TierPlan:
     base = doc.tiers[tier]
     over = TierOverride.parse((scenario.training.tiers if scenario.training else {}).get(tier, {}),
                               f"scenarios.{scenario.name}.training.tiers.{tier}")
-    learner = base.learners[agent]
+    learner = base.learners.get(agent, DEFAULT_LEARNER)
     mine = over.learners.get(agent, {})
     hyper = {**learner.hyperparams, **mine.get("hyperparams", {})}
-    n_envs = 1 if agent in AGENT_LEARNERS else int(mine.get("n_envs", learner.n_envs or 1))
+    n_envs = 1 if is_agent(agent) else int(mine.get("n_envs", learner.n_envs or 1))
     episode_steps = int(scenario_env(scenario)["episode_steps"])
     resolved: dict[str, Any] = {}
     for key in sorted(hyper, key=lambda k: k == "batch_size"):  # (batch_size in minibatches reads n_steps)

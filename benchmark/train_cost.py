@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from ecngym.benchmark.scoring import REFERENCES
-from ecngym.benchmark.suite import LEARNERS, SCENARIO_DIR, load_suite
+from ecngym.benchmark.suite import SCENARIO_DIR, load_suite
 from ecngym.error import ConfigError
 
 #: Reference controllers every scenario scores besides the competitors.
@@ -50,28 +50,48 @@ def _cpu_seconds() -> float:
     return cpu()
 
 
-def scaled_scenario_dir(scenarios: dict[str, Any], steps: int, folder: Path) -> Path:
-    """Copies of the scenario files whose replay warm-ups (and PPO's rollout) fit a ``steps``-step run."""
+def _fitted(agent: str, hyper: dict[str, Any], steps: int) -> dict[str, Any]:
+    """A learner's hyperparameters with its replay warm-up (and an on-policy rollout) fitting a ``steps``-step run.
+
+    Read from the learner's own defaults: an agent's config (``learning_starts`` at its top or in its
+    ``hyperparams``), an SB3 algorithm's keyword defaults (``learning_starts``, ``n_steps`` / ``batch_size``).
+    """
+    import inspect
+
     from ecngym.agents.config import agent_config
+    from ecngym.agents.registry import is_agent
+    from ecngym.agents.sb3 import algorithm_class
 
     warm_up = max(1, steps // 4)
+    hyper = dict(hyper)
+    if is_agent(agent):
+        own = agent_config(agent, hyper)
+        if "learning_starts" in own:
+            hyper["learning_starts"] = min(own["learning_starts"], warm_up)
+        elif "learning_starts" in (own.get("hyperparams") or {}):
+            hyper["hyperparams"] = {**hyper.get("hyperparams", {}),
+                                    "learning_starts": min(own["hyperparams"]["learning_starts"], warm_up)}
+        return hyper
+    defaults = {k: p.default for k, p in inspect.signature(algorithm_class(agent).__init__).parameters.items()}
+    if "learning_starts" in defaults:
+        hyper["learning_starts"] = min(int(hyper.get("learning_starts", defaults["learning_starts"])), warm_up)
+    if "n_steps" in defaults:
+        hyper["n_steps"] = min(int(hyper.get("n_steps", defaults["n_steps"])), steps)
+        hyper["batch_size"] = min(int(hyper.get("batch_size", defaults["batch_size"])), hyper["n_steps"])
+    return hyper
+
+
+def scaled_scenario_dir(scenarios: dict[str, Any], steps: int, folder: Path) -> Path:
+    """Copies of the scenario files whose replay warm-ups (and PPO's rollout) fit a ``steps``-step run."""
+    from ecngym.agents.registry import learner_names
+
     for name in scenarios:
         data = yaml.safe_load((SCENARIO_DIR / f"{name}.yaml").read_text())
         training = data.get("training")
         if training:
-            for agent, entry in training["agents"].items():
-                hyper = dict(entry.get("hyperparams") or {})
-                if agent == "acc":
-                    own = agent_config("acc", hyper)["hyperparams"]["learning_starts"]
-                    hyper["hyperparams"] = {**hyper.get("hyperparams", {}), "learning_starts": min(own, warm_up)}
-                elif agent in ("laecn", "haecn"):
-                    hyper["learning_starts"] = min(agent_config(agent, hyper)["learning_starts"], warm_up)
-                elif agent == "dqn":
-                    hyper["learning_starts"] = min(int(hyper.get("learning_starts", 100)), warm_up)
-                elif agent == "ppo":
-                    hyper["n_steps"] = min(int(hyper.get("n_steps", 2048)), steps)
-                    hyper["batch_size"] = min(int(hyper.get("batch_size", 64)), hyper["n_steps"])
-                entry["hyperparams"] = hyper
+            for agent in learner_names():
+                entry = training["agents"].setdefault(agent, {"source": "its own defaults"})
+                entry["hyperparams"] = _fitted(agent, dict(entry.get("hyperparams") or {}), steps)
         (folder / f"{name}.yaml").write_text(yaml.safe_dump(data))
     return folder
 
@@ -170,7 +190,7 @@ def suite_cost(suite_name: str, steps: int, progress: Any = None, workers: int =
         runs = {(name, agent, n): pool.submit(_measure_safely, measure_training, name, agent, sc.training.seeds[0],
                                               n, scaled)
                 for name, sc in suite.scenarios.items() if sc.training is not None
-                for agent in sc.training.agents for n in (steps, 2 * steps)}
+                for agent in sc.training.learners() for n in (steps, 2 * steps)}
         pending = set(envs.values()) | set(runs.values())
         while pending:
             _, pending = concurrent.futures.wait(pending, timeout=5)
@@ -184,7 +204,7 @@ def suite_cost(suite_name: str, steps: int, progress: Any = None, workers: int =
         for name, sc in suite.scenarios.items():
             if sc.training is None:
                 continue
-            for agent in sc.training.agents:
+            for agent in sc.training.learners():
                 short, long = runs[(name, agent, steps)].result(), runs[(name, agent, 2 * steps)].result()
                 if "error" in short or "error" in long:
                     failed.append(f"{name}/{agent}: {short.get('error') or long.get('error')}")
@@ -213,6 +233,9 @@ def _totals(suite: Any, training: list[dict[str, Any]], scoring: list[dict[str, 
     for t in training:  # the learner's CPU per step beyond its scenario's env step, and its fixed cost
         overhead.setdefault(t["agent"], []).append(t["cpu_ms_per_step"] / 1e3 - env[t["scenario"]]["step_cpu_s"])
         fixed.setdefault(t["agent"], []).append(t["fixed_cpu_s"])
+    from ecngym.agents.registry import learner_names
+
+    learners = learner_names()
     measured = {(t["scenario"], t["agent"]): t["run_cpu_s"] for t in training}
     train_s = estimated_s = score_s = 0.0
     episodes = 0
@@ -222,7 +245,7 @@ def _totals(suite: Any, training: list[dict[str, Any]], scoring: list[dict[str, 
             continue
         seeds = suite.spec.training_seeds
         runs = 0.0
-        for agent in LEARNERS:
+        for agent in learners:
             if (name, agent) in measured:
                 runs += seeds * measured[(name, agent)]
             elif assumed_budget is not None and agent in overhead:
@@ -231,7 +254,7 @@ def _totals(suite: Any, training: list[dict[str, Any]], scoring: list[dict[str, 
                 runs += seeds * cost
                 estimated_s += seeds * cost
         train_s += runs
-        competitors = n_untrained + N_REFERENCES + len(LEARNERS) * seeds
+        competitors = n_untrained + N_REFERENCES + len(learners) * seeds
         held_out = sc.held_out is not None
         n = suite.spec.test_seeds * competitors * (2 if held_out else 1)
         per_episode = env[name]["episode_cpu_s"]
@@ -243,7 +266,7 @@ def _totals(suite: Any, training: list[dict[str, Any]], scoring: list[dict[str, 
                              "held_out": held_out})
     return {"training_cpu_h": train_s / 3600, "training_estimated_cpu_h": estimated_s / 3600,
             "scoring_cpu_h": score_s / 3600, "episodes": episodes, "total_cpu_h": (train_s + score_s) / 3600,
-            "training_runs": len(suite.scenarios) * len(LEARNERS) * suite.spec.training_seeds,
+            "training_runs": len(suite.scenarios) * len(learners) * suite.spec.training_seeds,
             "assumed_budget_steps": assumed_budget, "per_scenario": per_scenario}
 
 

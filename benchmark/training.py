@@ -8,14 +8,15 @@ one per episode in turn, and is scored on its test seeds like every controller.
 
 The learners ([OURS] protocol, docs/concepts/learning-agents.md):
 
-* ``acc``, ``laecn``, ``haecn``: ecngym's learning agents (:mod:`ecngym.agents`), their own
+* the learning agents (:func:`~ecngym.agents.registry.agent_names`: ``acc``, ``laecn``, ``haecn``
+  and any registered one): ecngym's learning agents (:mod:`ecngym.agents`), their own
   algorithm, networks, state features and reward (``configs/agent/<name>.yaml``); one shared policy
   over per-port agents. They decide at the scenario's control interval (ACC's and HAECN's 15 base
   RTTs would change the episode's simulated time, which the scenario fixes as interval x steps);
   LAECN keeps its adaptive interval (a third of the scenario's while no long flow is active, the
   paper's 15 : 5 ratio).
-* ``ppo``, ``dqn``: SB3's generic algorithms on the scenario's env exactly as it is (its
-  observation, one template for every port, its ``fct`` reward): the plain-RL baselines.
+* SB3's algorithms (``ppo``, ``dqn``) on the scenario's env exactly as it is (its observation, one
+  template for every port, its ``fct`` reward): the plain-RL baselines.
 
 What a run leaves in ``out_dir``: the checkpoint (:mod:`ecngym.benchmark.checkpoints`:
 ``model.safetensors``, ``card.json``, ``card.md``, ``curve.csv``) and the trainer's own run folder
@@ -33,8 +34,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ecngym.agents.registry import is_agent, learner_names
 from ecngym.benchmark.learner_reward import learner_reward
-from ecngym.benchmark.suite import AGENT_LEARNERS, LEARNERS, Scenario, load_scenario, scenario_env
+from ecngym.benchmark.suite import Scenario, load_scenario, scenario_env
 from ecngym.error import ConfigError
 
 #: LAECN's long : short monitoring interval (15 : 5 base RTTs, LAECN §III-A Table I), kept on the scenario's Δt.
@@ -51,8 +53,11 @@ def _short_interval(interval: Any) -> Any:
 def agent_overrides(agent: str, base_env: dict[str, Any], hyperparams: dict[str, Any]) -> dict[str, Any]:
     """The agent config overrides of a learning agent on a scenario: its Δt tied to the scenario's.
 
+    An agent whose own config has a short interval (LAECN's ``interval_short``) keeps the paper's
+    ratio to the scenario's interval; one without (ACC, HAECN) has none.
+
     Args:
-        agent: ``acc``, ``laecn`` or ``haecn``.
+        agent: A learning agent (:func:`~ecngym.agents.registry.is_agent`).
         base_env: The scenario's resolved env config.
         hyperparams: The scenario's overrides of the agent's config (``training.agents.<a>.hyperparams``).
     """
@@ -61,7 +66,7 @@ def agent_overrides(agent: str, base_env: dict[str, Any], hyperparams: dict[str,
     own = agent_config(agent)
     env = dict(own["env"])
     env["interval"] = base_env["interval"]
-    env["interval_short"] = _short_interval(base_env["interval"]) if agent == "laecn" else None
+    env["interval_short"] = _short_interval(base_env["interval"]) if env.get("interval_short") is not None else None
     overrides = json.loads(json.dumps(hyperparams))
     overrides["env"] = {**env, **overrides.get("env", {})}
     return overrides
@@ -80,7 +85,7 @@ def _train_agent(scenario: Scenario, agent: str, seed: int, base_env: dict[str, 
     from ecngym.agents.config import agent_config
 
     cfg = agent_config(agent, agent_overrides(agent, base_env, _with_reward(
-        scenario, agent, scenario.training.agents[agent].hyperparams)))
+        scenario, agent, scenario.training.settings(agent).hyperparams)))
     path = train_agent(base_env, cfg, run_dir, timesteps=budget, seed=seed, progress_bar=progress,
                        threads=threads, episode_seeds=list(scenario.protocol.train_seeds))
     meta = json.loads((run_dir / "agent.json").read_text())
@@ -124,6 +129,25 @@ def _saved_env_steps(state: dict[str, Any]) -> int:
     return int(run["env_steps"]) if "env_steps" in run else int(state["counters"]["num_timesteps"])
 
 
+def _sb3_env_overrides(scenario: Scenario, agent: str) -> dict[str, Any]:
+    """The env overrides an SB3 learner trains with: its reward, and one template for all if it needs one action.
+
+    [OURS] an algorithm whose SB3 class does not take a MultiDiscrete action (DQN picks one of n
+    actions) sets one template for every port on a scenario with one action per layer or port (the
+    action encoding is the controller's; the traffic stays the scenario's).
+    """
+    from ecngym.agents.sb3 import takes_multi_discrete
+
+    overrides: dict[str, Any] = {}
+    action = dict(scenario.env.get("action", {}))
+    if not takes_multi_discrete(agent) and action.get("scope", "all") != "all":
+        overrides["action"] = {**action, "scope": "all"}
+    reward = learner_reward(scenario, agent)  # (None: the scenario env's own reward)
+    if reward is not None:
+        overrides["reward"] = reward
+    return overrides
+
+
 def _train_sb3(scenario: Scenario, agent: str, seed: int, budget: int, run_dir: Path, progress: bool,
                threads: Any) -> tuple[Path, dict[str, Any], pd.DataFrame]:
     """Train SB3's PPO / DQN on the scenario's env as it is; (model.zip, meta, learning curve)."""
@@ -134,18 +158,10 @@ def _train_sb3(scenario: Scenario, agent: str, seed: int, budget: int, run_dir: 
     from ecngym.agents.seeds import CycledSeeds
     from ecngym.commands.train import training_curve
 
-    hyper = check_hyperparams(agent, dict(scenario.training.agents[agent].hyperparams))
+    hyper = check_hyperparams(agent, dict(scenario.training.settings(agent).hyperparams))
     made: list[CycledSeeds] = []
-    env_kwargs, overrides = dict(scenario.env), {}
-    action = dict(env_kwargs.get("action", {}))
-    if agent == "dqn" and action.get("scope", "all") != "all":
-        # [OURS] DQN picks one of n actions: on a scenario with one action per layer or port it sets one
-        # template for all (the action encoding is the controller's; the traffic stays the scenario's)
-        overrides = {"action": {**action, "scope": "all"}}
-    reward = learner_reward(scenario, agent)  # (None: the scenario env's own reward)
-    if reward is not None:
-        overrides["reward"] = reward
-    env_kwargs.update(overrides)
+    overrides = _sb3_env_overrides(scenario, agent)
+    env_kwargs = {**scenario.env, **overrides}
 
     def factory() -> gym.Env:
         env = CycledSeeds(gym.make(scenario.id, **env_kwargs), list(scenario.protocol.train_seeds))
@@ -181,14 +197,8 @@ def _train_sb3_tier(scenario: Scenario, scenario_dir: Any, agent: str, seed: int
     from ecngym.benchmark.validation import Validator, sb3_snapshot_card
 
     hyper = check_hyperparams(agent, dict(plan.hyperparams))
-    env_kwargs, overrides = dict(scenario.env), {}
-    action = dict(env_kwargs.get("action", {}))
-    if agent == "dqn" and action.get("scope", "all") != "all":  # (as _train_sb3: one template for all)
-        overrides = {"action": {**action, "scope": "all"}}
-    reward = learner_reward(scenario, agent)  # (None: the scenario env's own reward)
-    if reward is not None:
-        overrides["reward"] = reward
-    env_kwargs.update(overrides)
+    overrides = _sb3_env_overrides(scenario, agent)
+    env_kwargs = {**scenario.env, **overrides}
     make_env = partial(_tier_env, scenario.id, env_kwargs, list(scenario.protocol.train_seeds))
     probe = make_env(0, 0)
     obs_dim = int(np.prod(probe.observation_space.shape))
@@ -220,7 +230,7 @@ def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_ste
 
     Args:
         scenario: A suite scenario with a ``training:`` block.
-        agent: A learner (:data:`~ecngym.benchmark.suite.LEARNERS`).
+        agent: A learner (:func:`~ecngym.agents.registry.learner_names`).
         seed: The training seed (network initialisation and exploration).
         out_dir: Where the checkpoint goes (created; the trainer's run folder is ``out_dir/train``).
         budget_steps: Env steps to train (default: the scenario's ``training.budget_steps``).
@@ -246,8 +256,8 @@ def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_ste
     from ecngym.benchmark.checkpoints import write_checkpoint
     from ecngym.validation import check_whole
 
-    if agent not in LEARNERS:
-        raise ConfigError("agent", f"got {agent!r}; the learners: {list(LEARNERS)}")
+    if agent not in learner_names():
+        raise ConfigError("agent", f"got {agent!r}; the learners: {learner_names()}")
     sc = load_scenario(scenario, scenario_dir)
     if sc.training is None:
         raise ConfigError("training", f"scenario {scenario} declares no training protocol (training: in its YAML)")
@@ -266,10 +276,10 @@ def train_run(scenario: str, agent: str, seed: int, out_dir: Path, *, budget_ste
     run_dir.mkdir(parents=True, exist_ok=True)
     base_env = scenario_env(sc)
     wall0, cpu0 = time.perf_counter(), _cpu_seconds()
-    if agent in AGENT_LEARNERS and plan is not None:
+    if is_agent(agent) and plan is not None:
         weights, meta, curve = _train_agent_tier(sc, scenario_dir, agent, seed, base_env, plan, budget, run_dir,
                                                  progress, threads, halt_at, reference_dir)
-    elif agent in AGENT_LEARNERS:
+    elif is_agent(agent):
         weights, meta, curve = _train_agent(sc, agent, seed, base_env, budget, run_dir, progress, threads)
     elif plan is not None:
         weights, meta, curve = _train_sb3_tier(sc, scenario_dir, agent, seed, plan, budget, run_dir, progress,

@@ -2,7 +2,7 @@
 
 A **training run** is one (scenario, learner, training seed) of the suite's training protocol (each
 scenario's ``training:`` block: its budget in env steps, its training seeds, of which the suite
-trains the first ``training_seeds``; the learners acc, laecn, haecn, ppo and dqn). Each run trains
+trains the first ``training_seeds``; every learner, :func:`~ecngym.agents.registry.learner_names`). Each run trains
 with :func:`ecngym.benchmark.training.train_run` in a worker process and leaves one **complete
 checkpoint folder**::
 
@@ -305,7 +305,7 @@ def training_protocol(suite: Any, scenario: str) -> tuple[list[str], list[int], 
     if count > len(training.seeds):
         raise ConfigError("suite.training_seeds", f"got {count}, but scenario {scenario} has only "
                                                   f"{len(training.seeds)} training seeds (training.seeds)")
-    return list(training.agents), list(training.seeds[:count]), int(training.budget_steps)
+    return training.learners(), list(training.seeds[:count]), int(training.budget_steps)
 
 
 def plan_training(suite: Any, options: Any, checkpoint_root: Path) -> list[TrainingRun]:

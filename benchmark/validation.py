@@ -30,25 +30,13 @@ SNAPSHOT = "validation_snapshot"
 def live_acting_nets(agent: str, model: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The acting networks of a live learner, as the checkpoint writer takes them from a saved one.
 
-    SB3's DQN and ACC's DoubleDQN act with their Q-network, PPO with its policy head; LAECN / HAECN
-    (a :class:`~ecngym.agents.laecn.LaecnAgent`) with its policy generator and decision module.
+    The learner's :class:`~ecngym.agents.acting_nets.ActingNets` (``live``) says which: SB3's DQN and
+    ACC's DoubleDQN act with their Q-network, PPO with its policy head, LAECN / HAECN with their
+    policy generator and decision module.
     """
-    import torch.nn as nn
+    from ecngym.agents.acting_nets import learner_acting
 
-    from ecngym.benchmark.checkpoints import _sequential_tensors
-
-    if hasattr(model, "decision") and hasattr(model, "policy") and hasattr(model.policy, "net"):
-        tensors, nets = {}, {}
-        for name, learner in (("policy", model.policy), ("decision", model.decision)):
-            t, nets[name] = _sequential_tensors(name, learner.net)
-            tensors.update(t)
-        return tensors, nets
-    if hasattr(model, "q_net"):
-        tensors, desc = _sequential_tensors("q", model.policy.q_net.q_net)
-        return tensors, {"q": desc}
-    pi = nn.Sequential(*model.policy.mlp_extractor.policy_net, model.policy.action_net)
-    tensors, desc = _sequential_tensors("pi", pi)
-    return tensors, {"pi": desc}
+    return learner_acting(agent).live(model)
 
 
 def write_snapshot(folder: Path, card: dict[str, Any], tensors: dict[str, np.ndarray],

@@ -119,8 +119,8 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["bench", "env", "--env", "ecngym/Nope-v0"], "--env: unknown env id 'ecngym/Nope-v0'; registered: ecngym/"),
     # a '+' override adds a key; one that nothing reads was silently ignored (the run went on without it)
     (["eval", "+episdoes=2"], "episdoes: unknown key: nothing reads it ('+' adds a key to the config); the config "
-                              "has ['controller', 'env', 'episodes', 'logger', 'objective', 'results', 'scenario', 'seed']. "
-                              "Did you mean 'episodes'?"),
+                              "has ['controller', 'env', 'episodes', 'logger', 'objective', 'results', 'scenario', "
+                              "'seed']. Did you mean 'episodes'?"),
     (["eval", "-m", "controller=static_default,pred", "+episdoes=2"], "episdoes: unknown key: nothing reads it"),
     (["eval", "+env.episode_steps=5"], "env.episode_steps: unknown key: nothing reads it; the env's settings go "
                                        "under env.kwargs (+env.kwargs.episode_steps=..."),

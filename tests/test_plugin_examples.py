@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
 
 from ecngym.error import ConfigError
@@ -48,6 +49,55 @@ def test_a_learning_agent_is_one_module_and_its_yaml(tmp_path, monkeypatch):
     assert figures["decisions"] == TINY_ENV["episode_steps"] * 6  # 6 port agents, every step
     with pytest.raises(ConfigError, match=r"^seed: the episode's trace .* was a training trace"):
         evaluate(learned_controller("toy", str(tmp_path / "run")), TINY_ENV, [0])
+
+
+def test_a_learning_agent_reaches_the_suite_board_by_its_module_and_yaml_alone(tmp_path, monkeypatch):
+    """No scenario, tier or benchmark file lists the toy: it is planned, trained, shipped and played as a learner."""
+    import numpy as np
+    import yaml
+
+    from ecngym.agents import registry
+    from ecngym.benchmark.checkpoints import CheckpointController, load_card
+    from ecngym.benchmark.runner import BenchmarkOptions
+    from ecngym.benchmark.suite import load_scenario, load_suite
+    from ecngym.benchmark.tiers import resolve_tier
+    from ecngym.benchmark.training import train_run
+    from ecngym.benchmark.training_runs import learner_name, plan_training
+
+    folder, fixture = EXAMPLES / "agent", Path(__file__).resolve().parent / "benchmark" / "learners"
+    scenarios = tmp_path / "scenarios"  # the tiny fixture scenario (it lists acc ... dqn only), with validation seeds
+    scenarios.mkdir()
+    data = yaml.safe_load((fixture / "tiny_learn.yaml").read_text())
+    data["protocol"]["validation_seeds"] = [301, 302]
+    (scenarios / "tiny_learn.yaml").write_text(yaml.safe_dump(data))
+    (scenarios / "tiny_learn_suite.yaml").write_text((fixture / "tiny_learn_suite.yaml").read_text())
+    monkeypatch.setattr(registry, "_REGISTERED", {})
+    monkeypatch.syspath_prepend(str(folder))
+    import toy_agent
+
+    registry.register_agent("toy", toy_agent.KIND, folder / "toy.yaml")  # (as a package outside ecngym would)
+    assert registry.learner_names()[-3:] == ["toy", "dqn", "ppo"]
+    suite = load_suite(scenarios / "tiny_learn_suite.yaml", scenarios)
+    runs = plan_training(suite, BenchmarkOptions.parse({"scenario_dir": str(scenarios)}, "benchmark"), tmp_path)
+    toy = [r for r in runs if r.agent == "toy"]
+    assert [(r.scenario, r.seed, learner_name(r.agent, r.seed)) for r in toy] == [("tiny_learn", 1, "toy_seed1")]
+    assert len(runs) == len(registry.learner_names())  # one training seed each
+    plan = resolve_tier(load_scenario("tiny_learn", scenarios), "toy", "100k")  # the tiers file does not list it
+    assert plan.n_envs == 1 and plan.hyperparams == {} and "defaults" in plan.source
+
+    out = train_run("tiny_learn", "toy", 1, tmp_path / "toy", progress=False, scenario_dir=scenarios)
+    _, card = load_card(out)
+    assert card["agent"] == "toy" and "defaults" in card["hyperparams_source"]
+    assert set(card["trace_hashes"]) == {"101", "102"}  # it trained on the scenario's train seeds, in turn
+    sc = load_scenario("tiny_learn", scenarios)
+    controller = CheckpointController(out)  # the board's player of a shipped checkpoint
+    env = gym.make(sc.id, **{**sc.env, **controller.env_overrides()})
+    try:
+        obs, info = env.reset(seed=1002)
+        controller.reset(env)
+        assert np.all(controller.act(obs, info) == 2)  # the YAML's template, on every port
+    finally:
+        env.close()
 
 
 def test_a_scenario_is_one_yaml_that_its_suite_lists(tmp_path):

@@ -54,3 +54,34 @@ def test_bench_train_measures_acc_with_overlapped_updates(capsys):
     (row,) = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["results"]
     assert row["algorithm"] == "acc_overlap" and row["train_env_steps"] == 80
     assert row["update_ms"] > 0  # timed inside the deferred updates, not the (deferring) train call
+
+
+def test_bench_train_quick_prints_each_learners_scaling_and_the_suites_cpu_hours_per_tier(tmp_path, capsys):
+    from pathlib import Path
+
+    import yaml
+
+    fixture = Path(__file__).resolve().parents[1] / "benchmark" / "learners"
+    data = yaml.safe_load((fixture / "tiny_learn.yaml").read_text())
+    data["protocol"]["validation_seeds"] = [301, 302]  # (the tiers read them)
+    (tmp_path / "tiny_learn.yaml").write_text(yaml.safe_dump(data))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text((fixture / "tiny_learn_suite.yaml").read_text())
+    assert cli.main(["bench", "train", "--quick", "--learners", "dqn,acc", "--scaling-suite", str(suite),
+                     "--scenario-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "steps/s, 2 processes" in out and "CPU-hours" in out
+    result = json.loads(out.strip().splitlines()[-1])["learners"]
+    dqn, acc = result["learners"]
+    assert dqn["learner"] == "dqn" and dqn["steps_per_s_1"] > 0 and dqn["steps_per_s_2"] > 0
+    assert dqn["ratio"] == pytest.approx(dqn["steps_per_s_2"] / dqn["steps_per_s_1"])
+    assert acc["steps_per_s_2"] is None and "one process" in acc["why_no_2"] and acc["cpu_min_per_100k"] > 0
+    for tier, budget in (("100k", 100_000), ("converged", 500_000)):  # 1 scenario x 1 training seed
+        t = result["tiers"][tier]
+        expected = {a["learner"]: budget * a["cpu_s_per_step"] / 3600 for a in (dqn, acc)}
+        assert t["per_learner_cpu_h"] == pytest.approx(expected) and t["runs"] == 2
+
+
+def test_bench_train_refuses_an_unknown_learner(capsys):
+    assert cli.main(["bench", "train", "--learners", "a2c"]) == 2
+    assert "--learners: unknown ['a2c']" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Which env reward a learner trains on: score_dense by default for PPO / DQN from scenario version 2, as an option for all."""
+"""Which reward a learner trains on: score_dense by default for PPO / DQN from scenario version 2, an option for all."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 import ecngym.envs  # noqa: F401  (registers the ids)
+from ecngym.agents.registry import learner_names
 from ecngym.benchmark.checkpoints import (
     CARD_FILE,
     CHECKPOINT_DIR,
@@ -23,12 +24,15 @@ from ecngym.benchmark.checkpoints import (
     load_card,
     load_checkpoint,
 )
-from ecngym.benchmark.suite import LEARNERS, load_scenario, load_suite
+from ecngym.benchmark.suite import load_scenario, load_suite
 from ecngym.benchmark.training import train_run
 from ecngym.envs.rollout import run_episode
 from ecngym.error import ConfigError
 
 HERE = Path(__file__).resolve().parent / "learners"
+
+#: The shipped learners (the agents of configs/agent, then SB3's algorithms).
+LEARNERS = tuple(learner_names())
 
 
 def _fixture(tmp_path: Path, edit) -> Path:
@@ -51,7 +55,6 @@ def test_the_core_scenarios_declare_a_training_protocol_and_a_held_out_family():
 
 @pytest.mark.parametrize(("edit", "field"), [
     (lambda d: d["held_out"].update(test_seeds=[2001, 101]), "held_out.test_seeds"),
-    (lambda d: d["training"]["agents"].pop("dqn"), "training.agents"),
     (lambda d: d["training"]["agents"].update(a2c={"source": "x"}), "training.agents"),
     (lambda d: d["training"].update(seeds=[1, 1]), "training.seeds"),
     (lambda d: d["training"].update(budget_steps=0), "training.budget_steps"),
@@ -64,6 +67,13 @@ def test_a_bad_training_or_held_out_field_is_refused_by_name(tmp_path, edit, fie
     with pytest.raises(ConfigError) as err:
         load_scenario("tiny_learn", folder)
     assert err.value.field == f"scenarios.tiny_learn.{field}"
+
+
+def test_a_learner_a_scenario_does_not_list_trains_there_with_its_own_defaults(tmp_path):
+    folder = _fixture(tmp_path, lambda d: d["training"]["agents"].pop("dqn"))
+    training = load_scenario("tiny_learn", folder).training
+    assert "dqn" not in training.agents and set(training.learners()) == set(LEARNERS)
+    assert training.settings("dqn").hyperparams == {} and "defaults" in training.settings("dqn").source
 
 
 def test_a_suite_training_more_seeds_than_a_scenario_has_is_refused(tmp_path):

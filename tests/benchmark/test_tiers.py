@@ -9,12 +9,16 @@ import pytest
 import yaml
 from safetensors.numpy import load_file
 
+from ecngym.agents.registry import learner_names
 from ecngym.benchmark.checkpoints import WEIGHTS_FILE, load_card
-from ecngym.benchmark.suite import LEARNERS, load_scenario
+from ecngym.benchmark.suite import load_scenario
 from ecngym.benchmark.tiers import load_tiers, resolve_tier, validation_seeds
 from ecngym.error import ConfigError
 
 HERE = Path(__file__).resolve().parent / "learners"
+
+#: The shipped learners (the agents of configs/agent, then SB3's algorithms).
+LEARNERS = tuple(learner_names())
 
 
 def _fixture(tmp_path: Path, edit=None) -> Path:

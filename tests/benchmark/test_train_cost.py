@@ -10,9 +10,13 @@ import math
 import pytest
 import yaml
 
-from ecngym.benchmark.suite import LEARNERS, load_scenario, load_suite
+from ecngym.agents.registry import learner_names
+from ecngym.benchmark.suite import load_scenario, load_suite
 from ecngym.benchmark.train_cost import N_REFERENCES, _totals, scaled_scenario_dir, suite_cost
 from ecngym.error import ConfigError
+
+#: The shipped learners (the agents of configs/agent, then SB3's algorithms).
+LEARNERS = tuple(learner_names())
 
 
 def test_the_scaled_scenarios_cut_warm_ups_and_rollouts_to_the_run_and_still_load(tmp_path):

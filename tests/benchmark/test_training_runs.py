@@ -33,7 +33,8 @@ def _suite(training_seeds: int = 2, *, untrained: bool = False) -> SimpleNamespa
     """A suite of two scenarios with a training protocol (and one without, if ``untrained``)."""
     def scenario(budget: int) -> SimpleNamespace:
         return SimpleNamespace(training=SimpleNamespace(budget_steps=budget, seeds=[7, 8, 9],
-                                                        agents={a: {} for a in LEARNERS}))
+                                                        agents={a: {} for a in LEARNERS},
+                                                        learners=lambda: list(LEARNERS)))
 
     scenarios = {"a": scenario(100), "b": scenario(200)}
     if untrained:
