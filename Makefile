@@ -88,6 +88,8 @@ docs-results: $(INSTALLED)
 	$(VENV)/bin/ecngym benchmark oracle-window suite=core test_seeds=3 window=2ms beam=1,2 \
 	  markdown=docs/benchmarks/oracle-window.md
 	$(VENV)/bin/ecngym benchmark headroom-map family=storage_phases markdown=docs/benchmarks/headroom-map-storage.md
+	$(VENV)/bin/ecngym benchmark headroom-map family=bulk_vs_reads markdown=docs/benchmarks/headroom-map-bulk.md
+	$(VENV)/bin/ecngym benchmark headroom-map family=pred_regimes markdown=docs/benchmarks/headroom-map-pred.md
 	$(VENV)/bin/ecngym run suite=core results.dir=outputs/docs-results leaderboard.html=outputs/docs-results/board.html
 	$(VENV)/bin/ecngym benchmark board suite=core store=outputs/docs-results html=outputs/docs-results/board.html \
 	  markdown=docs/benchmarks/suite.md
