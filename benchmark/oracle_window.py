@@ -280,7 +280,9 @@ def window_steps_of(env: Any, window: Any) -> int:
     ns = parse_time_ns(window, "oracle.window")
     if ns <= 0:
         raise ConfigError("oracle.window", f"got {window!r}; expected a positive duration such as '1ms'")
-    interval = int(env.unwrapped.scenario.interval_ns)
+    from ecngym.envs.view import EnvView
+
+    interval = int(EnvView(env).interval_ns)
     return max(1, round(ns / interval))
 
 

@@ -94,7 +94,7 @@ def scenario_oracle_window(name: str, window: str, beams: Sequence[int], test_se
     steps = window_steps_of(env, window)
     env.reset(seed=seeds[0])
     tuned_action = tuple(int(x) for x in np.atleast_1d(EnvView(env).encode(*refs["static_tuned"]["setting"])))
-    templates = [[float(x) for x in t] for t in env.unwrapped.scenario.actions.templates]
+    templates = [[float(x) for x in t] for t in EnvView(env).action_templates]
     env.close()
     per_seed: dict[str, Any] = {}
     for seed in tqdm(seeds, desc=f"oracle_window {name}", unit="trace", file=sys.stderr):
@@ -108,7 +108,7 @@ def scenario_oracle_window(name: str, window: str, beams: Sequence[int], test_se
             try:
                 r = search_windows(env, seed, steps, beam, score, lower, constants=[tuned_action],
                                    processes=processes)
-                row["trace_hash"] = str(env.unwrapped.scenario.trace.hash)
+                row["trace_hash"] = str(EnvView(env).trace_hash)
             finally:
                 env.close()
             best_const = (min if lower else max)(r.constants.items(), key=lambda kv: kv[1])

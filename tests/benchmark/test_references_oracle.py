@@ -16,6 +16,7 @@ from ecngym.benchmark.references import (
     reference_controllers,
     write_references,
 )
+from ecngym.benchmark.scoring import REFERENCES
 from ecngym.envs.rollout import run_episode
 from ecngym.error import ConfigError
 
@@ -92,7 +93,7 @@ def test_references_search_round_trip_and_controllers(tmp_path):
     back = read_references("tiny_phases", refs, scen)
     assert back == yaml.safe_load(yaml.safe_dump(doc))
     ctls = reference_controllers("tiny_phases", refs, scen)
-    assert set(ctls) == {"static_default", "static_tuned", "oracle_phase"}
+    assert set(ctls) == set(REFERENCES)  # the one home of the reference names
     assert ctls["static_tuned"]["setting"] == doc["static_tuned"]["setting"]
     for cfg in ctls.values():
         assert "_target_" in cfg
