@@ -79,15 +79,11 @@ def evaluate(controller: Any, base_env: dict[str, Any], seeds: list[int]) -> dic
     import gymnasium as gym
 
     import ecngym.envs  # noqa: F401
+    from ecngym.envs.for_controller import make_for_controller
     from ecngym.envs.rollout import run_episode
 
     seeds = check_seeds("seeds", seeds)
-    env = gym.make("ecngym/RoceIncast-v0", **base_env)
-    wants = getattr(controller, "env_overrides", None)  # as ecngym eval: the controller's env needs
-    extra = wants(env) if wants is not None else {}
-    if extra:
-        env.close()
-        env = gym.make("ecngym/RoceIncast-v0", **{**base_env, **extra})
+    env = make_for_controller(lambda extra: gym.make("ecngym/RoceIncast-v0", **{**base_env, **extra}), controller)
     rows = []
     try:
         for seed in seeds:

@@ -80,6 +80,7 @@ from ecngym.baselines import params
 from ecngym.baselines.static import STATIC_SETTINGS
 from ecngym.envs.view import EnvView
 from ecngym.error import ConfigError
+from ecngym.sim_backend.knobs import pfc_alpha_bounds
 from ecngym.units import parse_bytes
 from ecngym.validation import Bytes, Real, Text, check
 
@@ -237,7 +238,8 @@ class ByteTuningController:
             raise ConfigError("controller.start_pfc", f"expected {{alpha, headroom}}, got {start_pfc!r}")
         out = {}
         if "alpha" in start_pfc:
-            out["alpha"] = params.real("start_pfc.alpha", start_pfc["alpha"], 0, 64, low_inclusive=False)
+            low, high, low_open = pfc_alpha_bounds()
+            out["alpha"] = params.real("start_pfc.alpha", start_pfc["alpha"], low, high, low_inclusive=not low_open)
         if "headroom" in start_pfc:
             out["headroom_bytes"] = float(parse_bytes(start_pfc["headroom"], "controller.start_pfc.headroom"))
         return out
@@ -256,7 +258,7 @@ class ByteTuningController:
             if knob.endswith("_bytes"):
                 lo, hi = float(parse_bytes(pair[0], field)), float(parse_bytes(pair[1], field))
             else:
-                hi_lim = 1.0 if knob == "pmax" else 64.0
+                hi_lim = 1.0 if knob == "pmax" else pfc_alpha_bounds()[1]
                 lo, hi = params.interval(f"bounds.{knob}", pair, 0, hi_lim)
                 if lo <= 0:
                     raise ConfigError(field, f"low must be > 0 (a multiplicative step cannot leave 0), got {lo}")

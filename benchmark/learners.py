@@ -93,6 +93,7 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
     import ecngym.envs  # noqa: F401
     from ecngym.baselines.registry import build_controller
     from ecngym.benchmark.suite import load_scenario
+    from ecngym.envs.for_controller import make_for_controller
     from ecngym.envs.view import EnvView
     from ecngym.results.record import measure_episode
 
@@ -100,11 +101,7 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
     env_kwargs = sc.held_out_env() if job["family"] == "held_out" else dict(sc.env)
     controller = build_controller(job["controller_cfg"])
     logged = ActionLog(controller)
-    env = gym.make(sc.id, **env_kwargs)
-    extra = controller.env_overrides(env) if hasattr(controller, "env_overrides") else {}
-    if extra:  # (as ecngym eval: the controller's own action space, observation or Δt)
-        env.close()
-        env = gym.make(sc.id, **{**env_kwargs, **extra})
+    env = make_for_controller(lambda extra: gym.make(sc.id, **{**env_kwargs, **extra}), controller)
     starts = [int(p.start) for p in sc.protocol.phases]
     view = EnvView(env)
     out = []

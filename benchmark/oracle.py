@@ -83,14 +83,11 @@ def run_controller(env_overrides: Mapping[str, Any], controller: Any, seed: int)
     Returns:
         (episode summary, flow records, wall seconds of the episode).
     """
+    from ecngym.envs.for_controller import make_for_controller
     from ecngym.envs.rollout import run_episode
 
-    env = make_env(env_overrides)
+    env = make_for_controller(lambda extra: make_env({**env_overrides, **extra}), controller)
     try:
-        overrides = getattr(controller, "env_overrides", lambda e: {})(env)
-        if overrides:
-            env.close()
-            env = make_env({**env_overrides, **overrides})
         t0 = time.perf_counter()
         summary, flows, _ = run_episode(env, controller, seed=seed)
         return summary, flows, time.perf_counter() - t0

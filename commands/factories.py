@@ -6,6 +6,7 @@ Shared by ``ecngym run``, ``eval``, ``train`` (:mod:`ecngym.commands`) and the s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import hydra.utils
@@ -88,28 +89,29 @@ def env_for(controller: Any, cfg: DictConfig, console: Console | None = None) ->
     key given on the command line that the controller's settings replace by another value is
     named on ``console``: it does not apply to this controller.
     """
-    env = make_env(cfg)
-    wants = getattr(controller, "env_overrides", None)
-    extra = wants(env) if wants is not None else {}
-    if not extra:
-        return env
-    env.close()
-    if console is not None:
-        for key, given, used in _replaced_env_keys(cfg, extra):
-            console.print(f"[yellow]note: {controller.name} sets env.{key.split('.')[0]} itself: env.kwargs.{key}="
-                          f"{given!r} does not apply to it (it runs with {used})[/]")
-    try:
-        return make_env(cfg, extra)
-    except ConfigError as exc:  # the controller's own settings (a trained agent's: its agent.json's "env")
-        from ecngym.agents.saved_run import AGENT_FILE
+    from ecngym.envs.for_controller import make_for_controller
 
-        trained = hasattr(controller, "run_dir")
-        source = f"{controller.run_dir / AGENT_FILE}'s env" if trained else f"{controller.name}'s env_overrides"
-        raise ConfigError("controller.path" if trained else "controller",
-                          f"{source} gives a bad {exc.field}: {exc.message}") from None
+    def make(extra: Mapping[str, Any]) -> Any:
+        if not extra:
+            return make_env(cfg)
+        if console is not None:
+            for key, given, used in _replaced_env_keys(cfg, extra):
+                console.print(f"[yellow]note: {controller.name} sets env.{key.split('.')[0]} itself: "
+                              f"env.kwargs.{key}={given!r} does not apply to it (it runs with {used})[/]")
+        try:
+            return make_env(cfg, dict(extra))
+        except ConfigError as exc:  # the controller's own settings (a trained agent's: its agent.json's "env")
+            from ecngym.agents.saved_run import AGENT_FILE
+
+            trained = hasattr(controller, "run_dir")
+            source = f"{controller.run_dir / AGENT_FILE}'s env" if trained else f"{controller.name}'s env_overrides"
+            raise ConfigError("controller.path" if trained else "controller",
+                              f"{source} gives a bad {exc.field}: {exc.message}") from None
+
+    return make_for_controller(make, controller)
 
 
-def _replaced_env_keys(cfg: DictConfig, extra: dict[str, Any]) -> list[tuple[str, Any, str]]:
+def _replaced_env_keys(cfg: DictConfig, extra: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     """(key, value given, what the controller uses) of each command-line ``env.kwargs`` key ``extra`` replaces.
 
     ``extra`` replaces whole top-level keys (``observation``, ``action`` ...); a key given inside one

@@ -28,6 +28,7 @@ _LAZY = {
     "ObservationConfig": "config",
     "RewardConfig": "config",
     "EcnTuningEnv": "ecn_env",
+    "make_for_controller": "for_controller",
 }
 
 
@@ -55,4 +56,4 @@ def make(env_id: str, **kwargs: object) -> gym.Env:
 
 
 __all__ = ["SCENARIOS", "ActionConfig", "EcnTuningEnv", "EnvConfig", "ObservationConfig",
-           "RewardConfig", "make", "register_envs"]
+           "RewardConfig", "make", "make_for_controller", "register_envs"]

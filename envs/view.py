@@ -58,8 +58,7 @@ class EnvView:
     """What a controller may read (and the knobs beyond the action it may set) of one env.
 
     Build it in ``Controller.reset(env)`` (right after ``env.reset``): ``view = EnvView(env)``.
-    It reports the settings of the episode that is running; the PFC setting is the preset's
-    until :meth:`set_pfc` changes it (the fabric has no getter for it).
+    It reports the settings of the episode that is running, as the fabric reports them.
 
     Args:
         env: An :class:`~ecngym.envs.EcnTuningEnv`, possibly wrapped, or an
@@ -94,10 +93,10 @@ class EnvView:
         self.packet_bytes: int = int(parse_bytes(fabric_cfg.mtu_payload) + parse_bytes(fabric_cfg.data_header))
         red = fabric_cfg.initial_params("red")
         self.static_setting = EcnSetting(red["kmin_bytes"], red["kmax_bytes"], red["pmax"])
-        buf = fabric_cfg.buffer
-        # a new episode's fabric starts at the preset's PFC setting; only set_pfc changes it
-        self._pfc = {"alpha": np.full(topo.num_switches, float(buf.pfc_alpha)),
-                     "headroom_bytes": np.full(topo.num_switches, parse_bytes(buf.headroom), dtype=np.int64)}
+        # each switch's first ingress port (set_pfc sets all of a switch's ports together)
+        switch_ports = np.flatnonzero(table["is_switch"])
+        first = np.unique(table["node"][switch_ports], return_index=True)[1]  # by node = by switch index
+        self._switch_first_port: np.ndarray = switch_ports[first]
 
     # ------------------------------------------------------------------ read
     @property
@@ -134,8 +133,21 @@ class EnvView:
 
     @property
     def pfc(self) -> dict[str, np.ndarray]:
-        """Current PFC ``alpha`` and ``headroom_bytes`` of every switch (copies; index = switch)."""
-        return {k: v.copy() for k, v in self._pfc.items()}
+        """Current PFC ``alpha`` and ``headroom_bytes`` of every switch (index = switch), read from the fabric.
+
+        A switch's value is its first ingress port's (:meth:`set_pfc` sets all of its ports; a preset
+        whose ``headroom_rule`` or ``pfc_alpha_rule`` goes by port gives each port its own).
+
+        Raises:
+            InvalidAction: Before the env's first reset (there is no fabric yet).
+        """
+        fabric = self._scenario.fabric
+        if fabric is None:
+            raise InvalidAction("EnvView.pfc: the env has no fabric before its first reset; build the view in "
+                                "Controller.reset(env), after env.reset")
+        by_port = fabric.get_port_pfc()
+        return {"alpha": np.asarray(by_port["alpha"], dtype=np.float64)[self._switch_first_port],
+                "headroom_bytes": np.asarray(by_port["headroom_bytes"]).astype(np.int64)[self._switch_first_port]}
 
     @property
     def time_ns(self) -> int:
@@ -246,15 +258,14 @@ class EnvView:
         """Set PFC dynamic-threshold alpha and headroom of switches (by index), from now.
 
         The values go to ``Fabric.set_pfc`` as given (it owns the checks: integer switch ids,
-        alpha in (0, 64], whole-byte sizes or size strings); :attr:`pfc` records what it set.
+        alpha in the fabric's range, whole-byte sizes or size strings); :attr:`pfc` then reads it back.
 
         Raises:
             ConfigError: On a bad switch index, alpha or headroom (``Fabric.set_pfc``); nothing
                 changes then.
         """
         with self._actuating():
-            sw, alpha_a, head = self._scenario.fabric.set_pfc(switches, alpha, headroom_bytes)
-        self._pfc["alpha"][sw], self._pfc["headroom_bytes"][sw] = alpha_a, head.astype(np.int64)
+            self._scenario.fabric.set_pfc(switches, alpha, headroom_bytes)
 
     def hold_action(self) -> Any:
         """The action that keeps the controlled ports' current ECN setting.

@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ecngym.envs.for_controller import make_for_controller
 from ecngym.envs.view import EnvView
 from ecngym.reproduce.core import Claim, mean_ci
 
@@ -149,11 +150,9 @@ def run_on(controller: Any, flows: pd.DataFrame | None, senders: int, steps: int
     DCTCP host model, a key of ``HOSTS``.
     """
     with tempfile.TemporaryDirectory() as tmp:
-        env = pred_env(flows, senders, steps, Path(tmp), persistent, host, **(env_extra or {}))
-        extra = controller.env_overrides(env) if hasattr(controller, "env_overrides") else {}
-        if extra:  # e.g. a static setting that is not a template, Only-QLA's continuous RED
-            env.close()
-            env = pred_env(flows, senders, steps, Path(tmp), persistent, host, **{**(env_extra or {}), **extra})
+        base = dict(env_extra or {})  # the controller adds e.g. a non-template static setting, Only-QLA's RED
+        env = make_for_controller(
+            lambda extra: pred_env(flows, senders, steps, Path(tmp), persistent, host, **{**base, **extra}), controller)
         steps_log: list[dict[str, float]] = []
         try:
             obs, info = env.reset(seed=seed)

@@ -16,6 +16,7 @@ from ecngym.sim_backend import aqm as aqm_policies
 from ecngym.sim_backend.config import FabricConfig, preset_names
 from ecngym.sim_backend.fabric_checks import check_int_link_rates, check_min_rate  # noqa: F401  (re-exported)
 from ecngym.sim_backend.flows import flow_table_arrays, joined_flow_tables, new_flow_table
+from ecngym.sim_backend.knobs import pfc_alpha_bounds
 from ecngym.sim_backend.setter_args import broadcast_bytes, broadcast_reals, strictly_increasing, target_ids
 from ecngym.sim_backend.telemetry import (  # noqa: F401  (re-exported: part of the fabric's API)
     TELEMETRY_KIND_TYPES,
@@ -469,7 +470,7 @@ class Fabric:
 
         Args:
             switches: Switch indices (integers; one or a flat list).
-            alpha: One alpha, or one per switch, in (0, 64].
+            alpha: One alpha, or one per switch, in the simulator's range (``PfcAlpha``: (0, 64]).
             headroom: One size, or one per switch (bytes or size strings).
 
         Returns:
@@ -483,11 +484,13 @@ class Fabric:
         sw = target_ids(switches, "switches", self.topology.num_switches)
         n = len(sw)
         alpha_a = broadcast_reals(alpha, n, "alpha")
-        bad = np.flatnonzero(~((alpha_a > 0.0) & (alpha_a <= 64.0)))  # NaN too
+        low, high, low_open = pfc_alpha_bounds()  # the simulator's PfcAlpha checker
+        bad = np.flatnonzero(~(((alpha_a > low) if low_open else (alpha_a >= low)) & (alpha_a <= high)))  # NaN too
         if len(bad):
             i, more = first_offending(bad)
             raise ConfigError(f"alpha[{i}]" if n > 1 else "alpha",
-                              f"got {shown(alpha_a[i])}{more}, allowed range is {range_text(0.0, 64.0, low_open=True)}")
+                              f"got {shown(alpha_a[i])}{more}, allowed range is "
+                              f"{range_text(low, high, low_open=low_open)}")
         head = broadcast_bytes(headroom, n, "headroom")
         buffer_bytes = self.config.buffer.buffer
         over = np.flatnonzero(head > buffer_bytes)

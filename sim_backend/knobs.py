@@ -159,3 +159,15 @@ def attribute_strings(knobs: dict[str, Knob], values: dict[str, Any]) -> tuple[l
     """Return the attribute names and strings of validated field values (the fields of ``knobs``)."""
     names = [k.attribute for k in knobs.values()]
     return names, [k.serialise(values[name]) for name, k in knobs.items()]
+
+
+@functools.cache
+def pfc_alpha_bounds() -> tuple[float | int, float | int, bool]:
+    """The PFC dynamic-threshold alpha's allowed range, from ``BufferParameters``' ``PfcAlpha`` checker.
+
+    Returns:
+        (low, high, low_open): alpha lies in [low, high], or (low, high] when ``low_open`` (whole
+        bounds as ints, as the knob holds them).
+    """
+    limits = section_knobs("buffer")["pfc_alpha"].kind.__metadata__[0].func.keywords
+    return limits["low"], limits["high"], bool(limits["low_open"])
