@@ -54,9 +54,10 @@ def _board(argv: list[str] | None, usage: str) -> tuple[Any, Any, BoardArgs]:
 def board_main(argv: list[str] | None = None) -> int:
     """``ecngym benchmark board``: print a suite's board from the store and write its page."""
     from ecngym.benchmark.board import print_board
+    from ecngym.benchmark.page import suite_page_kind, write_suite_page
     from ecngym.files import check_output_path
     from ecngym.markdown_page import open_page, page_console
-    from ecngym.results.page import check_page_target, suite_page_kind, write_suite_page
+    from ecngym.results.page import check_page_target
 
     usage = ("ecngym benchmark board [suite=core] [store=DIR] [html=FILE] [scenario_dir=DIR] [reps=N] [seed=N] "
              "[markdown=FILE.md] [wide=true]")

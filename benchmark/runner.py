@@ -375,7 +375,8 @@ def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
     controllers = benchmark_controllers(cfg)
     store = results_store(cfg)
     if not options.partial():  # before anything runs: the page is written at the end
-        from ecngym.results.page import check_page_target, suite_page_kind
+        from ecngym.benchmark.page import suite_page_kind
+        from ecngym.results.page import check_page_target
 
         check_page_target("leaderboard.html", Path(hydra.utils.to_absolute_path(str(html))),
                           suite_page_kind(suite.name, store))
@@ -487,7 +488,7 @@ def _run_and_report(cfg: DictConfig, suite: Suite, jobs: list[Job], pool: concur
     start = time.perf_counter()
     board = build_board(store, suite, reps=options.bootstrap_reps, seed=options.bootstrap_seed, pool=pool)
     print_board(board, console)
-    from ecngym.results.page import write_suite_page
+    from ecngym.benchmark.page import write_suite_page
 
     path = write_suite_page(board, store, Path(hydra.utils.to_absolute_path(str(html))), "leaderboard.html")
     console.print(f"leaderboard page: {path} (board and page in {time.perf_counter() - start:.0f} s)")

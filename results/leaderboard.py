@@ -171,10 +171,11 @@ def store_leaderboard(store: ResultStore, console: Console, suite: Any = "core",
         ConfigError: On a bad suite, score, scenario or page path (naming the option).
     """
     from ecngym.benchmark.board import build_board, print_board
+    from ecngym.benchmark.page import write_suite_page
     from ecngym.benchmark.scoring import REFERENCES
     from ecngym.benchmark.stats import DEFAULT_REPS
     from ecngym.benchmark.suite import load_suite
-    from ecngym.results.page import check_page_target, write_page, write_suite_page
+    from ecngym.results.page import check_page_target, write_page
 
     kind = store_page_kind(store)
     if html is not None:

@@ -42,7 +42,7 @@ def test_bench_train_names_a_bad_thread_count_by_its_option(capsys, monkeypatch)
 
 def test_a_failing_measuring_process_is_reported_not_waited_for():
     # the child raises (no such algorithm in ALGORITHMS): before, the parent waited on its queue forever
-    from ecngym.bench.train import BenchChildError, in_fresh_process
+    from ecngym.perf.train import BenchChildError, in_fresh_process
 
     with pytest.raises(BenchChildError, match=r"no-such-algorithm: the measuring process failed:\n.*Traceback"):
         in_fresh_process("no-such-algorithm", 8, 1)

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from ecngym import cli
-from ecngym.bench.train_profile import GROUPS, PhaseClock
+from ecngym.perf.train_profile import GROUPS, PhaseClock
 
 
 def _spin(cpu_s: float) -> None:
@@ -54,16 +54,16 @@ def test_the_clock_charges_the_innermost_phase_and_the_parts_add_up():
 def test_every_hook_names_a_method_that_exists():
     # a renamed method would silently move its time into the phase that calls it: the table says so,
     # and this fails
-    code = ("from ecngym.bench.train_profile import PhaseClock\nc = PhaseClock()\nc.install()\n"
+    code = ("from ecngym.perf.train_profile import PhaseClock\nc = PhaseClock()\nc.install()\n"
             "import json; print(json.dumps(c.missing))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out.strip().splitlines()[-1]) == []
 
 
 def test_a_profiled_ppo_run_splits_its_steps_and_counts_its_update(tmp_path):
-    from ecngym.bench.train_profile import profile_in_fresh_process
     from ecngym.benchmark.suite import load_suite
     from ecngym.benchmark.train_cost import scaled_scenario_dir
+    from ecngym.perf.train_profile import profile_in_fresh_process
 
     scaled = scaled_scenario_dir(load_suite("core").scenarios, 12, tmp_path)
     r = profile_in_fresh_process("dctcp_pred_regimes", "ppo", 1, 12, str(scaled))

@@ -15,7 +15,7 @@ def test_bench_env_last_line_is_json(capsys):
 
 
 def test_bench_env_splits_the_time_outside_the_simulator():
-    from ecngym.bench.env import ENV_ID, in_process, outside_parts
+    from ecngym.perf.env import ENV_ID, in_process, outside_parts
 
     single = in_process(ENV_ID, 110)  # one episode (100 steps) ends inside
     assert single["outside_us_per_step"] > 0 and single["episode_end_us"] is not None
@@ -28,7 +28,7 @@ def test_bench_env_splits_the_time_outside_the_simulator():
 
 
 def test_bench_env_changing_actions_really_change_the_setting(monkeypatch):
-    from ecngym.bench.env import ENV_ID, in_process
+    from ecngym.perf.env import ENV_ID, in_process
     from ecngym.sim_backend.fabric import Fabric
 
     calls = []

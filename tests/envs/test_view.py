@@ -55,7 +55,7 @@ def test_controllers_agents_and_reproductions_read_the_env_through_the_view_only
     assert reads == []
     # nor do the benches, the benchmark and the commands (their ``.scenario`` attributes are a job's or
     # a run's scenario name, so only a read through the env counts)
-    reads = [f"{p.relative_to(root)}:{n}" for d in ("bench", "benchmark", "commands", "results")
+    reads = [f"{p.relative_to(root)}:{n}" for d in ("perf", "benchmark", "commands", "results")
              for p in (root / d).glob("*.py") for n, line in enumerate(p.read_text().splitlines(), 1)
              if re.search(r"unwrapped\.scenario\b", line)]
     assert reads == []

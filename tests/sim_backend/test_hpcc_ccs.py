@@ -136,7 +136,7 @@ def test_hpcc_keeps_a_16_to_1_incast_queue_near_zero_at_high_utilisation(make_fa
 
 @pytest.mark.parametrize("senders", [2, 16])
 def test_hpcc_incast_rests_at_its_fixed_point_and_the_queue_term_is_the_utilisation_it_misses(senders):
-    from ecngym.bench.fabric import hpcc_incast
+    from ecngym.perf.fabric import hpcc_incast
 
     r = hpcc_incast(senders=senders)
     # the senders' own U (read from the controllers) sits where R = R_c eta / U + R_AI rests for

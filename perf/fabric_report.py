@@ -1,6 +1,6 @@
 """What ``ecngym bench fabric`` reports: the final JSON line (:func:`summarize`) and the tables.
 
-The measurements come from :mod:`ecngym.bench.fabric` as one dict per replay or probe; this module
+The measurements come from :mod:`ecngym.perf.fabric` as one dict per replay or probe; this module
 only reads them: the speed tables (a column per replay, the HPCC model's figure beside ours), what
 HPCC's INT costs, the bare event loop and whole-process figures, and the FCT-slowdown tables under
 both percentile estimators.
@@ -50,8 +50,8 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     ``hpcc_config`` ...: its cc, events, data packet-hops/s, wall s, wire bytes, flows completed,
     the reference's events and wall s, and its own two largest relative errors); ``int_cost``
     (per scenario where both ran: ``hp`` over ``dcqcn_vwin`` - 1 in events, wall s, wire bytes,
-    and ``wall_s_interleaved``, the same in one process, alternated: :func:`~ecngym.bench.fabric.int_cost_interleaved`);
-    ``hpcc_incast`` (with ``hp``: :func:`~ecngym.bench.fabric.hpcc_incast`);
+    and ``wall_s_interleaved``, the same in one process, alternated: :func:`~ecngym.perf.fabric.int_cost_interleaved`);
+    ``hpcc_incast`` (with ``hp``: :func:`~ecngym.perf.fabric.hpcc_incast`);
     with a stock scheduler:
     ``scheduler_speedup`` and ``scheduler_speedup_c`` (its wall time / ours, same process, A and C),
     ``bare_events_per_s_stock``; with whole-process runs: ``whole_process_s`` (median, scenario A)

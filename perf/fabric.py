@@ -39,7 +39,7 @@ with it), and with ``hp`` it runs HPCC's 16-to-1 incast headline (:func:`hpcc_in
 ``--hpcc-config PATH`` replays any HPCC-simulator experiment instead (:func:`run_hpcc_config`).
 
 The last line printed is one JSON object (keys documented in
-:func:`ecngym.bench.fabric_report.summarize`; that module prints the tables too).
+:func:`ecngym.perf.fabric_report.summarize`; that module prints the tables too).
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.bench.fabric_report import ESTIMATORS, print_tables, summarize
 from ecngym.markdown_page import add_markdown_option
+from ecngym.perf.fabric_report import ESTIMATORS, print_tables, summarize
 from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table
 
 BARE_EVENTS = 5_000_000
@@ -433,7 +433,7 @@ def whole_process(name: str, runs: int) -> dict[str, Any]:
             "records_s": med[4], "startup_s": total - sum(med[1:])}
 
 
-def _in_subprocess(args: list[str], module: str = "ecngym.bench.fabric") -> dict[str, Any]:
+def _in_subprocess(args: list[str], module: str = "ecngym.perf.fabric") -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-m", module, "--worker", *args],
         capture_output=True, text=True, check=False,

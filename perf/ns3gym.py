@@ -123,7 +123,7 @@ def over_protocol(env_id: str, steps: int, seed: int) -> dict[str, float]:
 
 
 def ns3gym_main(env_id: str, steps: int, rounds: int, json_only: bool = False, page: Any = None) -> int:
-    """Entry point of ``ecngym bench env --ns3gym`` (called by :func:`ecngym.bench.env.main`).
+    """Entry point of ``ecngym bench env --ns3gym`` (called by :func:`ecngym.perf.env.main`).
 
     Args:
         env_id: The env to serve.

@@ -35,11 +35,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ecngym.bench.fabric import _in_subprocess
-from ecngym.bench.tcp_page import add_tables, metric_values, page_intro, print_tables
 from ecngym.markdown_page import add_markdown_option, open_page
+from ecngym.perf.fabric import _in_subprocess
+from ecngym.perf.tcp_page import add_tables, metric_values, page_intro, print_tables
 
-WORKER_MODULE = "ecngym.bench.tcp"
+WORKER_MODULE = "ecngym.perf.tcp"
 DEFAULT_SENDERS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BUFFERS = ("250KB", "2MB")
 DEFAULT_INCAST_SIZE = "500KB"

@@ -12,7 +12,7 @@ against the rounds a window of its final size needs at the mean RTT, then per ``
 the bottleneck queue, the flow's window and the largest window among the active flows (with its
 alpha and retransmitted bytes): where the flow's time goes. The last line printed is JSON.
 
-Each run is a fresh process (:func:`ecngym.bench.fabric._in_subprocess`); times are CPU seconds.
+Each run is a fresh process (:func:`ecngym.perf.fabric._in_subprocess`); times are CPU seconds.
 """
 
 from __future__ import annotations
@@ -26,17 +26,17 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.bench import tcp
-from ecngym.bench.fabric import _in_subprocess
 from ecngym.markdown_page import add_markdown_option, open_page
+from ecngym.perf import tcp
+from ecngym.perf.fabric import _in_subprocess
 
-WORKER_MODULE = "ecngym.bench.tcp_bisect"
+WORKER_MODULE = "ecngym.perf.tcp_bisect"
 DEFAULT_LOADS = (0.6, 0.3)
 TRACE_ROWS = 15
 SMALL = "<100KB"
 MID = "100KB-1MB"
 
-#: option group -> the ``fabric.dctcp`` keys of :func:`ecngym.bench.tcp.linux_overrides` it holds
+#: option group -> the ``fabric.dctcp`` keys of :func:`ecngym.perf.tcp.linux_overrides` it holds
 GROUPS: dict[str, tuple[str, ...]] = {
     "slow start (IW 10)": ("slow_start", "initial_cwnd_packets"),
     "handshake": ("handshake",),

@@ -28,14 +28,14 @@ import sys
 import time
 from typing import Any
 
-from ecngym.bench.fabric import _in_subprocess, _peak_rss_mb, bare_event_rate
 from ecngym.markdown_page import add_markdown_option, open_page, page_console
+from ecngym.perf.fabric import _in_subprocess, _peak_rss_mb, bare_event_rate
 from ecngym.sim_backend.topology import MAX_FAT_TREE_K
 
 DEFAULT_KS = (4, 8, 16)
 DEFAULT_LOADS = (0.3, 0.6)
 DEFAULT_SIM_TIME = "0.3ms"
-WORKER_MODULE = "ecngym.bench.scale"
+WORKER_MODULE = "ecngym.perf.scale"
 
 
 def run_case(k: int, load: float, sim_time: str, scheduler: str = "timing_wheel", seed: int = 1) -> dict[str, Any]:

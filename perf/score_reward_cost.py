@@ -1,6 +1,6 @@
 """CPU cost of the ``score_dense`` reward's per-step flow term, beside the whole env step.
 
-``python -m ecngym.bench.score_reward_cost [env ids ...]`` (default: ``RoceStorageIncast-v1`` and
+``python -m ecngym.perf.score_reward_cost [env ids ...]`` (default: ``RoceStorageIncast-v1`` and
 ``DctcpLargeIncast-v1``, the suite scenario with the most flows) plays one full episode of each with
 ``reward=score_dense`` and the static-default action, and prints the process CPU time per step of
 :meth:`ScoreDenseReward.step <ecngym.envs.score_reward.ScoreDenseReward.step>` (the C++

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ecngym.bench.fabric import wide_console
+from ecngym.perf.fabric import wide_console
 
 
 def metric_values(summary: dict[str, Any]) -> dict[str, float]:

@@ -31,9 +31,9 @@ average before the run. ``--plateau`` trains ACC on the default incast scenario 
 reward on held-out traces stops improving and prints the training wall time to that plateau
 (:mod:`ecngym.agents.plateau`: the rule; ``--eval-every`` / ``--patience`` / ``--tol`` /
 ``--window`` / ``--max-steps`` / ``--max-train-s``). ``--profile [SUITE]`` prints where a training
-step's CPU goes per learner and scenario (:mod:`ecngym.bench.train_profile`). ``--learners all`` (or a
+step's CPU goes per learner and scenario (:mod:`ecngym.perf.train_profile`). ``--learners all`` (or a
 list) measures each learner's training env steps/s with 1 and 2 sampling processes, the ratio, its CPU minutes per
-100k env steps and the suite's training CPU-hours at each tier (:mod:`ecngym.bench.train_scaling`;
+100k env steps and the suite's training CPU-hours at each tier (:mod:`ecngym.perf.train_scaling`;
 ``--scaling-suite`` / ``--scenario`` / ``--scenario-dir``); ``--quick`` is its smoke run (a few
 steps: not a measurement). The last line is one JSON object.
 """
@@ -53,9 +53,9 @@ from typing import Any
 
 from ecngym.agents.learning import TRAIN_SEED
 from ecngym.agents.plateau import PlateauRule, measure_plateau
-from ecngym.bench.train_profile import PROFILE_STEPS
 from ecngym.error import ConfigError
 from ecngym.markdown_page import add_markdown_option, open_page, page_console
+from ecngym.perf.train_profile import PROFILE_STEPS
 
 ALGORITHMS = ("ppo", "dqn", "acc", "acc_overlap")
 ENV_ID = "ecngym/RoceIncast-v0"
@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
                         + " (default: all, or none with --learners / --quick)")
     parser.add_argument("--learners", default=None, help="also measure these learners' sampling scaling (1 and 2 "
                         "processes), CPU-min per 100k env steps and the suite's CPU-hours per tier: 'all' or a "
-                        "comma-separated list (ecngym.bench.train_scaling)")
+                        "comma-separated list (ecngym.perf.train_scaling)")
     parser.add_argument("--scaling-suite", default="core", help="--learners: the suite costed (default core)")
     parser.add_argument("--scenario", default=None, help="--learners: the scenario measured (default: the suite's "
                                                          "first with training)")
@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", nargs="?", const="core", default=None, metavar="SUITE",
                         help="also profile where a training step's CPU goes, per learner on each scenario of the "
                              "suite (default core) with a training protocol: --profile-steps env steps each, one "
-                             "fresh process at a time (ecngym.bench.train_profile)")
+                             "fresh process at a time (ecngym.perf.train_profile)")
     parser.add_argument("--profile-steps", type=int, default=PROFILE_STEPS,
                         help=f"--profile: env steps of each profiled training run (default {PROFILE_STEPS})")
     add_markdown_option(parser)
@@ -426,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
             failed.extend(suite_cost["failed"])
         profile = None
         if args.profile is not None:
-            from ecngym.bench.train_profile import profile_suite
+            from ecngym.perf.train_profile import profile_suite
 
             try:
                 profile = profile_suite(args.profile, args.profile_steps, progress=status.update)
@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         learners = None
         if scaling:
             from ecngym.agents.registry import learner_names
-            from ecngym.bench.train_scaling import learner_scaling
+            from ecngym.perf.train_scaling import learner_scaling
 
             names = learner_names() if args.learners == "all" else [a.strip() for a in args.learners.split(",")
                                                                      if a.strip()]
@@ -475,12 +475,12 @@ def main(argv: list[str] | None = None) -> int:
         summary["suite_cost"] = suite_cost
         print_cost(suite_cost, console)
     if profile is not None:
-        from ecngym.bench.train_profile import print_profile
+        from ecngym.perf.train_profile import print_profile
 
         summary["profile"] = profile
         print_profile(profile, args.profile_steps, console)
     if learners is not None:
-        from ecngym.bench.train_scaling import print_scaling
+        from ecngym.perf.train_scaling import print_scaling
 
         summary["learners"] = learners
         print_scaling(learners, console)

@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
                     "the env in-process.") if args.ns3gym else ("Env speed", parser.description)
     page = open_page(args.markdown, title, parser.prog, argv, intro)
     if args.ns3gym:
-        from ecngym.bench.ns3gym import ns3gym_main
+        from ecngym.perf.ns3gym import ns3gym_main
 
         return ns3gym_main(args.env, args.steps, args.rounds, args.json_only, page)
     from rich.console import Console
