@@ -470,10 +470,10 @@ def merge(obj: EnvConfig, overrides: dict[str, Any], prefix: str) -> EnvConfig:
 
 
 def _policy(cfg: EnvConfig, prefix: str) -> str:
-    """The short name of the controlled ports' policy: ``aqm``'s, or RED."""
-    from ecngym.sim_backend.aqm import split_setting
+    """The short name of the controlled ports' policy: ``aqm``'s, or the one switch ports are born with (RED)."""
+    from ecngym.sim_backend.aqm import birth_policy, split_setting
 
-    return "red" if cfg.aqm is None else split_setting(cfg.aqm, f"{prefix}.aqm")[0]
+    return birth_policy() if cfg.aqm is None else split_setting(cfg.aqm, f"{prefix}.aqm")[0]
 
 
 def check_episode_seed(seed: Any) -> int | None:

@@ -27,7 +27,7 @@ unit, normaliser; :func:`ecngym.sim_backend.aqm.telemetry`), mapped into [0, 1] 
 | aqm.<parameter> | a tuned parameter's value v: (v − low) / (high − low), action range or templates' span, in [0, 1] |
 
 Every feature has one definition: the C++ ``PortFeatureKernel``
-(``sim_backend/helper/port-feature-kernel.h``). :class:`FeatureBuilder` checks the observation config
+(``envs/kernel/port-feature-kernel.h``). :class:`FeatureBuilder` checks the observation config
 and compiles it into the kernel's feature columns, which :class:`~ecngym.envs.step_kernel.StepKernel`
 runs every step. The tests hold a NumPy transcription of the same arithmetic
 (``tests/envs/reference_step.py``) and compare whole episodes with it to the bit.
@@ -45,6 +45,10 @@ from ecngym.sim_backend.aqm import telemetry_specs
 from ecngym.units import parse_bytes
 
 FEATURE_HIGH = {"utilization": 2.0}
+#: The marking-curve features: each reads the controlled ports' RED curve (``Fabric.get_red``, and
+#: the action's values of the policy's curve, ``PortAqmPolicy::DescribeMarkingCurve``); refused on
+#: ports whose policy declares no curve.
+CURVE_FEATURES = ("kmin", "kmax", "pmax")
 
 #: How a policy feature is mapped into [0, 1], by its C++ declaration's normaliser kind
 #: (``AqmTelemetryInfo::normaliser``): ``share`` (a count over the packets it could have counted),
@@ -67,7 +71,9 @@ class FeatureBuilder:
         kmax_bound_bytes: Normaliser of kmin / kmax features.
         mark_at_dequeue: Whether marking is decided at dequeue (sets marked_rate's denominator).
         port_rates_bps: Line rate of each controlled port (the ``queue_time`` normaliser; default 1 bps).
-        viq_capacity_packets: The ``viq_capacity_packets`` scale of a normaliser (R-AQM's).
+        policy_setting: The controlled ports' policy setting (internal units): a normaliser's
+            scale that names one of its parameters is its value there (R-AQM's
+            ``viq_capacity_packets``).
         aqm_param_bounds: Each tuned policy parameter's (low, high), in the order of the
             setting's columns (the ``aqm.<parameter>`` features).
 
@@ -77,7 +83,7 @@ class FeatureBuilder:
 
     def __init__(self, cfg: ObservationConfig, ports: np.ndarray, bdp_bytes: np.ndarray,
                  kmax_bound_bytes: float, mark_at_dequeue: bool, port_rates_bps: np.ndarray | None = None,
-                 viq_capacity_packets: float = 1.0,
+                 policy_setting: dict[str, Any] | None = None,
                  aqm_param_bounds: dict[str, tuple[float, float]] | None = None) -> None:
         bounds = aqm_param_bounds or {}
         policy_features = aqm_features()
@@ -120,7 +126,7 @@ class FeatureBuilder:
         self.normalisers = {f: _split_normaliser(specs[f].normaliser) for f in cfg.features if f in specs}
         rates = np.ones(len(ports)) if port_rates_bps is None else np.asarray(port_rates_bps, dtype=np.float64)
         self._bytes_per_ns = rates / 8e9
-        self._viq_capacity = float(viq_capacity_packets)
+        self._policy_setting = dict(policy_setting or {})
         self._param_bounds = bounds
         # history ring: (ports, history, features), oldest first; the kernel writes both buffers
         self._hist = np.zeros((len(ports), self.history, self.n_features), dtype=np.float32)
@@ -237,11 +243,11 @@ class FeatureBuilder:
         return out
 
     def _scale(self, arg: str) -> float:
-        """A normaliser's scale: a setting by name, or a number."""
+        """A normaliser's scale: ``flow_scale``, a parameter of the policy's setting by name, or a number."""
         if arg == "flow_scale":
             return float(self.cfg.flow_scale)
-        if arg == "viq_capacity_packets":
-            return self._viq_capacity
+        if arg in self._policy_setting:
+            return float(self._policy_setting[arg])
         return float(arg)
 
     def observation(self) -> np.ndarray:

@@ -26,7 +26,7 @@
     −score (``env.reward.score``, default ``slowdown_avg_all``).
 
 The step rewards have one definition: the C++ ``PortFeatureKernel``
-(``sim_backend/helper/port-feature-kernel.h``). :class:`RewardFunction` checks the reward config and
+(``envs/kernel/port-feature-kernel.h``). :class:`RewardFunction` checks the reward config and
 compiles it into the kernel's reward (:meth:`RewardFunction.kernel_reward`), which the env's
 :class:`~ecngym.envs.step_kernel.StepKernel` runs every step and
 :class:`~ecngym.envs.returns.RewardReturns` runs under

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ecngym.envs.action import RED_CURVE, ActionMapper, action_key
 from ecngym.envs.config import AQM_PARAM_FEATURE, EnvConfig
-from ecngym.envs.observation import FeatureBuilder
+from ecngym.envs.observation import CURVE_FEATURES, FeatureBuilder
 from ecngym.envs.reward import RewardFunction
 from ecngym.envs.step_kernel import EpisodeStats, StepKernel
 from ecngym.envs.summary import episode_summary
@@ -112,23 +112,27 @@ class EcnScenario:
         self.port_layers = ports["layer"][self.ports]
         self.port_nodes = ports["node"][self.ports]
         rates = ports["rate_bps"][self.ports]
-        # the controlled ports' AQM policy (env.aqm, installed at every reset; RED when unset): the
-        # action tunes its parameters, from its configured setting (the fabric's RED setting, env.aqm's)
+        # the controlled ports' AQM policy (env.aqm, installed at every reset; unset, the policy the
+        # simulator's ports are born with): the action tunes its parameters, from its configured
+        # setting (the fabric's setting of that policy, env.aqm's over it: Fabric.set_aqm keeps a
+        # running policy's parameters)
         self.aqm_policy, self.aqm_setting = self._aqm(cfg)
-        policy = self.aqm_policy or "red"
-        red = self._fabric_red_setting()
-        configured = {**(red if policy == "red" else {}), **self.aqm_setting}
+        policy = self.aqm_policy or aqm_policies.birth_policy()
+        configured = {**self.fabric_config.initial_params(policy), **self.aqm_setting}
         self.actions = ActionMapper(cfg.action, self.ports, self.port_layers, rates, policy, configured)
         bdp_bytes_per_port = bdp_bytes(rates, self.base_rtt_ns)
-        viq = self.actions.base["viq_capacity_packets"] if policy == "r_aqm" else 1
         param_bounds = self.actions.param_bounds()
-        # columns of values that aqm_values shows (the tuned numeric parameters), and of RED's curve
+        # columns of values that aqm_values shows (the tuned numeric parameters), and of the policy's
+        # marking curve (the kmin / kmax / pmax features; PortAqmPolicy::DescribeMarkingCurve), by
+        # the curve's key in :attr:`red`
         self._feature_columns = [list(self.actions.params).index(p) for p in param_bounds]
-        self._red_columns = tuple((p, j) for j, p in enumerate(self.actions.params) if policy == "red"
-                                  and p in RED_CURVE)
+        curve = aqm_policies.marking_curve(policy)
+        self._red_columns = tuple((RED_CURVE[curve.index(p)], j) for j, p in enumerate(self.actions.params)
+                                  if p in curve)
+        # a normaliser's scale may name a parameter of the policy (policy_setting): its configured value
         self.features = FeatureBuilder(self._observation(cfg), self.ports, bdp_bytes_per_port,
-                                       self.actions.kmax_bound_bytes, red["mark_at_dequeue"],
-                                       rates, viq, param_bounds)
+                                       self.actions.kmax_bound_bytes, self._fabric_red_setting()["mark_at_dequeue"],
+                                       rates, self.actions.base, param_bounds)
         self._shows_params = any(f.startswith(AQM_PARAM_FEATURE) for f in self.features.cfg.features)
         # goodput R / C of each controlled port = tx_data_bytes x this (PRED's utility)
         goodput_per_byte = 8e9 / (rates * self.interval_ns)
@@ -186,25 +190,26 @@ class EcnScenario:
         return name, aqm_policies.validate_params(name, params, "env.aqm")
 
     def _fabric_red_setting(self) -> dict[str, Any]:
-        """The RED setting every switch port of the fabric starts with (``fabric.aqm``'s curve and marking point)."""
+        """The RED setting every switch port of the fabric starts with (``fabric.aqm``'s; its marking point)."""
         return self.fabric_config.initial_params("red")
 
     def _observation(self, cfg: EnvConfig) -> Any:
         """The observation config with features checked against the controlled ports' policy.
 
-        A non-RED policy drops the RED-curve features from the default list, and refuses them
-        (and other policies' features) when listed.
+        A policy without a marking curve (``PortAqmPolicy::DescribeMarkingCurve``) drops the curve
+        features (:data:`CURVE_FEATURES`) from the default list, and refuses them (and other
+        policies' features) when listed.
 
         Raises:
             ConfigError: On a feature that the controlled ports' policy cannot give.
         """
         obs = cfg.observation
         policy = self.actions.policy
-        red_curve = ("kmin", "kmax", "pmax")
+        has_curve = bool(aqm_policies.marking_curve(policy))
         features = list(obs.features)
         default = type(obs).model_fields["features"].default_factory()
-        if policy != "red" and features == default:
-            features = [f for f in features if f not in red_curve]
+        if not has_curve and features == default:
+            features = [f for f in features if f not in CURVE_FEATURES]
         tuned = list(self.actions.param_bounds())
         for f in features:
             if f.startswith(AQM_PARAM_FEATURE):
@@ -212,10 +217,16 @@ class EcnScenario:
                     raise ConfigError("env.observation.features", f"{f!r} shows a parameter the action tunes; the "
                                       f"action tunes {[AQM_PARAM_FEATURE + p for p in tuned]}")
                 continue
-            owner = f.split(".")[0] if "." in f else ("red" if f in red_curve else None)
-            if owner is not None and owner != policy:
-                raise ConfigError("env.observation.features", f"{f!r} needs the {owner} policy on the controlled "
-                                  f"ports, which run {policy!r} (env.aqm)")
+            if "." in f:
+                owner = f.split(".")[0]
+                if owner == policy:
+                    continue
+            elif f in CURVE_FEATURES and not has_curve:
+                owner = " or ".join(aqm_policies.curve_policies())
+            else:
+                continue
+            raise ConfigError("env.observation.features", f"{f!r} needs the {owner} policy on the controlled "
+                              f"ports, which run {policy!r} (env.aqm)")
         return obs if features == list(obs.features) else obs.model_copy(update={"features": features})
 
     def _interval(self, value: Any, field: str = "env.interval") -> int:

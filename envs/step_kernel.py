@@ -4,7 +4,7 @@ Every step, :class:`~ecngym.envs.scenario.EcnScenario` turns the interval's tele
 and the per-policy arrays of the controlled ports' AQM policy) into the controlled ports'
 features, pushes them onto the history, computes each port's reward and keeps a few telemetry rows
 for the episode summary. That arithmetic has one definition, the C++ ``PortFeatureKernel``
-(``sim_backend/helper/port-feature-kernel.h``), and :class:`StepKernel` runs it: the config's
+(``envs/kernel/port-feature-kernel.h``), and :class:`StepKernel` runs it: the config's
 side, what each feature and reward computes from which rows, is compiled by
 :meth:`FeatureBuilder.kernel_program <ecngym.envs.observation.FeatureBuilder.kernel_program>` and
 :meth:`RewardFunction.kernel_reward <ecngym.envs.reward.RewardFunction.kernel_reward>`. One call a

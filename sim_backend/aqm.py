@@ -13,7 +13,8 @@ telemetry.
 
 The parameters an env's action tunes when it names none are declared by each policy too
 (``PortAqmPolicy::DescribeActionAttributes``), read here by :func:`action_params`
-(``ACTION_PARAMS``).
+(``ACTION_PARAMS``), and so is the RED marking curve a policy has (``PortAqmPolicy::DescribeMarkingCurve``,
+:func:`marking_curve`).
 
 Parameter names are the attributes' names in snake case (``KminBytes`` -> ``kmin_bytes``). Byte
 and time parameters (``*_bytes``, ``*_ns``) accept human units ("65KB", "80us"); enumerations
@@ -146,6 +147,36 @@ def action_params() -> dict[str, tuple[str, ...]]:
         if params:
             out[name] = params
     return out
+
+
+@functools.cache
+def marking_curve(policy: str) -> tuple[str, ...]:
+    """The parameters that are a policy's RED marking curve, (Kmin, Kmax, Pmax); ``()`` when it has none.
+
+    Each policy declares its curve in C++ (``PortAqmPolicy::DescribeMarkingCurve``): the env's
+    ``kmin``, ``kmax`` and ``pmax`` observation features read it, on ports whose policy has one.
+
+    Raises:
+        ConfigError: If the policy is unknown.
+    """
+    from ecngym.sim_backend import _fabric
+
+    type_name = resolve(policy)[1]
+    by_attribute = {s.attribute: s.name for s in _policy_spec(type_name).values()}
+    return tuple(by_attribute[a] for a in _fabric.aqm_marking_curve(type_name))
+
+
+def curve_policies() -> tuple[str, ...]:
+    """The policies that declare a marking curve (:func:`marking_curve`), by short name."""
+    return tuple(name for name in policies() if marking_curve(name))
+
+
+@functools.cache
+def birth_policy() -> str:
+    """The policy every switch port is born with where ``fabric.aqm`` sets none (C++ ``FabricConfig::aqmTypeId``)."""
+    from ecngym.sim_backend import _fabric
+
+    return resolve(_fabric.FabricConfig().aqm_type_id)[0]
 
 
 @dataclass(frozen=True)

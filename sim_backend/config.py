@@ -489,11 +489,11 @@ class FabricConfigBase(ConfigModel, metaclass=_ConfigErrorOnCall):
         policy (the C++ ``FabricConfig::aqmTypeId``: RED) at its defaults. Named layers and
         per-rate entries are installed over it at build.
         """
-        from ecngym.sim_backend import _fabric, aqm
+        from ecngym.sim_backend import aqm
 
         born = self.aqm_settings().get(ALL_LAYERS)
         if born is None:
-            name = aqm.resolve(_fabric.FabricConfig().aqm_type_id)[0]
+            name = aqm.birth_policy()
             return name, aqm.policy_defaults(name)
         return born.policy, {**aqm.policy_defaults(born.policy), **born.params}
 

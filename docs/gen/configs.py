@@ -188,8 +188,11 @@ with mkdocs_gen_files.open("reference/aqm-policies.md", "w") as page:
                "`\"80us\"`).\n\n")
     for policy, type_name in aqm.POLICIES.items():
         tuned = ", ".join(f"`{p}`" for p in aqm.ACTION_PARAMS.get(policy, ()))
+        curve = aqm.marking_curve(policy)
+        shows = (f" Its RED marking curve ({', '.join(f'`{p}`' for p in curve)}) is what the `kmin`, `kmax` and "
+                 "`pmax` observation features show." if curve else "")
         page.write(f"## `{policy}`\n\nC++ type `{type_name}`; an env's action tunes {tuned} unless "
-                   f"`env.action.params` names others.\n\n{policy_table(policy)}\n")
+                   f"`env.action.params` names others.{shows}\n\n{policy_table(policy)}\n")
         page.write(telemetry_table(policy))
 
 # ------------------------------------------------------------------------------------- controllers

@@ -8,7 +8,7 @@
 #include "../helper/attribute-reflection.h"
 #include "../helper/fabric.h"
 #include "../helper/flow-slowdown-tracker.h"
-#include "../helper/port-feature-kernel.h"
+#include "../../envs/kernel/port-feature-kernel.h"
 #include "../helper/scheduler-check.h"
 
 #include "../model/fabric-parameters.h"
@@ -550,6 +550,12 @@ NB_MODULE(_fabric, m)
           "type_name"_a,
           "The attributes an env's action tunes by default, as a port AQM policy type declares them "
           "(empty: an action names its own).");
+
+    m.def("aqm_marking_curve",
+          &DescribeAqmMarkingCurve,
+          "type_name"_a,
+          "The attributes that are a port AQM policy type's RED marking curve, (Kmin, Kmax, Pmax), "
+          "as it declares them (empty: it has none).");
 
     m.def("check_aqm",
           &CheckAqmSetting,

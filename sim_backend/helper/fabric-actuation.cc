@@ -508,6 +508,28 @@ DescribeAqmActionAttributes(const std::string& typeName)
     return names;
 }
 
+std::vector<std::string>
+DescribeAqmMarkingCurve(const std::string& typeName)
+{
+    const TypeId tid = LookupAqmType(typeName);
+    std::vector<std::string> names = MakeAqm(tid)->DescribeMarkingCurve();
+    if (!names.empty() && names.size() != 3)
+    {
+        throw std::logic_error(typeName + " declares a marking curve of " + std::to_string(names.size()) +
+                               " attributes; a curve is (Kmin, Kmax, Pmax)");
+    }
+    for (const std::string& name : names)
+    {
+        TypeId::AttributeInformation info;
+        if (!tid.LookupAttributeByName(name, &info))
+        {
+            throw std::logic_error(typeName + " declares the marking-curve attribute " + name +
+                                   ", which it does not have");
+        }
+    }
+    return names;
+}
+
 std::string
 CheckAqmSetting(const std::string& typeName,
                 const std::vector<std::string>& names,

@@ -491,6 +491,17 @@ std::vector<AqmTelemetryInfo> DescribeAqmTelemetry(const std::string& typeName);
 std::vector<std::string> DescribeAqmActionAttributes(const std::string& typeName);
 
 /**
+ * @brief The attributes a port AQM policy type declares as its RED marking curve (Kmin, Kmax,
+ *        Pmax; PortAqmPolicy::DescribeMarkingCurve).
+ * @param typeName TypeId name
+ * @return three attribute names, or none if the type declares no curve
+ * @throws std::invalid_argument if the name is not a PortAqmPolicy type
+ * @throws std::logic_error if the type declares a name that is not one of its attributes, or a
+ *         number of names other than 0 or 3
+ */
+std::vector<std::string> DescribeAqmMarkingCurve(const std::string& typeName);
+
+/**
  * @brief Check a full policy setting on a scratch instance (the check Fabric::SetAqm runs first).
  * @param typeName TypeId name
  * @param names attribute names

@@ -192,6 +192,19 @@ class PortAqmPolicy : public Object
     }
 
     /**
+     * @brief The attributes that are the port's RED marking curve, Kmin, Kmax and Pmax, in that
+     *        order: what the env's ``kmin``, ``kmax`` and ``pmax`` observation features read
+     *        (envs/scenario.py), and what the env's default feature list shows on this policy's
+     *        ports.
+     * @return three attribute names (Kmin in bytes, Kmax in bytes, Pmax), or none (the default:
+     *         the policy has no such curve, and those features are refused on its ports)
+     */
+    virtual std::vector<std::string> DescribeMarkingCurve() const
+    {
+        return {};
+    }
+
+    /**
      * @brief Hand back this policy's telemetry of the interval and start a new interval.
      * @param out (name, value) pairs, the names and order of DescribeTelemetry
      */

@@ -117,5 +117,11 @@ RedAqmPolicy::DescribeActionAttributes() const
     return {"KminBytes", "KmaxBytes", "Pmax"};
 }
 
+std::vector<std::string>
+RedAqmPolicy::DescribeMarkingCurve() const
+{
+    return {"KminBytes", "KmaxBytes", "Pmax"};
+}
+
 } // namespace ecngym
 } // namespace ns3

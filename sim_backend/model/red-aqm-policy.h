@@ -45,6 +45,7 @@ class RedAqmPolicy : public PortAqmPolicy
     void SetStreamSeed(uint64_t seed) override;
     std::string CheckConsistency() const override;
     std::vector<std::string> DescribeActionAttributes() const override;
+    std::vector<std::string> DescribeMarkingCurve() const override;
 
   private:
     void MaybeMark(uint64_t queueBytes, FabricPacket& p);

@@ -1,7 +1,7 @@
 """The env's per-step features, history, reward and statistics in NumPy: the test oracle of the C++ kernel.
 
 The package computes them in one place, the C++ ``PortFeatureKernel``
-(``sim_backend/helper/port-feature-kernel.h``, run by ``ecngym.envs.step_kernel``). This module writes
+(``envs/kernel/port-feature-kernel.h``, run by ``ecngym.envs.step_kernel``). This module writes
 the same arithmetic a second time, in NumPy's array operations (each rounding as NumPy rounds, NaN
 as NumPy treats it), so that tests can play whole episodes and compare every frame, observation,
 reward and statistics row with it to the bit (``test_step_kernel.py``). Its constants come from
@@ -47,7 +47,7 @@ class ReferenceStep:
         self.kmax_bound = max(sc.actions.kmax_bound_bytes, 1.0)
         self.count_key = sc.features.count_key
         self.bytes_per_ns = rates / 8e9
-        self.viq_capacity = sc.features._viq_capacity
+        self.policy_setting = sc.actions.base
         self.history = int(cfg.history)
         specs = telemetry_specs()
         self.normalisers = {f: specs[f].normaliser.partition(":")[::2] for f in self.features if f in specs}
@@ -84,8 +84,8 @@ class ReferenceStep:
         """A normaliser's scale: a setting by name, or a number."""
         if arg == "flow_scale":
             return self.flow_scale
-        if arg == "viq_capacity_packets":
-            return self.viq_capacity
+        if arg in self.policy_setting:
+            return float(self.policy_setting[arg])
         return float(arg)
 
     def policy_feature(self, name: str, pt: dict[str, np.ndarray]) -> np.ndarray:

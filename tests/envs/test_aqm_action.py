@@ -245,6 +245,47 @@ def test_action_params_are_what_each_policy_declares_in_cpp():
         _fabric.aqm_action_attributes("ns3::ecngym::NoSuchPolicy")
 
 
+def test_the_marking_curve_is_what_each_policy_declares_in_cpp():
+    # only RED has a (Kmin, Kmax, Pmax) curve: R-AQM and PRED have Kmin / Kmax but no Pmax
+    assert {name: aqm.marking_curve(name) for name in aqm.policies()} == {
+        "codel": (), "ecn_sharp": (), "pred": (), "r_aqm": (), "red": ("kmin_bytes", "kmax_bytes", "pmax")}
+    assert aqm.curve_policies() == ("red",)
+    assert aqm.birth_policy() == "red"
+    for name, type_name in aqm.policies().items():
+        attributes = _fabric.aqm_marking_curve(type_name)
+        assert [aqm.policy_spec(name)[p].attribute for p in aqm.marking_curve(name)] == attributes, name
+    with pytest.raises(ValueError, match="ns3::ecngym::NoSuchPolicy"):
+        _fabric.aqm_marking_curve("ns3::ecngym::NoSuchPolicy")
+
+
+def test_a_normaliser_scale_naming_a_policy_parameter_reads_the_configured_setting():
+    # r_aqm.held is "saturate:viq_capacity_packets": its scale is the env's R-AQM setting, not a number
+    env = make(aqm={"policy": "r_aqm", "viq_capacity_packets": 37},
+               observation={"features": ["queue", "r_aqm.held", "r_aqm.viq_packets"]})
+    try:
+        features = env.unwrapped.scenario.features
+        assert features._scale("viq_capacity_packets") == 37.0
+        assert features._scale("flow_scale") == float(features.cfg.flow_scale)
+        assert features._scale("2.5") == 2.5
+    finally:
+        env.close()
+
+
+def test_env_aqm_over_the_same_fabric_policy_starts_from_the_fabric_setting():
+    # Fabric.set_aqm keeps a running policy's parameters: the ports run fabric.aqm's 20 us target, and
+    # the action's configured setting (its static template) is that, not CoDel's default
+    env = make(fabric={"preset": "dctcp", "aqm": {"all": {"policy": "codel", "target_ns": "20us"}}}, aqm="codel")
+    try:
+        sc = env.unwrapped.scenario
+        assert sc.actions.base["target_ns"] == 20_000
+        assert sc.actions.templates[0] == (20_000, sc.actions.base["interval_ns"])
+        env.reset(seed=1)
+        assert all(d["target_ns"] == 20_000 for d in sc.fabric.get_aqm(sc.ports))
+        assert (sc.values[:, 0] == 20_000).all()
+    finally:
+        env.close()
+
+
 def test_a_policy_without_default_action_params_asks_for_them(monkeypatch):
     # a policy compiled in (found from ns-3's TypeId list) that declares no default action parameters
     monkeypatch.delitem(aqm.ACTION_PARAMS, "codel")

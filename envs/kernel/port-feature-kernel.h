@@ -1,5 +1,5 @@
 /*
- * ecngym fabric: one env step's per-port features, history, reward and episode statistics.
+ * ecngym env (envs/kernel/): one env step's per-port features, history, reward and episode statistics.
  * SPDX-License-Identifier: GPL-2.0-only
  */
 #ifndef ECNGYM_PORT_FEATURE_KERNEL_H

@@ -1,5 +1,5 @@
 /*
- * ecngym fabric: one env step's per-port features, history, reward and episode statistics.
+ * ecngym env (envs/kernel/): one env step's per-port features, history, reward and episode statistics.
  * SPDX-License-Identifier: GPL-2.0-only
  */
 #include "port-feature-kernel.h"
