@@ -51,7 +51,15 @@ from ecngym.validation import (
     plain,
 )
 
-NUM_QUEUES_MAX = 8
+
+def _max_queues() -> int:
+    from ecngym.sim_backend import _fabric
+
+    return int(_fabric.MAX_QUEUES)
+
+
+#: Queues a device has (``kMaxQueues`` of fabric-net-device.h): fabric.num_queues' upper bound
+NUM_QUEUES_MAX: int = _max_queues()
 
 #: Per-flow extra base delays to draw from (``flows.with_delay_classes``, ``env.delay_classes``): a
 #: list of at least one delay, each ns or a duration string ("20us") in [0, 2^62] ns.

@@ -222,6 +222,8 @@ NB_MODULE(_fabric, m)
         rows.append(nb::make_tuple(r.name, std::string(1, r.kind)));
     }
     m.attr("TELEMETRY_ROWS") = nb::tuple(rows);
+    // the devices' queue count (fabric.num_queues' upper bound): read by Python, never copied there
+    m.attr("MAX_QUEUES") = static_cast<int>(kMaxQueues);
 
     // the env's per-step arithmetic, its features' and rewards' one definition
     // (ecngym.envs.observation and ecngym.envs.reward compile the program, ecngym.envs.step_kernel runs it)
