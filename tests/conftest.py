@@ -49,6 +49,26 @@ def _run_in_a_scratch_directory(tmp_path_factory: pytest.TempPathFactory, monkey
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
+@pytest.fixture(autouse=True)
+def _leave_no_threads_behind():
+    """After each test, stop what starts threads and outlives a test (Ray, tqdm's monitor).
+
+    A thread left running makes every later test that branches a simulation (a fork) fail: the
+    branch hub refuses a process with threads, as it must (``ecngym.envs.branch``).
+    """
+    yield
+    import sys
+
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
+    tqdm = sys.modules.get("tqdm")
+    monitor = getattr(getattr(tqdm, "tqdm", None), "monitor", None) if tqdm is not None else None
+    if monitor is not None:
+        monitor.exit()
+        tqdm.tqdm.monitor = None
+
+
 @pytest.fixture(scope="session")
 def chromium() -> Callable[..., subprocess.CompletedProcess]:
     """Headless Chromium, run with the given arguments (``--dump-dom URI``, ``--screenshot=PNG URI`` ...).

@@ -99,7 +99,7 @@ def test_tensor_names_that_are_not_the_cards_layers_are_refused_naming_them(tmp_
     ({"nets": {"pi": {"activation": "relu", "layers": [[1152, 8]]}}},
      "nets: has networks ['pi']; agent 'dqn' acts with ['q']"),
     ({"n_actions": 9}, "n_actions: got 9, but network 'q' has 8 outputs (one per action)"),
-    ({"agent": "a2c"}, "agent: got 'a2c', allowed: 'acc', 'laecn', 'haecn', 'ppo', 'dqn'"),
+    ({"agent": "a2c"}, "agent: got 'a2c'; the learners: ['acc', 'haecn', 'laecn', 'dqn', 'ppo']"),
     ({"weights_sha256": "abc"}, "weights_sha256: got 'abc', expected 64 lower-case hex digits"),
     ({"observation": {"features": ["queue"], "history": 3, "queue_mapping": "step"}},
      "observation.obs_dim: required field is missing"),
