@@ -51,7 +51,13 @@ def write_snapshot(folder: Path, card: dict[str, Any], tensors: dict[str, np.nda
     folder.mkdir(parents=True, exist_ok=True)
     save_file(tensors, str(folder / WEIGHTS_FILE))
     data = (folder / WEIGHTS_FILE).read_bytes()
-    full = {**card, "nets": nets, "n_actions": int(next(iter(nets.values()))["layers"][-1][1]),
+    # a snapshot is a card like a shipped one (the player checks every card alike); what only a
+    # finished run knows (its command, budget, cost, scores) says so
+    unshipped = {"command": "(a validation snapshot of a training run in progress: not shipped)",
+                 "budget_steps": 1, "budget_source": "(snapshot)", "train_trace_seeds": [], "episodes_trained": 0,
+                 "hyperparams": {}, "hyperparams_source": "(snapshot)", "versions": {}, "training_cost": {},
+                 "created": "", "curve": "", "scores": {}}
+    full = {**unshipped, **card, "nets": nets, "n_actions": int(next(iter(nets.values()))["layers"][-1][1]),
             "weights_sha256": hashlib.sha256(data).hexdigest(), "weights_bytes": len(data)}
     (folder / CARD_FILE).write_text(json.dumps(full, default=str))
     return folder
