@@ -171,8 +171,9 @@ def _execute(name: str, store: Path, tmp_path: Path) -> str:
 def test_compare_controllers_notebook_runs_per_scenario_on_a_suite_store(store_dir, tmp_path):
     before = sorted(p.name for p in (store_dir / "store").iterdir())
     text = _execute("compare_controllers", store_dir / "store", tmp_path)
-    assert "2 scenario(s), 20 episodes" in text
-    assert all(f"  {s}: 5 controllers, 10 episodes" in text for s in SCENARIOS)
+    per = len(CONTROLLERS) + len(REFERENCES)  # controllers per scenario, each on the 2 test seeds
+    assert f"{len(SCENARIOS)} scenario(s), {len(SCENARIOS) * per * 2} episodes" in text
+    assert all(f"  {s}: {per} controllers, {per * 2} episodes" in text for s in SCENARIOS)
     assert "identical traces for every (scenario, seed): True" in text
     assert sorted(p.name for p in (store_dir / "store").iterdir()) == before
 
