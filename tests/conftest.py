@@ -70,6 +70,26 @@ def _leave_no_threads_behind():
 
 
 @pytest.fixture(scope="session")
+def run_cases() -> Callable[[str], None]:
+    """Run a test file of cases in a fresh pytest process; fail with its output if any case fails.
+
+    For the tests that branch a simulation (``ecngym.envs.branch`` forks the process): the branch hub
+    refuses a process that runs other threads, as it must, and a long test session accumulates them
+    (a logger's writer, a launcher's executor, a notebook client). A fresh process has none.
+    """
+    import sys
+    from pathlib import Path
+
+    def run(path: str) -> None:
+        file = Path(__file__).resolve().parent / path
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(file)],
+                              capture_output=True, text=True, cwd=file.parent)
+        assert done.returncode == 0, f"{path} failed in its own process:\n{done.stdout[-6000:]}\n{done.stderr[-3000:]}"
+
+    return run
+
+
+@pytest.fixture(scope="session")
 def chromium() -> Callable[..., subprocess.CompletedProcess]:
     """Headless Chromium, run with the given arguments (``--dump-dom URI``, ``--screenshot=PNG URI`` ...).
 

@@ -1,0 +1,73 @@
+"""The headroom map: a tiny family end to end through the CLI, and its file's errors."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ecngym.benchmark.headroom_map import deep_merged, load_family, main
+from ecngym.error import ConfigError
+
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+FAMILY = {
+    "name": "tiny_load", "description": "the tiny incast star at two loads.", "base": "tiny_incast",
+    "seeds": [101], "window": "200us", "beam": 1,
+    "axes": [{"name": "load", "values": [{"label": "30 %", "env": {"episode_steps": 24, "workload": {"load": 0.3}}},
+                                        {"label": "70 %", "env": {"episode_steps": 24, "workload": {"load": 0.7}},
+                                         "score": "slowdown_avg_all"}]}],
+}
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    torch = sys.modules.get("torch")
+    n = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(1)
+    yield
+    if torch is not None:
+        torch.set_num_threads(n)
+
+
+def test_a_tiny_family_maps_end_to_end(tmp_path, capsys):
+    path = tmp_path / "family.yaml"
+    path.write_text(yaml.safe_dump(FAMILY))
+    page = tmp_path / "map.md"
+    assert main([f"family={path}", f"scenario_dir={SCENARIOS}", f"markdown={page}",
+                 f"out={tmp_path / 'points.json'}"]) == 0
+    points = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert [p["labels"] for p in points] == [["30 %"], ["70 %"]]
+    assert [p["score"] for p in points] == ["queue_p99_bytes", "slowdown_avg_all"]
+    for p in points:  # the oracle is never worse than the tuned constant, nor than the hindsight one
+        assert p["headroom"] >= 0 and p["S_oracle_window"] <= p["S_best_constant"] <= p["S_tuned"]
+    assert json.loads((tmp_path / "points.json").read_text()) == points
+    assert "relative headroom" in page.read_text()
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"seeds": [1, 1]}, "family.seeds"),
+    ({"axes": []}, "family.axes"),
+    ({"axes": [{"name": "x", "values": [{"label": "a"}, {"label": "a"}]}]}, r"family.axes\[0\].values"),
+    ({"axes": [{"name": "x", "values": [{"label": "a", "env": 3}]}]}, r"family.axes\[0\].values\[0\].env"),
+    ({"beam": 0}, "family.beam"),
+    ({"colour": "red"}, "family.colour"),
+])
+def test_a_bad_family_file_names_its_field(tmp_path, change, field):
+    path = tmp_path / "family.yaml"
+    path.write_text(yaml.safe_dump({**FAMILY, **change}))
+    with pytest.raises(ConfigError, match=field):
+        load_family(str(path))
+
+
+def test_an_unknown_family_lists_the_shipped_ones():
+    with pytest.raises(ConfigError, match="storage_phases"):
+        load_family("no_such_family")
+
+
+def test_overrides_merge_mapping_by_mapping():
+    base = {"workload": {"load": 0.6, "incast": {"degree": 0}}, "episode_steps": 10}
+    assert deep_merged(base, {"workload": {"incast": {"degree": 4}}}) == {
+        "workload": {"load": 0.6, "incast": {"degree": 4}}, "episode_steps": 10}
+    assert base["workload"]["incast"] == {"degree": 0}
