@@ -101,9 +101,9 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                                "(0 = library defaults), got '3'"),
     # a key the config lacks: its node's keys and the closest (Hydra's own hint was "+key=", read by nothing)
     (["eval", "nosuchkey=1"], "nosuchkey: unknown key: the config has ['controller', 'env', 'episodes', 'logger', "
-                              "'objective', 'results', 'seed']."),
+                              "'objective', 'results', 'scenario', 'seed']."),
     (["eval", "seeds=[1,2]"], "seeds: unknown key: the config has ['controller', 'env', 'episodes', 'logger', "
-                              "'objective', 'results', 'seed']. Did you mean 'seed'?"),
+                              "'objective', 'results', 'scenario', 'seed']. Did you mean 'seed'?"),
     (["run", "suite=null",
       "leaderboard.scroe=mean"], "leaderboard.scroe: unknown key: leaderboard has ['html', 'score']. "
                                         "Did you mean 'score'?"),
@@ -199,7 +199,7 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
      "'dctcp_pred_regimes']. Did you mean 'roce_storage_incast'?"),
     # issue 42: a misspelt filter trained nothing and exited 0 ("0 training runs")
     (["benchmark", "train-learners", "agent=acx"], "ecngym benchmark train-learners: error: agent: got 'acx'; the "
-                                                   "learners: ['acc', 'laecn', 'haecn', 'ppo', 'dqn']. Did you mean "
+                                                   "learners: ['acc', 'haecn', 'laecn', 'dqn', 'ppo']. Did you mean "
                                                    "'acc'?"),
     (["benchmark", "train-learners", "scenario=roce_storge_incast"],
      "ecngym benchmark train-learners: error: scenario: got 'roce_storge_incast'; the scenarios suite core trains "

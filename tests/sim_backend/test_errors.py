@@ -631,7 +631,7 @@ def test_a_per_port_error_names_the_first_bad_entry_and_counts_the_rest(make_fab
             fab.set_red(*args)
         assert len(str(info.value)) < 160, str(info.value)  # never the whole array
     switches = np.arange(fab.topology.num_switches)
-    with pytest.raises(ConfigError, match=r"^alpha\[1\]: got 100.0 \(and 2 more\), allowed range is \(0.0, 64.0\]$"):
+    with pytest.raises(ConfigError, match=r"^alpha\[1\]: got 100.0 \(and 2 more\), allowed range is \(0, 64\]$"):
         fab.set_pfc(switches, alpha=[0.5, 100, 0.5, 100, float("nan"), 0.5], headroom="10KB")
-    with pytest.raises(ConfigError, match=r"^alpha: got 100.0, allowed range is \(0.0, 64.0\]$"):  # one: no index
+    with pytest.raises(ConfigError, match=r"^alpha: got 100.0, allowed range is \(0, 64\]$"):  # one: no index
         fab.set_pfc([0], alpha=100, headroom="10KB")
