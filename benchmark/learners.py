@@ -313,8 +313,9 @@ def learner_table(entries: list[dict[str, Any]]) -> Table:
     """The learner table (one row per scenario x learner)."""
     table = Table(title="Learners: normalized score IQM [95% CI] over training seeds x test seeds "
                         "(static_default 0, static_tuned 1)",
-                  caption="headroom captured = (IQM - 1) / the scenario's headroom (oracle_phase - static_tuned): "
-                          "a large negative share is a learner below static_tuned on a scenario with little headroom")
+                  caption="headroom captured = (IQM - 1) / the scenario's headroom (oracle_phase - "
+                          "static_tuned): a large negative share is a learner below static_tuned on a scenario "
+                          "with little headroom")
     for col in ("scenario", "learner", "runs", "test IQM", "P(> tuned)", "beats tuned", "headroom captured",
                 "held-out IQM", "held-out P(> tuned)", "state dependence", "budget (env steps)",
                 "train wall / CPU s"):
