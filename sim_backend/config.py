@@ -51,15 +51,11 @@ from ecngym.validation import (
     plain,
 )
 
-
-def _max_queues() -> int:
-    from ecngym.sim_backend import _fabric
-
-    return int(_fabric.MAX_QUEUES)
-
-
-#: Queues a device has (``kMaxQueues`` of fabric-net-device.h): fabric.num_queues' upper bound
-NUM_QUEUES_MAX: int = _max_queues()
+#: Queues a device has, fabric.num_queues' upper bound: the simulator's ``kMaxQueues``
+#: (``_fabric.MAX_QUEUES``, which tests/sim_backend/test_knobs.py holds this to). Written here
+#: because the config model is built when this module is imported, which must not load the compiled
+#: fabric and ns-3's libraries (a process that only checks a config needs neither).
+NUM_QUEUES_MAX = 8
 
 #: Per-flow extra base delays to draw from (``flows.with_delay_classes``, ``env.delay_classes``): a
 #: list of at least one delay, each ns or a duration string ("20us") in [0, 2^62] ns.

@@ -130,3 +130,10 @@ def test_the_simulator_refuses_a_name_its_enumeration_lacks():
 def test_the_dctcp_section_holds_the_tcp_host_options_too():
     fields = set(type(FabricConfig().dctcp).model_fields)
     assert set(knobs.section_knobs("dctcp")) | set(knobs.tcp_host_knobs()) <= fields
+
+
+def test_the_queue_count_bound_is_the_simulators():
+    from ecngym.sim_backend import _fabric
+    from ecngym.sim_backend.config import NUM_QUEUES_MAX
+
+    assert NUM_QUEUES_MAX == _fabric.MAX_QUEUES
