@@ -69,6 +69,20 @@ def _leave_no_threads_behind():
         tqdm.tqdm.monitor = None
 
 
+@pytest.fixture
+def one_torch_thread():
+    """Torch at one intra-op thread for the test (a pool of more makes branching rightly refuse), then as it was."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    n = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(1)
+    yield
+    if torch is not None:
+        torch.set_num_threads(n)
+
+
 @pytest.fixture(scope="session")
 def run_cases() -> Callable[[str], None]:
     """Run a test file of cases in a fresh pytest process; fail with its output if any case fails.

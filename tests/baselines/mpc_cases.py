@@ -1,6 +1,5 @@
 """mpc_forecast: causal (no future flow is read), deterministic, accounted, refused where forking is unsafe."""
 
-import sys
 import threading
 
 import gymnasium as gym
@@ -25,16 +24,7 @@ CHANGE_NS = 500_000  # the second trace differs from here on
 SMALL = {"decision_steps": 10, "horizon_steps": 10, "lookback_steps": 10}
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """A test process that imported torch earlier runs its pool: branching (rightly) refuses then."""
-    torch = sys.modules.get("torch")
-    n = torch.get_num_threads() if torch is not None else None
-    if torch is not None:
-        torch.set_num_threads(1)
-    yield
-    if torch is not None:
-        torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _env(**kwargs):

@@ -1,7 +1,6 @@
 """The headroom map: a tiny family end to end through the CLI, and its file's errors."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,15 +19,7 @@ FAMILY = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    torch = sys.modules.get("torch")
-    n = torch.get_num_threads() if torch is not None else None
-    if torch is not None:
-        torch.set_num_threads(1)
-    yield
-    if torch is not None:
-        torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_a_tiny_family_maps_end_to_end(tmp_path, capsys):

@@ -1,6 +1,5 @@
 """The window oracle: never worse than a constant, its schedule replays to its score, its errors."""
 
-import sys
 
 import gymnasium as gym
 import numpy as np
@@ -21,15 +20,7 @@ TEMPLATES = [[20_000, 40_000, 0.05], [80_000, 320_000, 0.2], [400_000, 1_600_000
 SCORE = "slowdown_avg_all"
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    torch = sys.modules.get("torch")
-    n = torch.get_num_threads() if torch is not None else None
-    if torch is not None:
-        torch.set_num_threads(1)
-    yield
-    if torch is not None:
-        torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _env(**kw):

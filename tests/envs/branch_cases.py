@@ -1,6 +1,5 @@
 """Branches of a running episode: exact replays, refusals where forking is unsafe, errors carried back."""
 
-import sys
 import threading
 
 import gymnasium as gym
@@ -13,16 +12,7 @@ from ecngym.envs.branch import BranchError, BranchHub, fork_safety_problem
 STEPS = 40
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """A test process that imported torch earlier runs its pool: branching (rightly) refuses then."""
-    torch = sys.modules.get("torch")
-    n = torch.get_num_threads() if torch is not None else None
-    if torch is not None:
-        torch.set_num_threads(1)
-    yield
-    if torch is not None:
-        torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _env():
