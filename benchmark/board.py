@@ -249,7 +249,7 @@ def paired_mark(c: Any) -> str:
     """``▲`` if the paired 95% CI of S_tuned − S_c lies above 0 (better than static_tuned), ``▼`` below, else ``""``."""
     if c is None or not math.isfinite(c.delta_tuned_ci[0]):
         return ""
-    return "▲" if c.delta_tuned_ci[0] > 0 else "▼" if c.delta_tuned_ci[1] < 0 else ""
+    return "▲" if c.beats_tuned else "▼" if c.delta_tuned_ci[1] < 0 else ""
 
 
 def beats_text(e: dict[str, Any]) -> str:

@@ -226,11 +226,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     Raises:
         ConfigError: On a bad argument or family file (naming the field).
     """
-    import tqdm as tqdm_module
     from tqdm import tqdm
 
     from ecngym.benchmark.references import read_scenario
     from ecngym.cli import key_value_arguments
+    from ecngym.envs.branch import without_tqdm_monitor
     from ecngym.files import check_output_path, write_atomically
     from ecngym.markdown_page import MarkdownPage, open_page
 
@@ -250,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stamped = [a for a in argv if not a.startswith(("out=", "scenario_dir="))]  # (paths of the machine it ran on)
     page = (open_page(args.markdown, title, prog, stamped, intro, field="markdown")
             or MarkdownPage(title, [*prog.split(), *stamped], intro))
-    tqdm_module.tqdm.monitor_interval = 0  # its monitor thread would make every branch (a fork) unsafe
+    without_tqdm_monitor()  # its monitor thread would make every branch (a fork) unsafe
     grid = list(itertools.product(*[a["values"] for a in family["axes"]]))
     points = []
     for values in tqdm(grid, desc=f"headroom map {family['name']}", unit="point", file=sys.stderr):

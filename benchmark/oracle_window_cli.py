@@ -75,10 +75,11 @@ def scenario_oracle_window(name: str, window: str, beams: Sequence[int], test_se
         The scenario's document: per test seed the trace hash, the references' scores, the best
         constant, and per beam width the schedule (actions and settings), score and cost.
     """
-    import tqdm as tqdm_module
     from tqdm import tqdm
 
-    tqdm_module.tqdm.monitor_interval = 0  # its monitor thread would make every branch (a fork) unsafe
+    from ecngym.envs.branch import without_tqdm_monitor
+
+    without_tqdm_monitor()  # its monitor thread would make every branch (a fork) unsafe
 
     from ecngym.benchmark.oracle import make_env
     from ecngym.benchmark.oracle_window import search_windows, window_steps_of

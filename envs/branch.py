@@ -76,6 +76,13 @@ def fork_safety_problem() -> str | None:
     return None
 
 
+def without_tqdm_monitor() -> None:
+    """Keep tqdm from starting its monitor thread, so progress bars leave the process safe to branch."""
+    import tqdm
+
+    tqdm.tqdm.monitor_interval = 0
+
+
 def check_fork_safe() -> None:
     """Raise :class:`BranchError` if :func:`fork_safety_problem` finds a hazard.
 
