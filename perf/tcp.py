@@ -68,12 +68,13 @@ def linux_overrides(settings: Any) -> dict[str, Any]:
     as Linux's DCTCP (``max(cwnd (1 - alpha / 2), 2)``), and the window grows only while it limits
     the sender (Linux's ``tcp_is_cwnd_limited``).
     """
-    return {"dctcp": {
-        "slow_start": True, "initial_cwnd_packets": settings.initial_cwnd_segments, "handshake": True,
-        "rto_estimate": True, "min_rto_ns": settings.min_rto, "initial_rto_ns": settings.conn_timeout,
-        "delayed_ack": settings.delayed_ack_count > 1, "delayed_ack_timeout_ns": settings.delayed_ack_timeout,
-        "min_window": 2 * settings.segment_size, "cwnd_limited_growth": True,
-    }}
+    from ecngym.sim_backend.config import linux_host_dctcp
+
+    return {"dctcp": linux_host_dctcp(
+        initial_cwnd_packets=settings.initial_cwnd_segments, min_rto_ns=settings.min_rto,
+        initial_rto_ns=settings.conn_timeout, delayed_ack=settings.delayed_ack_count > 1,
+        delayed_ack_timeout_ns=settings.delayed_ack_timeout, min_window=2 * settings.segment_size,
+    )}
 
 
 #: host-model variant -> its fabric overrides, given the reference's settings

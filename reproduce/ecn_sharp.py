@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.reproduce.core import Claim, direction_with_min_effect, excludes_zero, mean_ci, paired_ci
+from ecngym.sim_backend.config import linux_host_dctcp
 from ecngym.units import bdp_bytes
 
 PAPER_ID = "ecn-sharp"
@@ -63,10 +64,8 @@ INCAST_LINK_BPS = 10e9
 HOSTS: dict[str, dict[str, dict[str, Any]]] = {
     "lean": {"rtt": {}, "incast": {"initial_window": f"{10 * INCAST_MTU}B"}},
     "linux": {
-        "rtt": {"slow_start": True, "initial_cwnd_packets": 10, "handshake": True, "rto_estimate": True,
-                "delayed_ack": True, "min_window": f"{2 * 1000}B"},
-        "incast": {"slow_start": True, "initial_cwnd_packets": 10, "handshake": True, "rto_estimate": True,
-                   "min_rto_ns": "5ms", "initial_rto_ns": "5ms"},
+        "rtt": linux_host_dctcp(),
+        "incast": linux_host_dctcp(delayed_ack=None, min_window=None, min_rto_ns="5ms", initial_rto_ns="5ms"),
     },
 }
 

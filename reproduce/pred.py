@@ -59,6 +59,7 @@ import pandas as pd
 from ecngym.envs.for_controller import make_for_controller
 from ecngym.envs.view import EnvView
 from ecngym.reproduce.core import Claim, mean_ci
+from ecngym.sim_backend.config import linux_host_dctcp
 
 PAPER_ID = "pred"
 TITLE = "PRED (Li et al., ToN 2025): QLA tracks the workload (Fig. 26); 16-to-1 queue vs static (Fig. 19)"
@@ -76,11 +77,10 @@ PERSISTENT = False
 QUEUE_WORKLOAD, QUEUE_LOAD = "websearch", 0.9
 STATIC_ECN = [f"{70 * PKT_BYTES}B", f"{70 * PKT_BYTES}B", 1.0]  # ECN K = 70 packets (§VI-A)
 STATIC_RED = ["10KB", "500KB", 0.1 * 0.49]  # lambda = 0.1 per MB over [10 KB, 500 KB] [OURS]
-#: host model -> its ``fabric.dctcp`` options (Linux-like: Linux's defaults, as pred-fcs's ``HOSTS``)
+#: host model -> its ``fabric.dctcp`` options (Linux-like: Linux's defaults, ``LINUX_HOST_DCTCP``)
 HOSTS: dict[str, dict[str, Any]] = {
     "lean": {},
-    "linux": {"slow_start": True, "initial_cwnd_packets": 10, "handshake": True, "rto_estimate": True,
-              "delayed_ack": True, "min_window": "2000B"},
+    "linux": linux_host_dctcp(),
 }
 HOST_TEXT = {"lean": "lean NIC-style hosts", "linux": "Linux-like hosts (Linux defaults)"}
 

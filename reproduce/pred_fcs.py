@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.reproduce.core import Claim, mean_ci
+from ecngym.sim_backend.config import linux_host_dctcp
 
 PAPER_ID = "pred-fcs"
 TITLE = "PRED (Li et al., ToN 2025) FCS: queue vs flow concurrency N (Fig. 13)"
@@ -35,11 +36,10 @@ KMAX_BYTES = 500_000
 T_FCS_NS = 100_000
 #: initial lambda per f(N) in the testbed runs (PRED; docs: algorithms/pred.md §3.4): 0.2 for sqrt(N), 0.05 for N^2
 LAMBDA_BY_SCALING = {"N": 0.1, "SqrtN": 0.2, "NSquared": 0.05}
-#: host model -> its ``fabric.dctcp`` options (Linux-like: the ``dctcp_linux`` preset's, 2-packet floor)
+#: host model -> its ``fabric.dctcp`` options (Linux-like: Linux's defaults, ``LINUX_HOST_DCTCP``)
 HOSTS: dict[str, dict[str, Any]] = {
     "lean": {},
-    "linux": {"slow_start": True, "initial_cwnd_packets": 10, "handshake": True, "rto_estimate": True,
-              "delayed_ack": True, "min_window": "2000B"},
+    "linux": linux_host_dctcp(),
 }
 SEEDS = (1, 2, 3)
 #: payload line rate: 1000 B of payload per 1052 B packet at 10 Gbps

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.reproduce.core import Claim
+from ecngym.sim_backend.config import linux_host_dctcp
 
 PAPER_ID = "r-aqm"
 TITLE = "R-AQM (Du et al., ToN 2022): incast goodput, timeouts and queue vs number of senders"
@@ -57,8 +58,8 @@ def incast(policy: str, senders: int, flow_bytes: int = 3_200_000, *, initial_wi
     dctcp: dict[str, Any] = {"initial_window": f"{initial_window_pkts * 1000}B",
                              "min_window": f"{min_window_pkts * 1000}B"}
     if linux_like:
-        dctcp = {"slow_start": True, "initial_cwnd_packets": initial_window_pkts, "handshake": True,
-                 "rto_estimate": True, "min_rto_ns": "100ms", "min_window": f"{min_window_pkts * 1000}B"}
+        dctcp = linux_host_dctcp(delayed_ack=None, initial_cwnd_packets=initial_window_pkts, min_rto_ns="100ms",
+                                 min_window=f"{min_window_pkts * 1000}B")
     cfg = FabricConfig.preset("dctcp", retransmit_timeout="100ms", dctcp=dctcp,
                               buffer={"buffer": 300 * PACKET_BYTES, "reserve": 0, "headroom": 0,
                                       "pfc_enabled": False, "pfc_alpha": 64})

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only (the names resolve lazily via _LAZY)
     from ecngym.sim_backend import topology  # noqa: F401
-    from ecngym.sim_backend.config import FabricConfig, preset_names  # noqa: F401
+    from ecngym.sim_backend.config import LINUX_HOST_DCTCP, FabricConfig, linux_host_dctcp, preset_names  # noqa: F401
     from ecngym.sim_backend.fabric import Fabric, PortTable  # noqa: F401
     from ecngym.sim_backend.flows import as_flow_table  # noqa: F401
     from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file  # noqa: F401
@@ -28,6 +28,8 @@ _LAZY = {
     "topology": None,
     "FabricConfig": "config",
     "preset_names": "config",
+    "LINUX_HOST_DCTCP": "config",
+    "linux_host_dctcp": "config",
     "Fabric": "fabric",
     "PortTable": "fabric",
     "as_flow_table": "flows",

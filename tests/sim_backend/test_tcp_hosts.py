@@ -303,3 +303,26 @@ def test_options_need_the_dctcp_host_and_per_packet_acks():
     with pytest.raises(ConfigError) as e:
         FabricConfig.preset("dctcp", ack_interval_packets=2, dctcp={"delayed_ack": True}).to_cpp()
     assert e.value.field == "fabric.dctcp.delayed_ack"
+
+
+def test_the_dctcp_linux_fabric_config_is_the_linux_host_of_the_one_home():
+    import yaml
+
+    from ecngym.configs import CONFIG_DIR
+    from ecngym.sim_backend.config import LINUX_HOST_DCTCP
+
+    doc = yaml.safe_load((CONFIG_DIR / "fabric" / "dctcp_linux.yaml").read_text())
+    assert doc == {"preset": "dctcp", "dctcp": dict(LINUX_HOST_DCTCP)}
+    cfg = FabricConfig.from_dict(doc)
+    assert cfg.dctcp.slow_start and cfg.dctcp.cwnd_limited_growth and cfg.dctcp.min_window == 2000
+
+
+def test_linux_host_dctcp_overrides_and_leaves_out_a_key_given_none():
+    from ecngym.sim_backend.config import LINUX_HOST_DCTCP, linux_host_dctcp
+
+    opts = linux_host_dctcp(delayed_ack=None, min_rto_ns="5ms")
+    assert "delayed_ack" not in opts and opts["min_rto_ns"] == "5ms"
+    assert {k: v for k, v in opts.items() if k != "min_rto_ns"} == {
+        k: v for k, v in LINUX_HOST_DCTCP.items() if k != "delayed_ack"}
+    cfg = FabricConfig.preset("dctcp", dctcp=opts)
+    assert not cfg.dctcp.delayed_ack and cfg.dctcp.cwnd_limited_growth
