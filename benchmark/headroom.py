@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ecngym.benchmark.references import read_references, suite_scenarios
+from ecngym.benchmark.references import grid_edges, read_references, suite_scenarios
 from ecngym.error import ConfigError
 from ecngym.validation import ConfigModel, Text
 
@@ -90,6 +90,7 @@ def scenario_headroom(name: str, reference_dir: Path | str | None = None,
         "S_default": float(d.mean()), "S_tuned": float(t.mean()), "tuned_setting": doc["static_tuned"]["setting"],
         "grid_extension": extension["stopped"] if extension else None,
         "grid_extended": bool(extension["extended"]) if extension else None,
+        "tuned_on_edge": grid_edges(doc["static_tuned"]["setting"], doc["search"]["settings"]),
         "S_tuned_per_role": float(r.mean()) if r is not None else None,
         "per_role_setting": per_role.get("setting"), "per_role_searched": per_role.get("searched"),
         "S_oracle_phase": float(o.mean()), "S_hindsight_static": float(h.mean()),
@@ -130,8 +131,9 @@ INTRO = (
     "per seed: what switching at the phase boundaries gains beyond hindsight alone. **S_tuned_per_role**: the "
     "best static setting per switch role (layer), tuned on the train seeds by coordinate descent from static_tuned "
     "(equal to S_tuned where the controlled ports are of one layer; — where the file holds none). **grid**: "
-    "whether the grid static_tuned was searched on was extended past its edges, and why the extension stopped "
-    "(— where the file predates the extension: its grid was the templates).")
+    "whether the grid static_tuned was searched on was extended past its edges and why the extension stopped "
+    "(no extension: the file predates it, its grid was the templates), and whether static_tuned has the searched "
+    "grid's lowest or highest Kmin (on an edge: it may be clipped there).")
 
 
 def add_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
@@ -151,8 +153,8 @@ def add_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
         if r["tuned_within_noise_of_default"]:
             verdict += "; tuned within noise of default"
         norm = r["headroom_normalized_ci"]
-        grid = ("—" if r["grid_extension"] is None
-                else f"{'extended' if r['grid_extended'] else 'templates'}; {r['grid_extension']}")
+        grid = (f"{'extended' if r['grid_extended'] else 'templates'} ({r['grid_extension'] or 'no extension'}); "
+                + (f"tuned on its {' and '.join(r['tuned_on_edge'])} edge" if r["tuned_on_edge"] else "tuned inside"))
         per_role = "—" if r["S_tuned_per_role"] is None else f"{r['S_tuned_per_role']:.3f}"
         if r["per_role_searched"] is False:
             per_role += " (one role)"

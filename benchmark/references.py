@@ -209,9 +209,10 @@ def _better(lower: bool) -> Callable[[float, float], bool]:
     return (lambda a, b: a < b) if lower else (lambda a, b: a > b)
 
 
-def _best_of(settings: Sequence[Any], score: Callable[[Any], float], lower: bool) -> Any:
-    """The best of ``settings`` by ``score`` (ties: the first in their order)."""
-    return (min if lower else max)(settings, key=score)
+def _best_of(items: Sequence[Any], scores: Sequence[float], lower: bool) -> Any:
+    """The item of ``items`` with the best of ``scores`` (one per item; ties: the first in their order)."""
+    pick = min if lower else max
+    return items[pick(range(len(items)), key=list(scores).__getitem__)]
 
 
 def grid_edges(setting: Sequence[Any], grid: Sequence[Sequence[Any]]) -> list[str]:
@@ -281,7 +282,7 @@ def extend_grid(grid: Sequence[Setting], train_scores: dict[str, float],
         raise ConfigError("references.max_extensions", f"got {max_extensions!r}; expected a whole number >= 0")
     out = GridSearch(settings=[tuple(g) for g in grid], train_scores=dict(train_scores))
     for done in range(max_extensions + 1):
-        best = _best_of(out.settings, lambda g: out.train_scores[_key(g)], lower)
+        best = _best_of(out.settings, [out.train_scores[_key(g)] for g in out.settings], lower)
         edges = grid_edges(best, out.settings)
         if not edges:
             out.stopped = "interior"
@@ -373,7 +374,7 @@ def coordinate_descent(roles: Sequence[str], grid: Sequence[Setting], start: Set
                 memo[tuple(c[r] for r in roles)] = float(value)
             if not candidates:
                 continue
-            i = _best_of(range(len(candidates)), lambda j: memo[keys[j]], lower)
+            i = _best_of(range(len(candidates)), [memo[k] for k in keys], lower)
             if better(memo[keys[i]], out.train_score):
                 current = candidates[i]
                 out.train_score = memo[keys[i]]
@@ -479,15 +480,15 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
     grid = search.settings
     train_scores = search.train_scores
     play(grid, test)  # the extensions on the test seeds (the templates ran there already)
-    tuned = _best_of(grid, lambda g: train_scores[_key(g)], lower)  # (ties: the first in grid order)
+    tuned = _best_of(grid, [train_scores[_key(g)] for g in grid], lower)  # (ties: the first in grid order)
 
     per_seed: dict[str, Any] = {}
     for seed in test:
         choice = []
         for i in range(len(starts)):
-            scored = [g for g in grid if np.isfinite(runs[(_key(g), seed)]["phases"][i])]
-            choice.append(list(_best_of(scored, lambda g: runs[(_key(g), seed)]["phases"][i], lower)
-                               if scored else tuned))
+            phase = [runs[(_key(g), seed)]["phases"][i] for g in grid]
+            scored = [(g, x) for g, x in zip(grid, phase, strict=True) if np.isfinite(x)]
+            choice.append(list(_best_of([g for g, _ in scored], [x for _, x in scored], lower) if scored else tuned))
         per_seed[str(seed)] = {"trace_hash": _trace_hash(env, seed), "settings": choice}
     oracle_cfg = oracle_controller(starts, per_seed)
     oracle_runs = _run_jobs([(env, oracle_cfg, seed, starts, score, second) for seed in test], processes)

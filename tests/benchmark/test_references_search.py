@@ -172,7 +172,7 @@ def test_references_extend_the_grid_on_a_tiny_scenario_until_the_packet_floor(sc
         summary, _, _ = run_controller(FLOOR["env"], build_controller(copy.deepcopy(ctls[name])), 1002)
         assert summary["slowdown_avg_all"] == doc[name]["test"]["score"]["1002"]
     row = scenario_headroom("tiny_floor", path.parent, scenario_dir)
-    assert row["grid_extension"] == "kmin_floor" and row["grid_extended"] is True
+    assert row["grid_extension"] == "kmin_floor" and row["grid_extended"] is True and row["tuned_on_edge"] == ["low"]
     assert row["S_tuned_per_role"] == row["S_tuned"] and row["per_role_searched"] is False
 
 
@@ -184,7 +184,8 @@ def test_references_grid_extension_limit_and_switch(scenario_dir):
     doc = compute_references("tiny_floor", processes=1, scenario_dir=scenario_dir, extend=False, per_role=False)
     ext = doc["search"]["extension"]
     assert ext == {"enabled": False, "extended": False, "stopped": "disabled", "why": EXTENSION_STOPS["disabled"]}
-    assert doc["search"]["settings"] == doc["search"]["templates"] and doc["static_tuned"]["setting"] == [4400, 8800, 0.2]
+    assert doc["search"]["settings"] == doc["search"]["templates"]
+    assert doc["static_tuned"]["setting"] == [4400, 8800, 0.2]
     assert doc["search"]["edges"]["tuned_on"] == ["low"]  # clipped: the file says the best is on the edge
     assert doc["command"] == "ecngym benchmark references scenario=tiny_floor extend_grid=false per_role=false"
 
@@ -225,9 +226,11 @@ def test_an_old_references_file_without_the_new_keys_reads_as_it_is(tmp_path):
     row = scenario_headroom("roce_multilayer_incast")
     assert row["S_tuned_per_role"] is None and row["grid_extension"] is None and row["grid_extended"] is None
     assert row["S_tuned"] == pytest.approx(3.314, abs=1e-3)  # as the v1 file holds it
+    assert row["tuned_on_edge"] == ["low"]  # 20/80 KB: the templates' lowest Kmin (v1 was clipped there)
     page = MarkdownPage("t", ["t"], "")
     add_table(page, [row])
-    assert "—" in page.render()
+    text = page.render()
+    assert "templates (no extension); tuned on its low edge" in text and "—" in text
     assert (REFERENCE_DIR / "roce_multilayer_incast.yaml").read_text().startswith("# Written by the command below")
 
 
