@@ -7,9 +7,10 @@ from ecngym.baselines.static import (
     STATIC_SETTINGS,
     StaticEcnController,
     StaticEcnSetting,
+    StaticPerLayerEcnController,
     dctcp_k_bytes,
     ecn_star_k_bytes,
 )
 
 __all__ = ["FORMULA_SETTINGS", "STATIC_SETTINGS", "Controller", "StaticEcnController", "StaticEcnSetting",
-           "build_controller", "dctcp_k_bytes", "ecn_star_k_bytes"]
+           "StaticPerLayerEcnController", "build_controller", "dctcp_k_bytes", "ecn_star_k_bytes"]

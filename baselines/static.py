@@ -14,11 +14,15 @@ Two kinds of rule:
 ``StaticEcnController`` applies one of them to every controlled port, every step; with a discrete
 action space the setting must be one of the env's templates (``ecngym eval`` adds it as
 ``env.action.static_default``), with a continuous one it is encoded exactly when it lies inside
-the box.
+the box. ``StaticPerLayerEcnController`` applies one explicit setting per switch layer of the
+controlled ports (the ``static_tuned_per_role`` reference's controller): its env acts per layer
+(``env.action.scope = "layer"``) and lists its settings among the templates
+(:func:`templates_overrides`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +30,7 @@ import numpy as np
 
 from ecngym.baselines import params
 from ecngym.envs.view import EnvView
-from ecngym.error import ConfigError
+from ecngym.error import ConfigError, InvalidAction
 from ecngym.units import bdp_bytes
 
 
@@ -167,6 +171,101 @@ class StaticEcnController:
         kmin, kmax, pmax = self.target(env)
         self._action = view.encode(kmin, kmax, pmax)
         self.log = [{"step": 0, "kmin_bytes": kmin, "kmax_bytes": kmax, "pmax": pmax}]
+
+    def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
+        """The same action every step."""
+        return self._action
+
+
+def templates_overrides(env: Any, settings: Iterable[Any], scope: str | None = None) -> dict[str, Any]:
+    """The ``EnvConfig`` overrides that make ``settings`` playable on ``env``'s action (``{}`` if they are).
+
+    With a discrete action, the settings that are not templates join the end of the templates (the
+    env's own, the preset's static setting among them, keep their indices, so the static action is
+    unchanged); ``scope`` (e.g. ``"layer"``) replaces ``env.action.scope`` where it differs. Neither
+    changes the traffic, so the trace hash is the env's.
+
+    Args:
+        env: The env made without overrides.
+        settings: ``(kmin_bytes, kmax_bytes, pmax)`` settings, in bytes.
+        scope: The action scope the caller encodes for, or ``None`` to keep the env's.
+
+    Returns:
+        ``{"action": {...}}`` with the whole action config, or ``{}``.
+    """
+    view = EnvView(env)
+    action = env.unwrapped.config.action.as_dict()
+    changes: dict[str, Any] = {}
+    if scope is not None and action["scope"] != scope:
+        changes["scope"] = scope
+    if view.action_type == "discrete":
+        known = [tuple(t) for t in view.action_templates]
+        extra = [s for s in dict.fromkeys((int(s[0]), int(s[1]), float(s[2])) for s in settings) if s not in known]
+        if extra:
+            changes["templates"] = [list(t) for t in [*known, *extra]]
+    return {"action": {**action, **changes}} if changes else {}
+
+
+class StaticPerLayerEcnController:
+    """Apply one static ECN setting per switch layer of the controlled ports, on every step.
+
+    Its env acts per layer (``env.action.scope = "layer"``; one action unit per switch layer of the
+    controlled ports, :func:`~ecngym.envs.action.action_units`) and lists every setting among its
+    discrete templates (:meth:`env_overrides`), so any ``[kmin, kmax, pmax]`` can be played; the
+    traffic is the scenario's. The ``static_tuned_per_role`` reference plays it
+    (:mod:`ecngym.benchmark.references`).
+
+    Args:
+        settings: Switch layer (``"tor"``, ``"leaf"``, ``"spine"`` ...) -> ``[kmin, kmax, pmax]``
+            (bytes or size strings), one for every layer of the env's controlled ports.
+        name: Name in tables (default ``static_per_layer``).
+
+    Raises:
+        ConfigError: Naming ``controller.settings`` (``controller.settings.<layer>`` for a bad
+            setting) if it is no non-empty mapping of layer names to settings.
+    """
+
+    def __init__(self, settings: Mapping[str, Any], name: str | None = None) -> None:
+        from ecngym.envs.action import red_setting
+
+        if not isinstance(settings, Mapping) or not settings:
+            raise ConfigError("controller.settings", f"expected a mapping switch layer -> [kmin, kmax, pmax], "
+                                                     f"got {settings!r}")
+        self.settings: dict[str, tuple[int, int, float]] = {}
+        for layer, entry in settings.items():
+            if not isinstance(layer, str) or not layer:
+                raise ConfigError("controller.settings", f"expected switch layer names as keys, got {layer!r}")
+            s = red_setting(f"controller.settings.{layer}", entry)
+            self.settings[layer] = (s.kmin_bytes, s.kmax_bytes, s.pmax)
+        self.name = name or "static_per_layer"
+        self.interval_steps = 1
+        self.log: list[dict[str, Any]] = []
+        self._action: Any = None
+
+    def env_overrides(self, env: Any) -> dict[str, Any]:
+        """Act per layer, with every setting among the discrete templates (:func:`templates_overrides`)."""
+        return templates_overrides(env, self.settings.values(), scope="layer")
+
+    def reset(self, env: Any) -> None:
+        """Encode the per-layer settings as an action of ``env`` (made with :meth:`env_overrides`).
+
+        Raises:
+            ConfigError: Naming ``controller.settings`` if its layers are not those of the env's
+                controlled ports.
+            InvalidAction: If the env does not act per layer, or cannot express a setting.
+        """
+        view = EnvView(env)
+        layers = sorted({str(x) for x in view.port_layers})
+        if sorted(self.settings) != layers:
+            raise ConfigError("controller.settings", f"got layers {sorted(self.settings)}; the env's controlled "
+                                                     f"ports are in layers {layers}: give one setting for each")
+        if view.units != layers:
+            raise InvalidAction(f"{self.name} sets one setting per switch layer: the env's action units are "
+                                f"{view.units}; make the env with env_overrides (action.scope=layer)")
+        rows = [self.settings[u] for u in view.units]
+        self._action = view.encode(*([r[j] for r in rows] for j in range(3)))
+        self.log = [{"step": 0, "layer": u, "kmin_bytes": r[0], "kmax_bytes": r[1], "pmax": r[2]}
+                    for u, r in zip(view.units, rows, strict=True)]
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
         """The same action every step."""

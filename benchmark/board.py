@@ -27,7 +27,7 @@ from ecngym.results.store import ResultStore, StoreError
 from ecngym.results.terminal import Column, fit_tables, print_tables
 
 #: Controller classes that apply one setting all episode (the rest are dynamic: they adapt).
-STATIC_CLASSES = ("StaticEcnController", "StaticAqmController")
+STATIC_CLASSES = ("StaticEcnController", "StaticPerLayerEcnController", "StaticAqmController")
 
 
 @dataclass
@@ -199,18 +199,20 @@ def fmt_ci(mean: float, ci: tuple[float, float], digits: int = 2, spec: str = "f
 def headroom_rows(board: SuiteBoard) -> list[dict[str, Any]]:
     """One entry per scenario of the headroom table (the terminal board and the page print it alike).
 
-    Each holds the scenario, its score, the three references' raw scores and the headroom as
+    Each holds the scenario, its score, the static references' and the phase oracle's raw scores
+    (``—`` for one the scenario has not: ``static_tuned_per_role`` is optional) and the headroom as
     ``fmt_ci`` text, and two flags: ``no_reference_gap`` and ``no_headroom`` (a finite CI that does
     not lie above 0).
     """
     rows = []
     for s in board.scores:
         refs = {}
-        for ref in ("static_default", "static_tuned", "oracle_phase"):
+        for ref in ("static_default", "static_tuned", "static_tuned_per_role", "oracle_phase"):
             c = s.by_name(ref)
             refs[ref] = fmt_ci(c.raw_mean, c.raw_ci, 4, "g") if c is not None else "—"
         rows.append({"scenario": s.scenario, "score": s.score, "S_default": refs["static_default"],
-                     "S_tuned": refs["static_tuned"], "S_oracle_phase": refs["oracle_phase"],
+                     "S_tuned": refs["static_tuned"], "S_tuned_per_role": refs["static_tuned_per_role"],
+                     "S_oracle_phase": refs["oracle_phase"],
                      "headroom": fmt_ci(s.headroom[0], s.headroom[1:]), "no_reference_gap": s.no_reference_gap,
                      "no_headroom": all(math.isfinite(x) for x in s.headroom) and not s.headroom[1] > 0})
     return rows
@@ -305,7 +307,8 @@ def print_board(board: SuiteBoard, console: Console, wide: bool = False) -> None
                        + (["no headroom"] if r["no_headroom"] else [])) for r in rows]
     head = [Column(label, [r[key] for r in rows], key=key in ("headroom", "flag"))
             for label, key in (("headroom", "headroom"), ("score", "score"), ("S_default", "S_default"),
-                               ("S_tuned", "S_tuned"), ("S_oracle_phase", "S_oracle_phase"))]
+                               ("S_tuned", "S_tuned"), ("S_tuned_per_role", "S_tuned_per_role"),
+                               ("S_oracle_phase", "S_oracle_phase"))]
     head.insert(1, Column("flag", flags, key=True, justify="left"))
     print_tables(console, fit_tables(
         console, Column("scenario", [r["scenario"] for r in rows], justify="left"), head, wide=wide,

@@ -14,6 +14,11 @@ setting chosen on other seeds. The table therefore also gives the **hindsight co
 ``S_hindsight`` = the best single grid setting per test trace, and the **adaptivity** part
 ``S_hindsight - S_oracle`` (with its CI): what switching between phases gains beyond choosing one
 setting with the same hindsight.
+
+Beside ``S_tuned`` the table gives ``S_tuned_per_role`` (the best static setting per switch role,
+tuned on the train seeds) where the file holds one, and whether the grid ``static_tuned`` was
+searched on was extended past its edges (and why the extension stopped). A file written before
+those existed (the suite v1's) shows ``—`` for both: its grid was the templates.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ecngym.benchmark.references import read_references, suite_scenarios
+from ecngym.benchmark.references import grid_edges, read_references, suite_scenarios
 from ecngym.error import ConfigError
 from ecngym.validation import ConfigModel, Text
 
@@ -71,6 +76,10 @@ def scenario_headroom(name: str, reference_dir: Path | str | None = None,
     grid = doc["search"]["test_scores"]
     per_seed_grid = np.array([[grid[k][s] for k in grid] for s in seeds])
     h = per_seed_grid.min(axis=1) if lower else per_seed_grid.max(axis=1)
+    per_role = doc.get("static_tuned_per_role") or {}
+    r = (np.array([per_role["test"]["score"][s] for s in seeds])
+         if per_role.get("test") and all(s in per_role["test"]["score"] for s in seeds) else None)
+    extension = doc["search"].get("extension")
     headroom = mean_ci(sign * (t - o))
     adaptivity = mean_ci(sign * (h - o))
     gap = mean_ci(sign * (d - t))
@@ -79,6 +88,11 @@ def scenario_headroom(name: str, reference_dir: Path | str | None = None,
     return {
         "scenario": name, "score": doc["score"], "lower_is_better": lower, "test_seeds": len(seeds),
         "S_default": float(d.mean()), "S_tuned": float(t.mean()), "tuned_setting": doc["static_tuned"]["setting"],
+        "grid_extension": extension["stopped"] if extension else None,
+        "grid_extended": bool(extension["extended"]) if extension else None,
+        "tuned_on_edge": grid_edges(doc["static_tuned"]["setting"], doc["search"]["settings"]),
+        "S_tuned_per_role": float(r.mean()) if r is not None else None,
+        "per_role_setting": per_role.get("setting"), "per_role_searched": per_role.get("searched"),
         "S_oracle_phase": float(o.mean()), "S_hindsight_static": float(h.mean()),
         "headroom": headroom[0], "headroom_ci": [headroom[1], headroom[2]],
         "headroom_normalized": norm[0], "headroom_normalized_ci": [norm[1], norm[2]],
@@ -114,7 +128,12 @@ INTRO = (
     "seed (paired), mean and 95% Student-t CI; normalized = divided by the mean S_default - S_tuned (the unit "
     "of the suite's normalized score). **Hindsight control**: S_hindsight = the best single grid setting per "
     "test trace (the same hindsight as the oracle, without switching); **adaptivity** = S_hindsight - S_oracle "
-    "per seed: what switching at the phase boundaries gains beyond hindsight alone.")
+    "per seed: what switching at the phase boundaries gains beyond hindsight alone. **S_tuned_per_role**: the "
+    "best static setting per switch role (layer), tuned on the train seeds by coordinate descent from static_tuned "
+    "(equal to S_tuned where the controlled ports are of one layer; — where the file holds none). **grid**: "
+    "whether the grid static_tuned was searched on was extended past its edges and why the extension stopped "
+    "(no extension: the file predates it, its grid was the templates), and whether static_tuned has the searched "
+    "grid's lowest or highest Kmin (on an edge: it may be clipped there).")
 
 
 def add_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
@@ -123,8 +142,9 @@ def add_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
     from rich.table import Table
 
     table = Table()
-    for column in ("scenario", "score", "S_default", "S_tuned (setting)", "S_oracle_phase", "headroom [95% CI]",
-                   "normalized [95% CI]", "S_hindsight", "adaptivity [95% CI]", "verdict"):
+    for column in ("scenario", "score", "S_default", "S_tuned (setting)", "grid", "S_tuned_per_role",
+                   "S_oracle_phase", "headroom [95% CI]", "normalized [95% CI]", "S_hindsight", "adaptivity [95% CI]",
+                   "verdict"):
         table.add_column(escape(column))
     for r in rows:
         verdict = ("headroom" if r["has_headroom"] else "no headroom (CI includes 0)")
@@ -133,8 +153,16 @@ def add_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
         if r["tuned_within_noise_of_default"]:
             verdict += "; tuned within noise of default"
         norm = r["headroom_normalized_ci"]
+        grid = (f"{'extended' if r['grid_extended'] else 'templates'} ({r['grid_extension'] or 'no extension'}); "
+                + (f"tuned on its {' and '.join(r['tuned_on_edge'])} edge" if r["tuned_on_edge"] else "tuned inside"))
+        per_role = "—" if r["S_tuned_per_role"] is None else f"{r['S_tuned_per_role']:.3f}"
+        if r["per_role_searched"] is False:
+            per_role += " (one role)"
+        elif r["per_role_setting"]:
+            per_role += " (" + "; ".join(f"{k} {_fmt_setting(v)}" for k, v in r["per_role_setting"].items()) + ")"
         cells = [r["scenario"], r["score"], f"{r['S_default']:.3f}",
-                 f"{r['S_tuned']:.3f} ({_fmt_setting(r['tuned_setting'])})", f"{r['S_oracle_phase']:.3f}",
+                 f"{r['S_tuned']:.3f} ({_fmt_setting(r['tuned_setting'])})", grid, per_role,
+                 f"{r['S_oracle_phase']:.3f}",
                  f"{r['headroom']:+.3f} {_ci(r['headroom_ci'])}",
                  f"{r['headroom_normalized']:+.2f} [{norm[0]:+.2f}, {norm[1]:+.2f}]", f"{r['S_hindsight_static']:.3f}",
                  f"{r['adaptivity']:+.3f} {_ci(r['adaptivity_ci'])}", verdict]

@@ -148,17 +148,31 @@ class PhaseScheduleController:
                                      f"got {value!r}")
         return [as_setting(s, f"{field}[{i}]") for i, s in enumerate(value)]
 
+    def _every_setting(self) -> list[Setting]:
+        return sorted({s for sched in [*self.per_trace.values(), self.settings or []] for s in sched})
+
+    def env_overrides(self, env: Any) -> dict[str, Any]:
+        """Add the settings of its schedules that are not templates of ``env`` to them.
+
+        A references file's grid may reach beyond the scenario's templates (its extension,
+        :mod:`ecngym.benchmark.references`); the traffic stays the scenario's
+        (:func:`~ecngym.baselines.static.templates_overrides`).
+        """
+        from ecngym.baselines.static import templates_overrides
+
+        return templates_overrides(env, self._every_setting())
+
     def reset(self, env: Any) -> None:
         """Encode every setting the schedules use as an action of ``env``.
 
         Raises:
-            InvalidAction: If a setting is not one of the env's discrete templates.
+            InvalidAction: If a setting is not one of the env's discrete templates (an env made
+                without :meth:`env_overrides`).
         """
         from ecngym.envs.view import EnvView
 
         view = EnvView(env)
-        every = {s for sched in [*self.per_trace.values(), self.settings or []] for s in sched}
-        self._actions = {s: view.encode(*s) for s in sorted(every)}
+        self._actions = {s: view.encode(*s) for s in self._every_setting()}
         self._schedule_now = None
         self.log = []
 

@@ -81,6 +81,7 @@ def scenario_oracle_window(name: str, window: str, beams: Sequence[int], test_se
 
     without_tqdm_monitor()  # its monitor thread would make every branch (a fork) unsafe
 
+    from ecngym.baselines.static import templates_overrides
     from ecngym.benchmark.oracle import make_env
     from ecngym.benchmark.oracle_window import search_windows, window_steps_of
     from ecngym.benchmark.references import read_references, read_scenario
@@ -91,7 +92,13 @@ def scenario_oracle_window(name: str, window: str, beams: Sequence[int], test_se
     proto = sc["protocol"]
     score, lower = proto["score"], bool(proto.get("lower_is_better", True))
     seeds = [int(s) for s in proto["test_seeds"]][:test_seeds]
-    env = make_env(sc["env"])
+    # static_tuned's setting may lie past the templates (the references' grid extension): it joins them
+    probe = make_env(sc["env"])
+    try:
+        env_cfg = {**sc["env"], **templates_overrides(probe, [refs["static_tuned"]["setting"]])}
+    finally:
+        probe.close()
+    env = make_env(env_cfg)
     steps = window_steps_of(env, window)
     env.reset(seed=seeds[0])
     tuned_action = tuple(int(x) for x in np.atleast_1d(EnvView(env).encode(*refs["static_tuned"]["setting"])))
@@ -105,7 +112,7 @@ def scenario_oracle_window(name: str, window: str, beams: Sequence[int], test_se
             "oracle_phase": refs["oracle_phase"]["test"]["score"].get(str(seed)),
             "beams": {}}
         for beam in beams:
-            env = make_env(sc["env"])
+            env = make_env(env_cfg)
             try:
                 r = search_windows(env, seed, steps, beam, score, lower, constants=[tuned_action],
                                    processes=processes)

@@ -123,15 +123,16 @@ def _headroom_html(board: object) -> str:
     from ecngym.benchmark.board import headroom_rows
 
     head = "".join(f"<th>{html.escape(h)}</th>" for h in
-                   ["scenario", "score", "S_default", "S_tuned", "S_oracle_phase", "headroom [95% CI]", "flag"])
+                   ["scenario", "score", "S_default", "S_tuned", "S_tuned_per_role", "S_oracle_phase",
+                    "headroom [95% CI]", "flag"])
     body = []
     for r in headroom_rows(board):
         flags = ((["no_reference_gap (raw units)"] if r["no_reference_gap"] else [])
                  + (["no headroom (sanity check)"] if r["no_headroom"] else []))
         body.append(f'<tr class="headroom-row" data-scenario="{html.escape(r["scenario"])}">'
                     f'<td class="name">{html.escape(r["scenario"])}</td><td>{html.escape(r["score"])}</td>'
-                    + "".join(f"<td>{html.escape(r[k])}</td>" for k in ("S_default", "S_tuned", "S_oracle_phase",
-                                                                         "headroom"))
+                    + "".join(f"<td>{html.escape(r[k])}</td>" for k in ("S_default", "S_tuned", "S_tuned_per_role",
+                                                                         "S_oracle_phase", "headroom"))
                     + f'<td class="flag">{html.escape(", ".join(flags))}</td></tr>')
     return (f'<div class="table-wrap"><table class="suite" id="headroom"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")

@@ -1,11 +1,28 @@
-"""The reference points of each benchmark scenario: ``static_default``, ``static_tuned``, ``oracle_phase``, ``random``.
+"""The reference points of each benchmark scenario: the static settings, the phase oracle and ``random``.
 
 * ``static_default``: the fabric preset's own ECN setting (``configs/controller/static_default.yaml``).
 * ``static_tuned``: the best single static setting of a grid search **on the train seeds**: every
   setting of the scenario's action templates (which include the preset's), applied alike to every
   controlled port, scored by the scenario's score metric averaged over the train seeds. What a
   careful operator gets from one well-tuned setting (the comparison ACC, Yan et al., SIGCOMM'21 §5,
-  and PRED, Li et al., NSDI'25 §6, make against static ECN).
+  and PRED, Li et al., NSDI'25 §6, make against static ECN). **The grid is not clipped**
+  (:func:`extend_grid`): while the best setting has the grid's lowest (highest) Kmin, the grid is
+  extended past that edge by the best setting with Kmin and Kmax halved (doubled), Pmax kept, and
+  searched again, until the best is inside the grid, the next setting would cross a bound (Kmin
+  below one full data packet, Kmax above the switch buffer) or :data:`MAX_GRID_EXTENSIONS`
+  extensions were made. The extended settings are static settings like the templates (played by
+  :class:`~ecngym.baselines.static.StaticEcnController`, which adds a setting to its env's
+  templates), and they join the grid the other references use.
+* ``static_tuned_per_role``: the best static setting **per switch role** (the switch layer of each
+  controlled port: ``tor``; ``leaf`` / ``spine``; ``edge`` / ``agg`` / ``core``), on the train
+  seeds, played by :class:`~ecngym.baselines.static.StaticPerLayerEcnController`. The product of
+  the grid over the roles is too large to search, so it is a coordinate descent
+  (:func:`coordinate_descent`) from ``static_tuned`` on every role: each round tries every grid
+  setting on one role with the others held, keeps a strictly better one, and goes on to the next
+  role, until a round changes nothing or :data:`MAX_ROLE_ROUNDS` rounds ran. It starts from
+  ``static_tuned``, so on the train seeds it is never worse. A scenario whose controlled ports are
+  all of one layer has one role: its file says so and holds ``static_tuned``'s setting and scores,
+  searched nothing, and plays no extra reference.
 * ``oracle_phase``: for each test trace, in hindsight, the best grid setting per traffic phase
   (each grid setting's whole-trace run scored on the flows that start in the phase), applied by
   :class:`~ecngym.benchmark.oracle.PhaseScheduleController`, which switches at the phase
@@ -17,19 +34,25 @@
 
 ``ecngym benchmark references scenario=<name>`` (or ``suite=core|full``) runs the searches once per
 scenario version and writes ``configs/suite/references/<name>.yaml`` with the command, the date,
-the version, every grid score and the three references' scores on the test seeds.
+the version, the grid searched (its templates, edges and extension, and why the extension stopped),
+every grid score and the references' scores on the test seeds. ``extend_grid=false`` and
+``per_role=false`` leave those searches out. Files written before them (the suite v1's) hold neither
+``search.extension`` nor ``static_tuned_per_role``; everything that reads a file reads them as they
+are (their grid was the templates; no per-role reference).
 """
 
 from __future__ import annotations
 
+import copy
 import datetime
 import os
 import platform
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
@@ -38,7 +61,10 @@ from ecngym.benchmark.suite import SCENARIO_DIR, SUITE_DIR, load_scenario, read_
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
 from ecngym.units import parse_time_ns
-from ecngym.validation import ConfigModel, Text, Whole
+from ecngym.validation import ConfigModel, Flag, Text, Whole
+
+if TYPE_CHECKING:
+    from ecngym.benchmark.oracle import Setting
 
 REFERENCE_DIR = SUITE_DIR / "references"
 
@@ -160,15 +186,261 @@ def _key(setting: Sequence[Any]) -> str:
     return f"{int(setting[0])}/{int(setting[1])}/{float(setting[2]):g}"
 
 
+#: [OURS] The most extensions of the grid past an edge (:func:`extend_grid`): each halves or doubles Kmin
+#: and Kmax, so the search reaches up to 2^4 = 16x beyond the templates' lowest / highest Kmin.
+MAX_GRID_EXTENSIONS = 4
+#: [OURS] What one extension multiplies (an extension past the highest Kmin) or divides (past the lowest)
+#: Kmin and Kmax by: log-spaced, as the templates are.
+GRID_EXTENSION_FACTOR = 2
+#: [OURS] The most rounds of the per-role coordinate descent (:func:`coordinate_descent`); a round tries
+#: every grid setting on every role once.
+MAX_ROLE_ROUNDS = 3
+#: The reasons :func:`extend_grid` stops, by name (the references file records the name and the sentence).
+EXTENSION_STOPS = {
+    "interior": "the best setting is inside the searched grid (neither its lowest nor its highest Kmin)",
+    "kmin_floor": "the next setting's Kmin would be below one full data packet (MTU payload + header)",
+    "kmax_ceiling": "the next setting's Kmax would be above the switch buffer (fabric.buffer.buffer)",
+    "max_extensions": "the grid was extended the most times allowed (MAX_GRID_EXTENSIONS)",
+    "disabled": "extend_grid=false: the grid is the templates",
+}
+
+
+def _better(lower: bool) -> Callable[[float, float], bool]:
+    return (lambda a, b: a < b) if lower else (lambda a, b: a > b)
+
+
+def _best_of(items: Sequence[Any], scores: Sequence[float], lower: bool) -> Any:
+    """The item of ``items`` with the best of ``scores`` (one per item; ties: the first in their order)."""
+    pick = min if lower else max
+    return items[pick(range(len(items)), key=list(scores).__getitem__)]
+
+
+def grid_edges(setting: Sequence[Any], grid: Sequence[Sequence[Any]]) -> list[str]:
+    """The edges of ``grid`` (ordered by Kmin) that ``setting`` is on: ``"low"``, ``"high"``, both or none.
+
+    ``"low"``: ``setting`` has the grid's lowest Kmin; ``"high"``: its highest.
+    """
+    kmins = [int(g[0]) for g in grid]
+    return [edge for edge, at in (("low", min(kmins)), ("high", max(kmins))) if int(setting[0]) == at]
+
+
+def _stepped(setting: Setting, edge: str) -> Setting:
+    """``setting`` one extension past ``edge``: Kmin and Kmax divided (low) or multiplied (high), Pmax kept."""
+    f = GRID_EXTENSION_FACTOR
+    if edge == "low":
+        return int(round(setting[0] / f)), int(round(setting[1] / f)), float(setting[2])
+    return int(setting[0]) * f, int(setting[1]) * f, float(setting[2])
+
+
+@dataclass
+class GridSearch:
+    """The grid :func:`extend_grid` searched.
+
+    Attributes:
+        settings: Every setting searched: the templates, then the extensions in the order added.
+        train_scores: Mean train-seed score of each (by ``_key``).
+        added: One entry per extension setting: ``setting``, the ``edge`` it extends, the best
+            setting it was made ``from`` and its ``train_score``.
+        stopped: Why the extension stopped (a key of :data:`EXTENSION_STOPS`).
+    """
+
+    settings: list[Setting]
+    train_scores: dict[str, float]
+    added: list[dict[str, Any]] = field(default_factory=list)
+    stopped: str = "interior"
+
+
+def extend_grid(grid: Sequence[Setting], train_scores: dict[str, float],
+                evaluate: Callable[[list[Setting]], list[float]], lower: bool, kmin_floor_bytes: int,
+                kmax_ceiling_bytes: int, max_extensions: int = MAX_GRID_EXTENSIONS) -> GridSearch:
+    """Extend ``grid`` past the edge the best setting is on, until it is inside, a bound is hit or the limit is reached.
+
+    Each extension takes the best setting so far; on the grid's lowest Kmin it adds that setting
+    with Kmin and Kmax divided by :data:`GRID_EXTENSION_FACTOR`, on the highest multiplied by it
+    (Pmax kept; a grid of one Kmin is on both edges and gets both), scores it and looks again. It
+    stops when the best setting is on no edge (``interior``), when every next setting would cross a
+    bound (``kmin_floor``: Kmin below ``kmin_floor_bytes``; ``kmax_ceiling``: Kmax above
+    ``kmax_ceiling_bytes``), or after ``max_extensions`` extensions (``max_extensions``). An
+    extension wins only by a strictly better score: on a tie the earlier setting stays best.
+
+    Args:
+        grid: The templates, in their order.
+        train_scores: Their mean train-seed scores, by ``_key``.
+        evaluate: Scores new settings (their mean train-seed scores, in order).
+        lower: Whether a lower score is better.
+        kmin_floor_bytes: The smallest Kmin allowed (one full data packet).
+        kmax_ceiling_bytes: The largest Kmax allowed (the switch buffer).
+        max_extensions: The most extensions.
+
+    Returns:
+        The grid searched, its scores, what was added and why it stopped.
+
+    Raises:
+        ConfigError: Naming ``references.max_extensions`` if it is not a whole number >= 0.
+    """
+    if isinstance(max_extensions, bool) or not isinstance(max_extensions, int) or max_extensions < 0:
+        raise ConfigError("references.max_extensions", f"got {max_extensions!r}; expected a whole number >= 0")
+    out = GridSearch(settings=[tuple(g) for g in grid], train_scores=dict(train_scores))
+    for done in range(max_extensions + 1):
+        best = _best_of(out.settings, [out.train_scores[_key(g)] for g in out.settings], lower)
+        edges = grid_edges(best, out.settings)
+        if not edges:
+            out.stopped = "interior"
+            return out
+        if done == max_extensions:
+            out.stopped = "max_extensions"
+            return out
+        steps, blocked = [], []
+        for edge in edges:
+            nxt = _stepped(best, edge)
+            if edge == "low" and nxt[0] < kmin_floor_bytes:
+                blocked.append("kmin_floor")
+            elif edge == "high" and nxt[1] > kmax_ceiling_bytes:
+                blocked.append("kmax_ceiling")
+            else:
+                steps.append((edge, nxt))
+        if not steps:
+            out.stopped = blocked[0]
+            return out
+        scores = evaluate([s for _, s in steps])
+        for (edge, s), value in zip(steps, scores, strict=True):
+            out.settings.append(s)
+            out.train_scores[_key(s)] = float(value)
+            out.added.append({"setting": list(s), "edge": edge, "from": list(best), "train_score": float(value)})
+    raise AssertionError("unreachable: the loop returns by its last pass")  # pragma: no cover
+
+
+@dataclass
+class RoleSearch:
+    """What :func:`coordinate_descent` found.
+
+    Attributes:
+        setting: Role -> its setting.
+        train_score: The mean train-seed score of ``setting``.
+        rounds: Rounds run.
+        stopped: ``"converged"`` (a round changed no role) or ``"max_rounds"``.
+        moves: Each accepted change: ``round``, ``role``, the new ``setting`` and the ``train_score``.
+        evaluated: Distinct per-role settings scored (each on every train seed).
+    """
+
+    setting: dict[str, Setting]
+    train_score: float
+    rounds: int = 0
+    stopped: str = "converged"
+    moves: list[dict[str, Any]] = field(default_factory=list)
+    evaluated: int = 0
+
+
+def coordinate_descent(roles: Sequence[str], grid: Sequence[Setting], start: Setting, start_score: float,
+                       evaluate: Callable[[list[dict[str, Setting]]], list[float]], lower: bool,
+                       max_rounds: int = MAX_ROLE_ROUNDS) -> RoleSearch:
+    """The best setting per role by coordinate descent from ``start`` on every role.
+
+    A round visits the roles in order; for each it scores every other grid setting on that role
+    with the other roles held, and keeps the best if it is strictly better than the current score.
+    It stops when a round changes nothing or after ``max_rounds`` rounds. Every accepted change
+    lowers (raises) the score, so the result is never worse than ``start_score``. Settings already
+    scored are not run again.
+
+    Args:
+        roles: The roles (switch layers), in order.
+        grid: The settings each role may take.
+        start: Every role's setting at the start (``static_tuned``'s).
+        start_score: Its score (``static_tuned``'s mean train-seed score: the same ports' settings).
+        evaluate: Scores per-role settings (their mean train-seed scores, in order).
+        lower: Whether a lower score is better.
+        max_rounds: The most rounds.
+
+    Returns:
+        The per-role setting, its score and the search's record.
+
+    Raises:
+        ConfigError: Naming ``references.max_role_rounds`` if ``max_rounds`` is not a whole number >= 1.
+    """
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
+        raise ConfigError("references.max_role_rounds", f"got {max_rounds!r}; expected a whole number >= 1")
+    better = _better(lower)
+    current = {r: tuple(start) for r in roles}
+    memo: dict[tuple[Setting, ...], float] = {tuple(current[r] for r in roles): float(start_score)}
+    out = RoleSearch(setting=dict(current), train_score=float(start_score), stopped="max_rounds")
+    for n in range(1, max_rounds + 1):
+        out.rounds = n
+        changed = False
+        for role in roles:
+            candidates = [{**current, role: tuple(g)} for g in grid if tuple(g) != current[role]]
+            keys = [tuple(c[r] for r in roles) for c in candidates]
+            todo = [c for c, k in zip(candidates, keys, strict=True) if k not in memo]
+            for c, value in zip(todo, evaluate(todo) if todo else [], strict=True):
+                memo[tuple(c[r] for r in roles)] = float(value)
+            if not candidates:
+                continue
+            i = _best_of(range(len(candidates)), [memo[k] for k in keys], lower)
+            if better(memo[keys[i]], out.train_score):
+                current = candidates[i]
+                out.train_score = memo[keys[i]]
+                out.moves.append({"round": n, "role": role, "setting": list(current[role]),
+                                  "train_score": out.train_score})
+                changed = True
+        if not changed:
+            out.stopped = "converged"
+            break
+    out.setting = dict(current)
+    out.evaluated = len(memo) - 1
+    return out
+
+
+def grid_bounds(scenario: dict[str, Any]) -> tuple[int, int]:
+    """The bounds of the grid's extension on a scenario: (smallest Kmin, largest Kmax) in bytes.
+
+    One full data packet on the wire (a Kmin below it marks every queued packet alike) and the
+    switch's whole buffer (a Kmax above it is never reached).
+    """
+    from ecngym.benchmark.oracle import make_env
+    from ecngym.envs.view import EnvView
+
+    env = make_env(scenario["env"])
+    try:
+        view = EnvView(env)
+        return int(view.packet_bytes), int(view.buffer_bytes)
+    finally:
+        env.close()
+
+
+def switch_roles(scenario: dict[str, Any]) -> list[str]:
+    """The roles of a scenario's controlled ports: their switch layers, sorted (the action units of scope ``layer``)."""
+    from ecngym.benchmark.oracle import make_env
+    from ecngym.envs.action import action_units
+    from ecngym.envs.view import EnvView
+
+    env = make_env(scenario["env"])
+    try:
+        view = EnvView(env)
+        return list(action_units("layer", view.ports, view.port_layers)[1])
+    finally:
+        env.close()
+
+
+def per_role_controller(settings: dict[str, Sequence[Any]]) -> dict[str, Any]:
+    """The Hydra config of the ``static_tuned_per_role`` controller: one setting per switch layer."""
+    return {"_target_": "ecngym.baselines.static.StaticPerLayerEcnController", "name": "static_tuned_per_role",
+            "settings": {str(r): [int(s[0]), int(s[1]), float(s[2])] for r, s in settings.items()}}
+
+
 def compute_references(name: str, processes: int = 2, scenario_dir: Path | str | None = None,
-                       test_seeds: int | None = None) -> dict[str, Any]:
-    """Run the grid on the train and test seeds, pick ``static_tuned`` and ``oracle_phase``, evaluate the oracle.
+                       test_seeds: int | None = None, extend: bool = True, per_role: bool = True,
+                       max_extensions: int = MAX_GRID_EXTENSIONS,
+                       max_role_rounds: int = MAX_ROLE_ROUNDS) -> dict[str, Any]:
+    """Search the static references on the train seeds, pick ``oracle_phase``, score them all on the test seeds.
 
     Args:
         name: The scenario.
         processes: Worker processes for the episodes.
         scenario_dir: Where the scenario files are (default: the package's).
         test_seeds: Use only the first this many test seeds (default: all).
+        extend: Extend the grid past its edges (:func:`extend_grid`); else the grid is the templates.
+        per_role: Search ``static_tuned_per_role`` (:func:`coordinate_descent`).
+        max_extensions: The most extensions of the grid.
+        max_role_rounds: The most rounds of the per-role search.
 
     Returns:
         The references document (:func:`write_references` writes it).
@@ -177,25 +449,46 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
     proto = sc["protocol"]
     score, second = proto["score"], proto["second_axis"]
     lower = bool(proto.get("lower_is_better", True))
-    best = min if lower else max
     starts = phase_starts_ns(sc)
     train = [int(s) for s in proto["train_seeds"]]
     test = [int(s) for s in proto["test_seeds"]][:test_seeds]
-    grid = grid_settings(sc)
+    templates = grid_settings(sc)
     default = default_setting(sc)
     env = sc["env"]
-    jobs = [(env, list(g), seed, starts, score, second) for g in grid for seed in [*train, *test]]
-    results = _run_jobs(jobs, processes)
-    runs = {(_key(j[1]), j[2]): r for j, r in zip(jobs, results, strict=True)}
+    runs: dict[tuple[str, int], dict[str, Any]] = {}
+    grid_runs: list[dict[str, Any]] = []  # every grid episode (the wall-time figures)
 
-    train_scores = {_key(g): float(np.mean([runs[(_key(g), s)]["score"] for s in train])) for g in grid}
-    tuned = best(grid, key=lambda g: train_scores[_key(g)])  # (ties: the first in template order)
+    def play(settings: Sequence[Setting], seeds: Sequence[int]) -> None:
+        jobs = [(env, list(g), s, starts, score, second) for g in settings for s in seeds if (_key(g), s) not in runs]
+        results = _run_jobs(jobs, processes)
+        runs.update({(_key(j[1]), j[2]): r for j, r in zip(jobs, results, strict=True)})
+        grid_runs.extend(results)
+
+    def train_mean(g: Setting) -> float:
+        return float(np.mean([runs[(_key(g), s)]["score"] for s in train]))
+
+    def train_scored(settings: list[Setting]) -> list[float]:
+        play(settings, train)
+        return [train_mean(g) for g in settings]
+
+    play(templates, [*train, *test])
+    search = GridSearch(settings=list(templates), train_scores={_key(g): train_mean(g) for g in templates},
+                        stopped="disabled")
+    bounds = grid_bounds(sc) if extend else None
+    if bounds is not None:
+        search = extend_grid(templates, search.train_scores, train_scored, lower, *bounds, max_extensions)
+    grid = search.settings
+    train_scores = search.train_scores
+    play(grid, test)  # the extensions on the test seeds (the templates ran there already)
+    tuned = _best_of(grid, [train_scores[_key(g)] for g in grid], lower)  # (ties: the first in grid order)
+
     per_seed: dict[str, Any] = {}
     for seed in test:
         choice = []
         for i in range(len(starts)):
-            scored = [g for g in grid if np.isfinite(runs[(_key(g), seed)]["phases"][i])]
-            choice.append(list(best(scored, key=lambda g: runs[(_key(g), seed)]["phases"][i]) if scored else tuned))
+            phase = [runs[(_key(g), seed)]["phases"][i] for g in grid]
+            scored = [(g, x) for g, x in zip(grid, phase, strict=True) if np.isfinite(x)]
+            choice.append(list(_best_of([g for g, _ in scored], [x for _, x in scored], lower) if scored else tuned))
         per_seed[str(seed)] = {"trace_hash": _trace_hash(env, seed), "settings": choice}
     oracle_cfg = oracle_controller(starts, per_seed)
     oracle_runs = _run_jobs([(env, oracle_cfg, seed, starts, score, second) for seed in test], processes)
@@ -206,11 +499,11 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
 
     default_rows = [runs[(_key(default), s)] for s in test]
     tuned_rows = [runs[(_key(tuned), s)] for s in test]
-    walls = [r["wall_s"] for r in results]
-    cpus = [r["cpu_s"] for r in results]
-    return {
+    doc: dict[str, Any] = {
         "scenario": name, "scenario_version": int(sc.get("version", 1)),
-        "command": f"ecngym benchmark references scenario={name}",
+        "command": " ".join([f"ecngym benchmark references scenario={name}",
+                             *(["extend_grid=false"] if not extend else []),
+                             *(["per_role=false"] if not per_role else [])]),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "ecngym_version": _version(), "machine": machine_stamp(),
         "score": score, "lower_is_better": lower, "second_axis": second,
@@ -218,23 +511,81 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
         "search": {"method": "grid", "settings": [list(g) for g in grid], "train_seeds": train,
                    "train_scores": train_scores,
                    "test_scores": {_key(g): {str(s): runs[(_key(g), s)]["score"] for s in test} for g in grid},
-                   "test_phase_scores": {_key(g): {str(s): runs[(_key(g), s)]["phases"] for s in test} for g in grid}},
+                   "test_phase_scores": {_key(g): {str(s): runs[(_key(g), s)]["phases"] for s in test} for g in grid},
+                   "templates": [list(g) for g in templates],
+                   "edges": {"kmin_low_bytes": min(int(g[0]) for g in grid),
+                             "kmin_high_bytes": max(int(g[0]) for g in grid),
+                             "tuned_on": grid_edges(tuned, grid)},
+                   "extension": _extension_record(search, bounds, max_extensions)},
         "static_default": {"setting": list(default), "train_score": train_scores[_key(default)],
                            "test": test_block(default_rows)},
         "static_tuned": {"setting": list(tuned), "train_score": train_scores[_key(tuned)],
                          "test": test_block(tuned_rows)},
-        "oracle_phase": {"phase_starts_ns": starts, "per_test_seed": per_seed, "test": test_block(oracle_runs)},
-        "episode": {"flows_total_mean": float(np.mean([r["flows_total"] for r in results])),
-                    "finished_per_bucket_min": {b: int(min(r["finished_per_bucket"][b] for r in default_rows))
-                                                for b in default_rows[0]["finished_per_bucket"]},
-                    "finished_per_bucket_mean": {b: float(np.mean([r["finished_per_bucket"][b] for r in default_rows]))
-                                                 for b in default_rows[0]["finished_per_bucket"]},
-                    "wall_s_median": float(np.median(walls)), "wall_s_max": float(np.max(walls)),
-                    "cpu_s_median": float(np.median(cpus)), "cpu_s_max": float(np.max(cpus)),
-                    "wall_note": f"wall and CPU seconds per episode (env build, run, flow records) over the "
-                                 f"{len(walls)} grid episodes, {processes} worker processes, measured by this "
-                                 f"command; CPU seconds approximate the wall time on one idle core"},
     }
+    if per_role:
+        doc["static_tuned_per_role"] = _per_role_reference(sc, grid, tuned, train_scores[_key(tuned)], train, test,
+                                                           lower, processes, max_role_rounds, test_block(tuned_rows))
+    doc["oracle_phase"] = {"phase_starts_ns": starts, "per_test_seed": per_seed, "test": test_block(oracle_runs)}
+    walls = [r["wall_s"] for r in grid_runs]
+    cpus = [r["cpu_s"] for r in grid_runs]
+    doc["episode"] = {
+        "flows_total_mean": float(np.mean([r["flows_total"] for r in grid_runs])),
+        "finished_per_bucket_min": {b: int(min(r["finished_per_bucket"][b] for r in default_rows))
+                                    for b in default_rows[0]["finished_per_bucket"]},
+        "finished_per_bucket_mean": {b: float(np.mean([r["finished_per_bucket"][b] for r in default_rows]))
+                                     for b in default_rows[0]["finished_per_bucket"]},
+        "wall_s_median": float(np.median(walls)), "wall_s_max": float(np.max(walls)),
+        "cpu_s_median": float(np.median(cpus)), "cpu_s_max": float(np.max(cpus)),
+        "wall_note": f"wall and CPU seconds per episode (env build, run, flow records) over the "
+                     f"{len(walls)} grid episodes, {processes} worker processes, measured by this "
+                     f"command; CPU seconds approximate the wall time on one idle core"}
+    return doc
+
+
+def _extension_record(search: GridSearch, bounds: tuple[int, int] | None, max_extensions: int) -> dict[str, Any]:
+    """The references file's ``search.extension``: whether and how far the grid was extended, and why it stopped."""
+    out: dict[str, Any] = {"enabled": bounds is not None, "extended": bool(search.added),
+                           "stopped": search.stopped, "why": EXTENSION_STOPS[search.stopped]}
+    if bounds is not None:
+        out.update({"factor": GRID_EXTENSION_FACTOR, "max_extensions": max_extensions,
+                    "kmin_floor_bytes": bounds[0], "kmax_ceiling_bytes": bounds[1], "added": search.added})
+    return out
+
+
+def _per_role_reference(sc: dict[str, Any], grid: list[Setting], tuned: Setting, tuned_score: float,
+                        train: list[int], test: list[int], lower: bool, processes: int, max_rounds: int,
+                        tuned_test: dict[str, Any]) -> dict[str, Any]:
+    """The references file's ``static_tuned_per_role``: searched on the train seeds, played on the test seeds."""
+    roles = switch_roles(sc)
+    if len(roles) == 1:  # one role: the per-role setting is the single setting, found already
+        return {"roles": roles, "searched": False, "same_as": "static_tuned",
+                "note": f"the controlled ports are all of one switch layer ({roles[0]}): static_tuned is the "
+                        f"per-role setting; nothing searched, no extra reference played",
+                "setting": {roles[0]: list(tuned)}, "train_score": tuned_score, "test": copy.deepcopy(tuned_test)}
+    proto = sc["protocol"]
+    score, second, starts, env = proto["score"], proto["second_axis"], phase_starts_ns(sc), sc["env"]
+
+    def scored(assignments: list[dict[str, Setting]], seeds: list[int]) -> list[dict[str, Any]]:
+        jobs = [(env, per_role_controller(a), s, starts, score, second) for a in assignments for s in seeds]
+        return _run_jobs(jobs, processes)
+
+    def train_scored(assignments: list[dict[str, Setting]]) -> list[float]:
+        rows = scored(assignments, train)
+        n = len(train)
+        return [float(np.mean([r["score"] for r in rows[i * n:(i + 1) * n]])) for i in range(len(assignments))]
+
+    found = coordinate_descent(roles, grid, tuned, tuned_score, train_scored, lower, max_rounds)
+    test_rows = scored([found.setting], test)
+    return {"roles": roles, "searched": True,
+            "method": f"coordinate descent over the roles from static_tuned on every role: each round tries every "
+                      f"grid setting ({len(grid)}) on one role with the others held and keeps a strictly better "
+                      f"one, until a round changes nothing or {max_rounds} rounds ran (the product of "
+                      f"{len(grid)}^{len(roles)} per-role settings is not searched)",
+            "start": "static_tuned", "max_rounds": max_rounds, "rounds": found.rounds, "stopped": found.stopped,
+            "moves": found.moves, "settings_scored": found.evaluated,
+            "setting": {r: list(found.setting[r]) for r in roles}, "train_score": found.train_score,
+            "test": {"score": {str(s): r["score"] for s, r in zip(test, test_rows, strict=True)},
+                     "second_axis": {str(s): r["second_axis"] for s, r in zip(test, test_rows, strict=True)}}}
 
 
 def oracle_controller(starts_ns: Sequence[int], per_seed: dict[str, Any]) -> dict[str, Any]:
@@ -310,7 +661,10 @@ def reference_controllers(scenario_name: str, reference_dir: Path | str | None =
 
     Returns:
         ``{"static_default": ..., "static_tuned": ..., "oracle_phase": ..., "random": ...}``
-        (:data:`ecngym.benchmark.scoring.REFERENCES`); references, never competitors.
+        (:data:`ecngym.benchmark.scoring.REFERENCES`), with ``static_tuned_per_role`` only where the
+        file holds a searched one (:data:`~ecngym.benchmark.scoring.OPTIONAL_REFERENCES`: a file
+        written before it, or of a scenario with one switch role, has none); references, never
+        competitors.
 
     Raises:
         ConfigError: Naming ``references.<scenario_name>`` if its references file is missing or was
@@ -319,13 +673,17 @@ def reference_controllers(scenario_name: str, reference_dir: Path | str | None =
     doc = read_references(scenario_name, reference_dir, scenario_dir)
     default = read_yaml(CONFIG_DIR / "controller" / "static_default.yaml", "controller.static_default")
     oracle = doc["oracle_phase"]
-    return {
+    out = {
         "static_default": dict(default),
         "static_tuned": {"_target_": "ecngym.baselines.StaticEcnController",
                          "setting": list(doc["static_tuned"]["setting"]), "name": "static_tuned"},
-        "oracle_phase": oracle_controller(oracle["phase_starts_ns"], oracle["per_test_seed"]),
-        "random": dict(read_yaml(CONFIG_DIR / "controller" / "random.yaml", "controller.random")),
     }
+    per_role = doc.get("static_tuned_per_role")
+    if isinstance(per_role, dict) and per_role.get("searched"):
+        out["static_tuned_per_role"] = per_role_controller(per_role["setting"])
+    out["oracle_phase"] = oracle_controller(oracle["phase_starts_ns"], oracle["per_test_seed"])
+    out["random"] = dict(read_yaml(CONFIG_DIR / "controller" / "random.yaml", "controller.random"))
+    return out
 
 
 def suite_scenarios(suite: str) -> list[str]:
@@ -350,6 +708,8 @@ class ReferencesArgs(ConfigModel):
         processes: Worker processes for the episodes.
         out: The folder the references files go to (default: the package's ``configs/suite/references``).
         test_seeds: Only the first this many test seeds (default: all).
+        extend_grid: Extend the grid past the edge ``static_tuned`` is on (:func:`extend_grid`).
+        per_role: Search ``static_tuned_per_role`` (:func:`coordinate_descent`).
     """
 
     scenario: Text | None = None
@@ -357,30 +717,39 @@ class ReferencesArgs(ConfigModel):
     processes: Whole(1, 1024) = 2
     out: Text | None = None
     test_seeds: Whole(1) | None = None
+    extend_grid: Flag = True
+    per_role: Flag = True
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``ecngym benchmark references scenario=<name>[,...] | suite=<core|full> [processes=2] [out=] [test_seeds=N]``.
+    """``ecngym benchmark references scenario=<name>[,...] | suite=<core|full> [key=value ...]``.
+
+    Its keys: ``processes=2``, ``out=DIR``, ``test_seeds=N``, ``extend_grid=true``, ``per_role=true``
+    (:class:`ReferencesArgs`).
 
     Writes each scenario's references file (default: the package's ``configs/suite/references``;
     from a checkout, ``out=configs/suite/references`` to commit them) and prints one JSON line per
-    scenario.
+    scenario. A published suite's files are frozen: write new ones for a new scenario version.
     """
     import json
 
     from ecngym.cli import key_value_arguments
 
     usage = ("ecngym benchmark references scenario=<name>[,...] | suite=<core|full> [processes=2] [out=DIR] "
-             "[test_seeds=N]")
+             "[test_seeds=N] [extend_grid=true|false] [per_role=true|false]")
     args = key_value_arguments(ReferencesArgs, list(sys.argv[1:] if argv is None else argv), usage, main.__doc__)
     if bool(args.scenario) == bool(args.suite):
         raise ConfigError("scenario", "give scenario=<name> or suite=<core|full> (one of them)")
     names = args.scenario.split(",") if args.scenario else suite_scenarios(args.suite)
     for name in names:
-        doc = compute_references(name, processes=args.processes, test_seeds=args.test_seeds)
+        doc = compute_references(name, processes=args.processes, test_seeds=args.test_seeds,
+                                 extend=args.extend_grid, per_role=args.per_role)
         if args.suite:
-            doc["command"] = f"ecngym benchmark references suite={args.suite}"
+            doc["command"] = doc["command"].replace(f"scenario={name}", f"suite={args.suite}")
         path = write_references(doc, args.out)
+        per_role = doc.get("static_tuned_per_role") or {}
         print(json.dumps({"scenario": name, "file": str(path), "static_tuned": doc["static_tuned"]["setting"],
+                          "grid_extension": doc["search"]["extension"]["stopped"],
+                          "static_tuned_per_role": per_role.get("setting"),
                           "wall_s_median": doc["episode"]["wall_s_median"]}))
     return 0

@@ -36,12 +36,13 @@ from typing import Any
 
 import yaml
 
-from ecngym.benchmark.scoring import REFERENCES
+from ecngym.benchmark.scoring import OPTIONAL_REFERENCES, REFERENCES
 from ecngym.benchmark.suite import SCENARIO_DIR, load_suite
 from ecngym.error import ConfigError
 
-#: Reference controllers every scenario scores besides the competitors.
-N_REFERENCES = len(REFERENCES)
+#: Reference controllers every scenario scores besides the competitors (an optional one, played only where a
+#: scenario's references file holds it, is left out: the estimate counts what every scenario plays).
+N_REFERENCES = len([r for r in REFERENCES if r not in OPTIONAL_REFERENCES])
 
 
 def _cpu_seconds() -> float:

@@ -21,6 +21,7 @@ Controllers (baselines and learning agents) read what they need here instead of 
 | ``static_action_index`` | the template of the fabric preset's static setting (0 if continuous) | |
 | ``observation_history`` | intervals k each port's observation row holds | |
 | ``packet_bytes`` | a full data packet on the wire (MTU payload + data header) | B |
+| ``buffer_bytes`` | each switch's whole shared buffer (``fabric.buffer.buffer``) | B |
 | ``red`` | current (``kmin_bytes``, ``kmax_bytes``, ``pmax``) of every controlled port | B, B, prob. |
 | ``pfc`` | current PFC ``alpha`` and ``headroom_bytes`` of every switch | , B |
 | ``static_setting`` | the fabric preset's static (Kmin, Kmax, Pmax) | B, B, prob. |
@@ -91,6 +92,7 @@ class EnvView:
         self.observation_history: int = int(sc.features.history)
         fabric_cfg = sc.fabric_config
         self.packet_bytes: int = int(parse_bytes(fabric_cfg.mtu_payload) + parse_bytes(fabric_cfg.data_header))
+        self.buffer_bytes: int = int(fabric_cfg.buffer.buffer)
         red = fabric_cfg.initial_params("red")
         self.static_setting = EcnSetting(red["kmin_bytes"], red["kmax_bytes"], red["pmax"])
         # each switch's first ingress port (set_pfc sets all of a switch's ports together)

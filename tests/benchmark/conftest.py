@@ -17,6 +17,8 @@ SUITE_FILE = HERE / "tiny_suite.yaml"
 def fixture_references(scenario: str, scenario_dir: Any = None) -> dict[str, dict[str, Any]]:
     """The fixture's references as controller configs (static settings, oracle_phase a static stand-in; random).
 
+    ``static_tuned_per_role`` where the fixture file has one (per switch layer), as the package's files do.
+
     (``scenario_dir``: the runner's argument, unused: the fixture's references are made up, never stale.)
     """
     refs = yaml.safe_load((REFERENCE_DIR / f"{scenario}.yaml").read_text())
@@ -25,6 +27,13 @@ def fixture_references(scenario: str, scenario_dir: Any = None) -> dict[str, dic
     for name in ("static_tuned", "oracle_phase"):
         out[name] = {"_target_": "ecngym.baselines.StaticEcnController", "setting": refs[name]["setting"],
                      "name": name}
+    if "static_tuned_per_role" in refs:
+        from ecngym.benchmark.references import per_role_controller
+        from ecngym.units import parse_bytes
+
+        out["static_tuned_per_role"] = per_role_controller(
+            {layer: [parse_bytes(s[0]), parse_bytes(s[1]), s[2]]
+             for layer, s in refs["static_tuned_per_role"]["setting"].items()})
     out["random"] = {"_target_": "ecngym.baselines.random_templates.RandomTemplateController", "name": "random"}
     return out
 

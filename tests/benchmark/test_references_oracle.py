@@ -16,7 +16,7 @@ from ecngym.benchmark.references import (
     reference_controllers,
     write_references,
 )
-from ecngym.benchmark.scoring import REFERENCES
+from ecngym.benchmark.scoring import OPTIONAL_REFERENCES, REFERENCES
 from ecngym.envs.rollout import run_episode
 from ecngym.error import ConfigError
 
@@ -93,7 +93,9 @@ def test_references_search_round_trip_and_controllers(tmp_path):
     back = read_references("tiny_phases", refs, scen)
     assert back == yaml.safe_load(yaml.safe_dump(doc))
     ctls = reference_controllers("tiny_phases", refs, scen)
-    assert set(ctls) == set(REFERENCES)  # the one home of the reference names
+    # the one home of the reference names (one switch layer: static_tuned is the per-role setting, not played again)
+    assert set(ctls) == set(REFERENCES) - set(OPTIONAL_REFERENCES)
+    assert doc["static_tuned_per_role"]["searched"] is False
     assert ctls["static_tuned"]["setting"] == doc["static_tuned"]["setting"]
     for cfg in ctls.values():
         assert "_target_" in cfg
@@ -106,6 +108,7 @@ def test_references_search_round_trip_and_controllers(tmp_path):
     assert summary["slowdown_avg_all"] == doc["oracle_phase"]["test"]["score"][str(seed)]
     row = scenario_headroom("tiny_phases", refs, scen)
     assert row["S_tuned"] == pytest.approx(sum(doc["static_tuned"]["test"]["score"].values()) / 2)
+    assert row["S_tuned_per_role"] == row["S_tuned"]
     assert path.read_text().startswith("# Written by the command below")
 
 
@@ -127,6 +130,8 @@ def test_the_benchmark_commands_refuse_bad_arguments_naming_them(capsys):
     assert "give scenario=<name> or suite=<core|full>" in capsys.readouterr().err
     assert main(["benchmark", "references", "scenario=nowhere"]) == 2
     assert "scenarios.nowhere: no scenario file" in capsys.readouterr().err
+    assert main(["benchmark", "references", "scenario=nowhere", "extend_grid=maybe"]) == 2
+    assert "extend_grid: expected true or false, got 'maybe'" in capsys.readouterr().err
     assert main(["benchmark", "headroom", "suite=core", "bogus=1"]) == 2
     assert "bogus: unknown argument" in capsys.readouterr().err
     assert main(["benchmark", "headroom", "scenario=nowhere"]) == 2

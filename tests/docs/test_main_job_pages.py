@@ -73,7 +73,9 @@ def test_getting_started_counts_the_controllers_learners_and_references_the_main
     untrained = {j.controller for j in jobs if not j.reference and j.controller not in learners}
     references = {j.controller for j in jobs if j.reference}
     assert _count(text, r"\*\*(?P<n>\w+) controllers that need no training\*\*", page) == len(untrained)
-    assert _count(text, r"\*\*the (?P<n>\w+) references\*\*", page) == len(references) == len(REFERENCES)
+    # (the optional static_tuned_per_role plays where a scenario's references file holds one)
+    assert _count(text, r"\*\*the (?P<n>\w+) references\*\*", page) == len(references)
+    assert references <= set(REFERENCES)
     assert not [r for r in references if f"`{r}`" not in text], f"{page} does not name every reference"
     assert not [a for a in learners if f"`{a}`" not in text], f"{page} does not name every shipped learner"
     named = set(re.findall(r"`(\w+)`", text.split("**the shipped learners**")[1].split("**the")[0]))

@@ -29,6 +29,7 @@ def test_the_view_reports_the_scenarios_ports_actions_and_packets(env_id):
         assert view.observation_history == sc.features.history
         cfg = sc.fabric_config
         assert view.packet_bytes == parse_bytes(cfg.mtu_payload) + parse_bytes(cfg.data_header) > 1000
+        assert view.buffer_bytes == cfg.buffer.buffer > view.packet_bytes
         assert view.action_space is env.unwrapped.action_space
         assert {k: v.tolist() for k, v in view.agent_rows("switch").items()} == {
             k: v.tolist() for k, v in agent_port_rows(sc, "switch").items()}
