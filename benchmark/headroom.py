@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ecngym.benchmark.references import read_references, suite_scenarios
-from ecngym.error import ConfigError
 from ecngym.benchmark.scenario_file import ScenarioFileArgs
+from ecngym.error import ConfigError
 from ecngym.validation import Text
 
 if TYPE_CHECKING:

@@ -35,8 +35,8 @@ from pydantic import model_validator
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ecngym.benchmark.scoring import REFERENCES
 from ecngym.benchmark.scenario_file import ScenarioFileArgs, scenario_file_suite
+from ecngym.benchmark.scoring import REFERENCES
 from ecngym.benchmark.suite import Suite, load_suite
 from ecngym.commands.checks import check_outputs
 from ecngym.commands.eval import evaluate
