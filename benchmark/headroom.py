@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ecngym.benchmark.references import grid_edges, read_references, suite_scenarios
+from ecngym.benchmark.scenario_file import ScenarioFileArgs
 from ecngym.error import ConfigError
-from ecngym.validation import ConfigModel, Text
+from ecngym.validation import Text
 
 if TYPE_CHECKING:
     from ecngym.markdown_page import MarkdownPage
@@ -106,9 +107,10 @@ def scenario_headroom(name: str, reference_dir: Path | str | None = None,
     }
 
 
-def headroom_table(names: Sequence[str], reference_dir: Path | str | None = None) -> list[dict[str, Any]]:
-    """:func:`scenario_headroom` of every scenario in ``names``."""
-    return [scenario_headroom(n, reference_dir) for n in names]
+def headroom_table(names: Sequence[str], reference_dir: Path | str | None = None,
+                   scenario_dir: Path | str | None = None) -> list[dict[str, Any]]:
+    """:func:`scenario_headroom` of every scenario in ``names`` (files in ``scenario_dir``, default the package's)."""
+    return [scenario_headroom(n, reference_dir, scenario_dir) for n in names]
 
 
 def _fmt_setting(s: Sequence[Any]) -> str:
@@ -173,14 +175,15 @@ def add_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
              f"({sum(r['has_adaptivity'] for r in rows)} beyond the hindsight control).")
 
 
-class HeadroomArgs(ConfigModel):
+class HeadroomArgs(ScenarioFileArgs):
     """The arguments of ``ecngym benchmark headroom`` (``key=value``).
 
     Args:
-        suite: Every scenario of this suite (or ``scenario``).
-        scenario: Scenario names, comma-separated (or ``suite``).
+        suite: Every scenario of this suite (or ``scenario``, or ``scenario_file``).
+        scenario: Scenario names, comma-separated.
         markdown: Also write the page there.
-        reference_dir: The folder of references files (default: the package's).
+        reference_dir: The folder of references files (default: the package's; with ``scenario_file``,
+            ``references/`` beside the file).
     """
 
     suite: Text | None = None
@@ -190,30 +193,37 @@ class HeadroomArgs(ConfigModel):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``ecngym benchmark headroom suite=<core|full> | scenario=<name>[,...] [markdown=<path>] [reference_dir=<dir>]``.
+    """``ecngym benchmark headroom suite=<core|full> | scenario=<name>[,...] | scenario_file=<path> [...]``.
 
     Prints the page and, as its last line, the rows as JSON.
 
     Raises:
-        ConfigError: On a bad argument (naming it), neither or both of ``suite`` and ``scenario``,
-            or a missing references file.
+        ConfigError: On a bad argument (naming it), none or more than one of ``suite``, ``scenario``
+            and ``scenario_file``, or a missing references file.
     """
     from ecngym.cli import key_value_arguments
     from ecngym.markdown_page import MarkdownPage, open_page
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    usage = ("ecngym benchmark headroom suite=<core|full> | scenario=<name>[,...] [markdown=<path>] "
-             "[reference_dir=<dir>]")
+    usage = ("ecngym benchmark headroom suite=<core|full> | scenario=<name>[,...] | scenario_file=<path> "
+             "[markdown=<path>] [reference_dir=<dir>]")
     args = key_value_arguments(HeadroomArgs, argv, usage, __doc__)
-    if bool(args.suite) == bool(args.scenario):
-        raise ConfigError("suite", "give suite=<core|full> or scenario=<name> (one of them)")
-    names = args.scenario.split(",") if args.scenario else suite_scenarios(args.suite)
+    reference_dir, scenario_dir = args.reference_dir, None
+    if args.scenario_file is not None:  # (with suite or scenario: refused by the model)
+        from ecngym.benchmark.scenario_file import scenario_file_suite
+
+        suite = scenario_file_suite(args.scenario_file, reference_dir=args.reference_dir)
+        names, reference_dir, scenario_dir = list(suite.scenarios), suite.reference_dir, suite.scenario_dir
+    elif bool(args.suite) == bool(args.scenario):
+        raise ConfigError("suite", "give suite=<core|full>, scenario=<name> or scenario_file=<path> (one of them)")
+    else:
+        names = args.scenario.split(",") if args.scenario else suite_scenarios(args.suite)
     # (the page names the command without reference_dir: a folder of the machine it ran on)
     stamped = [a for a in argv if not a.startswith("reference_dir=")]
     title, prog = "Adaptivity headroom per scenario", "ecngym benchmark headroom"
     page = (open_page(args.markdown, title, prog, stamped, INTRO, field="markdown")
             or MarkdownPage(title, [*prog.split(), *stamped], INTRO))
-    rows = headroom_table(names, args.reference_dir)
+    rows = headroom_table(names, reference_dir, scenario_dir)
     add_table(page, rows)
     print(page.render())
     if args.markdown:

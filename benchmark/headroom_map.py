@@ -1,7 +1,8 @@
 """``ecngym benchmark headroom-map``: where adapting the marking setting can pay, over a parametric scenario family.
 
-A family file (``configs/suite/families/<name>.yaml``) names a base scenario (a suite scenario
-file: its env and score), train seeds, a control window and one or two **axes**; each axis value
+A family file (``configs/suite/families/<name>.yaml``, or a file of yours anywhere: ``family=PATH``)
+names a base scenario (a suite scenario's name, or the path of a scenario file of yours relative to
+the family file: its env and score), train seeds, a control window and one or two **axes**; each axis value
 is a label and the env overrides (and optionally the score) it applies to the base. For every
 point of the axes' product and every seed, the window oracle (:mod:`ecngym.benchmark.oracle_window`)
 is searched on branches of the running simulation; its first window scores every template held
@@ -55,6 +56,10 @@ def load_family(path_or_name: str) -> dict[str, Any]:
     Args:
         path_or_name: A file path, or the name of a file in :data:`FAMILY_DIR`.
 
+    Returns:
+        The family; a ``base`` that is a scenario file's path (``.yaml``) made relative to the
+        working directory (it is written relative to the family file).
+
     Raises:
         ConfigError: Naming ``family`` (missing file) or ``family.<field>`` (a bad field).
     """
@@ -65,7 +70,8 @@ def load_family(path_or_name: str) -> dict[str, Any]:
         path = FAMILY_DIR / f"{path_or_name}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in FAMILY_DIR.glob("*.yaml"))
-        raise ConfigError("family", f"no family file {str(path)!r}; give a path or one of {known}")
+        raise ConfigError("family", f"got {path_or_name!r}: no family file {str(path)!r}; give the path of a family "
+                                    f"file (the format of configs/suite/families/<name>.yaml) or one of {known}")
     doc = read_yaml(path, "family")
     if not isinstance(doc, dict):
         raise ConfigError("family", f"{path} holds no mapping")
@@ -76,6 +82,11 @@ def load_family(path_or_name: str) -> dict[str, Any]:
     for key in ("name", "base", "seeds", "axes"):
         if key not in doc:
             raise ConfigError(f"family.{key}", "required field is missing")
+    base = doc["base"]
+    if not isinstance(base, str) or not base:
+        raise ConfigError("family.base", f"got {base!r}; expected a scenario's name or a scenario file's path (.yaml)")
+    if base.endswith(".yaml"):  # a scenario file of the user's, relative to the family file
+        doc["base"] = str(path.parent / base)
     seeds = doc["seeds"]
     if (not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds)
             or len(set(seeds)) != len(seeds)):
@@ -106,6 +117,32 @@ def load_family(path_or_name: str) -> dict[str, Any]:
     if not isinstance(beam, int) or beam < 1:
         raise ConfigError("family.beam", f"got {beam!r}; expected a beam width >= 1")
     return doc
+
+
+def family_base(base: str, scenario_dir: str | None = None) -> dict[str, Any]:
+    """A family's base scenario, as :func:`~ecngym.benchmark.references.read_scenario` reads it.
+
+    Args:
+        base: The family's ``base``: a scenario's name (a file of ``scenario_dir``), or a scenario
+            file's path (``.yaml``: checked as a ``scenario_file``,
+            :func:`~ecngym.benchmark.scenario_file.scenario_file_suite`).
+        scenario_dir: The folder of scenario files (default: the package's).
+
+    Raises:
+        ConfigError: Naming ``scenario_dir`` when given with a base that is a file, ``family.base``
+            (or ``family.base.<field>``) for a bad scenario file, ``scenarios.<name>`` for a bad named one.
+    """
+    from ecngym.benchmark.references import read_scenario
+
+    if not base.endswith(".yaml"):
+        return read_scenario(base, scenario_dir)
+    if scenario_dir is not None:
+        raise ConfigError("scenario_dir", f"got {scenario_dir!r}, but the family's base is a scenario file ({base}): "
+                                          "its folder is its scenario folder; leave scenario_dir out")
+    from ecngym.benchmark.scenario_file import scenario_file_suite
+
+    suite = scenario_file_suite(base, "family.base")
+    return read_scenario(next(iter(suite.scenarios)), suite.scenario_dir)
 
 
 def map_point(base: dict[str, Any], values: Sequence[dict[str, Any]], seeds: Sequence[int], window: str,
@@ -164,7 +201,8 @@ class HeadroomMapArgs(ConfigModel):
         processes: Branches simulated at once.
         out: Also write the points as JSON there.
         markdown: Also write the page there.
-        scenario_dir: The folder of the family's base scenario file (default: the package's).
+        scenario_dir: The folder of the family's base scenario file (default: the package's; not
+            for a base that is a scenario file's path).
     """
 
     family: Text
@@ -228,7 +266,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from tqdm import tqdm
 
-    from ecngym.benchmark.references import read_scenario
     from ecngym.cli import key_value_arguments
     from ecngym.envs.branch import without_tqdm_monitor
     from ecngym.files import check_output_path, write_atomically
@@ -239,12 +276,12 @@ def main(argv: Sequence[str] | None = None) -> int:
              "[out=FILE.json] [markdown=FILE.md] [scenario_dir=DIR]")
     args = key_value_arguments(HeadroomMapArgs, argv, usage, __doc__)
     family = load_family(args.family)
-    base = read_scenario(family["base"], args.scenario_dir)
+    base = family_base(family["base"], args.scenario_dir)
     seeds = family["seeds"][:args.seeds]
     window = args.window or family.get("window", "2ms")
     out = check_output_path("out", args.out) if args.out else None
     intro = (__doc__.split("\n\n", 1)[1].split("\n\n")[0] + "\n\n"
-             f"Family **{family['name']}**: {family.get('description', '')} Base scenario `{family['base']}`, "
+             f"Family **{family['name']}**: {family.get('description', '')} Base scenario `{base['name']}`, "
              f"train seeds {seeds}, control window {window}, beam width {family.get('beam', 1)}.")
     title, prog = f"Headroom map: {family['name']}", "ecngym benchmark headroom-map"
     stamped = [a for a in argv if not a.startswith(("out=", "scenario_dir="))]  # (paths of the machine it ran on)

@@ -21,6 +21,11 @@ as such, with the template). The learning curves (the trainer's reward over env 
 mean and 95 % CI over training seeds) close the page. ``cache=DIR`` keeps each evaluation job's rows
 in ``DIR`` (keyed by :func:`job_key`: a checkpoint's weights, the scenario version, the seeds, the
 ecngym version), so a rerun, or the whole suite after one scenario, plays only what is missing.
+
+``scenario_file=PATH`` scores them on a scenario file of your own instead
+(:func:`~ecngym.benchmark.scenario_file.scenario_file_suite`): the shipped checkpoints of the shipped
+scenario registered under its id play its test seeds and held-out family, normalized against its own
+references (beside the file, or in ``reference_dir``).
 """
 
 from __future__ import annotations
@@ -37,17 +42,23 @@ import pandas as pd
 from rich.table import Table
 
 from ecngym.benchmark.adaptivity import state_dependence
+from ecngym.benchmark.scenario_file import ScenarioFileArgs
 from ecngym.error import ConfigError
-from ecngym.validation import ConfigModel, Flag, Text, Whole
+from ecngym.validation import Flag, Text, Whole
 
 #: The families a checkpoint is scored on.
 FAMILIES = ("test", "held_out")
 
 
-class LearnerArgs(ConfigModel):
-    """The arguments of ``ecngym benchmark learners`` (``key=value``)."""
+class LearnerArgs(ScenarioFileArgs):
+    """The arguments of ``ecngym benchmark learners`` (``key=value``).
 
-    suite: Text = "core"
+    ``suite`` None: ``core`` (unless ``scenario_file``); ``reference_dir``: the folder of the
+    references files (None: the package's; with ``scenario_file``, ``references/`` beside the file).
+    """
+
+    suite: Text | None = None
+    reference_dir: Text | None = None
     jobs: Whole(1, 256) = 2
     reps: Whole(100, 1_000_000) = 500
     seed: Whole(0, 2**32 - 1) = 0
@@ -97,7 +108,7 @@ def _play(job: dict[str, Any]) -> list[dict[str, Any]]:
     from ecngym.envs.view import EnvView
     from ecngym.results.record import measure_episode
 
-    sc = load_scenario(job["scenario"])
+    sc = load_scenario(job["scenario"], job.get("scenario_dir"))
     env_kwargs = sc.held_out_env() if job["family"] == "held_out" else dict(sc.env)
     controller = build_controller(job["controller_cfg"])
     logged = ActionLog(controller)
@@ -139,7 +150,7 @@ def job_key(job: dict[str, Any]) -> str:
     import ecngym
     from ecngym.benchmark.suite import load_scenario
 
-    sc = load_scenario(job["scenario"])
+    sc = load_scenario(job["scenario"], job.get("scenario_dir"))
     weights = None
     if job["agent"]:
         from ecngym.benchmark.checkpoints import load_card
@@ -167,27 +178,39 @@ def _play_cached(job: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def checkpoint_dirs(suite: Any, scenario: str, root: Path | None) -> dict[str, list[Path]]:
+    """Agent -> the shipped checkpoint folders that play ``scenario`` of ``suite`` (sorted by training seed).
+
+    The scenario's own; for a scenario file of the user's, those of the shipped scenario registered
+    under its id (:attr:`~ecngym.benchmark.suite.Suite.checkpoints_of`); none without one.
+    """
+    from ecngym.benchmark.checkpoints import shipped
+
+    trained_on = suite.checkpoints_of.get(scenario)
+    return {} if trained_on is None else shipped(trained_on.name, root)
+
+
 def plan(suite: Any, root: Path | None, held_out: bool, only: str | None = None) -> list[dict[str, Any]]:
     """The evaluation jobs: every checkpoint on both families; the static references on the held-out family."""
-    from ecngym.benchmark.checkpoints import shipped
     from ecngym.benchmark.references import reference_controllers
 
     jobs = []
+    where = {"scenario_dir": str(suite.scenario_dir)}
     for name, sc in suite.scenarios.items():
         if sc.training is None or (only is not None and name != only):
             continue
         families = {"test": suite.test_seeds(name)}
+        refs = reference_controllers(name, suite.reference_dir, suite.scenario_dir)
         if held_out and sc.held_out is not None:
             families["held_out"] = list(sc.held_out.test_seeds[:suite.spec.test_seeds])
-            refs = reference_controllers(name, scenario_dir=suite.scenario_dir)
             for ref in ("static_default", "static_tuned"):
                 jobs.append({"scenario": name, "family": "held_out", "name": ref, "agent": None, "train_seed": None,
-                             "controller_cfg": refs[ref], "seeds": families["held_out"]})
+                             "controller_cfg": refs[ref], "seeds": families["held_out"], **where})
         # the random reference on the test seeds: the yardstick of the learners' state dependence
         jobs.append({"scenario": name, "family": "test", "name": "random", "agent": None, "train_seed": None,
-                     "controller_cfg": reference_controllers(name)["random"], "seeds": families["test"]})
+                     "controller_cfg": refs["random"], "seeds": families["test"], **where})
         trained = set(suite.training_seeds(name))
-        for agent, dirs in shipped(name, root).items():
+        for agent, dirs in checkpoint_dirs(suite, name, root).items():
             for d in dirs:
                 k = int(d.name[4:])
                 if k not in trained:
@@ -196,7 +219,7 @@ def plan(suite: Any, root: Path | None, held_out: bool, only: str | None = None)
                        "name": f"{agent}@{k}"}
                 for family, seeds in families.items():
                     jobs.append({"scenario": name, "family": family, "name": f"{agent}@{k}", "agent": agent,
-                                 "train_seed": k, "controller_cfg": cfg, "seeds": seeds})
+                                 "train_seed": k, "controller_cfg": cfg, "seeds": seeds, **where})
     return jobs
 
 
@@ -208,7 +231,7 @@ def reference_rows(suite: Any, only: str | None = None) -> pd.DataFrame:
     for name, sc in suite.scenarios.items():
         if sc.training is None or (only is not None and name != only):
             continue
-        doc = read_references(name, scenario_dir=suite.scenario_dir)
+        doc = read_references(name, suite.reference_dir, suite.scenario_dir)
         for ref in ("static_default", "static_tuned", "oracle_phase"):
             for seed in suite.test_seeds(name):
                 rows.append({"scenario": name, "family": "test", "controller": ref, "agent": None, "train_seed": None,
@@ -242,7 +265,7 @@ def _ci_text(values: np.ndarray) -> str:
 def summarize(rows: pd.DataFrame, suite: Any, reps: int, seed: int, root: Path | None) -> list[dict[str, Any]]:
     """One entry per (scenario, learner): scores per family, rliable aggregates, state dependence, cost."""
     from ecngym.benchmark.board import fmt_ci
-    from ecngym.benchmark.checkpoints import load_card, shipped
+    from ecngym.benchmark.checkpoints import load_card
     from ecngym.benchmark.headroom import scenario_headroom
     from ecngym.benchmark.stats import controller_aggregate
 
@@ -251,9 +274,9 @@ def summarize(rows: pd.DataFrame, suite: Any, reps: int, seed: int, root: Path |
         if sc.training is None or name not in set(rows["scenario"]):
             continue
         trained = set(rows.loc[rows["scenario"] == name, "train_seed"].dropna().astype(int))
-        headroom = scenario_headroom(name, scenario_dir=suite.scenario_dir)["headroom_normalized"]
+        headroom = scenario_headroom(name, suite.reference_dir, suite.scenario_dir)["headroom_normalized"]
         cards = {a: [load_card(d)[1] for d in dirs if int(d.name[4:]) in trained]
-                 for a, dirs in shipped(name, root).items()}
+                 for a, dirs in checkpoint_dirs(suite, name, root).items()}
         scenario_rows = rows[rows["scenario"] == name]
         random_rows = scenario_rows[scenario_rows["controller"] == "random"]
         per_family = {}
@@ -368,7 +391,7 @@ def flattened_by(curve: pd.DataFrame, cycle_steps: int, tolerance: float = FLAT_
 
 def curve_table(suite: Any, root: Path | None, only: str | None = None) -> Table | None:
     """Learning curves: the trainer's reward over env steps, mean [95% CI] over training seeds, at five points."""
-    from ecngym.benchmark.checkpoints import CURVE_FILE, shipped
+    from ecngym.benchmark.checkpoints import CURVE_FILE
     from ecngym.results.ranking import confidence_interval
 
     table = Table(title="Learning curves: the trainer's own reward (mean [95% CI] over training seeds) at a "
@@ -381,7 +404,7 @@ def curve_table(suite: Any, root: Path | None, only: str | None = None) -> Table
     for name, sc in suite.scenarios.items():
         if sc.training is None or (only is not None and name != only):
             continue
-        for agent, dirs in shipped(name, root).items():
+        for agent, dirs in checkpoint_dirs(suite, name, root).items():
             curves = [pd.read_csv(d / CURVE_FILE) for d in dirs if int(d.name[4:]) in suite.training_seeds(name)]
             if not curves:
                 continue
@@ -391,7 +414,7 @@ def curve_table(suite: Any, root: Path | None, only: str | None = None) -> Table
                 vals = np.array([np.interp(f * budget, c["env_steps"], c["reward"]) for c in curves])
                 low, high = confidence_interval(vals)
                 cells.append(f"{vals.mean():.3g} [{low:.3g}, {high:.3g}]" if np.isfinite(low) else f"{vals.mean():.3g}")
-            long_path = (root or _root()) / name / agent / "long" / CURVE_FILE
+            long_path = dirs[0].parent / "long" / CURVE_FILE
             long, flat = "—", "—"
             if long_path.is_file():
                 c = pd.read_csv(long_path)
@@ -436,18 +459,23 @@ def main(argv: list[str] | None = None) -> int:
     """
     from rich.console import Console
 
+    from ecngym.benchmark.scenario_file import scenario_file_suite
     from ecngym.benchmark.suite import load_suite
     from ecngym.cli import key_value_arguments
     from ecngym.markdown_page import open_page, page_console
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    usage = ("ecngym benchmark learners suite=core jobs=2 [scenario=NAME] [held_out=true] [cache=DIR] "
-             "markdown=PATH")
+    usage = ("ecngym benchmark learners [suite=core | scenario_file=PATH] jobs=2 [scenario=NAME] [held_out=true] "
+             "[cache=DIR] [reference_dir=DIR] markdown=PATH")
     args = key_value_arguments(LearnerArgs, argv, usage, __doc__)
-    page = open_page(args.markdown, "Learners on the core scenarios", "ecngym benchmark learners", argv, INTRO,
-                     field="markdown")
+    if args.scenario_file is not None:  # (with suite or scenario: refused by the model)
+        suite = scenario_file_suite(args.scenario_file, reference_dir=args.reference_dir)
+        title = f"Learners on scenario {suite.name}"
+    else:
+        suite = load_suite(args.suite or "core", reference_dir=args.reference_dir)
+        title = f"Learners on the {suite.name} scenarios"
+    page = open_page(args.markdown, title, "ecngym benchmark learners", argv, INTRO, field="markdown")
     console = page_console(page, width=220) if page is not None else Console(width=220)
-    suite = load_suite(args.suite)
     root = Path(args.checkpoints) if args.checkpoints else None
     if args.scenario is not None and args.scenario not in suite.scenarios:
         raise ConfigError("scenario", f"got {args.scenario!r}; suite {suite.name} has {list(suite.scenarios)}")
@@ -455,6 +483,13 @@ def main(argv: list[str] | None = None) -> int:
     for job in jobs:
         job["cache"] = args.cache
     if not any(j["agent"] for j in jobs):
+        if args.scenario_file is not None:
+            base = root or _root()
+            have = sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+            raise ConfigError("scenario_file", f"got {args.scenario_file!r}: no shipped checkpoint under {base} plays "
+                                               "it: a scenario file plays the checkpoints of the shipped scenario "
+                                               "registered under its id, and needs a training: block; keep the id "
+                                               f"and training: of a scenario that has checkpoints ({have})")
         raise ConfigError("checkpoints", f"no shipped checkpoint of suite {suite.name}'s scenarios under "
                                          f"{root or _root()}; train them: ecngym benchmark train-learners")
     Console(stderr=True).print(f"{len(jobs)} evaluation jobs, {sum(len(j['seeds']) for j in jobs)} episodes, "

@@ -38,7 +38,9 @@ the version, the grid searched (its templates, edges and extension, and why the 
 every grid score and the references' scores on the test seeds. ``extend_grid=false`` and
 ``per_role=false`` leave those searches out. Files written before them (the suite v1's) hold neither
 ``search.extension`` nor ``static_tuned_per_role``; everything that reads a file reads them as they
-are (their grid was the templates; no per-role reference).
+are (their grid was the templates; no per-role reference). For a scenario file of your own,
+``scenario_file=<folder>/<name>.yaml`` writes ``<folder>/references/<name>.yaml`` (or into ``out=``),
+never into the package.
 """
 
 from __future__ import annotations
@@ -57,11 +59,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import yaml
 
+from ecngym.benchmark.scenario_file import OWN_REFERENCE_FOLDER, ScenarioFileArgs
 from ecngym.benchmark.suite import SCENARIO_DIR, SUITE_DIR, load_scenario, read_yaml
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
 from ecngym.units import parse_time_ns
-from ecngym.validation import ConfigModel, Flag, Text, Whole
+from ecngym.validation import Flag, Text, Whole
 
 if TYPE_CHECKING:
     from ecngym.benchmark.oracle import Setting
@@ -619,6 +622,22 @@ def write_references(doc: dict[str, Any], reference_dir: Path | str | None = Non
     return path
 
 
+def references_command(name: str, scenario_dir: Path | str | None = None,
+                       reference_dir: Path | str | None = None) -> str:
+    """The command that writes scenario ``name``'s references file (for messages).
+
+    A shipped scenario's: ``scenario=<name>``; another folder's: ``scenario_file=<folder>/<name>.yaml``,
+    with ``out=`` when its references are not beside the file.
+    """
+    folder = Path(scenario_dir) if scenario_dir is not None else SCENARIO_DIR
+    if scenario_dir is None or (SCENARIO_DIR / f"{name}.yaml").is_file():
+        return f"ecngym benchmark references scenario={name}"
+    command = f"ecngym benchmark references scenario_file={folder / f'{name}.yaml'}"
+    if reference_dir is not None and Path(reference_dir).absolute() != (folder / OWN_REFERENCE_FOLDER).absolute():
+        command += f" out={reference_dir}"
+    return command
+
+
 def read_references(name: str, reference_dir: Path | str | None = None,
                     scenario_dir: Path | str | None = None) -> dict[str, Any]:
     """A scenario's references document, computed for the scenario's current version.
@@ -636,7 +655,7 @@ def read_references(name: str, reference_dir: Path | str | None = None,
     """
     path = references_path(name, reference_dir)
     field = f"references.{name}"
-    command = f"`ecngym benchmark references scenario={name}`"
+    command = f"`{references_command(name, scenario_dir, reference_dir)}`"
     if not path.is_file():
         raise ConfigError(field, f"no references file {path}; make it with {command}")
     doc = read_yaml(path, field)
@@ -699,14 +718,15 @@ def suite_scenarios(suite: str) -> list[str]:
     return list(read_yaml(path, "suite")["scenarios"])
 
 
-class ReferencesArgs(ConfigModel):
+class ReferencesArgs(ScenarioFileArgs):
     """The arguments of ``ecngym benchmark references`` (``key=value``).
 
     Args:
-        scenario: Scenario names, comma-separated (or ``suite``).
-        suite: Every scenario of this suite (or ``scenario``).
+        scenario: Scenario names, comma-separated (or ``suite``, or ``scenario_file``).
+        suite: Every scenario of this suite.
         processes: Worker processes for the episodes.
-        out: The folder the references files go to (default: the package's ``configs/suite/references``).
+        out: The folder the references files go to (default: the package's ``configs/suite/references``;
+            with ``scenario_file``, ``references/`` beside the file).
         test_seeds: Only the first this many test seeds (default: all).
         extend_grid: Extend the grid past the edge ``static_tuned`` is on (:func:`extend_grid`).
         per_role: Search ``static_tuned_per_role`` (:func:`coordinate_descent`).
@@ -722,31 +742,44 @@ class ReferencesArgs(ConfigModel):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``ecngym benchmark references scenario=<name>[,...] | suite=<core|full> [key=value ...]``.
+    """``ecngym benchmark references scenario=<name>[,...] | suite=<core|full> | scenario_file=<path> [...]``.
 
     Its keys: ``processes=2``, ``out=DIR``, ``test_seeds=N``, ``extend_grid=true``, ``per_role=true``
     (:class:`ReferencesArgs`).
 
     Writes each scenario's references file (default: the package's ``configs/suite/references``;
-    from a checkout, ``out=configs/suite/references`` to commit them) and prints one JSON line per
-    scenario. A published suite's files are frozen: write new ones for a new scenario version.
+    from a checkout, ``out=configs/suite/references`` to commit them; a scenario file's beside it)
+    and prints one JSON line per scenario. A published suite's files are frozen: write new ones for a
+    new scenario version.
+
+    Raises:
+        ConfigError: Naming ``scenario`` when none or more than one of ``scenario``, ``suite`` and
+            ``scenario_file`` is given, or the bad argument or scenario field.
     """
     import json
 
+    from ecngym.benchmark.scenario_file import scenario_file_suite
     from ecngym.cli import key_value_arguments
 
-    usage = ("ecngym benchmark references scenario=<name>[,...] | suite=<core|full> [processes=2] [out=DIR] "
-             "[test_seeds=N] [extend_grid=true|false] [per_role=true|false]")
+    usage = ("ecngym benchmark references scenario=<name>[,...] | suite=<core|full> | scenario_file=<path> "
+             "[processes=2] [out=DIR] [test_seeds=N] [extend_grid=true|false] [per_role=true|false]")
     args = key_value_arguments(ReferencesArgs, list(sys.argv[1:] if argv is None else argv), usage, main.__doc__)
-    if bool(args.scenario) == bool(args.suite):
-        raise ConfigError("scenario", "give scenario=<name> or suite=<core|full> (one of them)")
-    names = args.scenario.split(",") if args.scenario else suite_scenarios(args.suite)
+    if args.scenario_file is not None:  # (with scenario or suite: refused by the model)
+        suite = scenario_file_suite(args.scenario_file)
+        names, scenario_dir, out = list(suite.scenarios), suite.scenario_dir, args.out or suite.reference_dir
+        command = f"ecngym benchmark references scenario_file={args.scenario_file}"
+    elif bool(args.scenario) == bool(args.suite):
+        raise ConfigError("scenario", "give scenario=<name>, suite=<core|full> or scenario_file=<path> (one of them)")
+    else:
+        names = args.scenario.split(",") if args.scenario else suite_scenarios(args.suite)
+        scenario_dir, out = None, args.out
+        command = f"ecngym benchmark references suite={args.suite}" if args.suite else None
     for name in names:
-        doc = compute_references(name, processes=args.processes, test_seeds=args.test_seeds,
-                                 extend=args.extend_grid, per_role=args.per_role)
-        if args.suite:
-            doc["command"] = doc["command"].replace(f"scenario={name}", f"suite={args.suite}")
-        path = write_references(doc, args.out)
+        doc = compute_references(name, processes=args.processes, scenario_dir=scenario_dir,
+                                 test_seeds=args.test_seeds, extend=args.extend_grid, per_role=args.per_role)
+        if command is not None:
+            doc["command"] = command
+        path = write_references(doc, out)
         per_role = doc.get("static_tuned_per_role") or {}
         print(json.dumps({"scenario": name, "file": str(path), "static_tuned": doc["static_tuned"]["setting"],
                           "grid_extension": doc["search"]["extension"]["stopped"],

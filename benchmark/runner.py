@@ -7,6 +7,9 @@ worker processes (``benchmark.jobs``, default one per CPU core), each worker reu
 and holding one fabric at a time (ns-3's simulator is a process singleton). A controller that
 does not fit a scenario (a DCTCP-only rule on a RoCE fabric) is reported and left out.
 
+``benchmark.scenario_file=PATH`` runs the suite of one scenario file of your own instead
+(:func:`~ecngym.benchmark.scenario_file.scenario_file_suite`: its references beside it).
+
 A scenario may override a controller's config for itself (``controllers:`` in its YAML, e.g.
 ByteTuning's ``window_steps`` fitted to its episode); the references come from
 :func:`reference_controllers` and are labelled references on the board, never competitors.
@@ -32,16 +35,17 @@ from pydantic import model_validator
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ecngym.benchmark.scenario_file import ScenarioFileArgs, scenario_file_suite
 from ecngym.benchmark.scoring import REFERENCES
 from ecngym.benchmark.suite import Suite, load_suite
 from ecngym.commands.checks import check_outputs
 from ecngym.commands.eval import evaluate
 from ecngym.commands.factories import benchmark_controllers, results_store
 from ecngym.error import ConfigError, EcnGymError
-from ecngym.validation import ConfigModel, Text, Whole, config_values, field_error
+from ecngym.validation import Text, Whole, config_values, field_error
 
 
-class BenchmarkOptions(ConfigModel):
+class BenchmarkOptions(ScenarioFileArgs):
     """``benchmark`` of ``configs/run.yaml``: how ``ecngym run suite=...`` runs.
 
     Args:
@@ -51,6 +55,10 @@ class BenchmarkOptions(ConfigModel):
         bootstrap_reps: Bootstrap replications of the suite aggregates.
         bootstrap_seed: Seed of the bootstrap (the same scores give the same intervals).
         scenario_dir: The folder of scenario files (null: the package's ``configs/suite/scenarios``).
+        scenario_file: A scenario file of your own: the suite is that one scenario (null: ``suite``);
+            not with ``suite=``, ``scenario``, ``scenario_dir`` or ``train=true``.
+        reference_dir: The folder of the references files (null: the package's
+            ``configs/suite/references``; with ``scenario_file``, ``references/`` beside the file).
         agent: With ``train=true``: only this learner's training runs (and their scores).
         train_seed: With ``train=true``: only this training seed's runs.
         budget_steps: With ``train=true``: env steps per training run instead of each scenario's
@@ -67,6 +75,7 @@ class BenchmarkOptions(ConfigModel):
     bootstrap_reps: Whole(100, 1_000_000) = 500
     bootstrap_seed: Whole(0, 2**32 - 1) = 0
     scenario_dir: Text | None = None
+    reference_dir: Text | None = None
     agent: Text | None = None
     train_seed: Whole(0, 2**32 - 1) | None = None
     budget_steps: Whole(1, 100_000_000) | None = None
@@ -90,16 +99,18 @@ class BenchmarkOptions(ConfigModel):
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def reference_controllers(scenario: str, scenario_dir: Path | str | None = None) -> dict[str, dict[str, Any]]:
+def reference_controllers(scenario: str, scenario_dir: Path | str | None = None,
+                          reference_dir: Path | str | None = None) -> dict[str, dict[str, Any]]:
     """The reference controllers of ``scenario`` (:func:`ecngym.benchmark.references.reference_controllers`).
 
     Raises:
-        ConfigError: Naming the scenario when its references have not been computed, or were
-            computed for another version of its file in ``scenario_dir``.
+        ConfigError: Naming the scenario when its references (in ``reference_dir``, default the
+            package's) have not been computed, or were computed for another version of its file in
+            ``scenario_dir``.
     """
     from ecngym.benchmark.references import reference_controllers as references
 
-    return references(scenario, scenario_dir=scenario_dir)
+    return references(scenario, reference_dir, scenario_dir)
 
 
 @dataclass
@@ -169,6 +180,16 @@ def learner_controllers(scenario: str, root: Path | None = None,
     return out
 
 
+def suite_learners(suite: Suite, scenario: str) -> dict[str, dict[str, Any]]:
+    """The shipped learner checkpoints that play ``scenario`` of ``suite`` (:func:`learner_controllers`).
+
+    Those of the scenario itself; for a scenario file of the user's, those of the shipped scenario
+    registered under its id (:attr:`~ecngym.benchmark.suite.Suite.checkpoints_of`); none without one.
+    """
+    shipped = suite.checkpoints_of.get(scenario)
+    return {} if shipped is None else learner_controllers(shipped.name, version=shipped.version)
+
+
 def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: Path, skip_existing: bool,
               options: BenchmarkOptions, references: Any = None, learners: bool = False) -> list[Job]:
     """Every job of the suite (references first), filtered by ``options.scenario`` / ``options.controller``.
@@ -183,15 +204,14 @@ def plan_jobs(suite: Suite, controllers: dict[str, Any], store_dir: Path, out: P
         options: The benchmark options.
         references: ``scenario -> {reference name: controller config}`` (default
             :func:`reference_controllers` of the suite's scenario files).
-        learners: Add each scenario's shipped learner checkpoints (:func:`learner_controllers`).
+        learners: Add each scenario's shipped learner checkpoints (:func:`suite_learners`).
 
     Raises:
         ConfigError: Naming ``benchmark.scenario`` / ``benchmark.controller`` for a name the suite
             or the controllers do not have, or the scenario whose references are missing or stale.
     """
-    references = references or (lambda name: reference_controllers(name, suite.scenario_dir))
-    trained = {name: learner_controllers(name, version=sc.version) if learners else {}
-               for name, sc in suite.scenarios.items()}
+    references = references or (lambda name: reference_controllers(name, suite.scenario_dir, suite.reference_dir))
+    trained = {name: suite_learners(suite, name) if learners else {} for name in suite.scenarios}
     if options.scenario is not None and options.scenario not in suite.scenarios:
         raise ConfigError("benchmark.scenario", f"got {options.scenario!r}; suite {suite.name} has "
                                                 f"{list(suite.scenarios)}")
@@ -368,7 +388,7 @@ def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
     check_suite_overrides()
     options = BenchmarkOptions.parse(cfg.get("benchmark"), "benchmark")
     train = check_train_options(cfg.get("train", False), options)
-    suite = load_suite(cfg.suite, options.scenario_dir)
+    suite = run_suite(cfg, options, train)
     html = check_output_path("leaderboard.html", cfg.leaderboard.html or SUITE_PAGE)
     check_outputs(cfg)
     check_scenarios(suite)
@@ -406,6 +426,32 @@ def suite_main(cfg: DictConfig, out: Path, console: Console) -> None:
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+
+
+def run_suite(cfg: DictConfig, options: BenchmarkOptions, train: bool = False) -> Suite:
+    """The suite ``ecngym run`` runs: ``cfg.suite``, or the suite of ``benchmark.scenario_file``.
+
+    Raises:
+        ConfigError: Naming ``benchmark.scenario_file`` when it is given with ``suite=...`` on the
+            command line or with ``train=true``, or the suite's or the file's bad field.
+    """
+    if options.scenario_file is None:
+        return load_suite(cfg.suite, options.scenario_dir, options.reference_dir)
+    from hydra.core.hydra_config import HydraConfig
+
+    from ecngym.cli import key_of_override
+
+    given = ([o for o in HydraConfig.get().overrides.task if key_of_override(o).split(".")[0] == "suite"]
+             if HydraConfig.initialized() else [])
+    if given:
+        shown = "suite=null" if given[0].startswith("~") else given[0]  # (the command line's suite=null reads ~suite)
+        raise ConfigError("benchmark.scenario_file", f"got {options.scenario_file!r} together with {shown!r}; give "
+                                                     "one of them: a scenario file is a suite of its own")
+    if train:
+        raise ConfigError("benchmark.scenario_file", f"got {options.scenario_file!r} with train=true: training reads "
+                                                     "its scenarios from the package or benchmark.scenario_dir; train "
+                                                     "without scenario_file, or leave train=true out")
+    return scenario_file_suite(options.scenario_file, "benchmark.scenario_file", options.reference_dir)
 
 
 def check_train_options(train: Any, options: BenchmarkOptions) -> bool:

@@ -8,6 +8,9 @@ the large-flow second axis of the Pareto view, the traffic phases), plus optiona
 controller overrides (``controllers: {bytetuning: {window_steps: 10}}``) for tuners whose default
 schedule does not fit the scenario's episode. Every file is validated on load (typed models of
 :mod:`ecngym.validation`); unknown keys are refused.
+
+A user's own scenario file, anywhere on disk, is a suite of its own:
+:mod:`ecngym.benchmark.scenario_file`.
 """
 
 from __future__ import annotations
@@ -382,12 +385,24 @@ class SuiteSpec(ConfigModel):
 
 
 class Suite:
-    """A loaded suite: its spec and its scenarios (in the suite's order), every file validated."""
+    """A loaded suite: its spec and its scenarios (in the suite's order), every file validated.
 
-    def __init__(self, spec: SuiteSpec, scenarios: dict[str, Scenario], scenario_dir: Path) -> None:
+    Args:
+        spec: The suite file's contents.
+        scenarios: Its scenarios by name.
+        scenario_dir: The folder of their files.
+        reference_dir: The folder of their references files (default: the package's).
+        checkpoints_of: Per scenario, the scenario whose shipped learner checkpoints play it (None:
+            none; default: each scenario its own).
+    """
+
+    def __init__(self, spec: SuiteSpec, scenarios: dict[str, Scenario], scenario_dir: Path,
+                 reference_dir: Path | None = None, checkpoints_of: dict[str, Scenario | None] | None = None) -> None:
         self.spec = spec
         self.scenarios = scenarios
         self.scenario_dir = scenario_dir
+        self.reference_dir = reference_dir if reference_dir is not None else REFERENCE_DIR
+        self.checkpoints_of = checkpoints_of if checkpoints_of is not None else dict(scenarios)
 
     @property
     def name(self) -> str:
@@ -441,13 +456,15 @@ def registered_scenario(env_id: str) -> Scenario | None:
     return None
 
 
-def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | str | None = None) -> Suite:
+def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | str | None = None,
+               reference_dir: Path | str | None = None) -> Suite:
     """Read and validate a suite and every scenario it names.
 
     Args:
         suite: The suite: a name (``core``: ``configs/suite/core.yaml``), a path to a suite file, or
             the suite's contents (a mapping or an OmegaConf node: ``ecngym run``'s ``suite`` group).
         scenario_dir: The folder of scenario files (default: the package's ``configs/suite/scenarios``).
+        reference_dir: The folder of references files (default: the package's ``configs/suite/references``).
 
     Returns:
         The suite.
@@ -481,4 +498,4 @@ def load_suite(suite: str | Path | dict[str, Any] | Any, scenario_dir: Path | st
                                                       f"{len(training.seeds)} training seeds (training.seeds); give "
                                                       "fewer or add training seeds to the scenario")
         check_scenario_env(scenario)
-    return Suite(spec, scenarios, folder)
+    return Suite(spec, scenarios, folder, Path(reference_dir) if reference_dir is not None else None)

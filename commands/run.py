@@ -38,8 +38,8 @@ def run_main(cfg: DictConfig) -> None:
 
     out = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if cfg.get("suite") is not None:
-        return suite_main(cfg, out, Console())
+    if cfg.get("suite") is not None or (cfg.get("benchmark") or {}).get("scenario_file") is not None:
+        return suite_main(cfg, out, Console())  # (a scenario file with suite=null is refused there)
     if check("train", cfg.get("train", False), Flag):
         raise ConfigError("train", "got true, but train=true trains the learners of a suite (each scenario's training "
                                    "protocol): give suite=core or suite=full, or leave train out with suite=null")

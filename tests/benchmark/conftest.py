@@ -14,12 +14,13 @@ REFERENCE_DIR = HERE / "references"
 SUITE_FILE = HERE / "tiny_suite.yaml"
 
 
-def fixture_references(scenario: str, scenario_dir: Any = None) -> dict[str, dict[str, Any]]:
+def fixture_references(scenario: str, scenario_dir: Any = None, reference_dir: Any = None) -> dict[str, dict[str, Any]]:
     """The fixture's references as controller configs (static settings, oracle_phase a static stand-in; random).
 
     ``static_tuned_per_role`` where the fixture file has one (per switch layer), as the package's files do.
 
-    (``scenario_dir``: the runner's argument, unused: the fixture's references are made up, never stale.)
+    (``scenario_dir``, ``reference_dir``: the runner's arguments, unused: the fixture's references are made
+    up, never stale.)
     """
     refs = yaml.safe_load((REFERENCE_DIR / f"{scenario}.yaml").read_text())
     out = {"static_default": {"_target_": "ecngym.baselines.StaticEcnController", "setting": "env_default",

@@ -57,6 +57,37 @@ def test_an_unknown_family_lists_the_shipped_ones():
         load_family("no_such_family")
 
 
+def test_a_family_path_that_does_not_exist_is_refused_naming_it(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_family(str(tmp_path / "mine.yaml"))
+    assert err.value.field == "family"
+    assert err.value.message.startswith(f"got '{tmp_path / 'mine.yaml'}': no family file ")
+    assert "give the path of a family file" in err.value.message
+
+
+def test_a_family_of_the_users_maps_a_scenario_file_of_theirs(tmp_path, capsys):
+    scenario = yaml.safe_load((SCENARIOS / "tiny_incast.yaml").read_text())
+    scenario["name"] = "my_tiny"
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "my_tiny.yaml").write_text(yaml.safe_dump(scenario))
+    family = {**FAMILY, "base": "mine/my_tiny.yaml",  # (relative to the family file)
+              "axes": [{"name": "load", "values": [{"label": "50 %", "env": {"episode_steps": 24,
+                                                                              "workload": {"load": 0.5}}}]}]}
+    path = tmp_path / "family.yaml"
+    path.write_text(yaml.safe_dump(family))
+    assert load_family(str(path))["base"] == str(tmp_path / "mine" / "my_tiny.yaml")
+    with pytest.raises(ConfigError) as err:  # its folder is its scenario folder
+        main([f"family={path}", f"scenario_dir={SCENARIOS}"])
+    assert err.value.field == "scenario_dir"
+    assert main([f"family={path}"]) == 0
+    points = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert [p["labels"] for p in points] == [["50 %"]] and points[0]["score"] == "queue_p99_bytes"
+    (tmp_path / "mine" / "my_tiny.yaml").unlink()
+    with pytest.raises(ConfigError) as err:
+        main([f"family={path}"])
+    assert err.value.field == "family.base" and "no file at" in err.value.message
+
+
 def test_overrides_merge_mapping_by_mapping():
     base = {"workload": {"load": 0.6, "incast": {"degree": 0}}, "episode_steps": 10}
     assert deep_merged(base, {"workload": {"incast": {"degree": 4}}}) == {

@@ -127,7 +127,7 @@ def test_the_benchmark_commands_refuse_bad_arguments_naming_them(capsys):
     from ecngym.cli import main
 
     assert main(["benchmark", "references"]) == 2
-    assert "give scenario=<name> or suite=<core|full>" in capsys.readouterr().err
+    assert "give scenario=<name>, suite=<core|full> or scenario_file=<path> (one of them)" in capsys.readouterr().err
     assert main(["benchmark", "references", "scenario=nowhere"]) == 2
     assert "scenarios.nowhere: no scenario file" in capsys.readouterr().err
     assert main(["benchmark", "references", "scenario=nowhere", "extend_grid=maybe"]) == 2
