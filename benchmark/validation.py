@@ -113,12 +113,12 @@ def _play(job: dict[str, Any]) -> list[float]:
     import ecngym.envs  # noqa: F401
     from ecngym.baselines.registry import build_controller
     from ecngym.benchmark.suite import load_scenario
+    from ecngym.envs.for_controller import make_for_controller
     from ecngym.results.record import measure_episode
 
     sc = load_scenario(job["scenario"], job["scenario_dir"])
     controller = build_controller(job["controller"])
-    extra = controller.env_overrides() if hasattr(controller, "env_overrides") else {}
-    env = gym.make(sc.id, **{**sc.env, **extra})
+    env = make_for_controller(lambda extra: gym.make(sc.id, **{**sc.env, **extra}), controller)
     try:
         return [float(measure_episode(env, controller, seed).summary[sc.protocol.score]) for seed in job["seeds"]]
     finally:

@@ -147,3 +147,14 @@ def test_train_learners_under_a_tier_resumes_a_killed_run_and_skips_finished_one
     assert train_all_main(args) == 0
     out = capsys.readouterr().out
     assert "0 run(s) trained now" in out and "1 found finished" in out
+
+
+def test_validation_plays_a_static_reference_whose_setting_is_no_template():
+    """The validation curve's references: a static setting outside the templates joins them (env_overrides)."""
+    from ecngym.benchmark.validation import _play
+
+    scenario_dir = Path(__file__).resolve().parent / "scenarios"
+    static = {"_target_": "ecngym.baselines.StaticEcnController", "setting": ["7KB", "77KB", 0.3], "name": "x"}
+    scores = _play({"scenario": "tiny_incast_hot", "scenario_dir": str(scenario_dir), "controller": static,
+                    "seeds": [301]})
+    assert len(scores) == 1 and np.isfinite(scores[0]) and scores[0] > 0
