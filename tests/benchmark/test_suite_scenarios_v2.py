@@ -1,0 +1,53 @@
+"""Suite v2's candidate scenario files: registered as -v2, taken from the headroom map's points, Linux-like DCTCP."""
+
+import json
+
+import gymnasium as gym
+import pytest
+
+import ecngym.envs  # noqa: F401  (registers the ids)
+from ecngym.benchmark.headroom_map import deep_merged, load_family
+from ecngym.benchmark.references import SCENARIO_DIR, phase_starts_ns, read_scenario
+from ecngym.benchmark.scenario_docs import timing
+from ecngym.envs.registration import scenario_config
+from ecngym.sim_backend import FabricConfig
+from ecngym.units import parse_time_ns
+
+#: v2 candidate -> (its headroom-map family, the point's label on the family's first axis)
+FROM_MAP = {"dctcp_elephants_incasts": ("elephants_incasts", "300KB"),
+            "dctcp_elephants_incasts_600kb": ("elephants_incasts", "600KB")}
+
+
+def _plain(data):
+    return json.loads(json.dumps(data, sort_keys=True, default=str))
+
+
+def test_the_v2_files_register_v2_ids():
+    v2 = sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml") if read_scenario(p.stem)["id"].endswith("-v2"))
+    assert v2 == sorted(FROM_MAP)
+    for name in v2:
+        sc = read_scenario(name)
+        assert sc["id"] in gym.registry and scenario_config(sc["id"]) == sc["env"]
+
+
+@pytest.mark.parametrize("name", sorted(FROM_MAP))
+def test_a_v2_scenario_is_its_map_point(name):
+    """The scenario plays exactly the traffic and fabric the map measured (one home: the family file)."""
+    family_name, label = FROM_MAP[name]
+    family = load_family(family_name)
+    point = next(v for v in family["axes"][0]["values"] if v["label"] == label)
+    assert _plain(deep_merged(read_scenario(family["base"])["env"], point["env"])) == _plain(read_scenario(name)["env"])
+
+
+@pytest.mark.parametrize("name", sorted(FROM_MAP))
+def test_v2_protocol_phases_and_host(name):
+    sc = read_scenario(name)
+    proto = sc["protocol"]
+    assert len(proto["test_seeds"]) >= 10 and not set(proto["train_seeds"]) & set(proto["test_seeds"])
+    traffic = [parse_time_ns(p["at"], "at") for p in sc["env"]["workload"].get("phases", [])]
+    assert phase_starts_ns(sc) == [0, *traffic]
+    cfg = FabricConfig.from_dict(sc["env"]["fabric"])
+    # the Linux-like host of the TCP issue's decision (docs/concepts/tcp-hosts.md)
+    assert cfg.cc == "dctcp" and cfg.dctcp.slow_start and cfg.dctcp.cwnd_limited_growth
+    t = timing(name)
+    assert t["bytetuning_steps"] <= t["episode_steps"] and t["pred_decisions"] >= 20, t
