@@ -32,11 +32,11 @@ def test_the_fixture_suite_loads_with_its_scenarios():
     assert suite.scenarios["tiny_incast"].controllers["bytetuning"] == {"window_steps": 3, "settle_steps": 1}
 
 
-@pytest.mark.parametrize("name", ["core", "full"])
-def test_the_shipped_suites_are_valid(name):
+@pytest.mark.parametrize(("name", "scenarios", "test_seeds"), [("core", 3, 3), ("full", 7, 10), ("v2-candidates", 2, 10)])
+def test_the_shipped_suites_are_valid(name, scenarios, test_seeds):
     spec = SuiteSpec.parse(yaml.safe_load((SUITE_DIR / f"{name}.yaml").read_text()), "suite")
-    assert spec.name == name and len(spec.scenarios) == (3 if name == "core" else 7)
-    assert spec.test_seeds == (3 if name == "core" else 10)
+    assert spec.name == name and len(spec.scenarios) == scenarios and spec.test_seeds == test_seeds
+    load_suite(name)  # every scenario it names is a valid file
 
 
 def test_overlapping_train_and_test_seeds_are_refused_naming_them(tmp_path):
