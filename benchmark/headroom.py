@@ -15,6 +15,14 @@ setting chosen on other seeds. The table therefore also gives the **hindsight co
 ``S_hindsight - S_oracle`` (with its CI): what switching between phases gains beyond choosing one
 setting with the same hindsight.
 
+Where the references file holds the window oracle (``ecngym benchmark references ...
+oracle_window=2ms beam=1,2``), a second table gives per scenario, greedy and at the widest beam:
+``S_oracle_window``, the headroom ``S_tuned - S_oracle_window`` (paired, 95% Student-t CI), the
+count of test traces where the window oracle is worse than ``static_tuned`` (target 0: that
+setting is one of its constants) and than ``oracle_phase``, with each such trace and its reason in
+a note under the table (:func:`window_shortfall_reason`), and the search's median CPU seconds per
+trace. A file without it (every suite v1 file) shows the first table alone.
+
 Beside ``S_tuned`` the table gives ``S_tuned_per_role`` (the best static setting per switch role,
 tuned on the train seeds) where the file holds one, and whether the grid ``static_tuned`` was
 searched on was extended past its edges (and why the extension stopped). A file written before
@@ -24,6 +32,7 @@ those existed (the suite v1's) shows ``—`` for both: its grid was the template
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -103,8 +112,98 @@ def scenario_headroom(name: str, reference_dir: Path | str | None = None,
         "has_headroom": bool(headroom[1] > 0), "has_adaptivity": bool(adaptivity[1] > 0),
         "tuned_within_noise_of_default": bool(gap[1] <= 0 <= gap[2]),
         "oracle_settings": doc["oracle_phase"]["per_test_seed"],
+        "oracle_window": window_headroom(doc, seeds),
         "references_created": doc.get("created", ""),
     }
+
+
+def window_headroom(doc: dict[str, Any], seeds: Sequence[str]) -> dict[str, Any] | None:
+    """The window oracle's part of a scenario's row, per beam width; ``None`` where the file holds none.
+
+    Per beam width: ``S_oracle_window`` (the mean over ``seeds``), the headroom ``S_tuned -
+    S_oracle_window`` per test seed (paired; mean and 95% Student-t CI; relative: over the mean
+    ``S_tuned``), the test seeds where the window oracle scores worse than ``static_tuned`` and
+    than ``oracle_phase``, each with its reason (:func:`window_shortfall_reason`), and the median
+    CPU seconds of a trace's search.
+
+    Args:
+        doc: A references document.
+        seeds: Its test seeds (as the file's keys), the pairs' order.
+
+    Returns:
+        ``window``, ``window_steps``, ``beams`` and ``per_beam`` (beam width as text -> the figures).
+    """
+    block = doc.get("oracle_window")
+    if not isinstance(block, dict):
+        return None
+    sign = 1.0 if doc.get("lower_is_better", True) else -1.0
+    tuned = np.array([doc["static_tuned"]["test"]["score"][s] for s in seeds], dtype=float)
+    phase = np.array([doc["oracle_phase"]["test"]["score"][s] for s in seeds], dtype=float)
+    out: dict[str, Any] = {"window": block["window"], "window_steps": block["window_steps"],
+                           "beams": [int(b) for b in block["beams"]], "per_beam": {}}
+    for b in out["beams"]:
+        w = np.array([block["per_test_seed"][s]["beams"][str(b)]["score"] for s in seeds], dtype=float)
+        head = mean_ci(sign * (tuned - w))
+        worse = {ref: [{"seed": s, "reason": window_shortfall_reason(doc, s, b, ref)}
+                       for s, x, y in zip(seeds, w, against, strict=True) if sign * (x - y) > 0]
+                 for ref, against in (("static_tuned", tuned), ("oracle_phase", phase))}
+        cost = (block.get("cost") or {}).get(str(b), {})
+        out["per_beam"][str(b)] = {
+            "S_oracle_window": float(w.mean()), "headroom": head[0], "headroom_ci": [head[1], head[2]],
+            "headroom_relative": head[0] / float(tuned.mean()) if tuned.mean() else float("nan"),
+            "has_headroom": bool(head[1] > 0),
+            "worse_than_tuned": worse["static_tuned"], "worse_than_phase": worse["oracle_phase"],
+            "cpu_s_per_trace_median": cost.get("cpu_s_per_trace_median")}
+    return out
+
+
+def window_shortfall_reason(doc: dict[str, Any], seed: str, beam: int, reference: str) -> str:
+    """Why the window oracle (``beam``) scores worse than ``reference`` on test seed ``seed``, in one sentence.
+
+    Against ``static_tuned``: its setting is one of the search's constants, so only a setting missing
+    from the candidates or a branch that did not replay the references' fresh run can explain it
+    (else the search has a bug). Against ``oracle_phase``: the phase schedule is a window schedule
+    only if it plays candidates and switches on window boundaries; if it is one, the beam dropped its
+    prefix (a wider beam may keep it), unless it is a constant (then the branch differs).
+
+    Args:
+        doc: A references document with an ``oracle_window`` block.
+        seed: The test seed (as the file's key).
+        beam: The beam width.
+        reference: ``"static_tuned"`` or ``"oracle_phase"``.
+
+    Returns:
+        The reason, one sentence without its full stop.
+    """
+    block = doc["oracle_window"]
+    row = block["per_test_seed"][seed]
+    score = row["beams"][str(beam)]["score"]
+    if reference == "static_tuned":
+        fresh = doc["static_tuned"]["test"]["score"][seed]
+        branch = row.get("static_tuned_on_branch")
+        if branch is None:
+            return "static_tuned's setting was not among the search's candidates"
+        if branch != fresh:
+            return (f"static_tuned scored {branch:.6g} on the search's branch but {fresh:.6g} in the references' "
+                    f"fresh run: the branch did not replay that run")
+        return f"a bug: the search evaluated static_tuned's constant ({branch:.6g}) and returned worse ({score:.6g})"
+    settings = [tuple(float(x) for x in s) for s in doc["oracle_phase"]["per_test_seed"][seed]["settings"]]
+    templates = [tuple(float(x) for x in t) for t in block["templates"]]
+    missing = [s for s in settings if s not in templates]
+    if missing:
+        return f"oracle_phase plays {_fmt_setting(missing[0])}, which is not among the window oracle's candidates"
+    interval_ns = block["window_ns"] / block["window_steps"]
+    starts = doc["oracle_phase"]["phase_starts_ns"]
+    switches = [int(math.ceil(starts[i] / interval_ns - 1e-9)) for i in range(1, len(settings))
+                if settings[i] != settings[i - 1]]
+    off = [k for k in switches if k % block["window_steps"]]
+    if off:
+        return (f"oracle_phase switches at step {off[0]} ({off[0] * interval_ns / 1e6:g} ms), not on a window "
+                f"boundary (every {block['window_steps']} steps, {block['window']}): its schedule is not a window "
+                f"schedule")
+    if not switches:
+        return "oracle_phase holds one setting, a constant the search evaluated: its branch did not replay the run"
+    return f"the beam (width {beam}) dropped the phase schedule's prefix; a wider beam may keep it"
 
 
 def headroom_table(names: Sequence[str], reference_dir: Path | str | None = None,
@@ -135,7 +234,14 @@ INTRO = (
     "(equal to S_tuned where the controlled ports are of one layer; — where the file holds none). **grid**: "
     "whether the grid static_tuned was searched on was extended past its edges and why the extension stopped "
     "(no extension: the file predates it, its grid was the templates), and whether static_tuned has the searched "
-    "grid's lowest or highest Kmin (on an edge: it may be clipped there).")
+    "grid's lowest or highest Kmin (on an edge: it may be clipped there).\n\n"
+    "**The window oracle** (a second table, where a references file holds it: `ecngym benchmark references ... "
+    "oracle_window=2ms beam=1,2`): the best schedule of settings per control window on each test trace, searched "
+    "in hindsight on branches of the running simulation with state carried (greedy, and the widest beam "
+    "searched). Its headroom = S_tuned - S_oracle_window per test seed (paired), mean and 95% Student-t CI; rel. = "
+    "over S_tuned. **worse than tuned / phase**: the test traces where it scores worse than static_tuned (target "
+    "0: static_tuned's setting is among its constants) and than oracle_phase, each listed under the table with "
+    "its reason. CPU s / trace: the median CPU seconds of one trace's search.")
 
 
 def add_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
@@ -173,6 +279,57 @@ def add_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
     n = sum(r["has_headroom"] for r in rows)
     page.add(f"{n} of {len(rows)} scenarios have a headroom whose 95% CI excludes 0 "
              f"({sum(r['has_adaptivity'] for r in rows)} beyond the hindsight control).")
+    add_window_table(page, rows)
+
+
+def shown_beams(window: dict[str, Any]) -> list[int]:
+    """The beam widths the window table shows: greedy (1) where searched, and the widest."""
+    beams = sorted(window["beams"])
+    return sorted({b for b in beams if b == 1} | {beams[-1]})
+
+
+def add_window_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
+    """Add the window oracle's table (a second table, so the first keeps its width) and its notes to ``page``.
+
+    One row per scenario whose references file holds the window oracle and per beam width shown
+    (:func:`shown_beams`); the test traces where it is worse than ``static_tuned`` or ``oracle_phase``
+    are listed under the table with their reasons. Without any such file, one line says how to add it.
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    with_window = [r for r in rows if r.get("oracle_window")]
+    if not with_window:
+        page.add("None of these references files holds the window oracle (`ecngym benchmark references ... "
+                 "oracle_window=2ms beam=1,2` searches it).")
+        return
+    table = Table(title="The window oracle")
+    for column in ("scenario", "window", "beam", "S_oracle_window", "headroom [95% CI]", "rel.",
+                   "worse than tuned / phase", "CPU s / trace"):
+        table.add_column(escape(column))
+    notes: list[str] = []
+    for r in with_window:
+        w = r["oracle_window"]
+        for b in shown_beams(w):
+            x = w["per_beam"][str(b)]
+            name = "greedy" if b == 1 else str(b)
+            label = "greedy" if b == 1 else f"beam {b}"
+            cpu = x["cpu_s_per_trace_median"]
+            cells = [r["scenario"], str(w["window"]), name, f"{x['S_oracle_window']:.3f}",
+                     f"{x['headroom']:+.3f} {_ci(x['headroom_ci'])}", f"{100 * x['headroom_relative']:+.1f} %",
+                     f"{len(x['worse_than_tuned'])} / {len(x['worse_than_phase'])}",
+                     "—" if cpu is None else f"{cpu:.3g}"]
+            table.add_row(*(escape(c) for c in cells))
+            for ref, key in (("static_tuned", "worse_than_tuned"), ("oracle_phase", "worse_than_phase")):
+                notes += [f"{r['scenario']} ({label}): worse than {ref} on test seed {e['seed']}: {e['reason']}."
+                          for e in x[key]]
+    page.add(table)
+    shown = [(r, max(r["oracle_window"]["beams"])) for r in with_window]
+    n = sum(r["oracle_window"]["per_beam"][str(b)]["has_headroom"] for r, b in shown)
+    page.add(f"{n} of {len(with_window)} scenarios with a window oracle have a window headroom whose 95% CI "
+             f"excludes 0 (at the widest beam searched).")
+    for note in notes:
+        page.add(note)
 
 
 class HeadroomArgs(ScenarioFileArgs):

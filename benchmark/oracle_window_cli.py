@@ -6,8 +6,12 @@ beam width asked for (1 = greedy), then a table with the references file's ``S_d
 is ``S_tuned - S_oracle_window`` per test seed (paired; mean with a 95% Student-t CI), and the
 page counts the traces where the window oracle is worse than ``static_tuned`` or the phase oracle
 (by construction it cannot be worse than a constant it evaluated; ``static_tuned`` is one of them,
-so a count above zero is a bug, not noise). Each scenario's schedules, scores and search cost are
+so a count above zero is a bug, not noise). The candidates are the scenario's templates with
+``static_tuned``'s setting and the settings ``oracle_phase`` plays joined to them where they lie past
+the templates (the references' grid extension). Each scenario's schedules, scores and search cost are
 written to ``<out_dir>/<scenario>.yaml``; the last printed line is the table as JSON.
+``ecngym benchmark references ... oracle_window=2ms beam=1,2`` runs the same search
+(:func:`search_test_traces`) and stores it in the references file instead.
 
 Example::
 
@@ -18,8 +22,9 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,23 +62,73 @@ class OracleWindowArgs(ConfigModel):
     markdown: Text | None = None
 
 
-def _beams(text: str) -> list[int]:
-    try:
-        out = [int(x) for x in text.split(",")]
-    except ValueError:
-        out = []
+def beam_widths(value: str | Sequence[int], field: str = "beam") -> list[int]:
+    """The beam widths asked for: ``"1,2"`` (text) or a sequence of whole numbers, each >= 1, none twice.
+
+    Raises:
+        ConfigError: Naming ``field`` on an empty list, a width that is not a whole number >= 1, or one given twice.
+    """
+    if isinstance(value, str):
+        try:
+            out = [int(x) for x in value.split(",")]
+        except ValueError:
+            out = []
+    else:
+        out = [int(x) for x in value if isinstance(x, (int, np.integer)) and not isinstance(x, bool)]
+        if len(out) != len(value):
+            out = []
     if not out or any(b < 1 for b in out):
-        raise ConfigError("beam", f"got {text!r}; expected beam widths >= 1, comma-separated (e.g. 1,2)")
+        raise ConfigError(field, f"got {value!r}; expected beam widths >= 1, comma-separated (e.g. 1,2)")
+    if len(set(out)) != len(out):
+        raise ConfigError(field, f"got {value!r}; give each beam width once")
     return out
 
 
-def scenario_oracle_window(name: str, window: str, beams: Sequence[int], test_seeds: int | None,
-                           processes: int) -> dict[str, Any]:
-    """Search the window oracle on a scenario's test traces (see the module doc).
+def window_ns_of(window: Any, field: str = "window") -> int:
+    """The control window's length in ns, from ``"2ms"`` or a whole number of ns.
+
+    Raises:
+        ConfigError: Naming ``field`` if it is not a positive duration.
+    """
+    from ecngym.units import parse_time_ns
+
+    ns = parse_time_ns(window, field)
+    if ns <= 0:
+        raise ConfigError(field, f"got {window!r}; expected a positive duration such as '2ms'")
+    return ns
+
+
+def search_test_traces(env_overrides: Mapping[str, Any], tuned: Sequence[Any], more_settings: Sequence[Sequence[Any]],
+                       score: str, lower: bool, seeds: Sequence[int], window: Any, beams: Sequence[int],
+                       processes: int, label: str) -> dict[str, Any]:
+    """The window oracle's search on each test trace, at each beam width (the shared part of both commands).
+
+    The candidates are the scenario's templates with ``tuned`` (``static_tuned``'s setting) and
+    ``more_settings`` (e.g. the settings ``oracle_phase`` plays) joined to them where they lie past
+    the templates (the references' grid extension), so every one of them is a constant the search
+    evaluates: the result is never worse than ``tuned`` held throughout on that trace.
+
+    Args:
+        env_overrides: The scenario's ``env`` mapping.
+        tuned: ``static_tuned``'s ``[kmin_bytes, kmax_bytes, pmax]``.
+        more_settings: More settings to play (bytes), joined to the templates like ``tuned``.
+        score: The episode-summary metric optimised.
+        lower: Whether lower is better.
+        seeds: The test seeds (traces).
+        window: The control window's length ("2ms" or ns).
+        beams: Beam widths (1 = greedy); each is a search of its own.
+        processes: Branches simulated at once.
+        label: The progress bar's label.
 
     Returns:
-        The scenario's document: per test seed the trace hash, the references' scores, the best
-        constant, and per beam width the schedule (actions and settings), score and cost.
+        ``window`` (as given), ``window_ns``, ``window_steps``, ``windows`` (per episode), ``beams``,
+        ``templates`` (the settings the schedules' indices refer to: :func:`schedule_env` makes the
+        env), ``static_tuned_action`` and ``per_test_seed``: per seed the
+        trace hash, the best constant in hindsight, ``static_tuned``'s score on the branch and per
+        beam width the schedule (one action per window), score, cost and the best score per level.
+
+    Raises:
+        ConfigError: Naming ``window`` / ``beam`` on a bad value.
     """
     from tqdm import tqdm
 
@@ -81,40 +136,31 @@ def scenario_oracle_window(name: str, window: str, beams: Sequence[int], test_se
 
     without_tqdm_monitor()  # its monitor thread would make every branch (a fork) unsafe
 
-    from ecngym.baselines.static import templates_overrides
     from ecngym.benchmark.oracle import make_env
     from ecngym.benchmark.oracle_window import search_windows, window_steps_of
-    from ecngym.benchmark.references import read_references, read_scenario
     from ecngym.envs.view import EnvView
 
-    sc = read_scenario(name)
-    refs = read_references(name)
-    proto = sc["protocol"]
-    score, lower = proto["score"], bool(proto.get("lower_is_better", True))
-    seeds = [int(s) for s in proto["test_seeds"]][:test_seeds]
+    window_ns = window_ns_of(window)
+    beams = beam_widths(list(beams))
     # static_tuned's setting may lie past the templates (the references' grid extension): it joins them
-    probe = make_env(sc["env"])
-    try:
-        env_cfg = {**sc["env"], **templates_overrides(probe, [refs["static_tuned"]["setting"]])}
-    finally:
-        probe.close()
+    env_cfg = schedule_env(env_overrides, [tuned, *more_settings])
     env = make_env(env_cfg)
-    steps = window_steps_of(env, window)
-    env.reset(seed=seeds[0])
-    tuned_action = tuple(int(x) for x in np.atleast_1d(EnvView(env).encode(*refs["static_tuned"]["setting"])))
-    templates = [[float(x) for x in t] for t in EnvView(env).action_templates]
-    env.close()
+    try:
+        steps = window_steps_of(env, window_ns)
+        interval_ns = int(EnvView(env).interval_ns)
+        episode_steps = int(env.unwrapped.config.episode_steps)
+        env.reset(seed=int(seeds[0]))
+        tuned_action = tuple(int(x) for x in np.atleast_1d(EnvView(env).encode(*tuned)))
+        templates = [[int(t[0]), int(t[1]), float(t[2])] for t in EnvView(env).action_templates]
+    finally:
+        env.close()
     per_seed: dict[str, Any] = {}
-    for seed in tqdm(seeds, desc=f"oracle_window {name}", unit="trace", file=sys.stderr):
-        row: dict[str, Any] = {
-            "static_default": refs["static_default"]["test"]["score"].get(str(seed)),
-            "static_tuned": refs["static_tuned"]["test"]["score"].get(str(seed)),
-            "oracle_phase": refs["oracle_phase"]["test"]["score"].get(str(seed)),
-            "beams": {}}
+    for seed in tqdm(seeds, desc=f"oracle_window {label}", unit="trace", file=sys.stderr):
+        row: dict[str, Any] = {"beams": {}}
         for beam in beams:
             env = make_env(env_cfg)
             try:
-                r = search_windows(env, seed, steps, beam, score, lower, constants=[tuned_action],
+                r = search_windows(env, int(seed), steps, beam, score, lower, constants=[tuned_action],
                                    processes=processes)
                 row["trace_hash"] = str(EnvView(env).trace_hash)
             finally:
@@ -126,12 +172,73 @@ def scenario_oracle_window(name: str, window: str, beams: Sequence[int], test_se
                 "score": r.score, "schedule": [list(a) for a in r.schedule],
                 "rollouts": r.rollouts, "env_steps": r.env_steps, "cpu_s": round(r.cpu_s, 2),
                 "wall_s": round(r.wall_s, 2), "best_per_level": r.levels}
-        per_seed[str(seed)] = row
+        per_seed[str(seed)] = {"trace_hash": row.pop("trace_hash"), **row}
+    return {"window": window, "window_ns": steps * interval_ns, "window_steps": steps,
+            "windows": math.ceil(episode_steps / steps), "beams": beams, "templates": templates,
+            "static_tuned_action": list(tuned_action), "per_test_seed": per_seed}
+
+
+def schedule_env(env_overrides: Mapping[str, Any], settings: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """The scenario's env overrides with ``settings`` joined to its templates (those past them at the end).
+
+    The window oracle searches, and its schedules replay, on this env: a schedule's action indices
+    refer to its templates (the scenario's own, then the settings joined), which the oracle's
+    record lists as ``templates``; passing those back gives the same env. The traffic is the
+    scenario's (:func:`~ecngym.baselines.static.templates_overrides`).
+
+    Args:
+        env_overrides: The scenario's ``env`` mapping.
+        settings: ``[kmin_bytes, kmax_bytes, pmax]`` settings to make playable.
+
+    Returns:
+        The env overrides (the scenario's, with the whole action config where settings were joined).
+    """
+    from ecngym.baselines.static import templates_overrides
+    from ecngym.benchmark.oracle import make_env
+
+    probe = make_env(env_overrides)
+    try:
+        return {**env_overrides, **templates_overrides(probe, settings)}
+    finally:
+        probe.close()
+
+
+def scenario_oracle_window(name: str, window: str, beams: Sequence[int], test_seeds: int | None,
+                           processes: int) -> dict[str, Any]:
+    """Search the window oracle on a scenario's test traces (see the module doc).
+
+    Returns:
+        The scenario's document: per test seed the trace hash, the references' scores, the best
+        constant, and per beam width the schedule (actions and settings), score and cost.
+    """
+    from ecngym.benchmark.references import read_references, read_scenario
+
+    sc = read_scenario(name)
+    refs = read_references(name)
+    proto = sc["protocol"]
+    score, lower = proto["score"], bool(proto.get("lower_is_better", True))
+    seeds = [int(s) for s in proto["test_seeds"]][:test_seeds]
+    found = search_test_traces(sc["env"], refs["static_tuned"]["setting"], phase_settings(refs), score, lower, seeds,
+                               window, beams, processes, name)
+    per_seed = {
+        seed: {"static_default": refs["static_default"]["test"]["score"].get(seed),
+               "static_tuned": refs["static_tuned"]["test"]["score"].get(seed),
+               "oracle_phase": refs["oracle_phase"]["test"]["score"].get(seed), **row}
+        for seed, row in found["per_test_seed"].items()}
     return {"scenario": name, "scenario_version": int(sc.get("version", 1)), "score": score,
-            "lower_is_better": lower, "window": window, "window_steps": steps, "beams": list(beams),
-            "templates": templates, "static_tuned_action": list(tuned_action),
+            "lower_is_better": lower, "window": window, "window_steps": found["window_steps"], "beams": found["beams"],
+            "templates": found["templates"], "static_tuned_action": found["static_tuned_action"],
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "per_test_seed": per_seed}
+
+
+def phase_settings(refs: Mapping[str, Any]) -> list[list[Any]]:
+    """Every setting ``oracle_phase`` plays on some test trace of a references document (in first-seen order)."""
+    seen: dict[tuple[int, int, float], None] = {}
+    for row in refs["oracle_phase"]["per_test_seed"].values():
+        for s in row["settings"]:
+            seen.setdefault((int(s[0]), int(s[1]), float(s[2])), None)
+    return [list(s) for s in seen]
 
 
 def summary_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -216,7 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = key_value_arguments(OracleWindowArgs, argv, usage, __doc__)
     if bool(args.suite) == bool(args.scenario):
         raise ConfigError("suite", "give suite=<core|full> or scenario=<name> (one of them)")
-    beams = _beams(args.beam)
+    window_ns_of(args.window)  # (refused now, not after the first search)
+    beams = beam_widths(args.beam)
     names = args.scenario.split(",") if args.scenario else suite_scenarios(args.suite)
     out_dir = Path(check_output_path("out_dir", str(Path(args.out_dir) / "x"))).parent
     title, prog = "The window oracle: headroom with state carried", "ecngym benchmark oracle-window"

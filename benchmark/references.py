@@ -28,6 +28,14 @@
   :class:`~ecngym.benchmark.oracle.PhaseScheduleController`, which switches at the phase
   boundaries, evaluated as a real run. A reference, never a competitor: its margin over
   ``static_tuned`` is the scenario's adaptivity headroom.
+* ``oracle_window`` (with ``oracle_window=<length>``; off by default, as it costs a few dozen episodes
+  per trace): for each test trace, in hindsight, the best schedule of settings per control window
+  of that length, searched on branches of the running simulation with state carried across windows
+  (:mod:`~ecngym.benchmark.oracle_window`, greedy and each ``beam=`` width), its branches
+  ``processes`` at once. Its candidates include ``static_tuned``'s setting (joined to the templates
+  when it lies past them), so on each trace it is never worse than ``static_tuned``. The file holds,
+  per test seed and beam width, the score, the schedule (one action per window), its CPU seconds,
+  and the window's length; per beam width, the median CPU seconds per trace (:func:`window_reference`).
 * ``random``: one of the scenario's templates drawn uniformly per action unit every interval
   (``configs/controller/random.yaml``, seeded from the episode's seed): the floor a learner must
   clear. It needs no search, so the references file does not hold it; the board plays it.
@@ -38,7 +46,8 @@ the version, the grid searched (its templates, edges and extension, and why the 
 every grid score and the references' scores on the test seeds. ``extend_grid=false`` and
 ``per_role=false`` leave those searches out. Files written before them (the suite v1's) hold neither
 ``search.extension`` nor ``static_tuned_per_role``; everything that reads a file reads them as they
-are (their grid was the templates; no per-role reference). For a scenario file of your own,
+are (their grid was the templates; no per-role reference); a file without ``oracle_window`` (every
+suite v1 file) has no window oracle, and nothing rewrites it. For a scenario file of your own,
 ``scenario_file=<folder>/<name>.yaml`` writes ``<folder>/references/<name>.yaml`` (or into ``out=``),
 never into the package.
 """
@@ -432,8 +441,12 @@ def per_role_controller(settings: dict[str, Sequence[Any]]) -> dict[str, Any]:
 def compute_references(name: str, processes: int = 2, scenario_dir: Path | str | None = None,
                        test_seeds: int | None = None, extend: bool = True, per_role: bool = True,
                        max_extensions: int = MAX_GRID_EXTENSIONS,
-                       max_role_rounds: int = MAX_ROLE_ROUNDS) -> dict[str, Any]:
+                       max_role_rounds: int = MAX_ROLE_ROUNDS, oracle_window: str | int | None = None,
+                       beams: str | Sequence[int] = (1,)) -> dict[str, Any]:
     """Search the static references on the train seeds, pick ``oracle_phase``, score them all on the test seeds.
+
+    With ``oracle_window``, also search the window oracle on every test seed at each beam width
+    (:func:`window_reference`).
 
     Args:
         name: The scenario.
@@ -444,10 +457,21 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
         per_role: Search ``static_tuned_per_role`` (:func:`coordinate_descent`).
         max_extensions: The most extensions of the grid.
         max_role_rounds: The most rounds of the per-role search.
+        oracle_window: The window oracle's control window ("2ms" or ns), or ``None`` for none.
+        beams: Its beam widths (1 = greedy): ``"1,2"`` or a sequence.
 
     Returns:
         The references document (:func:`write_references` writes it).
+
+    Raises:
+        ConfigError: Naming ``oracle_window`` (not a positive duration) or ``beam`` (not whole numbers
+            >= 1, once each) before anything runs; ``scenarios.<name>[.<field>]`` as :func:`read_scenario`.
     """
+    from ecngym.benchmark.oracle_window_cli import beam_widths, window_ns_of
+
+    if oracle_window is not None:  # (refused before the searches, not after them)
+        window_ns_of(oracle_window, "oracle_window")
+        beams = beam_widths(beams, "beam")
     sc = read_scenario(name, scenario_dir)
     proto = sc["protocol"]
     score, second = proto["score"], proto["second_axis"]
@@ -506,7 +530,9 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
         "scenario": name, "scenario_version": int(sc.get("version", 1)),
         "command": " ".join([f"ecngym benchmark references scenario={name}",
                              *(["extend_grid=false"] if not extend else []),
-                             *(["per_role=false"] if not per_role else [])]),
+                             *(["per_role=false"] if not per_role else []),
+                             *([f"oracle_window={oracle_window}", f"beam={','.join(map(str, beams))}"]
+                               if oracle_window is not None else [])]),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "ecngym_version": _version(), "machine": machine_stamp(),
         "score": score, "lower_is_better": lower, "second_axis": second,
@@ -529,6 +555,8 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
         doc["static_tuned_per_role"] = _per_role_reference(sc, grid, tuned, train_scores[_key(tuned)], train, test,
                                                            lower, processes, max_role_rounds, test_block(tuned_rows))
     doc["oracle_phase"] = {"phase_starts_ns": starts, "per_test_seed": per_seed, "test": test_block(oracle_runs)}
+    if oracle_window is not None:
+        doc["oracle_window"] = window_reference(sc, tuned, per_seed, test, oracle_window, list(beams), processes)
     walls = [r["wall_s"] for r in grid_runs]
     cpus = [r["cpu_s"] for r in grid_runs]
     doc["episode"] = {
@@ -543,6 +571,53 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
                      f"{len(walls)} grid episodes, {processes} worker processes, measured by this "
                      f"command; CPU seconds approximate the wall time on one idle core"}
     return doc
+
+
+def window_reference(sc: dict[str, Any], tuned: Setting, phase_per_seed: dict[str, Any], test: list[int],
+                     window: str | int, beams: list[int], processes: int) -> dict[str, Any]:
+    """The references file's ``oracle_window``: the window oracle searched on every test seed, per beam width.
+
+    The search is :func:`~ecngym.benchmark.oracle_window_cli.search_test_traces` (the one ``ecngym
+    benchmark oracle-window`` runs), its branches ``processes`` at once; its candidates are the
+    templates with ``static_tuned``'s setting and ``oracle_phase``'s settings joined where they lie
+    past them (the grid extension), so on every trace it is never worse than ``static_tuned``. Per
+    test seed the file holds, per beam width, the score, the schedule (one action per window,
+    indices into ``templates``), the CPU and wall seconds and the rollouts; per beam width the
+    median CPU seconds per trace.
+
+    Args:
+        sc: The scenario (its file's dict).
+        tuned: ``static_tuned``'s setting.
+        phase_per_seed: ``oracle_phase``'s ``per_test_seed`` (its settings join the candidates).
+        test: The test seeds.
+        window: The control window ("2ms" or ns).
+        beams: Beam widths (1 = greedy).
+        processes: Branches simulated at once.
+
+    Returns:
+        The file's ``oracle_window`` block.
+    """
+    from ecngym.benchmark.oracle_window_cli import phase_settings, search_test_traces
+
+    proto = sc["protocol"]
+    found = search_test_traces(sc["env"], tuned, phase_settings({"oracle_phase": {"per_test_seed": phase_per_seed}}),
+                               proto["score"], bool(proto.get("lower_is_better", True)), test, window, beams,
+                               processes, str(sc.get("name", "")))
+    rows = found["per_test_seed"]
+    cost = {}
+    for b in found["beams"]:
+        cpu = [rows[str(s)]["beams"][str(b)]["cpu_s"] for s in test]
+        wall = [rows[str(s)]["beams"][str(b)]["wall_s"] for s in test]
+        cost[str(b)] = {"cpu_s_per_trace_median": float(np.median(cpu)), "cpu_s_per_trace_max": float(np.max(cpu)),
+                        "wall_s_per_trace_median": float(np.median(wall))}
+    return {"method": f"beam search over the settings per control window of {window} on branches of the running "
+                      f"simulation, state carried across windows; each prefix scored by a rollout (its last setting "
+                      f"held to the end); the constants of every setting are among the rollouts "
+                      f"(ecngym.benchmark.oracle_window)",
+            **found, "processes": processes,
+            "cost": cost,
+            "cost_note": f"CPU seconds per test trace of each search (the driver's and every branch's own), median "
+                         f"and max over the {len(test)} test seeds; wall seconds with {processes} branches at once"}
 
 
 def _extension_record(search: GridSearch, bounds: tuple[int, int] | None, max_extensions: int) -> dict[str, Any]:
@@ -705,6 +780,15 @@ def reference_controllers(scenario_name: str, reference_dir: Path | str | None =
     return out
 
 
+def window_means(doc: dict[str, Any]) -> dict[str, float] | None:
+    """The window oracle's mean test score per beam width in a references document (``None`` where it holds none)."""
+    block = doc.get("oracle_window")
+    if not isinstance(block, dict):
+        return None
+    rows = block["per_test_seed"].values()
+    return {str(b): float(np.mean([r["beams"][str(b)]["score"] for r in rows])) for b in block["beams"]}
+
+
 def suite_scenarios(suite: str) -> list[str]:
     """The scenario names of ``configs/suite/<suite>.yaml``.
 
@@ -730,6 +814,9 @@ class ReferencesArgs(ScenarioFileArgs):
         test_seeds: Only the first this many test seeds (default: all).
         extend_grid: Extend the grid past the edge ``static_tuned`` is on (:func:`extend_grid`).
         per_role: Search ``static_tuned_per_role`` (:func:`coordinate_descent`).
+        oracle_window: Also search the window oracle on every test seed with windows this long ("2ms");
+            off by default (it costs a few dozen episodes per trace: :func:`window_reference`).
+        beam: The window oracle's beam widths, comma-separated (default 1, greedy); only with ``oracle_window``.
     """
 
     scenario: Text | None = None
@@ -739,12 +826,15 @@ class ReferencesArgs(ScenarioFileArgs):
     test_seeds: Whole(1) | None = None
     extend_grid: Flag = True
     per_role: Flag = True
+    oracle_window: Text | None = None
+    beam: Text | None = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``ecngym benchmark references scenario=<name>[,...] | suite=<core|full> | scenario_file=<path> [...]``.
 
-    Its keys: ``processes=2``, ``out=DIR``, ``test_seeds=N``, ``extend_grid=true``, ``per_role=true``
+    Its keys: ``processes=2``, ``out=DIR``, ``test_seeds=N``, ``extend_grid=true``, ``per_role=true``,
+    ``oracle_window=2ms`` and ``beam=1,2`` (the window oracle; off without ``oracle_window``)
     (:class:`ReferencesArgs`).
 
     Writes each scenario's references file (default: the package's ``configs/suite/references``;
@@ -754,16 +844,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Raises:
         ConfigError: Naming ``scenario`` when none or more than one of ``scenario``, ``suite`` and
-            ``scenario_file`` is given, or the bad argument or scenario field.
+            ``scenario_file`` is given, ``beam`` given without ``oracle_window``, or the bad argument
+            or scenario field.
     """
     import json
 
+    from ecngym.benchmark.oracle_window_cli import beam_widths, window_ns_of
     from ecngym.benchmark.scenario_file import scenario_file_suite
     from ecngym.cli import key_value_arguments
 
     usage = ("ecngym benchmark references scenario=<name>[,...] | suite=<core|full> | scenario_file=<path> "
-             "[processes=2] [out=DIR] [test_seeds=N] [extend_grid=true|false] [per_role=true|false]")
+             "[processes=2] [out=DIR] [test_seeds=N] [extend_grid=true|false] [per_role=true|false] "
+             "[oracle_window=2ms [beam=1,2]]")
     args = key_value_arguments(ReferencesArgs, list(sys.argv[1:] if argv is None else argv), usage, main.__doc__)
+    if args.oracle_window is None and args.beam is not None:
+        raise ConfigError("beam", f"got {args.beam!r} without oracle_window; give oracle_window=<length> (e.g. 2ms) "
+                                  "to search the window oracle, or leave beam out")
+    window: dict[str, Any] = {}
+    if args.oracle_window is not None:  # (refused now, not after the first scenario's searches)
+        window = {"oracle_window": args.oracle_window, "beams": beam_widths(args.beam or "1", "beam")}
+        window_ns_of(args.oracle_window, "oracle_window")
     if args.scenario_file is not None:  # (with scenario or suite: refused by the model)
         suite = scenario_file_suite(args.scenario_file)
         names, scenario_dir, out = list(suite.scenarios), suite.scenario_dir, args.out or suite.reference_dir
@@ -776,7 +876,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = f"ecngym benchmark references suite={args.suite}" if args.suite else None
     for name in names:
         doc = compute_references(name, processes=args.processes, scenario_dir=scenario_dir,
-                                 test_seeds=args.test_seeds, extend=args.extend_grid, per_role=args.per_role)
+                                 test_seeds=args.test_seeds, extend=args.extend_grid, per_role=args.per_role,
+                                 **window)
         if command is not None:
             doc["command"] = command
         path = write_references(doc, out)
@@ -784,5 +885,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps({"scenario": name, "file": str(path), "static_tuned": doc["static_tuned"]["setting"],
                           "grid_extension": doc["search"]["extension"]["stopped"],
                           "static_tuned_per_role": per_role.get("setting"),
+                          "oracle_window": window_means(doc),
                           "wall_s_median": doc["episode"]["wall_s_median"]}))
     return 0

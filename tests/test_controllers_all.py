@@ -3,7 +3,7 @@
 import pytest
 from omegaconf import OmegaConf
 
-from ecngym.benchmark.oracle_window_cli import _beams
+from ecngym.benchmark.oracle_window_cli import beam_widths as _beams
 from ecngym.commands.factories import benchmark_controllers
 from ecngym.error import ConfigError
 
