@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,6 @@ def _train_agent_tier(scenario: Scenario, scenario_dir: Any, agent: str, seed: i
     from ecngym.agents.config import agent_config
     from ecngym.agents.registry import agent_kind
     from ecngym.agents.resumable import STATE_DIR
-    from ecngym.agents.train_state import load_state, state_exists
     from ecngym.benchmark.validation import Validator, agent_snapshot_card
 
     kind = agent_kind(agent)
@@ -108,8 +108,7 @@ def _train_agent_tier(scenario: Scenario, scenario_dir: Any, agent: str, seed: i
         raise ConfigError("tier", f"learner {agent} has no resumable trainer (its AgentKind's resumable): it cannot "
                                   "train under a tier")
     cfg = agent_config(agent, agent_overrides(agent, base_env, _with_reward(scenario, agent, plan.hyperparams)))
-    state = run_dir / STATE_DIR
-    resume_steps = _saved_env_steps(load_state(state)) if state_exists(state) else None
+    resume_steps = resume_point(run_dir / STATE_DIR)
     validator = Validator(scenario, scenario_dir, agent, seed, plan.validation_seeds, run_dir,
                           agent_snapshot_card(scenario, cfg, seed, base_env), plan.stop, reference_dir, resume_steps)
     try:
@@ -121,6 +120,21 @@ def _train_agent_tier(scenario: Scenario, scenario_dir: Any, agent: str, seed: i
     meta = json.loads((run_dir / "agent.json").read_text())
     meta["tier_record"] = meta.pop("run")
     return Path(path), meta, pd.read_csv(run_dir / meta.get("curve", "curve.csv"))
+
+
+def resume_point(state_dir: Path) -> int | None:
+    """Env steps of a run's saved training state, said on stderr; None for a run that starts anew.
+
+    Args:
+        state_dir: The run's state folder (:data:`ecngym.agents.resumable.STATE_DIR` in its run folder).
+    """
+    from ecngym.agents.train_state import load_state, state_exists
+
+    if not state_exists(state_dir):
+        return None
+    steps = _saved_env_steps(load_state(state_dir))
+    print(f"resuming {state_dir.parent} from its saved state at {steps} env steps", file=sys.stderr)
+    return steps
 
 
 def _saved_env_steps(state: dict[str, Any]) -> int:
@@ -193,7 +207,6 @@ def _train_sb3_tier(scenario: Scenario, scenario_dir: Any, agent: str, seed: int
 
     from ecngym.agents.resumable import STATE_DIR, TRAIN_CURVE, train_resumable
     from ecngym.agents.sb3 import check_hyperparams
-    from ecngym.agents.train_state import load_state, state_exists
     from ecngym.benchmark.validation import Validator, sb3_snapshot_card
 
     hyper = check_hyperparams(agent, dict(plan.hyperparams))
@@ -203,8 +216,7 @@ def _train_sb3_tier(scenario: Scenario, scenario_dir: Any, agent: str, seed: int
     probe = make_env(0, 0)
     obs_dim = int(np.prod(probe.observation_space.shape))
     probe.close()
-    state = run_dir / STATE_DIR
-    resume_steps = _saved_env_steps(load_state(state)) if state_exists(state) else None
+    resume_steps = resume_point(run_dir / STATE_DIR)
     validator = Validator(scenario, scenario_dir, agent, seed, plan.validation_seeds, run_dir,
                           sb3_snapshot_card(scenario, agent, seed, overrides, obs_dim), plan.stop, reference_dir,
                           resume_steps)

@@ -87,7 +87,7 @@ def test_a_scenario_without_validation_seeds_is_refused_by_a_tier(tmp_path):
 
 
 @pytest.mark.parametrize("agent", ["dqn", "ppo", "acc", "laecn"])
-def test_a_run_killed_half_way_and_resumed_ends_with_the_unbroken_runs_weights(tmp_path, agent):
+def test_a_run_killed_half_way_and_resumed_ends_with_the_unbroken_runs_weights(tmp_path, agent, capsys):
     from ecngym.agents.resumable import TrainingHalted
     from ecngym.benchmark.training import train_run
 
@@ -99,8 +99,10 @@ def test_a_run_killed_half_way_and_resumed_ends_with_the_unbroken_runs_weights(t
         train_run("tiny_learn", agent, 1, tmp_path / "broken", budget_steps=k, progress=False, scenario_dir=folder,
                   tier="100k", halt_at=k // 2)
     assert (tmp_path / "broken" / "train" / "state" / "state.json").is_file()
+    capsys.readouterr()
     resumed = train_run("tiny_learn", agent, 1, tmp_path / "broken", budget_steps=k, progress=False,
                         scenario_dir=folder, tier="100k")
+    assert "from its saved state at" in capsys.readouterr().err
     a, b = load_file(str(whole / WEIGHTS_FILE)), load_file(str(resumed / WEIGHTS_FILE))
     assert sorted(a) == sorted(b)
     for key in a:
