@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ecngym.benchmark.references import grid_edges, read_references, suite_scenarios
+from ecngym.benchmark.reference_search import grid_edges
+from ecngym.benchmark.references import read_references, suite_scenarios
 from ecngym.benchmark.scenario_file import ScenarioFileArgs
 from ecngym.error import ConfigError
 from ecngym.validation import Text

@@ -59,15 +59,29 @@ import datetime
 import os
 import platform
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
 
+from ecngym.benchmark.reference_search import (
+    EXTENSION_STOPS,
+    GRID_EXTENSION_FACTOR,
+    MAX_GRID_EXTENSIONS,
+    MAX_ROLE_ROUNDS,
+    GridSearch,
+    best_of,
+    coordinate_descent,
+    extend_grid,
+    grid_bounds,
+    grid_edges,
+    per_role_controller,
+    setting_key,
+    switch_roles,
+)
 from ecngym.benchmark.scenario_file import OWN_REFERENCE_FOLDER, ScenarioFileArgs
 from ecngym.benchmark.suite import SCENARIO_DIR, SUITE_DIR, load_scenario, read_yaml
 from ecngym.configs import CONFIG_DIR
@@ -194,250 +208,6 @@ def _trace_hash(env_overrides: dict[str, Any], seed: int) -> str:
         env.close()
 
 
-def _key(setting: Sequence[Any]) -> str:
-    return f"{int(setting[0])}/{int(setting[1])}/{float(setting[2]):g}"
-
-
-#: [OURS] The most extensions of the grid past an edge (:func:`extend_grid`): each halves or doubles Kmin
-#: and Kmax, so the search reaches up to 2^4 = 16x beyond the templates' lowest / highest Kmin.
-MAX_GRID_EXTENSIONS = 4
-#: [OURS] What one extension multiplies (an extension past the highest Kmin) or divides (past the lowest)
-#: Kmin and Kmax by: log-spaced, as the templates are.
-GRID_EXTENSION_FACTOR = 2
-#: [OURS] The most rounds of the per-role coordinate descent (:func:`coordinate_descent`); a round tries
-#: every grid setting on every role once.
-MAX_ROLE_ROUNDS = 3
-#: The reasons :func:`extend_grid` stops, by name (the references file records the name and the sentence).
-EXTENSION_STOPS = {
-    "interior": "the best setting is inside the searched grid (neither its lowest nor its highest Kmin)",
-    "kmin_floor": "the next setting's Kmin would be below one full data packet (MTU payload + header)",
-    "kmax_ceiling": "the next setting's Kmax would be above the switch buffer (fabric.buffer.buffer)",
-    "max_extensions": "the grid was extended the most times allowed (MAX_GRID_EXTENSIONS)",
-    "disabled": "extend_grid=false: the grid is the templates",
-}
-
-
-def _better(lower: bool) -> Callable[[float, float], bool]:
-    return (lambda a, b: a < b) if lower else (lambda a, b: a > b)
-
-
-def _best_of(items: Sequence[Any], scores: Sequence[float], lower: bool) -> Any:
-    """The item of ``items`` with the best of ``scores`` (one per item; ties: the first in their order)."""
-    pick = min if lower else max
-    return items[pick(range(len(items)), key=list(scores).__getitem__)]
-
-
-def grid_edges(setting: Sequence[Any], grid: Sequence[Sequence[Any]]) -> list[str]:
-    """The edges of ``grid`` (ordered by Kmin) that ``setting`` is on: ``"low"``, ``"high"``, both or none.
-
-    ``"low"``: ``setting`` has the grid's lowest Kmin; ``"high"``: its highest.
-    """
-    kmins = [int(g[0]) for g in grid]
-    return [edge for edge, at in (("low", min(kmins)), ("high", max(kmins))) if int(setting[0]) == at]
-
-
-def _stepped(setting: Setting, edge: str) -> Setting:
-    """``setting`` one extension past ``edge``: Kmin and Kmax divided (low) or multiplied (high), Pmax kept."""
-    f = GRID_EXTENSION_FACTOR
-    if edge == "low":
-        return int(round(setting[0] / f)), int(round(setting[1] / f)), float(setting[2])
-    return int(setting[0]) * f, int(setting[1]) * f, float(setting[2])
-
-
-@dataclass
-class GridSearch:
-    """The grid :func:`extend_grid` searched.
-
-    Attributes:
-        settings: Every setting searched: the templates, then the extensions in the order added.
-        train_scores: Mean train-seed score of each (by ``_key``).
-        added: One entry per extension setting: ``setting``, the ``edge`` it extends, the best
-            setting it was made ``from`` and its ``train_score``.
-        stopped: Why the extension stopped (a key of :data:`EXTENSION_STOPS`).
-    """
-
-    settings: list[Setting]
-    train_scores: dict[str, float]
-    added: list[dict[str, Any]] = field(default_factory=list)
-    stopped: str = "interior"
-
-
-def extend_grid(grid: Sequence[Setting], train_scores: dict[str, float],
-                evaluate: Callable[[list[Setting]], list[float]], lower: bool, kmin_floor_bytes: int,
-                kmax_ceiling_bytes: int, max_extensions: int = MAX_GRID_EXTENSIONS) -> GridSearch:
-    """Extend ``grid`` past the edge the best setting is on, until it is inside, a bound is hit or the limit is reached.
-
-    Each extension takes the best setting so far; on the grid's lowest Kmin it adds that setting
-    with Kmin and Kmax divided by :data:`GRID_EXTENSION_FACTOR`, on the highest multiplied by it
-    (Pmax kept; a grid of one Kmin is on both edges and gets both), scores it and looks again. It
-    stops when the best setting is on no edge (``interior``), when every next setting would cross a
-    bound (``kmin_floor``: Kmin below ``kmin_floor_bytes``; ``kmax_ceiling``: Kmax above
-    ``kmax_ceiling_bytes``), or after ``max_extensions`` extensions (``max_extensions``). An
-    extension wins only by a strictly better score: on a tie the earlier setting stays best.
-
-    Args:
-        grid: The templates, in their order.
-        train_scores: Their mean train-seed scores, by ``_key``.
-        evaluate: Scores new settings (their mean train-seed scores, in order).
-        lower: Whether a lower score is better.
-        kmin_floor_bytes: The smallest Kmin allowed (one full data packet).
-        kmax_ceiling_bytes: The largest Kmax allowed (the switch buffer).
-        max_extensions: The most extensions.
-
-    Returns:
-        The grid searched, its scores, what was added and why it stopped.
-
-    Raises:
-        ConfigError: Naming ``references.max_extensions`` if it is not a whole number >= 0.
-    """
-    if isinstance(max_extensions, bool) or not isinstance(max_extensions, int) or max_extensions < 0:
-        raise ConfigError("references.max_extensions", f"got {max_extensions!r}; expected a whole number >= 0")
-    out = GridSearch(settings=[tuple(g) for g in grid], train_scores=dict(train_scores))
-    for done in range(max_extensions + 1):
-        best = _best_of(out.settings, [out.train_scores[_key(g)] for g in out.settings], lower)
-        edges = grid_edges(best, out.settings)
-        if not edges:
-            out.stopped = "interior"
-            return out
-        if done == max_extensions:
-            out.stopped = "max_extensions"
-            return out
-        steps, blocked = [], []
-        for edge in edges:
-            nxt = _stepped(best, edge)
-            if edge == "low" and nxt[0] < kmin_floor_bytes:
-                blocked.append("kmin_floor")
-            elif edge == "high" and nxt[1] > kmax_ceiling_bytes:
-                blocked.append("kmax_ceiling")
-            else:
-                steps.append((edge, nxt))
-        if not steps:
-            out.stopped = blocked[0]
-            return out
-        scores = evaluate([s for _, s in steps])
-        for (edge, s), value in zip(steps, scores, strict=True):
-            out.settings.append(s)
-            out.train_scores[_key(s)] = float(value)
-            out.added.append({"setting": list(s), "edge": edge, "from": list(best), "train_score": float(value)})
-    raise AssertionError("unreachable: the loop returns by its last pass")  # pragma: no cover
-
-
-@dataclass
-class RoleSearch:
-    """What :func:`coordinate_descent` found.
-
-    Attributes:
-        setting: Role -> its setting.
-        train_score: The mean train-seed score of ``setting``.
-        rounds: Rounds run.
-        stopped: ``"converged"`` (a round changed no role) or ``"max_rounds"``.
-        moves: Each accepted change: ``round``, ``role``, the new ``setting`` and the ``train_score``.
-        evaluated: Distinct per-role settings scored (each on every train seed).
-    """
-
-    setting: dict[str, Setting]
-    train_score: float
-    rounds: int = 0
-    stopped: str = "converged"
-    moves: list[dict[str, Any]] = field(default_factory=list)
-    evaluated: int = 0
-
-
-def coordinate_descent(roles: Sequence[str], grid: Sequence[Setting], start: Setting, start_score: float,
-                       evaluate: Callable[[list[dict[str, Setting]]], list[float]], lower: bool,
-                       max_rounds: int = MAX_ROLE_ROUNDS) -> RoleSearch:
-    """The best setting per role by coordinate descent from ``start`` on every role.
-
-    A round visits the roles in order; for each it scores every other grid setting on that role
-    with the other roles held, and keeps the best if it is strictly better than the current score.
-    It stops when a round changes nothing or after ``max_rounds`` rounds. Every accepted change
-    lowers (raises) the score, so the result is never worse than ``start_score``. Settings already
-    scored are not run again.
-
-    Args:
-        roles: The roles (switch layers), in order.
-        grid: The settings each role may take.
-        start: Every role's setting at the start (``static_tuned``'s).
-        start_score: Its score (``static_tuned``'s mean train-seed score: the same ports' settings).
-        evaluate: Scores per-role settings (their mean train-seed scores, in order).
-        lower: Whether a lower score is better.
-        max_rounds: The most rounds.
-
-    Returns:
-        The per-role setting, its score and the search's record.
-
-    Raises:
-        ConfigError: Naming ``references.max_role_rounds`` if ``max_rounds`` is not a whole number >= 1.
-    """
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
-        raise ConfigError("references.max_role_rounds", f"got {max_rounds!r}; expected a whole number >= 1")
-    better = _better(lower)
-    current = {r: tuple(start) for r in roles}
-    memo: dict[tuple[Setting, ...], float] = {tuple(current[r] for r in roles): float(start_score)}
-    out = RoleSearch(setting=dict(current), train_score=float(start_score), stopped="max_rounds")
-    for n in range(1, max_rounds + 1):
-        out.rounds = n
-        changed = False
-        for role in roles:
-            candidates = [{**current, role: tuple(g)} for g in grid if tuple(g) != current[role]]
-            keys = [tuple(c[r] for r in roles) for c in candidates]
-            todo = [c for c, k in zip(candidates, keys, strict=True) if k not in memo]
-            for c, value in zip(todo, evaluate(todo) if todo else [], strict=True):
-                memo[tuple(c[r] for r in roles)] = float(value)
-            if not candidates:
-                continue
-            i = _best_of(range(len(candidates)), [memo[k] for k in keys], lower)
-            if better(memo[keys[i]], out.train_score):
-                current = candidates[i]
-                out.train_score = memo[keys[i]]
-                out.moves.append({"round": n, "role": role, "setting": list(current[role]),
-                                  "train_score": out.train_score})
-                changed = True
-        if not changed:
-            out.stopped = "converged"
-            break
-    out.setting = dict(current)
-    out.evaluated = len(memo) - 1
-    return out
-
-
-def grid_bounds(scenario: dict[str, Any]) -> tuple[int, int]:
-    """The bounds of the grid's extension on a scenario: (smallest Kmin, largest Kmax) in bytes.
-
-    One full data packet on the wire (a Kmin below it marks every queued packet alike) and the
-    switch's whole buffer (a Kmax above it is never reached).
-    """
-    from ecngym.benchmark.oracle import make_env
-    from ecngym.envs.view import EnvView
-
-    env = make_env(scenario["env"])
-    try:
-        view = EnvView(env)
-        return int(view.packet_bytes), int(view.buffer_bytes)
-    finally:
-        env.close()
-
-
-def switch_roles(scenario: dict[str, Any]) -> list[str]:
-    """The roles of a scenario's controlled ports: their switch layers, sorted (the action units of scope ``layer``)."""
-    from ecngym.benchmark.oracle import make_env
-    from ecngym.envs.action import action_units
-    from ecngym.envs.view import EnvView
-
-    env = make_env(scenario["env"])
-    try:
-        view = EnvView(env)
-        return list(action_units("layer", view.ports, view.port_layers)[1])
-    finally:
-        env.close()
-
-
-def per_role_controller(settings: dict[str, Sequence[Any]]) -> dict[str, Any]:
-    """The Hydra config of the ``static_tuned_per_role`` controller: one setting per switch layer."""
-    return {"_target_": "ecngym.baselines.static.StaticPerLayerEcnController", "name": "static_tuned_per_role",
-            "settings": {str(r): [int(s[0]), int(s[1]), float(s[2])] for r, s in settings.items()}}
-
-
 def compute_references(name: str, processes: int = 2, scenario_dir: Path | str | None = None,
                        test_seeds: int | None = None, extend: bool = True, per_role: bool = True,
                        max_extensions: int = MAX_GRID_EXTENSIONS,
@@ -486,20 +256,20 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
     grid_runs: list[dict[str, Any]] = []  # every grid episode (the wall-time figures)
 
     def play(settings: Sequence[Setting], seeds: Sequence[int]) -> None:
-        jobs = [(env, list(g), s, starts, score, second) for g in settings for s in seeds if (_key(g), s) not in runs]
+        jobs = [(env, list(g), s, starts, score, second) for g in settings for s in seeds if (setting_key(g), s) not in runs]
         results = _run_jobs(jobs, processes)
-        runs.update({(_key(j[1]), j[2]): r for j, r in zip(jobs, results, strict=True)})
+        runs.update({(setting_key(j[1]), j[2]): r for j, r in zip(jobs, results, strict=True)})
         grid_runs.extend(results)
 
     def train_mean(g: Setting) -> float:
-        return float(np.mean([runs[(_key(g), s)]["score"] for s in train]))
+        return float(np.mean([runs[(setting_key(g), s)]["score"] for s in train]))
 
     def train_scored(settings: list[Setting]) -> list[float]:
         play(settings, train)
         return [train_mean(g) for g in settings]
 
     play(templates, [*train, *test])
-    search = GridSearch(settings=list(templates), train_scores={_key(g): train_mean(g) for g in templates},
+    search = GridSearch(settings=list(templates), train_scores={setting_key(g): train_mean(g) for g in templates},
                         stopped="disabled")
     bounds = grid_bounds(sc) if extend else None
     if bounds is not None:
@@ -507,15 +277,15 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
     grid = search.settings
     train_scores = search.train_scores
     play(grid, test)  # the extensions on the test seeds (the templates ran there already)
-    tuned = _best_of(grid, [train_scores[_key(g)] for g in grid], lower)  # (ties: the first in grid order)
+    tuned = best_of(grid, [train_scores[setting_key(g)] for g in grid], lower)  # (ties: the first in grid order)
 
     per_seed: dict[str, Any] = {}
     for seed in test:
         choice = []
         for i in range(len(starts)):
-            phase = [runs[(_key(g), seed)]["phases"][i] for g in grid]
+            phase = [runs[(setting_key(g), seed)]["phases"][i] for g in grid]
             scored = [(g, x) for g, x in zip(grid, phase, strict=True) if np.isfinite(x)]
-            choice.append(list(_best_of([g for g, _ in scored], [x for _, x in scored], lower) if scored else tuned))
+            choice.append(list(best_of([g for g, _ in scored], [x for _, x in scored], lower) if scored else tuned))
         per_seed[str(seed)] = {"trace_hash": _trace_hash(env, seed), "settings": choice}
     oracle_cfg = oracle_controller(starts, per_seed)
     oracle_runs = _run_jobs([(env, oracle_cfg, seed, starts, score, second) for seed in test], processes)
@@ -524,8 +294,8 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
         return {"score": {str(s): r["score"] for s, r in zip(test, rows, strict=True)},
                 "second_axis": {str(s): r["second_axis"] for s, r in zip(test, rows, strict=True)}}
 
-    default_rows = [runs[(_key(default), s)] for s in test]
-    tuned_rows = [runs[(_key(tuned), s)] for s in test]
+    default_rows = [runs[(setting_key(default), s)] for s in test]
+    tuned_rows = [runs[(setting_key(tuned), s)] for s in test]
     doc: dict[str, Any] = {
         "scenario": name, "scenario_version": int(sc.get("version", 1)),
         "command": " ".join([f"ecngym benchmark references scenario={name}",
@@ -539,20 +309,20 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
         "phase_starts_ns": starts,
         "search": {"method": "grid", "settings": [list(g) for g in grid], "train_seeds": train,
                    "train_scores": train_scores,
-                   "test_scores": {_key(g): {str(s): runs[(_key(g), s)]["score"] for s in test} for g in grid},
-                   "test_phase_scores": {_key(g): {str(s): runs[(_key(g), s)]["phases"] for s in test} for g in grid},
+                   "test_scores": {setting_key(g): {str(s): runs[(setting_key(g), s)]["score"] for s in test} for g in grid},
+                   "test_phase_scores": {setting_key(g): {str(s): runs[(setting_key(g), s)]["phases"] for s in test} for g in grid},
                    "templates": [list(g) for g in templates],
                    "edges": {"kmin_low_bytes": min(int(g[0]) for g in grid),
                              "kmin_high_bytes": max(int(g[0]) for g in grid),
                              "tuned_on": grid_edges(tuned, grid)},
                    "extension": _extension_record(search, bounds, max_extensions)},
-        "static_default": {"setting": list(default), "train_score": train_scores[_key(default)],
+        "static_default": {"setting": list(default), "train_score": train_scores[setting_key(default)],
                            "test": test_block(default_rows)},
-        "static_tuned": {"setting": list(tuned), "train_score": train_scores[_key(tuned)],
+        "static_tuned": {"setting": list(tuned), "train_score": train_scores[setting_key(tuned)],
                          "test": test_block(tuned_rows)},
     }
     if per_role:
-        doc["static_tuned_per_role"] = _per_role_reference(sc, grid, tuned, train_scores[_key(tuned)], train, test,
+        doc["static_tuned_per_role"] = _per_role_reference(sc, grid, tuned, train_scores[setting_key(tuned)], train, test,
                                                            lower, processes, max_role_rounds, test_block(tuned_rows))
     doc["oracle_phase"] = {"phase_starts_ns": starts, "per_test_seed": per_seed, "test": test_block(oracle_runs)}
     if oracle_window is not None:

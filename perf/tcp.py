@@ -68,7 +68,7 @@ def linux_overrides(settings: Any) -> dict[str, Any]:
     as Linux's DCTCP (``max(cwnd (1 - alpha / 2), 2)``), and the window grows only while it limits
     the sender (Linux's ``tcp_is_cwnd_limited``).
     """
-    from ecngym.sim_backend.config import linux_host_dctcp
+    from ecngym.sim_backend.tcp_hosts import linux_host_dctcp
 
     return {"dctcp": linux_host_dctcp(
         initial_cwnd_packets=settings.initial_cwnd_segments, min_rto_ns=settings.min_rto,

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.reproduce.core import Claim, direction_with_min_effect, excludes_zero, mean_ci, paired_ci
-from ecngym.sim_backend.config import linux_host_dctcp
+from ecngym.sim_backend.tcp_hosts import linux_host_dctcp
 from ecngym.units import bdp_bytes
 
 PAPER_ID = "ecn-sharp"

@@ -59,7 +59,7 @@ import pandas as pd
 from ecngym.envs.for_controller import make_for_controller
 from ecngym.envs.view import EnvView
 from ecngym.reproduce.core import Claim, mean_ci
-from ecngym.sim_backend.config import linux_host_dctcp
+from ecngym.sim_backend.tcp_hosts import linux_host_dctcp
 
 PAPER_ID = "pred"
 TITLE = "PRED (Li et al., ToN 2025): QLA tracks the workload (Fig. 26); 16-to-1 queue vs static (Fig. 19)"

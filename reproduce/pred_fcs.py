@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.reproduce.core import Claim, mean_ci
-from ecngym.sim_backend.config import linux_host_dctcp
+from ecngym.sim_backend.tcp_hosts import linux_host_dctcp
 
 PAPER_ID = "pred-fcs"
 TITLE = "PRED (Li et al., ToN 2025) FCS: queue vs flow concurrency N (Fig. 13)"

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ecngym.reproduce.core import Claim
-from ecngym.sim_backend.config import linux_host_dctcp
+from ecngym.sim_backend.tcp_hosts import linux_host_dctcp
 
 PAPER_ID = "r-aqm"
 TITLE = "R-AQM (Du et al., ToN 2022): incast goodput, timeouts and queue vs number of senders"

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only (the names resolve lazily via _LAZY)
     from ecngym.sim_backend import topology  # noqa: F401
-    from ecngym.sim_backend.config import LINUX_HOST_DCTCP, FabricConfig, linux_host_dctcp, preset_names  # noqa: F401
+    from ecngym.sim_backend.config import FabricConfig, preset_names  # noqa: F401
     from ecngym.sim_backend.fabric import Fabric, PortTable  # noqa: F401
     from ecngym.sim_backend.flows import as_flow_table  # noqa: F401
     from ecngym.sim_backend.hpcc_flow_file import read_hpcc_flow_file  # noqa: F401
     from ecngym.sim_backend.metrics import SIZE_BUCKETS, slowdown_table  # noqa: F401
+    from ecngym.sim_backend.tcp_hosts import LINUX_HOST_DCTCP, linux_host_dctcp  # noqa: F401
     from ecngym.sim_backend.topology import Topology  # noqa: F401
 
 #: public name -> the submodule that defines it (``None``: the name is the submodule)
@@ -28,8 +29,8 @@ _LAZY = {
     "topology": None,
     "FabricConfig": "config",
     "preset_names": "config",
-    "LINUX_HOST_DCTCP": "config",
-    "linux_host_dctcp": "config",
+    "LINUX_HOST_DCTCP": "tcp_hosts",
+    "linux_host_dctcp": "tcp_hosts",
     "Fabric": "fabric",
     "PortTable": "fabric",
     "as_flow_table": "flows",

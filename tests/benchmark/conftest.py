@@ -29,7 +29,7 @@ def fixture_references(scenario: str, scenario_dir: Any = None, reference_dir: A
         out[name] = {"_target_": "ecngym.baselines.StaticEcnController", "setting": refs[name]["setting"],
                      "name": name}
     if "static_tuned_per_role" in refs:
-        from ecngym.benchmark.references import per_role_controller
+        from ecngym.benchmark.reference_search import per_role_controller
         from ecngym.units import parse_bytes
 
         out["static_tuned_per_role"] = per_role_controller(

@@ -9,15 +9,17 @@ import yaml
 from ecngym.baselines.registry import build_controller
 from ecngym.benchmark.headroom import add_table, scenario_headroom
 from ecngym.benchmark.oracle import run_controller
-from ecngym.benchmark.references import (
+from ecngym.benchmark.reference_search import (
     EXTENSION_STOPS,
     GRID_EXTENSION_FACTOR,
     MAX_GRID_EXTENSIONS,
     MAX_ROLE_ROUNDS,
-    compute_references,
     coordinate_descent,
     extend_grid,
     grid_edges,
+)
+from ecngym.benchmark.references import (
+    compute_references,
     reference_controllers,
     write_references,
 )

@@ -309,7 +309,7 @@ def test_the_dctcp_linux_fabric_config_is_the_linux_host_of_the_one_home():
     import yaml
 
     from ecngym.configs import CONFIG_DIR
-    from ecngym.sim_backend.config import LINUX_HOST_DCTCP
+    from ecngym.sim_backend.tcp_hosts import LINUX_HOST_DCTCP
 
     doc = yaml.safe_load((CONFIG_DIR / "fabric" / "dctcp_linux.yaml").read_text())
     assert doc == {"preset": "dctcp", "dctcp": dict(LINUX_HOST_DCTCP)}
@@ -318,7 +318,7 @@ def test_the_dctcp_linux_fabric_config_is_the_linux_host_of_the_one_home():
 
 
 def test_linux_host_dctcp_overrides_and_leaves_out_a_key_given_none():
-    from ecngym.sim_backend.config import LINUX_HOST_DCTCP, linux_host_dctcp
+    from ecngym.sim_backend.tcp_hosts import LINUX_HOST_DCTCP, linux_host_dctcp
 
     opts = linux_host_dctcp(delayed_ack=None, min_rto_ns="5ms")
     assert "delayed_ack" not in opts and opts["min_rto_ns"] == "5ms"
