@@ -23,6 +23,11 @@ setting is one of its constants) and than ``oracle_phase``, with each such trace
 a note under the table (:func:`window_shortfall_reason`), and the search's median CPU seconds per
 trace. A file without it (every suite v1 file) shows the first table alone.
 
+Where the references file holds ``phase_tuned`` (one setting per phase, the same schedule on every
+trace, chosen on the train seeds: what a phase-aware controller could follow), another table gives
+per scenario its schedule, ``S_phase_tuned`` and the headroom ``S_tuned - S_phase_tuned`` (paired,
+95% Student-t CI); a file without it shows no such table.
+
 Beside ``S_tuned`` the table gives ``S_tuned_per_role`` (the best static setting per switch role,
 tuned on the train seeds) where the file holds one, and whether the grid ``static_tuned`` was
 searched on was extended past its edges (and why the extension stopped). A file written before
@@ -114,8 +119,39 @@ def scenario_headroom(name: str, reference_dir: Path | str | None = None,
         "tuned_within_noise_of_default": bool(gap[1] <= 0 <= gap[2]),
         "oracle_settings": doc["oracle_phase"]["per_test_seed"],
         "oracle_window": window_headroom(doc, seeds),
+        "phase_tuned": phase_tuned_headroom(doc, seeds),
         "references_created": doc.get("created", ""),
     }
+
+
+def phase_tuned_headroom(doc: dict[str, Any], seeds: Sequence[str]) -> dict[str, Any] | None:
+    """The ``phase_tuned`` part of a scenario's row; ``None`` where the file holds none (a file written before it).
+
+    ``S_phase_tuned`` (the mean over ``seeds``) and the headroom ``S_tuned - S_phase_tuned`` per test
+    seed (paired; mean and 95% Student-t CI; relative: over the mean ``S_tuned``): what a controller
+    following one schedule per phase, chosen on the train seeds, gains over one tuned setting.
+
+    Args:
+        doc: A references document.
+        seeds: Its test seeds (as the file's keys), the pairs' order.
+
+    Returns:
+        ``searched``, ``phases``, ``schedule``, ``S_phase_tuned``, ``headroom``, ``headroom_ci``,
+        ``headroom_relative``, ``has_headroom`` and the descent's ``rounds`` and ``moves`` (``None``
+        where not searched).
+    """
+    block = doc.get("phase_tuned")
+    if not isinstance(block, dict):
+        return None
+    sign = 1.0 if doc.get("lower_is_better", True) else -1.0
+    tuned = np.array([doc["static_tuned"]["test"]["score"][s] for s in seeds], dtype=float)
+    phased = np.array([block["test"]["score"][s] for s in seeds], dtype=float)
+    head = mean_ci(sign * (tuned - phased))
+    return {"searched": bool(block["searched"]), "phases": list(block["phases"]), "schedule": block["schedule"],
+            "S_phase_tuned": float(phased.mean()), "headroom": head[0], "headroom_ci": [head[1], head[2]],
+            "headroom_relative": head[0] / float(tuned.mean()) if tuned.mean() else float("nan"),
+            "has_headroom": bool(head[1] > 0), "rounds": block.get("rounds"),
+            "moves": len(block["moves"]) if "moves" in block else None}
 
 
 def window_headroom(doc: dict[str, Any], seeds: Sequence[str]) -> dict[str, Any] | None:
@@ -280,7 +316,42 @@ def add_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
     n = sum(r["has_headroom"] for r in rows)
     page.add(f"{n} of {len(rows)} scenarios have a headroom whose 95% CI excludes 0 "
              f"({sum(r['has_adaptivity'] for r in rows)} beyond the hindsight control).")
+    add_phase_tuned_table(page, rows)
     add_window_table(page, rows)
+
+
+def add_phase_tuned_table(page: MarkdownPage, rows: list[dict[str, Any]]) -> None:
+    """Add the ``phase_tuned`` table (a second table, so the first keeps its width) to ``page``.
+
+    One row per scenario whose references file holds ``phase_tuned``: its schedule, ``S_tuned``,
+    ``S_phase_tuned`` and the paired headroom ``S_tuned - S_phase_tuned`` with its 95% CI. Nothing
+    where no file holds it (files written before it, such as the suite v1's).
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    with_phase = [r for r in rows if r.get("phase_tuned")]
+    if not with_phase:
+        return
+    table = Table(title="The phase-tuned schedule")
+    for column in ("scenario", "schedule (per phase)", "S_tuned", "S_phase_tuned", "headroom [95% CI]", "rel.",
+                   "moves / rounds"):
+        table.add_column(escape(column))
+    for r in with_phase:
+        p = r["phase_tuned"]
+        schedule = ("one phase: static_tuned" if not p["searched"] else
+                    "; ".join(f"{n} {_fmt_setting(s)}" for n, s in zip(p["phases"], p["schedule"], strict=True)))
+        search = "—" if p["rounds"] is None else f"{p['moves']} / {p['rounds']}"
+        cells = [r["scenario"], schedule, f"{r['S_tuned']:.3f}", f"{p['S_phase_tuned']:.3f}",
+                 f"{p['headroom']:+.3f} {_ci(p['headroom_ci'])}", f"{100 * p['headroom_relative']:+.1f} %", search]
+        table.add_row(*(escape(c) for c in cells))
+    page.add(table)
+    n = sum(r["phase_tuned"]["has_headroom"] for r in with_phase)
+    page.add(f"phase_tuned: one setting per traffic phase, chosen on the train seeds only, the same schedule on every "
+             f"trace (what a phase-aware controller could follow); headroom = S_tuned - S_phase_tuned per test seed "
+             f"(paired), mean and 95% Student-t CI, rel. = over S_tuned; moves / rounds: the coordinate descent's "
+             f"accepted changes and rounds. {n} of {len(with_phase)} scenarios with it have a phase-tuned headroom "
+             f"whose 95% CI excludes 0.")
 
 
 def shown_beams(window: dict[str, Any]) -> list[int]:

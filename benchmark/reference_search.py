@@ -4,7 +4,10 @@
   log-spaced, until the best setting is inside, a bound is reached or :data:`MAX_GRID_EXTENSIONS`;
 * the **per-role coordinate descent** behind ``static_tuned_per_role``: one setting per switch layer,
   improved one role at a time from ``static_tuned`` on the train seeds (the full product of settings
-  per role is too large to search).
+  per role is too large to search);
+* the **per-phase coordinate descent** behind ``phase_tuned``: one setting per traffic phase, the same
+  schedule on every trace, improved one phase at a time from ``static_tuned`` on the train seeds
+  (:func:`phase_tuned_reference`; the same descent, the phases as its roles).
 
 Both take the episode runner as an argument, so they are tested on made-up scores as well as on
 simulations; :mod:`ecngym.benchmark.references` runs them and writes what they found.
@@ -265,3 +268,90 @@ def per_role_controller(settings: dict[str, Sequence[Any]]) -> dict[str, Any]:
     """The Hydra config of the ``static_tuned_per_role`` controller: one setting per switch layer."""
     return {"_target_": "ecngym.baselines.static.StaticPerLayerEcnController", "name": "static_tuned_per_role",
             "settings": {str(r): [int(s[0]), int(s[1]), float(s[2])] for r, s in settings.items()}}
+
+
+def phase_tuned_controller(starts_ns: Sequence[int], settings: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """The Hydra config of the ``phase_tuned`` controller: one setting per phase, the same on every trace.
+
+    Played by :class:`~ecngym.benchmark.oracle.PhaseScheduleController`, which adds the settings that
+    are not templates of its env to them (the grid's extension), the traffic kept.
+    """
+    return {"_target_": "ecngym.benchmark.oracle.PhaseScheduleController", "name": "phase_tuned",
+            "starts": [int(s) for s in starts_ns],
+            "settings": [[int(s[0]), int(s[1]), float(s[2])] for s in settings]}
+
+
+#: The ``description`` line of every ``phase_tuned`` block of a references file.
+PHASE_TUNED_DESCRIPTION = ("one setting per traffic phase, chosen on the train seeds only, the same schedule on every "
+                           "trace (switched at the phase boundaries): what a phase-aware controller could follow")
+
+
+def phase_tuned_reference(phases: Sequence[str], starts_ns: Sequence[int], grid: Sequence[Setting], tuned: Setting,
+                          tuned_score: float, tuned_test: dict[str, Any],
+                          run: Callable[[list[dict[str, Any]], list[int]], list[dict[str, Any]]],
+                          train: Sequence[int], test: Sequence[int], lower: bool, field_prefix: str,
+                          max_rounds: int = MAX_ROLE_ROUNDS) -> dict[str, Any]:
+    """The references file's ``phase_tuned``: one schedule per phase, searched on the train seeds, played on the test.
+
+    The search is :func:`coordinate_descent` with the phases as roles, from ``static_tuned`` in every
+    phase, each candidate schedule scored by its mean train-seed score (played by
+    :func:`phase_tuned_controller`); the found schedule is then played on every test seed. A
+    scenario of one phase searches nothing: its block holds ``static_tuned``'s setting and scores.
+
+    Args:
+        phases: The scenario's phase names (``protocol.phases``), in order.
+        starts_ns: Their start times (ns).
+        grid: The settings each phase may take (the searched grid: templates and extension).
+        tuned: ``static_tuned``'s setting.
+        tuned_score: Its mean train-seed score.
+        tuned_test: Its file block ``test`` (copied for one phase).
+        run: Plays controller configs on seeds: one row (``score``, ``second_axis``) per config and
+            seed, config-major.
+        train: The train seeds.
+        test: The test seeds.
+        lower: Whether a lower score is better.
+        field_prefix: The scenario's field (``scenarios.<name>``) for errors.
+        max_rounds: The most rounds of the descent.
+
+    Returns:
+        The block: ``phases``, ``searched``, ``description``, ``schedule`` (one setting per phase),
+        ``train_score``, ``test``, and where searched the descent's ``rounds``, ``stopped``, ``moves``.
+
+    Raises:
+        ConfigError: Naming ``<field_prefix>.protocol.phases`` if two phases share a name;
+            ``references.max_role_rounds`` as :func:`coordinate_descent`.
+    """
+    import copy
+
+    names = [str(p) for p in phases]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{field_prefix}.protocol.phases", f"got phase names {names}; phase_tuned needs each "
+                                                             f"phase named once")
+    base = {"phases": names, "phase_starts_ns": [int(s) for s in starts_ns], "description": PHASE_TUNED_DESCRIPTION}
+    if len(names) == 1:
+        return {**base, "searched": False, "same_as": "static_tuned",
+                "note": "the scenario has one traffic phase: static_tuned is its schedule; nothing searched, "
+                        "no extra reference played",
+                "schedule": [list(tuned)], "train_score": float(tuned_score), "test": copy.deepcopy(tuned_test)}
+
+    def config(assignment: dict[str, Setting]) -> dict[str, Any]:
+        return phase_tuned_controller(starts_ns, [assignment[n] for n in names])
+
+    def train_scored(assignments: list[dict[str, Setting]]) -> list[float]:
+        rows = run([config(a) for a in assignments], list(train))
+        n = len(train)
+        return [sum(r["score"] for r in rows[i * n:(i + 1) * n]) / n for i in range(len(assignments))]
+
+    found = coordinate_descent(names, grid, tuned, tuned_score, train_scored, lower, max_rounds)
+    test_rows = run([config(found.setting)], list(test))
+    return {**base, "searched": True,
+            "method": f"coordinate descent over the phases from static_tuned in every phase: each round tries every "
+                      f"grid setting ({len(grid)}) in one phase with the others held, scored by the mean over the "
+                      f"train seeds, and keeps a strictly better one, until a round changes nothing or {max_rounds} "
+                      f"rounds ran",
+            "start": "static_tuned", "max_rounds": max_rounds, "rounds": found.rounds, "stopped": found.stopped,
+            "moves": [{"round": m["round"], "phase": m["role"], "setting": m["setting"],
+                       "train_score": m["train_score"]} for m in found.moves], "schedules_scored": found.evaluated,
+            "schedule": [list(found.setting[n]) for n in names], "train_score": found.train_score,
+            "test": {"score": {str(s): r["score"] for s, r in zip(test, test_rows, strict=True)},
+                     "second_axis": {str(s): r["second_axis"] for s, r in zip(test, test_rows, strict=True)}}}

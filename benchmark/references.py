@@ -23,6 +23,12 @@
   ``static_tuned``, so on the train seeds it is never worse. A scenario whose controlled ports are
   all of one layer has one role: its file says so and holds ``static_tuned``'s setting and scores,
   searched nothing, and plays no extra reference.
+* ``phase_tuned``: one setting per traffic phase (``protocol.phases``), **the same schedule on every
+  trace**, chosen on the train seeds (the per-role descent with the phases as roles, from
+  ``static_tuned`` in every phase: :func:`~ecngym.benchmark.reference_search.phase_tuned_reference`),
+  played by :class:`~ecngym.benchmark.oracle.PhaseScheduleController`. What a controller could
+  follow; its margin over ``static_tuned`` is the headroom a phase-aware controller could capture. A
+  scenario of one phase holds ``static_tuned``'s setting and scores and plays no extra reference.
 * ``oracle_phase``: for each test trace, in hindsight, the best grid setting per traffic phase
   (each grid setting's whole-trace run scored on the flows that start in the phase), applied by
   :class:`~ecngym.benchmark.oracle.PhaseScheduleController`, which switches at the phase
@@ -44,9 +50,10 @@
 scenario version and writes ``configs/suite/references/<name>.yaml`` with the command, the date,
 the version, the grid searched (its templates, edges and extension, and why the extension stopped),
 every grid score and the references' scores on the test seeds. ``extend_grid=false`` and
-``per_role=false`` leave those searches out. Files written before them (the suite v1's) hold neither
-``search.extension`` nor ``static_tuned_per_role``; everything that reads a file reads them as they
-are (their grid was the templates; no per-role reference); a file without ``oracle_window`` (every
+``per_role=false`` / ``phase_tuned=false`` leave those searches out. Files written before them (the
+suite v1's) hold neither ``search.extension`` nor ``static_tuned_per_role`` nor ``phase_tuned``;
+everything that reads a file reads them as they are (their grid was the templates; no per-role or
+phase-tuned reference); a file without ``oracle_window`` (every
 suite v1 file) has no window oracle, and nothing rewrites it. For a scenario file of your own,
 ``scenario_file=<folder>/<name>.yaml`` writes ``<folder>/references/<name>.yaml`` (or into ``out=``),
 never into the package.
@@ -79,6 +86,8 @@ from ecngym.benchmark.reference_search import (
     grid_bounds,
     grid_edges,
     per_role_controller,
+    phase_tuned_controller,
+    phase_tuned_reference,
     setting_key,
     switch_roles,
 )
@@ -210,6 +219,7 @@ def _trace_hash(env_overrides: dict[str, Any], seed: int) -> str:
 
 def compute_references(name: str, processes: int = 2, scenario_dir: Path | str | None = None,
                        test_seeds: int | None = None, extend: bool = True, per_role: bool = True,
+                       phase_tuned: bool = True,
                        max_extensions: int = MAX_GRID_EXTENSIONS,
                        max_role_rounds: int = MAX_ROLE_ROUNDS, oracle_window: str | int | None = None,
                        beams: str | Sequence[int] = (1,)) -> dict[str, Any]:
@@ -225,6 +235,7 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
         test_seeds: Use only the first this many test seeds (default: all).
         extend: Extend the grid past its edges (:func:`extend_grid`); else the grid is the templates.
         per_role: Search ``static_tuned_per_role`` (:func:`coordinate_descent`).
+        phase_tuned: Search ``phase_tuned`` (:func:`phase_tuned_reference`).
         max_extensions: The most extensions of the grid.
         max_role_rounds: The most rounds of the per-role search.
         oracle_window: The window oracle's control window ("2ms" or ns), or ``None`` for none.
@@ -301,6 +312,7 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
         "command": " ".join([f"ecngym benchmark references scenario={name}",
                              *(["extend_grid=false"] if not extend else []),
                              *(["per_role=false"] if not per_role else []),
+                             *(["phase_tuned=false"] if not phase_tuned else []),
                              *([f"oracle_window={oracle_window}", f"beam={','.join(map(str, beams))}"]
                                if oracle_window is not None else [])]),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -324,6 +336,12 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
     if per_role:
         doc["static_tuned_per_role"] = _per_role_reference(sc, grid, tuned, train_scores[setting_key(tuned)], train, test,
                                                            lower, processes, max_role_rounds, test_block(tuned_rows))
+    if phase_tuned:
+        phases = [str(p["name"]) for p in proto.get("phases") or [{"name": "all"}]]
+        doc["phase_tuned"] = phase_tuned_reference(
+            phases, starts, grid, tuned, train_scores[setting_key(tuned)], test_block(tuned_rows),
+            lambda cfgs, seeds: _run_jobs([(env, c, s, starts, score, second) for c in cfgs for s in seeds], processes),
+            train, test, lower, f"scenarios.{name}", max_role_rounds)
     doc["oracle_phase"] = {"phase_starts_ns": starts, "per_test_seed": per_seed, "test": test_block(oracle_runs)}
     if oracle_window is not None:
         doc["oracle_window"] = window_reference(sc, tuned, per_seed, test, oracle_window, list(beams), processes)
@@ -525,8 +543,8 @@ def reference_controllers(scenario_name: str, reference_dir: Path | str | None =
 
     Returns:
         ``{"static_default": ..., "static_tuned": ..., "oracle_phase": ..., "random": ...}``
-        (:data:`ecngym.benchmark.scoring.REFERENCES`), with ``static_tuned_per_role`` only where the
-        file holds a searched one (:data:`~ecngym.benchmark.scoring.OPTIONAL_REFERENCES`: a file
+        (:data:`ecngym.benchmark.scoring.REFERENCES`), with ``static_tuned_per_role`` and ``phase_tuned`` only
+        where the file holds a searched one (:data:`~ecngym.benchmark.scoring.OPTIONAL_REFERENCES`: a file
         written before it, or of a scenario with one switch role, has none); references, never
         competitors.
 
@@ -545,6 +563,9 @@ def reference_controllers(scenario_name: str, reference_dir: Path | str | None =
     per_role = doc.get("static_tuned_per_role")
     if isinstance(per_role, dict) and per_role.get("searched"):
         out["static_tuned_per_role"] = per_role_controller(per_role["setting"])
+    phased = doc.get("phase_tuned")
+    if isinstance(phased, dict) and phased.get("searched"):
+        out["phase_tuned"] = phase_tuned_controller(phased["phase_starts_ns"], phased["schedule"])
     out["oracle_phase"] = oracle_controller(oracle["phase_starts_ns"], oracle["per_test_seed"])
     out["random"] = dict(read_yaml(CONFIG_DIR / "controller" / "random.yaml", "controller.random"))
     return out
@@ -584,6 +605,7 @@ class ReferencesArgs(ScenarioFileArgs):
         test_seeds: Only the first this many test seeds (default: all).
         extend_grid: Extend the grid past the edge ``static_tuned`` is on (:func:`extend_grid`).
         per_role: Search ``static_tuned_per_role`` (:func:`coordinate_descent`).
+        phase_tuned: Search ``phase_tuned``, one setting per phase for every trace (:func:`phase_tuned_reference`).
         oracle_window: Also search the window oracle on every test seed with windows this long ("2ms");
             off by default (it costs a few dozen episodes per trace: :func:`window_reference`).
         beam: The window oracle's beam widths, comma-separated (default 1, greedy); only with ``oracle_window``.
@@ -596,6 +618,7 @@ class ReferencesArgs(ScenarioFileArgs):
     test_seeds: Whole(1) | None = None
     extend_grid: Flag = True
     per_role: Flag = True
+    phase_tuned: Flag = True
     oracle_window: Text | None = None
     beam: Text | None = None
 
@@ -604,7 +627,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``ecngym benchmark references scenario=<name>[,...] | suite=<core|full> | scenario_file=<path> [...]``.
 
     Its keys: ``processes=2``, ``out=DIR``, ``test_seeds=N``, ``extend_grid=true``, ``per_role=true``,
-    ``oracle_window=2ms`` and ``beam=1,2`` (the window oracle; off without ``oracle_window``)
+    ``phase_tuned=true``, ``oracle_window=2ms`` and ``beam=1,2`` (the window oracle; off without ``oracle_window``)
     (:class:`ReferencesArgs`).
 
     Writes each scenario's references file (default: the package's ``configs/suite/references``;
@@ -625,7 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     usage = ("ecngym benchmark references scenario=<name>[,...] | suite=<core|full> | scenario_file=<path> "
              "[processes=2] [out=DIR] [test_seeds=N] [extend_grid=true|false] [per_role=true|false] "
-             "[oracle_window=2ms [beam=1,2]]")
+             "[phase_tuned=true|false] [oracle_window=2ms [beam=1,2]]")
     args = key_value_arguments(ReferencesArgs, list(sys.argv[1:] if argv is None else argv), usage, main.__doc__)
     if args.oracle_window is None and args.beam is not None:
         raise ConfigError("beam", f"got {args.beam!r} without oracle_window; give oracle_window=<length> (e.g. 2ms) "
@@ -647,6 +670,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in names:
         doc = compute_references(name, processes=args.processes, scenario_dir=scenario_dir,
                                  test_seeds=args.test_seeds, extend=args.extend_grid, per_role=args.per_role,
+                                 phase_tuned=args.phase_tuned,
                                  **window)
         if command is not None:
             doc["command"] = command
@@ -655,6 +679,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps({"scenario": name, "file": str(path), "static_tuned": doc["static_tuned"]["setting"],
                           "grid_extension": doc["search"]["extension"]["stopped"],
                           "static_tuned_per_role": per_role.get("setting"),
+                          "phase_tuned": (doc.get("phase_tuned") or {}).get("schedule"),
                           "oracle_window": window_means(doc),
                           "wall_s_median": doc["episode"]["wall_s_median"]}))
     return 0

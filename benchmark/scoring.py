@@ -40,10 +40,11 @@ from ecngym.results.ranking import confidence_interval
 
 #: The reference controllers (their rows are labelled references, never ranked as competitors); ``random``
 #: (a template drawn uniformly every interval) is the floor a learner must clear.
-REFERENCES = ("static_default", "static_tuned", "static_tuned_per_role", "oracle_phase", "random")
+REFERENCES = ("static_default", "static_tuned", "static_tuned_per_role", "phase_tuned", "oracle_phase", "random")
 #: The references a scenario has only where its references file holds them (``static_tuned_per_role``:
-#: searched where the controlled ports span several switch layers, by files written since it exists).
-OPTIONAL_REFERENCES = ("static_tuned_per_role",)
+#: searched where the controlled ports span several switch layers; ``phase_tuned``: where the scenario
+#: has several traffic phases; both by files written since they exist).
+OPTIONAL_REFERENCES = ("static_tuned_per_role", "phase_tuned")
 
 
 @dataclass

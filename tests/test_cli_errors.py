@@ -313,7 +313,7 @@ def test_key_value_arguments_type_by_the_model_and_name_the_bad_argument(capsys)
     for argv, message in ((["processes"], r"^processes: expected key=value; usage: usage$"),
                           (["=3"], r"^=3: expected key=value"),
                           (["procs=3"], r"^procs: unknown argument; known: \['beam', 'extend_grid', 'oracle_window', "
-                                        r"'out', 'per_role', 'processes', 'scenario', "),
+                                        r"'out', 'per_role', 'phase_tuned', 'processes', "),
                           (["out=a", "out=b"], r"^out: given twice \(out='a' and 'out=b'\)"),
                           (["processes=0"], r"^processes: got 0, allowed range is \[1, 1024\]"),
                           (["processes=two"], r"^processes: expected a whole number, got 'two'"),

@@ -17,7 +17,8 @@ SUITE_FILE = HERE / "tiny_suite.yaml"
 def fixture_references(scenario: str, scenario_dir: Any = None, reference_dir: Any = None) -> dict[str, dict[str, Any]]:
     """The fixture's references as controller configs (static settings, oracle_phase a static stand-in; random).
 
-    ``static_tuned_per_role`` where the fixture file has one (per switch layer), as the package's files do.
+    ``static_tuned_per_role`` (per switch layer) and ``phase_tuned`` (per phase) where the fixture file has one,
+    as the package's files do.
 
     (``scenario_dir``, ``reference_dir``: the runner's arguments, unused: the fixture's references are made
     up, never stale.)
@@ -35,6 +36,13 @@ def fixture_references(scenario: str, scenario_dir: Any = None, reference_dir: A
         out["static_tuned_per_role"] = per_role_controller(
             {layer: [parse_bytes(s[0]), parse_bytes(s[1]), s[2]]
              for layer, s in refs["static_tuned_per_role"]["setting"].items()})
+    if "phase_tuned" in refs:
+        from ecngym.benchmark.reference_search import phase_tuned_controller
+        from ecngym.units import parse_bytes
+
+        out["phase_tuned"] = phase_tuned_controller(
+            refs["phase_tuned"]["phase_starts_ns"],
+            [[parse_bytes(s[0]), parse_bytes(s[1]), s[2]] for s in refs["phase_tuned"]["schedule"]])
     out["random"] = {"_target_": "ecngym.baselines.random_templates.RandomTemplateController", "name": "random"}
     return out
 

@@ -173,8 +173,9 @@ def _execute(name: str, store: Path, tmp_path: Path) -> str:
 def test_compare_controllers_notebook_runs_per_scenario_on_a_suite_store(store_dir, tmp_path):
     before = sorted(p.name for p in (store_dir / "store").iterdir())
     text = _execute("compare_controllers", store_dir / "store", tmp_path)
-    # controllers per scenario, each on the 2 test seeds (static_tuned_per_role: only tiny_incast_hot's fixture has it)
-    per = {s: len(CONTROLLERS) + len(REFERENCES) - (s != "tiny_incast_hot") for s in SCENARIOS}
+    # controllers per scenario, each on the 2 test seeds (static_tuned_per_role and phase_tuned: only tiny_incast_hot's
+    # fixture has them)
+    per = {s: len(CONTROLLERS) + len(REFERENCES) - 2 * (s != "tiny_incast_hot") for s in SCENARIOS}
     assert f"{len(SCENARIOS)} scenario(s), {sum(per.values()) * 2} episodes" in text
     assert all(f"  {s}: {per[s]} controllers, {per[s] * 2} episodes" in text for s in SCENARIOS)
     assert "identical traces for every (scenario, seed): True" in text

@@ -93,8 +93,10 @@ def test_references_search_round_trip_and_controllers(tmp_path):
     back = read_references("tiny_phases", refs, scen)
     assert back == yaml.safe_load(yaml.safe_dump(doc))
     ctls = reference_controllers("tiny_phases", refs, scen)
-    # the one home of the reference names (one switch layer: static_tuned is the per-role setting, not played again)
-    assert set(ctls) == set(REFERENCES) - set(OPTIONAL_REFERENCES)
+    # the one home of the reference names (one switch layer: static_tuned is the per-role setting, not played again;
+    # two phases: phase_tuned is searched and played)
+    assert set(ctls) == set(REFERENCES) - set(OPTIONAL_REFERENCES) | {"phase_tuned"}
+    assert doc["phase_tuned"]["searched"] is True
     assert doc["static_tuned_per_role"]["searched"] is False
     assert ctls["static_tuned"]["setting"] == doc["static_tuned"]["setting"]
     for cfg in ctls.values():

@@ -170,6 +170,9 @@ def test_references_extend_the_grid_on_a_tiny_scenario_until_the_packet_floor(sc
     assert set(ctls) == set(REFERENCES) - set(OPTIONAL_REFERENCES)  # one switch layer: no per-role reference
     assert doc["static_tuned_per_role"]["searched"] is False
     assert doc["static_tuned_per_role"]["setting"] == {"tor": [1100, 2200, 0.2]}
+    # one traffic phase: phase_tuned is static_tuned, searched nothing and plays nothing
+    assert doc["phase_tuned"]["searched"] is False and doc["phase_tuned"]["schedule"] == [[1100, 2200, 0.2]]
+    assert doc["phase_tuned"]["test"] == doc["static_tuned"]["test"]
     for name in ("static_tuned", "oracle_phase"):
         summary, _, _ = run_controller(FLOOR["env"], build_controller(copy.deepcopy(ctls[name])), 1002)
         assert summary["slowdown_avg_all"] == doc[name]["test"]["score"]["1002"]
@@ -206,7 +209,7 @@ def test_the_per_role_reference_on_two_layers_is_a_setting_per_layer_never_worse
     assert "coordinate descent" in per_role["method"]
     path = write_references(doc, tmp_path / "references")
     ctls = reference_controllers("tiny_roles", path.parent, scenario_dir)
-    assert set(ctls) == set(REFERENCES)
+    assert set(ctls) == set(REFERENCES) - {"phase_tuned"}  # (one traffic phase: no phase_tuned reference)
     # its controller plays the per-layer setting: it replays the recorded train and test scores
     for seed, want in ((101, per_role["train_score"]), (1002, per_role["test"]["score"]["1002"])):
         summary, _, _ = run_controller(ROLES["env"], build_controller(copy.deepcopy(ctls["static_tuned_per_role"])),
