@@ -4,6 +4,7 @@
 """
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,28 +17,11 @@ from ecngym.benchmark.oracle_window_cli import schedule_env
 from ecngym.benchmark.references import compute_references, read_references, write_references
 from ecngym.markdown_page import MarkdownPage
 
-#: The tiny two-phase RoCE star of test_references_oracle (96 steps of 20.8 us, ~0.05 s an episode).
-TINY = {
-    "name": "tiny_phases", "id": "ecngym/TinyPhases-v1", "version": 1,
-    "env": {"episode_steps": 96,
-            "workload": {"workload": "websearch", "load": 0.5, "incast": {"degree": 0},
-                         "phases": [{"at": "1ms", "load": 0.1,
-                                     "incast": {"degree": 12, "size": "16KB", "load": 0.05}}]},
-            "action": {"templates": [[20_000, 40_000, 0.05], [80_000, 320_000, 0.2]]}},
-    "protocol": {"train_seeds": [101], "test_seeds": [1001, 1002], "score": "slowdown_avg_all",
-                 "lower_is_better": True, "second_axis": "slowdown_avg_>1MB",
-                 "phases": [{"name": "bulk", "start": "0ms"}, {"name": "incast", "start": "1ms"}]},
-}
-#: A tiny star whose static_tuned lies past the templates (test_references_search's FLOOR: higher is better, the
-#: grid extends down to 1.1 / 2.2 KB, which no template holds).
-FLOOR = {
-    "name": "tiny_floor", "id": "ecngym/TinyFloor-v1", "version": 1,
-    "env": {"episode_steps": 40, "workload": {"load": 0.6},
-            "fabric": {"aqm": {"all": {"policy": "red", "kmin_bytes": 8800, "kmax_bytes": 17600, "pmax": 0.2}}},
-            "action": {"templates": [[4400, 8800, 0.2], [8800, 17600, 0.2]]}},
-    "protocol": {"train_seeds": [101], "test_seeds": [1002], "score": "slowdown_avg_all",
-                 "lower_is_better": False, "second_axis": "slowdown_avg_>1MB"},
-}
+#: The tiny two-phase RoCE star (96 steps of 20.8 us, ~0.05 s an episode).
+TINY = yaml.safe_load((Path(__file__).resolve().parent / "scenarios" / "tiny_phases.yaml").read_text())
+#: A tiny star whose static_tuned lies past the templates (higher is better: the grid extends down to 1.1 / 2.2 KB,
+#: which no template holds).
+FLOOR = yaml.safe_load((Path(__file__).resolve().parent / "scenarios" / "tiny_floor.yaml").read_text())
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -1,6 +1,7 @@
 """The references: the phase oracle's switching, the search on a tiny scenario, the file round trip, errors."""
 
 import copy
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -21,17 +22,7 @@ from ecngym.envs.rollout import run_episode
 from ecngym.error import ConfigError
 
 #: A tiny scenario: the 16-host RoCE star, 2 ms, a phase of heavy incast from 1 ms, two settings.
-TINY = {
-    "name": "tiny_phases", "id": "ecngym/TinyPhases-v1", "version": 1,
-    "env": {"episode_steps": 96,
-            "workload": {"workload": "websearch", "load": 0.5, "incast": {"degree": 0},
-                         "phases": [{"at": "1ms", "load": 0.1,
-                                     "incast": {"degree": 12, "size": "16KB", "load": 0.05}}]},
-            "action": {"templates": [[20_000, 40_000, 0.05], [80_000, 320_000, 0.2]]}},
-    "protocol": {"train_seeds": [101], "test_seeds": [1001, 1002], "score": "slowdown_avg_all",
-                 "lower_is_better": True, "second_axis": "slowdown_avg_>1MB",
-                 "phases": [{"name": "bulk", "start": "0ms"}, {"name": "incast", "start": "1ms"}]},
-}
+TINY = yaml.safe_load((Path(__file__).resolve().parent / "scenarios" / "tiny_phases.yaml").read_text())
 
 
 def _env(steps=10):

@@ -2,6 +2,7 @@
 
 import copy
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,20 +17,11 @@ from ecngym.benchmark.scoring import OPTIONAL_REFERENCES, REFERENCES
 from ecngym.error import ConfigError
 from ecngym.markdown_page import MarkdownPage
 
-#: The tiny two-phase RoCE star of test_references_oracle (96 steps of 20.8 us, ~0.05 s an episode): bulk, then
+#: The tiny two-phase RoCE star (scenarios/tiny_phases.yaml) on train seed 103: bulk, then
 #: heavy incast from 1 ms; two templates. On its train seed the phases want different settings (measured: static_tuned
 #: 20/40 KB 3.495; bulk 80/320 KB then incast 20/40 KB 3.470).
-TINY = {
-    "name": "tiny_phases", "id": "ecngym/TinyPhases-v1", "version": 1,
-    "env": {"episode_steps": 96,
-            "workload": {"workload": "websearch", "load": 0.5, "incast": {"degree": 0},
-                         "phases": [{"at": "1ms", "load": 0.1,
-                                     "incast": {"degree": 12, "size": "16KB", "load": 0.05}}]},
-            "action": {"templates": [[20_000, 40_000, 0.05], [80_000, 320_000, 0.2]]}},
-    "protocol": {"train_seeds": [103], "test_seeds": [1001, 1002], "score": "slowdown_avg_all",
-                 "lower_is_better": True, "second_axis": "slowdown_avg_>1MB",
-                 "phases": [{"name": "bulk", "start": "0ms"}, {"name": "incast", "start": "1ms"}]},
-}
+TINY = yaml.safe_load((Path(__file__).resolve().parent / "scenarios" / "tiny_phases.yaml").read_text())
+TINY["protocol"]["train_seeds"] = [103]
 GRID = [(1000, 2000, 0.2), (2000, 4000, 0.2), (4000, 8000, 0.2)]
 
 

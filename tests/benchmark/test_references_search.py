@@ -2,6 +2,7 @@
 
 import copy
 import math
+from pathlib import Path
 
 import pytest
 import yaml
@@ -28,14 +29,7 @@ from ecngym.benchmark.scoring import OPTIONAL_REFERENCES, REFERENCES
 #: A tiny star whose preset and templates sit at 4.4 / 8.8 KB. (A fixture: its score's direction is reversed, so the
 #: search prefers small thresholds and walks down past the grid's low edge, 4.4 -> 2.2 -> 1.1 KB, to the packet floor:
 #: the next halving, 550 B, is below one full data packet, 1052 B. Measured: slowdown_avg_all 1.12 / 1.20 / 1.25.)
-FLOOR = {
-    "name": "tiny_floor", "id": "ecngym/TinyFloor-v1", "version": 1,
-    "env": {"episode_steps": 40, "workload": {"load": 0.6},
-            "fabric": {"aqm": {"all": {"policy": "red", "kmin_bytes": 8800, "kmax_bytes": 17600, "pmax": 0.2}}},
-            "action": {"templates": [[4400, 8800, 0.2], [8800, 17600, 0.2]]}},
-    "protocol": {"train_seeds": [101], "test_seeds": [1002], "score": "slowdown_avg_all",
-                 "lower_is_better": False, "second_axis": "slowdown_avg_>1MB"},
-}
+FLOOR = yaml.safe_load((Path(__file__).resolve().parent / "scenarios" / "tiny_floor.yaml").read_text())
 #: A tiny two-layer fabric (4 leaves, 1 spine, 2 hosts per leaf, 100 Gbps) with incasts across the spine, so both
 #: layers queue and their best settings differ (measured: uniform 70.4 KB 1.643; leaf 17.6 KB + spine 400 KB 1.516).
 ROLES = {
