@@ -267,7 +267,8 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
     grid_runs: list[dict[str, Any]] = []  # every grid episode (the wall-time figures)
 
     def play(settings: Sequence[Setting], seeds: Sequence[int]) -> None:
-        jobs = [(env, list(g), s, starts, score, second) for g in settings for s in seeds if (setting_key(g), s) not in runs]
+        jobs = [(env, list(g), s, starts, score, second) for g in settings for s in seeds
+                if (setting_key(g), s) not in runs]
         results = _run_jobs(jobs, processes)
         runs.update({(setting_key(j[1]), j[2]): r for j, r in zip(jobs, results, strict=True)})
         grid_runs.extend(results)
@@ -305,6 +306,10 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
         return {"score": {str(s): r["score"] for s, r in zip(test, rows, strict=True)},
                 "second_axis": {str(s): r["second_axis"] for s, r in zip(test, rows, strict=True)}}
 
+    def per_test_seed(field: str) -> dict[str, dict[str, Any]]:
+        """Every grid setting's ``field`` (score or per-phase scores) per test seed."""
+        return {setting_key(g): {str(s): runs[(setting_key(g), s)][field] for s in test} for g in grid}
+
     default_rows = [runs[(setting_key(default), s)] for s in test]
     tuned_rows = [runs[(setting_key(tuned), s)] for s in test]
     doc: dict[str, Any] = {
@@ -321,8 +326,7 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
         "phase_starts_ns": starts,
         "search": {"method": "grid", "settings": [list(g) for g in grid], "train_seeds": train,
                    "train_scores": train_scores,
-                   "test_scores": {setting_key(g): {str(s): runs[(setting_key(g), s)]["score"] for s in test} for g in grid},
-                   "test_phase_scores": {setting_key(g): {str(s): runs[(setting_key(g), s)]["phases"] for s in test} for g in grid},
+                   "test_scores": per_test_seed("score"), "test_phase_scores": per_test_seed("phases"),
                    "templates": [list(g) for g in templates],
                    "edges": {"kmin_low_bytes": min(int(g[0]) for g in grid),
                              "kmin_high_bytes": max(int(g[0]) for g in grid),
@@ -334,8 +338,9 @@ def compute_references(name: str, processes: int = 2, scenario_dir: Path | str |
                          "test": test_block(tuned_rows)},
     }
     if per_role:
-        doc["static_tuned_per_role"] = _per_role_reference(sc, grid, tuned, train_scores[setting_key(tuned)], train, test,
-                                                           lower, processes, max_role_rounds, test_block(tuned_rows))
+        doc["static_tuned_per_role"] = _per_role_reference(sc, grid, tuned, train_scores[setting_key(tuned)], train,
+                                                           test, lower, processes, max_role_rounds,
+                                                           test_block(tuned_rows))
     if phase_tuned:
         phases = [str(p["name"]) for p in proto.get("phases") or [{"name": "all"}]]
         doc["phase_tuned"] = phase_tuned_reference(

@@ -32,7 +32,8 @@ def test_the_fixture_suite_loads_with_its_scenarios():
     assert suite.scenarios["tiny_incast"].controllers["bytetuning"] == {"window_steps": 3, "settle_steps": 1}
 
 
-@pytest.mark.parametrize(("name", "scenarios", "test_seeds"), [("core", 3, 3), ("full", 7, 10), ("v2-candidates", 2, 10)])
+@pytest.mark.parametrize(("name", "scenarios", "test_seeds"),
+                         [("core", 3, 3), ("full", 7, 10), ("v2-candidates", 2, 10)])
 def test_the_shipped_suites_are_valid(name, scenarios, test_seeds):
     spec = SuiteSpec.parse(yaml.safe_load((SUITE_DIR / f"{name}.yaml").read_text()), "suite")
     assert spec.name == name and len(spec.scenarios) == scenarios and spec.test_seeds == test_seeds
