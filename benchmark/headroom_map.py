@@ -2,8 +2,9 @@
 
 A family file (``configs/suite/families/<name>.yaml``, or a file of yours anywhere: ``family=PATH``)
 names a base scenario (a suite scenario's name, or the path of a scenario file of yours relative to
-the family file: its env and score), train seeds, a control window and one or two **axes**; each axis value
-is a label and the env overrides (and optionally the score) it applies to the base. For every
+the family file: its env and score), train seeds, a control window, optionally ``env`` overrides every
+point shares, and one or two **axes**; each axis value is a label and the env overrides (and optionally
+the score) it applies on top. For every
 point of the axes' product and every seed, the window oracle (:mod:`ecngym.benchmark.oracle_window`)
 is searched on branches of the running simulation; its first window scores every template held
 throughout, so the point's ``static_tuned`` (the template with the best mean over the seeds) comes
@@ -75,10 +76,12 @@ def load_family(path_or_name: str) -> dict[str, Any]:
     doc = read_yaml(path, "family")
     if not isinstance(doc, dict):
         raise ConfigError("family", f"{path} holds no mapping")
-    unknown = sorted(set(doc) - {"name", "description", "base", "seeds", "window", "beam", "axes", "notes"})
+    unknown = sorted(set(doc) - {"name", "description", "base", "seeds", "window", "beam", "env", "axes", "notes"})
     if unknown:
         raise ConfigError(f"family.{unknown[0]}", "unknown field; known: name, description, base, seeds, window, "
-                                                  "beam, axes, notes")
+                                                  "beam, env, axes, notes")
+    if not isinstance(doc.get("env", {}), dict):
+        raise ConfigError("family.env", f"expected a mapping of env overrides for every point, got {doc['env']!r}")
     for key in ("name", "base", "seeds", "axes"):
         if key not in doc:
             raise ConfigError(f"family.{key}", "required field is missing")
@@ -145,18 +148,34 @@ def family_base(base: str, scenario_dir: str | None = None) -> dict[str, Any]:
     return read_scenario(next(iter(suite.scenarios)), suite.scenario_dir)
 
 
-def map_point(base: dict[str, Any], values: Sequence[dict[str, Any]], seeds: Sequence[int], window: str,
-              beam: int, processes: int) -> dict[str, Any]:
-    """Search the window oracle at one point of the map on every seed; its headroom figures."""
-    from ecngym.benchmark.headroom import mean_ci
-    from ecngym.benchmark.oracle import make_env
-    from ecngym.benchmark.oracle_window import search_windows, window_steps_of
+def point_env(family: Mapping[str, Any], base: Mapping[str, Any],
+              values: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], str]:
+    """The env and score of one point of a family: the base's, then the family's ``env``, then each axis value's.
 
-    env_cfg = base["env"]
+    Args:
+        family: The family (:func:`load_family`).
+        base: Its base scenario (:func:`family_base`).
+        values: One value per axis (``{label, env?, score?}``).
+
+    Returns:
+        The point's env overrides and its score metric.
+    """
+    env_cfg = deep_merged(base["env"], family.get("env", {}))
     score = base["protocol"]["score"]
     for v in values:
         env_cfg = deep_merged(env_cfg, v.get("env", {}))
         score = v.get("score", score)
+    return env_cfg, score
+
+
+def map_point(family: Mapping[str, Any], base: dict[str, Any], values: Sequence[dict[str, Any]],
+              seeds: Sequence[int], window: str, beam: int, processes: int) -> dict[str, Any]:
+    """Search the window oracle at one point of the map (:func:`point_env`) on every seed; its headroom figures."""
+    from ecngym.benchmark.headroom import mean_ci
+    from ecngym.benchmark.oracle import make_env
+    from ecngym.benchmark.oracle_window import search_windows, window_steps_of
+
+    env_cfg, score = point_env(family, base, values)
     lower = bool(base["protocol"].get("lower_is_better", True))
     sign = 1.0 if lower else -1.0
     windows, consts, cpu = [], [], 0.0
@@ -291,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     grid = list(itertools.product(*[a["values"] for a in family["axes"]]))
     points = []
     for values in tqdm(grid, desc=f"headroom map {family['name']}", unit="point", file=sys.stderr):
-        points.append(map_point(base, values, seeds, window, int(family.get("beam", 1)), args.processes))
+        points.append(map_point(family, base, values, seeds, window, int(family.get("beam", 1)), args.processes))
         if out is not None:  # written as each point finishes: a stopped map keeps what it measured
             write_atomically(out, lambda p: p.write_text(json.dumps(points, indent=1)), "out")
     add_maps(page, family, points)

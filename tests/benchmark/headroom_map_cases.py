@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ecngym.benchmark.headroom_map import deep_merged, load_family, main
+from ecngym.benchmark.headroom_map import deep_merged, load_family, main, point_env
 from ecngym.error import ConfigError
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
@@ -44,6 +44,7 @@ def test_a_tiny_family_maps_end_to_end(tmp_path, capsys):
     ({"axes": [{"name": "x", "values": [{"label": "a", "env": 3}]}]}, r"family.axes\[0\].values\[0\].env"),
     ({"beam": 0}, "family.beam"),
     ({"colour": "red"}, "family.colour"),
+    ({"env": [1]}, "family.env"),
 ])
 def test_a_bad_family_file_names_its_field(tmp_path, change, field):
     path = tmp_path / "family.yaml"
@@ -86,6 +87,17 @@ def test_a_family_of_the_users_maps_a_scenario_file_of_theirs(tmp_path, capsys):
     with pytest.raises(ConfigError) as err:
         main([f"family={path}"])
     assert err.value.field == "family.base" and "no file at" in err.value.message
+
+
+def test_a_point_takes_the_base_then_the_familys_env_then_its_axis_values():
+    base = {"env": {"episode_steps": 10, "workload": {"load": 0.6, "incast": {"degree": 0}}},
+            "protocol": {"score": "slowdown_avg_all"}}
+    family = {"env": {"episode_steps": 24, "workload": {"incast": {"degree": 4}}}}
+    values = [{"label": "a", "env": {"workload": {"load": 0.3}}}, {"label": "p99", "score": "slowdown_p99_all"}]
+    env, score = point_env(family, base, values)
+    assert env == {"episode_steps": 24, "workload": {"load": 0.3, "incast": {"degree": 4}}}
+    assert score == "slowdown_p99_all"
+    assert point_env({}, base, [{"label": "b"}]) == (base["env"], "slowdown_avg_all")
 
 
 def test_overrides_merge_mapping_by_mapping():

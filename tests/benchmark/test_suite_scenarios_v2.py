@@ -6,7 +6,7 @@ import gymnasium as gym
 import pytest
 
 import ecngym.envs  # noqa: F401  (registers the ids)
-from ecngym.benchmark.headroom_map import deep_merged, load_family
+from ecngym.benchmark.headroom_map import load_family, point_env
 from ecngym.benchmark.references import SCENARIO_DIR, phase_starts_ns, read_scenario
 from ecngym.benchmark.scenario_docs import timing
 from ecngym.envs.registration import scenario_config
@@ -36,7 +36,8 @@ def test_a_v2_scenario_is_its_map_point(name):
     family_name, label = FROM_MAP[name]
     family = load_family(family_name)
     point = next(v for v in family["axes"][0]["values"] if v["label"] == label)
-    assert _plain(deep_merged(read_scenario(family["base"])["env"], point["env"])) == _plain(read_scenario(name)["env"])
+    env, score = point_env(family, read_scenario(family["base"]), [point])
+    assert _plain(env) == _plain(read_scenario(name)["env"]) and score == read_scenario(name)["protocol"]["score"]
 
 
 @pytest.mark.parametrize("name", sorted(FROM_MAP))
