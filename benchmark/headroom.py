@@ -413,12 +413,17 @@ class HeadroomArgs(ScenarioFileArgs):
         markdown: Also write the page there.
         reference_dir: The folder of references files (default: the package's; with ``scenario_file``,
             ``references/`` beside the file).
+        store: A results store: the page opens with the suite table (:mod:`ecngym.benchmark.suite_table`),
+            the references beside the stored scores of ``controllers`` (with ``suite`` or ``scenario_file``).
+        controllers: The controllers the suite table shows, comma-separated.
     """
 
     suite: Text | None = None
     scenario: Text | None = None
     markdown: Text | None = None
     reference_dir: Text | None = None
+    store: Text | None = None
+    controllers: Text = "mpc_forecast"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -435,9 +440,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     usage = ("ecngym benchmark headroom suite=<core|full> | scenario=<name>[,...] | scenario_file=<path> "
-             "[markdown=<path>] [reference_dir=<dir>]")
+             "[markdown=<path>] [reference_dir=<dir>] [store=<dir> [controllers=mpc_forecast,...]]")
     args = key_value_arguments(HeadroomArgs, argv, usage, __doc__)
-    reference_dir, scenario_dir = args.reference_dir, None
+    reference_dir, scenario_dir, suite = args.reference_dir, None, None
     if args.scenario_file is not None:  # (with suite or scenario: refused by the model)
         from ecngym.benchmark.scenario_file import scenario_file_suite
 
@@ -447,11 +452,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ConfigError("suite", "give suite=<core|full>, scenario=<name> or scenario_file=<path> (one of them)")
     else:
         names = args.scenario.split(",") if args.scenario else suite_scenarios(args.suite)
-    # (the page names the command without reference_dir: a folder of the machine it ran on)
-    stamped = [a for a in argv if not a.startswith("reference_dir=")]
+    controllers = [c for c in args.controllers.split(",") if c]
+    if args.store is not None:
+        if args.scenario is not None:
+            raise ConfigError("store", f"got {args.store!r} with scenario={args.scenario!r}: the suite table reads a "
+                                       "suite's episodes; give suite=<name> or scenario_file=<path>")
+        if not controllers:
+            raise ConfigError("controllers", f"got {args.controllers!r}; name at least one controller")
+        if suite is None:
+            from ecngym.benchmark.suite import load_suite
+
+            suite = load_suite(args.suite)
+    # (the page names the command without reference_dir or store: folders of the machine it ran on)
+    stamped = [a for a in argv if not a.startswith(("reference_dir=", "store="))]
     title, prog = "Adaptivity headroom per scenario", "ecngym benchmark headroom"
     page = (open_page(args.markdown, title, prog, stamped, INTRO, field="markdown")
             or MarkdownPage(title, [*prog.split(), *stamped], INTRO))
+    if args.store is not None:
+        from ecngym.benchmark.suite_table import add_suite_table, suite_table
+
+        add_suite_table(page, suite_table(names, args.store, suite, controllers, reference_dir, scenario_dir),
+                        controllers)
     rows = headroom_table(names, reference_dir, scenario_dir)
     add_table(page, rows)
     print(page.render())

@@ -26,8 +26,8 @@ def suite_scenarios(suite: str) -> tuple[str, ...]:
     return tuple(yaml.safe_load((CONFIG_DIR / "suite" / f"{suite}.yaml").read_text())["scenarios"])
 
 
-#: Default order: the full suite's (which lists the core suite's scenarios first).
-ORDER = suite_scenarios("full")
+#: Default order: suite v2's full suite (which lists its core scenarios first), then suite v1's.
+ORDER = suite_scenarios("full") + suite_scenarios("full-v1")
 
 
 def _controller(name: str, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -127,15 +127,17 @@ def markdown(rows: list[dict[str, str]], command: Sequence[str] = COMMAND) -> st
 
     intro = ("Generated from `configs/suite/scenarios/*.yaml` (and the measured columns from "
              "`configs/suite/references/*.yaml`); do not edit by hand. "
-             f"The `core` suite: {', '.join(f'`{n}`' for n in suite_scenarios('core'))}; "
-             f"`full`: all {len(suite_scenarios('full'))}. The `-v0` ids "
+             f"Suite v2's `core` (the main job): {', '.join(f'`{n}`' for n in suite_scenarios('core'))}; its "
+             f"`full`: {len(suite_scenarios('full'))} scenarios. Suite v1, frozen: `core-v1` "
+             f"({', '.join(f'`{n}`' for n in suite_scenarios('core-v1'))}) and `full-v1` "
+             f"({len(suite_scenarios('full-v1'))}). The `-v0` ids "
              "(`ecngym/RoceIncast-v0`, ...) remain as the quick toy scenarios (100 steps, no phases).\n\n"
              "Flows per episode: mean over the `static_default` runs on the test seeds; per bucket the finished "
              "flows, mean and [min]. Time per episode: median CPU seconds of one episode (env build, run, flow "
              "records) over the references' grid runs, which approximates the wall time on one idle core; the "
              "wall time was measured on a shared 2-core machine under load. ByteTuning's search length counts "
              "the scenario's `controllers.bytetuning` override.")
-    page = MarkdownPage("Benchmark suite v1: scenarios", list(command), intro, measured=False)
+    page = MarkdownPage("Benchmark suites v2 and v1: scenarios", list(command), intro, measured=False)
     table = Table()
     for column in rows[0]:
         table.add_column(escape(column))

@@ -8,6 +8,7 @@ overrides, protocol and phases), read here so that a scenario has one home.
 from __future__ import annotations
 
 import copy
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -103,12 +104,16 @@ def suite_scenarios(folder: Path | str | None = None) -> dict[str, dict[str, Any
     return out
 
 
-#: Registered ``-v1`` scenarios (id -> EnvConfig overrides), read from the suite's scenario files.
+#: Registered suite scenarios (``-v1``, ``-v2``; id -> EnvConfig overrides), read from the suite's scenario files.
 SUITE_SCENARIOS: dict[str, dict[str, Any]] = suite_scenarios()
 
 
 def register_envs() -> None:
-    """Register every scenario, the toy ``-v0`` ones and the suite's ``-v1`` ones (idempotent)."""
+    """Register every scenario, the toy ``-v0`` ones and the suite's ``-v1`` / ``-v2`` ones (idempotent)."""
+    # Suite v1's scenarios stay frozen and runnable beside the v2 ones of the same name (suite=core-v1), so
+    # Gymnasium's "is out of date, consider upgrading to v2" would mislead whoever reruns v1 on purpose.
+    warnings.filterwarnings("ignore", message=r".*The environment ecngym/\S+ is out of date",
+                            category=DeprecationWarning)
     for env_id, preset in {**SCENARIOS, **SUITE_SCENARIOS}.items():
         if env_id not in registry:
             register(id=env_id, entry_point=ENTRY_POINT, kwargs={"config": preset})

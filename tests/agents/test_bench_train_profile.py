@@ -65,7 +65,7 @@ def test_a_profiled_ppo_run_splits_its_steps_and_counts_its_update(tmp_path):
     from ecngym.benchmark.train_cost import scaled_scenario_dir
     from ecngym.perf.train_profile import profile_in_fresh_process
 
-    scaled = scaled_scenario_dir(load_suite("core").scenarios, 12, tmp_path)
+    scaled = scaled_scenario_dir(load_suite("core-v1").scenarios, 12, tmp_path)
     r = profile_in_fresh_process("dctcp_pred_regimes", "ppo", 1, 12, str(scaled))
     assert "error" not in r, r.get("error")
     assert r["steps"] == 12 and r["missing_hooks"] == []

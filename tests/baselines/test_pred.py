@@ -226,10 +226,10 @@ def test_every_v1_scenario_runs_pred_with_lambda_per_mb_as_published():
     controllers = {n: OmegaConf.load(CONFIG_DIR / "controller" / f"{n}.yaml") for n in names}
     assert all(PredController(**{k: v for k, v in controllers[n].items() if k != "_target_"}).lambda_unit == "packet"
                for n in names)
-    jobs = plan_jobs(load_suite("full"), controllers, Path("store"), Path("out"), True, BenchmarkOptions.parse({}),
+    jobs = plan_jobs(load_suite("full-v1"), controllers, Path("store"), Path("out"), True, BenchmarkOptions.parse({}),
                      references=lambda name: {})
     scenarios = {j.scenario for j in jobs}
-    assert scenarios == set(load_suite("full").scenarios) and len(jobs) == 4 * len(scenarios)
+    assert scenarios == set(load_suite("full-v1").scenarios) and len(jobs) == 4 * len(scenarios)
     for job in jobs:
         pred = build_controller(job.controller_cfg)
         assert (pred.lambda_unit, pred.per_mb, pred.lambda_init) == ("mb", 1.0, 0.1), (job.scenario, job.controller)

@@ -42,15 +42,16 @@ def _fixture(tmp_path: Path, edit) -> Path:
     return tmp_path
 
 
-def test_the_core_scenarios_declare_a_training_protocol_and_a_held_out_family():
-    suite = load_suite("core")
+@pytest.mark.parametrize("core", ["core", "core-v1"])
+def test_the_core_scenarios_declare_a_training_protocol_and_a_held_out_family(core):
+    suite = load_suite(core)
     assert suite.spec.learners and suite.spec.training_seeds >= 3
     for name, sc in suite.scenarios.items():
         assert sc.training is not None and set(sc.training.agents) == set(LEARNERS), name
         assert len(suite.training_seeds(name)) >= 3
         assert sc.held_out is not None and not set(sc.held_out.test_seeds) & set(sc.protocol.train_seeds)
         assert sc.held_out_env()["workload"] != sc.env["workload"]
-    assert load_suite("full").spec.training_seeds >= 5
+    assert load_suite(core.replace("core", "full")).spec.training_seeds >= 5
 
 
 @pytest.mark.parametrize(("edit", "field"), [

@@ -33,7 +33,7 @@ def test_the_fixture_suite_loads_with_its_scenarios():
 
 
 @pytest.mark.parametrize(("name", "scenarios", "test_seeds"),
-                         [("core", 3, 3), ("full", 7, 10), ("v2-candidates", 2, 10)])
+                         [("core", 3, 10), ("full", 5, 10), ("core-v1", 3, 3), ("full-v1", 7, 10)])
 def test_the_shipped_suites_are_valid(name, scenarios, test_seeds):
     spec = SuiteSpec.parse(yaml.safe_load((SUITE_DIR / f"{name}.yaml").read_text()), "suite")
     assert spec.name == name and len(spec.scenarios) == scenarios and spec.test_seeds == test_seeds

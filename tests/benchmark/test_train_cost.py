@@ -20,7 +20,7 @@ LEARNERS = tuple(learner_names())
 
 
 def test_the_scaled_scenarios_cut_warm_ups_and_rollouts_to_the_run_and_still_load(tmp_path):
-    suite = load_suite("core")
+    suite = load_suite("core-v1")
     folder = scaled_scenario_dir(suite.scenarios, 64, tmp_path)
     for name in suite.scenarios:
         agents = yaml.safe_load((folder / f"{name}.yaml").read_text())["training"]["agents"]
@@ -34,7 +34,7 @@ def test_the_scaled_scenarios_cut_warm_ups_and_rollouts_to_the_run_and_still_loa
 
 
 def test_the_full_suite_costs_every_run_and_every_scored_episode():
-    suite = load_suite("full")
+    suite = load_suite("full-v1")
     trained = [n for n, s in suite.scenarios.items() if s.training is not None]
     scoring = [{"scenario": n, "episode_cpu_s": 10.0, "episode_steps": 100, "step_cpu_s": 0.1, "reset_cpu_s": 0.0}
                for n in suite.scenarios]

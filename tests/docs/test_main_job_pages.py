@@ -59,7 +59,7 @@ def _getting_started_run_section() -> str:
 def test_getting_started_lists_the_scenarios_and_seeds_the_main_job_runs(main_job) -> None:
     suite, jobs = main_job
     text, page = _getting_started_run_section(), "docs/getting-started.md"
-    assert _count(text, r"\*\*(?P<n>\w+) v1 scenarios\*\*", page) == len(suite.scenarios)
+    assert _count(text, r"\*\*(?P<n>\w+) v2 scenarios\*\*", page) == len(suite.scenarios)
     missing = [name for name in suite.scenarios if f"`{name}`" not in text]
     assert not missing, f"{page} does not name the main job's scenario(s) {missing}"
     assert {len(job.seeds) for job in jobs} == {_count(text, r"first (?P<n>\w+) test traces", page)}
@@ -94,14 +94,17 @@ def test_the_home_page_names_every_registered_env_and_counts_the_suites(main_job
     registered = {env_id.split("/", 1)[1] for env_id in gym.registry if env_id.startswith("ecngym/")}
     assert named == registered, (f"{page} names envs {sorted(named - registered)} that are not registered and "
                                  f"leaves out {sorted(registered - named)}")
-    assert _count(box, r"suite v1: (?P<n>\w+) scenarios", page) == len(full.scenarios)
-    assert {s.id.split("/", 1)[1] for s in full.scenarios.values()} == {n for n in named if n.endswith("-v1")}
+    assert _count(box, r"suite v2: (?P<n>\w+) scenarios", page) == len(full.scenarios)
+    assert {s.id.split("/", 1)[1] for s in full.scenarios.values()} == {n for n in named if n.endswith("-v2")}
     assert _count(box, r"runs (?P<n>\w+) of them", page) == len(suite.scenarios)
     assert _count(box, r"`suite=full` all (?P<n>\w+)", page) == len(full.scenarios)
+    v1 = load_suite("full-v1")
+    assert _count(box, r"Suite v1, frozen: (?P<n>\w+) scenarios", page) == len(v1.scenarios)
+    assert {s.id.split("/", 1)[1] for s in v1.scenarios.values()} == {n for n in named if n.endswith("-v1")}
     assert _count(box, r"(?P<n>\w+) quick toy envs", page) == len({n for n in named if n.endswith("-v0")})
 
 
 def test_the_readme_counts_the_main_job_scenarios(main_job) -> None:
     suite, _ = main_job
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    assert _count(text, r"\(`ecngym run suite=core`\): (?P<n>\w+) v1 scenarios", "README.md") == len(suite.scenarios)
+    assert _count(text, r"\(`ecngym run suite=core`\): (?P<n>\w+) v2 scenarios", "README.md") == len(suite.scenarios)
