@@ -226,9 +226,11 @@ def overview_rows(board: SuiteBoard) -> list[dict[str, Any]]:
     names = sorted({c.controller for s in board.scores for c in s.controllers})
     entries = []
     for name in names:
-        per, mark, beats, paired = {}, {}, 0, 0
+        per, mark, delta, beats, paired = {}, {}, {}, 0, 0
         for s in board.scores:
             c = s.by_name(name)
+            delta[s.scenario] = ((c.delta_tuned_mean, c.delta_tuned_ci) if c is not None
+                                 else (float("nan"), (float("nan"), float("nan"))))
             per[s.scenario] = (c.normalized_mean, c.normalized_ci) if c is not None and not s.no_reference_gap \
                 else (float("nan"), (float("nan"), float("nan")))
             mark[s.scenario] = paired_mark(c)
@@ -236,7 +238,7 @@ def overview_rows(board: SuiteBoard) -> list[dict[str, Any]]:
                 paired += 1
                 beats += int(c.beats_tuned)
         entries.append({"controller": name, "reference": name in REFERENCES, "dynamic": name in board.dynamic,
-                        "per_scenario": per, "paired_mark": mark, "beats_tuned": (beats, paired),
+                        "per_scenario": per, "paired_mark": mark, "delta_tuned": delta, "beats_tuned": (beats, paired),
                         "aggregate": board.aggregates.get(name)})
 
     def key(e: dict[str, Any]) -> tuple[bool, float, str]:
@@ -302,6 +304,15 @@ def print_board(board: SuiteBoard, console: Console, wide: bool = False) -> None
                 "95% CIs; P(>tuned): probability of improvement over static_tuned; beats tuned: scenarios where the "
                 "paired 95% CI of S_tuned − S_c over the test seeds lies above 0 (▲ in the scenario's cell; ▼: "
                 "below 0). References are labelled (ref), never ranked."))
+    entries = overview_rows(board)
+    iqm = Column("IQM", [fmt_ci(*AGGREGATE_COLUMNS["IQM"](e["aggregate"])) if e["aggregate"] is not None else "—"
+                         for e in entries], key=True)
+    deltas = [Column(s.scenario, [fmt_ci(*e["delta_tuned"][s.scenario], 3, "g") + e["paired_mark"][s.scenario]
+                                  for e in entries]) for s in board.scores]
+    print_tables(console, fit_tables(
+        console, name, [iqm, *deltas], styles, wide=wide,
+        title="paired difference from static_tuned: S_tuned − S_c per test seed in the scenario's score units "
+              "(positive = better than static_tuned), mean [95% CI]; the verdicts above read it"))
     rows = headroom_rows(board)
     flags = [", ".join((["no_reference_gap"] if r["no_reference_gap"] else [])
                        + (["no headroom"] if r["no_headroom"] else [])) for r in rows]

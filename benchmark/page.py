@@ -140,7 +140,8 @@ def _headroom_html(board: object) -> str:
 
 def _scores_html(scores: object) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in
-                   ["controller", f"{scores.score} [95% CI]", "normalized [95% CI]", scores.second_axis, "seeds"])
+                   ["controller", f"{scores.score} [95% CI]", "normalized [95% CI]",
+                    "paired S_tuned − S [95% CI]", scores.second_axis, "seeds"])
     body = []
     for c in scores.controllers:
         kind = "reference" if c.reference else "competitor"
@@ -148,6 +149,7 @@ def _scores_html(scores: object) -> str:
         body.append(f'<tr class="score-row {kind}" data-controller="{html.escape(c.controller)}">'
                     f'<td class="name">{html.escape(label)}</td><td>{_ci_text(c.raw_mean, c.raw_ci, 4, "g")}</td>'
                     f"<td>{_ci_text(c.normalized_mean, c.normalized_ci)}</td>"
+                    f"<td>{_ci_text(c.delta_tuned_mean, c.delta_tuned_ci, 3, 'g')}</td>"
                     f"<td>{fmt_cell(c.second_mean, 3)}</td><td>{c.seeds}</td></tr>")
     return (f'<div class="table-wrap"><table class="suite scores"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")

@@ -149,7 +149,7 @@ def test_benchmark_eval_refuses_a_checkpoint_of_another_suite_and_a_taken_name(t
     with pytest.raises(ConfigError, match="checkpoint: .*trained on scenario 'roce_storage_incast', which suite tiny"):
         eval_main([f"checkpoint={shipped}", f"suite={HERE / 'tiny_suite.yaml'}", f"scenario_dir={HERE / 'scenarios'}"])
     with pytest.raises(ConfigError, match="name: got 'acc', the name of a reference or a shipped learner"):
-        eval_main([f"checkpoint={shipped}", "name=acc", f"store={tmp_path}"])
+        eval_main([f"checkpoint={shipped}", "suite=core-v1", "name=acc", f"store={tmp_path}"])
 
 
 def _execute(name: str, store: Path, tmp_path: Path) -> str:
