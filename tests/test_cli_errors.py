@@ -191,11 +191,11 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["serve-ns3gym", "seed=18446744073709551615", "episodes=2"],
      "ecngym serve-ns3gym: error: seed: got 18446744073709551615, allowed range is [0, 18446744073709551614]"),
     # issue 42: an unwritable out= was a raw NotADirectoryError / FileNotFoundError traceback after the suite loaded
-    (["train", "suite=core", "scenario=roce_storage_incast", "agent=acc", "seed=1", "out=/proc/ecngym-ckpt"],
+    (["train", "suite=core-v1", "scenario=roce_storage_incast", "agent=acc", "seed=1", "out=/proc/ecngym-ckpt"],
      "ecngym train-suite: error: out: cannot write '/proc/ecngym-ckpt': No such file or directory (creating a "
      "file in '/proc')"),
-    (["train", "suite=core", "scenario=roce_storge_incast", "agent=acc", "seed=1"],
-     "scenario: got 'roce_storge_incast'; suite core has: ['roce_storage_incast', 'roce_multilayer_incast', "
+    (["train", "suite=core-v1", "scenario=roce_storge_incast", "agent=acc", "seed=1"],
+     "scenario: got 'roce_storge_incast'; suite core-v1 has: ['roce_storage_incast', 'roce_multilayer_incast', "
      "'dctcp_pred_regimes']. Did you mean 'roce_storage_incast'?"),
     # issue 42: a misspelt filter trained nothing and exited 0 ("0 training runs")
     (["benchmark", "train-learners", "agent=acx"], "ecngym benchmark train-learners: error: agent: got 'acx'; the "
@@ -203,8 +203,8 @@ def ecngym(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                                                    "'acc'?"),
     (["benchmark", "train-learners", "scenario=roce_storge_incast"],
      "ecngym benchmark train-learners: error: scenario: got 'roce_storge_incast'; the scenarios suite core trains "
-     "on: ['roce_storage_incast', 'roce_multilayer_incast', 'dctcp_pred_regimes']. Did you mean "
-     "'roce_storage_incast'?"),
+     "on: ['dctcp_elephants_incasts', 'dctcp_elephants_incasts_600kb', 'roce_storage_incast_v2']. Did you mean "
+     "'roce_storage_incast_v2'?"),
     (["benchmark", "train-learners", "seed=9"], "seed: got 9; suite core's training seeds: [1, 2, 3]"),
     (["benchmark", "train-learners", "dest=/proc/ecngym-ckpt"], "dest: cannot write '/proc/ecngym-ckpt'"),
     # issue 42: a fabric value that every setting overrides was never checked (exit 0)
