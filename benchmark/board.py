@@ -68,8 +68,15 @@ class SuiteBoard:
         detail = (f"; the closest dynamic controller, {best.controller}, has Δ {best.delta_tuned_mean:+.3g} "
                   f"[{best.delta_tuned_ci[0]:+.3g}, {best.delta_tuned_ci[1]:+.3g}] ({unit}; better on "
                   f"{best.wins_over_tuned[0]} of {best.wins_over_tuned[1]} seeds)" if best else "")
+        # a static competitor (another fixed setting or a fixed in-switch AQM policy) can beat static_tuned too:
+        # the ▲ in its cell, said here so the sentence and the table agree
+        static = [c for c in scores.controllers if c.controller not in self.dynamic and not c.reference
+                  and c.controller != "static_tuned" and c.beats_tuned]
+        also = ("; static controller(s) that do beat it: " + ", ".join(
+            f"{c.controller} (Δ {c.delta_tuned_mean:+.3g} [{c.delta_tuned_ci[0]:+.3g}, {c.delta_tuned_ci[1]:+.3g}])"
+            for c in static) + ": one fixed setting or in-switch policy outside static_tuned's grid") if static else ""
         return (f"{scores.scenario}: {prefix}no dynamic controller beats static_tuned (none has a paired 95% CI "
-                f"of S_tuned − S_c above 0){detail}.")
+                f"of S_tuned − S_c above 0){detail}{also}.")
 
 
 def _finite_or(x: float, default: float = -math.inf) -> float:

@@ -84,3 +84,18 @@ def test_beating_static_tuned_is_read_from_the_paired_per_seed_differences():
     assert noisy.wins_over_tuned == (2, 4) and not noisy.beats_tuned
     assert s.dynamic_beats_tuned({"const", "noisy"}) == ["const"]
     assert s.by_name("static_tuned").delta_tuned_mean == 0
+
+
+def test_the_verdict_names_a_static_controller_that_beats_static_tuned_where_no_dynamic_one_does():
+    """The sentence and the table's ▲ agree: a fixed setting (or in-switch policy) that wins is named."""
+    from ecngym.benchmark.board import SuiteBoard
+
+    rows = _rows({"static_default": [10, 16, 12, 14], "static_tuned": [6, 9, 7, 8],
+                  "const": [5.8, 8.9, 6.7, 7.8], "noisy": [3, 12, 4, 11]})
+    s = score_scenario(rows, "x", "slowdown_p99_all", True, "slowdown_avg_>1MB", SEEDS)
+    board = SuiteBoard(suite=None, scores=[s], aggregates={}, rankings={}, rows={}, dynamic={"noisy"})
+    text = board.sentence(s)
+    assert "no dynamic controller beats static_tuned" in text and "closest dynamic controller, noisy" in text
+    assert "static controller(s) that do beat it: const (Δ +0.2" in text
+    board.dynamic = {"noisy", "const"}
+    assert board.sentence(s).startswith("x: yes: const (Δ +0.2")
