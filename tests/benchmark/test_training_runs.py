@@ -156,7 +156,9 @@ def _scenario_dir(tmp_path: Path) -> Path:
 
 
 def _run_cli(tmp_path: Path, *extra: str) -> int:
-    return cli.main(["run", "suite.scenarios=[tiny_incast]", f"benchmark.scenario_dir={_scenario_dir(tmp_path)}",
+    # (the fixture's tiny_incast has 4 test seeds; the core suite scores 10)
+    return cli.main(["run", "suite.scenarios=[tiny_incast]", "suite.test_seeds=3",
+                     f"benchmark.scenario_dir={_scenario_dir(tmp_path)}",
                      f"results.dir={tmp_path / 'store'}", f"leaderboard.html={tmp_path / 'board.html'}",
                      f"hydra.run.dir={tmp_path / 'run'}", *extra])
 
@@ -184,7 +186,7 @@ def test_train_true_without_a_suite_is_refused(tmp_path, capsys):
 
 
 def test_train_true_on_a_suite_without_training_protocols_is_refused(tmp_path, capsys):
-    assert cli.main(["run", "suite.scenarios=[tiny_incast]", f"benchmark.scenario_dir={HERE / 'scenarios'}",
-                     "train=true", f"results.dir={tmp_path / 'store'}", f"hydra.run.dir={tmp_path / 'run'}"]) == 2
+    assert cli.main(["run", "suite.scenarios=[tiny_incast]", "suite.test_seeds=3",
+                     f"benchmark.scenario_dir={HERE / 'scenarios'}", "train=true", f"results.dir={tmp_path / 'store'}", f"hydra.run.dir={tmp_path / 'run'}"]) == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("ecngym run: error: suite:") and "training" in last, last
