@@ -187,6 +187,7 @@ def test_train_true_without_a_suite_is_refused(tmp_path, capsys):
 
 def test_train_true_on_a_suite_without_training_protocols_is_refused(tmp_path, capsys):
     assert cli.main(["run", "suite.scenarios=[tiny_incast]", "suite.test_seeds=3",
-                     f"benchmark.scenario_dir={HERE / 'scenarios'}", "train=true", f"results.dir={tmp_path / 'store'}", f"hydra.run.dir={tmp_path / 'run'}"]) == 2
+                     f"benchmark.scenario_dir={HERE / 'scenarios'}", "train=true", f"results.dir={tmp_path / 'store'}",
+                     f"hydra.run.dir={tmp_path / 'run'}"]) == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("ecngym run: error: suite:") and "training" in last, last
