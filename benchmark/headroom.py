@@ -463,8 +463,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ecngym.benchmark.suite import load_suite
 
             suite = load_suite(args.suite)
-    # (the page names the command without reference_dir or store: folders of the machine it ran on)
-    stamped = [a for a in argv if not a.startswith(("reference_dir=", "store="))]
+    # (the page names the command without reference_dir, or a store given as an absolute path: folders of the
+    # machine it ran on; a relative store, such as ecngym run's outputs/results, stays)
+    stamped = [a for a in argv if not a.startswith("reference_dir=")
+               and not (a.startswith("store=") and Path(a.split("=", 1)[1]).is_absolute())]
     title, prog = "Adaptivity headroom per scenario", "ecngym benchmark headroom"
     page = (open_page(args.markdown, title, prog, stamped, INTRO, field="markdown")
             or MarkdownPage(title, [*prog.split(), *stamped], INTRO))
