@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ecngym.benchmark.headroom import mean_ci
+from ecngym.benchmark.headroom import mean_ci, shown_beams, window_headroom
 from ecngym.benchmark.references import read_references
 from ecngym.error import ConfigError
 
@@ -60,24 +60,16 @@ def suite_row(doc: dict[str, Any], scores: dict[str, dict[str, float]], controll
             return None
         return np.array([block["test"]["score"][s] for s in on], dtype=float)
 
-    tuned = per_seed(doc["static_tuned"], seeds)
     row: dict[str, Any] = {"scenario": doc["scenario"], "score": doc["score"], "test_seeds": len(seeds),
                            "S_default": float(per_seed(doc["static_default"], seeds).mean()),
-                           "S_tuned": float(tuned.mean())}
+                           "S_tuned": float(per_seed(doc["static_tuned"], seeds).mean())}
     per_role = per_seed(doc.get("static_tuned_per_role"), seeds)
     row["S_tuned_per_role"] = None if per_role is None else float(per_role.mean())
     row["S_oracle_phase"] = float(per_seed(doc["oracle_phase"], seeds).mean())
-    window = doc.get("oracle_window") if isinstance(doc.get("oracle_window"), dict) else None
+    # the window oracle's figures as the headroom page computes them, at the beams it shows
+    window = window_headroom(doc, seeds)
     row["window"] = None if window is None else window["window"]
-    row["oracle_window"] = {}
-    beams = [] if window is None else sorted(int(x) for x in window["beams"])
-    for b in sorted({b for b in beams if b == 1} | set(beams[-1:])):  # greedy where searched, and the widest
-        w = np.array([window["per_test_seed"][s]["beams"][str(b)]["score"] for s in seeds], dtype=float)
-        head = mean_ci(sign * (tuned - w))
-        row["oracle_window"][str(b)] = {
-            "S": float(w.mean()), "headroom": head[0], "headroom_ci": [head[1], head[2]],
-            "headroom_relative": head[0] / float(tuned.mean()), "has_headroom": bool(head[1] > 0),
-            "worse_than_tuned": int(np.sum(sign * (w - tuned) > 0))}
+    row["oracle_window"] = {} if window is None else {str(b): window["per_beam"][str(b)] for b in shown_beams(window)}
     row["controllers"] = {}
     for c in controllers:
         have = [s for s in seeds if s in scores.get(c, {})]
@@ -129,13 +121,14 @@ def add_suite_table(page: MarkdownPage, rows: list[dict[str, Any]], controllers:
     for r in rows:
         w = r["oracle_window"]
         greedy, widest = w.get("1"), (w[max(w, key=int)] if w else None)
-        beam = "—" if widest is None else f"{widest['S']:.3f} (width {max(w, key=int)})"
+        beam = "—" if widest is None else f"{widest['S_oracle_window']:.3f} (width {max(w, key=int)})"
         cells = [r["scenario"], str(r["test_seeds"]), f"{r['S_default']:.3f}", f"{r['S_tuned']:.3f}",
                  "—" if r["S_tuned_per_role"] is None else f"{r['S_tuned_per_role']:.3f}", f"{r['S_oracle_phase']:.3f}",
-                 "—" if greedy is None else f"{greedy['S']:.3f}", beam,
+                 "—" if greedy is None else f"{greedy['S_oracle_window']:.3f}", beam,
                  "—" if widest is None else f"{widest['headroom']:+.3f} {ci(widest['headroom_ci'])}",
                  "—" if widest is None else f"{100 * widest['headroom_relative']:+.1f} %",
-                 "—" if widest is None else f"{max(x['worse_than_tuned'] for x in w.values())} of {r['test_seeds']}"]
+                 "—" if widest is None else
+                 f"{max(len(x['worse_than_tuned']) for x in w.values())} of {r['test_seeds']}"]
         for c in controllers:
             x = r["controllers"].get(c)
             cells += (["—", "—"] if x is None else
