@@ -269,14 +269,15 @@ def beats_text(e: dict[str, Any]) -> str:
     return f"{won}/{paired}" if paired and e["controller"] != "static_tuned" else "—"
 
 
-def board_columns(board: SuiteBoard) -> tuple[Column, list[Column], list[str | None]]:
+def board_columns(board: SuiteBoard,
+                  entries: list[dict[str, Any]] | None = None) -> tuple[Column, list[Column], list[str | None]]:
     """The overview as columns: controller names, the ranking columns, then one column per scenario.
 
     The ranking columns (the aggregates the order comes from) are key columns: at any terminal width
     they stay in the first table. A new aggregate or verdict is one more entry of
     :data:`AGGREGATE_COLUMNS`.
     """
-    entries = overview_rows(board)
+    entries = overview_rows(board) if entries is None else entries
     name = Column("controller", [e["controller"] + (" (ref)" if e["reference"] else "") for e in entries],
                   justify="left")
     columns = [Column(label, [fmt_ci(*getter(e["aggregate"])) if e["aggregate"] is not None else "—"
@@ -302,7 +303,8 @@ def print_board(board: SuiteBoard, console: Console, wide: bool = False) -> None
         console: Where it goes; its width is the limit (:func:`~ecngym.results.terminal.fit_tables`).
         wide: One line per row whatever the width.
     """
-    name, columns, styles = board_columns(board)
+    entries = overview_rows(board)
+    name, columns, styles = board_columns(board, entries)
     print_tables(console, fit_tables(
         console, name, columns, styles, wide=wide,
         title=f"suite {board.suite.name} v{board.suite.spec.version}: normalized score (0 = static_default, "
@@ -311,9 +313,7 @@ def print_board(board: SuiteBoard, console: Console, wide: bool = False) -> None
                 "95% CIs; P(>tuned): probability of improvement over static_tuned; beats tuned: scenarios where the "
                 "paired 95% CI of S_tuned − S_c over the test seeds lies above 0 (▲ in the scenario's cell; ▼: "
                 "below 0). References are labelled (ref), never ranked."))
-    entries = overview_rows(board)
-    iqm = Column("IQM", [fmt_ci(*AGGREGATE_COLUMNS["IQM"](e["aggregate"])) if e["aggregate"] is not None else "—"
-                         for e in entries], key=True)
+    iqm = next(c for c in columns if c.label == "IQM")  # the overview's, beside the differences
     deltas = [Column(s.scenario, [fmt_ci(*e["delta_tuned"][s.scenario], 3, "g") + e["paired_mark"][s.scenario]
                                   for e in entries]) for s in board.scores]
     print_tables(console, fit_tables(
