@@ -15,19 +15,13 @@ from typing import Any
 
 import yaml
 
-from ecngym.benchmark.references import SCENARIO_DIR, read_references, read_scenario
+from ecngym.benchmark.references import SCENARIO_DIR, read_references, read_scenario, suite_scenarios
 from ecngym.configs import CONFIG_DIR
 from ecngym.error import ConfigError
 from ecngym.validation import ConfigModel, Text
 
-
-def suite_scenarios(suite: str) -> tuple[str, ...]:
-    """The scenario names of a suite file (``configs/suite/<suite>.yaml``), in its order."""
-    return tuple(yaml.safe_load((CONFIG_DIR / "suite" / f"{suite}.yaml").read_text())["scenarios"])
-
-
 #: Default order: suite v2's full suite (which lists its core scenarios first), then suite v1's.
-ORDER = suite_scenarios("full") + suite_scenarios("full-v1")
+ORDER = (*suite_scenarios("full"), *suite_scenarios("full-v1"))
 
 
 def _controller(name: str, overrides: dict[str, Any]) -> dict[str, Any]:

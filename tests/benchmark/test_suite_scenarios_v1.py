@@ -7,8 +7,8 @@ from gymnasium.utils.env_checker import check_env
 
 import ecngym.envs  # noqa: F401  (registers the ids)
 from ecngym.benchmark.references import SCENARIO_DIR, phase_starts_ns, read_scenario
+from ecngym.benchmark.references import suite_scenarios as suite_names
 from ecngym.benchmark.scenario_docs import ORDER, timing
-from ecngym.benchmark.scenario_docs import suite_scenarios as suite_names
 from ecngym.envs.registration import SCENARIOS, SUITE_SCENARIOS, scenario_config, suite_scenarios
 from ecngym.error import ConfigError
 from ecngym.units import parse_time_ns
