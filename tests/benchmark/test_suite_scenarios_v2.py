@@ -11,6 +11,7 @@ from ecngym.benchmark.references import SCENARIO_DIR, phase_starts_ns, read_scen
 from ecngym.benchmark.scenario_docs import timing
 from ecngym.envs.registration import scenario_config
 from ecngym.sim_backend import FabricConfig
+from ecngym.sim_backend.tcp_hosts import LINUX_HOST_DCTCP
 from ecngym.units import parse_time_ns
 
 #: v2 scenario -> (its headroom-map family, the point's label on the family's first axis)
@@ -77,7 +78,10 @@ def test_v2_protocol_phases_and_host(name):
     traffic = [parse_time_ns(p["at"], "at") for p in sc["env"]["workload"].get("phases", [])]
     assert phase_starts_ns(sc) == [0, *traffic]
     cfg = FabricConfig.from_dict(sc["env"]["fabric"])
-    # the Linux-like host of the TCP issue's decision (docs/concepts/tcp-hosts.md)
+    # the Linux-like host of the TCP issue's decision (docs/concepts/tcp-hosts.md): every option its one home
+    # (LINUX_HOST_DCTCP) turns on is spelt out the same in the file, beside the timers it sets
     assert cfg.cc == "dctcp" and cfg.dctcp.slow_start and cfg.dctcp.cwnd_limited_growth
+    host = sc["env"]["fabric"]["dctcp"]
+    assert {k: host.get(k) for k in LINUX_HOST_DCTCP} == dict(LINUX_HOST_DCTCP)
     t = timing(name)
     assert t["bytetuning_steps"] <= t["episode_steps"] and t["pred_decisions"] >= 20, t
