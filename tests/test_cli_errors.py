@@ -328,6 +328,11 @@ def test_key_value_arguments_type_by_the_model_and_name_the_bad_argument(capsys)
 @pytest.mark.parametrize("args,message", [
     (["benchmark", "headroom", "suite=full", "markdown=page.txt"], "markdown: got"),
     (["benchmark", "scenarios", "markdown=page.txt"], "markdown: got"),
+    # the suite table's options: a store reads a suite's episodes, and it shows at least one controller
+    (["benchmark", "headroom", "scenario=roce_storage_incast_v2", "store=somewhere"],
+     "store: got 'somewhere' with scenario='roce_storage_incast_v2': the suite table reads a suite's episodes"),
+    (["benchmark", "headroom", "suite=core", "store=somewhere", "controllers=,"],
+     "controllers: got ','; name at least one controller"),
     (["benchmark", "headroom", "suite"], "suite: expected key=value"),
 ])
 def test_the_benchmark_commands_name_a_bad_argument(args, message, tmp_path):
