@@ -142,6 +142,11 @@ def run_scenario(name: str, repeats: int = 1, seeds: int = 1, aqm: str = "red", 
     return out
 
 
+def _but_events(counters: dict[str, int]) -> dict[str, int]:
+    """The fabric's counters without its event count."""
+    return {k: v for k, v in counters.items() if k != "events"}
+
+
 def replay(label: str, description: str, topo: Any, flows: Any, base: Any, ref_fct: Any, repeats: int = 1,
            seeds: int = 1, *, scheduler: str = "timing_wheel", stock: str = "", limit_ns: int | None = None,
            fct_out: str | None = None, pfc_out: str | None = None) -> dict[str, Any]:
@@ -188,7 +193,9 @@ def replay(label: str, description: str, topo: Any, flows: Any, base: Any, ref_f
                     wall = time.perf_counter() - start
                     run_records = fab.flow_records()
                     if sched != scheduler:
-                        if not run_records.equals(records) or fab.counters() != counters:
+                        # (ns-3's own core schedules every port's end of serialisation; ours
+                        # only those that send a packet: the event counts differ, nothing else)
+                        if not run_records.equals(records) or _but_events(fab.counters()) != _but_events(counters):
                             raise RuntimeError(f"scheduler {sched!r} changed the results of {label}")
                         walls_stock.append(wall)
                         continue

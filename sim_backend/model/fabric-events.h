@@ -26,8 +26,9 @@ class FabricNetDevice;
 /**
  * @brief Free list of fixed-size blocks for the fabric's own event objects.
  *
- * Every packet crossing a link costs two simulator events (its arrival at the far end, the end of
- * its serialisation). Scheduled through Simulator::Schedule(delay, &Class::Method, args...) each
+ * A packet crossing a link costs up to two simulator events (its arrival at the far end, the end
+ * of its serialisation: FabricNetDevice::TryTransmit() schedules the latter only if something
+ * may be sent then). Scheduled through Simulator::Schedule(delay, &Class::Method, args...) each
  * takes two heap allocations (the EventImpl and its std::function's bound arguments) and two
  * frees; these events instead recycle their memory here. The simulator runs on one thread, and the
  * list only grows up to the peak number of pending events.

@@ -150,10 +150,41 @@ FabricNetDevice::DequeueEligible()
     return p;
 }
 
+bool
+FabricNetDevice::IsBusy() const
+{
+    if (!m_busy || m_txEndUid == 0)
+    {
+        return m_busy;
+    }
+    return !FabricSimulatorImpl::Active()->IsBeforeCurrent(m_txEndNs, m_txEndUid);
+}
+
+bool
+FabricNetDevice::StillSerialising()
+{
+    if (m_txEndUid == 0)
+    {
+        return true; // the end of the serialisation is a scheduled event
+    }
+    FabricSimulatorImpl* sim = FabricSimulatorImpl::Active();
+    if (sim->IsBeforeCurrent(m_txEndNs, m_txEndUid))
+    {
+        // It ended before the event running now, with nothing queued: as its event would have.
+        m_busy = false;
+        m_txEndUid = 0;
+        return false;
+    }
+    // Something now waits for the wire: the end becomes an event, in the place its uid keeps.
+    sim->ScheduleTransmitCompleteAt(m_txEndNs, m_txEndUid, this);
+    m_txEndUid = 0;
+    return true;
+}
+
 void
 FabricNetDevice::TryTransmit()
 {
-    if (m_busy)
+    if (m_busy && StillSerialising())
     {
         return;
     }
@@ -192,7 +223,22 @@ FabricNetDevice::TryTransmit()
         ++m_tel.txControlPackets;
         ++m_counters->controlPacketHops;
     }
-    ScheduleTransmitComplete(txNs, this);
+    // The end of this serialisation does nothing if no queued packet may leave then and the owner
+    // offers none (a switch; a host with no queue pair sending): only an Enqueue(), an Unpause()
+    // or the owner can change that, and each calls TryTransmit(). So keep the event's uid and
+    // schedule it there, if it is needed at all.
+    const bool waiting = (m_nonEmptyMask & ~m_pausedMask) != 0;
+    FabricSimulatorImpl* sim =
+        waiting || m_owner->MayOfferData() ? nullptr : FabricSimulatorImpl::Active();
+    if (sim != nullptr)
+    {
+        m_txEndNs = TimingWheelScheduler::NowNs() + txNs;
+        m_txEndUid = sim->ReserveUid();
+    }
+    else
+    {
+        ScheduleTransmitComplete(txNs, this);
+    }
     // straight to the far end, without touching the channel object (one more cache line per hop
     // on a large fabric)
     SchedulePacketArrival(txNs + m_linkDelayNs, m_peer, p);

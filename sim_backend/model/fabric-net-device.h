@@ -56,6 +56,20 @@ class FabricPortOwner
     }
 
     /**
+     * @brief Whether PullData() may offer a packet, or change any state, before the owner next
+     *        calls the port's TryTransmit() (an owner that overrides PullData() must say so).
+     *
+     * A port whose queues hold nothing that may leave and whose owner says false here does
+     * nothing at the end of its serialisation, so it schedules that event only once a packet
+     * waits for the wire.
+     * @return false if PullData() would return nullptr and change nothing until then
+     */
+    virtual bool MayOfferData() const
+    {
+        return false;
+    }
+
+    /**
      * @brief A data packet left one of the port's queues and is about to be serialised.
      * @param port the port
      * @param p the packet (still owned by the port)
@@ -264,10 +278,7 @@ class FabricNetDevice : public NetDevice
     }
 
     /** @return whether a packet is being serialised */
-    bool IsBusy() const
-    {
-        return m_busy;
-    }
+    bool IsBusy() const;
 
     /** @return the interval counters (mutable: the owner adds marks, drops, PFC sent) */
     PortTelemetry& Telemetry()
@@ -345,6 +356,7 @@ class FabricNetDevice : public NetDevice
     };
 
     FabricPacket* DequeueEligible();
+    bool StillSerialising();
     void TransmitComplete();
     void HandlePfc(FabricPacket* p);
     void Unpause(uint8_t queue);
@@ -377,6 +389,8 @@ class FabricNetDevice : public NetDevice
     uint8_t m_numQueues{2};
     uint8_t m_rrNext{1};
     bool m_busy{false};
+    uint32_t m_txEndUid{0};   //!< != 0: the end of the current serialisation, not yet scheduled, has this uid
+    int64_t m_txEndNs{0};     //!< ... and this time
     uint8_t m_pausedMask{0};   //!< bit q: queue q is paused
     uint8_t m_nonEmptyMask{0}; //!< bit q: queue q holds a packet
     PortTelemetry m_tel;

@@ -109,6 +109,44 @@ class FabricSimulatorImpl : public SimulatorImpl
         return context == kPacketArrivalContext || context == kTransmitCompleteContext;
     }
 
+    /**
+     * @brief Take the uid the next scheduled event would get, without scheduling one.
+     *
+     * A port whose end of serialisation may turn out to do nothing (a switch port whose queues
+     * are empty then) takes its event's place in the order of same-time events here and
+     * schedules it only once something waits for the wire (ScheduleTransmitCompleteAt()): the
+     * events that do run keep the uids, and so the order, they would have had.
+     * @return the reserved uid
+     */
+    uint32_t ReserveUid()
+    {
+        return m_uid++;
+    }
+
+    /**
+     * @param ts a timestamp
+     * @param uid a uid
+     * @return whether the event (ts, uid) would have run before the event running now (or the
+     *         last one run, between Run() calls)
+     */
+    bool IsBeforeCurrent(uint64_t ts, uint32_t uid) const
+    {
+        return ts < m_currentTs || (ts == m_currentTs && uid < m_currentUid);
+    }
+
+    /**
+     * @brief Schedule a port's end of serialisation at an absolute time with a uid from
+     *        ReserveUid() (not before the event running now).
+     * @param ts the time of the end, ns
+     * @param uid the reserved uid
+     * @param port the transmitting port
+     */
+    void ScheduleTransmitCompleteAt(uint64_t ts, uint32_t uid, FabricNetDevice* port)
+    {
+        NS_ASSERT(!IsBeforeCurrent(ts, uid));
+        InsertWithUid(ts, uid, kTransmitCompleteContext, reinterpret_cast<EventImpl*>(port));
+    }
+
     /** @return events scheduled and not yet run or removed (cancelled ones included) */
     int64_t GetPendingEventCount() const
     {
@@ -149,11 +187,17 @@ class FabricSimulatorImpl : public SimulatorImpl
     /** @brief Give the next uid to an event at ts and hand it to the scheduler. */
     void Insert(uint64_t ts, uint32_t context, EventImpl* event)
     {
+        InsertWithUid(ts, m_uid++, context, event);
+    }
+
+    /** @brief Hand an event at ts with the given uid to the scheduler. */
+    void InsertWithUid(uint64_t ts, uint32_t uid, uint32_t context, EventImpl* event)
+    {
         Scheduler::Event ev;
         ev.impl = event;
         ev.key.m_ts = ts;
         ev.key.m_context = context;
-        ev.key.m_uid = m_uid++;
+        ev.key.m_uid = uid;
         ++m_unscheduledEvents;
         if (m_wheel != nullptr)
         {

@@ -96,6 +96,15 @@ class RdmaHostNode : public Node, public FabricPortOwner
     void ReceivePacket(FabricNetDevice* port, FabricPacket* p) override;
     FabricPacket* PullData(FabricNetDevice* port) override;
 
+    /**
+     * @return whether a queue pair may send (PullData() scans them): every queue pair joins the
+     *         list with a call of the port's TryTransmit()
+     */
+    bool MayOfferData() const override
+    {
+        return !m_active.empty();
+    }
+
   protected:
     void DoDispose() override;
 
