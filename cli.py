@@ -17,6 +17,7 @@ trace inspect   print a trace's flows, achieved load, size percentiles and hash
 eval            run one controller on one scenario and print the summary (Hydra)
 train           train an SB3 algorithm (DQN / PPO) on an env (Hydra)
 bench fabric    replay the HPCC reference scenarios and print speed / fidelity figures
+bench fabric-ab  this install's fabric against another's, alternating rounds: hop rates, ratios, fidelity
 bench env       env steps per second (1 and 2 processes), overhead share, peak RSS
 bench train     training env steps/s as a share of env-only steps/s (PPO, DQN, ACC)
 bench scale     fabric cost vs size and load: fat-tree k = 4, 8, 16 at 30 % / 60 % WebSearch
@@ -61,6 +62,8 @@ _COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("trace", "generate"): ("ecngym.workloads.cli:generate_main", "generate a hashed traffic trace"),
     ("trace", "inspect"): ("ecngym.workloads.cli:inspect_main", "flows, achieved load, sizes and hash of a trace"),
     ("bench", "fabric"): ("ecngym.perf.fabric:main", "fabric speed and fidelity vs the HPCC reference"),
+    ("bench", "fabric-ab"): ("ecngym.perf.fabric_ab:main",
+                             "this install's fabric against another's, alternating rounds (hop rates, ratios)"),
     ("bench", "env"): ("ecngym.perf.env:main", "env steps/s (1 and 2 processes), overhead, peak RSS"),
     ("bench", "train"): ("ecngym.perf.train:main", "training steps/s as a share of env-only steps/s"),
     ("bench", "scale"): ("ecngym.perf.scale:main", "fabric cost vs size and load (fat-tree k = 4, 8, 16)"),

@@ -211,13 +211,17 @@ def suite_cost(suite_name: str, steps: int, progress: Any = None, workers: int =
                     failed.append(f"{name}/{agent}: {short.get('error') or long.get('error')}")
                     continue
                 slope = (long["cpu_s"] - short["cpu_s"]) / steps
+                fixed = short["cpu_s"] - slope * steps
+                if slope <= 0:  # the longer run cost no more (noise swamps the steps): its mean, fixed cost in it
+                    slope, fixed = long["cpu_s"] / (2 * steps), 0.0
+                    failed.append(f"{name}/{agent}: {2 * steps} env steps cost no more CPU than {steps}; costed at "
+                                  "the longer run's mean per step (fixed cost in it): measure more --steps")
                 training.append({"scenario": name, "agent": agent, "budget_steps": sc.training.budget_steps,
                                  "cpu_s_short": short["cpu_s"], "cpu_s_long": long["cpu_s"],
                                  "wall_s_long": long["wall_s"], "cpu_ms_per_step": 1e3 * slope,
-                                 "fixed_cpu_s": short["cpu_s"] - slope * steps,
-                                 "steps_per_cpu_s": 1 / slope if slope > 0 else float("nan"),
+                                 "fixed_cpu_s": fixed, "steps_per_cpu_s": 1 / slope,
                                  "steps_per_wall_s": 2 * steps / long["wall_s"],
-                                 "run_cpu_s": short["cpu_s"] + slope * (sc.training.budget_steps - steps)})
+                                 "run_cpu_s": fixed + slope * sc.training.budget_steps})
     return {"suite": suite_name, "steps": steps, "workers": workers, "untrained_controllers": n_untrained,
             "training": training, "scoring": scoring, "failed": failed,
             "totals": _totals(suite, training, scoring, n_untrained)}

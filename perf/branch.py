@@ -30,8 +30,8 @@ from typing import Any
 
 from ecngym.markdown_page import add_markdown_option, open_page, page_console
 
-#: The scenarios measured by default: the core suite v1's.
-DEFAULT_SCENARIOS = ("roce_storage_incast", "roce_multilayer_incast", "dctcp_pred_regimes")
+#: The suite whose scenarios are measured by default (``--scenario`` names others).
+DEFAULT_SUITE = "core"
 
 
 def nothing(env: Any) -> tuple[None, bool]:
@@ -124,7 +124,8 @@ def measure(scenario: str, repeats: int, window_steps: int, held: int) -> dict[s
 def main(argv: list[str] | None = None) -> int:
     """``ecngym bench branch``: print the figures per scenario; the last line is JSON."""
     parser = argparse.ArgumentParser(prog="ecngym bench branch", description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", action="append", help="a suite scenario (repeatable; default: core v1's)")
+    parser.add_argument("--scenario", action="append",
+                        help=f"a suite scenario (repeatable; default: suite {DEFAULT_SUITE}'s)")
     parser.add_argument("--repeats", type=int, default=20, help="snapshots and empty branches timed (default 20)")
     parser.add_argument("--window-steps", type=int, default=48, help="steps a held branch plays (default 48)")
     parser.add_argument("--held", type=int, default=5, help="held branches measured for memory (default 5)")
@@ -137,7 +138,10 @@ def main(argv: list[str] | None = None) -> int:
                      __doc__.split("\n\n", 1)[1])
     console = page_console(page)
     load = os.getloadavg()[0]
-    rows = [measure(s, args.repeats, args.window_steps, args.held) for s in (args.scenario or DEFAULT_SCENARIOS)]
+    from ecngym.benchmark.references import suite_scenarios
+
+    names = args.scenario or suite_scenarios(DEFAULT_SUITE)
+    rows = [measure(s, args.repeats, args.window_steps, args.held) for s in names]
     from rich.table import Table
 
     table = Table()

@@ -84,6 +84,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         r["scenario"]: {
             "cc": r.get("cc"),
             "events": r["events"],
+            "events_per_data_hop": round(r["events"] / r["data_packet_hops"], 3),
             "data_packet_hops_per_s": round(r["data_packet_hops"] / r["wall_s"]),
             "wall_s": round(r["wall_s"], 3),
             "wire_bytes": r["wire_bytes"],
@@ -138,6 +139,8 @@ def _print_speed(console: Any, scen: list[dict[str, Any]], no_ref: dict[str, flo
     row("control packet-hops", lambda r, f: f"{r['control_packet_hops']:,}")
     row("PFC pauses received", lambda r, f: f"{r['pfc_pauses']:,}")
     row("events", lambda r, f: f"{r['events'] / 1e6:.2f} M ({f['events'] / 1e6:.2f} M)")
+    row("events / data packet-hop", lambda r, f: f"{r['events'] / r['data_packet_hops']:.2f} "
+        f"({f['events'] / f['data_packet_hops']:.2f})")
     row("wire bytes (headers, INT, ACKs)", lambda r, f: f"{r['wire_bytes'] / 1e6:,.1f} MB")
     row("events / s", lambda r, f: f"{r['events'] / r['wall_s']:.3g} ({f['events'] / f['wall_s']:.2g})")
     row("simulated s / wall s", lambda r, f: f"{r['simulated_span_s'] / r['wall_s']:.4f} "

@@ -11,11 +11,15 @@ per measurement:
   process: their trainers take no env count, so their 2-process figure is None, with that reason;
 * ``ratio``: steps/s with 2 processes / with 1 (the issue's goal: >= 1.8 where the machine has
   two free cores);
-* ``cpu_min_per_100k``: CPU minutes per 100,000 env steps of the 1-process run (the measuring
-  process and its env processes: user + system);
-* the suite's CPU-hours at each tier: per (scenario, learner), the tier's budget on that scenario
-  (:func:`~ecngym.benchmark.tiers.resolve_tier`; ``converged``'s is its cap) x the suite's
-  training seeds x the learner's CPU seconds per env step, summed. The per-step cost is the
+* ``cpu_s_per_step`` and ``fixed_cpu_s``: 1-process runs of ``steps`` and ``2 x steps`` env steps,
+  one after the other, each in a fresh process (the measuring process and its env processes: user +
+  system); the difference of their CPU over ``steps`` is the steady CPU per env step, the rest of
+  the shorter run its fixed cost (building the env processes and the learner: a spawned env process
+  imports the whole stack, seconds of CPU that a short run would otherwise spread over its steps);
+  ``cpu_min_per_100k`` is the steady cost of 100,000 env steps in CPU minutes;
+* the suite's CPU-hours at each tier: per (scenario, learner), the fixed cost plus the tier's budget
+  on that scenario (:func:`~ecngym.benchmark.tiers.resolve_tier`; ``converged``'s is its cap) x the
+  steady CPU per env step, x the suite's training seeds, summed. The per-step cost is the
   measured scenario's: scenarios whose steps cost more or less scale it (say which was measured).
 
 The hyperparameters are the ``100k`` tier's for the learner, with replay warm-ups and rollouts
@@ -147,29 +151,40 @@ def learner_scaling(suite_name: str, learners: list[str], steps: int, scenario: 
             if n == 2 and is_agent(learner):
                 row["steps_per_s_2"], row["why_no_2"] = None, ONE_PROCESS
                 continue
+            folder = None if scenario_dir is None else str(scenario_dir)
             say(f"{learner}: {steps} env steps with {n} sampling process(es) on {scenario} ...")
-            got = _fresh(measure_sampling, scenario, None if scenario_dir is None else str(scenario_dir), learner, n,
-                         steps)
+            got = _fresh(measure_sampling, scenario, folder, learner, n, steps)
+            if n == 1 and "error" not in got:
+                say(f"{learner}: {2 * steps} env steps with 1 sampling process on {scenario} (steady CPU per step) ...")
+                longer = _fresh(measure_sampling, scenario, folder, learner, n, 2 * steps)
+                got = longer if "error" in longer else {**got, "longer": longer}
             if "error" in got:
                 failed.append(f"{learner} x{n}: {got['error']}")
                 row[f"steps_per_s_{n}"] = None
                 continue
             row[f"steps_per_s_{n}"] = got["env_steps"] / got["wall_s"]
             if n == 1:
-                row["cpu_s_per_step"] = got["cpu_s"] / got["env_steps"]
-                row["cpu_min_per_100k"] = row["cpu_s_per_step"] * 100_000 / 60
+                longer = got["longer"]
+                slope = (longer["cpu_s"] - got["cpu_s"]) / (longer["env_steps"] - got["env_steps"])
+                if slope > 0:
+                    row["cpu_s_per_step"], row["fixed_cpu_s"] = slope, got["cpu_s"] - slope * got["env_steps"]
+                else:  # the longer run cost no more (noise swamps the steps): its mean, fixed cost included
+                    row["cpu_s_per_step"], row["fixed_cpu_s"] = longer["cpu_s"] / longer["env_steps"], 0.0
+                    row["why_no_slope"] = (f"{longer['env_steps']} env steps cost no more CPU than "
+                                           f"{got['env_steps']}: the longer run's mean per step, fixed cost in it")
+                row["cpu_min_per_100k"] = slope * 100_000 / 60
         one, two = row.get("steps_per_s_1"), row.get("steps_per_s_2")
         row["ratio"] = two / one if one and two else None
         rows.append(row)
-    per_step = {r["learner"]: r.get("cpu_s_per_step") for r in rows}
+    costed = [r for r in rows if r.get("cpu_s_per_step") is not None]
     tiers: dict[str, Any] = {}
     for tier in tier_names():
         by_learner = {}
-        for learner, cost in per_step.items():
-            if cost is None:
-                continue
-            budget = sum(resolve_tier(suite.scenarios[n], learner, tier).budget_steps for n in trained)
-            by_learner[learner] = budget * suite.spec.training_seeds * cost / 3600
+        for r in costed:
+            learner = r["learner"]
+            run_cpu_s = [r["fixed_cpu_s"] + resolve_tier(suite.scenarios[n], learner, tier).budget_steps
+                         * r["cpu_s_per_step"] for n in trained]
+            by_learner[learner] = suite.spec.training_seeds * sum(run_cpu_s) / 3600
         tiers[tier] = {"cpu_h": sum(by_learner.values()), "per_learner_cpu_h": by_learner,
                        "runs": len(trained) * len(by_learner) * suite.spec.training_seeds}
     return {"suite": suite.name, "scenario": scenario, "steps": steps, "training_seeds": suite.spec.training_seeds,
@@ -184,15 +199,23 @@ def print_scaling(result: dict[str, Any], console: Any) -> None:
         return "-" if value is None else format(value, spec)
 
     table = Table(title=f"learners on {result['scenario']} ({result['steps']} env steps per measurement)")
-    for col in ("learner", "steps/s, 1 process", "steps/s, 2 processes", "2 / 1", "CPU-min per 100k steps"):
+    for col in ("learner", "steps/s 1 proc.", "steps/s 2 proc.", "2 / 1", "CPU ms/step", "fixed CPU s",
+                "CPU-min / 100k"):
         table.add_column(col, justify="right")
     for r in result["learners"]:
+        per_step = r.get("cpu_s_per_step")
         table.add_row(r["learner"], fmt(r.get("steps_per_s_1"), ".1f"), fmt(r.get("steps_per_s_2"), ".1f"),
-                      fmt(r.get("ratio"), ".2f"), fmt(r.get("cpu_min_per_100k"), ".1f"))
+                      fmt(r.get("ratio"), ".2f"), fmt(None if per_step is None else 1e3 * per_step, ".2f"),
+                      fmt(r.get("fixed_cpu_s"), ".1f"), fmt(r.get("cpu_min_per_100k"), ".1f"))
     console.print(table)
+    console.print("CPU ms/step: the steady CPU per env step (the difference of two run lengths); fixed CPU s: what "
+                  "a run costs beyond its steps (the env processes' and the learner's set-up)", highlight=False)
     notes = sorted({r["why_no_2"] for r in result["learners"] if r.get("why_no_2")})
     for note in notes:
         console.print(f"no 2-process figure for the learning agents: {note}", highlight=False)
+    for r in result["learners"]:
+        if r.get("why_no_slope"):
+            console.print(f"{r['learner']}: {r['why_no_slope']}", highlight=False)
     tiers = Table(title=f"suite {result['suite']}: training CPU-hours per tier ({result['scenarios_trained']} "
                         f"scenarios x {result['training_seeds']} training seeds x the learners above; each step costed "
                         f"as on {result['scenario']})")

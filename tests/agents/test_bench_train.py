@@ -70,15 +70,17 @@ def test_bench_train_quick_prints_each_learners_scaling_and_the_suites_cpu_hours
     assert cli.main(["bench", "train", "--quick", "--learners", "dqn,acc", "--scaling-suite", str(suite),
                      "--scenario-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "steps/s, 2 processes" in out and "CPU-hours" in out
+    assert "steps/s 2 proc." in out and "CPU-hours" in out
     result = json.loads(out.strip().splitlines()[-1])["learners"]
     dqn, acc = result["learners"]
     assert dqn["learner"] == "dqn" and dqn["steps_per_s_1"] > 0 and dqn["steps_per_s_2"] > 0
     assert dqn["ratio"] == pytest.approx(dqn["steps_per_s_2"] / dqn["steps_per_s_1"])
     assert acc["steps_per_s_2"] is None and "one process" in acc["why_no_2"] and acc["cpu_min_per_100k"] > 0
+    # the steady cost per step comes from two run lengths; what does not grow with them is the fixed cost
+    assert acc["cpu_min_per_100k"] == pytest.approx(acc["cpu_s_per_step"] * 100_000 / 60)
     for tier, budget in (("100k", 100_000), ("converged", 500_000)):  # 1 scenario x 1 training seed
         t = result["tiers"][tier]
-        expected = {a["learner"]: budget * a["cpu_s_per_step"] / 3600 for a in (dqn, acc)}
+        expected = {a["learner"]: (a["fixed_cpu_s"] + budget * a["cpu_s_per_step"]) / 3600 for a in (dqn, acc)}
         assert t["per_learner_cpu_h"] == pytest.approx(expected) and t["runs"] == 2
 
 

@@ -57,6 +57,9 @@ def test_bench_fabric_replays_each_cc_beside_its_reference_run_and_says_what_int
         # the bounds (which the 5-seed bench meets) hold at seed 1 too for these two
         assert run["slowdown_rel_err_median"] < 0.15 and run["slowdown_rel_err_p99"] < 0.30
         assert run["events"] > 0 and run["reference_events"] > 0
+        # every packet-hop's arrival, data and ACK (2 per data hop), and only the ends of
+        # serialisation that send something: 4.0 (vwin) and 4.2 (hp) when every end was an event
+        assert run["events_per_data_hop"] < 3.6
     vwin, hp = result["runs"]["A/dcqcn_vwin"], result["runs"]["A/hp"]
     # INT: 42 B on every data packet and 32 B more on every ACK, the same packets otherwise
     assert hp["wire_bytes"] - vwin["wire_bytes"] == 1_753_650 * 42 + 1_753_650 * 32
@@ -112,3 +115,30 @@ def test_bench_fabric_refuses_bad_cc_and_hpcc_options(capsys, tmp_path):
     binary.write_bytes(b"\xff\xfe\x00\x81binary")
     assert cli.main(["bench", "fabric", "--hpcc-config", str(binary)]) == 2  # was a UnicodeDecodeError
     assert "cannot read as an HPCC config" in capsys.readouterr().err
+
+
+def test_bench_fabric_ab_alternates_sides_and_compares_their_fidelity(capsys):
+    import sys
+
+    # this install against itself: the same flows and slowdowns, the same events per hop
+    assert cli.main(["bench", "fabric-ab", "--baseline", sys.executable, "--rounds", "2", "--repeats", "1"]) == 0
+    result = _last_json(capsys)
+    assert result["rounds"] == 2 and result["fidelity_equal"] is True
+    for case in ("A", "C"):
+        s = result[case]
+        assert s["baseline_hops_per_s"] > 0 and s["ratio_min"] <= s["ratio_median"] <= s["ratio_max"]
+        assert s["baseline_events_per_data_hop"] == s["this_events_per_data_hop"] < 3.6
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--baseline", "", "--rounds", "1"], "--baseline: got an empty command"),
+    (["--baseline", "python", "--rounds", "0"], "--rounds: got 0"),
+])
+def test_bench_fabric_ab_refuses_bad_arguments(capsys, args, message):
+    assert cli.main(["bench", "fabric-ab", *args]) == 2  # argparse's usage error
+    assert message in capsys.readouterr().err
+
+
+def test_bench_fabric_ab_names_a_baseline_that_cannot_run(capsys):
+    assert cli.main(["bench", "fabric-ab", "--baseline", "/no/such/python", "--rounds", "1"]) == 2
+    assert "--baseline: cannot run /no/such/python" in capsys.readouterr().err
