@@ -77,7 +77,8 @@ docs-results: $(INSTALLED)
 	$(VENV)/bin/ecngym bench fabric --markdown docs/benchmarks/fabric.md
 	$(VENV)/bin/ecngym bench env --markdown docs/benchmarks/env.md
 	$(VENV)/bin/ecngym bench env --ns3gym --markdown docs/benchmarks/ns3gym.md
-	$(VENV)/bin/ecngym bench train --suite full --profile --markdown docs/benchmarks/train.md
+	$(VENV)/bin/ecngym bench train --algorithms '' --suite full --profile full --learners all --scaling-suite full \
+	  --markdown docs/benchmarks/train.md
 	$(VENV)/bin/ecngym bench scale --markdown docs/benchmarks/scale.md
 	$(VENV)/bin/ecngym bench tcp --markdown docs/benchmarks/tcp.md
 	$(VENV)/bin/ecngym bench tcp-bisect --markdown docs/benchmarks/tcp-bisect.md

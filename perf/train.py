@@ -484,6 +484,13 @@ def main(argv: list[str] | None = None) -> int:
 
         summary["learners"] = learners
         print_scaling(learners, console)
+    if profile is not None:
+        from ecngym.perf.train_profile import print_tier_cost, tier_cost
+
+        # the profiled suite, and the core suite (the main job's) where the profile covers it
+        summary["profile_tiers"] = [tier_cost(name, profile) for name in dict.fromkeys((args.profile, "core"))]
+        for cost in summary["profile_tiers"]:
+            print_tier_cost(cost, console)
     if failed:
         summary["failed"] = failed
     print(json.dumps(summary))

@@ -301,3 +301,60 @@ def print_profile(results: list[dict[str, Any]], steps: int, console: Any) -> No
     if missing:
         console.print(f"hooks not found (their time is in the enclosing phase): {', '.join(missing)}",
                       highlight=False)
+
+
+def tier_cost(suite_name: str, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """A suite's training CPU-hours per tier from the profiled CPU per env step.
+
+    Each profiled (scenario, learner) of the suite costs ``training seeds x budget x total CPU per
+    env step`` at each tier (:func:`~ecngym.benchmark.tiers.resolve_tier`'s budget; ``converged``'s
+    is its cap). The profile's window is the steady state: a run's imports and set-up (seconds) are
+    left out, well under 1 % of a 100k-step run.
+
+    Args:
+        suite_name: The suite costed (its scenarios' profiled runs count; others are left out).
+        results: :func:`profile_suite`'s results (those with an error are left out).
+
+    Returns:
+        ``tiers``: tier -> ``cpu_h``, ``per_learner_cpu_h``, ``per_scenario_cpu_h``, ``runs``; and the
+        ``training_seeds``.
+    """
+    from ecngym.benchmark.suite import load_suite
+    from ecngym.benchmark.tiers import resolve_tier, tier_names
+
+    suite = load_suite(suite_name)
+    seeds = suite.spec.training_seeds
+    tiers: dict[str, Any] = {}
+    for tier in tier_names():
+        by_learner: dict[str, float] = {}
+        by_scenario: dict[str, float] = {}
+        runs = 0
+        for r in results:
+            if "error" in r or r["scenario"] not in suite.scenarios:
+                continue
+            budget = resolve_tier(suite.scenarios[r["scenario"]], r["agent"], tier).budget_steps
+            cpu_h = seeds * budget * r["total_ms"] / 1e3 / 3600
+            by_learner[r["agent"]] = by_learner.get(r["agent"], 0.0) + cpu_h
+            by_scenario[r["scenario"]] = by_scenario.get(r["scenario"], 0.0) + cpu_h
+            runs += seeds
+        tiers[tier] = {"cpu_h": sum(by_learner.values()), "per_learner_cpu_h": by_learner,
+                       "per_scenario_cpu_h": by_scenario, "runs": runs}
+    return {"suite": suite.name, "training_seeds": seeds, "tiers": tiers}
+
+
+def print_tier_cost(cost: dict[str, Any], console: Any, cores: int = 2) -> None:
+    """The table of :func:`tier_cost`, with each tier's wall time on ``cores`` cores (one run per core)."""
+    from rich.table import Table
+
+    table = Table(title=f"suite {cost['suite']}: training CPU-hours per tier, from the profiled CPU per env step "
+                        f"({cost['training_seeds']} training seeds per scenario and learner)")
+    for col in ("tier", "runs", "CPU-hours", f"hours on {cores} cores", "per learner", "per scenario"):
+        table.add_column(col, justify="right")
+    for name, t in cost["tiers"].items():
+        table.add_row(name, str(t["runs"]), f"{t['cpu_h']:.1f}", f"{t['cpu_h'] / cores:.1f}",
+                      ", ".join(f"{k} {v:.1f}" for k, v in t["per_learner_cpu_h"].items()),
+                      ", ".join(f"{k} {v:.1f}" for k, v in t["per_scenario_cpu_h"].items()))
+    console.print(table)
+    console.print("each run: its budget x the profile's total CPU per env step (steady state; a run's imports and "
+                  f"set-up, seconds, left out); hours on {cores} cores: one run per core, the CPU-hours / {cores}",
+                  highlight=False)

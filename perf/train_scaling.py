@@ -15,7 +15,8 @@ per measurement:
   one after the other, each in a fresh process (the measuring process and its env processes: user +
   system); the difference of their CPU over ``steps`` is the steady CPU per env step, the rest of
   the shorter run its fixed cost (building the env processes and the learner: a spawned env process
-  imports the whole stack, seconds of CPU that a short run would otherwise spread over its steps);
+  imports the whole stack, seconds of CPU that a short run would otherwise spread over its steps, and
+  that vary from run to run, so the env processes' CPU counts from the first step on in the difference);
   ``cpu_min_per_100k`` is the steady cost of 100,000 env steps in CPU minutes;
 * the suite's CPU-hours at each tier: per (scenario, learner), the fixed cost plus the tier's budget
   on that scenario (:func:`~ecngym.benchmark.tiers.resolve_tier`; ``converged``'s is its cap) x the
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import os
 import resource
 import tempfile
 import time
@@ -44,6 +46,20 @@ ONE_PROCESS = "its trainer steps one parallel env of all ports in one process (n
 def _cpu_s() -> float:
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _live_cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds of running processes so far (``/proc/<pid>/stat``; 0 for one that is gone)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime (fields 14, 15 of stat)
+    return total
 
 
 def measure_sampling(scenario: str, scenario_dir: str | None, learner: str, n_envs: int, steps: int) -> dict[str, Any]:
@@ -91,10 +107,17 @@ def measure_sampling(scenario: str, scenario_dir: str | None, learner: str, n_en
         make = partial(_tier_env, sc.id, env_kwargs, list(sc.protocol.train_seeds))
         venv = SubprocVecEnv([partial(make, rank, 0) for rank in range(n_envs)], start_method="spawn")
         model = new_model(learner, venv, 0, check_hyperparams(learner, hyper))
+        pids = [p.pid for p in venv.processes]
+        # the env processes' start (each imports the whole stack: seconds of CPU that vary from run to
+        # run) is fixed cost: the steady figure counts their CPU from the first step on
+        env_cpu0, own_cpu0 = _live_cpu_s(pids), _cpu_s()
         with unchecked_distributions():
             model.learn(total_timesteps=steps)
         done = int(model.num_timesteps)
+        learn_cpu = _cpu_s() - own_cpu0 + _live_cpu_s(pids) - env_cpu0
         venv.close()  # (joins the env processes: their CPU time counts from here)
+        return {"learner": learner, "n_envs": n_envs, "env_steps": done, "wall_s": time.perf_counter() - wall0,
+                "cpu_s": _cpu_s() - cpu0, "learn_cpu_s": learn_cpu}
     return {"learner": learner, "n_envs": n_envs, "env_steps": done, "wall_s": time.perf_counter() - wall0,
             "cpu_s": _cpu_s() - cpu0}
 
@@ -165,7 +188,8 @@ def learner_scaling(suite_name: str, learners: list[str], steps: int, scenario: 
             row[f"steps_per_s_{n}"] = got["env_steps"] / got["wall_s"]
             if n == 1:
                 longer = got["longer"]
-                slope = (longer["cpu_s"] - got["cpu_s"]) / (longer["env_steps"] - got["env_steps"])
+                slope = ((longer.get("learn_cpu_s", longer["cpu_s"]) - got.get("learn_cpu_s", got["cpu_s"]))
+                         / (longer["env_steps"] - got["env_steps"]))
                 if slope > 0:
                     row["cpu_s_per_step"], row["fixed_cpu_s"] = slope, got["cpu_s"] - slope * got["env_steps"]
                 else:  # the longer run cost no more (noise swamps the steps): its mean, fixed cost included

@@ -82,3 +82,25 @@ def test_a_profiled_ppo_run_splits_its_steps_and_counts_its_update(tmp_path):
 def test_bench_train_profile_options_are_checked(args, message, capsys):
     assert cli.main(["bench", "train", "--algorithms", "", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_tier_cost_multiplies_each_profiled_step_by_the_tier_budget_and_seeds():
+    from ecngym.benchmark.suite import load_suite
+    from ecngym.benchmark.tiers import resolve_tier
+    from ecngym.perf.train_profile import tier_cost
+
+    suite = load_suite("core")
+    results = [{"scenario": "dctcp_elephants_incasts", "agent": "acc", "total_ms": 4.0},
+               {"scenario": "roce_storage_incast_v2", "agent": "dqn", "total_ms": 1.5},
+               {"scenario": "roce_storage_incast_v2", "agent": "ppo", "error": "BrokenProcessPool"}]
+    results.append({"scenario": "dctcp_pred_regimes_v2", "agent": "acc", "total_ms": 9.0})  # not in core
+    cost = tier_cost("core", results)
+    seeds = suite.spec.training_seeds
+    for tier, t in cost["tiers"].items():
+        acc = resolve_tier(suite.scenarios["dctcp_elephants_incasts"], "acc", tier).budget_steps
+        dqn = resolve_tier(suite.scenarios["roce_storage_incast_v2"], "dqn", tier).budget_steps
+        assert t["per_learner_cpu_h"]["acc"] == pytest.approx(seeds * acc * 4e-3 / 3600)
+        assert t["per_learner_cpu_h"]["dqn"] == pytest.approx(seeds * dqn * 1.5e-3 / 3600)
+        assert "ppo" not in t["per_learner_cpu_h"] and t["runs"] == 2 * seeds
+        assert t["cpu_h"] == pytest.approx(sum(t["per_scenario_cpu_h"].values()))
+    assert cost["tiers"]["converged"]["cpu_h"] > cost["tiers"]["100k"]["cpu_h"]
