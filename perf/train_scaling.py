@@ -196,7 +196,7 @@ def learner_scaling(suite_name: str, learners: list[str], steps: int, scenario: 
                     row["cpu_s_per_step"], row["fixed_cpu_s"] = longer["cpu_s"] / longer["env_steps"], 0.0
                     row["why_no_slope"] = (f"{longer['env_steps']} env steps cost no more CPU than "
                                            f"{got['env_steps']}: the longer run's mean per step, fixed cost in it")
-                row["cpu_min_per_100k"] = slope * 100_000 / 60
+                row["cpu_min_per_100k"] = row["cpu_s_per_step"] * 100_000 / 60
         one, two = row.get("steps_per_s_1"), row.get("steps_per_s_2")
         row["ratio"] = two / one if one and two else None
         rows.append(row)

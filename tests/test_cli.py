@@ -118,7 +118,7 @@ def test_unknown_command(capsys):
     assert cli.main(["fly"]) == 2
     assert "unknown command" in capsys.readouterr().err
     assert cli.main(["bench"]) == 2  # a command group without its subcommand names the choices
-    assert "needs one of: fabric, env" in capsys.readouterr().err
+    assert "needs one of: fabric, fabric-ab, env" in capsys.readouterr().err
     assert cli.main(["trace", "--help"]) == 0  # asked for: the group's commands, on stdout
     assert capsys.readouterr().out.startswith("usage: ecngym trace {generate,inspect} [args]")
 

@@ -389,10 +389,11 @@ class FabricNetDevice : public NetDevice
     uint8_t m_numQueues{2};
     uint8_t m_rrNext{1};
     bool m_busy{false};
-    uint32_t m_txEndUid{0};   //!< != 0: the end of the current serialisation, not yet scheduled, has this uid
-    int64_t m_txEndNs{0};     //!< ... and this time
     uint8_t m_pausedMask{0};   //!< bit q: queue q is paused
     uint8_t m_nonEmptyMask{0}; //!< bit q: queue q holds a packet
+    /** != 0: the end of the serialisation in progress is not scheduled yet; it has this uid ... */
+    uint32_t m_txEndUid{0};
+    int64_t m_txEndNs{0}; //!< ... and this time (ns)
     PortTelemetry m_tel;
     std::array<Fifo, kMaxQueues> m_queues;
     // rarely used: PFC state, setup, the ns-3 NetDevice interface
