@@ -140,7 +140,7 @@ def _print_speed(console: Any, scen: list[dict[str, Any]], no_ref: dict[str, flo
     row("PFC pauses received", lambda r, f: f"{r['pfc_pauses']:,}")
     row("events", lambda r, f: f"{r['events'] / 1e6:.2f} M ({f['events'] / 1e6:.2f} M)")
     row("events / data packet-hop", lambda r, f: f"{r['events'] / r['data_packet_hops']:.2f} "
-        f"({f['events'] / f['data_packet_hops']:.2f})")
+        f"({f['events'] / f['data_packet_hops'] if f['data_packet_hops'] else float('nan'):.2f})")
     row("wire bytes (headers, INT, ACKs)", lambda r, f: f"{r['wire_bytes'] / 1e6:,.1f} MB")
     row("events / s", lambda r, f: f"{r['events'] / r['wall_s']:.3g} ({f['events'] / f['wall_s']:.2g})")
     row("simulated s / wall s", lambda r, f: f"{r['simulated_span_s'] / r['wall_s']:.4f} "
