@@ -51,6 +51,27 @@ def _cpu_seconds() -> float:
     return cpu()
 
 
+def steady_cost(short_cpu_s: float, short_steps: int, long_cpu_s: float, long_steps: int,
+                short_steady_cpu_s: float | None = None, long_steady_cpu_s: float | None = None,
+                ) -> tuple[float, float, bool]:
+    """CPU seconds per env step and fixed CPU seconds per run, from two runs of different lengths.
+
+    The per-step figure is the difference of the runs' steady CPU (default: their whole CPU) over the
+    difference of their steps; the fixed cost is what the shorter run spent beyond that many steps.
+    Where the longer run cost no more (noise swamps the extra steps), the longer run's mean per step
+    stands in, its fixed cost included, and the fixed cost is 0.
+
+    Returns:
+        (CPU s per env step, fixed CPU s per run, whether the difference gave them).
+    """
+    short_steady = short_cpu_s if short_steady_cpu_s is None else short_steady_cpu_s
+    long_steady = long_cpu_s if long_steady_cpu_s is None else long_steady_cpu_s
+    per_step = (long_steady - short_steady) / (long_steps - short_steps)
+    if per_step <= 0:
+        return long_cpu_s / long_steps, 0.0, False
+    return per_step, short_cpu_s - per_step * short_steps, True
+
+
 def _fitted(agent: str, hyper: dict[str, Any], steps: int) -> dict[str, Any]:
     """A learner's hyperparameters with its replay warm-up (and an on-policy rollout) fitting a ``steps``-step run.
 
@@ -210,10 +231,8 @@ def suite_cost(suite_name: str, steps: int, progress: Any = None, workers: int =
                 if "error" in short or "error" in long:
                     failed.append(f"{name}/{agent}: {short.get('error') or long.get('error')}")
                     continue
-                slope = (long["cpu_s"] - short["cpu_s"]) / steps
-                fixed = short["cpu_s"] - slope * steps
-                if slope <= 0:  # the longer run cost no more (noise swamps the steps): its mean, fixed cost in it
-                    slope, fixed = long["cpu_s"] / (2 * steps), 0.0
+                slope, fixed, measured = steady_cost(short["cpu_s"], steps, long["cpu_s"], 2 * steps)
+                if not measured:
                     failed.append(f"{name}/{agent}: {2 * steps} env steps cost no more CPU than {steps}; costed at "
                                   "the longer run's mean per step (fixed cost in it): measure more --steps")
                 training.append({"scenario": name, "agent": agent, "budget_steps": sc.training.budget_steps,

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
-import os
 import resource
 import tempfile
 import time
@@ -49,16 +48,16 @@ def _cpu_s() -> float:
 
 
 def _live_cpu_s(pids: list[int]) -> float:
-    """User + system CPU seconds of running processes so far (``/proc/<pid>/stat``; 0 for one that is gone)."""
-    ticks = os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds of running processes so far (0 for one that is gone)."""
+    import psutil
+
     total = 0.0
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.Error:
             continue
-        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime (fields 14, 15 of stat)
+        total += times.user + times.system
     return total
 
 
@@ -83,6 +82,7 @@ def measure_sampling(scenario: str, scenario_dir: str | None, learner: str, n_en
     sc = load_scenario(scenario, scenario_dir)
     hyper = _fitted(learner, resolve_tier(sc, learner, "100k").hyperparams, steps)
     cpu0, wall0 = _cpu_s(), time.perf_counter()
+    steady: dict[str, float] = {}  # the CPU from the first step on, where a run's start-up is outside the process
     if is_agent(learner):
         if n_envs != 1:
             raise ConfigError("n_envs", f"got {n_envs} for {learner}: {ONE_PROCESS}")
@@ -114,12 +114,10 @@ def measure_sampling(scenario: str, scenario_dir: str | None, learner: str, n_en
         with unchecked_distributions():
             model.learn(total_timesteps=steps)
         done = int(model.num_timesteps)
-        learn_cpu = _cpu_s() - own_cpu0 + _live_cpu_s(pids) - env_cpu0
+        steady["learn_cpu_s"] = _cpu_s() - own_cpu0 + _live_cpu_s(pids) - env_cpu0
         venv.close()  # (joins the env processes: their CPU time counts from here)
-        return {"learner": learner, "n_envs": n_envs, "env_steps": done, "wall_s": time.perf_counter() - wall0,
-                "cpu_s": _cpu_s() - cpu0, "learn_cpu_s": learn_cpu}
     return {"learner": learner, "n_envs": n_envs, "env_steps": done, "wall_s": time.perf_counter() - wall0,
-            "cpu_s": _cpu_s() - cpu0}
+            "cpu_s": _cpu_s() - cpu0, **steady}
 
 
 def _fresh(fn: Any, *args: Any) -> dict[str, Any]:
@@ -154,6 +152,7 @@ def learner_scaling(suite_name: str, learners: list[str], steps: int, scenario: 
     from ecngym.agents.registry import is_agent, learner_names
     from ecngym.benchmark.suite import load_suite
     from ecngym.benchmark.tiers import resolve_tier, tier_names
+    from ecngym.benchmark.train_cost import steady_cost
     from ecngym.error import ConfigError
 
     say = progress or (lambda text: None)
@@ -188,12 +187,10 @@ def learner_scaling(suite_name: str, learners: list[str], steps: int, scenario: 
             row[f"steps_per_s_{n}"] = got["env_steps"] / got["wall_s"]
             if n == 1:
                 longer = got["longer"]
-                slope = ((longer.get("learn_cpu_s", longer["cpu_s"]) - got.get("learn_cpu_s", got["cpu_s"]))
-                         / (longer["env_steps"] - got["env_steps"]))
-                if slope > 0:
-                    row["cpu_s_per_step"], row["fixed_cpu_s"] = slope, got["cpu_s"] - slope * got["env_steps"]
-                else:  # the longer run cost no more (noise swamps the steps): its mean, fixed cost included
-                    row["cpu_s_per_step"], row["fixed_cpu_s"] = longer["cpu_s"] / longer["env_steps"], 0.0
+                row["cpu_s_per_step"], row["fixed_cpu_s"], measured = steady_cost(
+                    got["cpu_s"], got["env_steps"], longer["cpu_s"], longer["env_steps"],
+                    got.get("learn_cpu_s"), longer.get("learn_cpu_s"))
+                if not measured:
                     row["why_no_slope"] = (f"{longer['env_steps']} env steps cost no more CPU than "
                                            f"{got['env_steps']}: the longer run's mean per step, fixed cost in it")
                 row["cpu_min_per_100k"] = row["cpu_s_per_step"] * 100_000 / 60

@@ -87,3 +87,13 @@ def test_bench_train_quick_prints_each_learners_scaling_and_the_suites_cpu_hours
 def test_bench_train_refuses_an_unknown_learner(capsys):
     assert cli.main(["bench", "train", "--learners", "a2c"]) == 2
     assert "--learners: unknown ['a2c']" in capsys.readouterr().err
+
+
+def test_steady_cost_takes_the_difference_of_two_run_lengths_and_falls_back_to_the_longer_mean():
+    from ecngym.benchmark.train_cost import steady_cost
+
+    # 2 s of set-up, 1 ms per step; the steady CPU (from the first step) may be given apart from the whole
+    assert steady_cost(2.5, 500, 3.0, 1000) == pytest.approx((1e-3, 2.0, True))
+    assert steady_cost(4.0, 500, 4.3, 1000, 0.5, 1.0) == pytest.approx((1e-3, 3.5, True))
+    # the longer run cost no more: its mean per step, no fixed cost, and it says so
+    assert steady_cost(3.0, 500, 2.9, 1000) == pytest.approx((2.9e-3, 0.0, False))
